@@ -1,0 +1,80 @@
+//===- ONNXGraph.h - ONNX graph dialect, types and ops ----------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The `onnxg` dialect, its types and ops, and how ONNX attribute kinds map to
+// MLIR attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H
+#define AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraphOpsDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraphOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraphOps.h.inc"
+
+namespace mlir::onnxg {
+
+/// ONNX AttributeProto kinds, numbered as in onnx.proto.
+enum class OnnxAttrKind {
+  Float = 1,
+  Int = 2,
+  String = 3,
+  Tensor = 4,
+  Graph = 5,
+  Floats = 6,
+  Ints = 7,
+  Strings = 8,
+  Tensors = 9,
+  Graphs = 10,
+  SparseTensor = 11,
+  SparseTensors = 12,
+  TypeProto = 13,
+  TypeProtos = 14,
+};
+
+/// The ONNX kind an MLIR attribute stands for, or nullopt when it stands for
+/// none. An empty ArrayAttr reads as STRINGS.
+std::optional<OnnxAttrKind> getOnnxAttrKind(Attribute attr);
+
+/// The ONNX spelling of a kind ("INT", "FLOATS", ...).
+llvm::StringRef stringifyOnnxAttrKind(OnnxAttrKind kind);
+
+/// True for the default domain, spelled "" or "ai.onnx".
+inline bool isDefaultDomain(llvm::StringRef domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+/// The node and output names recorded in an op's location by the importer:
+/// `fused<"onnx.outputs">[NodeName, Output...]`. Returns false when `loc` has
+/// no such record.
+bool getOnnxNames(Location loc, llvm::StringRef &nodeName,
+                  llvm::SmallVectorImpl<llvm::StringRef> &outputNames);
+
+/// Builds the location the importer gives a node: the node name (wrapping
+/// `fileLoc`) followed by its output names.
+Location makeNodeLoc(MLIRContext *ctx, llvm::StringRef nodeName,
+                     llvm::ArrayRef<std::string> outputNames, Location fileLoc);
+
+/// Checks `node` against ONNX's schema registry (arity, required attributes,
+/// attribute kinds) when a schema exists for its domain, type and opset.
+LogicalResult verifyAgainstOnnxSchema(NodeOp node);
+
+} // namespace mlir::onnxg
+
+#endif // AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H

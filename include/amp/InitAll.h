@@ -1,0 +1,30 @@
+//===- InitAll.h - Register all amp-opt dialects and passes -----*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_INITALL_H
+#define AMP_INITALL_H
+
+#include "amp/Dialect/AMP/IR/AMPDialect.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::amp {
+
+/// Adds amp-opt's own dialects to `registry`.
+inline void registerAllAMPDialects(DialectRegistry &registry) {
+  registry
+      .insert<amp::AMPDialect, onnxg::ONNXGraphDialect, func::FuncDialect>();
+}
+
+/// Registers amp-opt's own passes for the command line.
+inline void registerAllAMPPasses() { onnxg::registerONNXGraphPasses(); }
+
+} // namespace mlir::amp
+
+#endif // AMP_INITALL_H

@@ -1,0 +1,34 @@
+//===- Export.h - MLIR to ONNX export ---------------------------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Writes a module holding `func.func @main` over `onnxg` (and `amp`) ops back
+// to an ONNX model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_TARGET_ONNX_EXPORT_H
+#define AMP_TARGET_ONNX_EXPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::onnxg {
+
+/// Serializes `module` as an ONNX model to `os`. Errors are emitted on the
+/// module's context; nothing is written after an error.
+LogicalResult exportOnnxModel(ModuleOp module, llvm::raw_ostream &os);
+
+/// Writes `module` to `path` through a temporary file renamed into place, so
+/// a failure leaves no partial file.
+LogicalResult exportOnnxFile(ModuleOp module, llvm::StringRef path);
+
+/// Registers `--export-onnx` for mlir-translate-style tools.
+void registerExportOnnxTranslation();
+
+} // namespace mlir::onnxg
+
+#endif // AMP_TARGET_ONNX_EXPORT_H

@@ -1,0 +1,224 @@
+//===- ONNXGraphOps.cpp - ONNX graph dialect ops ----------------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers, folders and helpers of the `onnxg` ops, and the mapping between
+// ONNX attribute kinds and MLIR attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::onnxg;
+
+#define GET_OP_CLASSES
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraphOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Attribute kinds and names
+//===----------------------------------------------------------------------===//
+
+std::optional<OnnxAttrKind> mlir::onnxg::getOnnxAttrKind(Attribute attr) {
+  if (auto intAttr = dyn_cast<IntegerAttr>(attr)) {
+    if (intAttr.getType().isIndex())
+      return OnnxAttrKind::Graph;
+    if (intAttr.getType().isSignlessInteger(64))
+      return OnnxAttrKind::Int;
+    return std::nullopt;
+  }
+  if (auto floatAttr = dyn_cast<FloatAttr>(attr))
+    return floatAttr.getType().isF32() ? std::optional(OnnxAttrKind::Float)
+                                       : std::nullopt;
+  if (isa<StringAttr>(attr))
+    return OnnxAttrKind::String;
+  if (isa<ElementsAttr>(attr))
+    return OnnxAttrKind::Tensor;
+  if (isa<TypeAttr>(attr))
+    return OnnxAttrKind::TypeProto;
+  if (isa<DenseI64ArrayAttr>(attr))
+    return OnnxAttrKind::Ints;
+  if (isa<DenseF32ArrayAttr>(attr))
+    return OnnxAttrKind::Floats;
+  auto array = dyn_cast<ArrayAttr>(attr);
+  if (!array)
+    return std::nullopt;
+  if (array.empty() || llvm::all_of(array, llvm::IsaPred<StringAttr>))
+    return OnnxAttrKind::Strings;
+  if (llvm::all_of(array, llvm::IsaPred<ElementsAttr>))
+    return OnnxAttrKind::Tensors;
+  if (llvm::all_of(array, llvm::IsaPred<TypeAttr>))
+    return OnnxAttrKind::TypeProtos;
+  return std::nullopt;
+}
+
+llvm::StringRef mlir::onnxg::stringifyOnnxAttrKind(OnnxAttrKind kind) {
+  switch (kind) {
+  case OnnxAttrKind::Float:
+    return "FLOAT";
+  case OnnxAttrKind::Int:
+    return "INT";
+  case OnnxAttrKind::String:
+    return "STRING";
+  case OnnxAttrKind::Tensor:
+    return "TENSOR";
+  case OnnxAttrKind::Graph:
+    return "GRAPH";
+  case OnnxAttrKind::Floats:
+    return "FLOATS";
+  case OnnxAttrKind::Ints:
+    return "INTS";
+  case OnnxAttrKind::Strings:
+    return "STRINGS";
+  case OnnxAttrKind::Tensors:
+    return "TENSORS";
+  case OnnxAttrKind::Graphs:
+    return "GRAPHS";
+  case OnnxAttrKind::SparseTensor:
+    return "SPARSE_TENSOR";
+  case OnnxAttrKind::SparseTensors:
+    return "SPARSE_TENSORS";
+  case OnnxAttrKind::TypeProto:
+    return "TYPE_PROTO";
+  case OnnxAttrKind::TypeProtos:
+    return "TYPE_PROTOS";
+  }
+  llvm_unreachable("unknown ONNX attribute kind");
+}
+
+bool mlir::onnxg::getOnnxNames(Location loc, StringRef &nodeName,
+                               llvm::SmallVectorImpl<StringRef> &outputNames) {
+  auto fused = dyn_cast<FusedLoc>(loc);
+  auto tag =
+      fused ? dyn_cast_or_null<StringAttr>(fused.getMetadata()) : StringAttr();
+  if (!tag || tag.getValue() != ONNXGraphDialect::kOutputsLocTag ||
+      fused.getLocations().empty())
+    return false;
+  auto nodeLoc = dyn_cast<NameLoc>(fused.getLocations().front());
+  if (!nodeLoc)
+    return false;
+  nodeName = nodeLoc.getName().getValue();
+  outputNames.clear();
+  for (Location output : fused.getLocations().drop_front())
+    if (auto name = dyn_cast<NameLoc>(output))
+      outputNames.push_back(name.getName().getValue());
+  return true;
+}
+
+Location mlir::onnxg::makeNodeLoc(MLIRContext *ctx, StringRef nodeName,
+                                  ArrayRef<std::string> outputNames,
+                                  Location fileLoc) {
+  SmallVector<Location> locs;
+  locs.reserve(outputNames.size() + 1);
+  locs.push_back(NameLoc::get(StringAttr::get(ctx, nodeName), fileLoc));
+  for (const std::string &name : outputNames)
+    locs.push_back(NameLoc::get(StringAttr::get(ctx, name)));
+  return FusedLoc::get(
+      locs, StringAttr::get(ctx, ONNXGraphDialect::kOutputsLocTag), ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// NodeOp
+//===----------------------------------------------------------------------===//
+
+DictionaryAttr NodeOp::getOnnxAttrsOrEmpty() {
+  if (DictionaryAttr attrs = getOnnxAttrsAttr())
+    return attrs;
+  return DictionaryAttr::get(getContext());
+}
+
+StringRef NodeOp::getNodeName() {
+  StringRef nodeName;
+  SmallVector<StringRef> outputs;
+  if (getOnnxNames(getLoc(), nodeName, outputs))
+    return nodeName;
+  return "";
+}
+
+std::string NodeOp::describe() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "node ";
+  if (!getNodeName().empty())
+    os << "'" << getNodeName() << "' ";
+  os << "(" << getOpType() << ")";
+  return text;
+}
+
+void NodeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  StringRef nodeName;
+  SmallVector<StringRef> outputs;
+  if (!getOnnxNames(getLoc(), nodeName, outputs))
+    return;
+  auto names = ArrayRef<StringRef>(outputs).begin();
+  for (Value result : getResults()) {
+    if (isa<NoneType>(result.getType()))
+      continue;
+    if (names == outputs.end())
+      return;
+    if (!names->empty())
+      setNameFn(result, *names);
+    ++names;
+  }
+}
+
+LogicalResult NodeOp::verify() {
+  unsigned numRegions = getNumRegions();
+  llvm::SmallBitVector used(numRegions);
+  for (NamedAttribute named : getOnnxAttrsOrEmpty()) {
+    std::optional<OnnxAttrKind> kind = getOnnxAttrKind(named.getValue());
+    if (!kind)
+      return emitOpError() << describe() << ": attribute '"
+                           << named.getName().getValue()
+                           << "' has no ONNX attribute kind: "
+                           << named.getValue();
+    if (*kind != OnnxAttrKind::Graph)
+      continue;
+    uint64_t index = cast<IntegerAttr>(named.getValue()).getInt();
+    if (index >= numRegions || used.test(index))
+      return emitOpError() << describe() << ": graph attribute '"
+                           << named.getName().getValue()
+                           << "' must name a distinct region below "
+                           << numRegions;
+    used.set(index);
+  }
+  if (!used.all())
+    return emitOpError() << describe()
+                         << ": every region must be named by a graph "
+                            "attribute";
+  for (Region &region : getSubgraphs())
+    if (!region.hasOneBlock())
+      return emitOpError() << describe()
+                           << ": a subgraph region must have one block";
+  return verifyAgainstOnnxSchema(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// InitializerOp
+//===----------------------------------------------------------------------===//
+
+void InitializerOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+LogicalResult InitializerOp::verify() {
+  if (getName().empty())
+    return emitOpError("requires a non-empty name");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// YieldOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult YieldOp::verify() {
+  if (getNames().size() != getValues().size())
+    return emitOpError("has ") << getValues().size() << " values but "
+                               << getNames().size() << " names";
+  return success();
+}

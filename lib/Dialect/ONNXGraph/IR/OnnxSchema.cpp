@@ -1,0 +1,91 @@
+//===- OnnxSchema.cpp - Check nodes against ONNX op schemas ----*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The part of the `onnxg.node` verifier that asks libonnx's schema registry:
+// arity, required attributes and attribute kinds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+
+#include "onnx/defs/schema.h"
+
+using namespace mlir;
+using namespace mlir::onnxg;
+
+/// The registry's schema for `node`, or null when the node's opset is newer
+/// than what this libonnx knows (its schemas would be for an older version)
+/// or no schema exists.
+static const onnx::OpSchema *findSchema(NodeOp node) {
+  std::string domain = node.getDomain().str();
+  auto opset = static_cast<int64_t>(node.getOpset());
+  if (domain == "ai.onnx")
+    domain = "";
+  const auto &versions =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto range = versions.find(domain);
+  if (range == versions.end() || opset > range->second.second || opset < 1)
+    return nullptr;
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.getOpType().str(), static_cast<int>(opset), domain);
+  if (!schema || schema->Deprecated())
+    return nullptr;
+  return schema;
+}
+
+/// Emits "expects N inputs" style errors for a count outside [min, max].
+static LogicalResult checkArity(NodeOp node, StringRef what, size_t count,
+                                int min, int max) {
+  if (count >= static_cast<size_t>(min) && count <= static_cast<size_t>(max))
+    return success();
+  InFlightDiagnostic diag = node.emitOpError()
+                            << node.describe() << ": expects ";
+  if (max == std::numeric_limits<int>::max())
+    diag << "at least " << min;
+  else if (min == max)
+    diag << min;
+  else
+    diag << min << " to " << max;
+  return diag << " " << what << ", got " << count;
+}
+
+LogicalResult mlir::onnxg::verifyAgainstOnnxSchema(NodeOp node) {
+  const onnx::OpSchema *schema = findSchema(node);
+  if (!schema)
+    return success();
+  if (failed(checkArity(node, "inputs", node.getInputs().size(),
+                        schema->min_input(), schema->max_input())) ||
+      failed(checkArity(node, "outputs", node.getOutputs().size(),
+                        schema->min_output(), schema->max_output())))
+    return failure();
+
+  DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
+  const auto &expected = schema->attributes();
+  for (NamedAttribute named : attrs) {
+    StringRef name = named.getName().getValue();
+    auto it = expected.find(name.str());
+    if (it == expected.end())
+      return node.emitOpError()
+             << node.describe() << ": unknown attribute '" << name << "'";
+    auto want = static_cast<OnnxAttrKind>(it->second.type);
+    std::optional<OnnxAttrKind> got = getOnnxAttrKind(named.getValue());
+    // An empty list has no element type to tell its kind by.
+    bool emptyList = isa<ArrayAttr>(named.getValue()) &&
+                     cast<ArrayAttr>(named.getValue()).empty();
+    if (got == want || emptyList)
+      continue;
+    return node.emitOpError()
+           << node.describe() << ": attribute '" << name << "' must be "
+           << stringifyOnnxAttrKind(want) << ", got "
+           << (got ? stringifyOnnxAttrKind(*got) : StringRef("no kind"));
+  }
+  for (const auto &[name, attr] : expected)
+    if (attr.required && !attrs.contains(name))
+      return node.emitOpError()
+             << node.describe() << ": missing required attribute '" << name
+             << "'";
+  return success();
+}

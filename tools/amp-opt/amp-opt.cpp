@@ -1,0 +1,126 @@
+//===- amp-opt.cpp - The amp-opt driver -------------------------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// mlir-opt with every upstream dialect and pass plus amp-opt's, that also
+// reads and writes ONNX: an `.onnx` input (or one whose bytes are not MLIR) is
+// imported, and an `-o *.onnx` output is exported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/InitAll.h"
+#include "amp/Target/ONNX/Export.h"
+#include "amp/Target/ONNX/Import.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+/// Runs the configured pipeline on an ONNX input or towards an ONNX output.
+/// MlirOptMain handles MLIR-to-MLIR runs; this path adds import and export.
+static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
+                                 bool importOnnx, llvm::StringRef outputFile,
+                                 DialectRegistry &registry,
+                                 const MlirOptMainConfig &config) {
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
+  llvm::SourceMgr sourceMgr;
+  llvm::StringRef inputName = input->getBufferIdentifier();
+  llvm::StringRef bytes = input->getBuffer();
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module;
+  if (importOnnx) {
+    module = onnxg::importOnnxModel(bytes, inputName, &context);
+  } else {
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    ParserConfig parserConfig(&context);
+    module = parseSourceFile<ModuleOp>(sourceMgr, parserConfig);
+  }
+  if (!module)
+    return failure();
+
+  PassManager pm(&context, ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
+  pm.enableVerifier(config.shouldVerifyPasses());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+    return failure();
+
+  if (outputFile.ends_with(".onnx"))
+    return onnxg::exportOnnxFile(*module, outputFile);
+
+  // MLIR output. Names live in locations, so print them unless the user
+  // chose otherwise on the command line.
+  std::string errorMessage;
+  auto output = openOutputFile(outputFile, &errorMessage);
+  if (!output)
+    return emitError(UnknownLoc::get(&context)) << errorMessage;
+  if (config.shouldEmitBytecode()) {
+    BytecodeWriterConfig writerConfig;
+    if (failed(writeBytecodeToFile(*module, output->os(), writerConfig)))
+      return failure();
+  } else {
+    OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    module->print(output->os(), flags);
+    output->os() << "\n";
+  }
+  output->keep();
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAllPasses();
+  amp::registerAllAMPPasses();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  amp::registerAllAMPDialects(registry);
+
+  auto [inputFile, outputFile] = registerAndParseCLIOptions(
+      argc, argv,
+      "amp-opt: mixed-precision compiler for ONNX training graphs\n\n"
+      "  amp-opt IN [-o OUT] [pass flags] [mlir-opt flags]\n"
+      "  IN is .onnx (by extension or content) or .mlir; an OUT ending in "
+      ".onnx is written as ONNX, anything else as MLIR",
+      registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  std::string errorMessage;
+  auto input = openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "amp-opt: error: " << errorMessage << "\n";
+    return 1;
+  }
+  bool importOnnx = onnxg::isOnnxInput(inputFile, input->getBuffer());
+  if (!importOnnx && !llvm::StringRef(outputFile).ends_with(".onnx"))
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  return failed(runWithOnnx(std::move(input), importOnnx, outputFile, registry,
+                            config))
+             ? 1
+             : 0;
+}
