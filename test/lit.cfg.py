@@ -1,0 +1,51 @@
+# -*- Python -*-
+"""lit configuration of amp-opt's regression tests."""
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "AMP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "utils", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.amp_obj_root, "test")
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+
+# Debian's Python packages (onnx, numpy) live with /usr/bin/python3 only.
+python = "/usr/bin/python3"
+utils = os.path.join(config.test_source_root, "utils")
+config.substitutions.append(("%python", python))
+config.substitutions.append(
+    ("%gen_onnx", f"{python} {os.path.join(utils, 'gen_onnx.py')}"))
+config.substitutions.append(
+    ("%compare_onnx", f"{python} {os.path.join(utils, 'compare_onnx.py')}"))
+config.substitutions.append(
+    ("%onnx_info", f"{python} {os.path.join(utils, 'onnx_info.py')}"))
+
+# Real graphs exported by other projects, beside the repository.
+corpus = os.path.normpath(
+    os.path.join(config.amp_src_root, "..", "shared", "corpus", "external"))
+if os.path.isdir(corpus):
+    config.available_features.add("corpus")
+    config.substitutions.append(("%corpus", corpus))
+else:
+    lit_config.note(f"corpus tests are skipped: {corpus} is absent")
+
+if os.path.exists(os.path.join(config.amp_tools_dir, "amp-import-fuzzer")):
+    config.available_features.add("fuzzer")
+
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda")
+
+tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
+tools = ["amp-opt", "amp-translate", "not", "count", ToolSubst("amp-import-fuzzer",
+                                               unresolved="ignore")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -71,8 +71,8 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
   if (outputFile.ends_with(".onnx"))
     return onnxg::exportOnnxFile(*module, outputFile);
 
-  // MLIR output. Names live in locations, so print them unless the user
-  // chose otherwise on the command line.
+  // MLIR output. ONNX names live in locations, so print them unless
+  // --mlir-print-debuginfo says otherwise.
   std::string errorMessage;
   auto output = openOutputFile(outputFile, &errorMessage);
   if (!output)
@@ -83,7 +83,10 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
       return failure();
   } else {
     OpPrintingFlags flags;
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto debugInfo = options.find("mlir-print-debuginfo");
+    if (debugInfo == options.end() || !debugInfo->second->getNumOccurrences())
+      flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
     module->print(output->os(), flags);
     output->os() << "\n";
   }
@@ -116,9 +119,17 @@ int main(int argc, char **argv) {
     return 1;
   }
   bool importOnnx = onnxg::isOnnxInput(inputFile, input->getBuffer());
-  if (!importOnnx && !llvm::StringRef(outputFile).ends_with(".onnx"))
-    return asMainReturnCode(
-        MlirOptMain(argc, argv, inputFile, outputFile, registry));
+  if (!importOnnx && !llvm::StringRef(outputFile).ends_with(".onnx")) {
+    auto output = openOutputFile(outputFile, &errorMessage);
+    if (!output) {
+      llvm::errs() << "amp-opt: error: " << errorMessage << "\n";
+      return 1;
+    }
+    if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+      return 1;
+    output->keep();
+    return 0;
+  }
   return failed(runWithOnnx(std::move(input), importOnnx, outputFile, registry,
                             config))
              ? 1

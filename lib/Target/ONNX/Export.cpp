@@ -211,7 +211,11 @@ LogicalResult Exporter::exportTensor(ElementsAttr value, StringRef name,
 
 void Exporter::addValueInfo(Value value, ArrayAttr dims,
                             onnx::GraphProto &graph) {
-  if (isa<UnknownType, NoneType>(value.getType()))
+  // Graph outputs carry their type in the graph's output list.
+  if (isa<UnknownType, NoneType>(value.getType()) ||
+      llvm::any_of(value.getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp, YieldOp>(user);
+      }))
     return;
   onnx::ValueInfoProto info;
   info.set_name(names[value]);
@@ -476,14 +480,17 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
   auto mainIt = llvm::find_if(
       funcs, [](func::FuncOp f) { return f.getSymName() == "main"; });
   if (mainIt == funcs.end() || (*mainIt).isExternal())
-    return module.emitError("the module has no 'func.func @main' with a "
-                            "body to export");
+    return emitError(module.getLoc(),
+                     "the module has no 'func.func @main' with a "
+                     "body to export");
   func::FuncOp main = *mainIt;
   if (!main.getBody().hasOneBlock())
-    return main.emitError("@main must have a single block to be exported");
+    return emitError(main.getLoc(),
+                     "@main must have a single block to be exported");
   for (Operation &op : module.getBody()->getOperations())
     if (&op != main.getOperation())
-      return op.emitError("only 'func.func @main' can be exported to ONNX");
+      return emitError(op.getLoc(),
+                       "only 'func.func @main' can be exported to ONNX");
 
   auto strAttr = [&](StringRef name) {
     auto attr = module->getAttrOfType<StringAttr>(name);
@@ -504,8 +511,9 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
       auto pair = dyn_cast<ArrayAttr>(prop);
       if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) ||
           !isa<StringAttr>(pair[1]))
-        return module.emitError("onnxg.metadata_props must hold [key, value] "
-                                "string pairs");
+        return emitError(module.getLoc(),
+                         "onnxg.metadata_props must hold [key, value] "
+                         "string pairs");
       onnx::StringStringEntryProto &entry = *model.add_metadata_props();
       entry.set_key(cast<StringAttr>(pair[0]).str());
       entry.set_value(cast<StringAttr>(pair[1]).str());
@@ -539,8 +547,9 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
       auto pair = dyn_cast<ArrayAttr>(entry);
       if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) ||
           !isa<IntegerAttr>(pair[1]))
-        return module.emitError("onnxg.opset_imports must hold [domain, "
-                                "version] pairs");
+        return emitError(module.getLoc(),
+                         "onnxg.opset_imports must hold [domain, "
+                         "version] pairs");
       onnx::OperatorSetIdProto &opset = *model.add_opset_import();
       StringRef domain = cast<StringAttr>(pair[0]).getValue();
       opset.set_domain(domain.str());
@@ -569,13 +578,13 @@ static FailureOr<std::string> serializeModel(ModuleOp module) {
     return failure();
   size_t size = model.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
-    return module.emitError("the model takes ")
+    return emitError(module.getLoc(), "the model takes ")
            << size
            << " bytes, more than a protobuf can hold (2 GiB); external data "
               "export is not supported yet";
   std::string bytes;
   if (!model.SerializeToString(&bytes))
-    return module.emitError("cannot serialize the ONNX model");
+    return emitError(module.getLoc(), "cannot serialize the ONNX model");
   return bytes;
 }
 
@@ -598,7 +607,7 @@ LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path) {
         return llvm::Error::success();
       });
   if (error)
-    return module.emitError("cannot write '")
+    return emitError(module.getLoc(), "cannot write '")
            << path << "': " << llvm::toString(std::move(error));
   return success();
 }

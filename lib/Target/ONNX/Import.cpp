@@ -87,7 +87,7 @@ private:
   convertAttribute(onnx::AttributeProto &attr, onnx::NodeProto &node,
                    SmallVectorImpl<onnx::GraphProto *> &subgraphs);
   FailureOr<SmallVector<unsigned>> sortNodes(onnx::GraphProto &graph);
-  void renameRedefinitions(onnx::GraphProto &graph);
+  LogicalResult renameRedefinitions(onnx::GraphProto &graph);
   void setGraphAttrs(Operation *op, const onnx::GraphProto &graph);
   std::string describeNode(const onnx::NodeProto &node);
   Value lookup(StringRef name);
@@ -559,13 +559,18 @@ static void collectFreeNames(const onnx::GraphProto &graph,
 /// the latest definition before it in the file, or to the first one when none
 /// precedes it. Later definitions get internal names so that SSA holds; their
 /// locations keep the name from the file.
-void Importer::renameRedefinitions(onnx::GraphProto &graph) {
+LogicalResult Importer::renameRedefinitions(onnx::GraphProto &graph) {
   llvm::StringMap<std::string> current;
   llvm::StringMap<unsigned> firstProducer;
   unsigned numRedefined = 0;
   std::string example;
   for (unsigned i = 0, e = graph.node_size(); i < e; ++i) {
     onnx::NodeProto &node = *graph.mutable_node(i);
+    llvm::StringSet<> ownOutputs;
+    for (const std::string &output : node.output())
+      if (!output.empty() && !ownOutputs.insert(output).second)
+        return error() << describeNode(node) << " lists output '" << output
+                       << "' twice";
     for (std::string &input : *node.mutable_input()) {
       auto it = current.find(input);
       if (it != current.end() && it->second != input)
@@ -595,6 +600,7 @@ void Importer::renameRedefinitions(onnx::GraphProto &graph) {
                          << example
                          << "); each reader uses the latest definition "
                             "before it in the file";
+  return success();
 }
 
 FailureOr<SmallVector<unsigned>> Importer::sortNodes(onnx::GraphProto &graph) {
@@ -817,7 +823,8 @@ LogicalResult Importer::importGraph(onnx::GraphProto &graph, Block *block,
     scopes.back()[init.name()] = op.getResult();
   }
 
-  renameRedefinitions(graph);
+  if (failed(renameRedefinitions(graph)))
+    return failure();
   FailureOr<SmallVector<unsigned>> order = sortNodes(graph);
   if (failed(order))
     return failure();
@@ -825,7 +832,11 @@ LogicalResult Importer::importGraph(onnx::GraphProto &graph, Block *block,
     if (failed(importNode(*graph.mutable_node(index))))
       return failure();
 
+  llvm::StringSet<> outputNames;
   for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (!outputNames.insert(output.name()).second)
+      return error() << "graph output '" << output.name()
+                     << "' is listed twice";
     Value value = lookup(output.name());
     if (!value)
       return error() << "graph output '" << output.name()
@@ -913,7 +924,12 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
       func.setResultAttr(i, ONNXGraphDialect::kDimsAttrName, dims);
   }
 
-  if (failed(verify(*module)))
+  // A schema violation is an input error: name the node, not the op dump.
+  bool printOp = ctx->shouldPrintOpOnDiagnostic();
+  ctx->printOpOnDiagnostic(false);
+  LogicalResult verified = verify(*module);
+  ctx->printOpOnDiagnostic(printOp);
+  if (failed(verified))
     return nullptr;
   return module;
 }

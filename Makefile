@@ -1,0 +1,67 @@
+# amp-opt: the two commands of the README.
+#   make demo   install what is missing, build, run amp-opt on the bundled example
+#   make test   install what is missing, build, run every test
+# Other targets: deps (Debian packages), build, bench, docs, clean.
+
+BUILD ?= build
+CMAKE_FLAGS ?=
+
+# Debian packages the build and the tests need (see ../shared/TOOLCHAIN.md).
+PACKAGES := cmake ninja-build clang-22 lld libclang-rt-22-dev llvm-22-dev \
+  libmlir-22-dev mlir-22-tools llvm-22-tools libonnx-dev libprotobuf-dev \
+  protobuf-compiler python3-onnx python3-numpy
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps configure build demo test bench docs clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	    grep -q '^install ok installed$$' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing missing Debian packages:" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/build.ninja:
+	cmake -G Ninja -S . -B $(BUILD) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+	  -DLLVM_USE_LINKER=lld \
+	  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+	  -DMLIR_LINK_MLIR_DYLIB=ON -DAMP_ENABLE_FUZZER=ON $(CMAKE_FLAGS)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	ninja -C $(BUILD)
+
+demo: build
+	@echo "== amp-opt examples/mlp_training_step.onnx --onnxg-print-summary -o $(BUILD)/demo.onnx"
+	@$(BUILD)/bin/amp-opt examples/mlp_training_step.onnx --onnxg-print-summary \
+	  -o $(BUILD)/demo.onnx
+	@echo "== the first nodes of the imported graph (amp-opt examples/mlp_training_step.onnx)"
+	@$(BUILD)/bin/amp-opt examples/mlp_training_step.onnx \
+	  --mlir-print-debuginfo=false | grep -m 6 'onnxg.node' | cut -c1-150
+	@echo "== round trip: $(BUILD)/demo.onnx against the original"
+	@/usr/bin/python3 test/utils/compare_onnx.py examples/mlp_training_step.onnx \
+	  $(BUILD)/demo.onnx
+
+test: build
+	ninja -C $(BUILD) check-amp
+
+bench: build
+	/usr/bin/python3 bench/roundtrip.py --amp-opt $(BUILD)/bin/amp-opt
+
+docs: configure
+	ninja -C $(BUILD) mlir-doc
+	cp $(BUILD)/docs/Dialects/ONNXGraphOps.md $(BUILD)/docs/Dialects/AMPOps.md docs/dialects/
+	cp $(BUILD)/docs/ONNXGraphPasses.md docs/passes/
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,13 @@
+// RUN: amp-opt %s | amp-opt | FileCheck %s
+// RUN: amp-opt %s --mlir-print-op-generic | amp-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @casts(
+// CHECK:         amp.cast %{{.*}} : tensor<8xf32> to tensor<8xf16>
+// CHECK:         amp.cast %{{.*}} : tensor<8xf32> to tensor<8xbf16>
+// CHECK:         amp.cast %{{.*}} {scale = 5.000000e-01 : f32} : tensor<8xf32> to tensor<8xf8E4M3FN>
+func.func @casts(%x: tensor<8xf32>) -> (tensor<8xf16>, tensor<8xbf16>, tensor<8xf8E4M3FN>) {
+  %h = amp.cast %x : tensor<8xf32> to tensor<8xf16>
+  %b = amp.cast %x : tensor<8xf32> to tensor<8xbf16>
+  %q = amp.cast %x {scale = 0.5 : f32} : tensor<8xf32> to tensor<8xf8E4M3FN>
+  return %h, %b, %q : tensor<8xf16>, tensor<8xbf16>, tensor<8xf8E4M3FN>
+}
