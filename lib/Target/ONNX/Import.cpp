@@ -32,7 +32,13 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <cerrno>
 #include <queue>
+
+#include <csignal>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::onnxg;
@@ -935,6 +941,117 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
 }
 
 //===----------------------------------------------------------------------===//
+// Shape inference
+//===----------------------------------------------------------------------===//
+
+/// What shape inference found in `graph`: its value_info, and the same for
+/// every subgraph at the same node and attribute positions. Weights stay out,
+/// so that the child process copies and sends little.
+static void extractValueInfo(const onnx::GraphProto &graph,
+                             onnx::GraphProto &skeleton) {
+  *skeleton.mutable_value_info() = graph.value_info();
+  bool hasSubgraphs = llvm::any_of(graph.node(), [](const auto &node) {
+    return llvm::any_of(node.attribute(),
+                        [](const auto &attr) { return attr.has_g(); });
+  });
+  if (!hasSubgraphs)
+    return;
+  for (const onnx::NodeProto &node : graph.node()) {
+    onnx::NodeProto &skeletonNode = *skeleton.add_node();
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      onnx::AttributeProto &skeletonAttr = *skeletonNode.add_attribute();
+      if (attr.has_g())
+        extractValueInfo(attr.g(), *skeletonAttr.mutable_g());
+    }
+  }
+}
+
+/// Copies the value_info of `from` into `to`, subgraphs included; both have
+/// the same nodes.
+static void copyValueInfo(const onnx::GraphProto &from, onnx::GraphProto &to) {
+  *to.mutable_value_info() = from.value_info();
+  for (int i = 0, e = std::min(from.node_size(), to.node_size()); i < e; ++i) {
+    const onnx::NodeProto &fromNode = from.node(i);
+    onnx::NodeProto &toNode = *to.mutable_node(i);
+    for (int j = 0,
+             n = std::min(fromNode.attribute_size(), toNode.attribute_size());
+         j < n; ++j)
+      if (fromNode.attribute(j).has_g() && toNode.attribute(j).has_g())
+        copyValueInfo(fromNode.attribute(j).g(),
+                      *toNode.mutable_attribute(j)->mutable_g());
+  }
+}
+
+/// Runs ONNX shape inference in a child process and merges the value_info it
+/// finds. libonnx 1.12 crashes on some malformed models (amp-import-fuzzer
+/// finds them), which must not take amp-opt down.
+static LogicalResult inferShapesIsolated(onnx::ModelProto &model) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return failure();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return failure();
+  }
+  if (pid == 0) {
+    // A crash here is an expected outcome: die quietly, without the parent's
+    // crash handlers.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+      signal(sig, SIG_DFL);
+    int devNull = open("/dev/null", O_WRONLY);
+    if (devNull >= 0)
+      dup2(devNull, STDERR_FILENO);
+    close(fds[0]);
+    int status = 0;
+    try {
+      onnx::ShapeInferenceOptions options{/*check_type=*/false,
+                                          /*error_mode=*/0,
+                                          /*enable_data_propagation=*/false};
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), options);
+      onnx::GraphProto skeleton;
+      extractValueInfo(model.graph(), skeleton);
+      std::string bytes;
+      if (!skeleton.SerializeToString(&bytes))
+        status = 1;
+      for (size_t done = 0; status == 0 && done < bytes.size();) {
+        ssize_t n = write(fds[1], bytes.data() + done, bytes.size() - done);
+        if (n <= 0)
+          status = 1;
+        else
+          done += n;
+      }
+    } catch (const std::exception &) {
+      status = 1;
+    }
+    close(fds[1]);
+    _exit(status);
+  }
+  close(fds[1]);
+  std::string bytes;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    bytes.append(buffer, n);
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  onnx::GraphProto inferred;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !inferred.ParseFromString(bytes))
+    return failure();
+  copyValueInfo(inferred, *model.mutable_graph());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
 
@@ -957,19 +1074,10 @@ mlir::onnxg::importOnnxModel(StringRef bytes, StringRef fileName,
 
   Importer importer(context, fileName);
   importer.modelDir = llvm::sys::path::parent_path(fileName).str();
-  if (options.inferShapes && model.has_graph()) {
-    // Shape inference only adds value_info; a model it cannot handle is
-    // imported with the types it declares.
-    try {
-      onnx::ShapeInferenceOptions inferenceOptions{/*check_type=*/false,
-                                                   /*error_mode=*/0,
-                                                   /*enable_data_propagation=*/
-                                                   false};
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), inferenceOptions);
-    } catch (const std::exception &) {
-    }
-  }
+  if (options.inferShapes && model.has_graph() &&
+      failed(inferShapesIsolated(model)))
+    emitWarning(fileLoc) << "ONNX shape inference failed on this model; "
+                            "values keep the types the model declares";
   return importer.importModel(model);
 }
 
