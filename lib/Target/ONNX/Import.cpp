@@ -688,10 +688,12 @@ LogicalResult Importer::importNode(onnx::NodeProto &node) {
       resultTypes.push_back(builder.getNoneType());
       continue;
     }
-    outputNames.push_back(
-        originalNames.lookup(name).empty() ? name : originalNames.lookup(name));
-    const onnx::TypeProto *typeProto = typeScopes.back().lookup(
-        originalNames.lookup(name).empty() ? name : originalNames.lookup(name));
+    // A redefined name was renamed internally; the file's name types it.
+    auto alias = originalNames.find(name);
+    StringRef fileName =
+        alias == originalNames.end() ? StringRef(name) : alias->second;
+    outputNames.push_back(fileName.str());
+    const onnx::TypeProto *typeProto = typeScopes.back().lookup(fileName);
     if (!typeProto) {
       resultTypes.push_back(UnknownType::get(ctx));
       dims.push_back(builder.getArrayAttr({}));
