@@ -6,7 +6,8 @@ weights, forward and a backward-shaped chain) of about 1k, 10k and 100k
 nodes, then times, in the same run and on the same files:
   amp-opt IN -o OUT                      (C++ import, MLIR, export)
   /usr/bin/python3: onnx.load + onnx.save (protobuf round trip, no IR)
-Each tool runs as its own process (start-up included), best of --repeat.
+Each tool runs as its own process (start-up included), the two alternately,
+--repeat times each; the ratio is the median of the per-pair ratios.
 Prints a table and appends it, with the machine and date, to
 bench/results/roundtrip.md.
 """
@@ -65,9 +66,18 @@ def run(cmd):
     return elapsed, usage.ru_maxrss / 1024
 
 
-def best(cmd, repeat):
-    runs = [run(cmd) for _ in range(repeat)]
-    return min(t for t, _ in runs), max(m for _, m in runs)
+def paired(amp_cmd, py_cmd, repeat):
+    """Runs the two commands alternately, `repeat` times each, so that load
+    from other tenants hits both alike. Returns the best time and the peak
+    memory of each, and the median of the per-pair time ratios."""
+    amp_runs, py_runs = [], []
+    for _ in range(repeat):
+        amp_runs.append(run(amp_cmd))
+        py_runs.append(run(py_cmd))
+    ratios = sorted(a[0] / p[0] for a, p in zip(amp_runs, py_runs))
+    return (min(t for t, _ in amp_runs), max(m for _, m in amp_runs),
+            min(t for t, _ in py_runs), max(m for _, m in py_runs),
+            ratios[len(ratios) // 2])
 
 
 def main():
@@ -86,18 +96,18 @@ def main():
             path = os.path.join(tmp, f"g{size}.onnx")
             n = make_graph(size, path)
             mib = os.path.getsize(path) / 2**20
-            amp_t, amp_m = best([args.amp_opt, path, "-o",
-                                 os.path.join(tmp, "amp.onnx")], args.repeat)
-            py_t, py_m = best(["/usr/bin/python3", "-c", py_roundtrip, path,
-                               os.path.join(tmp, "py.onnx")], args.repeat)
-            rows.append((n, mib, amp_t, amp_m, py_t, py_m))
+            rows.append((n, mib) + paired(
+                [args.amp_opt, path, "-o", os.path.join(tmp, "amp.onnx")],
+                ["/usr/bin/python3", "-c", py_roundtrip, path,
+                 os.path.join(tmp, "py.onnx")], args.repeat))
             print(f"  {n} nodes done", file=sys.stderr)
 
     header = ("| nodes | file MiB | amp-opt s | amp-opt peak MiB | "
-              "onnx.load+save s | python peak MiB | time ratio amp/python |\n"
+              "onnx.load+save s | python peak MiB | "
+              "median paired ratio amp/python |\n"
               "|---:|---:|---:|---:|---:|---:|---:|")
     lines = [f"| {n} | {mib:.1f} | {at:.3f} | {am:.0f} | {pt:.3f} | {pm:.0f} "
-             f"| {at / pt:.2f} |" for n, mib, at, am, pt, pm in rows]
+             f"| {ratio:.2f} |" for n, mib, at, am, pt, pm, ratio in rows]
     per_node = [f"{r[2] / r[0] * 1e6:.1f}" for r in rows]
     table = "\n".join([header] + lines)
     print(table)
@@ -109,7 +119,9 @@ def main():
         with open(os.path.join(HERE, "results", "roundtrip.md"), "a") as f:
             f.write(f"\n## {stamp} on {machine}\n\n"
                     f"`bench/roundtrip.py --sizes {args.sizes} --repeat "
-                    f"{args.repeat}` (best of {args.repeat}, whole processes)\n\n"
+                    f"{args.repeat}` (whole processes, run alternately; times are "
+                    f"the best of {args.repeat}, the ratio is the median of "
+                    f"the {args.repeat} pairs)\n\n"
                     f"{table}\n\namp-opt microseconds per node: "
                     f"{', '.join(per_node)}\n")
 

@@ -45,9 +45,21 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
   llvm::StringRef bytes = input->getBuffer();
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+
   OwningOpRef<ModuleOp> module;
   if (importOnnx) {
-    module = onnxg::importOnnxModel(bytes, inputName, &context);
+    TimingScope importTiming = timingScope.nest("import ONNX");
+    onnxg::ImportOptions options;
+    options.timing = &importTiming;
+    // The importer creates attributes from one thread: uniquing them is
+    // cheaper without the locks. (--mlir-disable-threading keeps it off.)
+    bool threading = context.isMultithreadingEnabled();
+    context.disableMultithreading();
+    module = onnxg::importOnnxModel(bytes, inputName, &context, options);
+    context.enableMultithreading(threading);
   } else {
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
     ParserConfig parserConfig(&context);
@@ -61,15 +73,14 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
   pm.enableVerifier(config.shouldVerifyPasses());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
     return failure();
 
-  if (outputFile.ends_with(".onnx"))
-    return onnxg::exportOnnxFile(*module, outputFile);
+  if (outputFile.ends_with(".onnx")) {
+    TimingScope exportTiming = timingScope.nest("export ONNX");
+    return onnxg::exportOnnxFile(*module, outputFile, exportTiming);
+  }
 
   // MLIR output. ONNX names live in locations, so print them unless
   // --mlir-print-debuginfo says otherwise.

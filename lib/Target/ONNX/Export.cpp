@@ -572,10 +572,16 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
 //===----------------------------------------------------------------------===//
 
 /// The serialized model, or failure after emitting an error.
-static FailureOr<std::string> serializeModel(ModuleOp module) {
-  onnx::ModelProto model;
+static FailureOr<std::string> serializeModel(ModuleOp module,
+                                             TimingScope &timing) {
+  google::protobuf::Arena arena;
+  auto &model =
+      *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  TimingScope buildTiming = timing.nest("build ONNX protobuf");
   if (failed(Exporter(module).exportModel(model)))
     return failure();
+  buildTiming.stop();
+  TimingScope serializeTiming = timing.nest("serialize protobuf");
   size_t size = model.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
     return emitError(module.getLoc(), "the model takes ")
@@ -590,17 +596,20 @@ static FailureOr<std::string> serializeModel(ModuleOp module) {
 
 LogicalResult mlir::onnxg::exportOnnxModel(ModuleOp module,
                                            llvm::raw_ostream &os) {
-  FailureOr<std::string> bytes = serializeModel(module);
+  TimingScope noTiming;
+  FailureOr<std::string> bytes = serializeModel(module, noTiming);
   if (failed(bytes))
     return failure();
   os.write(bytes->data(), bytes->size());
   return success();
 }
 
-LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path) {
-  FailureOr<std::string> bytes = serializeModel(module);
+LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path,
+                                          TimingScope &timing) {
+  FailureOr<std::string> bytes = serializeModel(module, timing);
   if (failed(bytes))
     return failure();
+  TimingScope writeTiming = timing.nest("write file");
   llvm::Error error =
       llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
         os.write(bytes->data(), bytes->size());

@@ -46,6 +46,13 @@ using namespace mlir::onnxg;
 /// Tensors with at most this many elements become `dense<...>` attributes in
 /// node attributes (readable, foldable); larger ones become blobs.
 static constexpr int64_t kMaxInlineElements = 16;
+/// Tensors with at least this many bytes of raw data give their buffer to the
+/// IR; smaller ones are copied.
+static constexpr size_t kMinTakenBytes = 64 * 1024;
+
+static constexpr const char *kNoShapeInference =
+    "ONNX shape inference failed on this model; values keep the types the "
+    "model declares";
 
 /// Resource keys must be identifiers; keep the name readable otherwise.
 static std::string sanitizeResourceKey(StringRef name) {
@@ -58,14 +65,17 @@ static std::string sanitizeResourceKey(StringRef name) {
 }
 
 namespace {
+class ShapeInferenceChild;
+
 /// Imports one model. Owns the scopes of ONNX names while it walks graphs.
 class Importer {
 public:
-  Importer(MLIRContext *ctx, StringRef fileName)
+  Importer(MLIRContext *ctx, StringRef fileName, TimingScope &timing)
       : ctx(ctx), builder(ctx), fileName(fileName),
-        fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)) {}
+        fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)), timing(timing) {}
 
-  OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model);
+  OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model,
+                                    ShapeInferenceChild *shapeInference);
 
 private:
   //===--- diagnostics ---===//
@@ -88,7 +98,11 @@ private:
   //===--- graphs ---===//
   LogicalResult importGraph(onnx::GraphProto &graph, Block *block,
                             SmallVectorImpl<Value> &outputs);
-  LogicalResult importNode(onnx::NodeProto &node);
+  LogicalResult importNode(onnx::NodeProto &node, unsigned graphIndex);
+  LogicalResult typeGraphValues();
+  LogicalResult
+  typeNodeResults(Operation *op, const onnx::NodeProto &node,
+                  const llvm::StringMap<const onnx::TypeProto *> &types);
   FailureOr<Attribute>
   convertAttribute(onnx::AttributeProto &attr, onnx::NodeProto &node,
                    SmallVectorImpl<onnx::GraphProto *> &subgraphs);
@@ -103,15 +117,20 @@ private:
   OpBuilder builder;
   std::string fileName;
   Location fileLoc;
+  TimingScope &timing;
   /// Directory of the model file, for external data.
   std::string modelDir;
   /// Opset per domain ("" for the default domain).
   llvm::StringMap<int64_t> opsets;
   /// Name scopes, innermost last: graph inputs, initializers, node outputs.
   SmallVector<llvm::StringMap<Value>> scopes;
-  /// Types of values by name in the graph being imported (value_info,
-  /// inferred shapes, graph outputs), innermost last.
-  SmallVector<llvm::StringMap<const onnx::TypeProto *>> typeScopes;
+  /// Each imported graph with its nodes, whose results are typed once shape
+  /// inference is done (typeGraphValues).
+  struct ImportedGraph {
+    const onnx::GraphProto *graph;
+    SmallVector<std::pair<Operation *, const onnx::NodeProto *>> nodes;
+  };
+  SmallVector<ImportedGraph> importedGraphs;
   /// Internal names given to second definitions of a value name, mapped to
   /// the name in the file.
   llvm::StringMap<std::string> originalNames;
@@ -281,8 +300,15 @@ Importer::takeTensorBytes(onnx::TensorProto &tensor, StringRef what,
       return failure();
     bytes = std::move(*external);
   } else if (tensor.has_raw_data()) {
-    bytes = std::make_unique<std::string>();
-    bytes->swap(*tensor.mutable_raw_data());
+    // Large buffers are taken over. Small ones are copied: writing to the
+    // protobuf would copy its memory page, which the shape inference child
+    // still shares, and that costs more.
+    if (tensor.raw_data().size() >= kMinTakenBytes) {
+      bytes = std::make_unique<std::string>();
+      bytes->swap(*tensor.mutable_raw_data());
+    } else {
+      bytes = std::make_unique<std::string>(tensor.raw_data());
+    }
   } else {
     bytes = std::make_unique<std::string>();
     bytes->reserve(numElements * eltSize);
@@ -665,7 +691,7 @@ FailureOr<SmallVector<unsigned>> Importer::sortNodes(onnx::GraphProto &graph) {
   return order;
 }
 
-LogicalResult Importer::importNode(onnx::NodeProto &node) {
+LogicalResult Importer::importNode(onnx::NodeProto &node, unsigned graphIndex) {
   SmallVector<Value> inputs;
   for (const std::string &name : node.input()) {
     if (name.empty()) {
@@ -679,33 +705,18 @@ LogicalResult Importer::importNode(onnx::NodeProto &node) {
     inputs.push_back(value);
   }
 
+  // Results are typed later, when shape inference is done.
   SmallVector<Type> resultTypes;
   SmallVector<std::string> outputNames;
-  SmallVector<Attribute> dims;
-  bool anyDims = false;
   for (const std::string &name : node.output()) {
     if (name.empty()) {
       resultTypes.push_back(builder.getNoneType());
       continue;
     }
-    // A redefined name was renamed internally; the file's name types it.
+    resultTypes.push_back(UnknownType::get(ctx));
+    // A redefined name was renamed internally; locations keep the file's.
     auto alias = originalNames.find(name);
-    StringRef fileName =
-        alias == originalNames.end() ? StringRef(name) : alias->second;
-    outputNames.push_back(fileName.str());
-    const onnx::TypeProto *typeProto = typeScopes.back().lookup(fileName);
-    if (!typeProto) {
-      resultTypes.push_back(UnknownType::get(ctx));
-      dims.push_back(builder.getArrayAttr({}));
-      continue;
-    }
-    FailureOr<Type> type = convertType(*typeProto, "value '" + name + "'");
-    if (failed(type))
-      return failure();
-    resultTypes.push_back(*type);
-    ArrayAttr names = getDimNames(*typeProto);
-    anyDims |= static_cast<bool>(names);
-    dims.push_back(names ? names : builder.getArrayAttr({}));
+    outputNames.push_back(alias == originalNames.end() ? name : alias->second);
   }
 
   SmallVector<onnx::GraphProto *> subgraphs;
@@ -731,12 +742,10 @@ LogicalResult Importer::importNode(onnx::NodeProto &node) {
     state.addAttribute("onnx_attrs", builder.getDictionaryAttr(attrs));
   if (!node.doc_string().empty())
     state.addAttribute("doc_string", builder.getStringAttr(node.doc_string()));
-  if (anyDims)
-    state.addAttribute(ONNXGraphDialect::kDimsAttrName,
-                       builder.getArrayAttr(dims));
   for (size_t i = 0; i < subgraphs.size(); ++i)
     state.addRegion();
   Operation *op = builder.create(state);
+  importedGraphs[graphIndex].nodes.emplace_back(op, &node);
 
   for (auto [region, subgraph] : llvm::zip(op->getRegions(), subgraphs)) {
     Block *block = builder.createBlock(&region);
@@ -767,21 +776,14 @@ LogicalResult Importer::importNode(onnx::NodeProto &node) {
 LogicalResult Importer::importGraph(onnx::GraphProto &graph, Block *block,
                                     SmallVectorImpl<Value> &outputs) {
   scopes.emplace_back();
-  typeScopes.emplace_back();
   noneValues.emplace_back();
   llvm::scope_exit popScopes([&] {
     scopes.pop_back();
-    typeScopes.pop_back();
     noneValues.pop_back();
   });
   builder.setInsertionPointToEnd(block);
-
-  auto &types = typeScopes.back();
-  for (const onnx::ValueInfoProto &info : graph.value_info())
-    types[info.name()] = &info.type();
-  for (const onnx::ValueInfoProto &info : graph.output())
-    if (info.has_type())
-      types[info.name()] = &info.type();
+  unsigned graphIndex = importedGraphs.size();
+  importedGraphs.push_back({&graph, {}});
 
   // Inputs come in as block arguments; the caller gives them their types.
   llvm::StringMap<onnx::TensorProto *> initializers;
@@ -837,7 +839,7 @@ LogicalResult Importer::importGraph(onnx::GraphProto &graph, Block *block,
   if (failed(order))
     return failure();
   for (unsigned index : *order)
-    if (failed(importNode(*graph.mutable_node(index))))
+    if (failed(importNode(*graph.mutable_node(index), graphIndex)))
       return failure();
 
   llvm::StringSet<> outputNames;
@@ -855,13 +857,224 @@ LogicalResult Importer::importGraph(onnx::GraphProto &graph, Block *block,
   return success();
 }
 
+/// Gives each node result its type from value_info (the file's plus what
+/// shape inference found) or its graph output declaration, and records its
+/// symbolic dimension names.
+LogicalResult Importer::typeGraphValues() {
+  for (const ImportedGraph &imported : importedGraphs) {
+    llvm::StringMap<const onnx::TypeProto *> types;
+    for (const onnx::ValueInfoProto &info : imported.graph->value_info())
+      types[info.name()] = &info.type();
+    for (const onnx::ValueInfoProto &info : imported.graph->output())
+      if (info.has_type())
+        types[info.name()] = &info.type();
+    for (auto [op, node] : imported.nodes)
+      if (failed(typeNodeResults(op, *node, types)))
+        return failure();
+  }
+  return success();
+}
+
+LogicalResult Importer::typeNodeResults(
+    Operation *op, const onnx::NodeProto &node,
+    const llvm::StringMap<const onnx::TypeProto *> &types) {
+  SmallVector<Attribute> dims;
+  bool anyDims = false;
+  for (auto [result, name] : llvm::zip(op->getResults(), node.output())) {
+    if (name.empty())
+      continue;
+    // A redefined name was renamed internally; the file's name types it.
+    auto alias = originalNames.find(name);
+    StringRef fileName =
+        alias == originalNames.end() ? StringRef(name) : alias->second;
+    const onnx::TypeProto *typeProto = types.lookup(fileName);
+    if (!typeProto) {
+      dims.push_back(builder.getArrayAttr({}));
+      continue;
+    }
+    FailureOr<Type> type = convertType(*typeProto, "value '" + name + "'");
+    if (failed(type))
+      return failure();
+    result.setType(*type);
+    ArrayAttr names = getDimNames(*typeProto);
+    anyDims |= static_cast<bool>(names);
+    dims.push_back(names ? names : builder.getArrayAttr({}));
+  }
+  if (anyDims)
+    op->setAttr(ONNXGraphDialect::kDimsAttrName, builder.getArrayAttr(dims));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape inference
+//===----------------------------------------------------------------------===//
+
+/// What shape inference found in `graph`: its value_info, and the same for
+/// every subgraph at the same node and attribute positions. Weights stay out,
+/// so that the child process copies and sends little.
+static void extractValueInfo(const onnx::GraphProto &graph,
+                             onnx::GraphProto &skeleton) {
+  *skeleton.mutable_value_info() = graph.value_info();
+  bool hasSubgraphs = llvm::any_of(graph.node(), [](const auto &node) {
+    return llvm::any_of(node.attribute(),
+                        [](const auto &attr) { return attr.has_g(); });
+  });
+  if (!hasSubgraphs)
+    return;
+  for (const onnx::NodeProto &node : graph.node()) {
+    onnx::NodeProto &skeletonNode = *skeleton.add_node();
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      onnx::AttributeProto &skeletonAttr = *skeletonNode.add_attribute();
+      if (attr.has_g())
+        extractValueInfo(attr.g(), *skeletonAttr.mutable_g());
+    }
+  }
+}
+
+/// Moves the value_info of `from` into `to`, subgraphs included; both have
+/// the same nodes.
+static void moveValueInfo(onnx::GraphProto &from, onnx::GraphProto &to) {
+  to.mutable_value_info()->Swap(from.mutable_value_info());
+  for (int i = 0, e = std::min(from.node_size(), to.node_size()); i < e; ++i) {
+    onnx::NodeProto &fromNode = *from.mutable_node(i);
+    onnx::NodeProto &toNode = *to.mutable_node(i);
+    for (int j = 0,
+             n = std::min(fromNode.attribute_size(), toNode.attribute_size());
+         j < n; ++j)
+      if (fromNode.attribute(j).has_g() && toNode.attribute(j).has_g())
+        moveValueInfo(*fromNode.mutable_attribute(j)->mutable_g(),
+                      *toNode.mutable_attribute(j)->mutable_g());
+  }
+}
+
+namespace {
+/// ONNX shape inference running in a child process, while the importer
+/// parses the model and builds the IR. libonnx 1.12 crashes on some malformed
+/// models (amp-import-fuzzer finds them), which must not take amp-opt down.
+/// The child parses the model itself: forking before the parent holds the
+/// parsed model keeps copy-on-write faults out of the parent.
+class ShapeInferenceChild {
+public:
+  /// Forks the child, which parses `bytes` and infers the types.
+  LogicalResult start(llvm::StringRef bytes);
+  /// Waits for the child and merges the value_info it found into `model`,
+  /// which must have the same nodes.
+  LogicalResult finish(onnx::ModelProto &model);
+  ~ShapeInferenceChild();
+
+private:
+  [[noreturn]] static void runChild(llvm::StringRef bytes, int fd);
+  pid_t pid = -1;
+  int fd = -1;
+};
+} // namespace
+
+LogicalResult ShapeInferenceChild::start(StringRef bytes) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return failure();
+  pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return failure();
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    runChild(bytes, fds[1]);
+  }
+  close(fds[1]);
+  fd = fds[0];
+  return success();
+}
+
+void ShapeInferenceChild::runChild(StringRef bytes, int fd) {
+  // A crash here is an expected outcome: die quietly, without the parent's
+  // crash handlers.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+    signal(sig, SIG_DFL);
+  int devNull = open("/dev/null", O_WRONLY);
+  if (devNull >= 0)
+    dup2(devNull, STDERR_FILENO);
+  int status = 0;
+  try {
+    google::protobuf::Arena arena;
+    auto &model =
+        *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      _exit(1);
+    onnx::ShapeInferenceOptions options{/*check_type=*/false,
+                                        /*error_mode=*/0,
+                                        /*enable_data_propagation=*/false};
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+    onnx::GraphProto skeleton;
+    extractValueInfo(model.graph(), skeleton);
+    std::string found;
+    if (!skeleton.SerializeToString(&found))
+      status = 1;
+    for (size_t done = 0; status == 0 && done < found.size();) {
+      ssize_t n = write(fd, found.data() + done, found.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        status = 1;
+      else
+        done += n;
+    }
+  } catch (const std::exception &) {
+    status = 1;
+  }
+  close(fd);
+  _exit(status);
+}
+
+LogicalResult ShapeInferenceChild::finish(onnx::ModelProto &model) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    bytes.append(buffer, n);
+  }
+  close(fd);
+  fd = -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid = -1;
+  auto *inferred = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(
+      model.GetArena());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !inferred->ParseFromString(bytes))
+    return failure();
+  moveValueInfo(*inferred, *model.mutable_graph());
+  return success();
+}
+
+ShapeInferenceChild::~ShapeInferenceChild() {
+  // The import failed before it needed the types: stop the child.
+  if (fd >= 0)
+    close(fd);
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Model
 //===----------------------------------------------------------------------===//
 
-OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
+OwningOpRef<ModuleOp>
+Importer::importModel(onnx::ModelProto &model,
+                      ShapeInferenceChild *shapeInference) {
   if (!model.has_graph())
     return error() << "not an ONNX model: it has no graph", nullptr;
+
   if (model.functions_size())
     return error() << "the model defines " << model.functions_size()
                    << " local function(s), which are not supported",
@@ -906,6 +1119,7 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
     setModuleAttr("onnxg.metadata_props", builder.getArrayAttr(props));
   }
 
+  TimingScope buildTiming = timing.nest("build MLIR");
   onnx::GraphProto &graph = *model.mutable_graph();
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, fileLoc, "main",
@@ -914,6 +1128,17 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
   Block *body = func.addEntryBlock();
   SmallVector<Value> outputs;
   if (failed(importGraph(graph, body, outputs)))
+    return nullptr;
+  buildTiming.stop();
+
+  // Values are typed once both the IR and shape inference are done.
+  if (shapeInference) {
+    TimingScope waitTiming = timing.nest("wait for ONNX shape inference");
+    if (failed(shapeInference->finish(model)))
+      emitWarning(fileLoc) << kNoShapeInference;
+  }
+  TimingScope typeTiming = timing.nest("type values");
+  if (failed(typeGraphValues()))
     return nullptr;
   builder.setInsertionPointToEnd(body);
   func::ReturnOp::create(builder, fileLoc, outputs);
@@ -932,7 +1157,10 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
       func.setResultAttr(i, ONNXGraphDialect::kDimsAttrName, dims);
   }
 
+  typeTiming.stop();
+
   // A schema violation is an input error: name the node, not the op dump.
+  TimingScope verifyTiming = timing.nest("verify");
   bool printOp = ctx->shouldPrintOpOnDiagnostic();
   ctx->printOpOnDiagnostic(false);
   LogicalResult verified = verify(*module);
@@ -940,117 +1168,6 @@ OwningOpRef<ModuleOp> Importer::importModel(onnx::ModelProto &model) {
   if (failed(verified))
     return nullptr;
   return module;
-}
-
-//===----------------------------------------------------------------------===//
-// Shape inference
-//===----------------------------------------------------------------------===//
-
-/// What shape inference found in `graph`: its value_info, and the same for
-/// every subgraph at the same node and attribute positions. Weights stay out,
-/// so that the child process copies and sends little.
-static void extractValueInfo(const onnx::GraphProto &graph,
-                             onnx::GraphProto &skeleton) {
-  *skeleton.mutable_value_info() = graph.value_info();
-  bool hasSubgraphs = llvm::any_of(graph.node(), [](const auto &node) {
-    return llvm::any_of(node.attribute(),
-                        [](const auto &attr) { return attr.has_g(); });
-  });
-  if (!hasSubgraphs)
-    return;
-  for (const onnx::NodeProto &node : graph.node()) {
-    onnx::NodeProto &skeletonNode = *skeleton.add_node();
-    for (const onnx::AttributeProto &attr : node.attribute()) {
-      onnx::AttributeProto &skeletonAttr = *skeletonNode.add_attribute();
-      if (attr.has_g())
-        extractValueInfo(attr.g(), *skeletonAttr.mutable_g());
-    }
-  }
-}
-
-/// Copies the value_info of `from` into `to`, subgraphs included; both have
-/// the same nodes.
-static void copyValueInfo(const onnx::GraphProto &from, onnx::GraphProto &to) {
-  *to.mutable_value_info() = from.value_info();
-  for (int i = 0, e = std::min(from.node_size(), to.node_size()); i < e; ++i) {
-    const onnx::NodeProto &fromNode = from.node(i);
-    onnx::NodeProto &toNode = *to.mutable_node(i);
-    for (int j = 0,
-             n = std::min(fromNode.attribute_size(), toNode.attribute_size());
-         j < n; ++j)
-      if (fromNode.attribute(j).has_g() && toNode.attribute(j).has_g())
-        copyValueInfo(fromNode.attribute(j).g(),
-                      *toNode.mutable_attribute(j)->mutable_g());
-  }
-}
-
-/// Runs ONNX shape inference in a child process and merges the value_info it
-/// finds. libonnx 1.12 crashes on some malformed models (amp-import-fuzzer
-/// finds them), which must not take amp-opt down.
-static LogicalResult inferShapesIsolated(onnx::ModelProto &model) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return failure();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return failure();
-  }
-  if (pid == 0) {
-    // A crash here is an expected outcome: die quietly, without the parent's
-    // crash handlers.
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
-      signal(sig, SIG_DFL);
-    int devNull = open("/dev/null", O_WRONLY);
-    if (devNull >= 0)
-      dup2(devNull, STDERR_FILENO);
-    close(fds[0]);
-    int status = 0;
-    try {
-      onnx::ShapeInferenceOptions options{/*check_type=*/false,
-                                          /*error_mode=*/0,
-                                          /*enable_data_propagation=*/false};
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), options);
-      onnx::GraphProto skeleton;
-      extractValueInfo(model.graph(), skeleton);
-      std::string bytes;
-      if (!skeleton.SerializeToString(&bytes))
-        status = 1;
-      for (size_t done = 0; status == 0 && done < bytes.size();) {
-        ssize_t n = write(fds[1], bytes.data() + done, bytes.size() - done);
-        if (n <= 0)
-          status = 1;
-        else
-          done += n;
-      }
-    } catch (const std::exception &) {
-      status = 1;
-    }
-    close(fds[1]);
-    _exit(status);
-  }
-  close(fds[1]);
-  std::string bytes;
-  char buffer[1 << 16];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof(buffer))) != 0;) {
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      break;
-    bytes.append(buffer, n);
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  onnx::GraphProto inferred;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      !inferred.ParseFromString(bytes))
-    return failure();
-  copyValueInfo(inferred, *model.mutable_graph());
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1066,7 +1183,21 @@ mlir::onnxg::importOnnxModel(StringRef bytes, StringRef fileName,
   if (bytes.empty())
     return emitError(fileLoc) << "not an ONNX model: the file is empty",
            nullptr;
-  onnx::ModelProto model;
+  TimingScope noTiming;
+  TimingScope &timing = options.timing ? *options.timing : noTiming;
+  // Shape inference starts first, in parallel with the rest of the import.
+  ShapeInferenceChild shapeInference;
+  bool inferring = false;
+  if (options.inferShapes) {
+    inferring = succeeded(shapeInference.start(bytes));
+    if (!inferring)
+      emitWarning(fileLoc) << kNoShapeInference;
+  }
+  TimingScope parseTiming = timing.nest("parse protobuf");
+  // An arena makes the many small messages cheap to build and to free.
+  google::protobuf::Arena arena;
+  auto &model =
+      *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return emitError(fileLoc)
@@ -1074,13 +1205,11 @@ mlir::onnxg::importOnnxModel(StringRef bytes, StringRef fileName,
                   "file is truncated, corrupt or not ONNX)",
            nullptr;
 
-  Importer importer(context, fileName);
+  parseTiming.stop();
+
+  Importer importer(context, fileName, timing);
   importer.modelDir = llvm::sys::path::parent_path(fileName).str();
-  if (options.inferShapes && model.has_graph() &&
-      failed(inferShapesIsolated(model)))
-    emitWarning(fileLoc) << "ONNX shape inference failed on this model; "
-                            "values keep the types the model declares";
-  return importer.importModel(model);
+  return importer.importModel(model, inferring ? &shapeInference : nullptr);
 }
 
 bool mlir::onnxg::isOnnxInput(StringRef fileName, StringRef bytes) {

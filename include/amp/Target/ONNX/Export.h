@@ -13,6 +13,7 @@
 #define AMP_TARGET_ONNX_EXPORT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,7 +25,10 @@ LogicalResult exportOnnxModel(ModuleOp module, llvm::raw_ostream &os);
 
 /// Writes `module` to `path` through a temporary file renamed into place, so
 /// a failure leaves no partial file.
-LogicalResult exportOnnxFile(ModuleOp module, llvm::StringRef path);
+/// Writes `module` to `path` through a temporary file, so that a failure
+/// leaves no partial output. Reports the time of each phase under `timing`.
+LogicalResult exportOnnxFile(ModuleOp module, llvm::StringRef path,
+                             TimingScope &timing);
 
 /// Registers `--export-onnx` for mlir-translate-style tools.
 void registerExportOnnxTranslation();

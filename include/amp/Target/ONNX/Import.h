@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::onnxg {
@@ -22,6 +23,9 @@ namespace mlir::onnxg {
 struct ImportOptions {
   /// Run ONNX shape inference to type values that have no value_info.
   bool inferShapes = true;
+  /// Where to report the time of each import phase (--mlir-timing); none
+  /// when null.
+  TimingScope *timing = nullptr;
 };
 
 /// Imports the serialized model `bytes`. `fileName` names the model in
