@@ -1,7 +1,8 @@
 # amp-opt: the two commands of the README.
 #   make demo   install what is missing, build, run amp-opt on the bundled example
 #   make test   install what is missing, build, run every test
-# Other targets: deps (Debian packages), build, bench, docs, clean.
+# Other targets: deps (Debian packages), ort (ONNX Runtime from npm), build,
+# bench, docs, clean.
 
 BUILD ?= build
 CMAKE_FLAGS ?=
@@ -9,10 +10,15 @@ CMAKE_FLAGS ?=
 # Debian packages the build and the tests need (see ../shared/TOOLCHAIN.md).
 PACKAGES := cmake ninja-build clang-22 lld libclang-rt-22-dev llvm-22-dev \
   libmlir-22-dev mlir-22-tools llvm-22-tools libonnx-dev libprotobuf-dev \
-  protobuf-compiler python3-onnx python3-numpy
+  protobuf-compiler python3-onnx python3-numpy python3-torch python3-pytest
+# ONNX Runtime for the numerics tests: npm's onnxruntime-node, into
+# $(BUILD)/npm (CPU binaries ship in the package; its install script would
+# fetch CUDA ones, hence --ignore-scripts).
+ORT_VERSION := 1.30.0
+ORT := $(BUILD)/npm/node_modules/onnxruntime-node/package.json
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build demo test bench docs clean
+.PHONY: all deps ort configure build demo test bench docs clean
 
 all: build
 
@@ -26,6 +32,18 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
+
+ort: $(ORT)
+
+$(ORT):
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	  echo "make: installing nodejs and npm"; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends nodejs npm >/dev/null || exit 1; }
+	@echo "make: installing onnxruntime-node $(ORT_VERSION) into $(BUILD)/npm"
+	@mkdir -p $(BUILD)/npm
+	@cd $(BUILD)/npm && npm install --silent --no-audit --no-fund \
+	  --ignore-scripts onnxruntime-node@$(ORT_VERSION) >/dev/null
 
 $(BUILD)/build.ninja:
 	cmake -G Ninja -S . -B $(BUILD) \
@@ -52,8 +70,9 @@ demo: build
 	@/usr/bin/python3 test/utils/compare_onnx.py examples/mlp_training_step.onnx \
 	  $(BUILD)/demo.onnx
 
-test: build
+test: build ort
 	ninja -C $(BUILD) check-amp
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider test/python
 
 bench: build
 	/usr/bin/python3 bench/roundtrip.py --amp-opt $(BUILD)/bin/amp-opt

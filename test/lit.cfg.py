@@ -2,6 +2,7 @@
 """lit configuration of amp-opt's regression tests."""
 
 import os
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -29,6 +30,16 @@ config.substitutions.append(
     ("%compare_onnx", f"{python} {os.path.join(utils, 'compare_onnx.py')}"))
 config.substitutions.append(
     ("%onnx_info", f"{python} {os.path.join(utils, 'onnx_info.py')}"))
+
+# The model zoo of training steps (python/amp_opt), which needs PyTorch.
+package = os.path.join(config.amp_src_root, "python")
+config.substitutions.append(
+    ("%zoo", f"env PYTHONPATH={package} {python} -m amp_opt.zoo"))
+if subprocess.run([python, "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+else:
+    lit_config.note("zoo tests are skipped: /usr/bin/python3 has no torch")
 
 # Real graphs exported by other projects, beside the repository.
 corpus = os.path.normpath(

@@ -1,0 +1,73 @@
+"""A thin Python API over the amp-opt binary."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+class AmpOptError(RuntimeError):
+    """amp-opt is missing or failed; the message has its diagnostics."""
+
+
+def find_amp_opt():
+    """Path of amp-opt: $AMP_OPT, then PATH, then the build folder."""
+    candidates = [os.environ.get("AMP_OPT"), shutil.which("amp-opt"),
+                  os.path.join(REPO, "build", "bin", "amp-opt")]
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise AmpOptError("amp-opt not found: build it (`make`), put it on PATH "
+                      "or set AMP_OPT to its path")
+
+
+def _pipeline_text(precision, options):
+    parts = [] if precision is None else [f"precision={precision}"]
+    for key, value in options.items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        parts.append(f"{key.replace('_', '-')}={value}")
+    return " ".join(parts)
+
+
+def convert(model_or_path, precision="fp16", **pipeline_options):
+    """Runs amp-opt on an onnx.ModelProto or an .onnx path. Returns the
+    converted onnx.ModelProto and the report as a dict ({} when the pipeline
+    writes none).
+
+    precision and pipeline_options become --amp-pipeline="precision=...
+    key=value ..." (underscores in keys become dashes); precision=None runs
+    no pipeline, a plain import and export.
+    """
+    amp_opt = find_amp_opt()
+    with tempfile.TemporaryDirectory() as tmp:
+        if isinstance(model_or_path, onnx.ModelProto):
+            source = os.path.join(tmp, "input.onnx")
+            onnx.save(model_or_path, source)
+        else:
+            source = os.fspath(model_or_path)
+            if not os.path.isfile(source):
+                raise AmpOptError(f"no such model file: '{source}'")
+        output = os.path.join(tmp, "output.onnx")
+        report = os.path.join(tmp, "report.json")
+        command = [amp_opt, source, "-o", output]
+        if precision is not None or pipeline_options:
+            options = dict(pipeline_options)
+            options.setdefault("report", report)
+            command.append(
+                f"--amp-pipeline={_pipeline_text(precision, options)}")
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AmpOptError(f"amp-opt failed (exit {proc.returncode}):\n"
+                              f"{proc.stderr.strip()}")
+        model = onnx.load(output)
+        result = {}
+        if os.path.isfile(report):
+            with open(report) as f:
+                result = json.load(f)
+        return model, result

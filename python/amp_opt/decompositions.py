@@ -1,0 +1,319 @@
+"""What torch.onnx (torch 1.13) lacks to export traced training steps.
+
+Two tables:
+- decompositions, applied while tracing: find() gives ours first, then
+  torch's own aten-level ones (those in torch._decomp.decompositions; the
+  torch._refs ones produce prims, which do not export either). Ours exist
+  where torch has none, or where torch's exports to a wrong graph.
+- ONNX symbolics for ops that map to one ONNX op (casts, views), which
+  onnx_symbolics() registers for the duration of one export.
+"""
+import contextlib
+
+import torch
+import torch.onnx
+from torch.onnx import _type_utils, symbolic_helper
+import torch._decomp
+from torch._decomp import decompositions as torch_decompositions
+
+aten = torch.ops.aten
+_OURS = {}
+# scatter_add exports to ScatterElements(reduction="add"), which needs opset
+# 16; below it, these exact one-hot forms are used instead.
+_BELOW_16 = {}
+
+
+def _register(*ops):
+    def wrap(fn):
+        for op in ops:
+            _OURS[op] = fn
+        return fn
+    return wrap
+
+
+def find(op, opset):
+    """The decomposition to use for `op`, or None."""
+    if opset < 16 and op in _BELOW_16:
+        return _BELOW_16[op]
+    ours = _OURS.get(op)
+    if ours is not None:
+        return ours
+    theirs = torch._decomp.decomposition_table.get(op)
+    if theirs is not None and theirs.__module__ == torch_decompositions.__name__:
+        return theirs
+    return None
+
+
+@_register(aten.embedding_dense_backward.default)
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """Sums the rows of repeated indices. torch's own decomposition exports
+    to a ScatterND that keeps one row per index and drops the rest (wrong by
+    about 1e-2, silently); scatter_add exports to ScatterElements with
+    reduction='add', which sums."""
+    dim = grad_output.shape[-1]
+    grad = grad_output.reshape(-1, dim)
+    flat = indices.reshape(-1)
+    if padding_idx >= 0:
+        grad = grad * (flat != padding_idx).unsqueeze(1).to(grad.dtype)
+    if scale_grad_by_freq:
+        counts = torch.zeros(num_weights, dtype=grad.dtype).scatter_add(
+            0, flat, torch.ones_like(flat, dtype=grad.dtype))
+        grad = grad / counts.index_select(0, flat).unsqueeze(1)
+    index = flat.unsqueeze(1).expand(-1, dim)
+    return torch.zeros(num_weights, dim, dtype=grad.dtype).scatter_add(
+        0, index, grad)
+
+
+def _embedding_dense_backward_one_hot(grad_output, indices, num_weights,
+                                      padding_idx, scale_grad_by_freq):
+    dim = grad_output.shape[-1]
+    grad = grad_output.reshape(-1, dim)
+    flat = indices.reshape(-1)
+    one_hot = _one_hot(flat, num_weights, grad.dtype)
+    if padding_idx >= 0:
+        grad = grad * (flat != padding_idx).unsqueeze(1).to(grad.dtype)
+    if scale_grad_by_freq:
+        counts = one_hot.sum(0)
+        grad = grad / counts.index_select(0, flat).unsqueeze(1)
+    return one_hot.t() @ grad
+
+
+@_register(aten.lift_fresh_copy.default)
+def lift_fresh_copy(tensor):
+    """A tensor constant created in the traced code (torch.tensor(...))."""
+    return aten.clone.default(tensor)
+
+
+def _one_hot(indices, classes, dtype):
+    """(..., classes) one-hot rows; exact, and exports at every opset."""
+    return (indices.unsqueeze(-1) == torch.arange(classes)).to(dtype)
+
+
+@_register(aten.max_pool2d_with_indices_backward.default)
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride,
+                                     padding, dilation, ceil_mode, indices):
+    """Adds each output gradient to the input position its index names
+    (overlapping windows sum)."""
+    batch, channels = input.shape[0], input.shape[1]
+    plane = input.shape[-2] * input.shape[-1]
+    grad = grad_output.reshape(batch, channels, -1)
+    flat = indices.reshape(batch, channels, -1)
+    result = torch.zeros(batch, channels, plane, dtype=grad.dtype)
+    result = result.scatter_add(2, flat, grad)
+    return result.reshape(input.shape)
+
+
+def _conv(dims, transposed):
+    import torch.nn.functional as F
+    if transposed:
+        return (F.conv_transpose1d, F.conv_transpose2d,
+                F.conv_transpose3d)[dims - 1]
+    return (F.conv1d, F.conv2d, F.conv3d)[dims - 1]
+
+
+@_register(aten.convolution_backward.default)
+def convolution_backward(grad_output, input, weight, bias_sizes, stride,
+                         padding, dilation, transposed, output_padding, groups,
+                         output_mask):
+    """Gradients of a (non-transposed) 1-3d convolution as convolutions."""
+    if transposed:
+        raise NotImplementedError(
+            "convolution_backward of a transposed convolution")
+    dims = weight.dim() - 2
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        # The transposed convolution, padded so that it gives back the input
+        # size.
+        extra = []
+        for d in range(dims):
+            full = ((grad_output.shape[2 + d] - 1) * stride[d] - 2 *
+                    padding[d] + dilation[d] * (weight.shape[2 + d] - 1) + 1)
+            extra.append(input.shape[2 + d] - full)
+        grad_input = _conv(dims, True)(
+            grad_output, weight, None, stride, padding, extra, groups,
+            dilation)
+    if output_mask[1]:
+        grad_weight = _conv_weight_grad(grad_output, input, weight, stride,
+                                        padding, dilation, groups, dims)
+    if output_mask[2]:
+        grad_bias = grad_output.sum([0] + list(range(2, 2 + dims)))
+    return grad_input, grad_weight, grad_bias
+
+
+def _conv_weight_grad(grad_output, input, weight, stride, padding, dilation,
+                      groups, dims):
+    """Correlates the input with the output gradient, the batch taking the
+    place of the channels; a group at a time."""
+    conv = _conv(dims, False)
+    in_per_group = input.shape[1] // groups
+    out_per_group = grad_output.shape[1] // groups
+    parts = []
+    for group in range(groups):
+        x = input.narrow(1, group * in_per_group, in_per_group)
+        g = grad_output.narrow(1, group * out_per_group, out_per_group)
+        # (C_in, N, ...) correlated with (C_out, N, ...) -> (C_in, C_out, k).
+        w = conv(x.transpose(0, 1), g.transpose(0, 1), None, dilation,
+                 padding, stride)
+        w = w.transpose(0, 1)
+        for d in range(dims):
+            w = w.narrow(2 + d, 0, weight.shape[2 + d])
+        parts.append(w)
+    return parts[0] if groups == 1 else torch.cat(parts, 0)
+
+
+def _slice_bounds(size, start, end, step):
+    start = 0 if start is None else start
+    end = size if end is None else end
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    return start, end, step
+
+
+@_register(aten.slice_scatter.default)
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with input[start:end:step] along `dim` replaced by src (the
+    backward of slicing, e.g. of pos[:t])."""
+    dim = dim % input.dim()
+    size = input.shape[dim]
+    start, end, step = _slice_bounds(size, start, end, step)
+    if step == 1:
+        pieces = []
+        if start > 0:
+            pieces.append(input.narrow(dim, 0, start))
+        pieces.append(src)
+        if end < size:
+            pieces.append(input.narrow(dim, end, size - end))
+        return pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim)
+    index = torch.arange(start, end, step)
+    return input.index_copy(dim, index, src)
+
+
+@_register(aten.select_scatter.default)
+def select_scatter(input, src, dim, index):
+    """input with input.select(dim, index) replaced by src."""
+    dim = dim % input.dim()
+    index = index % input.shape[dim]
+    return slice_scatter(input, src.unsqueeze(dim), dim, index, index + 1)
+
+
+@_register(aten._adaptive_avg_pool2d_backward.default)
+def adaptive_avg_pool2d_backward(grad_output, input):
+    """Spreads each output gradient evenly over its window (PyTorch's
+    windows: rows floor(i*H/oh) to ceil((i+1)*H/oh)); overlaps sum. The
+    windows become a constant (oh*ow, H*W) averaging matrix."""
+    height, width = input.shape[-2], input.shape[-1]
+    out_h, out_w = grad_output.shape[-2], grad_output.shape[-1]
+    average = torch.zeros(out_h * out_w, height * width,
+                           dtype=grad_output.dtype)
+    for i in range(out_h):
+        rows = range(i * height // out_h, -(-(i + 1) * height // out_h))
+        for j in range(out_w):
+            cols = range(j * width // out_w, -(-(j + 1) * width // out_w))
+            for r in rows:
+                for c in cols:
+                    average[i * out_w + j, r * width + c] = 1.0 / (
+                        len(rows) * len(cols))
+    grad = grad_output.reshape(-1, out_h * out_w) @ average
+    return grad.reshape(input.shape)
+
+
+@_register(aten.copy.default)
+def copy(input, src, non_blocking=False):
+    """The functional form of input.copy_(src)."""
+    return src.to(input.dtype).expand(input.shape)
+
+
+#===--- ONNX symbolics ---===#
+
+
+def _cast(g, tensor, dtype):
+    dtype = symbolic_helper._maybe_get_const(dtype, "i")
+    if dtype is None or not isinstance(dtype, int):
+        return g.op("Identity", tensor)
+    return g.op("Cast", tensor,
+                to_i=_type_utils.JitScalarType(dtype).onnx_type())
+
+
+def _to_copy(g, tensor, dtype=None, layout=None, device=None, pin_memory=None,
+             non_blocking=None, memory_format=None):
+    return _cast(g, tensor, dtype)
+
+
+def _reshape(g, tensor, shape, *strides):
+    shape = symbolic_helper._maybe_get_const(shape, "is")
+    if not symbolic_helper._is_value(shape):
+        shape = g.op("Constant", value_t=torch.LongTensor(shape))
+    return g.op("Reshape", tensor, shape)
+
+
+def _softmax(g, tensor, dim, half_to_float):
+    dim = symbolic_helper._get_const(dim, "i", "dim")
+    return g.op("Softmax", tensor, axis_i=dim)
+
+
+def _native_layer_norm(g, tensor, normalized_shape, weight, bias, eps):
+    """One LayerNormalization node (opset 17) instead of torch's expansion
+    into ReduceMean, Pow and Div, so that passes see the normalization."""
+    from torch.onnx import symbolic_opset9
+    if symbolic_helper._is_none(weight) or symbolic_helper._is_none(bias):
+        return symbolic_opset9.native_layer_norm(g, tensor, normalized_shape,
+                                                 weight, bias, eps)
+    shape = symbolic_helper._get_const(normalized_shape, "is",
+                                       "normalized_shape")
+    eps = symbolic_helper._get_const(eps, "f", "eps")
+    return g.op("LayerNormalization", tensor, weight, bias, epsilon_f=eps,
+                axis_i=-len(shape), outputs=3)
+
+
+_SYMBOLICS = {
+    "aten::_softmax": _softmax,
+    "aten::_to_copy": _to_copy,
+    "prims::convert_element_type": _cast,
+    "aten::_unsafe_view": _reshape,
+    "aten::_reshape_alias": _reshape,
+}
+
+
+# Symbolics that need a newer opset than 13, by the first opset.
+_SYMBOLICS_FROM = {"aten::native_layer_norm": (17, _native_layer_norm)}
+
+
+def _symbolics(opset):
+    found = dict(_SYMBOLICS)
+    for name, (first, fn) in _SYMBOLICS_FROM.items():
+        if opset >= first:
+            found[name] = fn
+    return found
+
+
+def has_symbolic(name):
+    return name in _SYMBOLICS
+
+
+@contextlib.contextmanager
+def onnx_symbolics(opset):
+    """Registers our symbolics with torch.onnx while the block runs."""
+    symbolics = _symbolics(opset)
+    for name, fn in symbolics.items():
+        torch.onnx.register_custom_op_symbolic(name, fn, opset)
+    try:
+        yield
+    finally:
+        for name in symbolics:
+            torch.onnx.unregister_custom_op_symbolic(name, opset)
+
+
+def _max_pool2d_backward_one_hot(grad_output, input, kernel_size, stride,
+                                 padding, dilation, ceil_mode, indices):
+    batch, channels = input.shape[0], input.shape[1]
+    plane = input.shape[-2] * input.shape[-1]
+    grad = grad_output.reshape(batch, channels, -1, 1)
+    one_hot = _one_hot(indices.reshape(batch, channels, -1), plane, grad.dtype)
+    return (grad * one_hot).sum(2).reshape(input.shape)
+
+
+_BELOW_16[aten.embedding_dense_backward.default] = \
+    _embedding_dense_backward_one_hot
+_BELOW_16[aten.max_pool2d_with_indices_backward.default] = \
+    _max_pool2d_backward_one_hot

@@ -1,0 +1,348 @@
+"""Export a whole PyTorch training step (forward, loss, backward and the
+optimizer update) to one ONNX graph.
+
+    python3 -m amp_opt.export --zoo mlp --optimizer adam -o mlp_adam.onnx
+
+The step is traced into aten ops with functorch.make_fx. Aten ops that
+torch.onnx cannot export are replaced by decompositions (ours first, then
+torch's aten-level ones) until every op exports; an op with neither is an
+error that names it. The graph's roles (loss, parameters, gradients, updated
+values, optimizer state) are recorded in metadata_props: see
+docs/TrainingStepFormat.md.
+"""
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+import warnings
+
+import onnx
+import torch
+from functorch import functionalize, make_fx
+from onnx import numpy_helper
+from torch.nn.utils.stateless import functional_call
+from torch.onnx._internal import registration
+
+from . import decompositions, optim
+
+FORMAT = "amp_opt.training_step.v1"
+#: The metadata_props keys this exporter writes (docs/TrainingStepFormat.md).
+METADATA_KEYS = ("amp_opt.format", "amp_opt.loss", "amp_opt.inputs",
+                 "amp_opt.targets", "amp_opt.parameters", "amp_opt.buffers",
+                 "amp_opt.optimizer")
+#: Attempts at finding decompositions before giving up.
+MAX_DECOMPOSITION_ROUNDS = 20
+
+
+class ExportError(RuntimeError):
+    """The model cannot be exported; the message says why and what to do."""
+
+
+def _parameter_aliases(model):
+    """(name, tensor, [every name it has]) per distinct parameter, in
+    named_parameters() order; a tied weight has several names."""
+    aliases = {}
+    for module_name, module in model.named_modules():
+        for name, param in module._parameters.items():
+            if param is not None:
+                full = f"{module_name}.{name}" if module_name else name
+                aliases.setdefault(id(param), []).append(full)
+    return [(name, param, aliases[id(param)])
+            for name, param in model.named_parameters()]
+
+
+def _onnx_exportable(op, opset):
+    schema = getattr(op, "_schema", None)
+    return (schema is None or decompositions.has_symbolic(schema.name)
+            or registration.registry.is_registered_op(schema.name, opset))
+
+
+def _unexportable_ops(graph_module, opset):
+    return sorted({node.target for node in graph_module.graph.nodes
+                   if node.op == "call_function"
+                   and not _onnx_exportable(node.target, opset)}, key=str)
+
+
+def _trace(step, args, opset):
+    """make_fx of `step`, with decompositions for every aten op that does
+    not export at `opset`. Returns the GraphModule and the decomposed ops."""
+    table = {}
+    for _ in range(MAX_DECOMPOSITION_ROUNDS):
+        graph_module = make_fx(step, decomposition_table=table)(*args)
+        # In-place updates (BatchNorm's running statistics) become values.
+        graph_module = make_fx(functionalize(graph_module),
+                               decomposition_table=table)(*args)
+        missing = _unexportable_ops(graph_module, opset)
+        if not missing:
+            return graph_module, sorted(table, key=str)
+        stuck = [op for op in missing
+                 if op in table or decompositions.find(op, opset) is None]
+        if stuck:
+            listed = ", ".join(f"'{op}'" for op in stuck)
+            raise ExportError(
+                f"the aten op(s) {listed} have no ONNX export at opset "
+                f"{opset} and no decomposition; rewrite the model code that "
+                f"calls them, or add a decomposition to "
+                f"amp_opt/decompositions.py")
+        for op in missing:
+            table[op] = decompositions.find(op, opset)
+    raise ExportError("decompositions did not converge")
+
+
+def _check_tensors(what, values):
+    if not isinstance(values, tuple):
+        raise ExportError(f"{what} must be a tuple of tensors")
+    for value in values:
+        if not isinstance(value, torch.Tensor):
+            raise ExportError(f"{what} must hold tensors, not "
+                              f"{type(value).__name__}")
+
+
+def export_training_step(model, example_inputs, example_targets, loss_fn,
+                         path, optimizer="sgd", lr=None, opset=17,
+                         **optimizer_kwargs):
+    """Writes one ONNX graph computing forward, loss, backward and the
+    optimizer update of `model`; returns a dict of what it wrote.
+
+    The loss is loss_fn(model(*example_inputs), *example_targets). Graph
+    inputs: the parameters, buffers, optimizer state (with their current
+    values as initializers), then the example inputs and targets (without).
+    Graph outputs: the loss, then the updated parameters, buffers and state.
+    The optimizers follow torch.optim's rules and defaults.
+    """
+    _check_tensors("example_inputs", example_inputs)
+    _check_tensors("example_targets", example_targets)
+    if opset < 13 or opset > 17:
+        raise ExportError(f"opset {opset} is not supported; use 13 to 17")
+    try:
+        hyper = optim.resolve(optimizer, lr, **optimizer_kwargs)
+    except optim.OptimizerError as error:
+        raise ExportError(str(error)) from None
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.access(directory, os.W_OK):
+        raise ExportError(f"cannot write '{path}': the folder does not exist "
+                          f"or is not writable")
+
+    params = _parameter_aliases(model)
+    if not params:
+        raise ExportError("the model has no parameters to train")
+    buffers = [(name, buf) for name, buf in model.named_buffers()]
+    state_keys = optim.state_names(optimizer, hyper)
+    with_step = optim.uses_step(optimizer, hyper)
+
+    # Flat graph inputs and their names.
+    names, values = [], []
+    for name, param, _ in params:
+        names.append(name)
+        values.append(param.detach().clone())
+    for name, buf in buffers:
+        names.append(name)
+        values.append(buf.detach().clone())
+    for name, param, _ in params:
+        for key in state_keys:
+            names.append(f"{name}.{key}")
+            values.append(torch.zeros_like(param, memory_format=torch.
+                                           contiguous_format).detach())
+    if with_step:
+        names.append("optimizer.step")
+        values.append(torch.zeros(1))
+    num_state_inputs = len(names)
+    input_names = [f"input{i}" for i in range(len(example_inputs))]
+    target_names = [f"target{i}" for i in range(len(example_targets))]
+    names += input_names + target_names
+    values += [t.detach() for t in example_inputs]
+    values += [t.detach() for t in example_targets]
+
+    num_params, num_buffers = len(params), len(buffers)
+    was_training = model.training
+    model.train()
+
+    def step(*flat):
+        flat = list(flat)
+        ps = [p.detach().requires_grad_() for p in flat[:num_params]]
+        pos = num_params
+        bufs = [b.clone() for b in flat[pos:pos + num_buffers]]
+        pos += num_buffers
+        states = []
+        for _ in params:
+            states.append(dict(zip(state_keys, flat[pos:pos + len(state_keys)])))
+            pos += len(state_keys)
+        count = None
+        if with_step:
+            count = flat[pos]
+            pos += 1
+        inputs = flat[pos:pos + len(example_inputs)]
+        targets = flat[pos + len(example_inputs):]
+        bindings = {}
+        for (_, _, aliases), p in zip(params, ps):
+            for alias in aliases:
+                bindings[alias] = p
+        for (name, _), b in zip(buffers, bufs):
+            bindings[name] = b
+        output = functional_call(model, bindings, tuple(inputs))
+        loss = loss_fn(output, *targets)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise ExportError("loss_fn must return a tensor with one element")
+        grads = torch.autograd.grad(loss, ps, allow_unused=True)
+        new_params, new_states, new_step = optim.update(
+            optimizer, hyper, [p.detach() for p in ps],
+            [None if g is None else g.detach() for g in grads], states, count)
+        outputs = [loss.detach().reshape(())]
+        outputs += [g if g is not None else torch.zeros_like(p)
+                    for g, p in zip(grads, ps)]
+        # torch.onnx makes 0-d results 1-d; the reshape keeps each updated
+        # value the shape of its input (num_batches_tracked).
+        outputs += new_params + [b.reshape(b.shape) for b in bufs]
+        for state in new_states:
+            outputs += [state[key] for key in state_keys]
+        if with_step:
+            outputs.append(new_step)
+        return tuple(outputs)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            graph_module, decomposed = _trace(step, values, opset)
+    finally:
+        model.train(was_training)
+
+    grad_names = [f"{name}.grad" for name, _, _ in params]
+    updated = lambda name: f"{name}.updated"
+    output_names = ["loss"] + grad_names
+    output_names += [updated(name) for name, _, _ in params]
+    output_names += [updated(name) for name, _ in buffers]
+    for name, _, _ in params:
+        output_names += [updated(f"{name}.{key}") for key in state_keys]
+    if with_step:
+        output_names.append(updated("optimizer.step"))
+
+    buffer = io.BytesIO()
+    try:
+        with warnings.catch_warnings(), decompositions.onnx_symbolics(opset):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(graph_module, tuple(values), buffer,
+                              input_names=names, output_names=output_names,
+                              opset_version=opset, do_constant_folding=True)
+    except (torch.onnx.errors.OnnxExporterError, RuntimeError) as error:
+        raise ExportError(f"torch.onnx.export failed: {error}") from None
+    model_proto = onnx.load_from_string(buffer.getvalue())
+    _finish(model_proto, names[:num_state_inputs], values[:num_state_inputs],
+            grad_names)
+
+    roles = {
+        "amp_opt.format": FORMAT,
+        "amp_opt.loss": "loss",
+        "amp_opt.inputs": input_names,
+        "amp_opt.targets": target_names,
+        "amp_opt.parameters": [
+            {"name": name, "aliases": aliases, "gradient": f"{name}.grad",
+             "updated": updated(name),
+             "state": {key: f"{name}.{key}" for key in state_keys},
+             "state_updated": {key: updated(f"{name}.{key}")
+                               for key in state_keys}}
+            for name, _, aliases in params],
+        "amp_opt.buffers": [{"name": name, "updated": updated(name)}
+                            for name, _ in buffers],
+        "amp_opt.optimizer": dict(
+            type=optimizer, step=("optimizer.step" if with_step else None),
+            step_updated=(updated("optimizer.step") if with_step else None),
+            **hyper),
+    }
+    for key, value in roles.items():
+        entry = model_proto.metadata_props.add()
+        entry.key = key
+        entry.value = value if isinstance(value, str) else json.dumps(value)
+    model_proto.producer_name = "amp_opt.export"
+    onnx.checker.check_model(model_proto)
+    _save_atomically(model_proto, path)
+    return {"path": path, "nodes": len(model_proto.graph.node),
+            "parameters": len(params), "decomposed": [str(op) for op in
+                                                      decomposed]}
+
+
+def _finish(model_proto, state_names, state_values, grad_names):
+    """Gives the parameters, buffers and optimizer state their current values
+    as initializers, and drops the gradient outputs (the values keep their
+    names inside the graph)."""
+    graph = model_proto.graph
+    inputs = {i.name for i in graph.input}
+    existing = {init.name for init in graph.initializer}
+    for name, value in zip(state_names, state_values):
+        if name not in inputs:
+            # torch.onnx drops inputs that no node reads.
+            continue
+        if name in existing:
+            raise ExportError(f"initializer '{name}' is defined twice")
+        graph.initializer.append(
+            numpy_helper.from_array(value.detach().numpy(), name))
+    # A gradient that is also another output, or a graph input, gets an
+    # Identity from torch.onnx; either way its name stays defined.
+    grads = set(grad_names)
+    kept = [o for o in graph.output if o.name not in grads]
+    del graph.output[:]
+    graph.output.extend(kept)
+    _remove_dead_nodes(graph)
+
+
+def _remove_dead_nodes(graph):
+    """Removes nodes whose outputs nothing reads (the zeros of unused
+    parameters' gradients)."""
+    while True:
+        used = {o.name for o in graph.output}
+        for node in graph.node:
+            used.update(node.input)
+        dead = [n for n in graph.node if not any(o in used for o in n.output)]
+        if not dead:
+            return
+        keep = [n for n in graph.node if n not in dead]
+        del graph.node[:]
+        graph.node.extend(keep)
+
+
+def _save_atomically(model_proto, path):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".onnx.tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(model_proto.SerializeToString())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv=None):
+    # As `python3 -m amp_opt.export` this file is __main__; the zoo raises
+    # the ExportError of the amp_opt.export module.
+    from . import export as this_module
+    from . import zoo
+    parser = argparse.ArgumentParser(
+        prog="python3 -m amp_opt.export",
+        description="Export a training step of a zoo model to ONNX.")
+    parser.add_argument("--zoo", required=True, metavar="NAME",
+                        help=f"model: {', '.join(zoo.MODELS)}")
+    parser.add_argument("--optimizer", default="sgd",
+                        help="sgd, adam or adamw (default sgd)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="learning rate (default: the optimizer's, "
+                             "0.01 for sgd)")
+    parser.add_argument("--size", choices=["small", "large"],
+                        default="small", help="model size (default small)")
+    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("-o", "--output", required=True, metavar="FILE.onnx")
+    args = parser.parse_args(argv)
+    try:
+        info = zoo.export(args.zoo, args.optimizer, args.output,
+                          size=args.size, lr=args.lr, opset=args.opset)
+    except (this_module.ExportError, zoo.ZooError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {info['path']}: {info['nodes']} nodes, "
+          f"{info['parameters']} parameters")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Check an exported training step against eager PyTorch.
+
+run_exported() runs the ONNX step in ONNX Runtime for some steps, feeding
+each step's updated parameters, buffers and optimizer state into the next;
+run_eager() does the same steps with the model and torch.optim itself;
+compare() gives the error of every tensor. The error of a tensor is
+max|onnx - eager| / max(max|eager|, 1e-6), the largest deviation relative
+to the tensor's scale.
+"""
+import copy
+import json
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+from . import optim, ort
+
+
+def roles(model_proto):
+    """The amp_opt.* metadata of an exported step, JSON decoded."""
+    found = {}
+    for entry in model_proto.metadata_props:
+        if entry.key.startswith("amp_opt."):
+            value = entry.value
+            try:
+                value = json.loads(value)
+            except ValueError:
+                pass
+            found[entry.key[len("amp_opt."):]] = value
+    return found
+
+
+def run_exported(path, inputs, targets, steps=2):
+    """Losses of each step and the final state (name -> array) of the
+    exported step at `path`, run in ONNX Runtime."""
+    model_proto = onnx.load(path)
+    meta = roles(model_proto)
+    state = {init.name: numpy_helper.to_array(init)
+             for init in model_proto.graph.initializer}
+    graph_inputs = [i.name for i in model_proto.graph.input]
+    carried = {}  # updated output -> input it feeds
+    for param in meta["parameters"]:
+        carried[param["updated"]] = param["name"]
+        for key, name in param["state"].items():
+            carried[param["state_updated"][key]] = name
+    for buf in meta["buffers"]:
+        carried[buf["updated"]] = buf["name"]
+    opt = meta["optimizer"]
+    if opt.get("step"):
+        carried[opt["step_updated"]] = opt["step"]
+    data = dict(zip(meta["inputs"], inputs))
+    data.update(zip(meta["targets"], targets))
+    losses = []
+    for _ in range(steps):
+        feeds = {}
+        for name in graph_inputs:
+            feeds[name] = data[name] if name in data else state[name]
+        outputs = ort.run(path, feeds)
+        losses.append(float(outputs["loss"]))
+        for out, name in carried.items():
+            if out in outputs:
+                state[name] = outputs[out]
+    return losses, state
+
+
+def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):
+    """The same as run_exported with the model and torch.optim; the state
+    uses the exported step's names."""
+    model = copy.deepcopy(model)
+    model.train()
+    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
+           "adamw": torch.optim.AdamW}[optimizer]
+    opt = cls(model.parameters(), **hyper)
+    inputs = [torch.as_tensor(x) for x in inputs]
+    targets = [torch.as_tensor(t) for t in targets]
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(*inputs), *targets)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    state = {}
+    for name, param in model.named_parameters():
+        state[name] = param.detach().numpy()
+        for key, value in opt.state.get(param, {}).items():
+            if key == "step":
+                state["optimizer.step"] = value.detach().numpy().reshape(1)
+            else:
+                state[f"{name}.{key}"] = value.detach().numpy()
+    for name, buf in model.named_buffers():
+        state[name] = buf.detach().numpy()
+    return losses, state
+
+
+def relative_error(actual, expected):
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if actual.shape != expected.shape:
+        return float("inf")
+    if actual.size == 0:
+        return 0.0
+    scale = max(float(np.abs(expected).max()), 1e-6)
+    return float(np.abs(actual - expected).max()) / scale
+
+
+def _double(tensors):
+    return tuple(t.double() if t.is_floating_point() else t for t in tensors)
+
+
+def compare(model, inputs, targets, loss_fn, path, optimizer, hyper,
+            steps=2, tolerance=1e-5, rounding_factor=4.0):
+    """Checks the exported step at `path` against eager PyTorch over `steps`
+    steps: each step's loss ('loss<i>') and every parameter, buffer and
+    optimizer-state tensor at the end.
+
+    A tensor passes when its error against eager PyTorch (float32) is below
+    `tolerance`. Otherwise the same steps run eagerly in float64: when the
+    exported graph is within `rounding_factor` times as close to float64 as
+    eager float32 itself is, float32 rounding explains the difference (Adam
+    divides near-zero gradients by their own magnitude; sums that cancel
+    lose digits). Returns {name: (error, float32 rounding, verdict)} with
+    verdict 'pass', 'rounding' or 'FAIL'.
+    """
+    hyper = dict(optim.resolve(optimizer, **hyper))
+    np_inputs = [x.numpy() for x in inputs]
+    np_targets = [t.numpy() for t in targets]
+    onnx_losses, onnx_state = run_exported(path, np_inputs, np_targets,
+                                           steps)
+    eager_losses, eager_state = run_eager(model, inputs, targets, loss_fn,
+                                          optimizer, hyper, steps)
+    onnx_state.update({f"loss{i}": np.float32(v)
+                       for i, v in enumerate(onnx_losses)})
+    eager_state.update({f"loss{i}": np.float32(v)
+                        for i, v in enumerate(eager_losses)})
+    exact = None
+    results = {}
+    for name, expected in eager_state.items():
+        actual = onnx_state.get(name)
+        error = (float("inf") if actual is None
+                 else relative_error(actual, expected))
+        if error <= tolerance:
+            results[name] = (error, None, "pass")
+            continue
+        if exact is None:
+            losses64, exact = run_eager(copy.deepcopy(model).double(),
+                                        _double(inputs),
+                                        targets, loss_fn, optimizer, hyper,
+                                        steps)
+            exact.update({f"loss{i}": v for i, v in enumerate(losses64)})
+        rounding = relative_error(expected, exact[name])
+        explained = (actual is not None and relative_error(
+            actual, exact[name]) <= rounding_factor * rounding)
+        results[name] = (error, rounding, "rounding" if explained else "FAIL")
+    return results

@@ -1,0 +1,227 @@
+"""export_training_step on the zoo and on the known traps: the graphs are
+valid ONNX, their roles are recorded, and ONNX Runtime computes the same
+step as eager PyTorch."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from amp_opt import ExportError, export_training_step, verify, zoo
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def check_roles(path):
+    """Every name the metadata gives exists in the graph."""
+    model = onnx.load(path)
+    onnx.checker.check_model(model)
+    meta = verify.roles(model)
+    inputs = {i.name for i in model.graph.input}
+    outputs = {o.name for o in model.graph.output}
+    values = {o for n in model.graph.node for o in n.output}
+    initializers = {i.name for i in model.graph.initializer}
+    assert meta["format"] == "amp_opt.training_step.v1"
+    assert meta["loss"] in outputs
+    assert [i.name for i in model.graph.input
+            if i.name not in initializers] == meta["inputs"] + meta["targets"]
+    for param in meta["parameters"]:
+        assert param["name"] in inputs and param["name"] in initializers
+        assert param["gradient"] in values, param["gradient"]
+        assert param["updated"] in outputs
+        for key, name in param["state"].items():
+            assert name in initializers
+            assert param["state_updated"][key] in outputs
+    for buf in meta["buffers"]:
+        assert buf["updated"] in outputs
+    return meta
+
+
+def assert_matches_eager(model, inputs, targets, loss_fn, path, optimizer,
+                         hyper):
+    results = verify.compare(model, inputs, targets, loss_fn, path, optimizer,
+                             hyper)
+    failed = {k: v for k, v in results.items() if v[2] == "FAIL"}
+    assert not failed, failed
+    rounding = {k: v for k, v in results.items() if v[2] == "rounding"}
+    if rounding:
+        print(f"{os.path.basename(path)}: float32 rounding explains "
+              f"{sorted(rounding)}")
+
+
+@pytest.mark.parametrize("optimizer", sorted(zoo.OPTIMIZERS))
+@pytest.mark.parametrize("name", zoo.MODELS)
+def test_zoo_step_matches_eager(name, optimizer, tmp_path, needs_ort):
+    path = str(tmp_path / f"{name}_{optimizer}.onnx")
+    zoo.export(name, optimizer, path)
+    meta = check_roles(path)
+    assert meta["optimizer"]["type"] == optimizer
+    model, inputs, targets, loss_fn = zoo.build(name)
+    assert_matches_eager(model, inputs, targets, loss_fn, path, optimizer,
+                         zoo.OPTIMIZERS[optimizer])
+
+
+@pytest.mark.parametrize("opset", [13, 15, 16, 17])
+def test_embedding_gradient_sums_repeated_indices(opset, tmp_path, needs_ort):
+    """Token 3 appears three times: its gradient row is the sum of three
+    rows. With SGD at lr=1 the update is exactly the gradient."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(),
+                          nn.Linear(20, 1))
+    tokens = torch.tensor([[3, 1, 3, 3, 7]])
+    target = torch.tensor([[0.5]])
+    path = str(tmp_path / "embedding.onnx")
+    export_training_step(model, (tokens,), (target,), F.mse_loss, path,
+                         optimizer="sgd", lr=1.0, opset=opset)
+    losses, state = verify.run_exported(path, [tokens.numpy()],
+                                        [target.numpy()], steps=1)
+    weight = model[0].weight.detach()
+    model(tokens).sub(target).pow(2).mean().backward()
+    expected = model[0].weight.grad
+    assert expected[3].abs().sum() > 0
+    got = weight.numpy() - state["0.weight"]
+    np.testing.assert_allclose(got, expected.numpy(), rtol=1e-5, atol=1e-7)
+
+
+class TrapModel(nn.Module):
+    """Ordinary model code that torch 1.13 cannot export by itself: slicing
+    a parameter, masked_fill with -inf, split and chunk, adaptive pooling,
+    strided and grouped convolutions, max pooling, a tied weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(6, 8))
+        self.conv = nn.Conv2d(2, 4, 3, stride=2, padding=1)
+        self.depthwise = nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=4)
+        self.embed = nn.Linear(16, 8, bias=False)
+        self.out = nn.Linear(8, 16, bias=False)
+        self.out.weight = nn.Parameter(self.embed.weight.t().contiguous())
+        self.tied = nn.Linear(8, 8)
+        self.tied2 = nn.Linear(8, 8)
+        self.tied2.weight = self.tied.weight
+
+    def forward(self, image, x):
+        y = F.max_pool2d(self.depthwise(F.relu(self.conv(image))), 2)
+        y = F.adaptive_avg_pool2d(y, (2, 1)).flatten(1)
+        h = self.embed(x) + self.pos[:x.shape[1]]
+        a, b = h.split(4, dim=-1)
+        c, d = h.chunk(2, dim=-1)
+        scores = a @ b.transpose(-2, -1) + c @ d.transpose(-2, -1)
+        mask = torch.ones(x.shape[1], x.shape[1]).triu(1).bool()
+        scores = scores.masked_fill(mask, float("-inf")).softmax(-1)
+        h = self.tied2(self.tied(scores @ h)) + y[:, None, :]
+        return self.out(h)
+
+
+def test_traps_export_and_match_eager(tmp_path, needs_ort):
+    torch.manual_seed(0)
+    model = TrapModel()
+    inputs = (torch.randn(2, 2, 9, 9), torch.randn(2, 5, 16))
+    targets = (torch.randn(2, 5, 16),)
+    path = str(tmp_path / "traps.onnx")
+    info = export_training_step(model, inputs, targets, F.mse_loss, path,
+                                optimizer="adam", lr=0.01)
+    meta = check_roles(path)
+    decomposed = set(info["decomposed"])
+    assert {"aten.slice_scatter.default", "aten.convolution_backward.default",
+            "aten.max_pool2d_with_indices_backward.default"} <= decomposed
+    tied = [p for p in meta["parameters"] if len(p["aliases"]) > 1]
+    assert [p["aliases"] for p in tied] == [["tied.weight", "tied2.weight"]]
+    assert_matches_eager(model, inputs, targets, F.mse_loss, path, "adam",
+                         {"lr": 0.01})
+
+
+def test_batchnorm_running_statistics_are_state(tmp_path, needs_ort):
+    model, inputs, targets, loss_fn = zoo.build("cnn")
+    path = str(tmp_path / "cnn.onnx")
+    zoo.export("cnn", "sgd", path)
+    meta = check_roles(path)
+    names = {b["name"] for b in meta["buffers"]}
+    assert {"stem.1.running_mean", "stem.1.running_var",
+            "stem.1.num_batches_tracked"} <= names
+    _, state = verify.run_exported(path, [inputs[0].numpy()],
+                                   [targets[0].numpy()], steps=3)
+    assert state["stem.1.num_batches_tracked"] == 3
+    assert not np.allclose(state["stem.1.running_mean"], 0)
+
+
+def test_unsupported_op_names_it(tmp_path):
+    class Gamma(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return torch.lgamma(x * self.scale + 2)
+
+    path = tmp_path / "gamma.onnx"
+    with pytest.raises(ExportError, match=r"aten op\(s\) 'aten\.digamma\."
+                       r"default', 'aten\.lgamma\.default' have no ONNX "
+                       r"export at opset 17 and no decomposition"):
+        export_training_step(Gamma(), (torch.rand(4, 3),), (torch.rand(4, 3),),
+                             F.mse_loss, str(path), lr=0.1)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(optimizer="lamb"), "unknown optimizer 'lamb'"),
+    (dict(optimizer="sgd", lr=None), "needs a learning rate"),
+    (dict(opset=11), "opset 11 is not supported"),
+    (dict(path="/nonexistent/dir/x.onnx"), "cannot write"),
+])
+def test_bad_arguments(kwargs, message, tmp_path):
+    model, inputs, targets, loss_fn = zoo.build("mlp")
+    args = dict(path=str(tmp_path / "x.onnx"), optimizer="sgd", lr=0.1)
+    args.update(kwargs)
+    with pytest.raises(ExportError, match=message):
+        export_training_step(model, inputs, targets, loss_fn, **args)
+
+
+def run_cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    return subprocess.run([sys.executable, "-m", *args], env=env,
+                          capture_output=True, text=True)
+
+
+def test_export_cli(tmp_path):
+    out = tmp_path / "mlp.onnx"
+    proc = run_cli("amp_opt.export", "--zoo", "mlp", "--optimizer", "adam",
+                   "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert check_roles(str(out))["optimizer"]["type"] == "adam"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--zoo", "resnet50"], "error: unknown zoo model 'resnet50'"),
+    (["--zoo", "mlp", "--optimizer", "lamb"], "error: unknown optimizer"),
+])
+def test_export_cli_errors(args, message, tmp_path):
+    out = tmp_path / "x.onnx"
+    proc = run_cli("amp_opt.export", *args, "-o", str(out))
+    assert proc.returncode == 1
+    assert message in proc.stderr
+    assert not out.exists()
+
+
+def test_export_cli_unwritable_path():
+    proc = run_cli("amp_opt.export", "--zoo", "mlp", "-o",
+                   "/nonexistent/dir/mlp.onnx")
+    assert proc.returncode == 1
+    assert "error: cannot write '/nonexistent/dir/mlp.onnx'" in proc.stderr
+
+
+def test_zoo_cli_writes_every_graph(tmp_path):
+    proc = run_cli("amp_opt.zoo", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    with open(tmp_path / "zoo.json") as f:
+        index = json.load(f)
+    assert len(index) == len(zoo.MODELS) * len(zoo.OPTIMIZERS)
+    for name in index:
+        check_roles(str(tmp_path / name))
