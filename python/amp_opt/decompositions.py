@@ -9,6 +9,7 @@ Two tables:
   onnx_symbolics() registers for the duration of one export.
 """
 import contextlib
+import functools
 
 import torch
 import torch.onnx
@@ -29,6 +30,15 @@ def _register(*ops):
             _OURS[op] = fn
         return fn
     return wrap
+
+
+def always(opset):
+    """Decompositions applied to every trace: ops that torch.onnx claims to
+    export but fails on (indexing with None in the index list asserts in
+    torch 1.13's JIT)."""
+    return {aten.index.Tensor: index,
+            aten.index_put.default: functools.partial(
+                index_put, scatter_add_exports=opset >= 16)}
 
 
 def find(op, opset):
@@ -216,6 +226,64 @@ def adaptive_avg_pool2d_backward(grad_output, input):
                         len(rows) * len(cols))
     grad = grad_output.reshape(-1, out_h * out_w) @ average
     return grad.reshape(input.shape)
+
+
+def _merge_indexed_dims(input, indices):
+    """For advanced indexing input[..., i0, i1, ...] with adjacent index
+    tensors: input with the indexed dims merged into one, that dim, the
+    flat index tensor (broadcast shape), and the number of indexed dims."""
+    positions = [i for i, t in enumerate(indices) if t is not None]
+    if not positions or positions != list(range(positions[0],
+                                               positions[-1] + 1)):
+        raise NotImplementedError(
+            "advanced indexing with non-adjacent index tensors")
+    first = positions[0]
+    tensors = torch.broadcast_tensors(*[indices[p] for p in positions])
+    flat = None
+    for position, tensor in zip(positions, tensors):
+        size = input.shape[position]
+        tensor = tensor.long().remainder(size)
+        flat = tensor if flat is None else flat * size + tensor
+    merged = input.reshape(*input.shape[:first], -1,
+                           *input.shape[first + len(positions):])
+    return merged, first, flat, len(positions)
+
+
+def index(input, indices):
+    """input[..., idx, ...] as index_select on the merged indexed dims."""
+    merged, dim, flat, count = _merge_indexed_dims(input, list(indices))
+    result = merged.index_select(dim, flat.reshape(-1))
+    return result.reshape(*input.shape[:dim], *flat.shape,
+                          *input.shape[dim + count:])
+
+
+def index_put(input, indices, values, accumulate=False,
+              scatter_add_exports=True):
+    """input[..., idx, ...] = values (+= with accumulate, which sums
+    repeated indices: the backward of indexing). scatter_add exports from
+    opset 16; below it, a one-hot matmul sums."""
+    merged, dim, flat, count = _merge_indexed_dims(input, list(indices))
+    shape = (*input.shape[:dim], *flat.shape, *input.shape[dim + count:])
+    values = values.to(input.dtype).expand(shape).reshape(
+        *merged.shape[:dim], -1, *merged.shape[dim + 1:])
+    flat = flat.reshape(-1)
+    if not accumulate:
+        result = merged.index_copy(dim, flat, values)
+    elif scatter_add_exports:
+        # Not index_add: torch.onnx exports it to a scatter that keeps one
+        # of repeated indices instead of their sum.
+        shape = [1] * merged.dim()
+        shape[dim] = -1
+        result = merged.scatter_add(dim, flat.reshape(shape).expand(
+            values.shape), values)
+    else:
+        rows = values.movedim(dim, 0)
+        one_hot = _one_hot(flat, merged.shape[dim], values.dtype)
+        added = (one_hot.t() @ rows.reshape(rows.shape[0], -1)).reshape(
+            merged.shape[dim], *rows.shape[1:])
+        result = merged + added.movedim(0, dim)
+    return result.reshape(input.shape)
+
 
 
 @_register(aten.copy.default)

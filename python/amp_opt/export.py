@@ -67,8 +67,10 @@ def _unexportable_ops(graph_module, opset):
 
 def _trace(step, args, opset):
     """make_fx of `step`, with decompositions for every aten op that does
-    not export at `opset`. Returns the GraphModule and the decomposed ops."""
-    table = {}
+    not export at `opset`. Returns the GraphModule and the ops that needed
+    a decomposition (besides decompositions.always)."""
+    table = decompositions.always(opset)
+    discovered = []
     for _ in range(MAX_DECOMPOSITION_ROUNDS):
         graph_module = make_fx(step, decomposition_table=table)(*args)
         # In-place updates (BatchNorm's running statistics) become values.
@@ -76,7 +78,7 @@ def _trace(step, args, opset):
                                decomposition_table=table)(*args)
         missing = _unexportable_ops(graph_module, opset)
         if not missing:
-            return graph_module, sorted(table, key=str)
+            return graph_module, sorted(discovered, key=str)
         stuck = [op for op in missing
                  if op in table or decompositions.find(op, opset) is None]
         if stuck:
@@ -88,6 +90,7 @@ def _trace(step, args, opset):
                 f"amp_opt/decompositions.py")
         for op in missing:
             table[op] = decompositions.find(op, opset)
+            discovered.append(op)
     raise ExportError("decompositions did not converge")
 
 
@@ -205,6 +208,10 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             graph_module, decomposed = _trace(step, values, opset)
+    except NotImplementedError as error:
+        # A decomposition met a case it does not cover.
+        raise ExportError(f"the model uses {error}, which the exporter "
+                          f"does not support yet") from None
     finally:
         model.train(was_training)
 
@@ -307,6 +314,10 @@ def _save_atomically(model_proto, path):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(model_proto.SerializeToString())
+        # mkstemp makes the file private; give it the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

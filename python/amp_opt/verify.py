@@ -86,6 +86,8 @@ def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):
     for name, param in model.named_parameters():
         state[name] = param.detach().numpy()
         for key, value in opt.state.get(param, {}).items():
+            if value is None:
+                continue
             if key == "step":
                 state["optimizer.step"] = value.detach().numpy().reshape(1)
             else:
@@ -146,9 +148,8 @@ def compare(model, inputs, targets, loss_fn, path, optimizer, hyper,
             continue
         if exact is None:
             losses64, exact = run_eager(copy.deepcopy(model).double(),
-                                        _double(inputs),
-                                        targets, loss_fn, optimizer, hyper,
-                                        steps)
+                                        _double(inputs), _double(targets),
+                                        loss_fn, optimizer, hyper, steps)
             exact.update({f"loss{i}": v for i, v in enumerate(losses64)})
         rounding = relative_error(expected, exact[name])
         explained = (actual is not None and relative_error(

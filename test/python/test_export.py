@@ -92,8 +92,8 @@ def test_embedding_gradient_sums_repeated_indices(opset, tmp_path, needs_ort):
 
 class TrapModel(nn.Module):
     """Ordinary model code that torch 1.13 cannot export by itself: slicing
-    a parameter, masked_fill with -inf, split and chunk, adaptive pooling,
-    strided and grouped convolutions, max pooling, a tied weight."""
+    a parameter, indexing, masked_fill with -inf, split and chunk, adaptive
+    pooling, strided and grouped convolutions, max pooling, tied weights."""
 
     def __init__(self):
         super().__init__()
@@ -117,7 +117,9 @@ class TrapModel(nn.Module):
         mask = torch.ones(x.shape[1], x.shape[1]).triu(1).bool()
         scores = scores.masked_fill(mask, float("-inf")).softmax(-1)
         h = self.tied2(self.tied(scores @ h)) + y[:, None, :]
-        return self.out(h)
+        # Indexing: a select, a strided slice and an index tensor.
+        first = h[:, 0] + h[:, ::2].sum(1) + h[:, torch.tensor([1, 1, 3])].sum(1)
+        return self.out(h + first[:, None, :])
 
 
 def test_traps_export_and_match_eager(tmp_path, needs_ort):
@@ -225,3 +227,32 @@ def test_zoo_cli_writes_every_graph(tmp_path):
     assert len(index) == len(zoo.MODELS) * len(zoo.OPTIMIZERS)
     for name in index:
         check_roles(str(tmp_path / name))
+
+
+@pytest.mark.parametrize("opset", [13, 15])
+@pytest.mark.parametrize("name", ["cnn", "gpt"])
+def test_older_opsets_match_eager(name, opset, tmp_path, needs_ort):
+    """Below opset 16 the scatter-add gradients become one-hot forms and
+    LayerNorm is expanded."""
+    path = str(tmp_path / f"{name}.onnx")
+    zoo.export(name, "adam", path, opset=opset)
+    assert check_roles(path)
+    model, inputs, targets, loss_fn = zoo.build(name)
+    assert_matches_eager(model, inputs, targets, loss_fn, path, "adam",
+                         zoo.OPTIMIZERS["adam"])
+
+
+def test_unsupported_indexing_is_an_error(tmp_path):
+    class Pick(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4, 5, 4))
+
+        def forward(self, x):
+            i = torch.tensor([0, 1])
+            return (self.w * x)[i, :, i].sum(-1)
+
+    with pytest.raises(ExportError, match="non-adjacent index tensors"):
+        export_training_step(Pick(), (torch.randn(4, 5, 4),),
+                             (torch.randn(2, 5),), F.mse_loss,
+                             str(tmp_path / "pick.onnx"), lr=0.1)
