@@ -34,11 +34,14 @@ def _register(*ops):
 
 def always(opset):
     """Decompositions applied to every trace: ops that torch.onnx claims to
-    export but fails on (indexing with None in the index list asserts in
-    torch 1.13's JIT)."""
+    export but fails on in torch 1.13 (the JIT asserts on indexing with None
+    in the index list, and on full_like with an integer value, which
+    functionalize makes of SiLU's and BCE's backward)."""
     return {aten.index.Tensor: index,
             aten.index_put.default: functools.partial(
-                index_put, scatter_add_exports=opset >= 16)}
+                index_put, scatter_add_exports=opset >= 16),
+            aten.full_like.default: full_like,
+            aten.fill.Scalar: fill}
 
 
 def find(op, opset):
@@ -126,12 +129,22 @@ def _conv(dims, transposed):
 def convolution_backward(grad_output, input, weight, bias_sizes, stride,
                          padding, dilation, transposed, output_padding, groups,
                          output_mask):
-    """Gradients of a (non-transposed) 1-3d convolution as convolutions."""
-    if transposed:
-        raise NotImplementedError(
-            "convolution_backward of a transposed convolution")
+    """Gradients of a 1-3d convolution as convolutions."""
     dims = weight.dim() - 2
     grad_input = grad_weight = grad_bias = None
+    if transposed:
+        # The adjoint of a transposed convolution is the convolution; the
+        # weight gradient is a convolution's with input and output swapped.
+        if output_mask[0]:
+            grad_input = _conv(dims, False)(grad_output, weight, None, stride,
+                                            padding, dilation, groups)
+        if output_mask[1]:
+            grad_weight = _conv_weight_grad(input, grad_output, weight,
+                                            stride, padding, dilation, groups,
+                                            dims)
+        if output_mask[2]:
+            grad_bias = grad_output.sum([0] + list(range(2, 2 + dims)))
+        return grad_input, grad_weight, grad_bias
     if output_mask[0]:
         # The transposed convolution, padded so that it gives back the input
         # size.
@@ -195,8 +208,10 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
         if end < size:
             pieces.append(input.narrow(dim, end, size - end))
         return pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim)
-    index = torch.arange(start, end, step)
-    return input.index_copy(dim, index, src)
+    shape = [1] * input.dim()
+    shape[dim] = -1
+    index = torch.arange(start, end, step).reshape(shape).expand(src.shape)
+    return input.scatter(dim, index, src)
 
 
 @_register(aten.select_scatter.default)
@@ -249,8 +264,23 @@ def _merge_indexed_dims(input, indices):
     return merged, first, flat, len(positions)
 
 
+def _boolean_mask(input, indices):
+    """The mask of input[mask] (a bool tensor over the leading dims), None
+    for integer indexing."""
+    if not any(t is not None and t.dtype == torch.bool for t in indices):
+        return None
+    if len(indices) != 1 or indices[0].shape != input.shape[
+            :indices[0].dim()]:
+        raise NotImplementedError("boolean mask indexing other than x[mask]")
+    mask = indices[0]
+    return mask.reshape(*mask.shape, *[1] * (input.dim() - mask.dim()))
+
+
 def index(input, indices):
     """input[..., idx, ...] as index_select on the merged indexed dims."""
+    if _boolean_mask(input, list(indices)) is not None:
+        raise NotImplementedError(
+            "reading x[mask] (a result whose shape depends on the data)")
     merged, dim, flat, count = _merge_indexed_dims(input, list(indices))
     result = merged.index_select(dim, flat.reshape(-1))
     return result.reshape(*input.shape[:dim], *flat.shape,
@@ -262,20 +292,30 @@ def index_put(input, indices, values, accumulate=False,
     """input[..., idx, ...] = values (+= with accumulate, which sums
     repeated indices: the backward of indexing). scatter_add exports from
     opset 16; below it, a one-hot matmul sums."""
+    mask = _boolean_mask(input, list(indices))
+    if mask is not None:
+        if values.numel() != 1:
+            raise NotImplementedError("x[mask] = tensor (only a scalar)")
+        values = values.reshape(()).to(input.dtype)
+        if accumulate:
+            return input + torch.where(mask, values, torch.zeros_like(values))
+        return torch.where(mask, values, input)
     merged, dim, flat, count = _merge_indexed_dims(input, list(indices))
     shape = (*input.shape[:dim], *flat.shape, *input.shape[dim + count:])
     values = values.to(input.dtype).expand(shape).reshape(
         *merged.shape[:dim], -1, *merged.shape[dim + 1:])
     flat = flat.reshape(-1)
+    shape = [1] * merged.dim()
+    shape[dim] = -1
+    expanded = flat.reshape(shape).expand(values.shape)
     if not accumulate:
-        result = merged.index_copy(dim, flat, values)
+        # scatter, not index_copy, whose torch.onnx symbolic fails on some
+        # index shapes.
+        result = merged.scatter(dim, expanded, values)
     elif scatter_add_exports:
         # Not index_add: torch.onnx exports it to a scatter that keeps one
         # of repeated indices instead of their sum.
-        shape = [1] * merged.dim()
-        shape[dim] = -1
-        result = merged.scatter_add(dim, flat.reshape(shape).expand(
-            values.shape), values)
+        result = merged.scatter_add(dim, expanded, values)
     else:
         rows = values.movedim(dim, 0)
         one_hot = _one_hot(flat, merged.shape[dim], values.dtype)
@@ -284,6 +324,95 @@ def index_put(input, indices, values, accumulate=False,
         result = merged + added.movedim(0, dim)
     return result.reshape(input.shape)
 
+
+
+def full_like(input, value, dtype=None, layout=None, device=None,
+              pin_memory=None, memory_format=None):
+    dtype = input.dtype if dtype is None else dtype
+    return torch.full(list(input.shape), value, dtype=dtype)
+
+
+def fill(input, value):
+    """The functional form of input.fill_(value)."""
+    return torch.full(list(input.shape), value, dtype=input.dtype)
+
+
+@_register(aten.sgn.default)
+def sgn(input):
+    """sgn is sign for real tensors (L1Loss's backward)."""
+    return torch.sign(input)
+
+
+@_register(aten.smooth_l1_loss.default)
+def smooth_l1_loss(input, target, reduction=1, beta=1.0):
+    diff = (input - target).abs()
+    loss = torch.where(diff < beta, 0.5 * diff * diff / beta if beta > 0
+                       else diff, diff - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+@_register(aten.smooth_l1_loss_backward.default)
+def smooth_l1_loss_backward(grad_output, input, target, reduction, beta):
+    diff = input - target
+    if beta > 0:
+        grad = torch.where(diff.abs() < beta, diff / beta, torch.sign(diff))
+    else:
+        grad = torch.sign(diff)
+    if reduction == 1:  # mean
+        grad = grad / diff.numel()
+    return grad * grad_output
+
+
+def _reduce(loss, reduction):
+    # at::Reduction: 0 none, 1 mean, 2 sum.
+    return loss if reduction == 0 else (
+        loss.mean() if reduction == 1 else loss.sum())
+
+
+@_register(aten.adaptive_max_pool2d_backward.default)
+def adaptive_max_pool2d_backward(grad_output, input, indices):
+    """As max pooling's backward: indices are flat within each plane."""
+    return max_pool2d_with_indices_backward(grad_output, input, None, None,
+                                            None, None, None, indices)
+
+
+@_register(aten.avg_pool2d_backward.default)
+def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding,
+                        ceil_mode, count_include_pad, divisor_override):
+    """Spreads each output gradient over its window with a transposed
+    convolution of constant weights (windows counting the padding, the
+    default)."""
+    import torch.nn.functional as F
+    if ceil_mode or not count_include_pad or divisor_override:
+        raise NotImplementedError(
+            "avg_pool2d's backward with ceil_mode, count_include_pad=False "
+            "or divisor_override")
+    kernel = list(kernel_size) * (2 // len(kernel_size))
+    stride = list(stride or kernel) * (2 // len(stride or kernel))
+    padding = list(padding) * (2 // len(padding))
+    channels = input.shape[1]
+    weight = torch.full((channels, 1, *kernel), 1.0 / (kernel[0] * kernel[1]),
+                        dtype=grad_output.dtype)
+    extra = []
+    for d in range(2):
+        full = ((grad_output.shape[2 + d] - 1) * stride[d] - 2 * padding[d]
+                + kernel[d])
+        extra.append(input.shape[2 + d] - full)
+    return F.conv_transpose2d(grad_output, weight, None, stride, padding,
+                              extra, channels)
+
+
+@_register(aten.upsample_nearest2d_backward.vec)
+def upsample_nearest2d_backward(grad_output, output_size, input_size,
+                                scale_factors):
+    """Sums each block of copies (integer scale factors)."""
+    batch, channels, height, width = input_size
+    out_h, out_w = grad_output.shape[-2], grad_output.shape[-1]
+    if out_h % height or out_w % width:
+        raise NotImplementedError(
+            "upsample_nearest2d's backward with a non-integer scale")
+    return grad_output.reshape(batch, channels, height, out_h // height,
+                               width, out_w // width).sum((3, 5))
 
 
 @_register(aten.copy.default)

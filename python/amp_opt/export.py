@@ -11,6 +11,7 @@ values, optimizer state) are recorded in metadata_props: see
 docs/TrainingStepFormat.md.
 """
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -22,7 +23,6 @@ import onnx
 import torch
 from functorch import functionalize, make_fx
 from onnx import numpy_helper
-from torch.nn.utils.stateless import functional_call
 from torch.onnx._internal import registration
 
 from . import decompositions, optim
@@ -51,6 +51,51 @@ def _parameter_aliases(model):
                 aliases.setdefault(id(param), []).append(full)
     return [(name, param, aliases[id(param)])
             for name, param in model.named_parameters()]
+
+
+@contextlib.contextmanager
+def _bound(model, bindings):
+    """Runs the block with the model's parameters and buffers replaced by
+    `bindings` (name -> tensor), as torch.func.functional_call does. Unlike
+    torch 1.13's functional_call it also refreshes the weight list that
+    nn.RNNBase (LSTM, GRU) computes with, which would otherwise read the
+    original parameters as constants."""
+    saved = []
+    touched = set()
+    try:
+        for name, tensor in bindings.items():
+            path, _, attr = name.rpartition(".")
+            module = model.get_submodule(path)
+            slots = (module._parameters if attr in module._parameters
+                     else module._buffers)
+            saved.append((slots, attr, slots[attr]))
+            slots[attr] = tensor
+            touched.add(module)
+        for module in touched:
+            if isinstance(module, torch.nn.RNNBase):
+                saved.append((module.__dict__, "_flat_weights",
+                              module._flat_weights))
+                module._flat_weights = [getattr(module, n)
+                                        for n in module._flat_weights_names]
+        yield
+    finally:
+        for slots, attr, old in reversed(saved):
+            slots[attr] = old
+
+
+def _captured_state(graph_module, model):
+    """Names of parameters and buffers whose storage the traced graph holds
+    as a constant: the model read them around the bindings."""
+    storages = {}
+    for name, tensor in list(model.named_parameters()) + list(
+            model.named_buffers()):
+        storages.setdefault(tensor.data_ptr(), name)
+    constants = [value for value in vars(graph_module).values()
+                 if isinstance(value, torch.Tensor)]
+    constants += [value for _, value in graph_module.named_parameters()]
+    constants += [value for _, value in graph_module.named_buffers()]
+    return sorted({storages[value.data_ptr()] for value in constants
+                   if value.numel() > 0 and value.data_ptr() in storages})
 
 
 def _onnx_exportable(op, opset):
@@ -184,7 +229,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
                 bindings[alias] = p
         for (name, _), b in zip(buffers, bufs):
             bindings[name] = b
-        output = functional_call(model, bindings, tuple(inputs))
+        with _bound(model, bindings):
+            output = model(*inputs)
         loss = loss_fn(output, *targets)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise ExportError("loss_fn must return a tensor with one element")
@@ -214,6 +260,12 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
                           f"does not support yet") from None
     finally:
         model.train(was_training)
+    captured = _captured_state(graph_module, model)
+    if captured:
+        raise ExportError(
+            f"the model reads {', '.join(captured)} without going through "
+            f"its module attributes, so the step would train a constant; "
+            f"this model structure is not supported")
 
     grad_names = [f"{name}.grad" for name, _, _ in params]
     updated = lambda name: f"{name}.updated"
@@ -232,8 +284,9 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             torch.onnx.export(graph_module, tuple(values), buffer,
                               input_names=names, output_names=output_names,
                               opset_version=opset, do_constant_folding=True)
-    except (torch.onnx.errors.OnnxExporterError, RuntimeError) as error:
-        raise ExportError(f"torch.onnx.export failed: {error}") from None
+    except Exception as error:  # torch.onnx fails in many ways.
+        raise ExportError(f"torch.onnx.export failed: "
+                          f"{type(error).__name__}: {error}") from None
     model_proto = onnx.load_from_string(buffer.getvalue())
     _finish(model_proto, names[:num_state_inputs], values[:num_state_inputs],
             grad_names)

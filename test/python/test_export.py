@@ -256,3 +256,42 @@ def test_unsupported_indexing_is_an_error(tmp_path):
         export_training_step(Pick(), (torch.randn(4, 5, 4),),
                              (torch.randn(2, 5),), F.mse_loss,
                              str(tmp_path / "pick.onnx"), lr=0.1)
+
+
+@pytest.mark.parametrize("layer", [nn.LSTM, nn.GRU])
+def test_recurrent_layers_train_their_weights(layer, tmp_path, needs_ort):
+    """nn.RNNBase computes with a cached weight list that torch 1.13's
+    functional_call does not update: the step would train constants."""
+    torch.manual_seed(0)
+    model = layer(6, 4, batch_first=True)
+
+    class First(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = model
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    net = First()
+    inputs, targets = (torch.randn(2, 5, 6),), (torch.randn(2, 5, 4),)
+    path = str(tmp_path / "rnn.onnx")
+    export_training_step(net, inputs, targets, F.mse_loss, path, lr=0.1)
+    assert_matches_eager(net, inputs, targets, F.mse_loss, path, "sgd",
+                         {"lr": 0.1})
+
+
+def test_parameters_read_around_the_module_are_an_error(tmp_path):
+    class Cached(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+            self.cache = [self.w]
+
+        def forward(self, x):
+            return x * self.cache[0]
+
+    with pytest.raises(ExportError, match="reads w without going through"):
+        export_training_step(Cached(), (torch.randn(2, 3),),
+                             (torch.randn(2, 3),), F.mse_loss,
+                             str(tmp_path / "cached.onnx"), lr=0.1)

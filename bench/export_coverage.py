@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""Which common PyTorch layers and losses export as training steps.
+
+Exports a one-layer training step (SGD) of each case with
+amp_opt.export.export_training_step and, when ONNX Runtime is installed,
+checks it against eager PyTorch (amp_opt.verify.compare). Prints a table
+and appends it, with the machine and date, to
+bench/results/export_coverage.md.
+
+    PYTHONPATH=python /usr/bin/python3 bench/export_coverage.py
+"""
+import argparse
+import datetime
+import os
+import platform
+import sys
+import tempfile
+import warnings
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+
+from amp_opt import ExportError, export_training_step, ort, verify  # noqa
+
+
+class Apply(nn.Module):
+    """A layer, optionally followed by a function of its output."""
+
+    def __init__(self, layer, then=None):
+        super().__init__()
+        self.layer = layer
+        self.then = then
+
+    def forward(self, *args):
+        y = self.layer(*args)
+        if isinstance(y, tuple):
+            y = y[0]
+        return self.then(y) if self.then else y
+
+
+class Fn(nn.Module):
+    """A function of the input times a parameter."""
+
+    def __init__(self, fn, shape):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(shape) + 0.5)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x * self.w)
+
+
+def mse_to(shape):
+    return (torch.randn(shape),), F.mse_loss
+
+
+def cases():
+    x2d = torch.randn(2, 4, 8, 8)
+    seq = torch.randn(2, 5, 8)
+    tokens = torch.tensor([[1, 2, 2, 0, 5], [3, 3, 3, 1, 0]])
+    labels = torch.tensor([1, 3])
+    yield "Conv1d", Apply(nn.Conv1d(4, 6, 3, padding=1)), \
+        (torch.randn(2, 4, 9),), *mse_to((2, 6, 9))
+    yield "Conv2d stride 2", Apply(nn.Conv2d(4, 6, 3, stride=2)), (x2d,), \
+        *mse_to((2, 6, 3, 3))
+    yield "Conv3d", Apply(nn.Conv3d(2, 3, 3, padding=1)), \
+        (torch.randn(1, 2, 4, 4, 4),), *mse_to((1, 3, 4, 4, 4))
+    yield "Conv2d depthwise", Apply(nn.Conv2d(4, 4, 3, groups=4)), (x2d,), \
+        *mse_to((2, 4, 6, 6))
+    yield "ConvTranspose2d", Apply(nn.ConvTranspose2d(4, 2, 2, stride=2)), \
+        (x2d,), *mse_to((2, 2, 16, 16))
+    yield "BatchNorm1d", Apply(nn.BatchNorm1d(8)), (torch.randn(6, 8),), \
+        *mse_to((6, 8))
+    yield "BatchNorm2d", Apply(nn.BatchNorm2d(4)), (x2d,), \
+        *mse_to((2, 4, 8, 8))
+    yield "GroupNorm", Apply(nn.GroupNorm(2, 4)), (x2d,), \
+        *mse_to((2, 4, 8, 8))
+    yield "InstanceNorm2d affine", Apply(nn.InstanceNorm2d(4, affine=True)), \
+        (x2d,), *mse_to((2, 4, 8, 8))
+    yield "LayerNorm", Apply(nn.LayerNorm(8)), (seq,), *mse_to((2, 5, 8))
+    yield "Embedding padding_idx", Apply(nn.Embedding(8, 4, padding_idx=0)), \
+        (tokens,), *mse_to((2, 5, 4))
+    yield "EmbeddingBag", Apply(nn.EmbeddingBag(8, 4, mode="mean")), \
+        (tokens,), *mse_to((2, 4))
+    yield "LSTM", Apply(nn.LSTM(8, 6, batch_first=True)), (seq,), \
+        *mse_to((2, 5, 6))
+    yield "GRU", Apply(nn.GRU(8, 6, batch_first=True)), (seq,), \
+        *mse_to((2, 5, 6))
+    yield "MultiheadAttention", Apply(nn.MultiheadAttention(
+        8, 2, batch_first=True), None), (seq, seq, seq), *mse_to((2, 5, 8))
+    for name, act in [("GELU", nn.GELU()), ("GELU tanh",
+                                            nn.GELU(approximate="tanh")),
+                      ("SiLU", nn.SiLU()), ("Mish", nn.Mish()),
+                      ("Hardswish", nn.Hardswish()),
+                      ("LeakyReLU", nn.LeakyReLU(0.1)), ("ELU", nn.ELU()),
+                      ("Softplus", nn.Softplus()), ("Tanh", nn.Tanh()),
+                      ("Sigmoid", nn.Sigmoid()), ("PReLU", nn.PReLU())]:
+        yield name, Apply(nn.Linear(8, 8), act), (seq,), *mse_to((2, 5, 8))
+    yield "MaxPool1d", Apply(nn.Conv1d(4, 4, 1), nn.MaxPool1d(2)), \
+        (torch.randn(2, 4, 8),), *mse_to((2, 4, 4))
+    yield "MaxPool2d overlapping", Apply(nn.Conv2d(4, 4, 1),
+                                         nn.MaxPool2d(3, stride=2)), \
+        (x2d,), *mse_to((2, 4, 3, 3))
+    yield "AvgPool2d", Apply(nn.Conv2d(4, 4, 1), nn.AvgPool2d(2)), (x2d,), \
+        *mse_to((2, 4, 4, 4))
+    yield "AdaptiveAvgPool2d 3x3", Apply(nn.Conv2d(4, 4, 1),
+                                         nn.AdaptiveAvgPool2d(3)), (x2d,), \
+        *mse_to((2, 4, 3, 3))
+    yield "AdaptiveMaxPool2d", Apply(nn.Conv2d(4, 4, 1),
+                                     nn.AdaptiveMaxPool2d(2)), (x2d,), \
+        *mse_to((2, 4, 2, 2))
+    yield "Upsample nearest", Apply(nn.Conv2d(4, 4, 1),
+                                    nn.Upsample(scale_factor=2)), (x2d,), \
+        *mse_to((2, 4, 16, 16))
+    yield "Upsample bilinear", Apply(nn.Conv2d(4, 4, 1), nn.Upsample(
+        scale_factor=2, mode="bilinear")), (x2d,), *mse_to((2, 4, 16, 16))
+    yield "PixelShuffle", Apply(nn.Conv2d(4, 4, 1), nn.PixelShuffle(2)), \
+        (x2d,), *mse_to((2, 1, 16, 16))
+    head = nn.Linear(8, 4)
+    x = torch.randn(2, 8)
+    yield "CrossEntropy label_smoothing", Apply(head), (x,), (labels,), \
+        nn.CrossEntropyLoss(label_smoothing=0.1)
+    yield "NLLLoss", Apply(nn.Linear(8, 4), nn.LogSoftmax(-1)), (x,), \
+        (labels,), nn.NLLLoss()
+    yield "BCEWithLogits", Apply(nn.Linear(8, 4)), (x,), \
+        (torch.rand(2, 4).round(),), nn.BCEWithLogitsLoss()
+    yield "L1Loss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4),), \
+        nn.L1Loss()
+    yield "SmoothL1Loss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4),), \
+        nn.SmoothL1Loss()
+    yield "KLDivLoss", Apply(nn.Linear(8, 4), nn.LogSoftmax(-1)), (x,), \
+        (torch.softmax(torch.randn(2, 4), -1),), \
+        nn.KLDivLoss(reduction="batchmean")
+    yield "cumsum", Fn(lambda t: t.cumsum(1), (5, 8)), (seq,), \
+        *mse_to((2, 5, 8))
+    yield "topk", Fn(lambda t: t.topk(3, dim=-1).values, (5, 8)), (seq,), \
+        *mse_to((2, 5, 3))
+    yield "sort", Fn(lambda t: t.sort(-1).values, (5, 8)), (seq,), \
+        *mse_to((2, 5, 8))
+    yield "gather", Fn(lambda t: t.gather(2, torch.tensor(
+        [[[0, 1]] * 5] * 2)), (5, 8)), (seq,), *mse_to((2, 5, 2))
+    yield "norm", Fn(lambda t: t.norm(dim=-1), (5, 8)), (seq,), \
+        *mse_to((2, 5))
+    yield "cosine_similarity", Fn(lambda t: F.cosine_similarity(
+        t, t.flip(1), dim=-1), (5, 8)), (seq,), *mse_to((2, 5))
+    yield "where / clamp", Fn(lambda t: torch.where(t > 0, t, 0.1 * t)
+                              .clamp(-1, 1), (5, 8)), (seq,), \
+        *mse_to((2, 5, 8))
+    yield "einsum", Fn(lambda t: torch.einsum("bij,bkj->bik", t, t), (5, 8)), \
+        (seq,), *mse_to((2, 5, 5))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-record", action="store_true")
+    args = parser.parse_args()
+    check = ort.available()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, model, inputs, targets, loss_fn in cases():
+            torch.manual_seed(0)
+            path = os.path.join(tmp, "step.onnx")
+            try:
+                export_training_step(model, inputs, targets, loss_fn, path,
+                                     optimizer="sgd", lr=0.1)
+            except ExportError as error:
+                rows.append((name, "export fails", str(error).split(";")[0]))
+                continue
+            if not check:
+                rows.append((name, "exports", "not run (no ONNX Runtime)"))
+                continue
+            try:
+                results = verify.compare(model, inputs, targets, loss_fn, path,
+                                         "sgd", {"lr": 0.1})
+            except RuntimeError as error:
+                rows.append((name, "ORT fails", str(error).splitlines()[-1]))
+                continue
+            worst = max(results.items(), key=lambda kv: kv[1][0])
+            failed = [k for k, v in results.items() if v[2] == "FAIL"]
+            verdict = "matches eager" if not failed else "WRONG"
+            rows.append((name, verdict, f"worst {worst[0]}: {worst[1][0]:.1e}"
+                         + (f"; wrong: {', '.join(failed)}" if failed else "")))
+            print(f"  {name}: {verdict}", file=sys.stderr)
+    table = "\n".join(["| case | result | detail |", "|---|---|---|"] +
+                      [f"| {a} | {b} | {c} |" for a, b, c in rows])
+    print(table)
+    if not args.no_record:
+        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+        machine = f"{platform.node()}, {os.cpu_count()} cores, torch " \
+                  f"{torch.__version__}"
+        os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+        with open(os.path.join(HERE, "results", "export_coverage.md"),
+                  "a") as f:
+            f.write(f"\n## {stamp} on {machine}\n\n`bench/export_coverage.py`"
+                    f" (SGD, opset 17, two steps against eager PyTorch)\n\n"
+                    f"{table}\n")
+
+
+if __name__ == "__main__":
+    main()
