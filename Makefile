@@ -81,6 +81,9 @@ docs: configure
 	ninja -C $(BUILD) mlir-doc
 	cp $(BUILD)/docs/Dialects/ONNXGraphOps.md $(BUILD)/docs/Dialects/AMPOps.md docs/dialects/
 	cp $(BUILD)/docs/ONNXGraphPasses.md docs/passes/
+	mkdir -p docs/interfaces
+	cp $(BUILD)/docs/Interfaces/PrecisionOpInterface.md docs/interfaces/
+	/usr/bin/python3 docs/gen_precision_classes.py
 
 clean:
 	rm -rf $(BUILD)

@@ -34,6 +34,10 @@ using namespace mlir;
 
 /// Runs the configured pipeline on an ONNX input or towards an ONNX output.
 /// MlirOptMain handles MLIR-to-MLIR runs; this path adds import and export.
+namespace mlir::amp::test {
+void registerTestPasses();
+} // namespace mlir::amp::test
+
 static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
                                  bool importOnnx, llvm::StringRef outputFile,
                                  DialectRegistry &registry,
@@ -109,6 +113,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
   amp::registerAllAMPPasses();
+  amp::test::registerTestPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

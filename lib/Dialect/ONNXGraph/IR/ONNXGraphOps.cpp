@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+#include "amp/Dialect/ONNXGraph/IR/OpTable.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -221,4 +222,44 @@ LogicalResult YieldOp::verify() {
     return emitOpError("has ") << getValues().size() << " values but "
                                << getNames().size() << " names";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PrecisionOpInterface
+//===----------------------------------------------------------------------===//
+
+amp::PrecisionClass NodeOp::getPrecisionClass() {
+  const OpInfo *info = lookupOp(getDomain(), getOpType());
+  if (!info)
+    return amp::PrecisionClass::NeverTouch;
+  // A scatter that adds or multiplies accumulates: FP32, as every anchor
+  // keeps it (duplicate indices lose precision in FP16).
+  if (info->family == OpFamily::DataMovement &&
+      getOpType().starts_with("Scatter")) {
+    auto reduction = getOnnxAttrsOrEmpty().getAs<StringAttr>("reduction");
+    if (reduction && reduction.getValue() != "none")
+      return amp::PrecisionClass::KeepFP32;
+  }
+  return info->precision;
+}
+
+/// Whether `type` is a float tensor (any width), the only kind of value a
+/// precision decision retypes.
+static bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<TensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+bool NodeOp::isPrecisionDataOperand(unsigned index) {
+  const OpInfo *info = lookupOp(getDomain(), getOpType());
+  return info && index < getNumOperands() &&
+         containsSlot(info->dataOperands, index) &&
+         isFloatTensor(getOperand(index).getType());
+}
+
+bool NodeOp::isPrecisionDataResult(unsigned index) {
+  const OpInfo *info = lookupOp(getDomain(), getOpType());
+  return info && index < getNumResults() &&
+         containsSlot(info->dataResults, index) &&
+         isFloatTensor(getResult(index).getType());
 }

@@ -12,7 +12,9 @@
 using namespace mlir::onnxg;
 
 static const OpInfo kOpTable[] = {
-#define AMP_OP(DOMAIN, TYPE, FAMILY) {DOMAIN, TYPE, OpFamily::FAMILY},
+#define AMP_OP(DOMAIN, TYPE, FAMILY, PRECISION, OPERANDS, RESULTS)             \
+  {DOMAIN,   TYPE,   OpFamily::FAMILY, mlir::amp::PrecisionClass::PRECISION,   \
+   OPERANDS, RESULTS},
 #include "amp/Dialect/ONNXGraph/IR/OpTable.def"
 };
 

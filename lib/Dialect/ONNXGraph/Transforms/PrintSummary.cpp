@@ -90,7 +90,17 @@ struct PrintSummaryPass
       }
       unsigned numInitializers = 0;
       uint64_t initBytes = 0;
-      llvm::MapVector<std::pair<StringRef, StringRef>, unsigned> counts;
+      // Per op type: the count, and the precision class of its first op.
+      llvm::MapVector<std::pair<StringRef, StringRef>,
+                      std::pair<unsigned, StringRef>>
+          counts;
+      auto count = [&](std::pair<StringRef, StringRef> key, Operation *op) {
+        auto &[number, precision] = counts[key];
+        if (number++ == 0)
+          if (auto precisionOp = dyn_cast<amp::PrecisionOpInterface>(op))
+            precision =
+                amp::stringifyPrecisionClass(precisionOp.getPrecisionClass());
+      };
       unsigned numNodes = 0;
       func.getFunctionBody().walk([&](Operation *op) {
         if (auto init = dyn_cast<InitializerOp>(op)) {
@@ -99,11 +109,12 @@ struct PrintSummaryPass
         } else if (auto node = dyn_cast<NodeOp>(op)) {
           ++numNodes;
           StringRef domain = node.getDomain();
-          ++counts[{isDefaultDomain(domain) ? "" : domain, node.getOpType()}];
+          count({isDefaultDomain(domain) ? "" : domain, node.getOpType()}, op);
         } else if (!isa<NoneOp, YieldOp, func::ReturnOp>(op)) {
           ++numNodes;
-          ++counts[{op->getName().getDialectNamespace(),
-                    op->getName().stripDialect()}];
+          count({op->getName().getDialectNamespace(),
+                 op->getName().stripDialect()},
+                op);
         }
       });
       os << "  inputs: " << func.getNumArguments() << " (" << numWithValue
@@ -114,15 +125,18 @@ struct PrintSummaryPass
       os << "  nodes: " << numNodes << " of " << counts.size() << " op types\n";
       auto sorted = counts.takeVector();
       llvm::sort(sorted, [](const auto &a, const auto &b) {
-        return std::tie(b.second, a.first) < std::tie(a.second, b.first);
+        return std::tie(b.second.first, a.first) <
+               std::tie(a.second.first, b.first);
       });
-      for (const auto &[key, count] : sorted) {
+      for (const auto &[key, entry] : sorted) {
         std::string name = (key.first.empty() ? "" : key.first + "::").str() +
                            key.second.str();
         const OpInfo *info = lookupOp(key.first, key.second);
         os << "    " << llvm::left_justify(name, 44)
-           << llvm::format_decimal(count, 6) << "  "
-           << (info ? stringifyOpFamily(info->family) : "unknown") << "\n";
+           << llvm::format_decimal(entry.first, 6) << "  "
+           << llvm::left_justify(
+                  info ? stringifyOpFamily(info->family) : "unknown", 14)
+           << (entry.second.empty() ? "-" : entry.second) << "\n";
       }
     }
     markAllAnalysesPreserved();

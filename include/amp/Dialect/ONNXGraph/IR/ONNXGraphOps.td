@@ -16,6 +16,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "amp/Interfaces/PrecisionOpInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Dialect
@@ -104,6 +105,7 @@ def ONNXGraph_MapType : ONNXGraph_Type<"Map", "map"> {
 
 def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
+    DeclareOpInterfaceMethods<AMP_PrecisionOpInterface>,
     RecursiveMemoryEffects]> {
   let summary = "One ONNX node";
   let description = [{

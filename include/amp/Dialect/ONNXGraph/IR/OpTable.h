@@ -13,8 +13,12 @@
 #ifndef AMP_DIALECT_ONNXGRAPH_IR_OPTABLE_H
 #define AMP_DIALECT_ONNXGRAPH_IR_OPTABLE_H
 
+#include "amp/Interfaces/PrecisionOpInterface.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
 
 namespace mlir::onnxg {
 
@@ -40,11 +44,28 @@ enum class OpFamily {
   Custom,
 };
 
+/// A set of operand or result positions (bit i: position i; kAll: every
+/// position, also of variadic ops).
+using SlotMask = uint32_t;
+inline constexpr SlotMask kNone = 0;
+inline constexpr SlotMask kAll = ~SlotMask(0);
+template <typename... Positions>
+constexpr SlotMask slots(Positions... positions) {
+  return ((SlotMask(1) << positions) | ...);
+}
+inline bool containsSlot(SlotMask mask, unsigned position) {
+  return mask == kAll || (position < 32 && (mask >> position) & 1);
+}
+
 /// One row of the op table.
 struct OpInfo {
   llvm::StringLiteral domain; ///< "" for the default domain.
   llvm::StringLiteral opType;
   OpFamily family;
+  amp::PrecisionClass precision;
+  /// The float data slots a precision decision may retype.
+  SlotMask dataOperands;
+  SlotMask dataResults;
 };
 
 /// All rows, in table order.
