@@ -8,6 +8,27 @@
 #define AMP_INTERFACES_PRECISIONOPINTERFACE
 
 include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def AMP_PrecisionClass : I32EnumAttr<"PrecisionClass",
+    "how an op takes part in mixed precision (docs/PrecisionClasses.md)", [
+      // Low precision whenever the cost model agrees; seeds low-precision
+      // regions (MatMul, Gemm, Conv).
+      I32EnumAttrCase<"Always", 0, "always">,
+      // Takes the precision of its data producers; exact in any precision
+      // (Relu, Reshape, MaxPool).
+      I32EnumAttrCase<"Follow", 1, "follow">,
+      // Low precision only between or after always ops (Add, Tanh).
+      I32EnumAttrCase<"Infer", 2, "infer">,
+      // Computes in FP32 and stops propagation (Softmax, reductions, losses).
+      I32EnumAttrCase<"KeepFP32", 3, "keep-fp32">,
+      // Not a float computation, or one whose types are fixed (Shape,
+      // optimizers, unknown ops): no type changes and no casts.
+      I32EnumAttrCase<"NeverTouch", 4, "never-touch">,
+    ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
 
 def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let cppNamespace = "::mlir::amp";
