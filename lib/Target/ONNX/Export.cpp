@@ -47,6 +47,7 @@ private:
   LogicalResult exportOp(Operation *op, onnx::GraphProto &graph);
   LogicalResult exportNode(NodeOp node, onnx::GraphProto &graph);
   LogicalResult exportCast(amp::CastOp cast, onnx::GraphProto &graph);
+  LogicalResult exportUnscale(amp::UnscaleOp unscale, onnx::GraphProto &graph);
   LogicalResult exportAttribute(NodeOp node, NamedAttribute named,
                                 onnx::AttributeProto &attr,
                                 onnx::GraphProto &graph);
@@ -381,6 +382,39 @@ LogicalResult Exporter::exportCast(amp::CastOp cast, onnx::GraphProto &graph) {
   return success();
 }
 
+/// Mul(Cast(input, to=FLOAT), Reciprocal(scale)); the Cast only for a low
+/// precision input. The helper values are named after the result.
+LogicalResult Exporter::exportUnscale(amp::UnscaleOp unscale,
+                                      onnx::GraphProto &graph) {
+  const std::string &result = names[unscale.getResult()];
+  auto addNode = [&](StringRef opType, ArrayRef<std::string> inputs,
+                     const std::string &output) -> onnx::NodeProto & {
+    onnx::NodeProto &proto = *graph.add_node();
+    proto.set_op_type(opType.str());
+    proto.set_name(output);
+    for (const std::string &input : inputs)
+      proto.add_input(input);
+    proto.add_output(output);
+    return proto;
+  };
+  std::string input = names[unscale.getInput()];
+  if (!unscale.getInput().getType().getElementType().isF32()) {
+    std::string cast = claimName(result + "/cast", /*mayShadow=*/false);
+    onnx::AttributeProto &to = *addNode("Cast", {input}, cast).add_attribute();
+    to.set_name("to");
+    to.set_type(onnx::AttributeProto::INT);
+    to.set_i(onnx::TensorProto::FLOAT);
+    input = cast;
+  }
+  std::string reciprocal =
+      claimName(result + "/reciprocal", /*mayShadow=*/false);
+  addNode("Reciprocal", {names[unscale.getScale()]}, reciprocal);
+  addNode("Mul", {input, reciprocal}, result);
+  noteDomain("", 1);
+  addValueInfo(unscale.getResult(), {}, graph);
+  return success();
+}
+
 LogicalResult Exporter::exportOp(Operation *op, onnx::GraphProto &graph) {
   if (isa<NoneOp, func::ReturnOp, YieldOp>(op))
     return success();
@@ -392,6 +426,8 @@ LogicalResult Exporter::exportOp(Operation *op, onnx::GraphProto &graph) {
                         *graph.add_initializer());
   if (auto cast = dyn_cast<amp::CastOp>(op))
     return exportCast(cast, graph);
+  if (auto unscale = dyn_cast<amp::UnscaleOp>(op))
+    return exportUnscale(unscale, graph);
   return op->emitError("'")
          << op->getName() << "' has no ONNX form and cannot be exported";
 }

@@ -29,3 +29,27 @@ func.func @integer_input(%x: tensor<16xi32>) {
   %0 = amp.cast %x : tensor<16xi32> to tensor<16xf16>
   return
 }
+
+// -----
+
+func.func @unscale_to_fp16(%g: tensor<4xf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{'amp.unscale' op result #0 must be tensor of 32-bit float values}}
+  %0 = amp.unscale %g by %s : tensor<4xf16>, tensor<f32> to tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @unscale_scale_not_scalar(%g: tensor<4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'amp.unscale' op operand #1 must be 0D tensor of 32-bit float values}}
+  %0 = amp.unscale %g by %s : tensor<4xf32>, tensor<1xf32> to tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unscale_shape_mismatch(%g: tensor<4xf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{'amp.unscale' op failed to verify that all of {input, result} have same shape}}
+  %0 = amp.unscale %g by %s : tensor<4xf16>, tensor<f32> to tensor<8xf32>
+  return
+}

@@ -11,3 +11,13 @@ func.func @casts(%x: tensor<8xf32>) -> (tensor<8xf16>, tensor<8xbf16>, tensor<8x
   %q = amp.cast %x {scale = 0.5 : f32} : tensor<8xf32> to tensor<8xf8E4M3FN>
   return %h, %b, %q : tensor<8xf16>, tensor<8xbf16>, tensor<8xf8E4M3FN>
 }
+
+// CHECK-LABEL: func.func @unscale(
+// CHECK:         amp.unscale %{{.*}} by %{{.*}} : tensor<8x4xf16>, tensor<f32> to tensor<8x4xf32>
+// CHECK:         amp.unscale %{{.*}} by %{{.*}} : tensor<8x4xf32>, tensor<f32> to tensor<8x4xf32>
+func.func @unscale(%g16: tensor<8x4xf16>, %g32: tensor<8x4xf32>,
+                   %scale: tensor<f32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %0 = amp.unscale %g16 by %scale : tensor<8x4xf16>, tensor<f32> to tensor<8x4xf32>
+  %1 = amp.unscale %g32 by %scale : tensor<8x4xf32>, tensor<f32> to tensor<8x4xf32>
+  return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+}

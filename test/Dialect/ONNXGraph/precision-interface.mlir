@@ -68,3 +68,11 @@ func.func @unknown_and_training(%x: tensor<4xf32>, %lr: tensor<f32>,
       : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
   return
 }
+
+// amp.unscale is the FP32 barrier: keep-fp32, reading a gradient of any
+// precision.
+func.func @unscale(%g: tensor<4xf16>, %s: tensor<f32>) {
+  // expected-remark @+1 {{keep-fp32, data operands [0], data results []}}
+  %0 = amp.unscale %g by %s : tensor<4xf16>, tensor<f32> to tensor<4xf32>
+  return
+}

@@ -46,3 +46,15 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
     return getInput();
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// UnscaleOp
+//===----------------------------------------------------------------------===//
+
+PrecisionClass UnscaleOp::getPrecisionClass() {
+  return PrecisionClass::KeepFP32;
+}
+
+bool UnscaleOp::isPrecisionDataOperand(unsigned index) { return index == 0; }
+
+bool UnscaleOp::isPrecisionDataResult(unsigned index) { return false; }

@@ -13,6 +13,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "amp/Interfaces/PrecisionOpInterface.h"
+
 #define GET_OP_CLASSES
 #include "amp/Dialect/AMP/IR/AMPOps.h.inc"
 

@@ -13,6 +13,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "amp/Interfaces/PrecisionOpInterface.td"
 
 def AMP_Dialect : Dialect {
   let name = "amp";
@@ -49,6 +50,30 @@ def AMP_CastOp : AMP_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def AMP_UnscaleOp : AMP_Op<"unscale", [Pure, AllShapesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<AMP_PrecisionOpInterface>]> {
+  let summary = "Divide a gradient by the loss scale: the FP32 barrier";
+  let description = [{
+    Multiplies a gradient by the reciprocal of the loss scale, a scalar FP32
+    tensor, and returns it as FP32 whatever the gradient's precision.
+    Precision propagation never crosses it: everything after it (gradient
+    accumulation, clipping, the optimizer, the master weights) stays FP32.
+    Its precision class is keep-fp32 and its input may be low precision.
+    ONNX export: `Mul(Cast(input, to=FLOAT), Reciprocal(scale))`.
+
+    ```mlir
+    %g32 = amp.unscale %g16 by %scale
+        : tensor<8x4xf16>, tensor<f32> to tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[AnyFloat]>:$input, 0DTensorOf<[F32]>:$scale);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `by` $scale attr-dict `:` type($input) `,` type($scale) `to`
+    type($result)
+  }];
 }
 
 #endif // AMP_DIALECT_AMP_IR_AMPOPS_TD
