@@ -52,5 +52,10 @@ struct TestPrecisionInterfacePass
 } // namespace
 
 namespace mlir::amp::test {
-void registerTestPasses() { PassRegistration<TestPrecisionInterfacePass>(); }
+void registerTestPolicyPass();
+
+void registerTestPasses() {
+  PassRegistration<TestPrecisionInterfacePass>();
+  registerTestPolicyPass();
+}
 } // namespace mlir::amp::test
