@@ -52,10 +52,12 @@ struct TestPrecisionInterfacePass
 } // namespace
 
 namespace mlir::amp::test {
+void registerTestCostModelPass();
 void registerTestPolicyPass();
 
 void registerTestPasses() {
   PassRegistration<TestPrecisionInterfacePass>();
+  registerTestCostModelPass();
   registerTestPolicyPass();
 }
 } // namespace mlir::amp::test

@@ -38,7 +38,8 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
     docs/PrecisionClasses.md) and which operands and results are float data
     whose element type a precision decision may change. Shape, index and
     fixed-FP32 slots (BatchNormalization's statistics, Dropout's ratio,
-    Resize's scales) are not data: they never change type.
+    Resize's scales) are not data: they never change type. The cost model
+    asks for FLOPs and bytes per precision (docs/CostModel.md).
   }];
   let methods = [
     InterfaceMethod<"The op's precision class.",
@@ -49,6 +50,26 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
     InterfaceMethod<[{
         Whether result `index` is float data that may change precision.
       }], "bool", "isPrecisionDataResult", (ins "unsigned":$index)>,
+    InterfaceMethod<[{
+        Floating-point operations of one execution (a multiply-add counts
+        two). Dynamic dimensions take their sizes from `sizes`.
+      }], "double", "estimateFlops", (ins "::mlir::amp::DimSizes &":$sizes),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::amp::detail::estimateElementwiseFlops($_op, sizes);
+      }]>,
+    InterfaceMethod<[{
+        Bytes read and written by one execution when the float data slots
+        hold `dataBits`-bit floats (32 for the FP32 baseline); other slots
+        count at their own width.
+      }], "double", "estimateBytes",
+      (ins "::mlir::amp::DimSizes &":$sizes, "unsigned":$dataBits),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::amp::detail::estimateAllBytes(
+            ::llvm::cast<::mlir::amp::PrecisionOpInterface>(
+                $_op.getOperation()), sizes, dataBits);
+      }]>,
   ];
 }
 

@@ -16,8 +16,8 @@ using namespace mlir::amp;
 
 StringRef mlir::amp::stringifyPolicySource(PolicySource source) {
   // In the order of PolicySource.
-  static constexpr llvm::StringLiteral kNames[] = {
-      "table", "policy-op-type", "policy-node", "unknown-op"};
+  static constexpr llvm::StringLiteral kNames[] = {"table", "policy-op-type",
+                                                   "policy-node", "unknown-op"};
   return kNames[static_cast<unsigned>(source)];
 }
 

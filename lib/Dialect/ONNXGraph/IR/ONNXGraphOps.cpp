@@ -263,3 +263,55 @@ bool NodeOp::isPrecisionDataResult(unsigned index) {
          containsSlot(info->dataResults, index) &&
          isFloatTensor(getResult(index).getType());
 }
+
+/// The size of dimension `dim` of `value`'s type (1 when it has none).
+static double getDimSize(Value value, int64_t dim, amp::DimSizes &sizes) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || dim < 0 || dim >= type.getRank())
+    return 1;
+  return sizes.getSize(type.getDimSize(dim));
+}
+
+double NodeOp::estimateFlops(amp::DimSizes &sizes) {
+  StringRef type = getOpType();
+  Type out = getNumResults() ? getResult(0).getType() : Type();
+  if (type == "MatMul" || type == "FusedMatMul") {
+    // Every output element is a dot product over A's last dimension.
+    auto a = dyn_cast<RankedTensorType>(getOperand(0).getType());
+    double k = a ? getDimSize(getOperand(0), a.getRank() - 1, sizes) : 1;
+    return 2 * sizes.getNumElements(out) * k;
+  }
+  if (type == "Gemm") {
+    bool transA = false;
+    if (auto attr = getOnnxAttrsOrEmpty().getAs<IntegerAttr>("transA"))
+      transA = attr.getInt() != 0;
+    double k = getDimSize(getOperand(0), transA ? 0 : 1, sizes);
+    return 2 * sizes.getNumElements(out) * k;
+  }
+  if (type == "Conv" || type == "ConvTranspose") {
+    // Per output (Conv) or input (ConvTranspose) element: one multiply-add
+    // per weight element of a group's filter, W's dims 1 and up.
+    auto weight = dyn_cast<RankedTensorType>(getOperand(1).getType());
+    double filter = 1;
+    if (weight)
+      for (int64_t dim = 1; dim < weight.getRank(); ++dim)
+        filter *= getDimSize(getOperand(1), dim, sizes);
+    Type counted = type == "Conv" ? out : getOperand(0).getType();
+    return 2 * sizes.getNumElements(counted) * filter;
+  }
+  return amp::detail::estimateElementwiseFlops(getOperation(), sizes);
+}
+
+double NodeOp::estimateBytes(amp::DimSizes &sizes, unsigned dataBits) {
+  double bytes = amp::detail::estimateAllBytes(
+      cast<amp::PrecisionOpInterface>(getOperation()), sizes, dataBits);
+  StringRef type = getOpType();
+  if (type == "Gather" || type == "GatherElements") {
+    // A gather reads only the rows it returns, not its whole table.
+    Value table = getOperand(0);
+    unsigned bits = isPrecisionDataOperand(0) ? dataBits : 0;
+    bytes -= sizes.getBytes(table.getType(), bits);
+    bytes += sizes.getBytes(getResult(0).getType(), bits);
+  }
+  return bytes;
+}

@@ -105,7 +105,8 @@ def ONNXGraph_MapType : ONNXGraph_Type<"Map", "map"> {
 
 def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
-    DeclareOpInterfaceMethods<AMP_PrecisionOpInterface>,
+    DeclareOpInterfaceMethods<AMP_PrecisionOpInterface,
+                              ["estimateFlops", "estimateBytes"]>,
     RecursiveMemoryEffects]> {
   let summary = "One ONNX node";
   let description = [{

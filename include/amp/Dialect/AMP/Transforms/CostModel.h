@@ -1,0 +1,73 @@
+//===- CostModel.h - Roofline time of ops per precision ---------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// A roofline cost model over device profiles (docs/CostModel.md): an op
+// takes max(FLOPs / peak, bytes / bandwidth) plus a kernel launch; a cast is
+// a kernel of its own. An op goes low precision only when its time in low
+// precision, with the casts its inputs need, is lower than in FP32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_TRANSFORMS_COSTMODEL_H
+#define AMP_DIALECT_AMP_TRANSFORMS_COSTMODEL_H
+
+#include "amp/Interfaces/PrecisionOpInterface.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::amp {
+
+/// Peak rates of one GPU (dense, no sparsity). A rate of 0: the precision is
+/// not supported.
+struct DeviceProfile {
+  llvm::StringLiteral name;
+  double fp32Flops;   ///< FP32 without tensor cores (no TF32).
+  double vectorFlops; ///< FP16/BF16 without tensor cores.
+  double fp16TensorFlops;
+  double bf16TensorFlops;
+  double fp8TensorFlops;
+  double bytesPerSecond; ///< memory bandwidth
+  double launchUs;       ///< cost of one kernel launch
+};
+
+llvm::ArrayRef<DeviceProfile> getDeviceProfiles();
+/// The profile named `name` (h100, a100, v100), or null.
+const DeviceProfile *lookupDeviceProfile(llvm::StringRef name);
+
+class CostModel {
+public:
+  CostModel(const DeviceProfile &device, DimSizes &sizes)
+      : device(device), sizes(sizes) {}
+
+  /// Whether the device computes in `type` at all (bf16 on V100: no).
+  bool supports(FloatType type) const;
+
+  /// Modeled microseconds of `op` with its float data in `type`. Always ops
+  /// run on tensor cores in low precision; others on the vector units.
+  double getOpTimeUs(PrecisionOpInterface op, FloatType type);
+  /// Microseconds of a kernel converting `value` to `type`.
+  double getCastTimeUs(Value value, FloatType type);
+
+  /// FP32 against low precision for one op.
+  struct Comparison {
+    double fp32Us;    ///< the op in FP32, with casts up of low inputs
+    double lowUs;     ///< the op in low precision...
+    double lowCastUs; ///< ...plus casts down of its FP32 data inputs
+    bool prefersLow() const { return lowUs + lowCastUs < fp32Us; }
+  };
+  Comparison compare(PrecisionOpInterface op, FloatType low);
+
+private:
+  double getPeakFlops(PrecisionOpInterface op, FloatType type) const;
+
+  const DeviceProfile &device;
+  DimSizes &sizes;
+};
+
+} // namespace mlir::amp
+
+#endif // AMP_DIALECT_AMP_TRANSFORMS_COSTMODEL_H

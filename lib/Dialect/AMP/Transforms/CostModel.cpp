@@ -1,0 +1,86 @@
+//===- CostModel.cpp - Roofline time of ops per precision -----------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/Transforms/CostModel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+// Vendor data sheets, dense rates (SXM parts): NVIDIA H100 (2022), A100
+// (2020), V100 (2017). Launch costs are typical measured CUDA launch
+// overheads.
+static const DeviceProfile kDeviceProfiles[] = {
+    {"h100", 67e12, 134e12, 989e12, 989e12, 1979e12, 3.35e12, 3.0},
+    {"a100", 19.5e12, 78e12, 312e12, 312e12, 0, 2.039e12, 3.0},
+    {"v100", 15.7e12, 31.4e12, 125e12, 0, 0, 0.9e12, 4.0},
+};
+
+ArrayRef<DeviceProfile> mlir::amp::getDeviceProfiles() {
+  return kDeviceProfiles;
+}
+
+const DeviceProfile *mlir::amp::lookupDeviceProfile(StringRef name) {
+  const auto *it = llvm::find_if(kDeviceProfiles, [&](const auto &profile) {
+    return profile.name == name;
+  });
+  return it == std::end(kDeviceProfiles) ? nullptr : it;
+}
+
+bool CostModel::supports(FloatType type) const {
+  if (type.isBF16())
+    return device.bf16TensorFlops > 0;
+  if (type.getWidth() == 8)
+    return device.fp8TensorFlops > 0;
+  return true;
+}
+
+double CostModel::getPeakFlops(PrecisionOpInterface op, FloatType type) const {
+  if (type.isF32() || type.isF64())
+    return device.fp32Flops;
+  if (op.getPrecisionClass() != PrecisionClass::Always)
+    return device.vectorFlops;
+  if (type.isBF16())
+    return device.bf16TensorFlops;
+  if (type.getWidth() == 8)
+    return device.fp8TensorFlops;
+  return device.fp16TensorFlops;
+}
+
+double CostModel::getOpTimeUs(PrecisionOpInterface op, FloatType type) {
+  double flops = op.estimateFlops(sizes);
+  double bytes = op.estimateBytes(sizes, type.getWidth());
+  double peak = getPeakFlops(op, type);
+  double computeUs = peak > 0 ? flops / peak * 1e6 : 0;
+  double memoryUs = bytes / device.bytesPerSecond * 1e6;
+  return std::max(computeUs, memoryUs) + device.launchUs;
+}
+
+double CostModel::getCastTimeUs(Value value, FloatType type) {
+  double bytes = sizes.getBytes(value.getType()) +
+                 sizes.getBytes(value.getType(), type.getWidth());
+  return bytes / device.bytesPerSecond * 1e6 + device.launchUs;
+}
+
+CostModel::Comparison CostModel::compare(PrecisionOpInterface op,
+                                         FloatType low) {
+  Comparison result{getOpTimeUs(op, Float32Type::get(op->getContext())),
+                    getOpTimeUs(op, low), 0};
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    if (!op.isPrecisionDataOperand(index))
+      continue;
+    auto type = cast<FloatType>(getElementTypeOrSelf(operand.getType()));
+    if (type != low)
+      result.lowCastUs += getCastTimeUs(operand, low);
+    else
+      result.fp32Us +=
+          getCastTimeUs(operand, Float32Type::get(op->getContext()));
+  }
+  return result;
+}

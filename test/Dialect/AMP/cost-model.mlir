@@ -1,0 +1,80 @@
+// The roofline cost model: an op goes low precision only when its modeled
+// time in low precision, with the casts its inputs need, beats FP32.
+// RUN: amp-opt %s --test-amp-cost-model -verify-diagnostics -split-input-file -o /dev/null
+// RUN: not amp-opt %s --test-amp-cost-model="device=v100 precision=bf16" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=V100
+// RUN: not amp-opt %s --test-amp-cost-model="device=tpu" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
+
+// V100: error: device v100 has no bf16
+// DEVICE: error: unknown device 'tpu'; expected h100, a100 or v100
+
+// PAI's embedding case, N = 4096 lookups of D = 1024 on an H100. A V x D
+// FP32 table with N << V stays FP32: the gather moves 2*N*D*4 bytes, while
+// low precision moves 2*N*D*2 plus V*D*4 + V*D*2 to cast the whole table.
+func.func @embedding_large_table(%table: tensor<50000x1024xf32>,
+                                 %ids: tensor<4096xi64>) {
+  // expected-remark @+1 {{flops 4.19e+06, fp32 13 us, fp16 8.02 us + casts 94.7 us: fp32}}
+  %0 = onnxg.node "Gather"(%table, %ids) opset 13
+      : (tensor<50000x1024xf32>, tensor<4096xi64>) -> tensor<4096x1024xf32>
+  return
+}
+
+// -----
+
+// A small table is cheap to cast: low precision.
+func.func @embedding_small_table(%table: tensor<64x1024xf32>,
+                                 %ids: tensor<4096xi64>) {
+  // expected-remark @+1 {{flops 4.19e+06, fp32 13 us, fp16 8.02 us + casts 3.12 us: fp16}}
+  %0 = onnxg.node "Gather"(%table, %ids) opset 13
+      : (tensor<64x1024xf32>, tensor<4096xi64>) -> tensor<4096x1024xf32>
+  return
+}
+
+// -----
+
+// A table already in FP16 needs no cast: low precision (FP32 would need one).
+func.func @embedding_low_precision_table(%table: tensor<50000x1024xf16>,
+                                         %ids: tensor<4096xi64>) {
+  // expected-remark @+1 {{flops 4.19e+06, fp32 108 us, fp16 8.02 us + casts 0 us: fp16}}
+  %0 = onnxg.node "Gather"(%table, %ids) opset 13
+      : (tensor<50000x1024xf16>, tensor<4096xi64>) -> tensor<4096x1024xf16>
+  return
+}
+
+// -----
+
+// A large GEMM is compute bound in FP32 and gains from tensor cores; a tiny
+// one loses to its casts.
+func.func @gemms(%a: tensor<4096x1024xf32>, %w: tensor<1024x1024xf32>,
+                 %x: tensor<8x16xf32>, %v: tensor<16x16xf32>) {
+  // expected-remark @+1 {{flops 8.59e+09, fp32 131 us, fp16 11.7 us + casts 15.4 us: fp16}}
+  %0 = onnxg.node "MatMul"(%a, %w) opset 13
+      : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
+  // expected-remark @+1 {{flops 4.1e+03, fp32 3 us, fp16 3 us + casts 6 us: fp32}}
+  %1 = onnxg.node "MatMul"(%x, %v) opset 13
+      : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  // Gemm with transA: K is A's first dimension.
+  // expected-remark @+1 {{flops 8.59e+09, fp32 131 us, fp16 11.7 us + casts 15.4 us: fp16}}
+  %2 = onnxg.node "Gemm"(%a, %w) opset 13 attributes {transA = 1 : i64}
+      : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return
+}
+
+// -----
+
+// Conv: 2 * output elements * (C_in / groups) * kernel elements.
+func.func @conv(%x: tensor<8x64x56x56xf32>, %w: tensor<64x64x3x3xf32>) {
+  // expected-remark @+1 {{flops 1.85e+09, fp32 30.6 us, fp16 4.94 us + casts 8.94 us: fp16}}
+  %0 = onnxg.node "Conv"(%x, %w) opset 11 attributes {pads = array<i64: 1, 1, 1, 1>}
+      : (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<8x64x56x56xf32>
+  return
+}
+
+// -----
+
+// Dynamic dimensions take the default size (1), and the estimate says so.
+func.func @dynamic(%a: tensor<?x1024xf32>, %w: tensor<1024x1024xf32>) {
+  // expected-remark @+1 {{flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes)}}
+  %0 = onnxg.node "MatMul"(%a, %w) opset 13
+      : (tensor<?x1024xf32>, tensor<1024x1024xf32>) -> tensor<?x1024xf32>
+  return
+}

@@ -1,0 +1,87 @@
+//===- TestCostModel.cpp - Remarks from the cost model --------------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// test-amp-cost-model: a remark per op with its modeled FP32 and low
+// precision times and the cheaper of the two, so that lit tests can check
+// the cost model (PAI's embedding case) before amp-assign-precision uses it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/Transforms/CostModel.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestCostModelPass)
+
+  TestCostModelPass() = default;
+  TestCostModelPass(const TestCostModelPass &other) : PassWrapper(other) {}
+
+  StringRef getArgument() const final { return "test-amp-cost-model"; }
+  StringRef getDescription() const final {
+    return "Remark the modeled FP32 and low-precision time of each op";
+  }
+
+  Option<std::string> device{*this, "device", llvm::cl::init("h100"),
+                             llvm::cl::desc("h100, a100 or v100")};
+  Option<std::string> precision{*this, "precision", llvm::cl::init("fp16"),
+                                llvm::cl::desc("fp16 or bf16")};
+  Option<int64_t> defaultDimSize{
+      *this, "default-dim-size", llvm::cl::init(1),
+      llvm::cl::desc("size assumed for dynamic dimensions")};
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    const amp::DeviceProfile *profile = amp::lookupDeviceProfile(device);
+    if (!profile) {
+      getOperation()->emitError()
+          << "unknown device '" << device << "'; expected h100, a100 or v100";
+      return signalPassFailure();
+    }
+    FloatType low;
+    if (precision == "fp16")
+      low = Float16Type::get(ctx);
+    else if (precision == "bf16")
+      low = BFloat16Type::get(ctx);
+    else {
+      getOperation()->emitError()
+          << "unknown precision '" << precision << "'; expected fp16 or bf16";
+      return signalPassFailure();
+    }
+    amp::DimSizes sizes(defaultDimSize);
+    amp::CostModel model(*profile, sizes);
+    if (!model.supports(low)) {
+      getOperation()->emitError()
+          << "device " << device << " has no " << precision;
+      return signalPassFailure();
+    }
+    getOperation()->walk([&](amp::PrecisionOpInterface op) {
+      sizes.resetGuess();
+      amp::CostModel::Comparison times = model.compare(op, low);
+      double flops = op.estimateFlops(sizes);
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << llvm::format("flops %.3g, fp32 %.3g us, %s %.3g us + casts "
+                         "%.3g us: ",
+                         flops, times.fp32Us, precision.c_str(), times.lowUs,
+                         times.lowCastUs)
+         << (times.prefersLow() ? precision.getValue() : "fp32")
+         << (sizes.usedGuess() ? " (guessed sizes)" : "");
+      op->emitRemark() << text;
+    });
+  }
+};
+} // namespace
+
+namespace mlir::amp::test {
+void registerTestCostModelPass() { PassRegistration<TestCostModelPass>(); }
+} // namespace mlir::amp::test
