@@ -83,7 +83,7 @@ bench: build
 docs: configure
 	ninja -C $(BUILD) mlir-doc
 	cp $(BUILD)/docs/Dialects/ONNXGraphOps.md $(BUILD)/docs/Dialects/AMPOps.md docs/dialects/
-	cp $(BUILD)/docs/ONNXGraphPasses.md docs/passes/
+	cp $(BUILD)/docs/ONNXGraphPasses.md $(BUILD)/docs/AMPPasses.md docs/passes/
 	mkdir -p docs/interfaces
 	cp $(BUILD)/docs/Interfaces/PrecisionOpInterface.md docs/interfaces/
 	/usr/bin/python3 docs/gen_precision_classes.py

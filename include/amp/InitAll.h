@@ -8,6 +8,7 @@
 #define AMP_INITALL_H
 
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
 
@@ -23,7 +24,10 @@ inline void registerAllAMPDialects(DialectRegistry &registry) {
 }
 
 /// Registers amp-opt's own passes for the command line.
-inline void registerAllAMPPasses() { onnxg::registerONNXGraphPasses(); }
+inline void registerAllAMPPasses() {
+  onnxg::registerONNXGraphPasses();
+  amp::registerAMPPasses();
+}
 
 } // namespace mlir::amp
 

@@ -47,12 +47,8 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
           << "unknown device '" << device << "'; expected h100, a100 or v100";
       return signalPassFailure();
     }
-    FloatType low;
-    if (precision == "fp16")
-      low = Float16Type::get(ctx);
-    else if (precision == "bf16")
-      low = BFloat16Type::get(ctx);
-    else {
+    FloatType low = amp::parseLowPrecision(ctx, precision);
+    if (!low) {
       getOperation()->emitError()
           << "unknown precision '" << precision << "'; expected fp16 or bf16";
       return signalPassFailure();

@@ -33,6 +33,14 @@ const DeviceProfile *mlir::amp::lookupDeviceProfile(StringRef name) {
   return it == std::end(kDeviceProfiles) ? nullptr : it;
 }
 
+FloatType mlir::amp::parseLowPrecision(MLIRContext *context, StringRef name) {
+  if (name == "fp16")
+    return Float16Type::get(context);
+  if (name == "bf16")
+    return BFloat16Type::get(context);
+  return {};
+}
+
 bool CostModel::supports(FloatType type) const {
   if (type.isBF16())
     return device.bf16TensorFlops > 0;
@@ -68,15 +76,17 @@ double CostModel::getCastTimeUs(Value value, FloatType type) {
   return bytes / device.bytesPerSecond * 1e6 + device.launchUs;
 }
 
-CostModel::Comparison CostModel::compare(PrecisionOpInterface op,
-                                         FloatType low) {
+CostModel::Comparison
+CostModel::compare(PrecisionOpInterface op, FloatType low,
+                   llvm::function_ref<bool(Value)> isLow) {
   Comparison result{getOpTimeUs(op, Float32Type::get(op->getContext())),
                     getOpTimeUs(op, low), 0};
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     if (!op.isPrecisionDataOperand(index))
       continue;
     auto type = cast<FloatType>(getElementTypeOrSelf(operand.getType()));
-    if (type != low)
+    bool alreadyLow = isLow ? isLow(operand) : type == low;
+    if (!alreadyLow)
       result.lowCastUs += getCastTimeUs(operand, low);
     else
       result.fp32Us +=

@@ -17,6 +17,7 @@
 #include "amp/Interfaces/PrecisionOpInterface.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::amp {
@@ -38,6 +39,9 @@ llvm::ArrayRef<DeviceProfile> getDeviceProfiles();
 /// The profile named `name` (h100, a100, v100), or null.
 const DeviceProfile *lookupDeviceProfile(llvm::StringRef name);
 
+/// The type of a low-precision option value ("fp16", "bf16"), or null.
+FloatType parseLowPrecision(MLIRContext *context, llvm::StringRef name);
+
 class CostModel {
 public:
   CostModel(const DeviceProfile &device, DimSizes &sizes)
@@ -52,14 +56,16 @@ public:
   /// Microseconds of a kernel converting `value` to `type`.
   double getCastTimeUs(Value value, FloatType type);
 
-  /// FP32 against low precision for one op.
+  /// FP32 against low precision for one op. `isLow` says which inputs are
+  /// already low precision (by their type when null).
   struct Comparison {
     double fp32Us;    ///< the op in FP32, with casts up of low inputs
     double lowUs;     ///< the op in low precision...
     double lowCastUs; ///< ...plus casts down of its FP32 data inputs
     bool prefersLow() const { return lowUs + lowCastUs < fp32Us; }
   };
-  Comparison compare(PrecisionOpInterface op, FloatType low);
+  Comparison compare(PrecisionOpInterface op, FloatType low,
+                     llvm::function_ref<bool(Value)> isLow = nullptr);
 
 private:
   double getPeakFlops(PrecisionOpInterface op, FloatType type) const;

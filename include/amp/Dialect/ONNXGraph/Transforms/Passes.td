@@ -15,7 +15,8 @@ def ONNXGraphPrintSummary : Pass<"onnxg-print-summary", "ModuleOp"> {
     Prints, to standard error, the graph's name, IR version and opsets, its
     inputs, outputs and initializers (count and bytes), and its nodes counted
     per domain and op type with the op table's family ("unknown" for op
-    types outside the table). The IR is left unchanged.
+    types outside the table) and precision class (PrecisionOpInterface).
+    The IR is left unchanged.
   }];
 }
 

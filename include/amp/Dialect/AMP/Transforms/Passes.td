@@ -1,0 +1,57 @@
+//===- Passes.td - Mixed-precision passes ------------------*- tablegen -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD
+#define AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
+  let summary = "Decide the precision of each op";
+  let description = [{
+    Gives every op of each function's body a precision (`amp.precision`, a
+    type attribute) and the reason for it (`amp.reason`), without changing
+    any type; amp-materialize-casts applies the decisions.
+
+    1. Each op's class comes from the precision policy (the op table,
+       overridden by `policy`, `op-class` and `node-class`).
+    2. Always ops go low precision when the cost model (`device`) says they
+       are faster with the casts they need (reason `always-list`, or
+       `cost-model` when they stay FP32).
+    3. Keep-fp32 ops stay FP32 and deny low precision downstream through
+       infer and follow ops, up to the next always op.
+    4. Infer and follow ops go low by the rule: `between` (TensorFlow's:
+       only on a path from one low op to another) or `downstream` (PAI's:
+       anything after a low op). A follow op whose data inputs are all low
+       goes low too.
+    5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
+
+    Ops inside subgraph regions are not decided yet and stay FP32.
+    docs/passes/AMPPasses.md has the options; docs/PrecisionClasses.md,
+    docs/PrecisionPolicy.md and docs/CostModel.md the inputs.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"fp16\"",
+           "low precision type: fp16 or bf16">,
+    Option<"rule", "rule", "std::string", "\"\"",
+           "infer rule: between or downstream (default: between for fp16, "
+           "downstream for bf16)">,
+    Option<"device", "device", "std::string", "\"h100\"",
+           "device profile of the cost model: h100, a100 or v100">,
+    Option<"policyFile", "policy", "std::string", "\"\"",
+           "JSON policy file (docs/PrecisionPolicy.md)">,
+    ListOption<"opClasses", "op-class", "std::string",
+               "op type overrides, OpType:class">,
+    ListOption<"nodeClasses", "node-class", "std::string",
+               "node name overrides, name:class">,
+    Option<"defaultDimSize", "default-dim-size", "int64_t", "1",
+           "size the cost model assumes for dynamic dimensions">,
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "emit a remark with each op's decision">,
+  ];
+}
+
+#endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

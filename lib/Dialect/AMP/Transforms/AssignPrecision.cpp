@@ -1,0 +1,301 @@
+//===- AssignPrecision.cpp - Decide the precision of each op --------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// amp-assign-precision: seeds low precision at always ops the cost model
+// favours, denies it downstream of keep-fp32 ops and of amp.unscale, and
+// spreads it through infer and follow ops by TensorFlow's "between" rule or
+// PAI's "downstream" rule. Decisions become attributes; no type changes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/AMP/Transforms/CostModel.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/AMP/Transforms/Policy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPASSIGNPRECISION
+#include "amp/Dialect/AMP/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+/// What the pass knows about one op of the body.
+struct OpState {
+  PrecisionClass precisionClass;
+  PolicySource source;
+  bool low = false;
+  bool denied = false;
+  StringRef reason;
+};
+
+class AssignPrecisionPass
+    : public amp::impl::AMPAssignPrecisionBase<AssignPrecisionPass> {
+public:
+  using AMPAssignPrecisionBase::AMPAssignPrecisionBase;
+
+  void runOnOperation() override;
+
+private:
+  void assign(Block &body, const PrecisionPolicy &policy, CostModel &model,
+              FloatType low, bool between);
+
+  /// Data results of `op` (all results for ops without the interface).
+  static SmallVector<Value> getDataResults(Operation *op);
+  /// Users of `op`'s data results, in the same block.
+  static SmallVector<Operation *> getDataUsers(Operation *op, Block &body);
+  /// Producers of `op`'s data operands, in the same block.
+  static SmallVector<Operation *> getDataProducers(Operation *op, Block &body);
+  /// Whether `op` has data operands and low ops of `body` produce them all.
+  static bool
+  allDataProducersLow(Operation *op, Block &body,
+                      const llvm::DenseMap<Operation *, OpState> &states);
+};
+} // namespace
+
+SmallVector<Value> AssignPrecisionPass::getDataResults(Operation *op) {
+  SmallVector<Value> results;
+  auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (!precisionOp || precisionOp.isPrecisionDataResult(index))
+      results.push_back(result);
+  return results;
+}
+
+SmallVector<Operation *> AssignPrecisionPass::getDataUsers(Operation *op,
+                                                           Block &body) {
+  SmallVector<Operation *> users;
+  for (Value result : getDataResults(op)) {
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+      auto precisionUser = dyn_cast_or_null<PrecisionOpInterface>(user);
+      if (precisionUser && user == use.getOwner() &&
+          precisionUser.isPrecisionDataOperand(use.getOperandNumber()))
+        users.push_back(user);
+    }
+  }
+  return users;
+}
+
+SmallVector<Operation *> AssignPrecisionPass::getDataProducers(Operation *op,
+                                                               Block &body) {
+  SmallVector<Operation *> producers;
+  auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+  if (!precisionOp)
+    return producers;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    Operation *producer = operand.getDefiningOp();
+    if (precisionOp.isPrecisionDataOperand(index) && producer &&
+        producer->getBlock() == &body)
+      producers.push_back(producer);
+  }
+  return producers;
+}
+
+bool AssignPrecisionPass::allDataProducersLow(
+    Operation *op, Block &body,
+    const llvm::DenseMap<Operation *, OpState> &states) {
+  auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+  if (!precisionOp)
+    return false;
+  bool any = false;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    if (!precisionOp.isPrecisionDataOperand(index))
+      continue;
+    Operation *producer = operand.getDefiningOp();
+    auto it = producer && producer->getBlock() == &body ? states.find(producer)
+                                                        : states.end();
+    if (it == states.end() || !it->second.low)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
+                                 CostModel &model, FloatType low,
+                                 bool between) {
+  // Every op of the body in order; the block is a DAG in that order.
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, OpState> states;
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    OpState state;
+    state.precisionClass = policy.classify(&op, &state.source);
+    // Ops with subgraphs are not decided yet.
+    if (op.getNumRegions())
+      state.precisionClass = PrecisionClass::NeverTouch;
+    states[&op] = state;
+    ops.push_back(&op);
+  }
+  auto isPropagating = [&](Operation *op) {
+    PrecisionClass c = states[op].precisionClass;
+    return c == PrecisionClass::Infer || c == PrecisionClass::Follow;
+  };
+  auto fromPolicy = [&](const OpState &state) {
+    return state.source == PolicySource::OpType ||
+           state.source == PolicySource::NodeName;
+  };
+
+  // The barrier: amp.unscale and everything after it stays FP32.
+  llvm::DenseSet<Operation *> barrier;
+  for (Operation *op : ops) {
+    bool after = isa<UnscaleOp>(op) ||
+                 llvm::any_of(op->getOperands(), [&](Value operand) {
+                   Operation *producer = operand.getDefiningOp();
+                   return producer && barrier.contains(producer);
+                 });
+    if (after)
+      barrier.insert(op);
+  }
+
+  // Seeds: always ops the cost model favours.
+  for (Operation *op : ops) {
+    OpState &state = states[op];
+    if (state.precisionClass != PrecisionClass::Always || barrier.contains(op))
+      continue;
+    // Inputs from always ops already made low need no cast.
+    auto isLow = [&](Value value) {
+      Operation *producer = value.getDefiningOp();
+      if (isa<FloatType>(getElementTypeOrSelf(value.getType())) &&
+          getElementTypeOrSelf(value.getType()) == low)
+        return true;
+      auto it = producer ? states.find(producer) : states.end();
+      return it != states.end() && it->second.low;
+    };
+    auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+    if (precisionOp && model.compare(precisionOp, low, isLow).prefersLow()) {
+      state.low = true;
+      state.reason = fromPolicy(state) ? "policy" : "always-list";
+    } else {
+      state.reason = "cost-model";
+    }
+  }
+
+  // Deny: downstream of keep-fp32 ops through infer and follow ops.
+  for (Operation *op : ops) {
+    OpState &state = states[op];
+    if (!isPropagating(op))
+      continue;
+    for (Operation *producer : getDataProducers(op, body)) {
+      const OpState &from = states[producer];
+      if (from.precisionClass == PrecisionClass::KeepFP32 ||
+          (from.denied && isPropagating(producer)))
+        state.denied = true;
+    }
+  }
+
+  // Reachable from a low op, downstream through infer and follow ops.
+  llvm::DenseSet<Operation *> afterLow;
+  for (Operation *op : ops) {
+    if (!isPropagating(op) || states[op].denied || barrier.contains(op))
+      continue;
+    for (Operation *producer : getDataProducers(op, body))
+      if (states[producer].low || afterLow.contains(producer))
+        afterLow.insert(op);
+  }
+  // Reaching a low op, upstream through infer and follow ops.
+  llvm::DenseSet<Operation *> beforeLow;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isPropagating(op))
+      continue;
+    for (Operation *user : getDataUsers(op, body))
+      if (states[user].low || beforeLow.contains(user))
+        beforeLow.insert(op);
+  }
+
+  for (Operation *op : ops) {
+    OpState &state = states[op];
+    switch (state.precisionClass) {
+    case PrecisionClass::Always:
+      if (barrier.contains(op))
+        state.reason = "barrier";
+      break;
+    case PrecisionClass::Infer:
+    case PrecisionClass::Follow: {
+      bool isFollow = state.precisionClass == PrecisionClass::Follow;
+      state.reason = barrier.contains(op) ? "barrier"
+                     : fromPolicy(state)  ? "policy"
+                     : isFollow           ? "follow"
+                                          : "infer";
+      bool onPath =
+          afterLow.contains(op) && (!between || beforeLow.contains(op));
+      // A follow op takes the precision of its data producers when they
+      // are all low (graph inputs are FP32).
+      bool producersLow = isFollow && allDataProducersLow(op, body, states);
+      state.low =
+          !state.denied && !barrier.contains(op) && (onPath || producersLow);
+      break;
+    }
+    case PrecisionClass::KeepFP32:
+      state.reason = barrier.contains(op) && !isa<UnscaleOp>(op) ? "barrier"
+                     : fromPolicy(state)                         ? "policy"
+                                                                 : "keep-fp32";
+      break;
+    case PrecisionClass::NeverTouch:
+      state.reason = fromPolicy(state) ? "policy" : "never-touch";
+      break;
+    }
+  }
+
+  Builder builder(&getContext());
+  for (Operation *op : ops) {
+    const OpState &state = states[op];
+    Type type = state.low ? Type(low) : builder.getF32Type();
+    op->setAttr(kPrecisionAttrName, TypeAttr::get(type));
+    op->setAttr(kReasonAttrName, builder.getStringAttr(state.reason));
+    if (emitRemarks)
+      op->emitRemark() << type << " (" << state.reason << ")";
+  }
+}
+
+void AssignPrecisionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  FloatType low = parseLowPrecision(&getContext(), precision);
+  if (!low) {
+    module.emitError() << "amp-assign-precision: unknown precision '"
+                       << precision << "'; expected fp16 or bf16";
+    return signalPassFailure();
+  }
+  std::string infer =
+      rule.empty() ? (low.isF16() ? "between" : "downstream") : rule.getValue();
+  if (infer != "between" && infer != "downstream") {
+    module.emitError() << "amp-assign-precision: unknown rule '" << rule
+                       << "'; expected between or downstream";
+    return signalPassFailure();
+  }
+  const DeviceProfile *profile = lookupDeviceProfile(device);
+  if (!profile) {
+    module.emitError() << "amp-assign-precision: unknown device '" << device
+                       << "'; expected h100, a100 or v100";
+    return signalPassFailure();
+  }
+  DimSizes sizes(defaultDimSize);
+  CostModel model(*profile, sizes);
+  if (!model.supports(low)) {
+    module.emitError() << "amp-assign-precision: device " << device
+                       << " has no " << precision;
+    return signalPassFailure();
+  }
+  PrecisionPolicy policy;
+  Location loc = module.getLoc();
+  if ((!policyFile.empty() && failed(policy.addFile(policyFile, loc))) ||
+      failed(policy.addOpTypeOverrides(opClasses, loc)) ||
+      failed(policy.addNodeOverrides(nodeClasses, loc)))
+    return signalPassFailure();
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      assign(func.getBody().front(), policy, model, low, infer == "between");
+}

@@ -1,0 +1,108 @@
+// amp-assign-precision: which ops go low precision, and why.
+// RUN: amp-opt %s --amp-assign-precision=remarks=true -verify-diagnostics -split-input-file -o /dev/null
+// RUN: amp-opt %s --amp-assign-precision="rule=downstream" -split-input-file 2>&1 | FileCheck %s --check-prefix=DOWN
+// RUN: amp-opt %s --amp-assign-precision="precision=bf16" -split-input-file 2>&1 | FileCheck %s --check-prefix=BF16
+
+// TensorFlow's rule (fp16's default): infer ops go low only between two low
+// ops; keep-fp32 ops deny low precision downstream.
+// DOWN-LABEL: func.func @mlp
+// BF16-LABEL: func.func @mlp
+func.func @mlp(%x: tensor<8192x1024xf32>, %w1: tensor<1024x1024xf32>,
+               %b: tensor<1024xf32>, %w2: tensor<1024x1024xf32>)
+    -> tensor<8192x1024xf32> {
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %0 = onnxg.node "MatMul"(%x, %w1) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (infer)}}
+  %1 = onnxg.node "Add"(%0, %b) opset 14
+      : (tensor<8192x1024xf32>, tensor<1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %2 = onnxg.node "Relu"(%1) opset 14
+      : (tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %3 = onnxg.node "MatMul"(%2, %w2) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // Not between two low ops: FP32 under "between", low under "downstream".
+  // expected-remark @+1 {{'f32' (infer)}}
+  %4 = onnxg.node "Add"(%3, %b) opset 14
+      : (tensor<8192x1024xf32>, tensor<1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (keep-fp32)}}
+  %5 = onnxg.node "Softmax"(%4) opset 13
+      : (tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // Denied: downstream of a keep-fp32 op.
+  // expected-remark @+1 {{'f32' (infer)}}
+  %6 = onnxg.node "Add"(%5, %5) opset 14
+      : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  return %6 : tensor<8192x1024xf32>
+}
+// DOWN: onnxg.node "MatMul"{{.*}}amp.precision = f16, amp.reason = "always-list"
+// DOWN: onnxg.node "Add"{{.*}}amp.precision = f16, amp.reason = "infer"
+// DOWN: onnxg.node "Relu"{{.*}}amp.precision = f16, amp.reason = "follow"
+// DOWN: onnxg.node "MatMul"{{.*}}amp.precision = f16, amp.reason = "always-list"
+// DOWN: onnxg.node "Add"{{.*}}amp.precision = f16, amp.reason = "infer"
+// DOWN: onnxg.node "Softmax"{{.*}}amp.precision = f32, amp.reason = "keep-fp32"
+// DOWN: onnxg.node "Add"{{.*}}amp.precision = f32, amp.reason = "infer"
+// bf16 defaults to PAI's downstream rule.
+// BF16: onnxg.node "MatMul"{{.*}}amp.precision = bf16
+// BF16: onnxg.node "Add"{{.*}}amp.precision = bf16
+// BF16: onnxg.node "Relu"{{.*}}amp.precision = bf16
+// BF16: onnxg.node "MatMul"{{.*}}amp.precision = bf16
+// BF16: onnxg.node "Add"{{.*}}amp.precision = bf16
+// BF16: onnxg.node "Softmax"{{.*}}amp.precision = f32
+
+// -----
+
+// A GEMM too small to pay for its casts stays FP32; one whose input an
+// earlier low GEMM produces pays no cast for it.
+func.func @cost(%x: tensor<8x16xf32>, %v: tensor<16x16xf32>,
+                %a: tensor<8192x1024xf32>, %w: tensor<1024x1024xf32>) {
+  // expected-remark @+1 {{'f32' (cost-model)}}
+  %0 = onnxg.node "MatMul"(%x, %v) opset 13
+      : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %1 = onnxg.node "MatMul"(%a, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %2 = onnxg.node "MatMul"(%1, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  return
+}
+
+// -----
+
+// amp.unscale is the barrier: nothing after it goes low, not even a GEMM.
+func.func @barrier(%g: tensor<8192x1024xf32>, %w: tensor<1024x1024xf32>,
+                   %scale: tensor<f32>) {
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %0 = onnxg.node "MatMul"(%g, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (keep-fp32)}}
+  %1 = amp.unscale %0 by %scale
+      : tensor<8192x1024xf32>, tensor<f32> to tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (barrier)}}
+  %2 = onnxg.node "Mul"(%1, %1) opset 14
+      : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (barrier)}}
+  %3 = onnxg.node "MatMul"(%2, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  return
+}
+
+// -----
+
+// Fixed slots: BatchNormalization follows its data input; its statistics
+// are never data. Shape ops are never touched.
+func.func @fixed_slots(%x: tensor<32x64x56x56xf32>, %w: tensor<64x64x3x3xf32>,
+                       %s: tensor<64xf32>) {
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %0 = onnxg.node "Conv"(%x, %w) opset 11 attributes {pads = array<i64: 1, 1, 1, 1>}
+      : (tensor<32x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<32x64x56x56xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %1 = onnxg.node "BatchNormalization"(%0, %s, %s, %s, %s) opset 15
+      : (tensor<32x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+         tensor<64xf32>, tensor<64xf32>) -> tensor<32x64x56x56xf32>
+  // expected-remark @+1 {{'f32' (never-touch)}}
+  %2 = onnxg.node "Shape"(%1) opset 15
+      : (tensor<32x64x56x56xf32>) -> tensor<4xi64>
+  return
+}
