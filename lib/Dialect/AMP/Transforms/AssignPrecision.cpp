@@ -175,8 +175,10 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       auto it = producer ? states.find(producer) : states.end();
       return it != states.end() && it->second.low;
     };
+    // An op the policy makes always goes low without asking the cost model.
     auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
-    if (precisionOp && model.compare(precisionOp, low, isLow).prefersLow()) {
+    if (fromPolicy(state) ||
+        (precisionOp && model.compare(precisionOp, low, isLow).prefersLow())) {
       state.low = true;
       state.reason = fromPolicy(state) ? "policy" : "always-list";
     } else {

@@ -20,7 +20,8 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
        overridden by `policy`, `op-class` and `node-class`).
     2. Always ops go low precision when the cost model (`device`) says they
        are faster with the casts they need (reason `always-list`, or
-       `cost-model` when they stay FP32).
+       `cost-model` when they stay FP32); ops the policy makes always go
+       low without asking it (reason `policy`).
     3. Keep-fp32 ops stay FP32 and deny low precision downstream through
        infer and follow ops, up to the next always op.
     4. Infer and follow ops go low by the rule: `between` (TensorFlow's:
@@ -52,6 +53,22 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
     Option<"emitRemarks", "remarks", "bool", "false",
            "emit a remark with each op's decision">,
   ];
+}
+
+def AMPMaterializeCasts : Pass<"amp-materialize-casts", "ModuleOp"> {
+  let summary = "Apply the precision decisions with amp.cast";
+  let description = [{
+    Applies amp-assign-precision's decisions (`amp.precision`) to each
+    function body: an op decided low gets its float data operands cast to
+    the low type and its float data results retyped; an FP32 op reading a
+    low value gets it cast back up. There is one `amp.cast` per value and
+    target type, placed right after the value's definition and shared by
+    all its consumers. Slots that are not data (shapes, indices, fixed FP32
+    statistics), ops without a decision and the function results keep their
+    types: graph inputs and outputs keep their ONNX types. Ops without a
+    decision are untouched.
+  }];
+  let dependentDialects = ["::mlir::amp::AMPDialect"];
 }
 
 #endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

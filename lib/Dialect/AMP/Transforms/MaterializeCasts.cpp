@@ -1,0 +1,122 @@
+//===- MaterializeCasts.cpp - Apply the precision decisions ---------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// amp-materialize-casts: retypes the float data of ops that
+// amp-assign-precision decided low, with one amp.cast per value and target
+// type shared by all consumers; everything else keeps its types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Interfaces/PrecisionOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPMATERIALIZECASTS
+#include "amp/Dialect/AMP/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+/// The casts of one function body, one per (value, element type).
+class CastCache {
+public:
+  /// `value` as a tensor of `element`: itself, or a shared amp.cast placed
+  /// right after its definition.
+  Value get(Value value, Type element) {
+    auto type = cast<TensorType>(value.getType());
+    if (type.getElementType() == element)
+      return value;
+    Value &cached = casts[{value, element}];
+    if (!cached) {
+      OpBuilder builder(value.getContext());
+      if (Operation *def = value.getDefiningOp())
+        builder.setInsertionPointAfter(def);
+      else
+        builder.setInsertionPointToStart(value.getParentBlock());
+      cached = CastOp::create(builder, value.getLoc(), type.clone(element),
+                              value, FloatAttr())
+                   .getResult();
+    }
+    return cached;
+  }
+
+private:
+  llvm::DenseMap<std::pair<Value, Type>, Value> casts;
+};
+
+class MaterializeCastsPass
+    : public amp::impl::AMPMaterializeCastsBase<MaterializeCastsPass> {
+public:
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        materialize(func.getBody().front());
+  }
+
+private:
+  void materialize(Block &body);
+};
+} // namespace
+
+/// Whether `value` is a float tensor.
+static bool isFloatTensor(Value value) {
+  auto type = dyn_cast<TensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+void MaterializeCastsPass::materialize(Block &body) {
+  CastCache casts;
+  // Results retyped so far, with their type before.
+  llvm::DenseMap<Value, Type> retyped;
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    ops.push_back(&op);
+
+  for (Operation *op : ops) {
+    auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+    auto decision = op->getAttrOfType<TypeAttr>(kPrecisionAttrName);
+    if (!precisionOp || !decision)
+      continue;
+    Type element = decision.getValue();
+    for (OpOperand &operand : op->getOpOperands())
+      if (precisionOp.isPrecisionDataOperand(operand.getOperandNumber()) &&
+          isFloatTensor(operand.get()))
+        operand.set(casts.get(operand.get(), element));
+    for (OpResult result : op->getResults()) {
+      if (!precisionOp.isPrecisionDataResult(result.getResultNumber()) ||
+          !isFloatTensor(result))
+        continue;
+      auto type = cast<TensorType>(result.getType());
+      if (type.getElementType() == element)
+        continue;
+      retyped[result] = type;
+      result.setType(type.clone(element));
+    }
+  }
+
+  // Every other use of a retyped value (non-data slots, undecided ops, the
+  // function's results) reads it in its type before.
+  for (auto [value, before] : retyped) {
+    for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+      Operation *user = use.getOwner();
+      if (isa<CastOp>(user))
+        continue;
+      auto precisionUser = dyn_cast<PrecisionOpInterface>(user);
+      bool decidedData =
+          precisionUser && user->hasAttr(kPrecisionAttrName) &&
+          precisionUser.isPrecisionDataOperand(use.getOperandNumber());
+      if (!decidedData)
+        use.set(casts.get(value, cast<TensorType>(before).getElementType()));
+    }
+  }
+}

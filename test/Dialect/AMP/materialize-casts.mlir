@@ -1,0 +1,52 @@
+// amp-materialize-casts applies amp.precision: data operands of low ops are
+// cast down (one cast per value and type, shared), their data results
+// retyped; FP32 consumers, undecided ops and the function results read the
+// value cast back up. Other slots keep their types.
+// RUN: amp-opt %s --amp-materialize-casts -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME:    (%[[X:.*]]: tensor<64x32xf32>, %[[W:.*]]: tensor<32x32xf32>)
+// CHECK-DAG:     %[[W16:.*]] = amp.cast %[[W]] : tensor<32x32xf32> to tensor<32x32xf16>
+// CHECK-DAG:     %[[X16:.*]] = amp.cast %[[X]] : tensor<64x32xf32> to tensor<64x32xf16>
+// CHECK:         %[[M:.*]] = onnxg.node "MatMul"(%[[X16]], %[[W16]]) {{.*}} -> tensor<64x32xf16>
+// CHECK-NEXT:    %[[M32:.*]] = amp.cast %[[M]] : tensor<64x32xf16> to tensor<64x32xf32>
+// CHECK-NEXT:    %[[R:.*]] = onnxg.node "Relu"(%[[M]]) {{.*}} -> tensor<64x32xf16>
+// CHECK-NEXT:    %[[R32:.*]] = amp.cast %[[R]] : tensor<64x32xf16> to tensor<64x32xf32>
+// The second low consumer of W shares its cast.
+// CHECK-NEXT:    %[[N:.*]] = onnxg.node "MatMul"(%[[R]], %[[W16]]) {{.*}} -> tensor<64x32xf16>
+// CHECK-NEXT:    %[[N32:.*]] = amp.cast %[[N]] : tensor<64x32xf16> to tensor<64x32xf32>
+// CHECK-NEXT:    %[[S:.*]] = onnxg.node "Softmax"(%[[N32]]) {{.*}} -> tensor<64x32xf32>
+// An op without a decision reads the FP32 value.
+// CHECK-NEXT:    onnxg.node "Mystery"(%[[M32]])
+// CHECK-NEXT:    return %[[S]], %[[R32]] : tensor<64x32xf32>, tensor<64x32xf32>
+func.func @chain(%x: tensor<64x32xf32>, %w: tensor<32x32xf32>)
+    -> (tensor<64x32xf32>, tensor<64x32xf32>) {
+  %m = onnxg.node "MatMul"(%x, %w) opset 13 {amp.precision = f16}
+      : (tensor<64x32xf32>, tensor<32x32xf32>) -> tensor<64x32xf32>
+  %r = onnxg.node "Relu"(%m) opset 14 {amp.precision = f16}
+      : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %n = onnxg.node "MatMul"(%r, %w) opset 13 {amp.precision = f16}
+      : (tensor<64x32xf32>, tensor<32x32xf32>) -> tensor<64x32xf32>
+  %s = onnxg.node "Softmax"(%n) opset 13 {amp.precision = f32}
+      : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %u = onnxg.node "Mystery"(%m) domain "com.example" opset 1
+      : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %s, %r : tensor<64x32xf32>, tensor<64x32xf32>
+}
+
+// -----
+
+// Shape and statistics slots keep their types.
+// CHECK-LABEL: func.func @slots
+// CHECK:         %[[Y:.*]] = onnxg.node "Reshape"(%{{.*}}, %[[SHAPE:.*]]) {{.*}} : (tensor<8x4xbf16>, tensor<2xi64>) -> tensor<4x8xbf16>
+// CHECK:         onnxg.node "BatchNormalization"(%{{.*}}, %[[ST:[^,]*]], %[[ST]], %[[ST]], %[[ST]]) {{.*}} : (tensor<2x4x3x3xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x3xbf16>
+func.func @slots(%x: tensor<8x4xf32>, %shape: tensor<2xi64>,
+                 %img: tensor<2x4x3x3xf32>, %stat: tensor<4xf32>) {
+  %0 = onnxg.node "Reshape"(%x, %shape) opset 14 {amp.precision = bf16}
+      : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<4x8xf32>
+  %1 = onnxg.node "BatchNormalization"(%img, %stat, %stat, %stat, %stat)
+      opset 15 {amp.precision = bf16}
+      : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+         tensor<4xf32>) -> tensor<2x4x3x3xf32>
+  return
+}
