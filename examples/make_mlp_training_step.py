@@ -4,9 +4,10 @@
 One SGD training step of a two-layer MLP in plain ONNX ops: forward (Gemm,
 Relu, Gemm), softmax cross-entropy loss, the backward pass written out by
 hand, and the parameter update. Parameters are graph inputs with their
-current values as initializers; metadata_props names the loss and the
-parameter/gradient/update roles.
+current values as initializers; metadata_props records the roles in the
+format of amp_opt.export (docs/TrainingStepFormat.md).
 """
+import json
 import os
 
 import numpy as np
@@ -70,11 +71,25 @@ graph = helper.make_graph(nodes, "mlp_training_step", inputs, outputs, inits)
 model = helper.make_model(graph, producer_name="amp-opt examples",
                           opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
-props = {"amp.loss": "loss", "amp.optimizer": "sgd", "amp.optimizer.lr": "0.1"}
-for p in params:
-    props[f"amp.param.{p}.grad"] = p + "_grad"
-    props[f"amp.param.{p}.updated"] = p + "_new"
-helper.set_model_props(model, props)
+# The roles, as amp_opt.export writes them (docs/TrainingStepFormat.md).
+roles = {
+    "amp_opt.format": "amp_opt.training_step.v1",
+    "amp_opt.loss": "loss",
+    "amp_opt.inputs": ["x"],
+    "amp_opt.targets": ["labels"],
+    "amp_opt.parameters": [
+        {"name": p, "aliases": [p], "gradient": p + "_grad",
+         "updated": p + "_new", "state": {}, "state_updated": {}}
+        for p in params],
+    "amp_opt.buffers": [],
+    "amp_opt.optimizer": {"type": "sgd", "step": None, "step_updated": None,
+                          "lr": 0.1, "momentum": 0.0, "dampening": 0.0,
+                          "weight_decay": 0.0, "nesterov": False,
+                          "maximize": False},
+}
+helper.set_model_props(model, {
+    key: value if isinstance(value, str) else json.dumps(value)
+    for key, value in roles.items()})
 onnx.checker.check_model(model)
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                    "mlp_training_step.onnx")

@@ -295,3 +295,13 @@ def test_parameters_read_around_the_module_are_an_error(tmp_path):
         export_training_step(Cached(), (torch.randn(2, 3),),
                              (torch.randn(2, 3),), F.mse_loss,
                              str(tmp_path / "cached.onnx"), lr=0.1)
+
+
+def test_example_step_follows_the_format():
+    """examples/mlp_training_step.onnx, written by hand, records its roles
+    in the exporter's format."""
+    meta = check_roles(os.path.join(REPO, "examples",
+                                    "mlp_training_step.onnx"))
+    assert meta["optimizer"]["type"] == "sgd"
+    assert [p["name"] for p in meta["parameters"]] == [
+        "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
