@@ -71,4 +71,16 @@ def AMPMaterializeCasts : Pass<"amp-materialize-casts", "ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AMPDialect"];
 }
 
+def AMPEliminateCasts : Pass<"amp-eliminate-casts", "ModuleOp"> {
+  let summary = "Remove cast chains that round-trip exactly";
+  let description = [{
+    Rewrites `amp.cast(amp.cast(x : A to B) : B to C)` into
+    `amp.cast(x : A to C)`, or into `x` when C is A, when every A value is
+    exactly a B value (f16 to f32 and back: removed). A chain through a
+    narrower type rounds and is never removed (f32 to f16 to f32 stays).
+    Casts to the same type and casts without users disappear; casts with an
+    FP8 scale are left alone.
+  }];
+}
+
 #endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,51 @@
+// amp-eliminate-casts removes cast chains that round-trip exactly, merges
+// chains whose first cast is exact, and keeps every lossy chain.
+// RUN: amp-opt %s --amp-eliminate-casts | FileCheck %s
+
+// CHECK-LABEL: func.func @exact_round_trip
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf16>)
+// CHECK-NEXT:    return %[[X]], %[[X]]
+func.func @exact_round_trip(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf16>) {
+  %0 = amp.cast %x : tensor<4xf16> to tensor<4xf32>
+  %1 = amp.cast %0 : tensor<4xf32> to tensor<4xf16>
+  %2 = amp.cast %x : tensor<4xf16> to tensor<4xf16>
+  return %1, %2 : tensor<4xf16>, tensor<4xf16>
+}
+
+// f32 -> f16 -> f32 rounds: it stays.
+// CHECK-LABEL: func.func @lossy_round_trip
+// CHECK-NEXT:    %[[H:.*]] = amp.cast %{{.*}} : tensor<4xf32> to tensor<4xf16>
+// CHECK-NEXT:    %[[F:.*]] = amp.cast %[[H]] : tensor<4xf16> to tensor<4xf32>
+// CHECK-NEXT:    return %[[F]]
+func.func @lossy_round_trip(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = amp.cast %x : tensor<4xf32> to tensor<4xf16>
+  %1 = amp.cast %0 : tensor<4xf16> to tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// f16 -> f32 is exact, so f16 -> f32 -> bf16 is one rounding: f16 -> bf16.
+// bf16 -> f16 rounds (fewer exponent bits), so that chain stays.
+// CHECK-LABEL: func.func @merged_chain
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf16>, %[[Y:.*]]: tensor<4xbf16>)
+// CHECK-DAG:     %[[B:.*]] = amp.cast %[[X]] : tensor<4xf16> to tensor<4xbf16>
+// CHECK-DAG:     %[[H:.*]] = amp.cast %[[Y]] : tensor<4xbf16> to tensor<4xf16>
+// CHECK-DAG:     %[[F:.*]] = amp.cast %[[H]] : tensor<4xf16> to tensor<4xf32>
+// CHECK:         return %[[B]], %[[F]]
+func.func @merged_chain(%x: tensor<4xf16>, %y: tensor<4xbf16>)
+    -> (tensor<4xbf16>, tensor<4xf32>) {
+  %0 = amp.cast %x : tensor<4xf16> to tensor<4xf32>
+  %1 = amp.cast %0 : tensor<4xf32> to tensor<4xbf16>
+  %2 = amp.cast %y : tensor<4xbf16> to tensor<4xf16>
+  %3 = amp.cast %2 : tensor<4xf16> to tensor<4xf32>
+  return %1, %3 : tensor<4xbf16>, tensor<4xf32>
+}
+
+// A scaled FP8 cast is not touched.
+// CHECK-LABEL: func.func @scaled
+// CHECK:         amp.cast %{{.*}} : tensor<4xf16> to tensor<4xf32>
+// CHECK:         amp.cast %{{.*}} {scale = 2.000000e+00 : f32} : tensor<4xf32> to tensor<4xf8E4M3FN>
+func.func @scaled(%x: tensor<4xf16>) -> tensor<4xf8E4M3FN> {
+  %0 = amp.cast %x : tensor<4xf16> to tensor<4xf32>
+  %1 = amp.cast %0 {scale = 2.0 : f32} : tensor<4xf32> to tensor<4xf8E4M3FN>
+  return %1 : tensor<4xf8E4M3FN>
+}
