@@ -27,6 +27,7 @@ inline void registerAllAMPDialects(DialectRegistry &registry) {
 inline void registerAllAMPPasses() {
   onnxg::registerONNXGraphPasses();
   amp::registerAMPPasses();
+  amp::registerAMPPipeline();
 }
 
 } // namespace mlir::amp

@@ -41,12 +41,10 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    const amp::DeviceProfile *profile = amp::lookupDeviceProfile(device);
-    if (!profile) {
-      getOperation()->emitError()
-          << "unknown device '" << device << "'; expected h100, a100 or v100";
+    const amp::DeviceProfile *profile =
+        amp::lookupDeviceProfile(device, getOperation(), "test-amp-cost-model");
+    if (!profile)
       return signalPassFailure();
-    }
     FloatType low = amp::parseLowPrecision(ctx, precision);
     if (!low) {
       getOperation()->emitError()

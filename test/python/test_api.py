@@ -60,3 +60,15 @@ def test_missing_binary_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(api, "REPO", str(tmp_path))
     with pytest.raises(AmpOptError, match="amp-opt not found"):
         convert(os.devnull)
+
+
+def test_convert_runs_the_pipeline_and_returns_the_report(mlp_step):
+    needs_amp_opt()
+    model, report = convert(mlp_step, precision="fp16",
+                            op_class="Gemm:always,MatMul:always")
+    onnx.checker.check_model(model)
+    assert report["precision"] == "fp16"
+    assert report["ops"]["by_type"]["Gemm"]["low_precision"] > 0
+    assert report["casts"]["remaining"] > 0
+    decisions = {d["reason"] for d in report["decisions"]}
+    assert {"policy", "keep-fp32"} <= decisions

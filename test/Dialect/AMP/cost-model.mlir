@@ -5,7 +5,7 @@
 // RUN: not amp-opt %s --test-amp-cost-model="device=tpu" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
 
 // V100: error: device v100 has no bf16
-// DEVICE: error: unknown device 'tpu'; expected h100, a100 or v100
+// DEVICE: error: test-amp-cost-model: unknown device 'tpu'; expected h100, a100 or v100
 
 // PAI's embedding case, N = 4096 lookups of D = 1024 on an H100. A V x D
 // FP32 table with N << V stays FP32: the gather moves 2*N*D*4 bytes, while

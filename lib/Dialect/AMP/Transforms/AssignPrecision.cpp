@@ -130,7 +130,9 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, OpState> states;
   for (Operation &op : body) {
-    if (op.hasTrait<OpTrait::IsTerminator>())
+    // Only ops that implement PrecisionOpInterface are decided; others
+    // (initializers, terminators, unknown dialects) keep their types.
+    if (!isa<PrecisionOpInterface>(op))
       continue;
     OpState state;
     state.precisionClass = policy.classify(&op, &state.source);
@@ -278,12 +280,10 @@ void AssignPrecisionPass::runOnOperation() {
                        << "'; expected between or downstream";
     return signalPassFailure();
   }
-  const DeviceProfile *profile = lookupDeviceProfile(device);
-  if (!profile) {
-    module.emitError() << "amp-assign-precision: unknown device '" << device
-                       << "'; expected h100, a100 or v100";
+  const DeviceProfile *profile =
+      lookupDeviceProfile(device, module, "amp-assign-precision");
+  if (!profile)
     return signalPassFailure();
-  }
   DimSizes sizes(defaultDimSize);
   CostModel model(*profile, sizes);
   if (!model.supports(low)) {

@@ -33,6 +33,15 @@ const DeviceProfile *mlir::amp::lookupDeviceProfile(StringRef name) {
   return it == std::end(kDeviceProfiles) ? nullptr : it;
 }
 
+const DeviceProfile *
+mlir::amp::lookupDeviceProfile(StringRef name, Operation *op, StringRef who) {
+  const DeviceProfile *profile = lookupDeviceProfile(name);
+  if (!profile)
+    op->emitError() << who << ": unknown device '" << name
+                    << "'; expected h100, a100 or v100";
+  return profile;
+}
+
 FloatType mlir::amp::parseLowPrecision(MLIRContext *context, StringRef name) {
   if (name == "fp16")
     return Float16Type::get(context);

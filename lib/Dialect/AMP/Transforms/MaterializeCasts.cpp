@@ -50,6 +50,8 @@ public:
     return cached;
   }
 
+  unsigned size() const { return casts.size(); }
+
 private:
   llvm::DenseMap<std::pair<Value, Type>, Value> casts;
 };
@@ -60,11 +62,11 @@ public:
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())
-        materialize(func.getBody().front());
+        materialize(func);
   }
 
 private:
-  void materialize(Block &body);
+  void materialize(func::FuncOp func);
 };
 } // namespace
 
@@ -74,7 +76,8 @@ static bool isFloatTensor(Value value) {
   return type && isa<FloatType>(type.getElementType());
 }
 
-void MaterializeCastsPass::materialize(Block &body) {
+void MaterializeCastsPass::materialize(func::FuncOp func) {
+  Block &body = func.getBody().front();
   CastCache casts;
   // Results retyped so far, with their type before.
   llvm::DenseMap<Value, Type> retyped;
@@ -119,4 +122,7 @@ void MaterializeCastsPass::materialize(Block &body) {
         use.set(casts.get(value, cast<TensorType>(before).getElementType()));
     }
   }
+  // For the report: amp-eliminate-casts may remove some of them.
+  func->setAttr(kCastsInsertedAttrName,
+                Builder(func).getI64IntegerAttr(casts.size()));
 }

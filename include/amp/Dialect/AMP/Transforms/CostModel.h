@@ -38,6 +38,10 @@ struct DeviceProfile {
 llvm::ArrayRef<DeviceProfile> getDeviceProfiles();
 /// The profile named `name` (h100, a100, v100), or null.
 const DeviceProfile *lookupDeviceProfile(llvm::StringRef name);
+/// The same, or null after an error at `op` that `who` (a pass name) does not
+/// know the device.
+const DeviceProfile *lookupDeviceProfile(llvm::StringRef name, Operation *op,
+                                         llvm::StringRef who);
 
 /// The type of a low-precision option value ("fp16", "bf16"), or null.
 FloatType parseLowPrecision(MLIRContext *context, llvm::StringRef name);

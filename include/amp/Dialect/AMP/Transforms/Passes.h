@@ -15,12 +15,18 @@ namespace mlir::amp {
 /// The decision attributes amp-assign-precision sets on each op.
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "amp.precision";
 inline constexpr llvm::StringLiteral kReasonAttrName = "amp.reason";
+/// The casts amp-materialize-casts inserted into a function, for the report.
+inline constexpr llvm::StringLiteral kCastsInsertedAttrName =
+    "amp.casts_inserted";
 
 #define GEN_PASS_DECL
 #include "amp/Dialect/AMP/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "amp/Dialect/AMP/Transforms/Passes.h.inc"
+
+/// Registers --amp-pipeline (docs/Pipeline.md).
+void registerAMPPipeline();
 
 } // namespace mlir::amp
 

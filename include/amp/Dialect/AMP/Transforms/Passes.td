@@ -83,4 +83,25 @@ def AMPEliminateCasts : Pass<"amp-eliminate-casts", "ModuleOp"> {
   }];
 }
 
+def AMPReport : Pass<"amp-report", "ModuleOp"> {
+  let summary = "Write the mixed-precision report and print its summary";
+  let description = [{
+    Summarizes amp-assign-precision's decisions and the casts in each
+    function body: prints a short summary on stderr and, with `file`, writes
+    the JSON report (docs/Report.md): `precision`, `ops` (`total`,
+    `low_precision`, `by_type`), `casts` (`inserted`, `eliminated`, `fused`,
+    `remaining`), `flops` (`total`, `low_precision`), `modeled_time_us`
+    (`fp32`, `amp`) and `decisions` (one entry per op: `name`, `op_type`,
+    `precision`, `reason`). The IR is unchanged.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "\"\"",
+           "JSON report to write (none when empty)">,
+    Option<"device", "device", "std::string", "\"h100\"",
+           "device profile of the modeled times">,
+    Option<"defaultDimSize", "default-dim-size", "int64_t", "1",
+           "size assumed for dynamic dimensions">,
+  ];
+}
+
 #endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,147 @@
+//===- Report.cpp - The mixed-precision report ----------------------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// amp-report: what amp-assign-precision decided and what the casts cost, as
+// a JSON file (docs/Report.md) and a short summary on stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/AMP/Transforms/CostModel.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/AMP/Transforms/Policy.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPREPORT
+#include "amp/Dialect/AMP/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+class ReportPass : public amp::impl::AMPReportBase<ReportPass> {
+public:
+  using AMPReportBase::AMPReportBase;
+  void runOnOperation() override;
+};
+} // namespace
+
+void ReportPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  const DeviceProfile *profile =
+      lookupDeviceProfile(device, module, "amp-report");
+  if (!profile)
+    return signalPassFailure();
+  DimSizes sizes(defaultDimSize);
+  CostModel model(*profile, sizes);
+  Type f32 = Float32Type::get(&getContext());
+
+  int64_t total = 0, low = 0, inserted = 0, remaining = 0;
+  double flops = 0, lowFlops = 0, fp32Us = 0, ampUs = 0;
+  std::string precision = "fp32";
+  // Per op type: [total, low precision].
+  llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> byType;
+  // Owns the op type keys byType refers to.
+  llvm::StringSet<> typeNames;
+  llvm::json::Array decisions;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (auto count = func->getAttrOfType<IntegerAttr>(kCastsInsertedAttrName))
+      inserted += count.getInt();
+    if (func.isExternal())
+      continue;
+    for (Operation &op : func.getBody().front()) {
+      if (auto castOp = dyn_cast<CastOp>(op)) {
+        ++remaining;
+        ampUs += model.getCastTimeUs(
+            castOp.getInput(),
+            cast<FloatType>(castOp.getType().getElementType()));
+        continue;
+      }
+      auto decision = op.getAttrOfType<TypeAttr>(kPrecisionAttrName);
+      auto reason = op.getAttrOfType<StringAttr>(kReasonAttrName);
+      if (!decision)
+        continue;
+      bool isLow = decision.getValue() != f32;
+      ++total;
+      low += isLow;
+      StringRef type =
+          typeNames.insert(PrecisionPolicy::getOpTypeKey(&op)).first->getKey();
+      auto &counts = byType[type];
+      ++counts.first;
+      counts.second += isLow;
+      if (isLow)
+        precision = isa<BFloat16Type>(decision.getValue()) ? "bf16" : "fp16";
+      if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op)) {
+        double opFlops = precisionOp.estimateFlops(sizes);
+        flops += opFlops;
+        lowFlops += isLow ? opFlops : 0;
+        fp32Us += model.getOpTimeUs(precisionOp, cast<FloatType>(f32));
+        ampUs += model.getOpTimeUs(precisionOp,
+                                   cast<FloatType>(decision.getValue()));
+      }
+      std::string typeName;
+      llvm::raw_string_ostream os(typeName);
+      os << decision.getValue();
+      decisions.push_back(
+          llvm::json::Object{{"name", PrecisionPolicy::getNodeName(&op)},
+                             {"op_type", type},
+                             {"precision", typeName},
+                             {"reason", reason ? reason.getValue() : ""}});
+    }
+  }
+
+  // The summary, for people.
+  llvm::raw_ostream &err = llvm::errs();
+  err << "amp: " << low << " of " << total << " ops in " << precision << " ("
+      << llvm::format("%.1f", flops > 0 ? 100 * lowFlops / flops : 0.0)
+      << "% of FLOPs), " << remaining << " casts (" << inserted
+      << " inserted), modeled " << llvm::format("%.1f", fp32Us)
+      << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device
+      << "\n";
+  if (file.empty())
+    return;
+
+  llvm::json::Object types;
+  for (auto &[type, counts] : byType)
+    types[type] = llvm::json::Object{{"total", counts.first},
+                                     {"low_precision", counts.second}};
+  llvm::json::Object report{
+      {"precision", precision},
+      {"device", device.getValue()},
+      {"ops", llvm::json::Object{{"total", total},
+                                 {"low_precision", low},
+                                 {"by_type", std::move(types)}}},
+      {"casts", llvm::json::Object{{"inserted", inserted},
+                                   {"eliminated",
+                                    std::max<int64_t>(inserted - remaining, 0)},
+                                   {"fused", 0},
+                                   {"remaining", remaining}}},
+      {"flops",
+       llvm::json::Object{{"total", flops}, {"low_precision", lowFlops}}},
+      {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us}, {"amp", ampUs}}},
+      {"sizes_guessed", sizes.usedGuess()},
+      {"decisions", std::move(decisions)}};
+  llvm::Error error =
+      llvm::writeToOutput(file, [&](llvm::raw_ostream &os) -> llvm::Error {
+        os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
+           << "\n";
+        return llvm::Error::success();
+      });
+  if (error) {
+    module.emitError() << "amp-report: cannot write '" << file
+                       << "': " << llvm::toString(std::move(error));
+    return signalPassFailure();
+  }
+}
