@@ -106,3 +106,28 @@ func.func @fixed_slots(%x: tensor<32x64x56x56xf32>, %w: tensor<64x64x3x3xf32>,
       : (tensor<32x64x56x56xf32>) -> tensor<4xi64>
   return
 }
+
+// -----
+
+// The attention-score GEMM alone would not pay for casting its inputs, but
+// they come through follow ops from a low GEMM, so they will be low: it goes
+// low too.
+func.func @through_follow(%x: tensor<1024x768xf32>, %w: tensor<768x768xf32>,
+                          %shape: tensor<4xi64>) {
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %q = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<1024x768xf32>, tensor<768x768xf32>) -> tensor<1024x768xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %r = onnxg.node "Reshape"(%q, %shape) opset 14
+      : (tensor<1024x768xf32>, tensor<4xi64>) -> tensor<8x128x12x64xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %t = onnxg.node "Transpose"(%r) opset 13 attributes {perm = array<i64: 0, 2, 1, 3>}
+      : (tensor<8x128x12x64xf32>) -> tensor<8x12x128x64xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %k = onnxg.node "Transpose"(%r) opset 13 attributes {perm = array<i64: 0, 2, 3, 1>}
+      : (tensor<8x128x12x64xf32>) -> tensor<8x12x64x128xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %s = onnxg.node "MatMul"(%t, %k) opset 13
+      : (tensor<8x12x128x64xf32>, tensor<8x12x64x128xf32>) -> tensor<8x12x128x128xf32>
+  return
+}

@@ -163,52 +163,46 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       barrier.insert(op);
   }
 
-  // Seeds: always ops the cost model favours.
+  // One forward walk, in block order: deny low precision downstream of
+  // keep-fp32 ops through infer and follow ops; seed always ops the cost
+  // model favours; note the infer and follow ops reachable from a low op.
+  // An input from a low op, or from one reachable from it, needs no cast.
+  llvm::DenseSet<Operation *> afterLow;
+  auto isLow = [&](Value value) {
+    if (getElementTypeOrSelf(value.getType()) == low)
+      return true;
+    Operation *producer = value.getDefiningOp();
+    auto it = producer ? states.find(producer) : states.end();
+    return it != states.end() &&
+           (it->second.low || afterLow.contains(producer));
+  };
   for (Operation *op : ops) {
     OpState &state = states[op];
+    if (isPropagating(op)) {
+      for (Operation *producer : getDataProducers(op, body)) {
+        const OpState &from = states[producer];
+        if (from.precisionClass == PrecisionClass::KeepFP32 ||
+            (from.denied && isPropagating(producer)))
+          state.denied = true;
+      }
+      if (!state.denied && !barrier.contains(op) &&
+          llvm::any_of(getDataProducers(op, body), [&](Operation *producer) {
+            return states[producer].low || afterLow.contains(producer);
+          }))
+        afterLow.insert(op);
+      continue;
+    }
     if (state.precisionClass != PrecisionClass::Always || barrier.contains(op))
       continue;
-    // Inputs from always ops already made low need no cast.
-    auto isLow = [&](Value value) {
-      Operation *producer = value.getDefiningOp();
-      if (isa<FloatType>(getElementTypeOrSelf(value.getType())) &&
-          getElementTypeOrSelf(value.getType()) == low)
-        return true;
-      auto it = producer ? states.find(producer) : states.end();
-      return it != states.end() && it->second.low;
-    };
     // An op the policy makes always goes low without asking the cost model.
-    auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+    auto precisionOp = cast<PrecisionOpInterface>(op);
     if (fromPolicy(state) ||
-        (precisionOp && model.compare(precisionOp, low, isLow).prefersLow())) {
+        model.compare(precisionOp, low, isLow).prefersLow()) {
       state.low = true;
       state.reason = fromPolicy(state) ? "policy" : "always-list";
     } else {
       state.reason = "cost-model";
     }
-  }
-
-  // Deny: downstream of keep-fp32 ops through infer and follow ops.
-  for (Operation *op : ops) {
-    OpState &state = states[op];
-    if (!isPropagating(op))
-      continue;
-    for (Operation *producer : getDataProducers(op, body)) {
-      const OpState &from = states[producer];
-      if (from.precisionClass == PrecisionClass::KeepFP32 ||
-          (from.denied && isPropagating(producer)))
-        state.denied = true;
-    }
-  }
-
-  // Reachable from a low op, downstream through infer and follow ops.
-  llvm::DenseSet<Operation *> afterLow;
-  for (Operation *op : ops) {
-    if (!isPropagating(op) || states[op].denied || barrier.contains(op))
-      continue;
-    for (Operation *producer : getDataProducers(op, body))
-      if (states[producer].low || afterLow.contains(producer))
-        afterLow.insert(op);
   }
   // Reaching a low op, upstream through infer and follow ops.
   llvm::DenseSet<Operation *> beforeLow;
