@@ -110,6 +110,9 @@ private:
   LogicalResult renameRedefinitions(onnx::GraphProto &graph);
   void setGraphAttrs(Operation *op, const onnx::GraphProto &graph);
   std::string describeNode(const onnx::NodeProto &node);
+  /// The name `name` has in the file (renameRedefinitions may have renamed
+  /// a second definition).
+  StringRef getFileName(StringRef name) const;
   Value lookup(StringRef name);
   Value getNone();
 
@@ -532,6 +535,11 @@ std::string Importer::describeNode(const onnx::NodeProto &node) {
   return text + "(" + node.op_type() + ")";
 }
 
+StringRef Importer::getFileName(StringRef name) const {
+  auto alias = originalNames.find(name);
+  return alias == originalNames.end() ? name : StringRef(alias->second);
+}
+
 Value Importer::lookup(StringRef name) {
   for (auto &scope : llvm::reverse(scopes))
     if (Value value = scope.lookup(name))
@@ -715,8 +723,7 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, unsigned graphIndex) {
     }
     resultTypes.push_back(UnknownType::get(ctx));
     // A redefined name was renamed internally; locations keep the file's.
-    auto alias = originalNames.find(name);
-    outputNames.push_back(alias == originalNames.end() ? name : alias->second);
+    outputNames.push_back(getFileName(name).str());
   }
 
   SmallVector<onnx::GraphProto *> subgraphs;
@@ -884,10 +891,7 @@ LogicalResult Importer::typeNodeResults(
     if (name.empty())
       continue;
     // A redefined name was renamed internally; the file's name types it.
-    auto alias = originalNames.find(name);
-    StringRef fileName =
-        alias == originalNames.end() ? StringRef(name) : alias->second;
-    const onnx::TypeProto *typeProto = types.lookup(fileName);
+    const onnx::TypeProto *typeProto = types.lookup(getFileName(name));
     if (!typeProto) {
       dims.push_back(builder.getArrayAttr({}));
       continue;
