@@ -48,6 +48,11 @@ private:
   LogicalResult exportNode(NodeOp node, onnx::GraphProto &graph);
   LogicalResult exportCast(amp::CastOp cast, onnx::GraphProto &graph);
   LogicalResult exportUnscale(amp::UnscaleOp unscale, onnx::GraphProto &graph);
+  /// A default-domain node named after its one output.
+  onnx::NodeProto &addNode(StringRef opType, ArrayRef<std::string> inputs,
+                           const std::string &output, onnx::GraphProto &graph);
+  void addCastNode(const std::string &input, const std::string &output,
+                   int32_t to, onnx::GraphProto &graph);
   LogicalResult exportAttribute(NodeOp node, NamedAttribute named,
                                 onnx::AttributeProto &attr,
                                 onnx::GraphProto &graph);
@@ -368,49 +373,49 @@ LogicalResult Exporter::exportCast(amp::CastOp cast, onnx::GraphProto &graph) {
   std::optional<int32_t> to = getOnnxDataType(cast.getType().getElementType());
   if (!to)
     return cast.emitError("cast to ") << cast.getType() << " has no ONNX form";
-  onnx::NodeProto &proto = *graph.add_node();
-  proto.set_op_type("Cast");
-  proto.set_name(names[cast.getResult()]);
-  proto.add_input(names[cast.getInput()]);
-  proto.add_output(names[cast.getResult()]);
-  onnx::AttributeProto &attr = *proto.add_attribute();
-  attr.set_name("to");
-  attr.set_type(onnx::AttributeProto::INT);
-  attr.set_i(*to);
-  noteDomain("", 1);
+  addCastNode(names[cast.getInput()], names[cast.getResult()], *to, graph);
   addValueInfo(cast.getResult(), {}, graph);
   return success();
+}
+
+onnx::NodeProto &Exporter::addNode(StringRef opType,
+                                   ArrayRef<std::string> inputs,
+                                   const std::string &output,
+                                   onnx::GraphProto &graph) {
+  onnx::NodeProto &proto = *graph.add_node();
+  proto.set_op_type(opType.str());
+  proto.set_name(output);
+  for (const std::string &input : inputs)
+    proto.add_input(input);
+  proto.add_output(output);
+  noteDomain("", 1);
+  return proto;
+}
+
+void Exporter::addCastNode(const std::string &input, const std::string &output,
+                           int32_t to, onnx::GraphProto &graph) {
+  onnx::AttributeProto &attr =
+      *addNode("Cast", {input}, output, graph).add_attribute();
+  attr.set_name("to");
+  attr.set_type(onnx::AttributeProto::INT);
+  attr.set_i(to);
 }
 
 /// Mul(Cast(input, to=FLOAT), Reciprocal(scale)); the Cast only for a low
 /// precision input. The helper values are named after the result.
 LogicalResult Exporter::exportUnscale(amp::UnscaleOp unscale,
                                       onnx::GraphProto &graph) {
-  const std::string &result = names[unscale.getResult()];
-  auto addNode = [&](StringRef opType, ArrayRef<std::string> inputs,
-                     const std::string &output) -> onnx::NodeProto & {
-    onnx::NodeProto &proto = *graph.add_node();
-    proto.set_op_type(opType.str());
-    proto.set_name(output);
-    for (const std::string &input : inputs)
-      proto.add_input(input);
-    proto.add_output(output);
-    return proto;
-  };
+  std::string result = names[unscale.getResult()];
   std::string input = names[unscale.getInput()];
   if (!unscale.getInput().getType().getElementType().isF32()) {
     std::string cast = claimName(result + "/cast", /*mayShadow=*/false);
-    onnx::AttributeProto &to = *addNode("Cast", {input}, cast).add_attribute();
-    to.set_name("to");
-    to.set_type(onnx::AttributeProto::INT);
-    to.set_i(onnx::TensorProto::FLOAT);
+    addCastNode(input, cast, onnx::TensorProto::FLOAT, graph);
     input = cast;
   }
   std::string reciprocal =
       claimName(result + "/reciprocal", /*mayShadow=*/false);
-  addNode("Reciprocal", {names[unscale.getScale()]}, reciprocal);
-  addNode("Mul", {input, reciprocal}, result);
-  noteDomain("", 1);
+  addNode("Reciprocal", {names[unscale.getScale()]}, reciprocal, graph);
+  addNode("Mul", {input, reciprocal}, result, graph);
   addValueInfo(unscale.getResult(), {}, graph);
   return success();
 }
