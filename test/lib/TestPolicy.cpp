@@ -39,10 +39,8 @@ struct TestPolicyPass : PassWrapper<TestPolicyPass, OperationPass<>> {
 
   void runOnOperation() override {
     amp::PrecisionPolicy policy;
-    Location loc = getOperation()->getLoc();
-    if ((!policyFile.empty() && failed(policy.addFile(policyFile, loc))) ||
-        failed(policy.addOpTypeOverrides(opClasses, loc)) ||
-        failed(policy.addNodeOverrides(nodeClasses, loc)))
+    if (failed(policy.addSources(policyFile, opClasses, nodeClasses,
+                                 getOperation()->getLoc())))
       return signalPassFailure();
     getOperation()->walk([&](Operation *op) {
       if (isa<onnxg::NoneOp, onnxg::YieldOp, func::FuncOp, func::ReturnOp,

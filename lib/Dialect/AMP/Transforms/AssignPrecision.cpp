@@ -179,14 +179,15 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
   for (Operation *op : ops) {
     OpState &state = states[op];
     if (isPropagating(op)) {
-      for (Operation *producer : getDataProducers(op, body)) {
+      SmallVector<Operation *> producers = getDataProducers(op, body);
+      for (Operation *producer : producers) {
         const OpState &from = states[producer];
         if (from.precisionClass == PrecisionClass::KeepFP32 ||
             (from.denied && isPropagating(producer)))
           state.denied = true;
       }
       if (!state.denied && !barrier.contains(op) &&
-          llvm::any_of(getDataProducers(op, body), [&](Operation *producer) {
+          llvm::any_of(producers, [&](Operation *producer) {
             return states[producer].low || afterLow.contains(producer);
           }))
         afterLow.insert(op);
@@ -286,10 +287,8 @@ void AssignPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
   PrecisionPolicy policy;
-  Location loc = module.getLoc();
-  if ((!policyFile.empty() && failed(policy.addFile(policyFile, loc))) ||
-      failed(policy.addOpTypeOverrides(opClasses, loc)) ||
-      failed(policy.addNodeOverrides(nodeClasses, loc)))
+  if (failed(policy.addSources(policyFile, opClasses, nodeClasses,
+                               module.getLoc())))
     return signalPassFailure();
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())

@@ -121,6 +121,15 @@ LogicalResult PrecisionPolicy::addNodeOverrides(ArrayRef<std::string> entries,
   return addEntries(nodes, "node", entries, loc);
 }
 
+LogicalResult PrecisionPolicy::addSources(StringRef file,
+                                          ArrayRef<std::string> opTypeEntries,
+                                          ArrayRef<std::string> nodeEntries,
+                                          Location loc) {
+  return failure((!file.empty() && failed(addFile(file, loc))) ||
+                 failed(addOpTypeOverrides(opTypeEntries, loc)) ||
+                 failed(addNodeOverrides(nodeEntries, loc)));
+}
+
 LogicalResult PrecisionPolicy::addFile(StringRef path, Location loc) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)

@@ -40,6 +40,12 @@ public:
                                    Location loc);
   LogicalResult addNodeOverrides(llvm::ArrayRef<std::string> entries,
                                  Location loc);
+  /// All three, as the passes' options give them: the file (none when
+  /// empty), then the op-type and the node overrides.
+  LogicalResult addSources(llvm::StringRef file,
+                           llvm::ArrayRef<std::string> opTypeEntries,
+                           llvm::ArrayRef<std::string> nodeEntries,
+                           Location loc);
 
   /// The class of `op`: a node-name override, else an op-type override, else
   /// the op's own (PrecisionOpInterface); never-touch for other ops.
