@@ -19,17 +19,26 @@ from torch._decomp import decompositions as torch_decompositions
 
 aten = torch.ops.aten
 _OURS = {}
-# scatter_add exports to ScatterElements(reduction="add"), which needs opset
-# 16; below it, these exact one-hot forms are used instead.
-_BELOW_16 = {}
+# Ours that sum at repeated indices. scatter_add exports to
+# ScatterElements(reduction="add"), which needs opset 16; below it they sum
+# with an exact one-hot matmul. They take scatter_add_exports.
+_SUM_AT_INDICES = set()
 
 
-def _register(*ops):
+def _register(*ops, sums_at_indices=False):
     def wrap(fn):
         for op in ops:
             _OURS[op] = fn
+            if sums_at_indices:
+                _SUM_AT_INDICES.add(op)
         return fn
     return wrap
+
+
+def _for_opset(op, fn, opset):
+    if op in _SUM_AT_INDICES:
+        return functools.partial(fn, scatter_add_exports=opset >= 16)
+    return fn
 
 
 def always(opset):
@@ -37,59 +46,55 @@ def always(opset):
     export but fails on in torch 1.13 (the JIT asserts on indexing with None
     in the index list, and on full_like with an integer value, which
     functionalize makes of SiLU's and BCE's backward)."""
-    return {aten.index.Tensor: index,
-            aten.index_put.default: functools.partial(
-                index_put, scatter_add_exports=opset >= 16),
-            aten.full_like.default: full_like,
-            aten.fill.Scalar: fill}
+    return {op: find(op, opset) for op in (
+        aten.index.Tensor, aten.index_put.default, aten.full_like.default,
+        aten.fill.Scalar)}
 
 
 def find(op, opset):
     """The decomposition to use for `op`, or None."""
-    if opset < 16 and op in _BELOW_16:
-        return _BELOW_16[op]
     ours = _OURS.get(op)
     if ours is not None:
-        return ours
+        return _for_opset(op, ours, opset)
     theirs = torch._decomp.decomposition_table.get(op)
     if theirs is not None and theirs.__module__ == torch_decompositions.__name__:
         return theirs
     return None
 
 
-@_register(aten.embedding_dense_backward.default)
+@_register(aten.embedding_dense_backward.default, sums_at_indices=True)
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
-                             scale_grad_by_freq):
+                             scale_grad_by_freq, scatter_add_exports=True):
     """Sums the rows of repeated indices. torch's own decomposition exports
     to a ScatterND that keeps one row per index and drops the rest (wrong by
-    about 1e-2, silently); scatter_add exports to ScatterElements with
-    reduction='add', which sums."""
+    about 1e-2, silently)."""
     dim = grad_output.shape[-1]
     grad = grad_output.reshape(-1, dim)
     flat = indices.reshape(-1)
     if padding_idx >= 0:
         grad = grad * (flat != padding_idx).unsqueeze(1).to(grad.dtype)
     if scale_grad_by_freq:
-        counts = torch.zeros(num_weights, dtype=grad.dtype).scatter_add(
-            0, flat, torch.ones_like(flat, dtype=grad.dtype))
+        counts = _add_rows(torch.zeros(num_weights, dtype=grad.dtype), 0, flat,
+                           torch.ones_like(flat, dtype=grad.dtype),
+                           scatter_add_exports)
         grad = grad / counts.index_select(0, flat).unsqueeze(1)
-    index = flat.unsqueeze(1).expand(-1, dim)
-    return torch.zeros(num_weights, dim, dtype=grad.dtype).scatter_add(
-        0, index, grad)
+    return _add_rows(torch.zeros(num_weights, dim, dtype=grad.dtype), 0, flat,
+                     grad, scatter_add_exports)
 
 
-def _embedding_dense_backward_one_hot(grad_output, indices, num_weights,
-                                      padding_idx, scale_grad_by_freq):
-    dim = grad_output.shape[-1]
-    grad = grad_output.reshape(-1, dim)
-    flat = indices.reshape(-1)
-    one_hot = _one_hot(flat, num_weights, grad.dtype)
-    if padding_idx >= 0:
-        grad = grad * (flat != padding_idx).unsqueeze(1).to(grad.dtype)
-    if scale_grad_by_freq:
-        counts = one_hot.sum(0)
-        grad = grad / counts.index_select(0, flat).unsqueeze(1)
-    return one_hot.t() @ grad
+def _add_rows(target, dim, index, values, scatter_add_exports):
+    """target with slice i of `values` along `dim` added at target's slice
+    index[i]; repeated indices sum."""
+    if scatter_add_exports:
+        shape = [1] * values.dim()
+        shape[dim] = -1
+        return target.scatter_add(dim, index.reshape(shape).expand(
+            values.shape), values)
+    rows = values.movedim(dim, 0)
+    one_hot = _one_hot(index, target.shape[dim], values.dtype)
+    added = (one_hot.t() @ rows.reshape(rows.shape[0], -1)).reshape(
+        target.shape[dim], *rows.shape[1:])
+    return target + added.movedim(0, dim)
 
 
 @_register(aten.lift_fresh_copy.default)
@@ -103,17 +108,23 @@ def _one_hot(indices, classes, dtype):
     return (indices.unsqueeze(-1) == torch.arange(classes)).to(dtype)
 
 
-@_register(aten.max_pool2d_with_indices_backward.default)
+@_register(aten.max_pool2d_with_indices_backward.default,
+           sums_at_indices=True)
 def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride,
-                                     padding, dilation, ceil_mode, indices):
+                                     padding, dilation, ceil_mode, indices,
+                                     scatter_add_exports=True):
     """Adds each output gradient to the input position its index names
     (overlapping windows sum)."""
     batch, channels = input.shape[0], input.shape[1]
     plane = input.shape[-2] * input.shape[-1]
     grad = grad_output.reshape(batch, channels, -1)
     flat = indices.reshape(batch, channels, -1)
-    result = torch.zeros(batch, channels, plane, dtype=grad.dtype)
-    result = result.scatter_add(2, flat, grad)
+    if scatter_add_exports:
+        result = torch.zeros(batch, channels, plane, dtype=grad.dtype)
+        result = result.scatter_add(2, flat, grad)
+    else:
+        one_hot = _one_hot(flat, plane, grad.dtype)
+        result = (grad.unsqueeze(-1) * one_hot).sum(2)
     return result.reshape(input.shape)
 
 
@@ -276,6 +287,7 @@ def _boolean_mask(input, indices):
     return mask.reshape(*mask.shape, *[1] * (input.dim() - mask.dim()))
 
 
+@_register(aten.index.Tensor)
 def index(input, indices):
     """input[..., idx, ...] as index_select on the merged indexed dims."""
     if _boolean_mask(input, list(indices)) is not None:
@@ -287,6 +299,7 @@ def index(input, indices):
                           *input.shape[dim + count:])
 
 
+@_register(aten.index_put.default, sums_at_indices=True)
 def index_put(input, indices, values, accumulate=False,
               scatter_add_exports=True):
     """input[..., idx, ...] = values (+= with accumulate, which sums
@@ -305,33 +318,29 @@ def index_put(input, indices, values, accumulate=False,
     values = values.to(input.dtype).expand(shape).reshape(
         *merged.shape[:dim], -1, *merged.shape[dim + 1:])
     flat = flat.reshape(-1)
-    shape = [1] * merged.dim()
-    shape[dim] = -1
-    expanded = flat.reshape(shape).expand(values.shape)
-    if not accumulate:
-        # scatter, not index_copy, whose torch.onnx symbolic fails on some
-        # index shapes.
-        result = merged.scatter(dim, expanded, values)
-    elif scatter_add_exports:
+    if accumulate:
         # Not index_add: torch.onnx exports it to a scatter that keeps one
         # of repeated indices instead of their sum.
-        result = merged.scatter_add(dim, expanded, values)
+        result = _add_rows(merged, dim, flat, values, scatter_add_exports)
     else:
-        rows = values.movedim(dim, 0)
-        one_hot = _one_hot(flat, merged.shape[dim], values.dtype)
-        added = (one_hot.t() @ rows.reshape(rows.shape[0], -1)).reshape(
-            merged.shape[dim], *rows.shape[1:])
-        result = merged + added.movedim(0, dim)
+        # scatter, not index_copy, whose torch.onnx symbolic fails on some
+        # index shapes.
+        shape = [1] * merged.dim()
+        shape[dim] = -1
+        result = merged.scatter(dim, flat.reshape(shape).expand(values.shape),
+                                values)
     return result.reshape(input.shape)
 
 
 
+@_register(aten.full_like.default)
 def full_like(input, value, dtype=None, layout=None, device=None,
               pin_memory=None, memory_format=None):
     dtype = input.dtype if dtype is None else dtype
     return torch.full(list(input.shape), value, dtype=dtype)
 
 
+@_register(aten.fill.Scalar)
 def fill(input, value):
     """The functional form of input.fill_(value)."""
     return torch.full(list(input.shape), value, dtype=input.dtype)
@@ -369,11 +378,13 @@ def _reduce(loss, reduction):
         loss.mean() if reduction == 1 else loss.sum())
 
 
-@_register(aten.adaptive_max_pool2d_backward.default)
-def adaptive_max_pool2d_backward(grad_output, input, indices):
+@_register(aten.adaptive_max_pool2d_backward.default, sums_at_indices=True)
+def adaptive_max_pool2d_backward(grad_output, input, indices,
+                                 scatter_add_exports=True):
     """As max pooling's backward: indices are flat within each plane."""
     return max_pool2d_with_indices_backward(grad_output, input, None, None,
-                                            None, None, None, indices)
+                                            None, None, None, indices,
+                                            scatter_add_exports)
 
 
 @_register(aten.avg_pool2d_backward.default)
@@ -499,18 +510,3 @@ def onnx_symbolics(opset):
     finally:
         for name in symbolics:
             torch.onnx.unregister_custom_op_symbolic(name, opset)
-
-
-def _max_pool2d_backward_one_hot(grad_output, input, kernel_size, stride,
-                                 padding, dilation, ceil_mode, indices):
-    batch, channels = input.shape[0], input.shape[1]
-    plane = input.shape[-2] * input.shape[-1]
-    grad = grad_output.reshape(batch, channels, -1, 1)
-    one_hot = _one_hot(indices.reshape(batch, channels, -1), plane, grad.dtype)
-    return (grad * one_hot).sum(2).reshape(input.shape)
-
-
-_BELOW_16[aten.embedding_dense_backward.default] = \
-    _embedding_dense_backward_one_hot
-_BELOW_16[aten.max_pool2d_with_indices_backward.default] = \
-    _max_pool2d_backward_one_hot
