@@ -353,10 +353,9 @@ def _remove_dead_nodes(graph):
         used = {o.name for o in graph.output}
         for node in graph.node:
             used.update(node.input)
-        dead = [n for n in graph.node if not any(o in used for o in n.output)]
-        if not dead:
+        keep = [n for n in graph.node if any(o in used for o in n.output)]
+        if len(keep) == len(graph.node):
             return
-        keep = [n for n in graph.node if n not in dead]
         del graph.node[:]
         graph.node.extend(keep)
 
