@@ -61,12 +61,12 @@ class MaterializeCastsPass
 public:
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal())
-        materialize(func);
+      if (!func.isExternal() && failed(materialize(func)))
+        return signalPassFailure();
   }
 
 private:
-  void materialize(func::FuncOp func);
+  LogicalResult materialize(func::FuncOp func);
 };
 } // namespace
 
@@ -76,7 +76,7 @@ static bool isFloatTensor(Value value) {
   return type && isa<FloatType>(type.getElementType());
 }
 
-void MaterializeCastsPass::materialize(func::FuncOp func) {
+LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
   Block &body = func.getBody().front();
   CastCache casts;
   // Results retyped so far, with their type before.
@@ -87,9 +87,14 @@ void MaterializeCastsPass::materialize(func::FuncOp func) {
 
   for (Operation *op : ops) {
     auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
-    auto decision = op->getAttrOfType<TypeAttr>(kPrecisionAttrName);
-    if (!precisionOp || !decision)
+    Attribute attr = op->getAttr(kPrecisionAttrName);
+    if (!precisionOp || !attr)
       continue;
+    auto decision = dyn_cast<TypeAttr>(attr);
+    if (!decision || !isa<FloatType>(decision.getValue()))
+      return op->emitOpError("has ")
+             << kPrecisionAttrName << " = " << attr
+             << "; amp-materialize-casts expects a float type such as f16";
     Type element = decision.getValue();
     for (OpOperand &operand : op->getOpOperands())
       if (precisionOp.isPrecisionDataOperand(operand.getOperandNumber()) &&
@@ -125,4 +130,5 @@ void MaterializeCastsPass::materialize(func::FuncOp func) {
   // For the report: amp-eliminate-casts may remove some of them.
   func->setAttr(kCastsInsertedAttrName,
                 Builder(func).getI64IntegerAttr(casts.size()));
+  return success();
 }

@@ -1,0 +1,52 @@
+// amp-report summarizes the decisions and casts of a function body.
+// RUN: amp-opt %s --amp-report="file=%t.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// RUN: FileCheck %s --input-file=%t.json
+// RUN: not amp-opt %s --amp-report="device=tpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
+// RUN: not amp-opt %s --amp-report="file=%t.missing/r.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WRITE
+
+// SUMMARY: amp: 1 of 2 ops in fp16 (98.5% of FLOPs), 2 casts (3 inserted), modeled {{[0-9.]+}} us FP32 -> {{[0-9.]+}} us on h100
+// DEVICE: error: amp-report: unknown device 'tpu'; expected h100, a100 or v100
+// WRITE: error: amp-report: cannot write '{{.*}}r.json'
+
+// CHECK:      "casts": {
+// CHECK-NEXT:   "eliminated": 1,
+// CHECK-NEXT:   "fused": 0,
+// CHECK-NEXT:   "inserted": 3,
+// CHECK-NEXT:   "remaining": 2
+// CHECK:        "name": "mm",
+// CHECK-NEXT:   "op_type": "MatMul",
+// CHECK-NEXT:   "precision": "f16",
+// CHECK-NEXT:   "reason": "always-list"
+// CHECK:        "name": "sm",
+// CHECK-NEXT:   "op_type": "Softmax",
+// CHECK-NEXT:   "precision": "f32",
+// CHECK-NEXT:   "reason": "keep-fp32"
+// CHECK:      "flops": {
+// CHECK-NEXT:   "low_precision": 32768,
+// CHECK-NEXT:   "total": 33280
+// CHECK:      "by_type": {
+// CHECK-NEXT:   "MatMul": {
+// CHECK-NEXT:     "low_precision": 1,
+// CHECK-NEXT:     "total": 1
+// CHECK-NEXT:   },
+// CHECK-NEXT:   "Softmax": {
+// CHECK-NEXT:     "low_precision": 0,
+// CHECK-NEXT:     "total": 1
+// CHECK-NEXT:   }
+// CHECK-NEXT: },
+// CHECK-NEXT: "low_precision": 1,
+// CHECK-NEXT: "total": 2
+// CHECK:      "precision": "fp16",
+// CHECK:      "sizes_guessed": false
+func.func @f(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>) -> tensor<16x32xf32>
+    attributes {amp.casts_inserted = 3 : i64} {
+  %x16 = amp.cast %x : tensor<16x32xf32> to tensor<16x32xf16>
+  %w16 = amp.cast %w : tensor<32x32xf32> to tensor<32x32xf16>
+  %m = onnxg.node "MatMul"(%x16, %w16) opset 13
+      {amp.precision = f16, amp.reason = "always-list"}
+      : (tensor<16x32xf16>, tensor<32x32xf16>) -> tensor<16x32xf16> loc("mm")
+  %s = onnxg.node "Softmax"(%m) opset 13
+      {amp.precision = f32, amp.reason = "keep-fp32"}
+      : (tensor<16x32xf16>) -> tensor<16x32xf32> loc("sm")
+  return %s : tensor<16x32xf32>
+}
