@@ -91,7 +91,8 @@ docs: configure
 	cp $(BUILD)/docs/Dialects/ONNXGraphOps.md $(BUILD)/docs/Dialects/AMPOps.md docs/dialects/
 	cp $(BUILD)/docs/ONNXGraphPasses.md $(BUILD)/docs/AMPPasses.md docs/passes/
 	mkdir -p docs/interfaces
-	cp $(BUILD)/docs/Interfaces/PrecisionOpInterface.md docs/interfaces/
+	cp $(BUILD)/docs/Interfaces/PrecisionOpInterface.md \
+	  $(BUILD)/docs/Interfaces/CastFusionOpInterface.md docs/interfaces/
 	/usr/bin/python3 docs/gen_precision_classes.py
 
 clean:

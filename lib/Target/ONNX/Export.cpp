@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Target/ONNX/Export.h"
-#include "ElementTypes.h"
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Target/ONNX/Import.h"
-#include "ElementTypes.h"
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 

@@ -131,3 +131,40 @@ func.func @through_follow(%x: tensor<1024x768xf32>, %w: tensor<768x768xf32>,
       : (tensor<8x12x128x64xf32>, tensor<8x12x64x128xf32>) -> tensor<8x12x128x128xf32>
   return
 }
+
+// -----
+
+// Range: an op whose constant input would overflow (-1e9, an attention
+// mask) or flush to zero (1e-12, an epsilon) in fp16 stays FP32, with a
+// remark; bf16 has FP32's range, so there they go low.
+// BF16-LABEL: func.func @range
+// BF16: onnxg.node "Add"{{.*}}amp.precision = bf16, amp.reason = "infer"
+// BF16: onnxg.node "MatMul"{{.*}}amp.precision = bf16, amp.reason = "always-list"
+// BF16: onnxg.node "Add"{{.*}}amp.precision = bf16, amp.reason = "infer"
+func.func @range(%x: tensor<1024x1024xf32>, %w: tensor<1024x1024xf32>) {
+  %mask = onnxg.initializer "mask" dense<-1.0e9> : tensor<1024xf32>
+  // expected-remark @+1 {{'f32' (follow)}}
+  %big = onnxg.node "Constant"() opset 13
+      attributes {value = dense<1.0e5> : tensor<1024x1024xf32>}
+      : () -> tensor<1024x1024xf32>
+  %eps = onnxg.initializer "eps" dense<1.0e-12> : tensor<1xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %0 = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  // expected-remark @+2 {{stays f32: constant operand 1 has values outside the range of 'f16' (they would overflow or flush to zero)}}
+  // expected-remark @+1 {{'f32' (range)}}
+  %1 = onnxg.node "Add"(%0, %mask) opset 14
+      : (tensor<1024x1024xf32>, tensor<1024xf32>) -> tensor<1024x1024xf32>
+  // expected-remark @+2 {{stays f32: constant operand 1}}
+  // expected-remark @+1 {{'f32' (range)}}
+  %2 = onnxg.node "MatMul"(%1, %big) opset 13
+      : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  // expected-remark @+2 {{stays f32: constant operand 1}}
+  // expected-remark @+1 {{'f32' (range)}}
+  %3 = onnxg.node "Add"(%0, %eps) opset 14
+      : (tensor<1024x1024xf32>, tensor<1xf32>) -> tensor<1024x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %4 = onnxg.node "MatMul"(%3, %w) opset 13
+      : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return
+}

@@ -1,5 +1,5 @@
 // amp-eliminate-casts removes cast chains that round-trip exactly, merges
-// chains whose first cast is exact, and keeps every lossy chain.
+// chains that round once as they rounded twice, and keeps every lossy chain.
 // RUN: amp-opt %s --amp-eliminate-casts | FileCheck %s
 
 // CHECK-LABEL: func.func @exact_round_trip
@@ -38,6 +38,23 @@ func.func @merged_chain(%x: tensor<4xf16>, %y: tensor<4xbf16>)
   %2 = amp.cast %y : tensor<4xbf16> to tensor<4xf16>
   %3 = amp.cast %2 : tensor<4xf16> to tensor<4xf32>
   return %1, %3 : tensor<4xbf16>, tensor<4xf32>
+}
+
+// f64 -> f32 rounds, but to 24 bits, at least 2p + 2 for f16 (p = 11): f16
+// from f32 from f64 equals f16 from f64. bf16 subnormals lie below f32's
+// full precision, so f64 -> f32 -> bf16 stays.
+// CHECK-LABEL: func.func @innocuous_double_rounding
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf64>)
+// CHECK-DAG:     %[[H:.*]] = amp.cast %[[X]] : tensor<4xf64> to tensor<4xf16>
+// CHECK-DAG:     %[[S:.*]] = amp.cast %[[X]] : tensor<4xf64> to tensor<4xf32>
+// CHECK-DAG:     %[[B:.*]] = amp.cast %[[S]] : tensor<4xf32> to tensor<4xbf16>
+// CHECK:         return %[[H]], %[[B]]
+func.func @innocuous_double_rounding(%x: tensor<4xf64>)
+    -> (tensor<4xf16>, tensor<4xbf16>) {
+  %0 = amp.cast %x : tensor<4xf64> to tensor<4xf32>
+  %1 = amp.cast %0 : tensor<4xf32> to tensor<4xf16>
+  %2 = amp.cast %0 : tensor<4xf32> to tensor<4xbf16>
+  return %1, %2 : tensor<4xf16>, tensor<4xbf16>
 }
 
 // A scaled FP8 cast is not touched.

@@ -4,14 +4,14 @@
 // RUN: not amp-opt %s --amp-report="device=tpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
 // RUN: not amp-opt %s --amp-report="file=%t.missing/r.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WRITE
 
-// SUMMARY: amp: 1 of 2 ops in fp16 (98.5% of FLOPs), 2 casts (3 inserted), modeled {{[0-9.]+}} us FP32 -> {{[0-9.]+}} us on h100
+// SUMMARY: amp: 1 of 2 ops in fp16 (98.5% of FLOPs), 2 casts (4 inserted, 1 fused), modeled {{[0-9.]+}} us FP32 -> {{[0-9.]+}} us on h100
 // DEVICE: error: amp-report: unknown device 'tpu'; expected h100, a100 or v100
 // WRITE: error: amp-report: cannot write '{{.*}}r.json'
 
 // CHECK:      "casts": {
 // CHECK-NEXT:   "eliminated": 1,
-// CHECK-NEXT:   "fused": 0,
-// CHECK-NEXT:   "inserted": 3,
+// CHECK-NEXT:   "fused": 1,
+// CHECK-NEXT:   "inserted": 4,
 // CHECK-NEXT:   "remaining": 2
 // CHECK:        "name": "mm",
 // CHECK-NEXT:   "op_type": "MatMul",
@@ -39,7 +39,7 @@
 // CHECK:      "precision": "fp16",
 // CHECK:      "sizes_guessed": false
 func.func @f(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>) -> tensor<16x32xf32>
-    attributes {amp.casts_inserted = 3 : i64} {
+    attributes {amp.casts_inserted = 4 : i64, amp.casts_fused = 1 : i64} {
   %x16 = amp.cast %x : tensor<16x32xf32> to tensor<16x32xf16>
   %w16 = amp.cast %w : tensor<32x32xf32> to tensor<32x32xf16>
   %m = onnxg.node "MatMul"(%x16, %w16) opset 13

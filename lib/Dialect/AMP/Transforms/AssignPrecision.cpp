@@ -15,6 +15,7 @@
 #include "amp/Dialect/AMP/Transforms/CostModel.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/AMP/Transforms/Policy.h"
+#include "amp/Interfaces/CastFusionOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -37,6 +38,8 @@ struct OpState {
   PolicySource source;
   bool low = false;
   bool denied = false;
+  /// A constant data input would overflow or flush to zero in low precision.
+  bool outOfRange = false;
   StringRef reason;
 };
 
@@ -57,6 +60,9 @@ private:
   static SmallVector<Operation *> getDataUsers(Operation *op, Block &body);
   /// Producers of `op`'s data operands, in the same block.
   static SmallVector<Operation *> getDataProducers(Operation *op, Block &body);
+  /// Whether a data operand of `op` is a constant that `low` cannot hold;
+  /// says so in a remark.
+  static bool hasConstantOutOfRange(Operation *op, FloatType low);
   /// Whether `op` has data operands and low ops of `body` produce them all.
   static bool
   allDataProducersLow(Operation *op, Block &body,
@@ -103,6 +109,23 @@ SmallVector<Operation *> AssignPrecisionPass::getDataProducers(Operation *op,
   return producers;
 }
 
+bool AssignPrecisionPass::hasConstantOutOfRange(Operation *op, FloatType low) {
+  auto precisionOp = cast<PrecisionOpInterface>(op);
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    auto result = dyn_cast<OpResult>(operand);
+    auto constant =
+        result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+    if (!constant || !precisionOp.isPrecisionDataOperand(index) ||
+        !constant.hasValuesOutOfRange(result.getResultNumber(), low))
+      continue;
+    op->emitRemark() << "stays f32: constant operand " << index
+                     << " has values outside the range of " << low
+                     << " (they would overflow or flush to zero)";
+    return true;
+  }
+  return false;
+}
+
 bool AssignPrecisionPass::allDataProducersLow(
     Operation *op, Block &body,
     const llvm::DenseMap<Operation *, OpState> &states) {
@@ -139,6 +162,9 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
     // Ops with subgraphs are not decided yet.
     if (op.getNumRegions())
       state.precisionClass = PrecisionClass::NeverTouch;
+    if (state.precisionClass != PrecisionClass::KeepFP32 &&
+        state.precisionClass != PrecisionClass::NeverTouch)
+      state.outOfRange = hasConstantOutOfRange(&op, low);
     states[&op] = state;
     ops.push_back(&op);
   }
@@ -186,14 +212,15 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
             (from.denied && isPropagating(producer)))
           state.denied = true;
       }
-      if (!state.denied && !barrier.contains(op) &&
+      if (!state.denied && !state.outOfRange && !barrier.contains(op) &&
           llvm::any_of(producers, [&](Operation *producer) {
             return states[producer].low || afterLow.contains(producer);
           }))
         afterLow.insert(op);
       continue;
     }
-    if (state.precisionClass != PrecisionClass::Always || barrier.contains(op))
+    if (state.precisionClass != PrecisionClass::Always ||
+        barrier.contains(op) || state.outOfRange)
       continue;
     // An op the policy makes always goes low without asking the cost model.
     auto precisionOp = cast<PrecisionOpInterface>(op);
@@ -221,11 +248,14 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
     case PrecisionClass::Always:
       if (barrier.contains(op))
         state.reason = "barrier";
+      else if (state.outOfRange)
+        state.reason = "range";
       break;
     case PrecisionClass::Infer:
     case PrecisionClass::Follow: {
       bool isFollow = state.precisionClass == PrecisionClass::Follow;
       state.reason = barrier.contains(op) ? "barrier"
+                     : state.outOfRange   ? "range"
                      : fromPolicy(state)  ? "policy"
                      : isFollow           ? "follow"
                                           : "infer";
@@ -234,8 +264,8 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       // A follow op takes the precision of its data producers when they
       // are all low (graph inputs are FP32).
       bool producersLow = isFollow && allDataProducersLow(op, body, states);
-      state.low =
-          !state.denied && !barrier.contains(op) && (onPath || producersLow);
+      state.low = !state.denied && !state.outOfRange && !barrier.contains(op) &&
+                  (onPath || producersLow);
       break;
     }
     case PrecisionClass::KeepFP32:

@@ -4,17 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// amp-eliminate-casts: a cast of a cast becomes one cast, or none, when the
-// first cast is exact (it widens); lossy chains stay.
+// amp-eliminate-casts: a cast of a cast becomes one cast, or none, when that
+// gives the same values (the first cast widens, or rounding twice is
+// innocuous); lossy chains stay.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Interfaces/CastFusionOpInterface.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/APFloat.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPELIMINATECASTS
@@ -24,17 +25,10 @@ namespace mlir::amp {
 using namespace mlir;
 using namespace mlir::amp;
 
-/// Whether every value of `from`, infinities included, is a value of `to`.
-static bool isExactIn(FloatType from, FloatType to) {
-  const llvm::fltSemantics &a = from.getFloatSemantics();
-  const llvm::fltSemantics &b = to.getFloatSemantics();
-  return llvm::APFloatBase::isRepresentableBy(a, b) &&
-         (!llvm::APFloatBase::semanticsHasInf(a) ||
-          llvm::APFloatBase::semanticsHasInf(b));
-}
-
 namespace {
-/// cast(cast(x : A -> B) : B -> C) -> cast(x : A -> C) when A -> B is exact.
+/// cast(cast(x : A -> B) : B -> C) -> cast(x : A -> C) when that rounds
+/// the same: A -> B is exact, or B is so much wider than C that rounding
+/// twice is innocuous.
 struct FoldExactCastChain : OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -43,10 +37,11 @@ struct FoldExactCastChain : OpRewritePattern<CastOp> {
     auto inner = outer.getInput().getDefiningOp<CastOp>();
     if (!inner || inner.getScale() || outer.getScale())
       return failure();
-    auto from = cast<FloatType>(inner.getInput().getType().getElementType());
+    Type from = inner.getInput().getType().getElementType();
     auto via = cast<FloatType>(inner.getType().getElementType());
-    if (!isExactIn(from, via))
-      return rewriter.notifyMatchFailure(outer, "the first cast rounds");
+    auto to = cast<FloatType>(outer.getType().getElementType());
+    if (!castsCompose(from, via, to))
+      return rewriter.notifyMatchFailure(outer, "rounding twice differs");
     if (outer.getType() == inner.getInput().getType()) {
       rewriter.replaceOp(outer, inner.getInput());
       return success();

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // --amp-pipeline="precision=fp16 ...": amp-assign-precision,
-// amp-materialize-casts, amp-eliminate-casts and amp-report with one set of
-// options (docs/Pipeline.md).
+// amp-materialize-casts, amp-eliminate-casts, amp-fuse-casts and amp-report
+// with one set of options (docs/Pipeline.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +58,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   pm.addPass(createAMPAssignPrecision(assign));
   pm.addPass(createAMPMaterializeCasts());
   pm.addPass(createAMPEliminateCasts());
+  pm.addPass(createAMPFuseCasts());
   AMPReportOptions report;
   report.file = options.report;
   report.device = options.device;

@@ -48,7 +48,7 @@ void ReportPass::runOnOperation() {
   CostModel model(*profile, sizes);
   Type f32 = Float32Type::get(&getContext());
 
-  int64_t total = 0, low = 0, inserted = 0, remaining = 0;
+  int64_t total = 0, low = 0, inserted = 0, fused = 0, remaining = 0;
   double flops = 0, lowFlops = 0, fp32Us = 0, ampUs = 0;
   std::string precision = "fp32";
   // Per op type: [total, low precision].
@@ -59,6 +59,8 @@ void ReportPass::runOnOperation() {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (auto count = func->getAttrOfType<IntegerAttr>(kCastsInsertedAttrName))
       inserted += count.getInt();
+    if (auto count = func->getAttrOfType<IntegerAttr>(kCastsFusedAttrName))
+      fused += count.getInt();
     if (func.isExternal())
       continue;
     for (Operation &op : func.getBody().front()) {
@@ -106,8 +108,8 @@ void ReportPass::runOnOperation() {
   llvm::raw_ostream &err = llvm::errs();
   err << "amp: " << low << " of " << total << " ops in " << precision << " ("
       << llvm::format("%.1f", flops > 0 ? 100 * lowFlops / flops : 0.0)
-      << "% of FLOPs), " << remaining << " casts (" << inserted
-      << " inserted), modeled " << llvm::format("%.1f", fp32Us)
+      << "% of FLOPs), " << remaining << " casts (" << inserted << " inserted, "
+      << fused << " fused), modeled " << llvm::format("%.1f", fp32Us)
       << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device
       << "\n";
   if (file.empty())
@@ -123,11 +125,12 @@ void ReportPass::runOnOperation() {
       {"ops", llvm::json::Object{{"total", total},
                                  {"low_precision", low},
                                  {"by_type", std::move(types)}}},
-      {"casts", llvm::json::Object{{"inserted", inserted},
-                                   {"eliminated",
-                                    std::max<int64_t>(inserted - remaining, 0)},
-                                   {"fused", 0},
-                                   {"remaining", remaining}}},
+      {"casts",
+       llvm::json::Object{
+           {"inserted", inserted},
+           {"eliminated", std::max<int64_t>(inserted - fused - remaining, 0)},
+           {"fused", fused},
+           {"remaining", remaining}}},
       {"flops",
        llvm::json::Object{{"total", flops}, {"low_precision", lowFlops}}},
       {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us}, {"amp", ampUs}}},

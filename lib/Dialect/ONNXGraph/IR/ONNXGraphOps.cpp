@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/Dialect/ONNXGraph/IR/OpTable.h"
 
@@ -314,4 +315,79 @@ double NodeOp::estimateBytes(amp::DimSizes &sizes, unsigned dataBits) {
     bytes += sizes.getBytes(getResult(0).getType(), bits);
   }
   return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// CastFusionOpInterface
+//===----------------------------------------------------------------------===//
+
+/// Whether `node` is the default-domain op `opType`.
+static bool isDefaultDomainOp(NodeOp node, StringRef opType) {
+  return node.getDomain().empty() && node.getOpType() == opType;
+}
+
+/// The float `value` of a default-domain Constant or ConstantOfShape node
+/// whose data is at hand, or null.
+static ElementsAttr getFloatConstantValue(NodeOp node) {
+  if (!isDefaultDomainOp(node, "Constant") &&
+      !isDefaultDomainOp(node, "ConstantOfShape"))
+    return {};
+  auto value = node.getOnnxAttrsOrEmpty().getAs<ElementsAttr>("value");
+  return value && amp::hasFloatData(value) ? value : ElementsAttr();
+}
+
+/// The element type of `value`'s tensor type, or null.
+static Type getTensorElementType(Value value) {
+  auto type = dyn_cast<TensorType>(value.getType());
+  return type ? type.getElementType() : Type();
+}
+
+bool NodeOp::canWriteResultAs(unsigned index, FloatType type) {
+  if (index != 0 || getNumResults() != 1 || !getOnnxDataType(type))
+    return false;
+  if (getFloatConstantValue(*this))
+    return true;
+  if (!isDefaultDomainOp(*this, "Cast"))
+    return false;
+  Type from = getTensorElementType(getOperand(0));
+  auto via = dyn_cast_or_null<FloatType>(getTensorElementType(getResult(0)));
+  return from && via && amp::castsCompose(from, via, type);
+}
+
+void NodeOp::writeResultAs(unsigned index, FloatType type) {
+  NamedAttrList attrs(getOnnxAttrsOrEmpty());
+  if (ElementsAttr value = getFloatConstantValue(*this))
+    attrs.set("value", amp::convertFloatElements(value, type));
+  else
+    attrs.set("to", IntegerAttr::get(IntegerType::get(getContext(), 64),
+                                     *getOnnxDataType(type)));
+  setOnnxAttrsAttr(attrs.getDictionary(getContext()));
+  Value result = getResult(index);
+  result.setType(cast<TensorType>(result.getType()).clone(type));
+}
+
+bool NodeOp::canReadOperandAs(unsigned index, FloatType type) {
+  // A Cast gives the same result for a value in any type that holds it.
+  Type to = getTensorElementType(getResult(0));
+  return isDefaultDomainOp(*this, "Cast") && index == 0 && to &&
+         !isa<StringType>(to);
+}
+
+bool NodeOp::hasValuesOutOfRange(unsigned index, FloatType type) {
+  ElementsAttr value = getFloatConstantValue(*this);
+  return index == 0 && value && amp::hasValuesOutOfRange(value, type);
+}
+
+bool InitializerOp::canWriteResultAs(unsigned index, FloatType type) {
+  return index == 0 && getOnnxDataType(type) && amp::hasFloatData(getValue());
+}
+
+void InitializerOp::writeResultAs(unsigned index, FloatType type) {
+  setValueAttr(amp::convertFloatElements(getValue(), type));
+  getResult().setType(cast<TensorType>(getResult().getType()).clone(type));
+}
+
+bool InitializerOp::hasValuesOutOfRange(unsigned index, FloatType type) {
+  return index == 0 && amp::hasFloatData(getValue()) &&
+         amp::hasValuesOutOfRange(getValue(), type);
 }

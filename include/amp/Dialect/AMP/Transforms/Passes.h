@@ -18,6 +18,8 @@ inline constexpr llvm::StringLiteral kReasonAttrName = "amp.reason";
 /// The casts amp-materialize-casts inserted into a function, for the report.
 inline constexpr llvm::StringLiteral kCastsInsertedAttrName =
     "amp.casts_inserted";
+/// The casts amp-fuse-casts folded into other ops, for the report.
+inline constexpr llvm::StringLiteral kCastsFusedAttrName = "amp.casts_fused";
 
 #define GEN_PASS_DECL
 #include "amp/Dialect/AMP/Transforms/Passes.h.inc"

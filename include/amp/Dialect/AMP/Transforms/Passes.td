@@ -83,6 +83,27 @@ def AMPEliminateCasts : Pass<"amp-eliminate-casts", "ModuleOp"> {
   }];
 }
 
+def AMPFuseCasts : Pass<"amp-fuse-casts", "ModuleOp"> {
+  let summary = "Fold casts into the ops that produce or read them";
+  let description = [{
+    Removes an `amp.cast` when a neighbouring op can do its work, through
+    `CastFusionOpInterface`:
+
+    - into its producer, when every user of the produced value is a cast to
+      the same type and the producer can write that type itself: a float
+      initializer or Constant is converted in place (round to nearest even,
+      like the cast), a `Cast` node is retargeted (`Cast(to=FLOAT)` then a
+      cast to f16 becomes `Cast(to=FLOAT16)`, when rounding once gives what
+      rounding twice gave);
+    - into its consumers, when the cast widens exactly and they can read the
+      narrower value (a `Cast` node gives the same result for both).
+
+    A constant shared with FP32 users keeps its cast: one cast per step,
+    not a second copy. The count goes to the function attribute
+    `amp.casts_fused`, for the report.
+  }];
+}
+
 def AMPReport : Pass<"amp-report", "ModuleOp"> {
   let summary = "Write the mixed-precision report and print its summary";
   let description = [{

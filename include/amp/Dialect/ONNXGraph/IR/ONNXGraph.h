@@ -20,6 +20,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "amp/Interfaces/CastFusionOpInterface.h"
 #include "amp/Interfaces/PrecisionOpInterface.h"
 
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraphOpsDialect.h.inc"

@@ -16,6 +16,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "amp/Interfaces/CastFusionOpInterface.td"
 include "amp/Interfaces/PrecisionOpInterface.td"
 
 //===----------------------------------------------------------------------===//
@@ -107,6 +108,9 @@ def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     DeclareOpInterfaceMethods<AMP_PrecisionOpInterface,
                               ["estimateFlops", "estimateBytes"]>,
+    DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
+                              ["canWriteResultAs", "writeResultAs",
+                               "canReadOperandAs", "hasValuesOutOfRange"]>,
     RecursiveMemoryEffects]> {
   let summary = "One ONNX node";
   let description = [{
@@ -177,6 +181,9 @@ def ONNXGraph_NoneOp : ONNXGraph_Op<"none", [Pure]> {
 
 def ONNXGraph_InitializerOp : ONNXGraph_Op<"initializer", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
+    DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
+                              ["canWriteResultAs", "writeResultAs",
+                               "hasValuesOutOfRange"]>,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "A graph initializer (a named constant tensor)";
   let description = [{

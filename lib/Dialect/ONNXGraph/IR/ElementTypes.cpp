@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ElementTypes.h"
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_LIB_TARGET_ONNX_ELEMENTTYPES_H
-#define AMP_LIB_TARGET_ONNX_ELEMENTTYPES_H
+#ifndef AMP_DIALECT_ONNXGRAPH_IR_ELEMENTTYPES_H
+#define AMP_DIALECT_ONNXGRAPH_IR_ELEMENTTYPES_H
 
 #include "mlir/IR/Types.h"
 
@@ -25,4 +25,4 @@ unsigned getRawElementSize(Type type);
 
 } // namespace mlir::onnxg
 
-#endif // AMP_LIB_TARGET_ONNX_ELEMENTTYPES_H
+#endif // AMP_DIALECT_ONNXGRAPH_IR_ELEMENTTYPES_H

@@ -1,0 +1,116 @@
+//===- FuseCasts.cpp - Fold casts into the ops next to them ---------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// amp-fuse-casts: an amp.cast disappears into its producer when the producer
+// can write the cast's type itself (a constant converted in place, a cast
+// node retargeted), or into its consumers when they can read the narrower
+// value an exact widening came from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Interfaces/CastFusionOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPFUSECASTS
+#include "amp/Dialect/AMP/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+class FuseCastsPass : public amp::impl::AMPFuseCastsBase<FuseCastsPass> {
+public:
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        fuse(func);
+  }
+
+private:
+  void fuse(func::FuncOp func);
+  /// Folds every cast of `castOp`'s input to the same type into the input's
+  /// producer; returns how many casts went.
+  static int64_t fuseIntoProducer(CastOp castOp);
+  /// Lets the consumers of an exact widening read its input; returns 1 when
+  /// the cast went.
+  static int64_t fuseIntoConsumers(CastOp castOp);
+};
+} // namespace
+
+/// Whether `user` is an unscaled amp.cast to `element`.
+static bool isPlainCastTo(Operation *user, Type element) {
+  auto castOp = dyn_cast<CastOp>(user);
+  return castOp && !castOp.getScale() &&
+         castOp.getType().getElementType() == element;
+}
+
+int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp) {
+  auto type = cast<FloatType>(castOp.getType().getElementType());
+  auto result = dyn_cast<OpResult>(castOp.getInput());
+  auto producer =
+      result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+  // Other users still need the value as it is.
+  if (!producer ||
+      !llvm::all_of(
+          result.getUsers(),
+          [&](Operation *user) { return isPlainCastTo(user, type); }) ||
+      !producer.canWriteResultAs(result.getResultNumber(), type))
+    return 0;
+  producer.writeResultAs(result.getResultNumber(), type);
+  int64_t fused = 0;
+  for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
+    user->getResult(0).replaceAllUsesWith(result);
+    user->erase();
+    ++fused;
+  }
+  return fused;
+}
+
+int64_t FuseCastsPass::fuseIntoConsumers(CastOp castOp) {
+  Value input = castOp.getInput();
+  auto narrow = cast<FloatType>(castOp.getInput().getType().getElementType());
+  if (castOp.getScale() ||
+      !isExactIn(narrow, cast<FloatType>(castOp.getType().getElementType())))
+    return 0;
+  for (OpOperand &use : llvm::make_early_inc_range(castOp->getUses())) {
+    auto consumer = dyn_cast<CastFusionOpInterface>(use.getOwner());
+    if (consumer && consumer.canReadOperandAs(use.getOperandNumber(), narrow))
+      use.set(input);
+  }
+  if (!castOp->use_empty())
+    return 0;
+  castOp->erase();
+  return 1;
+}
+
+void FuseCastsPass::fuse(func::FuncOp func) {
+  SmallVector<CastOp> casts;
+  func.walk([&](CastOp castOp) { casts.push_back(castOp); });
+  // Casts folded away; a producer takes all casts of its result at once.
+  llvm::DenseSet<Operation *> gone;
+  int64_t fused = 0;
+  for (CastOp castOp : casts) {
+    if (gone.contains(castOp) || castOp.getScale())
+      continue;
+    Value input = castOp.getInput();
+    SmallVector<Operation *> siblings(input.getUsers());
+    if (int64_t count = fuseIntoProducer(castOp)) {
+      gone.insert(siblings.begin(), siblings.end());
+      fused += count;
+      continue;
+    }
+    fused += fuseIntoConsumers(castOp);
+  }
+  if (auto before = func->getAttrOfType<IntegerAttr>(kCastsFusedAttrName))
+    fused += before.getInt();
+  func->setAttr(kCastsFusedAttrName, Builder(func).getI64IntegerAttr(fused));
+}
