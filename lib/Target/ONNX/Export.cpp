@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Target/ONNX/Export.h"
-#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,7 +48,7 @@ private:
   LogicalResult exportNode(NodeOp node, onnx::GraphProto &graph);
   LogicalResult exportCast(amp::CastOp cast, onnx::GraphProto &graph);
   LogicalResult exportUnscale(amp::UnscaleOp unscale, onnx::GraphProto &graph);
-  /// A default-domain node named after its one output.
+  /// A default-domain node named after its one output (made unique).
   onnx::NodeProto &addNode(StringRef opType, ArrayRef<std::string> inputs,
                            const std::string &output, onnx::GraphProto &graph);
   void addCastNode(const std::string &input, const std::string &output,
@@ -70,6 +70,9 @@ private:
   SmallVector<llvm::StringSet<>> nameScopes;
   /// Opsets of the domains nodes use, to complete opset_import.
   llvm::StringMap<int64_t> usedDomains;
+  /// Names of the imported nodes and of the nodes added so far: ONNX
+  /// Runtime rejects two nodes with one name.
+  llvm::StringSet<> nodeNames;
 };
 } // namespace
 
@@ -384,7 +387,10 @@ onnx::NodeProto &Exporter::addNode(StringRef opType,
                                    onnx::GraphProto &graph) {
   onnx::NodeProto &proto = *graph.add_node();
   proto.set_op_type(opType.str());
-  proto.set_name(output);
+  std::string name = output;
+  for (unsigned suffix = 1; !nodeNames.insert(name).second; ++suffix)
+    name = output + "_" + std::to_string(suffix);
+  proto.set_name(name);
   for (const std::string &input : inputs)
     proto.add_input(input);
   proto.add_output(output);
@@ -532,6 +538,10 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
     if (&op != main.getOperation())
       return emitError(op.getLoc(),
                        "only 'func.func @main' can be exported to ONNX");
+  main.walk([&](NodeOp node) {
+    if (!node.getNodeName().empty())
+      nodeNames.insert(node.getNodeName());
+  });
 
   auto strAttr = [&](StringRef name) {
     auto attr = module->getAttrOfType<StringAttr>(name);

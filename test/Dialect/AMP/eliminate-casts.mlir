@@ -66,3 +66,14 @@ func.func @scaled(%x: tensor<4xf16>) -> tensor<4xf8E4M3FN> {
   %1 = amp.cast %0 {scale = 2.0 : f32} : tensor<4xf32> to tensor<4xf8E4M3FN>
   return %1 : tensor<4xf8E4M3FN>
 }
+
+// Only casts are touched: an unused node stays (a graph may define a name
+// twice and leave the first definition unread).
+// CHECK-LABEL: func.func @other_ops_stay
+// CHECK-NEXT:    onnxg.node "Constant"
+// CHECK-NEXT:    return
+func.func @other_ops_stay() {
+  %c = onnxg.node "Constant"() opset 13
+      attributes {value = dense<1.0> : tensor<2xf32>} : () -> tensor<2xf32>
+  return
+}

@@ -58,8 +58,14 @@ public:
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldExactCastChain>(&getContext());
+    // Only casts: the driver would also erase other dead ops, and a graph
+    // may define a name twice with the first definition unread.
+    SmallVector<Operation *> casts;
+    getOperation().walk([&](CastOp castOp) { casts.push_back(castOp); });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     // Folding removes same-type casts; the driver erases unused ones.
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyOpPatternsGreedily(casts, std::move(patterns), config)))
       return signalPassFailure();
   }
 };
