@@ -51,6 +51,12 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
         Whether result `index` is float data that may change precision.
       }], "bool", "isPrecisionDataResult", (ins "unsigned":$index)>,
     InterfaceMethod<[{
+        Whether a slot that would be float data has a type the passes cannot
+        see (a value shape inference could not type): the op keeps its
+        types, since its other slots could not be kept consistent with it.
+      }], "bool", "hasUnknownDataType", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{
         Floating-point operations of one execution (a multiply-add counts
         two). Dynamic dimensions take their sizes from `sizes`.
       }], "double", "estimateFlops", (ins "::mlir::amp::DimSizes &":$sizes),

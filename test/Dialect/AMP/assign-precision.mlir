@@ -2,6 +2,7 @@
 // RUN: amp-opt %s --amp-assign-precision=remarks=true -verify-diagnostics -split-input-file -o /dev/null
 // RUN: amp-opt %s --amp-assign-precision="rule=downstream" -split-input-file 2>&1 | FileCheck %s --check-prefix=DOWN
 // RUN: amp-opt %s --amp-assign-precision="precision=bf16" -split-input-file 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: amp-opt %s --amp-assign-precision="op-class=MatMul:always" -split-input-file 2>&1 | FileCheck %s --check-prefix=FORCED
 
 // TensorFlow's rule (fp16's default): infer ops go low only between two low
 // ops; keep-fp32 ops deny low precision downstream.
@@ -166,5 +167,22 @@ func.func @range(%x: tensor<1024x1024xf32>, %w: tensor<1024x1024xf32>) {
   // expected-remark @+1 {{'f16' (always-list)}}
   %4 = onnxg.node "MatMul"(%3, %w) opset 13
       : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return
+}
+
+// -----
+
+// An op with a data slot of unknown type (a contrib op shape inference could
+// not type) cannot be retyped consistently: it keeps its types, even when a
+// policy forces it.
+// FORCED-LABEL: func.func @unknown_type
+// FORCED: onnxg.node "MatMul"{{.*}}amp.precision = f32, amp.reason = "unknown-type"
+func.func @unknown_type(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) {
+  // expected-remark @+1 {{'f32' (unknown-type)}}
+  %g = onnxg.node "Gelu"(%x) domain "com.microsoft" opset 1
+      : (tensor<64x64xf32>) -> !onnxg.unknown
+  // expected-remark @+1 {{'f32' (unknown-type)}}
+  %m = onnxg.node "MatMul"(%g, %w) opset 13
+      : (!onnxg.unknown, tensor<64x64xf32>) -> tensor<64x64xf32>
   return
 }

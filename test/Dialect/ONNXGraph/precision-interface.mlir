@@ -29,6 +29,18 @@ func.func @classes(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>,
       opset 15 attributes {training_mode = 1 : i64}
       : (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
          tensor<8xf32>) -> (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>)
+  // Before opset 15 (14 for scale and bias) the schema types every slot
+  // like the input: they change together.
+  // expected-remark @+1 {{follow, data operands [0, 1, 2, 3, 4], data results [0]}}
+  %y9 = onnxg.node "BatchNormalization"(%img, %stat, %stat, %stat, %stat)
+      opset 9
+      : (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+         tensor<8xf32>) -> tensor<1x8x4x4xf32>
+  // expected-remark @+1 {{follow, data operands [0, 1, 2], data results [0]}}
+  %y14 = onnxg.node "BatchNormalization"(%img, %stat, %stat, %stat, %stat)
+      opset 14
+      : (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+         tensor<8xf32>) -> tensor<1x8x4x4xf32>
   // An int64 Concat has no float data although every slot is a data slot.
   // expected-remark @+1 {{follow, data operands [], data results []}}
   %c = onnxg.node "Concat"(%shape, %shape) opset 13 attributes {axis = 0 : i64}

@@ -159,9 +159,13 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       continue;
     OpState state;
     state.precisionClass = policy.classify(&op, &state.source);
-    // Ops with subgraphs are not decided yet.
-    if (op.getNumRegions())
+    // Ops with subgraphs are not decided yet, and ops with untyped data
+    // cannot be retyped consistently.
+    bool unknownType = cast<PrecisionOpInterface>(op).hasUnknownDataType();
+    if (op.getNumRegions() || unknownType)
       state.precisionClass = PrecisionClass::NeverTouch;
+    if (unknownType)
+      state.reason = "unknown-type";
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
       state.outOfRange = hasConstantOutOfRange(&op, low);
@@ -274,7 +278,8 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
                                                                  : "keep-fp32";
       break;
     case PrecisionClass::NeverTouch:
-      state.reason = fromPolicy(state) ? "policy" : "never-touch";
+      if (state.reason.empty())
+        state.reason = fromPolicy(state) ? "policy" : "never-touch";
       break;
     }
   }

@@ -251,18 +251,55 @@ static bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
+/// Whether the ONNX schema of `node` gives input or output `index` the same
+/// type parameter as a data slot of the table, so that the two must change
+/// type together (BatchNormalization before opset 15 types its statistics
+/// like its input).
+static bool isTiedToDataSlot(NodeOp node, const OpInfo &info, bool isInput,
+                             unsigned index) {
+  std::string param = getSchemaTypeParameter(node, isInput, index);
+  if (param.empty())
+    return false;
+  for (unsigned i = 0, e = node.getNumOperands(); i != e; ++i)
+    if (containsSlot(info.dataOperands, i) &&
+        getSchemaTypeParameter(node, /*isInput=*/true, i) == param)
+      return true;
+  for (unsigned i = 0, e = node.getNumResults(); i != e; ++i)
+    if (containsSlot(info.dataResults, i) &&
+        getSchemaTypeParameter(node, /*isInput=*/false, i) == param)
+      return true;
+  return false;
+}
+
 bool NodeOp::isPrecisionDataOperand(unsigned index) {
   const OpInfo *info = lookupOp(getDomain(), getOpType());
   return info && index < getNumOperands() &&
-         containsSlot(info->dataOperands, index) &&
-         isFloatTensor(getOperand(index).getType());
+         isFloatTensor(getOperand(index).getType()) &&
+         (containsSlot(info->dataOperands, index) ||
+          isTiedToDataSlot(*this, *info, /*isInput=*/true, index));
 }
 
 bool NodeOp::isPrecisionDataResult(unsigned index) {
   const OpInfo *info = lookupOp(getDomain(), getOpType());
   return info && index < getNumResults() &&
-         containsSlot(info->dataResults, index) &&
-         isFloatTensor(getResult(index).getType());
+         isFloatTensor(getResult(index).getType()) &&
+         (containsSlot(info->dataResults, index) ||
+          isTiedToDataSlot(*this, *info, /*isInput=*/false, index));
+}
+
+bool NodeOp::hasUnknownDataType() {
+  const OpInfo *info = lookupOp(getDomain(), getOpType());
+  if (!info)
+    return false;
+  auto isUnknown = [](Type type) { return isa<UnknownType>(type); };
+  for (unsigned i = 0, e = getNumOperands(); i != e; ++i)
+    if (containsSlot(info->dataOperands, i) &&
+        isUnknown(getOperand(i).getType()))
+      return true;
+  for (unsigned i = 0, e = getNumResults(); i != e; ++i)
+    if (containsSlot(info->dataResults, i) && isUnknown(getResult(i).getType()))
+      return true;
+  return false;
 }
 
 /// The size of dimension `dim` of `value`'s type (1 when it has none).

@@ -36,6 +36,21 @@ static const onnx::OpSchema *findSchema(NodeOp node) {
   return schema;
 }
 
+std::string mlir::onnxg::getSchemaTypeParameter(NodeOp node, bool isInput,
+                                                unsigned index) {
+  const onnx::OpSchema *schema = findSchema(node);
+  if (!schema)
+    return "";
+  const auto &formals = isInput ? schema->inputs() : schema->outputs();
+  if (formals.empty())
+    return "";
+  // The last formal parameter may be variadic and cover the rest.
+  if (index >= formals.size() &&
+      formals.back().GetOption() != onnx::OpSchema::Variadic)
+    return "";
+  return formals[std::min<size_t>(index, formals.size() - 1)].GetTypeStr();
+}
+
 /// Emits "expects N inputs" style errors for a count outside [min, max].
 static LogicalResult checkArity(NodeOp node, StringRef what, size_t count,
                                 int min, int max) {

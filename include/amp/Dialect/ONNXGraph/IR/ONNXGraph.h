@@ -78,6 +78,10 @@ Location makeNodeLoc(MLIRContext *ctx, llvm::StringRef nodeName,
 /// attribute kinds) when a schema exists for its domain, type and opset.
 LogicalResult verifyAgainstOnnxSchema(NodeOp node);
 
+/// The ONNX schema's type parameter ("T", "T1", ...) of input or output
+/// `index` of `node`, or "" when libonnx has no schema for it.
+std::string getSchemaTypeParameter(NodeOp node, bool isInput, unsigned index);
+
 } // namespace mlir::onnxg
 
 #endif // AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H
