@@ -16,8 +16,8 @@ def main():
     casts = report["casts"]
     print(f"  {report['ops']['low_precision']} of {report['ops']['total']} "
           f"ops in {report['precision']}; casts: {casts['inserted']} "
-          f"inserted, {casts['eliminated']} eliminated, "
-          f"{casts['remaining']} remaining")
+          f"inserted, {casts['eliminated']} eliminated, {casts['fused']} "
+          f"fused, {casts['remaining']} remaining")
 
 
 if __name__ == "__main__":
