@@ -3,6 +3,7 @@
 // retyped; FP32 consumers, undecided ops and the function results read the
 // value cast back up. Other slots keep their types.
 // RUN: amp-opt %s --amp-materialize-casts -split-input-file | FileCheck %s
+// RUN: amp-opt %s --amp-materialize-casts=keep-io-types=false -split-input-file | FileCheck %s --check-prefix=IO
 
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME:    (%[[X:.*]]: tensor<64x32xf32>, %[[W:.*]]: tensor<32x32xf32>)
@@ -49,4 +50,26 @@ func.func @slots(%x: tensor<8x4xf32>, %shape: tensor<2xi64>,
       : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
          tensor<4xf32>) -> tensor<2x4x3x3xf32>
   return
+}
+
+// -----
+
+// keep-io-types=false: an input only low ops read takes the low type, and a
+// low result is returned as it is; an input an FP32 op also reads keeps its
+// type and its cast.
+// CHECK-LABEL: func.func @io_types
+// CHECK-SAME:    -> (tensor<8x8xf32>, tensor<8x8xf32>)
+// IO-LABEL: func.func @io_types
+// IO-SAME:    (%[[X:.*]]: tensor<8x8xf16>, %[[W:.*]]: tensor<8x8xf32>) -> (tensor<8x8xf16>, tensor<8x8xf32>)
+// IO-NEXT:    %[[W16:.*]] = amp.cast %[[W]] : tensor<8x8xf32> to tensor<8x8xf16>
+// IO-NEXT:    %[[M:.*]] = onnxg.node "MatMul"(%[[X]], %[[W16]])
+// IO-NEXT:    %[[S:.*]] = onnxg.node "Softmax"(%[[W]])
+// IO-NEXT:    return %[[M]], %[[S]] : tensor<8x8xf16>, tensor<8x8xf32>
+func.func @io_types(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>)
+    -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %m = onnxg.node "MatMul"(%x, %w) opset 13 {amp.precision = f16}
+      : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = onnxg.node "Softmax"(%w) opset 13 {amp.precision = f32}
+      : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m, %s : tensor<8x8xf32>, tensor<8x8xf32>
 }

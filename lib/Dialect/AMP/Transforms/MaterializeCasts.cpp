@@ -59,6 +59,8 @@ private:
 class MaterializeCastsPass
     : public amp::impl::AMPMaterializeCastsBase<MaterializeCastsPass> {
 public:
+  using AMPMaterializeCastsBase::AMPMaterializeCastsBase;
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && failed(materialize(func)))
@@ -67,6 +69,8 @@ public:
 
 private:
   LogicalResult materialize(func::FuncOp func);
+  /// Retypes the arguments that only ops decided low read as data.
+  static void retypeArguments(func::FuncOp func);
 };
 } // namespace
 
@@ -76,8 +80,31 @@ static bool isFloatTensor(Value value) {
   return type && isa<FloatType>(type.getElementType());
 }
 
+void MaterializeCastsPass::retypeArguments(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isFloatTensor(arg) || arg.use_empty())
+      continue;
+    Type low;
+    bool onlyLowData = llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+      auto user = dyn_cast<PrecisionOpInterface>(use.getOwner());
+      auto decision =
+          use.getOwner()->getAttrOfType<TypeAttr>(kPrecisionAttrName);
+      if (!user || !decision || decision.getValue().isF32() ||
+          !user.isPrecisionDataOperand(use.getOperandNumber()) ||
+          (low && decision.getValue() != low))
+        return false;
+      low = decision.getValue();
+      return true;
+    });
+    if (onlyLowData && isa<FloatType>(low))
+      arg.setType(cast<TensorType>(arg.getType()).clone(low));
+  }
+}
+
 LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
   Block &body = func.getBody().front();
+  if (!keepIOTypes)
+    retypeArguments(func);
   CastCache casts;
   // Results retyped so far, with their type before.
   llvm::DenseMap<Value, Type> retyped;
@@ -123,10 +150,14 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
       bool decidedData =
           precisionUser && user->hasAttr(kPrecisionAttrName) &&
           precisionUser.isPrecisionDataOperand(use.getOperandNumber());
-      if (!decidedData)
+      bool returnedAsIs = !keepIOTypes && isa<func::ReturnOp>(user);
+      if (!decidedData && !returnedAsIs)
         use.set(casts.get(value, cast<TensorType>(before).getElementType()));
     }
   }
+  if (!keepIOTypes)
+    func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                   body.getTerminator()->getOperandTypes()));
   // For the report: amp-eliminate-casts may remove some of them.
   func->setAttr(kCastsInsertedAttrName,
                 Builder(func).getI64IntegerAttr(casts.size()));

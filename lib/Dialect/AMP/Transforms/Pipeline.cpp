@@ -42,6 +42,9 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
                              llvm::cl::desc("JSON report to write")};
   Option<bool> remarks{*this, "remarks", llvm::cl::init(false),
                        llvm::cl::desc("a remark per decision")};
+  Option<bool> keepIOTypes{
+      *this, "keep-io-types", llvm::cl::init(true),
+      llvm::cl::desc("keep the graph's input and output types")};
 };
 
 void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
@@ -56,7 +59,9 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   assign.defaultDimSize = options.defaultDimSize;
   assign.emitRemarks = options.remarks;
   pm.addPass(createAMPAssignPrecision(assign));
-  pm.addPass(createAMPMaterializeCasts());
+  AMPMaterializeCastsOptions materialize;
+  materialize.keepIOTypes = options.keepIOTypes;
+  pm.addPass(createAMPMaterializeCasts(materialize));
   pm.addPass(createAMPEliminateCasts());
   pm.addPass(createAMPFuseCasts());
   AMPReportOptions report;

@@ -67,7 +67,16 @@ def AMPMaterializeCasts : Pass<"amp-materialize-casts", "ModuleOp"> {
     statistics), ops without a decision and the function results keep their
     types: graph inputs and outputs keep their ONNX types. Ops without a
     decision are untouched.
+
+    With `keep-io-types=false`, a function argument read only as data by
+    ops decided in one low type takes that type, and a result computed in
+    low precision is returned as it is: the graph's inputs and outputs
+    change type instead of being cast.
   }];
+  let options = [
+    Option<"keepIOTypes", "keep-io-types", "bool", "true",
+           "keep the types of function arguments and results">,
+  ];
   let dependentDialects = ["::mlir::amp::AMPDialect"];
 }
 
