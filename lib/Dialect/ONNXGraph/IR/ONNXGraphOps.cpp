@@ -251,24 +251,33 @@ static bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
+/// Whether `pred(isInput, index)` holds for a data slot of `node` in the
+/// table.
+static bool
+anyDataSlot(NodeOp node, const OpInfo &info,
+            llvm::function_ref<bool(bool isInput, unsigned index)> pred) {
+  for (unsigned i = 0, e = node.getNumOperands(); i != e; ++i)
+    if (containsSlot(info.dataOperands, i) && pred(/*isInput=*/true, i))
+      return true;
+  for (unsigned i = 0, e = node.getNumResults(); i != e; ++i)
+    if (containsSlot(info.dataResults, i) && pred(/*isInput=*/false, i))
+      return true;
+  return false;
+}
+
 /// Whether the ONNX schema of `node` gives input or output `index` the same
 /// type parameter as a data slot of the table, so that the two must change
 /// type together (BatchNormalization before opset 15 types its statistics
 /// like its input).
 static bool isTiedToDataSlot(NodeOp node, const OpInfo &info, bool isInput,
                              unsigned index) {
-  std::string param = getSchemaTypeParameter(node, isInput, index);
-  if (param.empty())
+  SmallVector<std::string> inputs, outputs;
+  if (!getSchemaTypeParameters(node, inputs, outputs))
     return false;
-  for (unsigned i = 0, e = node.getNumOperands(); i != e; ++i)
-    if (containsSlot(info.dataOperands, i) &&
-        getSchemaTypeParameter(node, /*isInput=*/true, i) == param)
-      return true;
-  for (unsigned i = 0, e = node.getNumResults(); i != e; ++i)
-    if (containsSlot(info.dataResults, i) &&
-        getSchemaTypeParameter(node, /*isInput=*/false, i) == param)
-      return true;
-  return false;
+  const std::string &param = (isInput ? inputs : outputs)[index];
+  return !param.empty() && anyDataSlot(node, info, [&](bool in, unsigned i) {
+    return (in ? inputs : outputs)[i] == param;
+  });
 }
 
 bool NodeOp::isPrecisionDataOperand(unsigned index) {
@@ -289,17 +298,10 @@ bool NodeOp::isPrecisionDataResult(unsigned index) {
 
 bool NodeOp::hasUnknownDataType() {
   const OpInfo *info = lookupOp(getDomain(), getOpType());
-  if (!info)
-    return false;
-  auto isUnknown = [](Type type) { return isa<UnknownType>(type); };
-  for (unsigned i = 0, e = getNumOperands(); i != e; ++i)
-    if (containsSlot(info->dataOperands, i) &&
-        isUnknown(getOperand(i).getType()))
-      return true;
-  for (unsigned i = 0, e = getNumResults(); i != e; ++i)
-    if (containsSlot(info->dataResults, i) && isUnknown(getResult(i).getType()))
-      return true;
-  return false;
+  return info && anyDataSlot(*this, *info, [&](bool isInput, unsigned i) {
+           Value value = isInput ? getOperand(i) : getResult(i);
+           return isa<UnknownType>(value.getType());
+         });
 }
 
 /// The size of dimension `dim` of `value`'s type (1 when it has none).

@@ -36,19 +36,31 @@ static const onnx::OpSchema *findSchema(NodeOp node) {
   return schema;
 }
 
-std::string mlir::onnxg::getSchemaTypeParameter(NodeOp node, bool isInput,
-                                                unsigned index) {
+/// The type parameter of each of `count` actual arguments described by
+/// `formals`; the last formal parameter may be variadic and cover the rest.
+static void appendTypeParameters(
+    const std::vector<onnx::OpSchema::FormalParameter> &formals, unsigned count,
+    SmallVectorImpl<std::string> &params) {
+  for (unsigned index = 0; index != count; ++index) {
+    bool covered = index < formals.size() ||
+                   (!formals.empty() &&
+                    formals.back().GetOption() == onnx::OpSchema::Variadic);
+    params.push_back(
+        covered
+            ? formals[std::min<size_t>(index, formals.size() - 1)].GetTypeStr()
+            : std::string());
+  }
+}
+
+bool mlir::onnxg::getSchemaTypeParameters(
+    NodeOp node, SmallVectorImpl<std::string> &inputs,
+    SmallVectorImpl<std::string> &outputs) {
   const onnx::OpSchema *schema = findSchema(node);
   if (!schema)
-    return "";
-  const auto &formals = isInput ? schema->inputs() : schema->outputs();
-  if (formals.empty())
-    return "";
-  // The last formal parameter may be variadic and cover the rest.
-  if (index >= formals.size() &&
-      formals.back().GetOption() != onnx::OpSchema::Variadic)
-    return "";
-  return formals[std::min<size_t>(index, formals.size() - 1)].GetTypeStr();
+    return false;
+  appendTypeParameters(schema->inputs(), node.getNumOperands(), inputs);
+  appendTypeParameters(schema->outputs(), node.getNumResults(), outputs);
+  return true;
 }
 
 /// Emits "expects N inputs" style errors for a count outside [min, max].

@@ -78,9 +78,12 @@ Location makeNodeLoc(MLIRContext *ctx, llvm::StringRef nodeName,
 /// attribute kinds) when a schema exists for its domain, type and opset.
 LogicalResult verifyAgainstOnnxSchema(NodeOp node);
 
-/// The ONNX schema's type parameter ("T", "T1", ...) of input or output
-/// `index` of `node`, or "" when libonnx has no schema for it.
-std::string getSchemaTypeParameter(NodeOp node, bool isInput, unsigned index);
+/// The ONNX schema's type parameter ("T", "T1", ...) of each input and
+/// output of `node` ("" where the schema has none); false, with nothing
+/// appended, when libonnx has no schema for it.
+bool getSchemaTypeParameters(NodeOp node,
+                             llvm::SmallVectorImpl<std::string> &inputs,
+                             llvm::SmallVectorImpl<std::string> &outputs);
 
 } // namespace mlir::onnxg
 
