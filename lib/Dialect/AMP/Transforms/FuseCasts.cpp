@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPFUSECASTS
@@ -38,8 +39,9 @@ public:
 private:
   void fuse(func::FuncOp func);
   /// Folds every cast of `castOp`'s input to the same type into the input's
-  /// producer; returns how many casts went.
-  static int64_t fuseIntoProducer(CastOp castOp);
+  /// producer; adds the erased casts to `gone` and returns how many went.
+  static int64_t fuseIntoProducer(CastOp castOp,
+                                  llvm::DenseSet<Operation *> &gone);
   /// Lets the consumers of an exact widening read its input; returns 1 when
   /// the cast went.
   static int64_t fuseIntoConsumers(CastOp castOp);
@@ -53,7 +55,8 @@ static bool isPlainCastTo(Operation *user, Type element) {
          castOp.getType().getElementType() == element;
 }
 
-int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp) {
+int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp,
+                                        llvm::DenseSet<Operation *> &gone) {
   auto type = cast<FloatType>(castOp.getType().getElementType());
   auto result = dyn_cast<OpResult>(castOp.getInput());
   auto producer =
@@ -69,6 +72,7 @@ int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp) {
   int64_t fused = 0;
   for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
     user->getResult(0).replaceAllUsesWith(result);
+    gone.insert(user);
     user->erase();
     ++fused;
   }
@@ -77,7 +81,7 @@ int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp) {
 
 int64_t FuseCastsPass::fuseIntoConsumers(CastOp castOp) {
   Value input = castOp.getInput();
-  auto narrow = cast<FloatType>(castOp.getInput().getType().getElementType());
+  auto narrow = cast<FloatType>(getElementTypeOrSelf(input.getType()));
   if (castOp.getScale() ||
       !isExactIn(narrow, cast<FloatType>(castOp.getType().getElementType())))
     return 0;
@@ -101,10 +105,7 @@ void FuseCastsPass::fuse(func::FuncOp func) {
   for (CastOp castOp : casts) {
     if (gone.contains(castOp) || castOp.getScale())
       continue;
-    Value input = castOp.getInput();
-    SmallVector<Operation *> siblings(input.getUsers());
-    if (int64_t count = fuseIntoProducer(castOp)) {
-      gone.insert(siblings.begin(), siblings.end());
+    if (int64_t count = fuseIntoProducer(castOp, gone)) {
       fused += count;
       continue;
     }
