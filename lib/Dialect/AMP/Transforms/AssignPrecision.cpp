@@ -61,8 +61,10 @@ private:
   /// Producers of `op`'s data operands, in the same block.
   static SmallVector<Operation *> getDataProducers(Operation *op, Block &body);
   /// Whether a data operand of `op` is a constant that `low` cannot hold;
-  /// says so in a remark.
-  static bool hasConstantOutOfRange(Operation *op, FloatType low);
+  /// says so in a remark. `checked` remembers each constant's answer, so
+  /// that a shared weight is scanned once.
+  static bool hasConstantOutOfRange(Operation *op, FloatType low,
+                                    llvm::DenseMap<Value, bool> &checked);
   /// Whether `op` has data operands and low ops of `body` produce them all.
   static bool
   allDataProducersLow(Operation *op, Block &body,
@@ -109,14 +111,19 @@ SmallVector<Operation *> AssignPrecisionPass::getDataProducers(Operation *op,
   return producers;
 }
 
-bool AssignPrecisionPass::hasConstantOutOfRange(Operation *op, FloatType low) {
+bool AssignPrecisionPass::hasConstantOutOfRange(
+    Operation *op, FloatType low, llvm::DenseMap<Value, bool> &checked) {
   auto precisionOp = cast<PrecisionOpInterface>(op);
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     auto result = dyn_cast<OpResult>(operand);
     auto constant =
         result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
-    if (!constant || !precisionOp.isPrecisionDataOperand(index) ||
-        !constant.hasValuesOutOfRange(result.getResultNumber(), low))
+    if (!constant || !precisionOp.isPrecisionDataOperand(index))
+      continue;
+    auto [it, inserted] = checked.try_emplace(result, false);
+    if (inserted)
+      it->second = constant.hasValuesOutOfRange(result.getResultNumber(), low);
+    if (!it->second)
       continue;
     op->emitRemark() << "stays f32: constant operand " << index
                      << " has values outside the range of " << low
@@ -152,6 +159,7 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
   // Every op of the body in order; the block is a DAG in that order.
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, OpState> states;
+  llvm::DenseMap<Value, bool> rangeChecked;
   for (Operation &op : body) {
     // Only ops that implement PrecisionOpInterface are decided; others
     // (initializers, terminators, unknown dialects) keep their types.
@@ -168,7 +176,7 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       state.reason = "unknown-type";
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
-      state.outOfRange = hasConstantOutOfRange(&op, low);
+      state.outOfRange = hasConstantOutOfRange(&op, low, rangeChecked);
     states[&op] = state;
     ops.push_back(&op);
   }
