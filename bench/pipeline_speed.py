@@ -12,13 +12,11 @@ table and appends it, with the machine and date, to
 bench/results/pipeline_speed.md.
 """
 import argparse
-import datetime
 import os
-import platform
 import sys
 import tempfile
 
-from roundtrip import HERE, make_graph, paired
+from roundtrip import make_graph, paired, record
 
 PIPELINE = "--amp-pipeline=precision=fp16 op-class=MatMul:always"
 
@@ -50,15 +48,10 @@ def main():
     table = "\n".join([header] + lines)
     print(table)
     if not args.no_record:
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        machine = (f"{platform.node()}, {os.cpu_count()} cores, "
-                   f"{platform.platform()}")
-        with open(os.path.join(HERE, "results", "pipeline_speed.md"),
-                  "a") as f:
-            f.write(f"\n## {stamp} on {machine}\n\n"
-                    f"`bench/pipeline_speed.py --sizes {args.sizes} --repeat "
-                    f"{args.repeat}` (best of {args.repeat}; ratio: median "
-                    f"of the pairs)\n\n{table}\n")
+        record("pipeline_speed.md",
+               f"`bench/pipeline_speed.py --sizes {args.sizes} --repeat "
+               f"{args.repeat}` (best of {args.repeat}; ratio: median of the "
+               f"pairs)", table)
 
 
 if __name__ == "__main__":

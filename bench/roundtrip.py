@@ -80,6 +80,16 @@ def paired(amp_cmd, py_cmd, repeat):
             ratios[len(ratios) // 2])
 
 
+def record(file_name, command, body):
+    """Appends `body` under a heading with the date and the machine to
+    bench/results/`file_name`, after the line `command`."""
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    machine = (f"{platform.node()}, {os.cpu_count()} cores, "
+               f"{platform.platform()}")
+    with open(os.path.join(HERE, "results", file_name), "a") as f:
+        f.write(f"\n## {stamp} on {machine}\n\n{command}\n\n{body}\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--amp-opt", default="build/bin/amp-opt")
@@ -113,17 +123,13 @@ def main():
     print(table)
     print(f"amp-opt microseconds per node: {', '.join(per_node)}")
     if not args.no_record:
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        machine = (f"{platform.node()}, {os.cpu_count()} cores, "
-                   f"{platform.platform()}")
-        with open(os.path.join(HERE, "results", "roundtrip.md"), "a") as f:
-            f.write(f"\n## {stamp} on {machine}\n\n"
-                    f"`bench/roundtrip.py --sizes {args.sizes} --repeat "
-                    f"{args.repeat}` (whole processes, run alternately; times are "
-                    f"the best of {args.repeat}, the ratio is the median of "
-                    f"the {args.repeat} pairs)\n\n"
-                    f"{table}\n\namp-opt microseconds per node: "
-                    f"{', '.join(per_node)}\n")
+        record("roundtrip.md",
+               f"`bench/roundtrip.py --sizes {args.sizes} --repeat "
+               f"{args.repeat}` (whole processes, run alternately; times are "
+               f"the best of {args.repeat}, the ratio is the median of the "
+               f"{args.repeat} pairs)",
+               f"{table}\n\namp-opt microseconds per node: "
+               f"{', '.join(per_node)}")
 
 
 if __name__ == "__main__":
