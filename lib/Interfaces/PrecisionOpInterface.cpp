@@ -18,41 +18,53 @@ using namespace mlir::amp;
 // Cost estimates
 //===----------------------------------------------------------------------===//
 
-double DimSizes::getSize(int64_t dim) {
-  if (!ShapedType::isDynamic(dim))
-    return static_cast<double>(dim);
-  guessed = true;
+double DimSizes::getSize(Value value, unsigned dim) {
+  auto shaped = dyn_cast<ShapedType>(value.getType());
+  if (!shaped)
+    return 1;
+  if (shaped.hasRank() && !shaped.isDynamicDim(dim))
+    return static_cast<double>(shaped.getDimSize(dim));
+  StringRef name =
+      getDimName && shaped.hasRank() ? getDimName(value, dim) : StringRef();
+  if (!name.empty()) {
+    auto it = namedSizes.find(name);
+    if (it != namedSizes.end())
+      return static_cast<double>(it->second);
+  }
+  std::string guess = name.empty() ? "?" : name.str();
+  if (!llvm::is_contained(guesses, guess))
+    guesses.push_back(std::move(guess));
   return static_cast<double>(defaultSize);
 }
 
-double DimSizes::getNumElements(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
+double DimSizes::getNumElements(Value value) {
+  auto shaped = dyn_cast<ShapedType>(value.getType());
   if (!shaped)
     return 1;
   if (!shaped.hasRank())
-    return getSize(ShapedType::kDynamic);
+    return getSize(value, 0);
   double count = 1;
-  for (int64_t dim : shaped.getShape())
-    count *= getSize(dim);
+  for (unsigned dim = 0, rank = shaped.getRank(); dim < rank; ++dim)
+    count *= getSize(value, dim);
   return count;
 }
 
-double DimSizes::getBytes(Type type, unsigned floatBits) {
-  auto shaped = dyn_cast<ShapedType>(type);
+double DimSizes::getBytes(Value value, unsigned floatBits) {
+  auto shaped = dyn_cast<ShapedType>(value.getType());
   if (!shaped)
     return 0;
   Type element = shaped.getElementType();
   unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 8;
   if (floatBits && isa<FloatType>(element))
     bits = floatBits;
-  return getNumElements(type) * std::max(bits, 8u) / 8;
+  return getNumElements(value) * std::max(bits, 8u) / 8;
 }
 
 double mlir::amp::detail::estimateElementwiseFlops(Operation *op,
                                                    DimSizes &sizes) {
   double largest = 0;
-  for (Type type : op->getResultTypes())
-    largest = std::max(largest, sizes.getNumElements(type));
+  for (Value result : op->getResults())
+    largest = std::max(largest, sizes.getNumElements(result));
   return largest;
 }
 
@@ -60,10 +72,10 @@ double mlir::amp::detail::estimateAllBytes(PrecisionOpInterface op,
                                            DimSizes &sizes, unsigned dataBits) {
   double bytes = 0;
   for (auto [index, operand] : llvm::enumerate(op->getOperands()))
-    bytes += sizes.getBytes(operand.getType(),
+    bytes += sizes.getBytes(operand,
                             op.isPrecisionDataOperand(index) ? dataBits : 0);
   for (auto [index, result] : llvm::enumerate(op->getResults()))
-    bytes += sizes.getBytes(result.getType(),
-                            op.isPrecisionDataResult(index) ? dataBits : 0);
+    bytes +=
+        sizes.getBytes(result, op.isPrecisionDataResult(index) ? dataBits : 0);
   return bytes;
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,7 +38,10 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
                                 llvm::cl::desc("fp16 or bf16")};
   Option<int64_t> defaultDimSize{
       *this, "default-dim-size", llvm::cl::init(1),
-      llvm::cl::desc("size assumed for dynamic dimensions")};
+      llvm::cl::desc("size assumed for dynamic dimensions without a dim")};
+  ListOption<std::string> dimSizes{
+      *this, "dim",
+      llvm::cl::desc("sizes of named dynamic dimensions, <name>:<size>")};
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -51,17 +55,20 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
           << "unknown precision '" << precision << "'; expected fp16 or bf16";
       return signalPassFailure();
     }
-    amp::DimSizes sizes(defaultDimSize);
-    amp::CostModel model(*profile, sizes);
+    std::optional<amp::DimSizes> sizes = amp::parseDimSizes(
+        defaultDimSize, dimSizes, getOperation(), "test-amp-cost-model");
+    if (!sizes)
+      return signalPassFailure();
+    amp::CostModel model(*profile, *sizes);
     if (!model.supports(low)) {
       getOperation()->emitError()
           << "device " << device << " has no " << precision;
       return signalPassFailure();
     }
     getOperation()->walk([&](amp::PrecisionOpInterface op) {
-      sizes.resetGuess();
+      sizes->resetGuesses();
       amp::CostModel::Comparison times = model.compare(op, low);
-      double flops = op.estimateFlops(sizes);
+      double flops = op.estimateFlops(*sizes);
       std::string text;
       llvm::raw_string_ostream os(text);
       os << llvm::format("flops %.3g, fp32 %.3g us, %s %.3g us + casts "
@@ -69,7 +76,9 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
                          flops, times.fp32Us, precision.c_str(), times.lowUs,
                          times.lowCastUs)
          << (times.prefersLow() ? precision.getValue() : "fp32")
-         << (sizes.usedGuess() ? " (guessed sizes)" : "");
+         << (sizes->getGuesses().empty() ? "" : " (guessed sizes of ")
+         << llvm::join(sizes->getGuesses(), ", ")
+         << (sizes->getGuesses().empty() ? "" : ")");
       op->emitRemark() << text;
     });
   }

@@ -8,6 +8,9 @@
 #define AMP_INTERFACES_PRECISIONOPINTERFACE_H
 
 #include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
 
 #include "amp/Interfaces/PrecisionClass.h.inc"
 
@@ -15,26 +18,40 @@ namespace mlir::amp {
 
 class PrecisionOpInterface;
 
-/// Sizes for the dynamic dimensions of cost estimates: one default size for
-/// all of them. Estimates that used it are guesses, which the report says.
+/// Sizes for the dynamic dimensions of cost estimates: a size per symbolic
+/// dimension name (`batch`, `seq`) and a default for the others. Estimates
+/// that took the default are guesses, which the report names.
 class DimSizes {
 public:
-  explicit DimSizes(int64_t defaultSize = 1) : defaultSize(defaultSize) {}
+  /// The symbolic name of dimension `dim` of `value`'s type, or "" when it
+  /// has none. Dialects record names their own way (ONNX: `onnxg.dims`).
+  using DimNameFn = std::function<llvm::StringRef(Value, unsigned)>;
 
-  /// The size of a dimension: itself, or the default when it is dynamic.
-  double getSize(int64_t dim);
-  /// Elements of a shaped `type` (1 for other types).
-  double getNumElements(Type type);
-  /// Bytes of `type` when its float elements are `floatBits` wide (0: their
+  explicit DimSizes(int64_t defaultSize = 1,
+                    llvm::StringMap<int64_t> namedSizes = {},
+                    DimNameFn getDimName = nullptr)
+      : defaultSize(defaultSize), namedSizes(std::move(namedSizes)),
+        getDimName(std::move(getDimName)) {}
+
+  /// The size of dimension `dim` of `value`'s shaped type: itself, the size
+  /// given for its name, or the default (a guess). 1 for other types.
+  double getSize(Value value, unsigned dim);
+  /// Elements of `value`'s shaped type (1 for other types).
+  double getNumElements(Value value);
+  /// Bytes of `value` when its float elements are `floatBits` wide (0: their
   /// own width).
-  double getBytes(Type type, unsigned floatBits = 0);
+  double getBytes(Value value, unsigned floatBits = 0);
 
-  bool usedGuess() const { return guessed; }
-  void resetGuess() { guessed = false; }
+  /// The dynamic dimensions that took the default size since the last
+  /// resetGuesses, by name ("?" for unnamed ones), in order of first use.
+  llvm::ArrayRef<std::string> getGuesses() const { return guesses; }
+  void resetGuesses() { guesses.clear(); }
 
 private:
   int64_t defaultSize;
-  bool guessed = false;
+  llvm::StringMap<int64_t> namedSizes;
+  DimNameFn getDimName;
+  llvm::SmallVector<std::string> guesses;
 };
 
 namespace detail {

@@ -7,6 +7,9 @@
 // RUN: not amp-opt %s --amp-assign-precision="device=tpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
 // RUN: not amp-opt %s --amp-assign-precision="device=v100 precision=bf16" -o /dev/null 2>&1 | FileCheck %s --check-prefix=V100
 // RUN: not amp-opt %s --amp-assign-precision="op-class=MatMul:always,MatMul:infer" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TWO
+// RUN: amp-opt %S/Inputs/named-dims.mlir --amp-assign-precision="remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GUESS
+// RUN: amp-opt %S/Inputs/named-dims.mlir --amp-assign-precision="remarks=true dim=batch:8192" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: not amp-opt %s --amp-assign-precision="dim=batch:many" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
 
 // PRECISION: error: amp-assign-precision: unknown precision 'fp8'; expected fp16 or bf16
 // RULE: error: amp-assign-precision: unknown rule 'sideways'; expected between or downstream
@@ -15,6 +18,11 @@
 // NODE: onnxg.node "MatMul"{{.*}}amp.precision = f16, amp.reason = "always-list"
 // NODE: onnxg.node "Softmax"{{.*}}amp.precision = f16, amp.reason = "policy"
 // NODE: onnxg.node "MatMul"{{.*}}amp.precision = f32, amp.reason = "policy"
+// BAD-DIM: error: amp-assign-precision: bad dim 'batch:many'; expected <name>:<size> with a positive size
+// A named dynamic dimension takes its size from `dim`; without one the
+// decision rests on the default size and its remark says so.
+// GUESS: remark: 'f32' (cost-model); guessed sizes of dims batch
+// NAMED: remark: 'f16' (always-list){{$}}
 // TWO: error: op type 'MatMul' is in two lists: 'always' (pass option) and 'infer' (pass option)
 
 func.func @policy(%x: tensor<8192x1024xf32>, %w: tensor<1024x1024xf32>) {

@@ -3,9 +3,15 @@
 // RUN: amp-opt %s --test-amp-cost-model -verify-diagnostics -split-input-file -o /dev/null
 // RUN: not amp-opt %s --test-amp-cost-model="device=v100 precision=bf16" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=V100
 // RUN: not amp-opt %s --test-amp-cost-model="device=tpu" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
+// RUN: amp-opt %s --test-amp-cost-model="dim=batch:8192" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: not amp-opt %s --test-amp-cost-model="dim=batch" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
+// RUN: not amp-opt %s --test-amp-cost-model="dim=batch:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
+// RUN: not amp-opt %s --test-amp-cost-model="default-dim-size=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DEFAULT
 
 // V100: error: device v100 has no bf16
 // DEVICE: error: test-amp-cost-model: unknown device 'tpu'; expected h100, a100 or v100
+// BAD-DIM: error: test-amp-cost-model: bad dim 'batch{{.*}}'; expected <name>:<size> with a positive size
+// BAD-DEFAULT: error: test-amp-cost-model: default-dim-size must be positive, not 0
 
 // PAI's embedding case, N = 4096 lookups of D = 1024 on an H100. A V x D
 // FP32 table with N << V stays FP32: the gather moves 2*N*D*4 bytes, while
@@ -72,9 +78,24 @@ func.func @conv(%x: tensor<8x64x56x56xf32>, %w: tensor<64x64x3x3xf32>) {
 // -----
 
 // Dynamic dimensions take the default size (1), and the estimate says so.
+// NAMED-LABEL: remark: flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes of ?)
 func.func @dynamic(%a: tensor<?x1024xf32>, %w: tensor<1024x1024xf32>) {
-  // expected-remark @+1 {{flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes)}}
+  // expected-remark @+1 {{flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes of ?)}}
   %0 = onnxg.node "MatMul"(%a, %w) opset 13
+      : (tensor<?x1024xf32>, tensor<1024x1024xf32>) -> tensor<?x1024xf32>
+  return
+}
+
+// -----
+
+// A named dimension (ONNX dim_param, kept in onnxg.dims) takes its size from
+// `dim=<name>:<size>`: with batch = 8192 the MatMul is worth FP16, and the
+// estimate no longer rests on a guess. Without a size it is guessed as 1.
+func.func @named(%a: tensor<?x1024xf32> {onnxg.dims = ["batch", ""]},
+                 %w: tensor<1024x1024xf32>) {
+  // NAMED: remark: flops 1.72e+10, fp32 {{.*}}: fp16{{$}}
+  // expected-remark @+1 {{flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes of batch)}}
+  %0 = onnxg.node "MatMul"(%a, %w) opset 13 {onnxg.dims = [["batch", ""]]}
       : (tensor<?x1024xf32>, tensor<1024x1024xf32>) -> tensor<?x1024xf32>
   return
 }

@@ -3,10 +3,41 @@
 // RUN: FileCheck %s --input-file=%t.json
 // RUN: not amp-opt %s --amp-report="device=tpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
 // RUN: not amp-opt %s --amp-report="file=%t.missing/r.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WRITE
+// RUN: amp-opt %S/Inputs/report-dynamic.mlir --amp-report="file=%t.dyn.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GUESS
+// RUN: FileCheck %s --input-file=%t.dyn.json --check-prefix=GUESS-JSON
+// RUN: amp-opt %S/Inputs/report-dynamic.mlir --amp-report="file=%t.named.json dim=batch:64" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: FileCheck %s --input-file=%t.named.json --check-prefix=NAMED-JSON
+// RUN: not amp-opt %s --amp-report="dim=:4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
 
 // SUMMARY: amp: 1 of 2 ops in fp16 (98.5% of FLOPs), 2 casts (4 inserted, 1 fused), modeled {{[0-9.]+}} us FP32 -> {{[0-9.]+}} us on h100
 // DEVICE: error: amp-report: unknown device 'tpu'; expected h100, a100 or v100
 // WRITE: error: amp-report: cannot write '{{.*}}r.json'
+// BAD-DIM: error: amp-report: bad dim ':4'; expected <name>:<size> with a positive size
+
+// Estimates that rest on the default size of a dynamic dimension name it,
+// per decision and for the whole report, and the summary says how to set it.
+// GUESS: amp: modeled times assume default-dim-size=1 for dims batch, ? (set sizes with dim=<name>:<size>)
+// GUESS-JSON:      "guessed_dims": [
+// GUESS-JSON-NEXT:   "batch"
+// GUESS-JSON-NEXT: ],
+// GUESS-JSON-NEXT: "name": "mm",
+// GUESS-JSON:      "guessed_dims": [
+// GUESS-JSON-NEXT:   "?"
+// GUESS-JSON-NEXT: ],
+// GUESS-JSON-NEXT: "name": "relu",
+// GUESS-JSON:      "guessed_dims": [
+// GUESS-JSON-NEXT:   "batch",
+// GUESS-JSON-NEXT:   "?"
+// GUESS-JSON-NEXT: ],
+// GUESS-JSON:      "sizes_guessed": true
+// NAMED: modeled times assume default-dim-size=1 for dims ? (set
+// NAMED-JSON-NOT: "batch"
+// NAMED-JSON:     "name": "mm",
+// NAMED-JSON:     "guessed_dims": [
+// NAMED-JSON-NEXT:  "?"
+// NAMED-JSON-NEXT: ],
+// NAMED-JSON-NEXT: "name": "relu",
+// NAMED-JSON-NOT: "batch"
 
 // CHECK:      "casts": {
 // CHECK-NEXT:   "eliminated": 1,

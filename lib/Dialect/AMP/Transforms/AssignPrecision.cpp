@@ -22,6 +22,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPASSIGNPRECISION
@@ -41,6 +42,8 @@ struct OpState {
   /// A constant data input would overflow or flush to zero in low precision.
   bool outOfRange = false;
   StringRef reason;
+  /// Dynamic dimensions whose sizes the cost model guessed, comma-separated.
+  std::string guessedDims;
 };
 
 class AssignPrecisionPass
@@ -52,7 +55,7 @@ public:
 
 private:
   void assign(Block &body, const PrecisionPolicy &policy, CostModel &model,
-              FloatType low, bool between);
+              DimSizes &sizes, FloatType low, bool between);
 
   /// Data results of `op` (all results for ops without the interface).
   static SmallVector<Value> getDataResults(Operation *op);
@@ -61,9 +64,9 @@ private:
   /// Producers of `op`'s data operands, in the same block.
   static SmallVector<Operation *> getDataProducers(Operation *op, Block &body);
   /// Whether a data operand of `op` is a constant that `low` cannot hold;
-  /// says so in a remark. `checked` remembers each constant's answer, so
-  /// that a shared weight is scanned once.
-  static bool hasConstantOutOfRange(Operation *op, FloatType low,
+  /// says so in a remark with `remark`. `checked` remembers each constant's
+  /// answer, so that a shared weight is scanned once.
+  static bool hasConstantOutOfRange(Operation *op, FloatType low, bool remark,
                                     llvm::DenseMap<Value, bool> &checked);
   /// Whether `op` has data operands and low ops of `body` produce them all.
   static bool
@@ -112,7 +115,8 @@ SmallVector<Operation *> AssignPrecisionPass::getDataProducers(Operation *op,
 }
 
 bool AssignPrecisionPass::hasConstantOutOfRange(
-    Operation *op, FloatType low, llvm::DenseMap<Value, bool> &checked) {
+    Operation *op, FloatType low, bool remark,
+    llvm::DenseMap<Value, bool> &checked) {
   auto precisionOp = cast<PrecisionOpInterface>(op);
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     auto result = dyn_cast<OpResult>(operand);
@@ -125,9 +129,10 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
       it->second = constant.hasValuesOutOfRange(result.getResultNumber(), low);
     if (!it->second)
       continue;
-    op->emitRemark() << "stays f32: constant operand " << index
-                     << " has values outside the range of " << low
-                     << " (they would overflow or flush to zero)";
+    if (remark)
+      op->emitRemark() << "stays f32: constant operand " << index
+                       << " has values outside the range of " << low
+                       << " (they would overflow or flush to zero)";
     return true;
   }
   return false;
@@ -154,8 +159,8 @@ bool AssignPrecisionPass::allDataProducersLow(
 }
 
 void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
-                                 CostModel &model, FloatType low,
-                                 bool between) {
+                                 CostModel &model, DimSizes &sizes,
+                                 FloatType low, bool between) {
   // Every op of the body in order; the block is a DAG in that order.
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, OpState> states;
@@ -176,7 +181,8 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       state.reason = "unknown-type";
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
-      state.outOfRange = hasConstantOutOfRange(&op, low, rangeChecked);
+      state.outOfRange =
+          hasConstantOutOfRange(&op, low, emitRemarks, rangeChecked);
     states[&op] = state;
     ops.push_back(&op);
   }
@@ -235,14 +241,16 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
         barrier.contains(op) || state.outOfRange)
       continue;
     // An op the policy makes always goes low without asking the cost model.
-    auto precisionOp = cast<PrecisionOpInterface>(op);
-    if (fromPolicy(state) ||
-        model.compare(precisionOp, low, isLow).prefersLow()) {
+    if (fromPolicy(state)) {
       state.low = true;
-      state.reason = fromPolicy(state) ? "policy" : "always-list";
-    } else {
-      state.reason = "cost-model";
+      state.reason = "policy";
+      continue;
     }
+    sizes.resetGuesses();
+    state.low =
+        model.compare(cast<PrecisionOpInterface>(op), low, isLow).prefersLow();
+    state.reason = state.low ? "always-list" : "cost-model";
+    state.guessedDims = llvm::join(sizes.getGuesses(), ",");
   }
   // Reaching a low op, upstream through infer and follow ops.
   llvm::DenseSet<Operation *> beforeLow;
@@ -298,8 +306,12 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
     Type type = state.low ? Type(low) : builder.getF32Type();
     op->setAttr(kPrecisionAttrName, TypeAttr::get(type));
     op->setAttr(kReasonAttrName, builder.getStringAttr(state.reason));
-    if (emitRemarks)
-      op->emitRemark() << type << " (" << state.reason << ")";
+    if (!emitRemarks)
+      continue;
+    InFlightDiagnostic remark = op->emitRemark()
+                                << type << " (" << state.reason << ")";
+    if (!state.guessedDims.empty())
+      remark << "; guessed sizes of dims " << state.guessedDims;
   }
 }
 
@@ -322,8 +334,11 @@ void AssignPrecisionPass::runOnOperation() {
       lookupDeviceProfile(device, module, "amp-assign-precision");
   if (!profile)
     return signalPassFailure();
-  DimSizes sizes(defaultDimSize);
-  CostModel model(*profile, sizes);
+  std::optional<DimSizes> sizes =
+      parseDimSizes(defaultDimSize, dimSizes, module, "amp-assign-precision");
+  if (!sizes)
+    return signalPassFailure();
+  CostModel model(*profile, *sizes);
   if (!model.supports(low)) {
     module.emitError() << "amp-assign-precision: device " << device
                        << " has no " << precision;
@@ -335,5 +350,6 @@ void AssignPrecisionPass::runOnOperation() {
     return signalPassFailure();
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
-      assign(func.getBody().front(), policy, model, low, infer == "between");
+      assign(func.getBody().front(), policy, model, *sizes, low,
+             infer == "between");
 }

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/AMP/Transforms/CostModel.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -40,6 +41,28 @@ mlir::amp::lookupDeviceProfile(StringRef name, Operation *op, StringRef who) {
     op->emitError() << who << ": unknown device '" << name
                     << "'; expected h100, a100 or v100";
   return profile;
+}
+
+std::optional<DimSizes> mlir::amp::parseDimSizes(int64_t defaultSize,
+                                                 ArrayRef<std::string> named,
+                                                 Operation *op, StringRef who) {
+  if (defaultSize < 1) {
+    op->emitError() << who << ": default-dim-size must be positive, not "
+                    << defaultSize;
+    return std::nullopt;
+  }
+  llvm::StringMap<int64_t> sizes;
+  for (StringRef entry : named) {
+    auto [name, size] = entry.rsplit(':');
+    int64_t value = 0;
+    if (name.empty() || size.getAsInteger(10, value) || value < 1) {
+      op->emitError() << who << ": bad dim '" << entry
+                      << "'; expected <name>:<size> with a positive size";
+      return std::nullopt;
+    }
+    sizes[name] = value;
+  }
+  return DimSizes(defaultSize, std::move(sizes), onnxg::getDimName);
 }
 
 FloatType mlir::amp::parseLowPrecision(MLIRContext *context, StringRef name) {
@@ -80,8 +103,7 @@ double CostModel::getOpTimeUs(PrecisionOpInterface op, FloatType type) {
 }
 
 double CostModel::getCastTimeUs(Value value, FloatType type) {
-  double bytes = sizes.getBytes(value.getType()) +
-                 sizes.getBytes(value.getType(), type.getWidth());
+  double bytes = sizes.getBytes(value) + sizes.getBytes(value, type.getWidth());
   return bytes / device.bytesPerSecond * 1e6 + device.launchUs;
 }
 

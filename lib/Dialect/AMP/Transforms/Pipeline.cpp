@@ -37,7 +37,10 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       *this, "node-class", llvm::cl::desc("node overrides, name:class")};
   Option<int64_t> defaultDimSize{
       *this, "default-dim-size", llvm::cl::init(1),
-      llvm::cl::desc("size assumed for dynamic dimensions")};
+      llvm::cl::desc("size assumed for dynamic dimensions without a dim")};
+  ListOption<std::string> dimSizes{
+      *this, "dim",
+      llvm::cl::desc("sizes of named dynamic dimensions, <name>:<size>")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("JSON report to write")};
   Option<bool> remarks{*this, "remarks", llvm::cl::init(false),
@@ -57,6 +60,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   assign.nodeClasses.assign(options.nodeClasses.begin(),
                             options.nodeClasses.end());
   assign.defaultDimSize = options.defaultDimSize;
+  assign.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
   assign.emitRemarks = options.remarks;
   pm.addPass(createAMPAssignPrecision(assign));
   AMPMaterializeCastsOptions materialize;
@@ -68,6 +72,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   report.file = options.report;
   report.device = options.device;
   report.defaultDimSize = options.defaultDimSize;
+  report.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
   pm.addPass(createAMPReport(report));
 }
 } // namespace

@@ -16,6 +16,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -44,8 +46,14 @@ void ReportPass::runOnOperation() {
       lookupDeviceProfile(device, module, "amp-report");
   if (!profile)
     return signalPassFailure();
-  DimSizes sizes(defaultDimSize);
-  CostModel model(*profile, sizes);
+  std::optional<DimSizes> sizes =
+      parseDimSizes(defaultDimSize, dimSizes, module, "amp-report");
+  if (!sizes)
+    return signalPassFailure();
+  CostModel model(*profile, *sizes);
+  // Every dynamic dimension an estimate guessed, in order of first use.
+  llvm::SetVector<StringRef> guessedDims;
+  llvm::StringSet<> guessedDimNames;
   Type f32 = Float32Type::get(&getContext());
 
   int64_t total = 0, low = 0, inserted = 0, fused = 0, remaining = 0;
@@ -85,8 +93,9 @@ void ReportPass::runOnOperation() {
       counts.second += isLow;
       if (isLow)
         precision = isa<BFloat16Type>(decision.getValue()) ? "bf16" : "fp16";
+      sizes->resetGuesses();
       if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op)) {
-        double opFlops = precisionOp.estimateFlops(sizes);
+        double opFlops = precisionOp.estimateFlops(*sizes);
         flops += opFlops;
         lowFlops += isLow ? opFlops : 0;
         fp32Us += model.getOpTimeUs(precisionOp, cast<FloatType>(f32));
@@ -96,11 +105,19 @@ void ReportPass::runOnOperation() {
       std::string typeName;
       llvm::raw_string_ostream os(typeName);
       os << decision.getValue();
-      decisions.push_back(
-          llvm::json::Object{{"name", PrecisionPolicy::getNodeName(&op)},
-                             {"op_type", type},
-                             {"precision", typeName},
-                             {"reason", reason ? reason.getValue() : ""}});
+      llvm::json::Object entry{{"name", PrecisionPolicy::getNodeName(&op)},
+                               {"op_type", type},
+                               {"precision", typeName},
+                               {"reason", reason ? reason.getValue() : ""}};
+      if (!sizes->getGuesses().empty()) {
+        llvm::json::Array names;
+        for (const std::string &name : sizes->getGuesses()) {
+          names.push_back(name);
+          guessedDims.insert(guessedDimNames.insert(name).first->getKey());
+        }
+        entry["guessed_dims"] = std::move(names);
+      }
+      decisions.push_back(std::move(entry));
     }
   }
 
@@ -112,6 +129,10 @@ void ReportPass::runOnOperation() {
       << fused << " fused), modeled " << llvm::format("%.1f", fp32Us)
       << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device
       << "\n";
+  if (!guessedDims.empty())
+    err << "amp: modeled times assume default-dim-size=" << defaultDimSize
+        << " for dims " << llvm::join(guessedDims, ", ")
+        << " (set sizes with dim=<name>:<size>)\n";
   if (file.empty())
     return;
 
@@ -134,7 +155,8 @@ void ReportPass::runOnOperation() {
       {"flops",
        llvm::json::Object{{"total", flops}, {"low_precision", lowFlops}}},
       {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us}, {"amp", ampUs}}},
-      {"sizes_guessed", sizes.usedGuess()},
+      {"sizes_guessed", !guessedDims.empty()},
+      {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
       {"decisions", std::move(decisions)}};
   llvm::Error error =
       llvm::writeToOutput(file, [&](llvm::raw_ostream &os) -> llvm::Error {

@@ -14,6 +14,7 @@
 #include "amp/Dialect/ONNXGraph/IR/OpTable.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -122,6 +123,28 @@ Location mlir::onnxg::makeNodeLoc(MLIRContext *ctx, StringRef nodeName,
     locs.push_back(NameLoc::get(StringAttr::get(ctx, name)));
   return FusedLoc::get(
       locs, StringAttr::get(ctx, ONNXGraphDialect::kOutputsLocTag), ctx);
+}
+
+StringRef mlir::onnxg::getDimName(Value value, unsigned dim) {
+  // Function arguments carry their names as argument attributes, op results
+  // in one array per result on the op.
+  ArrayAttr names;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto function =
+        dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    if (function && arg.getOwner()->isEntryBlock())
+      names = function.getArgAttrOfType<ArrayAttr>(
+          arg.getArgNumber(), ONNXGraphDialect::kDimsAttrName);
+  } else {
+    auto result = cast<OpResult>(value);
+    auto lists = result.getOwner()->getAttrOfType<ArrayAttr>(
+        ONNXGraphDialect::kDimsAttrName);
+    if (lists && result.getResultNumber() < lists.size())
+      names = dyn_cast<ArrayAttr>(lists[result.getResultNumber()]);
+  }
+  auto name = names && dim < names.size() ? dyn_cast<StringAttr>(names[dim])
+                                          : StringAttr();
+  return name ? name.getValue() : StringRef();
 }
 
 //===----------------------------------------------------------------------===//
@@ -309,12 +332,12 @@ static double getDimSize(Value value, int64_t dim, amp::DimSizes &sizes) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type || dim < 0 || dim >= type.getRank())
     return 1;
-  return sizes.getSize(type.getDimSize(dim));
+  return sizes.getSize(value, dim);
 }
 
 double NodeOp::estimateFlops(amp::DimSizes &sizes) {
   StringRef type = getOpType();
-  Type out = getNumResults() ? getResult(0).getType() : Type();
+  Value out = getNumResults() ? getResult(0) : Value();
   if (type == "MatMul" || type == "FusedMatMul") {
     // Every output element is a dot product over A's last dimension.
     auto a = dyn_cast<RankedTensorType>(getOperand(0).getType());
@@ -336,7 +359,7 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
     if (weight)
       for (int64_t dim = 1; dim < weight.getRank(); ++dim)
         filter *= getDimSize(getOperand(1), dim, sizes);
-    Type counted = type == "Conv" ? out : getOperand(0).getType();
+    Value counted = type == "Conv" ? out : getOperand(0);
     return 2 * sizes.getNumElements(counted) * filter;
   }
   return amp::detail::estimateElementwiseFlops(getOperation(), sizes);
@@ -350,8 +373,8 @@ double NodeOp::estimateBytes(amp::DimSizes &sizes, unsigned dataBits) {
     // A gather reads only the rows it returns, not its whole table.
     Value table = getOperand(0);
     unsigned bits = isPrecisionDataOperand(0) ? dataBits : 0;
-    bytes -= sizes.getBytes(table.getType(), bits);
-    bytes += sizes.getBytes(getResult(0).getType(), bits);
+    bytes -= sizes.getBytes(table, bits);
+    bytes += sizes.getBytes(getResult(0), bits);
   }
   return bytes;
 }

@@ -20,6 +20,8 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
+
 namespace mlir::amp {
 
 /// Peak rates of one GPU (dense, no sparsity). A rate of 0: the precision is
@@ -42,6 +44,13 @@ const DeviceProfile *lookupDeviceProfile(llvm::StringRef name);
 /// know the device.
 const DeviceProfile *lookupDeviceProfile(llvm::StringRef name, Operation *op,
                                          llvm::StringRef who);
+
+/// Dimension sizes from a pass's options: `default-dim-size` and `dim`
+/// entries `<name>:<size>` for ONNX symbolic dimensions. Null after an error
+/// at `op` naming `who` (a pass name) and the bad entry.
+std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
+                                      llvm::ArrayRef<std::string> named,
+                                      Operation *op, llvm::StringRef who);
 
 /// The type of a low-precision option value ("fp16", "bf16"), or null.
 FloatType parseLowPrecision(MLIRContext *context, llvm::StringRef name);

@@ -49,7 +49,10 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
     ListOption<"nodeClasses", "node-class", "std::string",
                "node name overrides, name:class">,
     Option<"defaultDimSize", "default-dim-size", "int64_t", "1",
-           "size the cost model assumes for dynamic dimensions">,
+           "size the cost model assumes for dynamic dimensions without a "
+           "`dim` entry">,
+    ListOption<"dimSizes", "dim", "std::string",
+               "sizes of named dynamic dimensions, <name>:<size>">,
     Option<"emitRemarks", "remarks", "bool", "false",
            "emit a remark with each op's decision">,
   ];
@@ -130,7 +133,9 @@ def AMPReport : Pass<"amp-report", "ModuleOp"> {
     Option<"device", "device", "std::string", "\"h100\"",
            "device profile of the modeled times">,
     Option<"defaultDimSize", "default-dim-size", "int64_t", "1",
-           "size assumed for dynamic dimensions">,
+           "size assumed for dynamic dimensions without a `dim` entry">,
+    ListOption<"dimSizes", "dim", "std::string",
+               "sizes of named dynamic dimensions, <name>:<size>">,
   ];
 }
 

@@ -74,6 +74,10 @@ bool getOnnxNames(Location loc, llvm::StringRef &nodeName,
 Location makeNodeLoc(MLIRContext *ctx, llvm::StringRef nodeName,
                      llvm::ArrayRef<std::string> outputNames, Location fileLoc);
 
+/// The symbolic name (ONNX `dim_param`) the importer recorded for dimension
+/// `dim` of `value` in `onnxg.dims`, or "" when it has none.
+llvm::StringRef getDimName(Value value, unsigned dim);
+
 /// Checks `node` against ONNX's schema registry (arity, required attributes,
 /// attribute kinds) when a schema exists for its domain, type and opset.
 LogicalResult verifyAgainstOnnxSchema(NodeOp node);
