@@ -14,8 +14,9 @@ def AMP_CastFusionOpInterface : OpInterface<"CastFusionOpInterface"> {
   let description = [{
     An op that can take over an `amp.cast` next to it (amp-fuse-casts):
     produce a result directly in another float type (a constant converted
-    in place, a cast node retargeted), or read an operand in the narrower
-    type it was exactly widened from. Constants also tell amp-assign-precision
+    in place, a cast node retargeted), read an operand in the narrower
+    type it was exactly widened from, or stand for a cast of the same value
+    to the same type (an existing cast node, reused). Constants also tell amp-assign-precision
     whether their values survive a conversion (the range check).
   }];
   let methods = [
@@ -36,6 +37,14 @@ def AMP_CastFusionOpInterface : OpInterface<"CastFusionOpInterface"> {
         read as that `type` value instead with the same results.
       }], "bool", "canReadOperandAs",
       (ins "unsigned":$index, "::mlir::FloatType":$type),
+      /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{
+        Whether result `index` is operand `operand` converted to the
+        result's element type with round-to-nearest-even, as an `amp.cast`
+        of that operand would be: a cast of the same value to the same type
+        can reuse the result instead.
+      }], "bool", "isConversionOf",
+      (ins "unsigned":$index, "unsigned":$operand),
       /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
     InterfaceMethod<[{
         Whether result `index` is a constant with values that a conversion

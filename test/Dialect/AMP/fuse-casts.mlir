@@ -125,3 +125,33 @@ func.func @untouched(%x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf8E4M3FN>) {
   %q = amp.cast %c {scale = 2.0 : f32} : tensor<4xf32> to tensor<4xf8E4M3FN>
   return %i, %q : tensor<4xi64>, tensor<4xf8E4M3FN>
 }
+
+// -----
+
+// A cast of a value that the input graph already converts to the same type
+// reuses that Cast node, moved up when it came later; a Cast to another type
+// is not reused.
+// CHECK-LABEL: func.func @reuse
+// CHECK-SAME:    attributes {amp.casts_fused = 2 : i64}
+// CHECK-NEXT:    %[[EARLY:.*]] = onnxg.node "Cast"(%arg0) opset 13 attributes {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT:    %[[A:.*]] = onnxg.node "Relu"(%[[EARLY]])
+// CHECK-NEXT:    %[[LATE:.*]] = onnxg.node "Cast"(%arg1) opset 13 attributes {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT:    %[[OTHER:.*]] = amp.cast %arg1 : tensor<4xf32> to tensor<4xbf16>
+// CHECK-NEXT:    %[[B:.*]] = onnxg.node "Relu"(%[[LATE]])
+// CHECK-NEXT:    %[[C:.*]] = onnxg.node "Relu"(%[[LATE]])
+// CHECK-NEXT:    return %[[A]], %[[B]], %[[C]], %[[OTHER]]
+func.func @reuse(%x: tensor<4xf32>, %y: tensor<4xf32>)
+    -> (tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xbf16>) {
+  %x16 = onnxg.node "Cast"(%x) opset 13 attributes {to = 10 : i64}
+      : (tensor<4xf32>) -> tensor<4xf16>
+  %x16b = amp.cast %x : tensor<4xf32> to tensor<4xf16>
+  %a = onnxg.node "Relu"(%x16b) opset 14 : (tensor<4xf16>) -> tensor<4xf16>
+  %y16 = amp.cast %y : tensor<4xf32> to tensor<4xf16>
+  %ybf = amp.cast %y : tensor<4xf32> to tensor<4xbf16>
+  %b = onnxg.node "Relu"(%y16) opset 14 : (tensor<4xf16>) -> tensor<4xf16>
+  %y16b = onnxg.node "Cast"(%y) opset 13 attributes {to = 10 : i64}
+      : (tensor<4xf32>) -> tensor<4xf16>
+  %c = onnxg.node "Relu"(%y16b) opset 14 : (tensor<4xf16>) -> tensor<4xf16>
+  return %a, %b, %c, %ybf
+      : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xbf16>
+}

@@ -4,10 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// amp-fuse-casts: an amp.cast disappears into its producer when the producer
-// can write the cast's type itself (a constant converted in place, a cast
-// node retargeted), or into its consumers when they can read the narrower
-// value an exact widening came from.
+// amp-fuse-casts: an amp.cast disappears into an existing conversion of the
+// same value to the same type (a Cast node of the input graph, reused), into
+// its producer when the producer can write the cast's type itself (a
+// constant converted in place, a cast node retargeted), or into its
+// consumers when they can read the narrower value an exact widening came
+// from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +40,10 @@ public:
 
 private:
   void fuse(func::FuncOp func);
+  /// Replaces `castOp` by another op that converts the same value to the
+  /// same type, moved up to it when it came later; returns 1 when the cast
+  /// went.
+  static int64_t reuseExistingConversion(CastOp castOp);
   /// Folds every cast of `castOp`'s input to the same type into the input's
   /// producer; adds the erased casts to `gone` and returns how many went.
   static int64_t fuseIntoProducer(CastOp castOp,
@@ -53,6 +59,33 @@ static bool isPlainCastTo(Operation *user, Type element) {
   auto castOp = dyn_cast<CastOp>(user);
   return castOp && !castOp.getScale() &&
          castOp.getType().getElementType() == element;
+}
+
+int64_t FuseCastsPass::reuseExistingConversion(CastOp castOp) {
+  for (OpOperand &use : castOp.getInput().getUses()) {
+    Operation *other = use.getOwner();
+    auto conversion = dyn_cast<CastFusionOpInterface>(other);
+    if (!conversion || other->getBlock() != castOp->getBlock() ||
+        other->getNumResults() != 1 ||
+        other->getResult(0).getType() != castOp.getType() ||
+        !conversion.isConversionOf(0, use.getOperandNumber()))
+      continue;
+    // A later conversion moves up to the cast, where its operands exist.
+    if (castOp->isBeforeInBlock(other)) {
+      bool operandsReady = llvm::all_of(other->getOperands(), [&](Value v) {
+        Operation *producer = v.getDefiningOp();
+        return !producer || producer->getBlock() != castOp->getBlock() ||
+               producer->isBeforeInBlock(castOp);
+      });
+      if (!operandsReady)
+        continue;
+      other->moveBefore(castOp);
+    }
+    castOp.getResult().replaceAllUsesWith(other->getResult(0));
+    castOp->erase();
+    return 1;
+  }
+  return 0;
 }
 
 int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp,
@@ -105,6 +138,10 @@ void FuseCastsPass::fuse(func::FuncOp func) {
   for (CastOp castOp : casts) {
     if (gone.contains(castOp) || castOp.getScale())
       continue;
+    if (int64_t count = reuseExistingConversion(castOp)) {
+      fused += count;
+      continue;
+    }
     if (int64_t count = fuseIntoProducer(castOp, gone)) {
       fused += count;
       continue;

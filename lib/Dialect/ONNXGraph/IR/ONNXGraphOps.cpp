@@ -435,6 +435,14 @@ bool NodeOp::canReadOperandAs(unsigned index, FloatType type) {
          !isa<StringType>(to);
 }
 
+bool NodeOp::isConversionOf(unsigned index, unsigned operand) {
+  // ONNX's Cast rounds to nearest even between float types, like amp.cast.
+  Type from = getTensorElementType(getOperand(0));
+  Type to = getTensorElementType(getResult(0));
+  return isDefaultDomainOp(*this, "Cast") && index == 0 && operand == 0 &&
+         from && to && isa<FloatType>(from) && isa<FloatType>(to);
+}
+
 bool NodeOp::hasValuesOutOfRange(unsigned index, FloatType type) {
   ElementsAttr value = getFloatConstantValue(*this);
   return index == 0 && value && amp::hasValuesOutOfRange(value, type);

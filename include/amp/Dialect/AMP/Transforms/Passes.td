@@ -101,6 +101,9 @@ def AMPFuseCasts : Pass<"amp-fuse-casts", "ModuleOp"> {
     Removes an `amp.cast` when a neighbouring op can do its work, through
     `CastFusionOpInterface`:
 
+    - into an existing conversion of the same value to the same type (a
+      `Cast` node of the input graph), which it reuses, moved up to the
+      cast when it came later;
     - into its producer, when every user of the produced value is a cast to
       the same type and the producer can write that type itself: a float
       initializer or Constant is converted in place (round to nearest even,

@@ -111,7 +111,8 @@ def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
                                "estimateBytes"]>,
     DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
                               ["canWriteResultAs", "writeResultAs",
-                               "canReadOperandAs", "hasValuesOutOfRange"]>,
+                               "canReadOperandAs", "isConversionOf",
+                               "hasValuesOutOfRange"]>,
     RecursiveMemoryEffects]> {
   let summary = "One ONNX node";
   let description = [{
