@@ -9,8 +9,10 @@
 
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/Linalg/ExternalModels.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
+#include "amp/Dialect/Tosa/ExternalModels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -21,6 +23,13 @@ namespace mlir::amp {
 inline void registerAllAMPDialects(DialectRegistry &registry) {
   registry
       .insert<amp::AMPDialect, onnxg::ONNXGraphDialect, func::FuncDialect>();
+}
+
+/// Attaches amp-opt's interfaces to upstream dialects (TOSA, linalg), so
+/// that its passes run on them.
+inline void registerAllAMPExternalModels(DialectRegistry &registry) {
+  amp::registerLinalgExternalModels(registry);
+  amp::registerTosaExternalModels(registry);
 }
 
 /// Registers amp-opt's own passes for the command line.

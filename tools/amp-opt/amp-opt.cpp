@@ -118,6 +118,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   amp::registerAllAMPDialects(registry);
+  amp::registerAllAMPExternalModels(registry);
 
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv,

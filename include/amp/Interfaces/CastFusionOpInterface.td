@@ -31,7 +31,9 @@ def AMP_CastFusionOpInterface : OpInterface<"CastFusionOpInterface"> {
         caller makes sure every user expects the new type.
       }], "void", "writeResultAs",
       (ins "unsigned":$index, "::mlir::FloatType":$type),
-      /*methodBody=*/"", /*defaultImplementation=*/"">,
+      /*methodBody=*/"", /*defaultImplementation=*/[{
+        llvm_unreachable("writeResultAs without canWriteResultAs");
+      }]>,
     InterfaceMethod<[{
         Whether operand `index`, an exact widening of a `type` value, can be
         read as that `type` value instead with the same results.

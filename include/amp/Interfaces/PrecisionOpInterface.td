@@ -57,6 +57,13 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
       }], "bool", "hasUnknownDataType", (ins), /*methodBody=*/"",
       /*defaultImplementation=*/"return false;">,
     InterfaceMethod<[{
+        Called by amp-materialize-casts after it gave the op's float data
+        slots the element type `type`: updates what must agree with them,
+        such as typed attributes (a clamp's bounds) or the arguments of a
+        region that computes on the data.
+      }], "void", "adaptToDataType", (ins "::mlir::FloatType":$type),
+      /*methodBody=*/"", /*defaultImplementation=*/"return;">,
+    InterfaceMethod<[{
         Floating-point operations of one execution (a multiply-add counts
         two). Dynamic dimensions take their sizes from `sizes`.
       }], "double", "estimateFlops", (ins "::mlir::amp::DimSizes &":$sizes),

@@ -75,6 +75,17 @@ private:
 };
 } // namespace
 
+/// Whether `op` has regions holding ops with PrecisionOpInterface.
+static bool hasSubgraph(Operation &op) {
+  for (Region &region : op.getRegions()) {
+    WalkResult found = region.walk(
+        [](PrecisionOpInterface) { return WalkResult::interrupt(); });
+    if (found.wasInterrupted())
+      return true;
+  }
+  return false;
+}
+
 SmallVector<Value> AssignPrecisionPass::getDataResults(Operation *op) {
   SmallVector<Value> results;
   auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
@@ -172,10 +183,11 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
       continue;
     OpState state;
     state.precisionClass = policy.classify(&op, &state.source);
-    // Ops with subgraphs are not decided yet, and ops with untyped data
-    // cannot be retyped consistently.
+    // Ops with subgraphs (regions holding ops this pass decides, unlike a
+    // linalg body) are not decided yet, and ops with untyped data cannot be
+    // retyped consistently.
     bool unknownType = cast<PrecisionOpInterface>(op).hasUnknownDataType();
-    if (op.getNumRegions() || unknownType)
+    if (hasSubgraph(op) || unknownType)
       state.precisionClass = PrecisionClass::NeverTouch;
     if (unknownType)
       state.reason = "unknown-type";

@@ -137,6 +137,8 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
       retyped[result] = type;
       result.setType(type.clone(element));
     }
+    if (!element.isF32())
+      precisionOp.adaptToDataType(cast<FloatType>(element));
   }
 
   // Every other use of a retyped value (non-data slots, undecided ops, the

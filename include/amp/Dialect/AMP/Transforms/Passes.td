@@ -30,7 +30,10 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
        goes low too.
     5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
 
-    Ops inside subgraph regions are not decided yet and stay FP32.
+    Ops with subgraphs (regions that hold ops with PrecisionOpInterface,
+    such as ONNX If and Loop) are not decided yet and stay FP32; a region
+    that holds none (a linalg body) does not count. TOSA and linalg ops are
+    decided through external models (docs/ExternalModels.md).
     docs/passes/AMPPasses.md has the options; docs/PrecisionClasses.md,
     docs/PrecisionPolicy.md and docs/CostModel.md the inputs.
   }];
