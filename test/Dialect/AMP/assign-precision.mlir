@@ -186,3 +186,41 @@ func.func @unknown_type(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) {
       : (!onnxg.unknown, tensor<64x64xf32>) -> tensor<64x64xf32>
   return
 }
+
+// -----
+
+// Loops: the body is decided like a function body. Its arguments (the
+// loop-carried state) and its results keep their types, so each carried
+// value has one precision; the Loop node itself is never touched. After
+// amp.unscale, a body stays FP32 too.
+func.func @loop(%n: tensor<i64>, %x: tensor<4096x1024xf32>,
+                %w: tensor<1024x1024xf32>, %s: tensor<f32>)
+    -> (tensor<4096x1024xf32>, tensor<4096x1024xf32>) {
+  %none = onnxg.none
+  // expected-remark @+1 {{'f32' (never-touch)}}
+  %out = onnxg.node "Loop"(%n, %none, %x) opset 17 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4096x1024xf32>):
+    // expected-remark @+1 {{'f16' (always-list)}}
+    %m = onnxg.node "MatMul"(%h, %w) opset 13
+        : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
+    // expected-remark @+1 {{'f16' (follow)}}
+    %r = onnxg.node "Relu"(%m) opset 14
+        : (tensor<4096x1024xf32>) -> tensor<4096x1024xf32>
+    // expected-remark @+1 {{'f32' (keep-fp32)}}
+    %sm = onnxg.node "Softmax"(%r) opset 13
+        : (tensor<4096x1024xf32>) -> tensor<4096x1024xf32>
+    onnxg.yield ["c", "sm"] %c, %sm : tensor<i1>, tensor<4096x1024xf32>
+  } : (tensor<i64>, none, tensor<4096x1024xf32>) -> tensor<4096x1024xf32>
+  // expected-remark @+1 {{'f32' (keep-fp32)}}
+  %u = amp.unscale %x by %s
+      : tensor<4096x1024xf32>, tensor<f32> to tensor<4096x1024xf32>
+  // expected-remark @+1 {{'f32' (never-touch)}}
+  %after = onnxg.node "Loop"(%n, %none, %u) opset 17 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<4096x1024xf32>):
+    // expected-remark @+1 {{'f32' (barrier)}}
+    %m = onnxg.node "MatMul"(%h, %w) opset 13
+        : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
+    onnxg.yield ["c", "m"] %c, %m : tensor<i1>, tensor<4096x1024xf32>
+  } : (tensor<i64>, none, tensor<4096x1024xf32>) -> tensor<4096x1024xf32>
+  return %out, %after : tensor<4096x1024xf32>, tensor<4096x1024xf32>
+}

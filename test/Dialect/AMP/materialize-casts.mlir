@@ -73,3 +73,29 @@ func.func @io_types(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>)
       : (tensor<8x8xf32>) -> tensor<8x8xf32>
   return %m, %s : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Subgraphs: a value from the enclosing block is cast there, once per step
+// rather than once per iteration; the loop-carried state is cast at the
+// body's edges and keeps its type.
+// CHECK-LABEL: func.func @loop
+// CHECK-NEXT:    %[[W:.*]] = amp.cast %arg2 : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK:         onnxg.node "Loop"
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<i64>, %{{.*}}: tensor<i1>, %[[H:.*]]: tensor<8x8xf32>):
+// CHECK-NEXT:      %[[H16:.*]] = amp.cast %[[H]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT:      %[[M:.*]] = onnxg.node "MatMul"(%[[H16]], %[[W]]) {{.*}} -> tensor<8x8xf16>
+// CHECK-NEXT:      %[[M32:.*]] = amp.cast %[[M]] : tensor<8x8xf16> to tensor<8x8xf32>
+// CHECK-NEXT:      onnxg.yield ["c", "m"] %{{.*}}, %[[M32]] : tensor<i1>, tensor<8x8xf32>
+// CHECK-NEXT:    } {{.*}}: (tensor<i64>, none, tensor<8x8xf32>) -> tensor<8x8xf32>
+func.func @loop(%n: tensor<i64>, %x: tensor<8x8xf32>, %w: tensor<8x8xf32>)
+    -> tensor<8x8xf32> {
+  %none = onnxg.none
+  %out = onnxg.node "Loop"(%n, %none, %x) opset 17 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %h: tensor<8x8xf32>):
+    %m = onnxg.node "MatMul"(%h, %w) opset 13 {amp.precision = f16}
+        : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    onnxg.yield ["c", "m"] %c, %m : tensor<i1>, tensor<8x8xf32>
+  } {amp.precision = f32} : (tensor<i64>, none, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %out : tensor<8x8xf32>
+}

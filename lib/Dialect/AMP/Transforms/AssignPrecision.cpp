@@ -54,8 +54,20 @@ public:
   void runOnOperation() override;
 
 private:
-  void assign(Block &body, const PrecisionPolicy &policy, CostModel &model,
-              DimSizes &sizes, FloatType low, bool between);
+  /// What the decisions of one function share, across its subgraphs.
+  struct Options {
+    const PrecisionPolicy &policy;
+    CostModel &model;
+    DimSizes &sizes;
+    FloatType low;
+    bool between;
+    /// amp.unscale and every op after it, in any block of the function.
+    llvm::DenseSet<Operation *> barrier;
+  };
+
+  /// Decides the ops of `body`, then those of the subgraphs of its ops.
+  /// `afterBarrier`: the op that holds `body` is after amp.unscale.
+  void assign(Block &body, Options &options, bool afterBarrier);
 
   /// Data results of `op` (all results for ops without the interface).
   static SmallVector<Value> getDataResults(Operation *op);
@@ -169,9 +181,14 @@ bool AssignPrecisionPass::allDataProducersLow(
   return any;
 }
 
-void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
-                                 CostModel &model, DimSizes &sizes,
-                                 FloatType low, bool between) {
+void AssignPrecisionPass::assign(Block &body, Options &options,
+                                 bool afterBarrier) {
+  const PrecisionPolicy &policy = options.policy;
+  CostModel &model = options.model;
+  DimSizes &sizes = options.sizes;
+  FloatType low = options.low;
+  bool between = options.between;
+  llvm::DenseSet<Operation *> &barrier = options.barrier;
   // Every op of the body in order; the block is a DAG in that order.
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, OpState> states;
@@ -207,10 +224,10 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
            state.source == PolicySource::NodeName;
   };
 
-  // The barrier: amp.unscale and everything after it stays FP32.
-  llvm::DenseSet<Operation *> barrier;
+  // The barrier: amp.unscale and everything after it stays FP32, also in
+  // subgraphs, which may read values of enclosing blocks directly.
   for (Operation *op : ops) {
-    bool after = isa<UnscaleOp>(op) ||
+    bool after = afterBarrier || isa<UnscaleOp>(op) ||
                  llvm::any_of(op->getOperands(), [&](Value operand) {
                    Operation *producer = operand.getDefiningOp();
                    return producer && barrier.contains(producer);
@@ -325,6 +342,15 @@ void AssignPrecisionPass::assign(Block &body, const PrecisionPolicy &policy,
     if (!state.guessedDims.empty())
       remark << "; guessed sizes of dims " << state.guessedDims;
   }
+
+  // Subgraph bodies are decided like function bodies: their arguments and
+  // results keep their types, so each loop-carried value has one precision,
+  // and casts at the body's edges connect it to low-precision ops inside.
+  for (Operation *op : ops)
+    if (hasSubgraph(*op))
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          assign(block, options, barrier.contains(op));
 }
 
 void AssignPrecisionPass::runOnOperation() {
@@ -360,8 +386,10 @@ void AssignPrecisionPass::runOnOperation() {
   if (failed(policy.addSources(policyFile, opClasses, nodeClasses,
                                module.getLoc())))
     return signalPassFailure();
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal())
-      assign(func.getBody().front(), policy, model, *sizes, low,
-             infer == "between");
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    Options options{policy, model, *sizes, low, infer == "between", {}};
+    assign(func.getBody().front(), options, /*afterBarrier=*/false);
+  }
 }

@@ -6,7 +6,8 @@
 //
 // amp-materialize-casts: retypes the float data of ops that
 // amp-assign-precision decided low, with one amp.cast per value and target
-// type shared by all consumers; everything else keeps its types.
+// type shared by all consumers, in subgraphs too; everything else keeps its
+// types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,9 +109,14 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
   CastCache casts;
   // Results retyped so far, with their type before.
   llvm::DenseMap<Value, Type> retyped;
+  // Producers before their users, enclosing blocks before subgraphs: a
+  // value is retyped before any cast of it is made. A cast of a value from
+  // an enclosing block goes there, once per step rather than per iteration.
   SmallVector<Operation *> ops;
-  for (Operation &op : body)
-    ops.push_back(&op);
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op != func)
+      ops.push_back(op);
+  });
 
   for (Operation *op : ops) {
     auto precisionOp = dyn_cast<PrecisionOpInterface>(op);

@@ -71,7 +71,14 @@ void ReportPass::runOnOperation() {
       fused += count.getInt();
     if (func.isExternal())
       continue;
-    for (Operation &op : func.getBody().front()) {
+    // Every op of the body and of its subgraphs, in order.
+    SmallVector<Operation *> ops;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op != func)
+        ops.push_back(op);
+    });
+    for (Operation *opInBody : ops) {
+      Operation &op = *opInBody;
       if (auto castOp = dyn_cast<CastOp>(op)) {
         ++remaining;
         ampUs += model.getCastTimeUs(

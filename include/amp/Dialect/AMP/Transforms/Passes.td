@@ -30,10 +30,14 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
        goes low too.
     5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
 
-    Ops with subgraphs (regions that hold ops with PrecisionOpInterface,
-    such as ONNX If and Loop) are not decided yet and stay FP32; a region
-    that holds none (a linalg body) does not count. TOSA and linalg ops are
-    decided through external models (docs/ExternalModels.md).
+    Subgraphs (regions that hold ops with PrecisionOpInterface, such as the
+    bodies of ONNX If, Loop and Scan) are decided like function bodies, after
+    the block that holds them: their arguments and results keep their types,
+    so every loop-carried value and branch output has one precision (the one
+    it had), and the op that holds them is never touched. A subgraph of an op
+    after `amp.unscale` stays FP32. A region that holds no such ops (a linalg
+    body) is not a subgraph. TOSA and linalg ops are decided through
+    external models (docs/ExternalModels.md).
     docs/passes/AMPPasses.md has the options; docs/PrecisionClasses.md,
     docs/PrecisionPolicy.md and docs/CostModel.md the inputs.
   }];
@@ -73,6 +77,11 @@ def AMPMaterializeCasts : Pass<"amp-materialize-casts", "ModuleOp"> {
     statistics), ops without a decision and the function results keep their
     types: graph inputs and outputs keep their ONNX types. Ops without a
     decision are untouched.
+
+    Subgraph bodies are handled the same way, their arguments and results
+    keeping their types. A value of an enclosing block that a subgraph reads
+    in low precision is cast in that enclosing block, once per step rather
+    than once per loop iteration.
 
     With `keep-io-types=false`, a function argument read only as data by
     ops decided in one low type takes that type, and a result computed in

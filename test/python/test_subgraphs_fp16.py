@@ -1,0 +1,102 @@
+"""Mixed precision inside ONNX subgraphs: a Loop whose body multiplies its
+carried state by a weight, and an If whose branches hold GEMMs. The GEMMs
+go FP16 inside the bodies, loop-carried values and branch outputs keep
+their FP32 type (one precision per carried value), the weight's cast is
+made once outside the loop, and ONNX Runtime agrees with the FP32 graph."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from amp_opt import AmpOptError, api, casts, ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)),
+                                "bench"))
+
+import corpus_fp16  # noqa: E402
+
+F = TensorProto.FLOAT
+
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _loop_and_if_model():
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array(
+        (rng.standard_normal((16, 16)) / 4).astype(np.float32), "w")
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("MatMul", ["h", "w"], ["hw"], name="loop_matmul"),
+         helper.make_node("Tanh", ["hw"], ["h_out"], name="loop_tanh")],
+        "loop_body",
+        [_vi("i", TensorProto.INT64, []), _vi("cond_in", TensorProto.BOOL, []),
+         _vi("h", F, [8, 16])],
+        [_vi("cond_out", TensorProto.BOOL, []), _vi("h_out", F, [8, 16])])
+    then_g = helper.make_graph(
+        [helper.make_node("MatMul", ["z", "w"], ["t"], name="then_matmul")],
+        "then_body", [], [_vi("t", F, [8, 16])])
+    else_g = helper.make_graph(
+        [helper.make_node("Relu", ["z"], ["e"], name="else_relu")],
+        "else_body", [], [_vi("e", F, [8, 16])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["n", "", "x"], ["z"], name="loop",
+                          body=body),
+         helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                          else_branch=else_g)],
+        "subgraphs",
+        [_vi("x", F, [8, 16]), _vi("n", TensorProto.INT64, []),
+         _vi("c", TensorProto.BOOL, [])],
+        [_vi("y", F, [8, 16])], [weight])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _subgraph(model, node_name, attribute):
+    node = next(n for n in model.graph.node if n.name == node_name)
+    return next(a.g for a in node.attribute if a.name == attribute)
+
+
+def test_gemms_in_subgraphs_go_fp16_and_match_fp32(tmp_path, needs_ort):
+    try:
+        amp_opt = api.find_amp_opt()
+    except AmpOptError as error:
+        pytest.skip(str(error))
+    path, out = str(tmp_path / "model.onnx"), str(tmp_path / "amp.onnx")
+    onnx.save(_loop_and_if_model(), path)
+    subprocess.run([amp_opt, path, "-o", out,
+                    f"--amp-pipeline=precision=fp16 {corpus_fp16.FORCED}"],
+                   check=True, capture_output=True)
+    converted = onnx.load(out)
+    onnx.checker.check_model(converted, full_check=True)
+    assert casts.lossy_round_trips(converted) == []
+
+    # The weight is converted once, outside the loop (an initializer cast in
+    # place), and the loop body casts its carried state at its edges.
+    loop_body = _subgraph(converted, "loop", "body")
+    matmul = next(n for n in loop_body.node if n.name == "loop_matmul")
+    assert [n.op_type for n in loop_body.node].count("Cast") == 2
+    assert "w" not in [i for n in loop_body.node if n.op_type == "Cast"
+                       for i in n.input]
+    then_body = _subgraph(converted, "if", "then_branch")
+    assert "Cast" in [n.op_type for n in then_body.node]
+    weights = {i.name: i for i in converted.graph.initializer}
+    assert matmul.input[1] == "w"
+    assert weights["w"].data_type == TensorProto.FLOAT16
+    # Loop-carried values and branch outputs keep their type.
+    assert loop_body.output[1].type.tensor_type.elem_type == F
+    assert then_body.output[0].type.tensor_type.elem_type == F
+
+    rng = np.random.default_rng(1)
+    for branch in (True, False):
+        feeds = {"x": rng.standard_normal((8, 16)).astype(np.float32),
+                 "n": np.array(3, dtype=np.int64),
+                 "c": np.array(branch)}
+        error = corpus_fp16.relative_error(ort.run(path, feeds),
+                                           ort.run(out, feeds))
+        assert error < 2e-3, f"branch {branch}: error {error}"
