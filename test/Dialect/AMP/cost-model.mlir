@@ -99,3 +99,28 @@ func.func @named(%a: tensor<?x1024xf32> {onnxg.dims = ["batch", ""]},
       : (tensor<?x1024xf32>, tensor<1024x1024xf32>) -> tensor<?x1024xf32>
   return
 }
+
+// -----
+
+// LSTM: each of the 16 steps multiplies a batch of 32 by W (4H x input)
+// and R (4H x H): 2 * 16 * 32 * (2048 * 256 + 2048 * 512).
+func.func @lstm(%x: tensor<16x32x256xf32>, %w: tensor<1x2048x256xf32>,
+                %r: tensor<1x2048x512xf32>) {
+  // expected-remark @+1 {{flops 1.61e+09,}}
+  %y:3 = onnxg.node "LSTM"(%x, %w, %r) opset 14 attributes {hidden_size = 512 : i64}
+      : (tensor<16x32x256xf32>, tensor<1x2048x256xf32>, tensor<1x2048x512xf32>)
+      -> (tensor<16x1x32x512xf32>, tensor<1x32x512xf32>, tensor<1x32x512xf32>)
+  return
+}
+
+// -----
+
+// Attention (opset 23): Q·Kᵀ and the weights times V, 4 * |Q| * key length.
+func.func @attention(%q: tensor<8x16x512x64xf32>, %k: tensor<8x16x512x64xf32>,
+                     %v: tensor<8x16x512x64xf32>) {
+  // expected-remark @+1 {{flops 8.59e+09,}}
+  %y = onnxg.node "Attention"(%q, %k, %v) opset 23
+      : (tensor<8x16x512x64xf32>, tensor<8x16x512x64xf32>, tensor<8x16x512x64xf32>)
+      -> tensor<8x16x512x64xf32>
+  return
+}

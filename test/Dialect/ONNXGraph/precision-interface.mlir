@@ -47,6 +47,14 @@ func.func @classes(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>,
       : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
   // expected-remark @+1 {{never-touch, data operands [], data results []}}
   %shp = onnxg.node "Shape"(%x) opset 15 : (tensor<4x8xf32>) -> tensor<2xi64>
+  // Clip's bounds are typed like its input and change with it.
+  // expected-remark @+1 {{follow, data operands [0, 1, 2], data results [0]}}
+  %clip = onnxg.node "Clip"(%x, %stat, %stat) opset 13
+      : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // Pad's pads are indices; its constant value is data.
+  // expected-remark @+1 {{follow, data operands [0, 2], data results [0]}}
+  %pad = onnxg.node "Pad"(%x, %shape, %stat) opset 13
+      : (tensor<4x8xf32>, tensor<2xi64>, tensor<8xf32>) -> tensor<4x8xf32>
   return
 }
 

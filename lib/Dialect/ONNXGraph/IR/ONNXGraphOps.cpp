@@ -362,6 +362,23 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
     Value counted = type == "Conv" ? out : getOperand(0);
     return 2 * sizes.getNumElements(counted) * filter;
   }
+  if (type == "LSTM" || type == "GRU" || type == "RNN") {
+    // Every time step multiplies the batch by W and R (all gates, both
+    // directions): X is [seq, batch, input] (layout 0).
+    double batchSteps = getDimSize(getOperand(0), 0, sizes) *
+                        getDimSize(getOperand(0), 1, sizes);
+    return 2 * batchSteps *
+           (sizes.getNumElements(getOperand(1)) +
+            sizes.getNumElements(getOperand(2)));
+  }
+  if (type == "Attention") {
+    // Q·Kᵀ and the weights times V: two GEMMs over the key length, the
+    // second to last dimension of K (3-D or 4-D).
+    auto key = dyn_cast<RankedTensorType>(getOperand(1).getType());
+    double keyLength =
+        key ? getDimSize(getOperand(1), key.getRank() - 2, sizes) : 1;
+    return 4 * sizes.getNumElements(getOperand(0)) * keyLength;
+  }
   return amp::detail::estimateElementwiseFlops(getOperation(), sizes);
 }
 
