@@ -99,3 +99,16 @@ func.func @loop(%n: tensor<i64>, %x: tensor<8x8xf32>, %w: tensor<8x8xf32>)
   } {amp.precision = f32} : (tensor<i64>, none, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %out : tensor<8x8xf32>
 }
+
+// -----
+
+// A Constant decided low (by a policy: it has no data inputs to follow)
+// holds its value in the low type.
+// CHECK-LABEL: func.func @constant
+// CHECK-NEXT:    onnxg.node "Constant"() opset 13 attributes {value = dense<9.997550e-02> : tensor<2xf16>} {{.*}} : () -> tensor<2xf16>
+func.func @constant() -> tensor<2xf32> {
+  %c = onnxg.node "Constant"() opset 13
+      attributes {value = dense<0.1> : tensor<2xf32>} {amp.precision = f16}
+      : () -> tensor<2xf32>
+  return %c : tensor<2xf32>
+}

@@ -445,6 +445,15 @@ void NodeOp::writeResultAs(unsigned index, FloatType type) {
   result.setType(cast<TensorType>(result.getType()).clone(type));
 }
 
+void NodeOp::adaptToDataType(FloatType type) {
+  // A Constant or ConstantOfShape decided low holds its value in that type.
+  if (ElementsAttr value = getFloatConstantValue(*this)) {
+    NamedAttrList attrs(getOnnxAttrsOrEmpty());
+    attrs.set("value", amp::convertFloatElements(value, type));
+    setOnnxAttrsAttr(attrs.getDictionary(getContext()));
+  }
+}
+
 bool NodeOp::canReadOperandAs(unsigned index, FloatType type) {
   // A Cast gives the same result for a value in any type that holds it.
   Type to = getTensorElementType(getResult(0));

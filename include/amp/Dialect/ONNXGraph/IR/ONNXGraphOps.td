@@ -107,8 +107,8 @@ def ONNXGraph_MapType : ONNXGraph_Type<"Map", "map"> {
 def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     DeclareOpInterfaceMethods<AMP_PrecisionOpInterface,
-                              ["hasUnknownDataType", "estimateFlops",
-                               "estimateBytes"]>,
+                              ["hasUnknownDataType", "adaptToDataType",
+                               "estimateFlops", "estimateBytes"]>,
     DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
                               ["canWriteResultAs", "writeResultAs",
                                "canReadOperandAs", "isConversionOf",
