@@ -224,3 +224,27 @@ func.func @loop(%n: tensor<i64>, %x: tensor<4096x1024xf32>,
   } : (tensor<i64>, none, tensor<4096x1024xf32>) -> tensor<4096x1024xf32>
   return %out, %after : tensor<4096x1024xf32>, tensor<4096x1024xf32>
 }
+
+// -----
+
+// The casts an op needs include casting its result back up for users that
+// surely read FP32 (a keep-fp32 op, the function's results): a 740^3 GEMM
+// pays for casting its inputs down (3.98 + 7.96 us < 15.1 us in FP32) but
+// not also its result up when Softmax reads it. Feeding another GEMM,
+// which may go low too, it goes low.
+func.func @output_casts(%x: tensor<740x740xf32>, %w: tensor<740x740xf32>)
+    -> (tensor<740x740xf32>, tensor<740x740xf32>) {
+  // expected-remark @+1 {{'f32' (cost-model)}}
+  %0 = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<740x740xf32>, tensor<740x740xf32>) -> tensor<740x740xf32>
+  // expected-remark @+1 {{'f32' (keep-fp32)}}
+  %1 = onnxg.node "Softmax"(%0) opset 13
+      : (tensor<740x740xf32>) -> tensor<740x740xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %2 = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<740x740xf32>, tensor<740x740xf32>) -> tensor<740x740xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %3 = onnxg.node "MatMul"(%2, %w) opset 13
+      : (tensor<740x740xf32>, tensor<740x740xf32>) -> tensor<740x740xf32>
+  return %1, %3 : tensor<740x740xf32>, tensor<740x740xf32>
+}

@@ -249,6 +249,20 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
     return it != states.end() &&
            (it->second.low || afterLow.contains(producer));
   };
+  // A result some user surely reads in FP32: not as data of an op that may
+  // go low (function results, keep-fp32 and never-touch ops, other slots).
+  auto readInFP32 = [&](Value result) {
+    return llvm::any_of(result.getUses(), [&](OpOperand &use) {
+      auto it = states.find(use.getOwner());
+      if (it == states.end() || barrier.contains(use.getOwner()))
+        return true;
+      PrecisionClass userClass = it->second.precisionClass;
+      return userClass == PrecisionClass::KeepFP32 ||
+             userClass == PrecisionClass::NeverTouch ||
+             !cast<PrecisionOpInterface>(use.getOwner())
+                  .isPrecisionDataOperand(use.getOperandNumber());
+    });
+  };
   for (Operation *op : ops) {
     OpState &state = states[op];
     if (isPropagating(op)) {
@@ -277,7 +291,8 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
     }
     sizes.resetGuesses();
     state.low =
-        model.compare(cast<PrecisionOpInterface>(op), low, isLow).prefersLow();
+        model.compare(cast<PrecisionOpInterface>(op), low, isLow, readInFP32)
+            .prefersLow();
     state.reason = state.low ? "always-list" : "cost-model";
     state.guessedDims = llvm::join(sizes.getGuesses(), ",");
   }

@@ -109,7 +109,8 @@ double CostModel::getCastTimeUs(Value value, FloatType type) {
 
 CostModel::Comparison
 CostModel::compare(PrecisionOpInterface op, FloatType low,
-                   llvm::function_ref<bool(Value)> isLow) {
+                   llvm::function_ref<bool(Value)> isLow,
+                   llvm::function_ref<bool(Value)> readInFP32) {
   Comparison result{getOpTimeUs(op, Float32Type::get(op->getContext())),
                     getOpTimeUs(op, low), 0};
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
@@ -123,5 +124,9 @@ CostModel::compare(PrecisionOpInterface op, FloatType low,
       result.fp32Us +=
           getCastTimeUs(operand, Float32Type::get(op->getContext()));
   }
+  if (readInFP32)
+    for (auto [index, value] : llvm::enumerate(op->getResults()))
+      if (op.isPrecisionDataResult(index) && readInFP32(value))
+        result.lowCastUs += getCastTimeUs(value, low);
   return result;
 }

@@ -70,15 +70,18 @@ public:
   double getCastTimeUs(Value value, FloatType type);
 
   /// FP32 against low precision for one op. `isLow` says which inputs are
-  /// already low precision (by their type when null).
+  /// already low precision (by their type when null); `readInFP32` which
+  /// data results some user will read in FP32 (none when null).
   struct Comparison {
     double fp32Us;    ///< the op in FP32, with casts up of low inputs
     double lowUs;     ///< the op in low precision...
-    double lowCastUs; ///< ...plus casts down of its FP32 data inputs
+    double lowCastUs; ///< ...plus casts down of its FP32 data inputs and up
+                      ///< of results read in FP32
     bool prefersLow() const { return lowUs + lowCastUs < fp32Us; }
   };
   Comparison compare(PrecisionOpInterface op, FloatType low,
-                     llvm::function_ref<bool(Value)> isLow = nullptr);
+                     llvm::function_ref<bool(Value)> isLow = nullptr,
+                     llvm::function_ref<bool(Value)> readInFP32 = nullptr);
 
 private:
   double getPeakFlops(PrecisionOpInterface op, FloatType type) const;
