@@ -155,3 +155,25 @@ func.func @reuse(%x: tensor<4xf32>, %y: tensor<4xf32>)
   return %a, %b, %c, %ybf
       : tensor<4xf16>, tensor<4xf16>, tensor<4xf16>, tensor<4xbf16>
 }
+
+// -----
+
+// A Cast(to=FLOAT) between two f16 values would end up converting f16 to
+// f16 (its input read narrow, its result retargeted): it goes, as some
+// runtimes reject such a Cast (ONNX Runtime CPU does). A Cast that still
+// widens stays.
+// CHECK-LABEL: func.func @identity
+// CHECK-SAME:    attributes {amp.casts_fused = 3 : i64}
+// CHECK-NEXT:    %[[R:.*]] = onnxg.node "Relu"(%arg0)
+// CHECK-NEXT:    %[[KEPT:.*]] = onnxg.node "Cast"(%arg0) opset 13 attributes {to = 1 : i64} : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK-NEXT:    return %[[R]], %[[KEPT]]
+func.func @identity(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xf32>) {
+  %w = amp.cast %x : tensor<4xf16> to tensor<4xf32>
+  %c = onnxg.node "Cast"(%w) opset 13 attributes {to = 1 : i64}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  %d = amp.cast %c : tensor<4xf32> to tensor<4xf16>
+  %r = onnxg.node "Relu"(%d) opset 14 : (tensor<4xf16>) -> tensor<4xf16>
+  %kept = onnxg.node "Cast"(%w) opset 13 attributes {to = 1 : i64}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  return %r, %kept : tensor<4xf16>, tensor<4xf32>
+}

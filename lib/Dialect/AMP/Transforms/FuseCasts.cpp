@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPFUSECASTS
@@ -45,12 +46,19 @@ private:
   /// went.
   static int64_t reuseExistingConversion(CastOp castOp);
   /// Folds every cast of `castOp`'s input to the same type into the input's
-  /// producer; adds the erased casts to `gone` and returns how many went.
+  /// producer; adds the erased casts to `gone`, the producer to `touched`,
+  /// and returns how many went.
   static int64_t fuseIntoProducer(CastOp castOp,
-                                  llvm::DenseSet<Operation *> &gone);
+                                  llvm::DenseSet<Operation *> &gone,
+                                  llvm::SetVector<Operation *> &touched);
   /// Lets the consumers of an exact widening read its input; returns 1 when
-  /// the cast went.
-  static int64_t fuseIntoConsumers(CastOp castOp);
+  /// the cast went. Adds the consumers to `touched`.
+  static int64_t fuseIntoConsumers(CastOp castOp,
+                                   llvm::SetVector<Operation *> &touched);
+  /// Removes the ops of `touched` that fusion left converting a value to its
+  /// own type (a Cast node now reading and writing f16), unless a
+  /// terminator reads them; returns how many went.
+  static int64_t removeIdentityConversions(llvm::ArrayRef<Operation *> touched);
 };
 } // namespace
 
@@ -89,7 +97,8 @@ int64_t FuseCastsPass::reuseExistingConversion(CastOp castOp) {
 }
 
 int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp,
-                                        llvm::DenseSet<Operation *> &gone) {
+                                        llvm::DenseSet<Operation *> &gone,
+                                        llvm::SetVector<Operation *> &touched) {
   auto type = cast<FloatType>(castOp.getType().getElementType());
   auto result = dyn_cast<OpResult>(castOp.getInput());
   auto producer =
@@ -102,6 +111,7 @@ int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp,
       !producer.canWriteResultAs(result.getResultNumber(), type))
     return 0;
   producer.writeResultAs(result.getResultNumber(), type);
+  touched.insert(producer);
   int64_t fused = 0;
   for (Operation *user : llvm::make_early_inc_range(result.getUsers())) {
     user->getResult(0).replaceAllUsesWith(result);
@@ -112,7 +122,9 @@ int64_t FuseCastsPass::fuseIntoProducer(CastOp castOp,
   return fused;
 }
 
-int64_t FuseCastsPass::fuseIntoConsumers(CastOp castOp) {
+int64_t
+FuseCastsPass::fuseIntoConsumers(CastOp castOp,
+                                 llvm::SetVector<Operation *> &touched) {
   Value input = castOp.getInput();
   auto narrow = cast<FloatType>(getElementTypeOrSelf(input.getType()));
   if (castOp.getScale() ||
@@ -120,8 +132,10 @@ int64_t FuseCastsPass::fuseIntoConsumers(CastOp castOp) {
     return 0;
   for (OpOperand &use : llvm::make_early_inc_range(castOp->getUses())) {
     auto consumer = dyn_cast<CastFusionOpInterface>(use.getOwner());
-    if (consumer && consumer.canReadOperandAs(use.getOperandNumber(), narrow))
+    if (consumer && consumer.canReadOperandAs(use.getOperandNumber(), narrow)) {
       use.set(input);
+      touched.insert(consumer);
+    }
   }
   if (!castOp->use_empty())
     return 0;
@@ -129,11 +143,32 @@ int64_t FuseCastsPass::fuseIntoConsumers(CastOp castOp) {
   return 1;
 }
 
+int64_t
+FuseCastsPass::removeIdentityConversions(llvm::ArrayRef<Operation *> touched) {
+  int64_t removed = 0;
+  for (Operation *op : touched) {
+    auto conversion = cast<CastFusionOpInterface>(op);
+    if (op->getNumResults() != 1 || op->getNumOperands() < 1 ||
+        op->getOperand(0).getType() != op->getResult(0).getType() ||
+        !conversion.isConversionOf(0, 0) ||
+        llvm::any_of(op->getUsers(), [](Operation *user) {
+          return user->hasTrait<OpTrait::IsTerminator>();
+        }))
+      continue;
+    op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+    op->erase();
+    ++removed;
+  }
+  return removed;
+}
+
 void FuseCastsPass::fuse(func::FuncOp func) {
   SmallVector<CastOp> casts;
   func.walk([&](CastOp castOp) { casts.push_back(castOp); });
   // Casts folded away; a producer takes all casts of its result at once.
   llvm::DenseSet<Operation *> gone;
+  // Ops that now produce or read another type.
+  llvm::SetVector<Operation *> touched;
   int64_t fused = 0;
   for (CastOp castOp : casts) {
     if (gone.contains(castOp) || castOp.getScale())
@@ -142,12 +177,13 @@ void FuseCastsPass::fuse(func::FuncOp func) {
       fused += count;
       continue;
     }
-    if (int64_t count = fuseIntoProducer(castOp, gone)) {
+    if (int64_t count = fuseIntoProducer(castOp, gone, touched)) {
       fused += count;
       continue;
     }
-    fused += fuseIntoConsumers(castOp);
+    fused += fuseIntoConsumers(castOp, touched);
   }
+  fused += removeIdentityConversions(touched.getArrayRef());
   if (auto before = func->getAttrOfType<IntegerAttr>(kCastsFusedAttrName))
     fused += before.getInt();
   func->setAttr(kCastsFusedAttrName, Builder(func).getI64IntegerAttr(fused));

@@ -125,6 +125,10 @@ def AMPFuseCasts : Pass<"amp-fuse-casts", "ModuleOp"> {
     - into its consumers, when the cast widens exactly and they can read the
       narrower value (a `Cast` node gives the same result for both).
 
+    A `Cast` node that fusion leaves converting a value to its own type
+    (`Cast(to=FLOAT)` between two f16 values) is removed, unless the
+    function returns it.
+
     A constant shared with FP32 users keeps its cast: one cast per step,
     not a second copy. The count goes to the function attribute
     `amp.casts_fused`, for the report.
