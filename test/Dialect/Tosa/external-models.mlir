@@ -5,6 +5,7 @@
 // RUN: amp-opt %s --amp-assign-precision=remarks=true -verify-diagnostics -split-input-file -o /dev/null
 // RUN: amp-opt %s --amp-pipeline -split-input-file 2>/dev/null | FileCheck %s
 // RUN: amp-opt %s --test-amp-cost-model -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=COST
+// RUN: amp-opt %s --amp-assign-precision="remarks=true op-class=tosa.matmul:keep-fp32" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=POLICY
 
 // CHECK-LABEL: func.func @mlp
 // CHECK-DAG:     %[[W:.*]] = amp.cast %arg1 : tensor<1x1024x1024xf32> to tensor<1x1024x1024xf16>
@@ -18,6 +19,9 @@
 // CHECK-NEXT:    %[[UP:.*]] = amp.cast %[[MM2]] : tensor<1x4096x1024xf16> to tensor<1x4096x1024xf32>
 // CHECK-NEXT:    tosa.reduce_sum %[[UP]] {{.*}} -> tensor<1x4096x1xf32>
 // COST: remark: flops 8.59e+09, fp32 {{.*}}: fp16
+// Policies name TOSA ops by their MLIR name.
+// POLICY: remark: 'f32' (policy)
+// POLICY-NEXT: %mm = tosa.matmul
 // COST: remark: flops 4.19e+06, fp32 {{.*}}: fp32
 func.func @mlp(%x: tensor<1x4096x1024xf32>, %w: tensor<1x1024x1024xf32>)
     -> tensor<1x4096x1xf32> {
