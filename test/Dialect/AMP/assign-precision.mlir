@@ -248,3 +248,14 @@ func.func @output_casts(%x: tensor<740x740xf32>, %w: tensor<740x740xf32>)
       : (tensor<740x740xf32>, tensor<740x740xf32>) -> tensor<740x740xf32>
   return %1, %3 : tensor<740x740xf32>, tensor<740x740xf32>
 }
+
+// -----
+
+// FP64 computations (an optimizer's bias correction in double) are never
+// touched, even when a GEMM.
+func.func @fp64(%x: tensor<4096x1024xf64>, %w: tensor<1024x1024xf64>) {
+  // expected-remark @+1 {{'f32' (fp64)}}
+  %0 = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<4096x1024xf64>, tensor<1024x1024xf64>) -> tensor<4096x1024xf64>
+  return
+}

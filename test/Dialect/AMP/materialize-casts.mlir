@@ -112,3 +112,21 @@ func.func @constant() -> tensor<2xf32> {
       : () -> tensor<2xf32>
   return %c : tensor<2xf32>
 }
+
+// -----
+
+// An op decided FP32 keeps its types: an f64 input is not narrowed to f32
+// and an f16 graph value is not widened; only values this pass made low are
+// cast back up for it.
+// CHECK-LABEL: func.func @fp32_keeps_types
+// CHECK-NEXT:    %[[D:.*]] = onnxg.node "Mul"(%arg0, %arg0) {{.*}} : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+// CHECK-NEXT:    %[[H:.*]] = onnxg.node "Softmax"(%arg1) {{.*}} : (tensor<4xf16>) -> tensor<4xf16>
+// CHECK-NEXT:    return %[[D]], %[[H]]
+func.func @fp32_keeps_types(%d: tensor<4xf64>, %h: tensor<4xf16>)
+    -> (tensor<4xf64>, tensor<4xf16>) {
+  %0 = onnxg.node "Mul"(%d, %d) opset 14 {amp.precision = f32}
+      : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %1 = onnxg.node "Softmax"(%h) opset 13 {amp.precision = f32}
+      : (tensor<4xf16>) -> tensor<4xf16>
+  return %0, %1 : tensor<4xf64>, tensor<4xf16>
+}

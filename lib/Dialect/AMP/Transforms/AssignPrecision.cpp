@@ -98,6 +98,21 @@ static bool hasSubgraph(Operation &op) {
   return false;
 }
 
+/// Whether a float data slot of `op` is wider than 32 bits.
+static bool hasFP64Data(PrecisionOpInterface op) {
+  auto isWide = [](Value value) {
+    auto type = dyn_cast<FloatType>(getElementTypeOrSelf(value.getType()));
+    return type && type.getWidth() > 32;
+  };
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    if (op.isPrecisionDataOperand(index) && isWide(operand))
+      return true;
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (op.isPrecisionDataResult(index) && isWide(result))
+      return true;
+  return false;
+}
+
 SmallVector<Value> AssignPrecisionPass::getDataResults(Operation *op) {
   SmallVector<Value> results;
   auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
@@ -204,10 +219,14 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
     // linalg body) are not decided yet, and ops with untyped data cannot be
     // retyped consistently.
     bool unknownType = cast<PrecisionOpInterface>(op).hasUnknownDataType();
-    if (hasSubgraph(op) || unknownType)
+    // FP64 computations are deliberate: mixed precision leaves them alone.
+    bool fp64 = hasFP64Data(cast<PrecisionOpInterface>(op));
+    if (hasSubgraph(op) || unknownType || fp64)
       state.precisionClass = PrecisionClass::NeverTouch;
     if (unknownType)
       state.reason = "unknown-type";
+    else if (fp64)
+      state.reason = "fp64";
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
       state.outOfRange =

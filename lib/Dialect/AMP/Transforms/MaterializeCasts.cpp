@@ -128,7 +128,12 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
       return op->emitOpError("has ")
              << kPrecisionAttrName << " = " << attr
              << "; amp-materialize-casts expects a float type such as f16";
+    // An op decided FP32 keeps its types; the fix-up below gives it the
+    // values it read before in their old types. (Casting all its inputs to
+    // f32 would narrow f64 and widen what the graph computes in f16.)
     Type element = decision.getValue();
+    if (element.isF32())
+      continue;
     for (OpOperand &operand : op->getOpOperands())
       if (precisionOp.isPrecisionDataOperand(operand.getOperandNumber()) &&
           isFloatTensor(operand.get()))
@@ -143,23 +148,23 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
       retyped[result] = type;
       result.setType(type.clone(element));
     }
-    if (!element.isF32())
-      precisionOp.adaptToDataType(cast<FloatType>(element));
+    precisionOp.adaptToDataType(cast<FloatType>(element));
   }
 
-  // Every other use of a retyped value (non-data slots, undecided ops, the
-  // function's results) reads it in its type before.
+  // Every other use of a retyped value (FP32 ops, non-data slots, undecided
+  // ops, the function's results) reads it in its type before.
   for (auto [value, before] : retyped) {
     for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
       Operation *user = use.getOwner();
       if (isa<CastOp>(user))
         continue;
       auto precisionUser = dyn_cast<PrecisionOpInterface>(user);
-      bool decidedData =
-          precisionUser && user->hasAttr(kPrecisionAttrName) &&
+      auto decision = user->getAttrOfType<TypeAttr>(kPrecisionAttrName);
+      bool lowData =
+          precisionUser && decision && !decision.getValue().isF32() &&
           precisionUser.isPrecisionDataOperand(use.getOperandNumber());
       bool returnedAsIs = !keepIOTypes && isa<func::ReturnOp>(user);
-      if (!decidedData && !returnedAsIs)
+      if (!lowData && !returnedAsIs)
         use.set(casts.get(value, cast<TensorType>(before).getElementType()));
     }
   }

@@ -30,6 +30,9 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
        goes low too.
     5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
 
+    Ops whose data has an unknown type (`unknown-type`) or is FP64 (`fp64`)
+    are never touched.
+
     Subgraphs (regions that hold ops with PrecisionOpInterface, such as the
     bodies of ONNX If, Loop and Scan) are decided like function bodies, after
     the block that holds them: their arguments and results keep their types,
@@ -70,8 +73,9 @@ def AMPMaterializeCasts : Pass<"amp-materialize-casts", "ModuleOp"> {
   let description = [{
     Applies amp-assign-precision's decisions (`amp.precision`) to each
     function body: an op decided low gets its float data operands cast to
-    the low type and its float data results retyped; an FP32 op reading a
-    low value gets it cast back up. There is one `amp.cast` per value and
+    the low type and its float data results retyped; an op decided FP32
+    keeps its types and reads a value made low cast back to its old type
+    (FP64 and FP16 values of the input graph stay as they are). There is one `amp.cast` per value and
     target type, placed right after the value's definition and shared by
     all its consumers. Slots that are not data (shapes, indices, fixed FP32
     statistics), ops without a decision and the function results keep their
