@@ -4,8 +4,12 @@ against onnxconverter-common's convert_float_to_float16.
 
 For each forward graph of ../shared/corpus (census role "forward", float,
 not already FP16) and, with --zoo, each small zoo training step:
-  - amp-opt --amp-pipeline="precision=fp16" and, when --occ names its
-    float16.py, convert_float_to_float16(keep_io_types=True);
+  - amp-opt --amp-pipeline="precision=fp16" (cost model, and "forced":
+    every GEMM and convolution FP16) and, when --occ names its float16.py,
+    convert_float_to_float16(keep_io_types=True), plus amp-opt told to
+    convert the same op types as onnxconverter-common ("occ's ops": every
+    op type outside its block list forced low), which compares cast
+    placement under equal decisions;
   - Cast nodes added, lossy round trips (f32 -> f16 -> f32 with nothing in
     between), and whether onnx.checker accepts the result when it accepted
     the input;
@@ -138,6 +142,26 @@ def convert_ours(amp_opt, path, folder, options=""):
     return out, seconds, low
 
 
+def occ_op_classes(occ, model):
+    """The pipeline option that makes amp-opt convert the op types
+    onnxconverter-common converts: every op type of the model and its
+    subgraphs outside occ's block list, as `always`."""
+    types = set()
+
+    def walk(graph):
+        for node in graph.node:
+            if node.op_type not in occ.DEFAULT_OP_BLOCK_LIST:
+                types.add(node.op_type if node.domain in ("", "ai.onnx")
+                          else f"{node.domain}::{node.op_type}")
+            for attribute in node.attribute:
+                walk(attribute.g)
+                for graph_attribute in attribute.graphs:
+                    walk(graph_attribute)
+
+    walk(model.graph)
+    return "op-class=" + ",".join(f"{t}:always" for t in sorted(types))
+
+
 def convert_occ(occ, model, folder):
     out = os.path.join(folder, "occ.onnx")
     start = time.perf_counter()
@@ -171,6 +195,8 @@ def measure(path, amp_opt, occ, run_ort):
                                                       FORCED))]
         if occ:
             converters.append(("occ", lambda: convert_occ(occ, model, folder)))
+            converters.append(("same", lambda: convert_ours(
+                amp_opt, path, folder, occ_op_classes(occ, model))))
         for key, convert in converters:
             try:
                 result = convert()
@@ -202,7 +228,7 @@ def format_failures(rows):
     """Footnotes: why ONNX Runtime rejected a converted graph."""
     lines = []
     for row in rows:
-        for key in ("amp", "forced", "occ"):
+        for key in ("amp", "forced", "occ", "same"):
             failure = row.get(key, {}).get("ort_failure")
             if failure:
                 lines.append(f"- {row['model']} ({key}): {failure}")
@@ -226,23 +252,24 @@ def format_table(rows, with_occ):
              "forced: low ops | casts | lossy | error |"
     rule = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     if with_occ:
-        header += " occ: casts | lossy | error |"
-        rule += "---:|---:|---:|"
+        header += " occ: casts | lossy | error | " \
+            "occ's ops: low ops | casts | lossy | error |"
+        rule += "---:|---:|---:|---:|---:|---:|---:|"
     lines = [header, rule]
     for row in rows:
         cells = ours(row["amp"]) + ours(row["forced"])
-        if "fp32_failure" in row:
-            cells[3] = cells[7] = "no FP32 run"
-        line = f"| {row['model']} | {row['nodes']} | " + " | ".join(cells)
         if with_occ:
             occ = row.get("occ", {})
             if "casts" not in occ:
-                line += f" | fails: {occ.get('error', '?')} | | "
+                cells += [f"fails: {occ.get('error', '?')}", "", ""]
             else:
-                occ_error = "no FP32 run" if "fp32_failure" in row else \
-                error(occ)
-            line += f" | {occ['casts']} | {occ['lossy']} | {occ_error}"
-        lines.append(line + " |")
+                cells += [str(occ["casts"]), str(occ["lossy"]), error(occ)]
+            cells += ours(row.get("same", {}))
+        if "fp32_failure" in row:
+            for index in ([3, 7, 10, 14] if with_occ else [3, 7]):
+                cells[index] = "no FP32 run"
+        lines.append(f"| {row['model']} | {row['nodes']} | " +
+                     " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -281,9 +308,13 @@ def main():
     def total(key, field):
         return sum(row.get(key, {}).get(field, 0) for row in rows)
 
-    def fewer(key):
-        return sum(row[key].get("casts", 1e9) <
-                   row.get("occ", {}).get("casts", -1) for row in rows)
+    def fewer(key, tie=False):
+        def wins(row):
+            ours, theirs = row.get(key, {}).get("casts"), \
+                row.get("occ", {}).get("casts")
+            return ours is not None and theirs is not None and (
+                ours < theirs or (tie and ours == theirs))
+        return sum(wins(row) for row in rows)
 
     summary = [f"amp-opt: {total('amp', 'casts')} casts added, "
                f"{total('amp', 'lossy')} lossy round trips over {len(rows)} "
@@ -295,6 +326,11 @@ def main():
             f"{total('occ', 'lossy')} lossy round trips; amp-opt adds fewer "
             f"casts on {fewer('amp')} of {len(rows)} models, forced on "
             f"{fewer('forced')}")
+        summary.append(
+            f"amp-opt converting onnxconverter-common's op set: "
+            f"{total('same', 'casts')} casts, {total('same', 'lossy')} lossy "
+            f"round trips; fewer casts on {fewer('same')} of {len(rows)} "
+            f"models, as few or fewer on {fewer('same', tie=True)}")
     text = io.StringIO()
     print(table, file=text)
     print("", file=text)
