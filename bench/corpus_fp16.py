@@ -126,13 +126,13 @@ def checker_passes(model):
 FORCED = "op-class=MatMul:always,Gemm:always,Conv:always,ConvTranspose:always"
 
 
-def convert_ours(amp_opt, path, folder, options=""):
+def convert_ours(amp_opt, path, folder, options="", precision="fp16"):
     out = os.path.join(folder, "amp.onnx")
     report = os.path.join(folder, "report.json")
     start = time.perf_counter()
     proc = subprocess.run(
         [amp_opt, path, "-o", out,
-         f"--amp-pipeline=precision=fp16 report={report} {options}"],
+         f"--amp-pipeline=precision={precision} report={report} {options}"],
         capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:

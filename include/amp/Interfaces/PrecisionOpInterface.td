@@ -57,6 +57,12 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
       }], "bool", "hasUnknownDataType", (ins), /*methodBody=*/"",
       /*defaultImplementation=*/"return false;">,
     InterfaceMethod<[{
+        Whether the op may hold its float data in `type` (an ONNX op's schema
+        at its opset may not allow it: MatMul has bfloat16 from opset 13).
+        An op that may not stays FP32.
+      }], "bool", "supportsDataType", (ins "::mlir::FloatType":$type),
+      /*methodBody=*/"", /*defaultImplementation=*/"return true;">,
+    InterfaceMethod<[{
         Called by amp-materialize-casts after it gave the op's float data
         slots the element type `type`: updates what must agree with them,
         such as typed attributes (a clamp's bounds) or the arguments of a

@@ -227,6 +227,14 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       state.reason = "unknown-type";
     else if (fp64)
       state.reason = "fp64";
+    // An op that cannot hold the low type computes in FP32 and stops
+    // propagation, as a keep-fp32 op.
+    bool decidable = state.precisionClass != PrecisionClass::NeverTouch &&
+                     state.precisionClass != PrecisionClass::KeepFP32;
+    if (decidable && !cast<PrecisionOpInterface>(op).supportsDataType(low)) {
+      state.precisionClass = PrecisionClass::KeepFP32;
+      state.reason = "unsupported-type";
+    }
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
       state.outOfRange =
@@ -352,9 +360,10 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       break;
     }
     case PrecisionClass::KeepFP32:
-      state.reason = barrier.contains(op) && !isa<UnscaleOp>(op) ? "barrier"
-                     : fromPolicy(state)                         ? "policy"
-                                                                 : "keep-fp32";
+      if (barrier.contains(op) && !isa<UnscaleOp>(op))
+        state.reason = "barrier";
+      else if (state.reason.empty())
+        state.reason = fromPolicy(state) ? "policy" : "keep-fp32";
       break;
     case PrecisionClass::NeverTouch:
       if (state.reason.empty())

@@ -327,6 +327,18 @@ bool NodeOp::hasUnknownDataType() {
          });
 }
 
+bool NodeOp::supportsDataType(FloatType type) {
+  const OpInfo *info = lookupOp(getDomain(), getOpType());
+  std::optional<int32_t> onnxType = getOnnxDataType(type);
+  SmallVector<std::string> inputs, outputs;
+  if (!info || !onnxType || !getSchemaTypeParameters(*this, inputs, outputs))
+    return true;
+  return !anyDataSlot(*this, *info, [&](bool isInput, unsigned i) {
+    return !schemaAllowsElementType(*this, (isInput ? inputs : outputs)[i],
+                                    *onnxType);
+  });
+}
+
 /// The size of dimension `dim` of `value`'s type (1 when it has none).
 static double getDimSize(Value value, int64_t dim, amp::DimSizes &sizes) {
   auto type = dyn_cast<RankedTensorType>(value.getType());

@@ -11,6 +11,7 @@
 
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
+#include "onnx/defs/data_type_utils.h"
 #include "onnx/defs/schema.h"
 
 using namespace mlir;
@@ -61,6 +62,21 @@ bool mlir::onnxg::getSchemaTypeParameters(
   appendTypeParameters(schema->inputs(), node.getNumOperands(), inputs);
   appendTypeParameters(schema->outputs(), node.getNumResults(), outputs);
   return true;
+}
+
+bool mlir::onnxg::schemaAllowsElementType(NodeOp node, StringRef typeParameter,
+                                          int32_t onnxDataType) {
+  const onnx::OpSchema *schema = findSchema(node);
+  if (!schema || typeParameter.empty())
+    return true;
+  std::string wanted =
+      "tensor(" + onnx::Utils::DataTypeUtils::ToDataTypeString(onnxDataType) +
+      ")";
+  for (const auto &constraint : schema->typeConstraintParams())
+    if (constraint.type_param_str == typeParameter)
+      return llvm::is_contained(constraint.allowed_type_strs, wanted);
+  // A formal with a fixed type, such as "tensor(float)".
+  return typeParameter == wanted;
 }
 
 /// Emits "expects N inputs" style errors for a count outside [min, max].

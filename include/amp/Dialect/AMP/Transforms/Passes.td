@@ -31,7 +31,9 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
     5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
 
     Ops whose data has an unknown type (`unknown-type`) or is FP64 (`fp64`)
-    are never touched.
+    are never touched. An op that cannot hold the low type (its ONNX schema
+    at its opset does not allow it: `unsupported-type`) stays FP32 and
+    stops propagation like a keep-fp32 op.
 
     Subgraphs (regions that hold ops with PrecisionOpInterface, such as the
     bodies of ONNX If, Loop and Scan) are decided like function bodies, after

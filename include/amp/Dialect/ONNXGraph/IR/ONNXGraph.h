@@ -89,6 +89,12 @@ bool getSchemaTypeParameters(NodeOp node,
                              llvm::SmallVectorImpl<std::string> &inputs,
                              llvm::SmallVectorImpl<std::string> &outputs);
 
+/// Whether the schema of `node` lets its type parameter `typeParameter` (as
+/// getSchemaTypeParameters names it) be a tensor of ONNX data type
+/// `onnxDataType`; true when libonnx has no schema for the node.
+bool schemaAllowsElementType(NodeOp node, llvm::StringRef typeParameter,
+                             int32_t onnxDataType);
+
 } // namespace mlir::onnxg
 
 #endif // AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H

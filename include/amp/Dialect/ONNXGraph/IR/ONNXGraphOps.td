@@ -107,8 +107,9 @@ def ONNXGraph_MapType : ONNXGraph_Type<"Map", "map"> {
 def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     DeclareOpInterfaceMethods<AMP_PrecisionOpInterface,
-                              ["hasUnknownDataType", "adaptToDataType",
-                               "estimateFlops", "estimateBytes"]>,
+                              ["hasUnknownDataType", "supportsDataType",
+                               "adaptToDataType", "estimateFlops",
+                               "estimateBytes"]>,
     DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
                               ["canWriteResultAs", "writeResultAs",
                                "canReadOperandAs", "isConversionOf",
