@@ -33,16 +33,22 @@ MODELS = [
 ]
 
 
-@pytest.mark.parametrize("path,forced", MODELS,
-                         ids=[os.path.basename(m[0]) for m in MODELS])
-def test_fp16_graph_matches_fp32_in_ort(path, forced, tmp_path, needs_ort):
+def _corpus_file_and_amp_opt(path):
+    """The corpus file at `path` under external/ and amp-opt; skips the test
+    when either is missing."""
     path = os.path.join(EXTERNAL, path)
     if not os.path.isfile(path):
         pytest.skip(f"corpus file missing: {path} (../shared/corpus absent)")
     try:
-        amp_opt = api.find_amp_opt()
+        return path, api.find_amp_opt()
     except AmpOptError as error:
         pytest.skip(str(error))
+
+
+@pytest.mark.parametrize("path,forced", MODELS,
+                         ids=[os.path.basename(m[0]) for m in MODELS])
+def test_fp16_graph_matches_fp32_in_ort(path, forced, tmp_path, needs_ort):
+    path, amp_opt = _corpus_file_and_amp_opt(path)
     out, _, low_ops = corpus_fp16.convert_ours(
         amp_opt, path, str(tmp_path), corpus_fp16.FORCED if forced else "")
     assert low_ops > 0
@@ -82,13 +88,7 @@ def test_bf16_graph_is_valid_onnx(path, tmp_path):
     onnx.checker accepts: ops whose schema at their opset has no bfloat16
     (MatMul before opset 13) stay FP32. (ONNX Runtime's CPU provider has no
     BF16 GEMM kernels, so the numbers are checked in FP16 above.)"""
-    path = os.path.join(EXTERNAL, path)
-    if not os.path.isfile(path):
-        pytest.skip(f"corpus file missing: {path} (../shared/corpus absent)")
-    try:
-        amp_opt = api.find_amp_opt()
-    except AmpOptError as error:
-        pytest.skip(str(error))
+    path, amp_opt = _corpus_file_and_amp_opt(path)
     out, _, _ = corpus_fp16.convert_ours(amp_opt, path, str(tmp_path),
                                          corpus_fp16.FORCED, precision="bf16")
     model, converted = onnx.load(path), onnx.load(out)
