@@ -10,6 +10,7 @@
 // RUN: amp-opt %S/Inputs/named-dims.mlir --amp-assign-precision="remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GUESS
 // RUN: amp-opt %S/Inputs/named-dims.mlir --amp-assign-precision="remarks=true dim=batch:8192" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
 // RUN: not amp-opt %s --amp-assign-precision="dim=batch:many" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
+// RUN: amp-opt %s --amp-assign-precision="remarks=true node-class=/head/MatMul:keep-fp32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAME
 
 // PRECISION: error: amp-assign-precision: unknown precision 'fp8'; expected fp16 or bf16
 // RULE: error: amp-assign-precision: unknown rule 'sideways'; expected between or downstream
@@ -23,6 +24,8 @@
 // decision rests on the default size and its remark says so.
 // GUESS: remark: 'f32' (cost-model); guessed sizes of dims batch
 // NAMED: remark: 'f16' (always-list){{$}}
+// Remarks name the ONNX node, since imported graphs have no source lines.
+// NAME: remark: {{.*}}'f32' (policy) at node '/head/MatMul'
 // TWO: error: op type 'MatMul' is in two lists: 'always' (pass option) and 'infer' (pass option)
 
 func.func @policy(%x: tensor<8192x1024xf32>, %w: tensor<1024x1024xf32>) {

@@ -87,6 +87,14 @@ private:
 };
 } // namespace
 
+/// Ends a remark with the op's ONNX node name, when it has one: imported
+/// graphs have no source lines to point at.
+static void appendNodeName(InFlightDiagnostic &remark, Operation *op) {
+  StringRef name = PrecisionPolicy::getNodeName(op);
+  if (!name.empty())
+    remark << " at node '" << name << "'";
+}
+
 /// Whether `op` has regions holding ops with PrecisionOpInterface.
 static bool hasSubgraph(Operation &op) {
   for (Region &region : op.getRegions()) {
@@ -167,10 +175,13 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
       it->second = constant.hasValuesOutOfRange(result.getResultNumber(), low);
     if (!it->second)
       continue;
-    if (remark)
-      op->emitRemark() << "stays f32: constant operand " << index
-                       << " has values outside the range of " << low
-                       << " (they would overflow or flush to zero)";
+    if (remark) {
+      InFlightDiagnostic diag = op->emitRemark()
+                                << "stays f32: constant operand " << index
+                                << " has values outside the range of " << low
+                                << " (they would overflow or flush to zero)";
+      appendNodeName(diag, op);
+    }
     return true;
   }
   return false;
@@ -384,6 +395,7 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
                                 << type << " (" << state.reason << ")";
     if (!state.guessedDims.empty())
       remark << "; guessed sizes of dims " << state.guessedDims;
+    appendNodeName(remark, op);
   }
 
   // Subgraph bodies are decided like function bodies: their arguments and
