@@ -277,3 +277,43 @@ func.func @schema_types(%x: tensor<4096x1024xf32>, %w: tensor<1024x1024xf32>) {
       : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
   return
 }
+
+// -----
+
+// Constants follow their users: a ConstantOfShape and the Unsqueeze of it
+// (a BatchNorm-style scale) go low with the Mul that reads them, so the
+// cast lands on the constant, converted in place, not after the Unsqueeze.
+// The range check looks through such follow ops: a scale of 1e10 keeps its
+// Mul FP32.
+func.func @constants_follow(%x: tensor<4096x1024xf32>,
+                            %w: tensor<1024x1024xf32>, %shape: tensor<1xi64>) {
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %m = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %c = onnxg.node "ConstantOfShape"(%shape) opset 9
+      attributes {value = dense<2.0> : tensor<1xf32>}
+      : (tensor<1xi64>) -> tensor<1024xf32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %u = onnxg.node "Unsqueeze"(%c) opset 11 attributes {axes = array<i64: 0>}
+      : (tensor<1024xf32>) -> tensor<1x1024xf32>
+  // expected-remark @+1 {{'f16' (infer)}}
+  %y = onnxg.node "Mul"(%m, %u) opset 14
+      : (tensor<4096x1024xf32>, tensor<1x1024xf32>) -> tensor<4096x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %z = onnxg.node "MatMul"(%y, %w) opset 13
+      : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
+  // expected-remark @+1 {{'f32' (follow)}}
+  %big = onnxg.node "ConstantOfShape"(%shape) opset 9
+      attributes {value = dense<1.0e10> : tensor<1xf32>}
+      : (tensor<1xi64>) -> tensor<1024xf32>
+  // expected-remark @+2 {{stays f32: constant operand 0 has values outside the range of 'f16'}}
+  // expected-remark @+1 {{'f32' (range)}}
+  %ub = onnxg.node "Unsqueeze"(%big) opset 11 attributes {axes = array<i64: 0>}
+      : (tensor<1024xf32>) -> tensor<1x1024xf32>
+  // expected-remark @+2 {{stays f32: constant operand 1 has values outside the range of 'f16'}}
+  // expected-remark @+1 {{'f32' (range)}}
+  %yb = onnxg.node "Mul"(%z, %ub) opset 14
+      : (tensor<4096x1024xf32>, tensor<1x1024xf32>) -> tensor<4096x1024xf32>
+  return
+}

@@ -80,6 +80,15 @@ private:
   /// answer, so that a shared weight is scanned once.
   static bool hasConstantOutOfRange(Operation *op, FloatType low, bool remark,
                                     llvm::DenseMap<Value, bool> &checked);
+  /// Constants follow their users: a follow op computed from constants only
+  /// (a Constant, an Unsqueeze of an initializer) goes low when all its uses
+  /// are data inputs of low ops, so that the cast lands on the constant,
+  /// which amp-fuse-casts converts in place, instead of after it.
+  static void
+  followUsersOfConstants(ArrayRef<Operation *> ops, Block &body,
+                         llvm::DenseMap<Operation *, OpState> &states,
+                         FloatType low,
+                         const llvm::DenseSet<Operation *> &barrier);
   /// Whether `op` has data operands and low ops of `body` produce them all.
   static bool
   allDataProducersLow(Operation *op, Block &body,
@@ -93,6 +102,27 @@ static void appendNodeName(InFlightDiagnostic &remark, Operation *op) {
   StringRef name = PrecisionPolicy::getNodeName(op);
   if (!name.empty())
     remark << " at node '" << name << "'";
+}
+
+/// The value `value` takes its values from through follow ops with one data
+/// input (Unsqueeze, Reshape, Relu...): their results hold a subset of their
+/// input's magnitudes, so a range check can look at the source instead.
+static Value getValueSource(Value value) {
+  while (auto producer = value.getDefiningOp<PrecisionOpInterface>()) {
+    if (producer.getPrecisionClass() != PrecisionClass::Follow)
+      break;
+    Value only;
+    unsigned count = 0;
+    for (auto [index, operand] : llvm::enumerate(producer->getOperands()))
+      if (producer.isPrecisionDataOperand(index)) {
+        only = operand;
+        ++count;
+      }
+    if (count != 1)
+      break;
+    value = only;
+  }
+  return value;
 }
 
 /// Whether `op` has regions holding ops with PrecisionOpInterface.
@@ -165,10 +195,12 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
     llvm::DenseMap<Value, bool> &checked) {
   auto precisionOp = cast<PrecisionOpInterface>(op);
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
-    auto result = dyn_cast<OpResult>(operand);
+    if (!precisionOp.isPrecisionDataOperand(index))
+      continue;
+    auto result = dyn_cast<OpResult>(getValueSource(operand));
     auto constant =
         result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
-    if (!constant || !precisionOp.isPrecisionDataOperand(index))
+    if (!constant)
       continue;
     auto [it, inserted] = checked.try_emplace(result, false);
     if (inserted)
@@ -185,6 +217,61 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
     return true;
   }
   return false;
+}
+
+void AssignPrecisionPass::followUsersOfConstants(
+    ArrayRef<Operation *> ops, Block &body,
+    llvm::DenseMap<Operation *, OpState> &states, FloatType low,
+    const llvm::DenseSet<Operation *> &barrier) {
+  llvm::DenseSet<Operation *> fromConstants;
+  // A constant value: an initializer, or the result of a follow op computed
+  // from constants only.
+  auto isConstant = [&](Value value) {
+    Operation *producer = value.getDefiningOp();
+    return producer && producer->getBlock() == &body &&
+           (fromConstants.contains(producer) ||
+            (isa<CastFusionOpInterface>(producer) &&
+             !isa<PrecisionOpInterface>(producer)));
+  };
+  for (Operation *op : ops) {
+    const OpState &state = states[op];
+    auto precisionOp = cast<PrecisionOpInterface>(op);
+    if (state.precisionClass != PrecisionClass::Follow || state.low ||
+        state.denied || state.outOfRange || barrier.contains(op))
+      continue;
+    bool constantInputs = true;
+    for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+      if (precisionOp.isPrecisionDataOperand(index) && !isConstant(operand))
+        constantInputs = false;
+    // A constant node's own value must fit the low type.
+    auto constant = dyn_cast<CastFusionOpInterface>(op);
+    bool inRange = llvm::none_of(op->getResults(), [&](OpResult result) {
+      return constant &&
+             constant.hasValuesOutOfRange(result.getResultNumber(), low);
+    });
+    if (constantInputs && inRange)
+      fromConstants.insert(op);
+  }
+  // Users first: a chain of such ops goes low from its low end.
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!fromConstants.contains(op))
+      continue;
+    auto precisionOp = cast<PrecisionOpInterface>(op);
+    bool anyData = false, allLowData = true;
+    for (auto [index, result] : llvm::enumerate(op->getResults())) {
+      if (!precisionOp.isPrecisionDataResult(index))
+        continue;
+      for (OpOperand &use : result.getUses()) {
+        auto it = states.find(use.getOwner());
+        auto user = dyn_cast<PrecisionOpInterface>(use.getOwner());
+        anyData = true;
+        allLowData &= it != states.end() && it->second.low &&
+                      user.isPrecisionDataOperand(use.getOperandNumber());
+      }
+    }
+    if (anyData && allLowData)
+      states[op].low = true;
+  }
 }
 
 bool AssignPrecisionPass::allDataProducersLow(
@@ -382,6 +469,7 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       break;
     }
   }
+  followUsersOfConstants(ops, body, states, low, barrier);
 
   Builder builder(&getContext());
   for (Operation *op : ops) {

@@ -29,6 +29,13 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
        anything after a low op). A follow op whose data inputs are all low
        goes low too.
     5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
+    6. Constants follow their users: a follow op computed from constants only
+       (a Constant, an Unsqueeze of an initializer) goes low when all its
+       uses are data inputs of low ops, so the cast lands on the constant
+       and amp-fuse-casts converts it in place.
+
+    The range check (`range`) looks at constant data inputs, also through
+    follow ops with one data input (an Unsqueeze of a Constant).
 
     Ops whose data has an unknown type (`unknown-type`) or is FP64 (`fp64`)
     are never touched. An op that cannot hold the low type (its ONNX schema
