@@ -317,29 +317,3 @@ func.func @constants_follow(%x: tensor<4096x1024xf32>,
       : (tensor<4096x1024xf32>, tensor<1x1024xf32>) -> tensor<4096x1024xf32>
   return
 }
-
-// -----
-
-// Infer and follow ops face the cost model too: a BatchNormalization of
-// opset 9 between two low convolutions types its statistics like its input,
-// so in FP16 it would need four more casts (launch-bound) to save a few us
-// of traffic; from opset 15 its statistics are fixed FP32 slots and it
-// follows the convolution.
-func.func @follow_cost(%x: tensor<8x64x56x56xf32>, %w: tensor<64x64x3x3xf32>,
-                       %s: tensor<64xf32>) {
-  // expected-remark @+1 {{'f16' (always-list)}}
-  %c = onnxg.node "Conv"(%x, %w) opset 11 attributes {pads = array<i64: 1, 1, 1, 1>}
-      : (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<8x64x56x56xf32>
-  // expected-remark @+1 {{'f32' (cost-model)}}
-  %b9 = onnxg.node "BatchNormalization"(%c, %s, %s, %s, %s) opset 9
-      : (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
-         tensor<64xf32>) -> tensor<8x64x56x56xf32>
-  // expected-remark @+1 {{'f16' (always-list)}}
-  %c9 = onnxg.node "Conv"(%b9, %w) opset 11 attributes {pads = array<i64: 1, 1, 1, 1>}
-      : (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<8x64x56x56xf32>
-  // expected-remark @+1 {{'f16' (follow)}}
-  %b15 = onnxg.node "BatchNormalization"(%c, %s, %s, %s, %s) opset 15
-      : (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
-         tensor<64xf32>) -> tensor<8x64x56x56xf32>
-  return
-}
