@@ -431,14 +431,6 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
         beforeLow.insert(op);
   }
 
-  // Inputs from ops decided low so far, in block order.
-  auto isDecidedLow = [&](Value value) {
-    if (getElementTypeOrSelf(value.getType()) == low)
-      return true;
-    Operation *producer = value.getDefiningOp();
-    auto it = producer ? states.find(producer) : states.end();
-    return it != states.end() && it->second.low;
-  };
   for (Operation *op : ops) {
     OpState &state = states[op];
     switch (state.precisionClass) {
@@ -463,17 +455,6 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       bool producersLow = isFollow && allDataProducersLow(op, body, states);
       state.low = !state.denied && !state.outOfRange && !barrier.contains(op) &&
                   (onPath || producersLow);
-      // Like an always op, it goes low only when that is faster with the
-      // casts it needs (a BatchNormalization whose statistics are FP32 graph
-      // inputs may not be).
-      if (state.low && !fromPolicy(state) &&
-          !model
-               .compare(cast<PrecisionOpInterface>(op), low, isDecidedLow,
-                        readInFP32)
-               .prefersLow()) {
-        state.low = false;
-        state.reason = "cost-model";
-      }
       break;
     }
     case PrecisionClass::KeepFP32:

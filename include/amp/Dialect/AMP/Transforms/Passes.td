@@ -27,9 +27,7 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
     4. Infer and follow ops go low by the rule: `between` (TensorFlow's:
        only on a path from one low op to another) or `downstream` (PAI's:
        anything after a low op). A follow op whose data inputs are all low
-       goes low too. Like an always op, such an op goes low only when the
-       cost model finds it faster with the casts it needs (else reason
-       `cost-model`).
+       goes low too.
     5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
     6. Constants follow their users: a follow op computed from constants only
        (a Constant, an Unsqueeze of an initializer) goes low when all its
