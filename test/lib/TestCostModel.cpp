@@ -45,9 +45,10 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    const amp::DeviceProfile *profile =
-        amp::lookupDeviceProfile(device, getOperation(), "test-amp-cost-model");
-    if (!profile)
+    std::optional<amp::CostModel> model =
+        amp::CostModel::create(device, defaultDimSize, dimSizes, getOperation(),
+                               "test-amp-cost-model");
+    if (!model)
       return signalPassFailure();
     FloatType low = amp::parseLowPrecision(ctx, precision);
     if (!low) {
@@ -55,20 +56,16 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
           << "unknown precision '" << precision << "'; expected fp16 or bf16";
       return signalPassFailure();
     }
-    std::optional<amp::DimSizes> sizes = amp::parseDimSizes(
-        defaultDimSize, dimSizes, getOperation(), "test-amp-cost-model");
-    if (!sizes)
-      return signalPassFailure();
-    amp::CostModel model(*profile, *sizes);
-    if (!model.supports(low)) {
+    amp::DimSizes &sizes = model->getSizes();
+    if (!model->supports(low)) {
       getOperation()->emitError()
           << "device " << device << " has no " << precision;
       return signalPassFailure();
     }
     getOperation()->walk([&](amp::PrecisionOpInterface op) {
-      sizes->resetGuesses();
-      amp::CostModel::Comparison times = model.compare(op, low);
-      double flops = op.estimateFlops(*sizes);
+      sizes.resetGuesses();
+      amp::CostModel::Comparison times = model->compare(op, low);
+      double flops = op.estimateFlops(sizes);
       std::string text;
       llvm::raw_string_ostream os(text);
       os << llvm::format("flops %.3g, fp32 %.3g us, %s %.3g us + casts "
@@ -76,9 +73,9 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
                          flops, times.fp32Us, precision.c_str(), times.lowUs,
                          times.lowCastUs)
          << (times.prefersLow() ? precision.getValue() : "fp32")
-         << (sizes->getGuesses().empty() ? "" : " (guessed sizes of ")
-         << llvm::join(sizes->getGuesses(), ", ")
-         << (sizes->getGuesses().empty() ? "" : ")");
+         << (sizes.getGuesses().empty() ? "" : " (guessed sizes of ")
+         << llvm::join(sizes.getGuesses(), ", ")
+         << (sizes.getGuesses().empty() ? "" : ")");
       op->emitRemark() << text;
     });
   }

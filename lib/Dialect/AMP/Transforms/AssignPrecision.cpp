@@ -39,6 +39,8 @@ struct OpState {
   PolicySource source;
   bool low = false;
   bool denied = false;
+  /// The op holds subgraphs, decided after the block.
+  bool hasSubgraph = false;
   /// A constant data input would overflow or flush to zero in low precision.
   bool outOfRange = false;
   StringRef reason;
@@ -58,7 +60,6 @@ private:
   struct Options {
     const PrecisionPolicy &policy;
     CostModel &model;
-    DimSizes &sizes;
     FloatType low;
     bool between;
     /// amp.unscale and every op after it, in any block of the function.
@@ -298,7 +299,7 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
                                  bool afterBarrier) {
   const PrecisionPolicy &policy = options.policy;
   CostModel &model = options.model;
-  DimSizes &sizes = options.sizes;
+  DimSizes &sizes = model.getSizes();
   FloatType low = options.low;
   bool between = options.between;
   llvm::DenseSet<Operation *> &barrier = options.barrier;
@@ -313,13 +314,14 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       continue;
     OpState state;
     state.precisionClass = policy.classify(&op, &state.source);
-    // Ops with subgraphs (regions holding ops this pass decides, unlike a
-    // linalg body) are not decided yet, and ops with untyped data cannot be
-    // retyped consistently.
+    // An op with subgraphs (regions holding ops this pass decides, unlike a
+    // linalg body) keeps its types while its bodies are decided after the
+    // block; ops with untyped data cannot be retyped consistently.
+    state.hasSubgraph = hasSubgraph(op);
     bool unknownType = cast<PrecisionOpInterface>(op).hasUnknownDataType();
     // FP64 computations are deliberate: mixed precision leaves them alone.
     bool fp64 = hasFP64Data(cast<PrecisionOpInterface>(op));
-    if (hasSubgraph(op) || unknownType || fp64)
+    if (state.hasSubgraph || unknownType || fp64)
       state.precisionClass = PrecisionClass::NeverTouch;
     if (unknownType)
       state.reason = "unknown-type";
@@ -490,7 +492,7 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
   // results keep their types, so each loop-carried value has one precision,
   // and casts at the body's edges connect it to low-precision ops inside.
   for (Operation *op : ops)
-    if (hasSubgraph(*op))
+    if (states[op].hasSubgraph)
       for (Region &region : op->getRegions())
         for (Block &block : region)
           assign(block, options, barrier.contains(op));
@@ -511,16 +513,11 @@ void AssignPrecisionPass::runOnOperation() {
                        << "'; expected between or downstream";
     return signalPassFailure();
   }
-  const DeviceProfile *profile =
-      lookupDeviceProfile(device, module, "amp-assign-precision");
-  if (!profile)
+  std::optional<CostModel> model = CostModel::create(
+      device, defaultDimSize, dimSizes, module, "amp-assign-precision");
+  if (!model)
     return signalPassFailure();
-  std::optional<DimSizes> sizes =
-      parseDimSizes(defaultDimSize, dimSizes, module, "amp-assign-precision");
-  if (!sizes)
-    return signalPassFailure();
-  CostModel model(*profile, *sizes);
-  if (!model.supports(low)) {
+  if (!model->supports(low)) {
     module.emitError() << "amp-assign-precision: device " << device
                        << " has no " << precision;
     return signalPassFailure();
@@ -532,7 +529,7 @@ void AssignPrecisionPass::runOnOperation() {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    Options options{policy, model, *sizes, low, infer == "between", {}};
+    Options options{policy, *model, low, infer == "between", {}};
     assign(func.getBody().front(), options, /*afterBarrier=*/false);
   }
 }

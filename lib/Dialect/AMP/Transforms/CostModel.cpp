@@ -43,9 +43,11 @@ mlir::amp::lookupDeviceProfile(StringRef name, Operation *op, StringRef who) {
   return profile;
 }
 
-std::optional<DimSizes> mlir::amp::parseDimSizes(int64_t defaultSize,
-                                                 ArrayRef<std::string> named,
-                                                 Operation *op, StringRef who) {
+/// Dimension sizes from `default-dim-size` and `dim` entries; null after an
+/// error at `op` naming `who` and the bad entry.
+static std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
+                                             ArrayRef<std::string> named,
+                                             Operation *op, StringRef who) {
   if (defaultSize < 1) {
     op->emitError() << who << ": default-dim-size must be positive, not "
                     << defaultSize;
@@ -63,6 +65,19 @@ std::optional<DimSizes> mlir::amp::parseDimSizes(int64_t defaultSize,
     sizes[name] = value;
   }
   return DimSizes(defaultSize, std::move(sizes), onnxg::getDimName);
+}
+
+std::optional<CostModel> CostModel::create(StringRef device,
+                                           int64_t defaultDimSize,
+                                           ArrayRef<std::string> dims,
+                                           Operation *op, StringRef who) {
+  const DeviceProfile *profile = lookupDeviceProfile(device, op, who);
+  if (!profile)
+    return std::nullopt;
+  std::optional<DimSizes> sizes = parseDimSizes(defaultDimSize, dims, op, who);
+  if (!sizes)
+    return std::nullopt;
+  return CostModel(*profile, std::move(*sizes));
 }
 
 FloatType mlir::amp::parseLowPrecision(MLIRContext *context, StringRef name) {

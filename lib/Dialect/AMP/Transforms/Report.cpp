@@ -42,15 +42,11 @@ public:
 
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
-  const DeviceProfile *profile =
-      lookupDeviceProfile(device, module, "amp-report");
-  if (!profile)
+  std::optional<CostModel> model =
+      CostModel::create(device, defaultDimSize, dimSizes, module, "amp-report");
+  if (!model)
     return signalPassFailure();
-  std::optional<DimSizes> sizes =
-      parseDimSizes(defaultDimSize, dimSizes, module, "amp-report");
-  if (!sizes)
-    return signalPassFailure();
-  CostModel model(*profile, *sizes);
+  DimSizes &sizes = model->getSizes();
   // Every dynamic dimension an estimate guessed, in order of first use.
   llvm::SetVector<StringRef> guessedDims;
   llvm::StringSet<> guessedDimNames;
@@ -81,7 +77,7 @@ void ReportPass::runOnOperation() {
       Operation &op = *opInBody;
       if (auto castOp = dyn_cast<CastOp>(op)) {
         ++remaining;
-        ampUs += model.getCastTimeUs(
+        ampUs += model->getCastTimeUs(
             castOp.getInput(),
             cast<FloatType>(castOp.getType().getElementType()));
         continue;
@@ -100,14 +96,14 @@ void ReportPass::runOnOperation() {
       counts.second += isLow;
       if (isLow)
         precision = isa<BFloat16Type>(decision.getValue()) ? "bf16" : "fp16";
-      sizes->resetGuesses();
+      sizes.resetGuesses();
       if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op)) {
-        double opFlops = precisionOp.estimateFlops(*sizes);
+        double opFlops = precisionOp.estimateFlops(sizes);
         flops += opFlops;
         lowFlops += isLow ? opFlops : 0;
-        fp32Us += model.getOpTimeUs(precisionOp, cast<FloatType>(f32));
-        ampUs += model.getOpTimeUs(precisionOp,
-                                   cast<FloatType>(decision.getValue()));
+        fp32Us += model->getOpTimeUs(precisionOp, cast<FloatType>(f32));
+        ampUs += model->getOpTimeUs(precisionOp,
+                                    cast<FloatType>(decision.getValue()));
       }
       std::string typeName;
       llvm::raw_string_ostream os(typeName);
@@ -116,9 +112,9 @@ void ReportPass::runOnOperation() {
                                {"op_type", type},
                                {"precision", typeName},
                                {"reason", reason ? reason.getValue() : ""}};
-      if (!sizes->getGuesses().empty()) {
+      if (!sizes.getGuesses().empty()) {
         llvm::json::Array names;
-        for (const std::string &name : sizes->getGuesses()) {
+        for (const std::string &name : sizes.getGuesses()) {
           names.push_back(name);
           guessedDims.insert(guessedDimNames.insert(name).first->getKey());
         }

@@ -45,20 +45,25 @@ const DeviceProfile *lookupDeviceProfile(llvm::StringRef name);
 const DeviceProfile *lookupDeviceProfile(llvm::StringRef name, Operation *op,
                                          llvm::StringRef who);
 
-/// Dimension sizes from a pass's options: `default-dim-size` and `dim`
-/// entries `<name>:<size>` for ONNX symbolic dimensions. Null after an error
-/// at `op` naming `who` (a pass name) and the bad entry.
-std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
-                                      llvm::ArrayRef<std::string> named,
-                                      Operation *op, llvm::StringRef who);
-
 /// The type of a low-precision option value ("fp16", "bf16"), or null.
 FloatType parseLowPrecision(MLIRContext *context, llvm::StringRef name);
 
 class CostModel {
 public:
-  CostModel(const DeviceProfile &device, DimSizes &sizes)
-      : device(device), sizes(sizes) {}
+  CostModel(const DeviceProfile &device, DimSizes sizes)
+      : device(device), sizes(std::move(sizes)) {}
+
+  /// The cost model a pass's options describe: the profile named `device`,
+  /// and dimension sizes from `default-dim-size` and the `dim` entries
+  /// `<name>:<size>` for ONNX symbolic dimensions. Null after an error at
+  /// `op` naming `who` (a pass name) and the bad option.
+  static std::optional<CostModel> create(llvm::StringRef device,
+                                         int64_t defaultDimSize,
+                                         llvm::ArrayRef<std::string> dims,
+                                         Operation *op, llvm::StringRef who);
+
+  /// The dimension sizes estimates use; they record which were guessed.
+  DimSizes &getSizes() { return sizes; }
 
   /// Whether the device computes in `type` at all (bf16 on V100: no).
   bool supports(FloatType type) const;
@@ -87,7 +92,7 @@ private:
   double getPeakFlops(PrecisionOpInterface op, FloatType type) const;
 
   const DeviceProfile &device;
-  DimSizes &sizes;
+  DimSizes sizes;
 };
 
 } // namespace mlir::amp
