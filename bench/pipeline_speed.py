@@ -11,23 +11,17 @@ FP32). The target of issue 4 is a ratio within 5 at 100k nodes. Prints a
 table and appends it, with the machine and date, to
 bench/results/pipeline_speed.md.
 """
-import argparse
 import os
 import sys
 import tempfile
 
-from roundtrip import make_graph, paired, record
+from roundtrip import make_graph, paired, parse_arguments, record
 
 PIPELINE = "--amp-pipeline=precision=fp16 op-class=MatMul:always"
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--amp-opt", default="build/bin/amp-opt")
-    parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-record", action="store_true")
-    args = parser.parse_args()
+    args = parse_arguments(__doc__, "10000,100000")
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

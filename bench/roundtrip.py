@@ -90,13 +90,19 @@ def record(file_name, command, body):
         f.write(f"\n## {stamp} on {machine}\n\n{command}\n\n{body}\n")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_arguments(doc, sizes):
+    """The options of the timing benchmarks: the amp-opt to run, graph sizes
+    (default `sizes`), repetitions, and whether to record the table."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--amp-opt", default="build/bin/amp-opt")
-    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--sizes", default=sizes)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-record", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main():
+    args = parse_arguments(__doc__, "1000,10000,100000")
 
     py_roundtrip = ("import onnx, sys; m = onnx.load(sys.argv[1]); "
                     "onnx.save(m, sys.argv[2])")
