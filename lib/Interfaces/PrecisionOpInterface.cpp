@@ -18,6 +18,11 @@ using namespace mlir::amp;
 // Cost estimates
 //===----------------------------------------------------------------------===//
 
+bool mlir::amp::isFloatTensor(Type type) {
+  auto tensor = dyn_cast<TensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
 double DimSizes::getSize(Value value, unsigned dim) {
   auto shaped = dyn_cast<ShapedType>(value.getType());
   if (!shaped)

@@ -54,6 +54,10 @@ private:
   llvm::SmallVector<std::string> guesses;
 };
 
+/// Whether `type` is a tensor of floats (any width), the only kind of value
+/// a precision decision retypes.
+bool isFloatTensor(Type type);
+
 namespace detail {
 double estimateElementwiseFlops(Operation *op, DimSizes &sizes);
 double estimateAllBytes(PrecisionOpInterface op, DimSizes &sizes,

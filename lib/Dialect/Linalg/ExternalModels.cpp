@@ -42,8 +42,7 @@ struct LinalgPrecisionModel
     auto linalgOp = cast<linalg::LinalgOp>(op);
     if (!isContractionOrConvolution(op) || index >= linalgOp.getNumDpsInputs())
       return false;
-    auto type = dyn_cast<TensorType>(op->getOperand(index).getType());
-    return type && isa<FloatType>(type.getElementType());
+    return isFloatTensor(op->getOperand(index).getType());
   }
 
   /// The output and its accumulator keep their type.

@@ -25,12 +25,6 @@ using namespace mlir;
 using namespace mlir::amp;
 
 namespace {
-/// Whether `value` is a tensor of floats.
-bool isFloatTensor(Value value) {
-  auto type = dyn_cast<TensorType>(value.getType());
-  return type && isa<FloatType>(type.getElementType());
-}
-
 /// Elements of `value`, or of its dims [begin, end) when `end` is not 0.
 double countElements(Value value, DimSizes &sizes, unsigned begin = 0,
                      unsigned end = 0) {
@@ -52,11 +46,13 @@ struct TosaPrecisionModel
   PrecisionClass getPrecisionClass(Operation *op) const { return Class; }
 
   bool isPrecisionDataOperand(Operation *op, unsigned index) const {
-    return index < op->getNumOperands() && isFloatTensor(op->getOperand(index));
+    return index < op->getNumOperands() &&
+           isFloatTensor(op->getOperand(index).getType());
   }
 
   bool isPrecisionDataResult(Operation *op, unsigned index) const {
-    return index < op->getNumResults() && isFloatTensor(op->getResult(index));
+    return index < op->getNumResults() &&
+           isFloatTensor(op->getResult(index).getType());
   }
 
   double estimateFlops(Operation *op, DimSizes &sizes) const {
@@ -119,8 +115,9 @@ struct CastModel
     : CastFusionOpInterface::ExternalModel<CastModel, tosa::CastOp> {
   bool isConversionOf(Operation *op, unsigned index, unsigned operand) const {
     // TOSA's CAST rounds to nearest even between float types.
-    return index == 0 && operand == 0 && isFloatTensor(op->getOperand(0)) &&
-           isFloatTensor(op->getResult(0));
+    return index == 0 && operand == 0 &&
+           isFloatTensor(op->getOperand(0).getType()) &&
+           isFloatTensor(op->getResult(0).getType());
   }
 };
 

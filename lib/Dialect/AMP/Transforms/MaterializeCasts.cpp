@@ -75,26 +75,27 @@ private:
 };
 } // namespace
 
-/// Whether `value` is a float tensor.
-static bool isFloatTensor(Value value) {
-  auto type = dyn_cast<TensorType>(value.getType());
-  return type && isa<FloatType>(type.getElementType());
+/// The low type `use` is a data input of an op decided in, or null (an FP32
+/// op, another slot, an undecided op).
+static Type getLowDataDecision(OpOperand &use) {
+  auto user = dyn_cast<PrecisionOpInterface>(use.getOwner());
+  auto decision = use.getOwner()->getAttrOfType<TypeAttr>(kPrecisionAttrName);
+  if (!user || !decision || decision.getValue().isF32() ||
+      !user.isPrecisionDataOperand(use.getOperandNumber()))
+    return {};
+  return decision.getValue();
 }
 
 void MaterializeCastsPass::retypeArguments(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
-    if (!isFloatTensor(arg) || arg.use_empty())
+    if (!isFloatTensor(arg.getType()) || arg.use_empty())
       continue;
     Type low;
     bool onlyLowData = llvm::all_of(arg.getUses(), [&](OpOperand &use) {
-      auto user = dyn_cast<PrecisionOpInterface>(use.getOwner());
-      auto decision =
-          use.getOwner()->getAttrOfType<TypeAttr>(kPrecisionAttrName);
-      if (!user || !decision || decision.getValue().isF32() ||
-          !user.isPrecisionDataOperand(use.getOperandNumber()) ||
-          (low && decision.getValue() != low))
+      Type decision = getLowDataDecision(use);
+      if (!decision || (low && decision != low))
         return false;
-      low = decision.getValue();
+      low = decision;
       return true;
     });
     if (onlyLowData && isa<FloatType>(low))
@@ -136,11 +137,11 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
       continue;
     for (OpOperand &operand : op->getOpOperands())
       if (precisionOp.isPrecisionDataOperand(operand.getOperandNumber()) &&
-          isFloatTensor(operand.get()))
+          isFloatTensor(operand.get().getType()))
         operand.set(casts.get(operand.get(), element));
     for (OpResult result : op->getResults()) {
       if (!precisionOp.isPrecisionDataResult(result.getResultNumber()) ||
-          !isFloatTensor(result))
+          !isFloatTensor(result.getType()))
         continue;
       auto type = cast<TensorType>(result.getType());
       if (type.getElementType() == element)
@@ -158,11 +159,7 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
       Operation *user = use.getOwner();
       if (isa<CastOp>(user))
         continue;
-      auto precisionUser = dyn_cast<PrecisionOpInterface>(user);
-      auto decision = user->getAttrOfType<TypeAttr>(kPrecisionAttrName);
-      bool lowData =
-          precisionUser && decision && !decision.getValue().isF32() &&
-          precisionUser.isPrecisionDataOperand(use.getOperandNumber());
+      bool lowData = static_cast<bool>(getLowDataDecision(use));
       bool returnedAsIs = !keepIOTypes && isa<func::ReturnOp>(user);
       if (!lowData && !returnedAsIs)
         use.set(casts.get(value, cast<TensorType>(before).getElementType()));

@@ -267,13 +267,6 @@ amp::PrecisionClass NodeOp::getPrecisionClass() {
   return info->precision;
 }
 
-/// Whether `type` is a float tensor (any width), the only kind of value a
-/// precision decision retypes.
-static bool isFloatTensor(Type type) {
-  auto tensor = dyn_cast<TensorType>(type);
-  return tensor && isa<FloatType>(tensor.getElementType());
-}
-
 /// Whether `pred(isInput, index)` holds for a data slot of `node` in the
 /// table.
 static bool
@@ -306,7 +299,7 @@ static bool isTiedToDataSlot(NodeOp node, const OpInfo &info, bool isInput,
 bool NodeOp::isPrecisionDataOperand(unsigned index) {
   const OpInfo *info = lookupOp(getDomain(), getOpType());
   return info && index < getNumOperands() &&
-         isFloatTensor(getOperand(index).getType()) &&
+         amp::isFloatTensor(getOperand(index).getType()) &&
          (containsSlot(info->dataOperands, index) ||
           isTiedToDataSlot(*this, *info, /*isInput=*/true, index));
 }
@@ -314,7 +307,7 @@ bool NodeOp::isPrecisionDataOperand(unsigned index) {
 bool NodeOp::isPrecisionDataResult(unsigned index) {
   const OpInfo *info = lookupOp(getDomain(), getOpType());
   return info && index < getNumResults() &&
-         isFloatTensor(getResult(index).getType()) &&
+         amp::isFloatTensor(getResult(index).getType()) &&
          (containsSlot(info->dataResults, index) ||
           isTiedToDataSlot(*this, *info, /*isInput=*/false, index));
 }
