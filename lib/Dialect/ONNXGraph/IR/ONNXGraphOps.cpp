@@ -438,25 +438,29 @@ bool NodeOp::canWriteResultAs(unsigned index, FloatType type) {
   return from && via && amp::castsCompose(from, via, type);
 }
 
+/// Sets the ONNX attribute `name` of `node` to `value`.
+static void setOnnxAttr(NodeOp node, StringRef name, Attribute value) {
+  NamedAttrList attrs(node.getOnnxAttrsOrEmpty());
+  attrs.set(name, value);
+  node.setOnnxAttrsAttr(attrs.getDictionary(node.getContext()));
+}
+
 void NodeOp::writeResultAs(unsigned index, FloatType type) {
-  NamedAttrList attrs(getOnnxAttrsOrEmpty());
-  if (ElementsAttr value = getFloatConstantValue(*this))
-    attrs.set("value", amp::convertFloatElements(value, type));
+  // A constant converts its value, a Cast its target type.
+  if (getFloatConstantValue(*this))
+    adaptToDataType(type);
   else
-    attrs.set("to", IntegerAttr::get(IntegerType::get(getContext(), 64),
-                                     *getOnnxDataType(type)));
-  setOnnxAttrsAttr(attrs.getDictionary(getContext()));
+    setOnnxAttr(*this, "to",
+                IntegerAttr::get(IntegerType::get(getContext(), 64),
+                                 *getOnnxDataType(type)));
   Value result = getResult(index);
   result.setType(cast<TensorType>(result.getType()).clone(type));
 }
 
 void NodeOp::adaptToDataType(FloatType type) {
   // A Constant or ConstantOfShape decided low holds its value in that type.
-  if (ElementsAttr value = getFloatConstantValue(*this)) {
-    NamedAttrList attrs(getOnnxAttrsOrEmpty());
-    attrs.set("value", amp::convertFloatElements(value, type));
-    setOnnxAttrsAttr(attrs.getDictionary(getContext()));
-  }
+  if (ElementsAttr value = getFloatConstantValue(*this))
+    setOnnxAttr(*this, "value", amp::convertFloatElements(value, type));
 }
 
 bool NodeOp::canReadOperandAs(unsigned index, FloatType type) {
