@@ -5,7 +5,9 @@ One SGD training step of a two-layer MLP in plain ONNX ops: forward (Gemm,
 Relu, Gemm), softmax cross-entropy loss, the backward pass written out by
 hand, and the parameter update. Parameters are graph inputs with their
 current values as initializers; metadata_props records the roles in the
-format of amp_opt.export (docs/TrainingStepFormat.md).
+format of amp_opt.export (docs/TrainingStepFormat.md), including the
+backward seed `loss.seed` (the gradient of the loss, 1), which loss scaling
+multiplies.
 """
 import json
 import os
@@ -38,11 +40,12 @@ nodes = [
     n("Gemm", ["a", "fc2.weight", "fc2.bias"], ["logits"], name="fc2", transB=1),
     n("SoftmaxCrossEntropyLoss", ["logits", "labels"], ["loss"], name="loss",
       reduction="mean"),
-    # backward: d(loss)/d(logits) = (softmax - onehot) / N
+    # backward: d(loss)/d(logits) = seed * (softmax - onehot) / N
     n("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
     n("OneHot", ["labels", "depth", "onehot_values"], ["onehot"], name="onehot"),
     n("Sub", ["probs", "onehot"], ["diff"], name="dlogits_sub"),
-    n("Div", ["diff", "batch"], ["dlogits"], name="dlogits"),
+    n("Mul", ["diff", "loss.seed"], ["seeded"], name="dlogits_seed"),
+    n("Div", ["seeded", "batch"], ["dlogits"], name="dlogits"),
     n("Gemm", ["dlogits", "a"], ["fc2.weight_grad"], name="fc2_dw", transA=1),
     n("ReduceSum", ["dlogits", "axis0"], ["fc2.bias_grad"], name="fc2_db",
       keepdims=0),
@@ -63,10 +66,13 @@ inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", D]),
                                         ["batch"])]
 inputs += [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape)
            for k, v in params.items()]
+inputs.append(helper.make_tensor_value_info("loss.seed", TensorProto.FLOAT, []))
 outputs = [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])]
 outputs += [helper.make_tensor_value_info(k + "_new", TensorProto.FLOAT,
                                           v.shape) for k, v in params.items()]
-inits = [numpy_helper.from_array(v, k) for k, v in {**params, **consts}.items()]
+seed = {"loss.seed": np.array(1.0, np.float32)}
+inits = [numpy_helper.from_array(v, k)
+         for k, v in {**params, **seed, **consts}.items()]
 graph = helper.make_graph(nodes, "mlp_training_step", inputs, outputs, inits)
 model = helper.make_model(graph, producer_name="amp-opt examples",
                           opset_imports=[helper.make_opsetid("", 17)])
@@ -75,6 +81,7 @@ model.ir_version = 8
 roles = {
     "amp_opt.format": "amp_opt.training_step.v1",
     "amp_opt.loss": "loss",
+    "amp_opt.loss_seed": "loss.seed",
     "amp_opt.inputs": ["x"],
     "amp_opt.targets": ["labels"],
     "amp_opt.parameters": [

@@ -29,9 +29,11 @@ from . import decompositions, optim
 
 FORMAT = "amp_opt.training_step.v1"
 #: The metadata_props keys this exporter writes (docs/TrainingStepFormat.md).
-METADATA_KEYS = ("amp_opt.format", "amp_opt.loss", "amp_opt.inputs",
-                 "amp_opt.targets", "amp_opt.parameters", "amp_opt.buffers",
-                 "amp_opt.optimizer")
+METADATA_KEYS = ("amp_opt.format", "amp_opt.loss", "amp_opt.loss_seed",
+                 "amp_opt.inputs", "amp_opt.targets", "amp_opt.parameters",
+                 "amp_opt.buffers", "amp_opt.optimizer")
+#: The input holding the backward seed, d(loss)/d(loss) = 1.
+SEED = "loss.seed"
 #: Attempts at finding decompositions before giving up.
 MAX_DECOMPOSITION_ROUNDS = 20
 
@@ -196,6 +198,10 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     if with_step:
         names.append("optimizer.step")
         values.append(torch.zeros(1))
+    # The backward seed d(loss)/d(loss) = 1 is an input, so that loss
+    # scaling finds where the backward starts.
+    names.append(SEED)
+    values.append(torch.ones(()))
     num_state_inputs = len(names)
     input_names = [f"input{i}" for i in range(len(example_inputs))]
     target_names = [f"target{i}" for i in range(len(example_targets))]
@@ -221,6 +227,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         if with_step:
             count = flat[pos]
             pos += 1
+        seed = flat[pos]
+        pos += 1
         inputs = flat[pos:pos + len(example_inputs)]
         targets = flat[pos + len(example_inputs):]
         bindings = {}
@@ -234,7 +242,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         loss = loss_fn(output, *targets)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise ExportError("loss_fn must return a tensor with one element")
-        grads = torch.autograd.grad(loss, ps, allow_unused=True)
+        grads = torch.autograd.grad(loss, ps, grad_outputs=seed.reshape(
+            loss.shape), allow_unused=True)
         new_params, new_states, new_step = optim.update(
             optimizer, hyper, [p.detach() for p in ps],
             [None if g is None else g.detach() for g in grads], states, count)
@@ -294,6 +303,7 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     roles = {
         "amp_opt.format": FORMAT,
         "amp_opt.loss": "loss",
+        "amp_opt.loss_seed": SEED,
         "amp_opt.inputs": input_names,
         "amp_opt.targets": target_names,
         "amp_opt.parameters": [

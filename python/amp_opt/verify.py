@@ -34,7 +34,8 @@ def roles(model_proto):
 
 def run_exported(path, inputs, targets, steps=2):
     """Losses of each step and the final state (name -> array) of the
-    exported step at `path`, run in ONNX Runtime."""
+    exported step at `path`, run in ONNX Runtime. The loss scale and
+    clean-step count of a step with dynamic loss scaling are state too."""
     model_proto = onnx.load(path)
     meta = roles(model_proto)
     state = {init.name: numpy_helper.to_array(init)
@@ -50,6 +51,11 @@ def run_exported(path, inputs, targets, steps=2):
     opt = meta["optimizer"]
     if opt.get("step"):
         carried[opt["step_updated"]] = opt["step"]
+    # The state amp-insert-loss-scaling added (docs/LossScaling.md).
+    scaling = meta.get("loss_scaling") or {}
+    for key in ("scale", "count"):
+        if scaling.get(f"{key}_updated"):
+            carried[scaling[f"{key}_updated"]] = scaling[key]
     data = dict(zip(meta["inputs"], inputs))
     data.update(zip(meta["targets"], targets))
     losses = []

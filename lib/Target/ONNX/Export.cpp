@@ -48,6 +48,16 @@ private:
   LogicalResult exportNode(NodeOp node, onnx::GraphProto &graph);
   LogicalResult exportCast(amp::CastOp cast, onnx::GraphProto &graph);
   LogicalResult exportUnscale(amp::UnscaleOp unscale, onnx::GraphProto &graph);
+  LogicalResult exportScaleLoss(amp::ScaleLossOp op, onnx::GraphProto &graph);
+  LogicalResult exportAllFinite(amp::AllFiniteOp op, onnx::GraphProto &graph);
+  LogicalResult exportUpdateScale(amp::UpdateScaleOp op,
+                                  onnx::GraphProto &graph);
+  /// A new value named after `hint`, computed by a default-domain node.
+  std::string addHelperNode(StringRef opType, ArrayRef<std::string> inputs,
+                            StringRef hint, onnx::GraphProto &graph);
+  /// A new scalar initializer named after `hint`.
+  std::string addScalar(float value, StringRef hint, onnx::GraphProto &graph);
+  std::string addScalar(int64_t value, StringRef hint, onnx::GraphProto &graph);
   /// A default-domain node named after its one output (made unique).
   onnx::NodeProto &addNode(StringRef opType, ArrayRef<std::string> inputs,
                            const std::string &output, onnx::GraphProto &graph);
@@ -426,6 +436,127 @@ LogicalResult Exporter::exportUnscale(amp::UnscaleOp unscale,
   return success();
 }
 
+std::string Exporter::addHelperNode(StringRef opType,
+                                    ArrayRef<std::string> inputs,
+                                    StringRef hint, onnx::GraphProto &graph) {
+  std::string name = claimName(hint, /*mayShadow=*/false);
+  addNode(opType, inputs, name, graph);
+  return name;
+}
+
+std::string Exporter::addScalar(float value, StringRef hint,
+                                onnx::GraphProto &graph) {
+  onnx::TensorProto &tensor = *graph.add_initializer();
+  tensor.set_name(claimName(hint, /*mayShadow=*/false));
+  tensor.set_data_type(onnx::TensorProto::FLOAT);
+  tensor.add_float_data(value);
+  return tensor.name();
+}
+
+std::string Exporter::addScalar(int64_t value, StringRef hint,
+                                onnx::GraphProto &graph) {
+  onnx::TensorProto &tensor = *graph.add_initializer();
+  tensor.set_name(claimName(hint, /*mayShadow=*/false));
+  tensor.set_data_type(onnx::TensorProto::INT64);
+  tensor.add_int64_data(value);
+  return tensor.name();
+}
+
+/// Mul(input, scale), the scale cast to the input's type when it differs.
+LogicalResult Exporter::exportScaleLoss(amp::ScaleLossOp op,
+                                        onnx::GraphProto &graph) {
+  std::string result = names[op.getResult()];
+  std::string scale = names[op.getScale()];
+  Type element = op.getInput().getType().getElementType();
+  if (!element.isF32()) {
+    std::optional<int32_t> to = getOnnxDataType(element);
+    if (!to)
+      return op.emitError("scaling a ") << element << " seed has no ONNX form";
+    std::string cast = claimName(result + "/scale", /*mayShadow=*/false);
+    addCastNode(scale, cast, *to, graph);
+    scale = cast;
+  }
+  addNode("Mul", {names[op.getInput()], scale}, result, graph);
+  addValueInfo(op.getResult(), {}, graph);
+  return success();
+}
+
+/// Not(IsNaN(Sum(ReduceSum(Sub(g, g)), ...))): g - g is 0 where g is finite
+/// and NaN elsewhere; ReduceSum without axes reduces every dimension.
+LogicalResult Exporter::exportAllFinite(amp::AllFiniteOp op,
+                                        onnx::GraphProto &graph) {
+  std::string result = names[op.getResult()];
+  SmallVector<std::string> sums;
+  for (Value input : op.getInputs()) {
+    std::string name = names[input];
+    if (!cast<ShapedType>(input.getType()).getElementType().isF32())
+      return op.emitError("the finite check of ONNX export takes FP32 "
+                          "gradients, not ")
+             << input.getType();
+    std::string zeros =
+        addHelperNode("Sub", {name, name}, name + "/zeros", graph);
+    std::string sum = claimName(name + "/zero_sum", /*mayShadow=*/false);
+    onnx::AttributeProto &keep =
+        *addNode("ReduceSum", {zeros}, sum, graph).add_attribute();
+    keep.set_name("keepdims");
+    keep.set_type(onnx::AttributeProto::INT);
+    keep.set_i(0);
+    sums.push_back(sum);
+  }
+  std::string total = addHelperNode("Sum", sums, result + "/sum", graph);
+  std::string nan = addHelperNode("IsNaN", {total}, result + "/nan", graph);
+  addNode("Not", {nan}, result, graph);
+  addValueInfo(op.getResult(), {}, graph);
+  return success();
+}
+
+/// The update rule of amp.update_scale in Add, Less, Not, Mul, Min, Max and
+/// Where nodes.
+LogicalResult Exporter::exportUpdateScale(amp::UpdateScaleOp op,
+                                          onnx::GraphProto &graph) {
+  std::string newScale = names[op.getNewScale()];
+  std::string newCount = names[op.getNewCount()];
+  std::string scale = names[op.getScale()], count = names[op.getCount()];
+  std::string finite = names[op.getFinite()];
+  auto scalar = [&](auto value, StringRef what) {
+    return addScalar(value, newScale + "/" + what.str(), graph);
+  };
+  auto node = [&](StringRef type, ArrayRef<std::string> inputs,
+                  StringRef what) {
+    return addHelperNode(type, inputs, newScale + "/" + what.str(), graph);
+  };
+  std::string zero = scalar(int64_t(0), "zero");
+  std::string counted =
+      node("Add", {count, scalar(int64_t(1), "one")}, "counted");
+  std::string early = node(
+      "Less", {counted, scalar(int64_t(op.getGrowthInterval()), "interval")},
+      "before_interval");
+  std::string grow = node("Not", {early}, "grow");
+  std::string grown =
+      node("Min",
+           {node("Mul",
+                 {scale, scalar(op.getGrowthFactor().convertToFloat(),
+                                "growth_factor")},
+                 "times_growth"),
+            scalar(op.getMaxScale().convertToFloat(), "max_scale")},
+           "grown");
+  std::string shrunk =
+      node("Max",
+           {node("Mul",
+                 {scale, scalar(op.getBackoffFactor().convertToFloat(),
+                                "backoff_factor")},
+                 "times_backoff"),
+            scalar(op.getMinScale().convertToFloat(), "min_scale")},
+           "shrunk");
+  std::string cleanScale = node("Where", {grow, grown, scale}, "clean");
+  std::string cleanCount = node("Where", {grow, zero, counted}, "clean_count");
+  addNode("Where", {finite, cleanScale, shrunk}, newScale, graph);
+  addNode("Where", {finite, cleanCount, zero}, newCount, graph);
+  addValueInfo(op.getNewScale(), {}, graph);
+  addValueInfo(op.getNewCount(), {}, graph);
+  return success();
+}
+
 LogicalResult Exporter::exportOp(Operation *op, onnx::GraphProto &graph) {
   if (isa<NoneOp, func::ReturnOp, YieldOp>(op))
     return success();
@@ -439,6 +570,20 @@ LogicalResult Exporter::exportOp(Operation *op, onnx::GraphProto &graph) {
     return exportCast(cast, graph);
   if (auto unscale = dyn_cast<amp::UnscaleOp>(op))
     return exportUnscale(unscale, graph);
+  if (auto scaleLoss = dyn_cast<amp::ScaleLossOp>(op))
+    return exportScaleLoss(scaleLoss, graph);
+  if (auto allFinite = dyn_cast<amp::AllFiniteOp>(op))
+    return exportAllFinite(allFinite, graph);
+  if (auto update = dyn_cast<amp::UpdateScaleOp>(op))
+    return exportUpdateScale(update, graph);
+  if (auto select = dyn_cast<amp::UpdateIfFiniteOp>(op)) {
+    addNode("Where",
+            {names[select.getFinite()], names[select.getUpdated()],
+             names[select.getPrevious()]},
+            names[select.getResult()], graph);
+    addValueInfo(select.getResult(), {}, graph);
+    return success();
+  }
   return op->emitError("'")
          << op->getName() << "' has no ONNX form and cannot be exported";
 }

@@ -13,6 +13,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::amp;
 
@@ -58,3 +60,43 @@ PrecisionClass UnscaleOp::getPrecisionClass() {
 bool UnscaleOp::isPrecisionDataOperand(unsigned index) { return index == 0; }
 
 bool UnscaleOp::isPrecisionDataResult(unsigned index) { return false; }
+
+//===----------------------------------------------------------------------===//
+// Loss scaling
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllFiniteOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("requires at least one input");
+  return success();
+}
+
+LogicalResult UpdateIfFiniteOp::verify() {
+  auto updated = cast<RankedTensorType>(getUpdated().getType());
+  auto previous = cast<RankedTensorType>(getPrevious().getType());
+  if (previous != updated &&
+      !(previous.getRank() == 0 &&
+        previous.getElementType() == updated.getElementType()))
+    return emitOpError("previous value of type ")
+           << previous << " is neither " << updated
+           << " nor a 0-d tensor of its element type";
+  return success();
+}
+
+LogicalResult UpdateScaleOp::verify() {
+  float growth = getGrowthFactor().convertToFloat();
+  float backoff = getBackoffFactor().convertToFloat();
+  float lowest = getMinScale().convertToFloat();
+  float highest = getMaxScale().convertToFloat();
+  if (!(growth >= 1.0f))
+    return emitOpError("growth_factor must be at least 1, not ") << growth;
+  if (!(backoff > 0.0f && backoff < 1.0f))
+    return emitOpError("backoff_factor must lie in (0, 1), not ") << backoff;
+  if (getGrowthInterval() < 1)
+    return emitOpError("growth_interval must be at least 1, not ")
+           << getGrowthInterval();
+  if (!(lowest > 0.0f && lowest <= highest && std::isfinite(highest)))
+    return emitOpError("requires 0 < min_scale <= max_scale < inf, not [")
+           << lowest << ", " << highest << "]";
+  return success();
+}

@@ -352,9 +352,12 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
   };
 
   // The barrier: amp.unscale and everything after it stays FP32, also in
-  // subgraphs, which may read values of enclosing blocks directly.
+  // subgraphs, which may read values of enclosing blocks directly; so does
+  // the optimizer region amp-analyze-training found.
   for (Operation *op : ops) {
+    auto region = op->getAttrOfType<StringAttr>(kRegionAttrName);
     bool after = afterBarrier || isa<UnscaleOp>(op) ||
+                 (region && region.getValue() == "optimizer") ||
                  llvm::any_of(op->getOperands(), [&](Value operand) {
                    Operation *producer = operand.getDefiningOp();
                    return producer && barrier.contains(producer);

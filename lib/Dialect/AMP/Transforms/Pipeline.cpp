@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// --amp-pipeline="precision=fp16 ...": amp-assign-precision,
-// amp-materialize-casts, amp-eliminate-casts, amp-fuse-casts and amp-report
-// with one set of options (docs/Pipeline.md).
+// --amp-pipeline="precision=fp16 ...": amp-analyze-training,
+// amp-insert-loss-scaling, amp-assign-precision, amp-materialize-casts,
+// amp-eliminate-casts, amp-fuse-casts and amp-report with one set of options
+// (docs/Pipeline.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,12 +46,48 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
                              llvm::cl::desc("JSON report to write")};
   Option<bool> remarks{*this, "remarks", llvm::cl::init(false),
                        llvm::cl::desc("a remark per decision")};
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("name of the loss tensor, where the graph does not "
+                     "record it")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("dynamic, static or none (default: dynamic for fp16, "
+                     "none for bf16)")};
+  Option<double> initScale{*this, "init-scale", llvm::cl::init(65536.0),
+                           llvm::cl::desc("loss scale of the first step")};
+  Option<int64_t> growthInterval{
+      *this, "growth-interval", llvm::cl::init(2000),
+      llvm::cl::desc("clean steps before the scale grows")};
+  Option<double> growthFactor{*this, "growth-factor", llvm::cl::init(2.0),
+                              llvm::cl::desc("factor the scale grows by")};
+  Option<double> backoffFactor{
+      *this, "backoff-factor", llvm::cl::init(0.5),
+      llvm::cl::desc("factor the scale shrinks by after an overflow")};
+  Option<double> minScale{*this, "min-scale", llvm::cl::init(1.0),
+                          llvm::cl::desc("smallest loss scale")};
+  Option<double> maxScale{*this, "max-scale", llvm::cl::init(16777216.0),
+                          llvm::cl::desc("largest loss scale")};
   Option<bool> keepIOTypes{
       *this, "keep-io-types", llvm::cl::init(true),
       llvm::cl::desc("keep the graph's input and output types")};
 };
 
 void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
+  AMPAnalyzeTrainingOptions analyze;
+  analyze.lossName = options.loss;
+  pm.addPass(createAMPAnalyzeTraining(analyze));
+  AMPInsertLossScalingOptions scaling;
+  scaling.mode = !options.lossScale.empty()    ? options.lossScale.getValue()
+                 : options.precision == "bf16" ? "none"
+                                               : "dynamic";
+  scaling.initScale = options.initScale;
+  scaling.growthInterval = options.growthInterval;
+  scaling.growthFactor = options.growthFactor;
+  scaling.backoffFactor = options.backoffFactor;
+  scaling.minScale = options.minScale;
+  scaling.maxScale = options.maxScale;
+  pm.addPass(createAMPInsertLossScaling(scaling));
   AMPAssignPrecisionOptions assign;
   assign.precision = options.precision;
   assign.rule = options.rule;
@@ -80,6 +117,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
 void mlir::amp::registerAMPPipeline() {
   PassPipelineRegistration<AMPPipelineOptions>(
       "amp-pipeline",
-      "Mixed precision: decide, materialize and eliminate casts, report",
+      "Mixed precision for training: find the roles, scale the loss, decide, "
+      "materialize and eliminate casts, report",
       buildAMPPipeline);
 }

@@ -40,6 +40,26 @@ public:
 };
 } // namespace
 
+/// The `training` section of the report, and its summary line.
+static llvm::json::Value describeTraining(DictionaryAttr roles,
+                                          std::string &summary) {
+  auto text = [&](StringRef key) {
+    auto value = roles.getAs<StringAttr>(key);
+    return value ? value.str() : std::string();
+  };
+  auto count = [&](StringRef key) {
+    auto list = roles.getAs<ArrayAttr>(key);
+    return static_cast<int64_t>(list ? list.size() : 0);
+  };
+  summary = "amp: " + text("kind") + ": loss '" + text("loss") + "', " +
+            std::to_string(count("parameters")) + " parameters with gradients";
+  return llvm::json::Object{{"kind", text("kind")},
+                            {"loss", text("loss")},
+                            {"seeds", count("seeds")},
+                            {"parameters", count("parameters")},
+                            {"updates", count("updates")}};
+}
+
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::optional<CostModel> model =
@@ -60,7 +80,23 @@ void ReportPass::runOnOperation() {
   // Owns the op type keys byType refers to.
   llvm::StringSet<> typeNames;
   llvm::json::Array decisions;
+  // What amp-analyze-training and amp-insert-loss-scaling found and did.
+  llvm::json::Value training = nullptr;
+  llvm::json::Value lossScaling = llvm::json::Object{{"mode", "none"}};
+  std::string trainingSummary;
   for (auto func : module.getOps<func::FuncOp>()) {
+    auto roles = func->getAttrOfType<DictionaryAttr>(kTrainingAttrName);
+    auto kind = roles ? roles.getAs<StringAttr>("kind") : StringAttr();
+    if (kind && kind.getValue() != "forward")
+      training = describeTraining(roles, trainingSummary);
+    if (auto settings = func->getAttrOfType<StringAttr>(kLossScalingAttrName)) {
+      llvm::Expected<llvm::json::Value> parsed =
+          llvm::json::parse(settings.getValue());
+      if (parsed)
+        lossScaling = std::move(*parsed);
+      else
+        llvm::consumeError(parsed.takeError());
+    }
     if (auto count = func->getAttrOfType<IntegerAttr>(kCastsInsertedAttrName))
       inserted += count.getInt();
     if (auto count = func->getAttrOfType<IntegerAttr>(kCastsFusedAttrName))
@@ -112,6 +148,8 @@ void ReportPass::runOnOperation() {
                                {"op_type", type},
                                {"precision", typeName},
                                {"reason", reason ? reason.getValue() : ""}};
+      if (auto region = op.getAttrOfType<StringAttr>(kRegionAttrName))
+        entry["region"] = region.getValue();
       if (!sizes.getGuesses().empty()) {
         llvm::json::Array names;
         for (const std::string &name : sizes.getGuesses()) {
@@ -132,6 +170,14 @@ void ReportPass::runOnOperation() {
       << fused << " fused), modeled " << llvm::format("%.1f", fp32Us)
       << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device
       << "\n";
+  if (!trainingSummary.empty()) {
+    const llvm::json::Object *settings = lossScaling.getAsObject();
+    std::optional<StringRef> mode = settings->getString("mode");
+    err << trainingSummary << ", loss scaling " << mode.value_or("none");
+    if (std::optional<double> init = settings->getNumber("init_scale"))
+      err << " from " << llvm::format("%g", *init);
+    err << "\n";
+  }
   if (!guessedDims.empty())
     err << "amp: modeled times assume default-dim-size=" << defaultDimSize
         << " for dims " << llvm::join(guessedDims, ", ")
@@ -160,6 +206,8 @@ void ReportPass::runOnOperation() {
       {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us}, {"amp", ampUs}}},
       {"sizes_guessed", !guessedDims.empty()},
       {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
+      {"training", std::move(training)},
+      {"loss_scaling", std::move(lossScaling)},
       {"decisions", std::move(decisions)}};
   llvm::Error error =
       llvm::writeToOutput(file, [&](llvm::raw_ostream &os) -> llvm::Error {

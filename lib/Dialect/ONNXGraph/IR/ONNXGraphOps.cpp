@@ -147,6 +147,54 @@ StringRef mlir::onnxg::getDimName(Value value, unsigned dim) {
   return name ? name.getValue() : StringRef();
 }
 
+StringRef mlir::onnxg::getValueName(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto name = dyn_cast<NameLoc>(arg.getLoc());
+    return name ? name.getName().getValue() : StringRef();
+  }
+  Operation *op = value.getDefiningOp();
+  if (auto init = dyn_cast<InitializerOp>(op))
+    return init.getName();
+  StringRef nodeName;
+  SmallVector<StringRef> outputs;
+  if (!getOnnxNames(op->getLoc(), nodeName, outputs))
+    return "";
+  // Outputs are named in order, skipping the absent (none-typed) ones.
+  unsigned index = 0;
+  for (Value result : op->getResults()) {
+    if (result == value)
+      return index < outputs.size() ? outputs[index] : StringRef();
+    if (!isa<NoneType>(result.getType()))
+      ++index;
+  }
+  return "";
+}
+
+ValueNames::ValueNames(FunctionOpInterface func) {
+  Block &body = func.getFunctionBody().front();
+  auto add = [&](Value value) {
+    StringRef name = getValueName(value);
+    if (!name.empty())
+      values.try_emplace(name, value);
+  };
+  for (BlockArgument arg : body.getArguments())
+    add(arg);
+  for (Operation &op : body)
+    for (Value result : op.getResults())
+      add(result);
+  for (auto [index, value] :
+       llvm::enumerate(body.getTerminator()->getOperands()))
+    if (auto name = func.getResultAttrOfType<StringAttr>(
+            index, ONNXGraphDialect::kNameAttrName))
+      outputs[name.getValue()] = value;
+}
+
+Value ValueNames::lookup(StringRef name) const {
+  if (Value output = outputs.lookup(name))
+    return output;
+  return values.lookup(name);
+}
+
 //===----------------------------------------------------------------------===//
 // NodeOp
 //===----------------------------------------------------------------------===//
@@ -155,6 +203,12 @@ DictionaryAttr NodeOp::getOnnxAttrsOrEmpty() {
   if (DictionaryAttr attrs = getOnnxAttrsAttr())
     return attrs;
   return DictionaryAttr::get(getContext());
+}
+
+void NodeOp::setOnnxAttr(StringRef name, Attribute value) {
+  NamedAttrList attrs(getOnnxAttrsOrEmpty());
+  attrs.set(name, value);
+  setOnnxAttrsAttr(attrs.getDictionary(getContext()));
 }
 
 StringRef NodeOp::getNodeName() {
@@ -439,20 +493,14 @@ bool NodeOp::canWriteResultAs(unsigned index, FloatType type) {
 }
 
 /// Sets the ONNX attribute `name` of `node` to `value`.
-static void setOnnxAttr(NodeOp node, StringRef name, Attribute value) {
-  NamedAttrList attrs(node.getOnnxAttrsOrEmpty());
-  attrs.set(name, value);
-  node.setOnnxAttrsAttr(attrs.getDictionary(node.getContext()));
-}
 
 void NodeOp::writeResultAs(unsigned index, FloatType type) {
   // A constant converts its value, a Cast its target type.
   if (getFloatConstantValue(*this))
     adaptToDataType(type);
   else
-    setOnnxAttr(*this, "to",
-                IntegerAttr::get(IntegerType::get(getContext(), 64),
-                                 *getOnnxDataType(type)));
+    setOnnxAttr("to", IntegerAttr::get(IntegerType::get(getContext(), 64),
+                                       *getOnnxDataType(type)));
   Value result = getResult(index);
   result.setType(cast<TensorType>(result.getType()).clone(type));
 }
@@ -460,7 +508,7 @@ void NodeOp::writeResultAs(unsigned index, FloatType type) {
 void NodeOp::adaptToDataType(FloatType type) {
   // A Constant or ConstantOfShape decided low holds its value in that type.
   if (ElementsAttr value = getFloatConstantValue(*this))
-    setOnnxAttr(*this, "value", amp::convertFloatElements(value, type));
+    setOnnxAttr("value", amp::convertFloatElements(value, type));
 }
 
 bool NodeOp::canReadOperandAs(unsigned index, FloatType type) {

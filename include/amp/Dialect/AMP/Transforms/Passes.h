@@ -21,6 +21,14 @@ inline constexpr llvm::StringLiteral kCastsInsertedAttrName =
 /// The casts amp-fuse-casts folded into other ops, for the report.
 inline constexpr llvm::StringLiteral kCastsFusedAttrName = "amp.casts_fused";
 
+/// What amp-analyze-training found in a function (docs/TrainingGraphs.md):
+/// `{kind, loss, seeds, parameters, gradients, updates}`, values by name.
+inline constexpr llvm::StringLiteral kTrainingAttrName = "amp.training";
+/// The part of the step an op belongs to: forward, backward or optimizer.
+inline constexpr llvm::StringLiteral kRegionAttrName = "amp.region";
+/// The loss-scaling settings amp-insert-loss-scaling applied, for the report.
+inline constexpr llvm::StringLiteral kLossScalingAttrName = "amp.loss_scaling";
+
 #define GEN_PASS_DECL
 #include "amp/Dialect/AMP/Transforms/Passes.h.inc"
 

@@ -9,6 +9,94 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AMPAnalyzeTraining : Pass<"amp-analyze-training", "ModuleOp"> {
+  let summary = "Find the loss, parameters, gradients and optimizer of a "
+                "training graph";
+  let description = [{
+    Finds the roles of the tensors of each function's training step and
+    records them for the passes after it:
+
+    - `amp.training` on the function: `kind`, `loss`, `seeds` (the backward
+      seeds the loss scale multiplies), `parameters` and their `gradients`
+      (two parallel lists), and `updates` (`[updated, previous]` pairs of
+      the parameters and optimizer state the step updates), each a value
+      name;
+    - `amp.region` on each op of the body: `forward` (computes the loss),
+      `backward` (computes the gradients) or `optimizer` (reads them).
+      amp-assign-precision keeps the optimizer region FP32.
+
+    The kinds (docs/TrainingGraphs.md): `amp_opt.training_step` (our
+    exporter's `amp_opt.*` metadata), `onnx.gradient` (ONNX's `Gradient`
+    with Adam, Adagrad or Momentum), `ort.module` (ORTModule: `YieldOp`,
+    `<param>_grad` outputs), `ort.training_artifact` (ONNX Runtime's
+    `training_model.onnx`: gradient accumulators, `<loss>_grad` seed),
+    `optimizer` (an optimizer graph without backward), `backward` (gradient
+    ops and nothing else recognised) and `forward`.
+
+    A graph with backward ops but no recorded loss takes its one float
+    output with one element; with several that is an error that lists
+    them, and `loss` names the right one. Without a seed the first backward
+    ops reading the loss op's results are the seeds. A gradient that the
+    loss depends on is an error; a gradient that other gradients read
+    (BatchNorm's bias gradient) is backward where they read it. With `remarks`, a remark
+    summarizes each function; a graph without backward always gets one
+    saying that it is converted as a forward graph, and a graph with a
+    backward but no loss a warning.
+  }];
+  let options = [
+    Option<"lossName", "loss", "std::string", "\"\"",
+           "name of the loss tensor, where the graph does not record it">,
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "emit a remark with what was found in each function">,
+  ];
+}
+
+def AMPInsertLossScaling : Pass<"amp-insert-loss-scaling", "ModuleOp"> {
+  let summary = "Scale the backward seed, unscale every gradient";
+  let description = [{
+    Applies loss scaling to the training step amp-analyze-training found
+    (`amp.training`):
+
+    - a new input `amp.loss_scale` (a scalar FP32, initial value
+      `init-scale`) multiplies each backward seed (`amp.scale_loss`); for
+      ONNX's `Gradient`, whose seed is inside the op, the loss is scaled and
+      the op differentiates the scaled loss;
+    - every gradient passes through `amp.unscale` before anything else reads
+      it: the barrier after which nothing becomes low precision;
+    - `mode=dynamic` adds the overflow check (`amp.all_finite` over all
+      unscaled gradients), keeps each updated parameter and optimizer state
+      at its previous value after an overflow (`amp.update_if_finite`), and
+      updates the scale (`amp.update_scale`): the input `amp.growth_count`
+      counts clean steps, and the outputs `amp.loss_scale.updated` and
+      `amp.growth_count.updated` feed the next step. A graph whose
+      optimizer runs elsewhere (ONNX Runtime artifacts, ORTModule) gets
+      zero gradients after an overflow and an output `amp.grads_finite`
+      that tells the caller to skip its update.
+    - `mode=static` keeps the scale constant; `mode=none` changes nothing.
+
+    The settings go to the function attribute `amp.loss_scaling` and to the
+    model's metadata (`amp_opt.loss_scaling`). docs/LossScaling.md has the
+    exported state and the update rule.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"dynamic\"",
+           "dynamic, static or none">,
+    Option<"initScale", "init-scale", "double", "65536.0",
+           "loss scale of the first step">,
+    Option<"growthInterval", "growth-interval", "int64_t", "2000",
+           "clean steps in a row before the scale grows (dynamic)">,
+    Option<"growthFactor", "growth-factor", "double", "2.0",
+           "factor the scale grows by (dynamic)">,
+    Option<"backoffFactor", "backoff-factor", "double", "0.5",
+           "factor the scale shrinks by after an overflow (dynamic)">,
+    Option<"minScale", "min-scale", "double", "1.0",
+           "smallest loss scale (dynamic)">,
+    Option<"maxScale", "max-scale", "double", "16777216.0",
+           "largest loss scale (dynamic)">,
+  ];
+  let dependentDialects = ["::mlir::amp::AMPDialect"];
+}
+
 def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
   let summary = "Decide the precision of each op";
   let description = [{
@@ -28,7 +116,8 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
        only on a path from one low op to another) or `downstream` (PAI's:
        anything after a low op). A follow op whose data inputs are all low
        goes low too.
-    5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`).
+    5. `amp.unscale` is the barrier: nothing after it goes low (`barrier`),
+       nor do ops that amp-analyze-training put in the optimizer region.
     6. Constants follow their users: a follow op computed from constants only
        (a Constant, an Unsqueeze of an initializer) goes low when all its
        uses are data inputs of low ops, so the cast lands on the constant

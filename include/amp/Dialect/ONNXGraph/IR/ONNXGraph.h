@@ -18,7 +18,9 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "amp/Interfaces/CastFusionOpInterface.h"
 #include "amp/Interfaces/PrecisionOpInterface.h"
@@ -77,6 +79,26 @@ Location makeNodeLoc(MLIRContext *ctx, llvm::StringRef nodeName,
 /// The symbolic name (ONNX `dim_param`) the importer recorded for dimension
 /// `dim` of `value` in `onnxg.dims`, or "" when it has none.
 llvm::StringRef getDimName(Value value, unsigned dim);
+
+/// The ONNX name of `value`: a function argument's name location, an
+/// initializer's name, or the output name the importer recorded in its
+/// op's location; "" when it has none.
+llvm::StringRef getValueName(Value value);
+
+/// Every value of a function body by its ONNX name, and the values it returns
+/// by their output names (`onnxg.name`): how passes find tensors that
+/// metadata or options name.
+class ValueNames {
+public:
+  explicit ValueNames(FunctionOpInterface func);
+  /// The output named `name`, else the value named `name`, else null.
+  Value lookup(llvm::StringRef name) const;
+  /// The outputs by name.
+  const llvm::StringMap<Value> &getOutputs() const { return outputs; }
+
+private:
+  llvm::StringMap<Value> values, outputs;
+};
 
 /// Checks `node` against ONNX's schema registry (arity, required attributes,
 /// attribute kinds) when a schema exists for its domain, type and opset.

@@ -158,6 +158,8 @@ def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
   let extraClassDeclaration = [{
     /// The ONNX attributes, empty when the node has none.
     ::mlir::DictionaryAttr getOnnxAttrsOrEmpty();
+    /// Sets the ONNX attribute `name`, replacing any previous value.
+    void setOnnxAttr(::llvm::StringRef name, ::mlir::Attribute value);
     /// The node's name from its location ("" when unnamed).
     ::llvm::StringRef getNodeName();
     /// "'name' (OpType)" for diagnostics.

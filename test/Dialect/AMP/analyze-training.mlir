@@ -1,0 +1,132 @@
+// RUN: amp-opt %s --amp-analyze-training="remarks=true" -split-input-file -verify-diagnostics | FileCheck %s
+
+// Our exporter's step: the roles come from the amp_opt.* metadata. The
+// gradient of w feeds the gradient of v (as BatchNorm's bias gradient feeds
+// its input gradient): the op reading it there is backward, the update is
+// optimizer.
+// CHECK-LABEL: func.func @amp_opt_step
+// CHECK-SAME:    amp.training = {gradients = ["w.grad", "v.grad"], kind = "amp_opt.training_step", loss = "loss", parameters = ["w", "v"], seeds = ["loss.seed"], updates = {{\[\["w.updated", "w"\]\]}}}
+// CHECK:         "MatMul"{{.*}}amp.region = "forward"
+// CHECK:         "ReduceSum"{{.*}}amp.region = "forward"
+// CHECK:         "Mul"{{.*}}amp.region = "backward"
+// CHECK:         "MatMul"{{.*}}amp.region = "backward"
+// CHECK:         "MatMul"{{.*}}amp.region = "backward"
+// CHECK:         onnxg.initializer "lr"{{.*}}amp.region = "optimizer"
+// CHECK:         "Mul"{{.*}}amp.region = "optimizer"
+// CHECK:         "Sub"{{.*}}amp.region = "optimizer"
+module attributes {onnxg.metadata_props = [
+    ["amp_opt.format", "amp_opt.training_step.v1"], ["amp_opt.loss", "loss"],
+    ["amp_opt.loss_seed", "loss.seed"],
+    ["amp_opt.parameters", "[{\"name\": \"w\", \"gradient\": \"w.grad\", \"updated\": \"w.updated\", \"state\": {}, \"state_updated\": {}}, {\"name\": \"v\", \"gradient\": \"v.grad\"}]"],
+    ["amp_opt.optimizer", "{\"type\": \"sgd\", \"step\": null, \"step_updated\": null}"]]} {
+  // expected-remark @+1 {{amp_opt.training_step: loss 'loss', 1 seeds, 2 parameters with gradients, 1 updates; 2 forward, 3 backward, 3 optimizer ops}}
+  func.func @amp_opt_step(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
+                          %v: tensor<4x8xf32> loc("v"), %seed: tensor<f32> loc("loss.seed"))
+      -> (tensor<f32> {onnxg.name = "loss"}, tensor<8x8xf32> {onnxg.name = "w.updated"}, tensor<4x8xf32> {onnxg.name = "v.grad"}) {
+    %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
+    %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+    %dy = onnxg.node "Mul"(%y, %seed) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["seed", "dy"])
+    %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["dw", "w.grad"])
+    %dx = onnxg.node "MatMul"(%dy, %dw) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dv", "v.grad"])
+    %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
+    %step = onnxg.node "Mul"(%lr, %dw) opset 17 : (tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["scale", "w.step"])
+    %new = onnxg.node "Sub"(%w, %step) opset 17 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["update", "w.updated"])
+    return %loss, %new, %dx : tensor<f32>, tensor<8x8xf32>, tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// ONNX Runtime's training artifact: accumulators read `<param>_grad`, the
+// seed of loss `loss` is `loss_grad`.
+// CHECK-LABEL: func.func @ort_artifact
+// CHECK-SAME:    amp.training = {gradients = ["w_grad"], kind = "ort.training_artifact", loss = "loss", parameters = ["w"], seeds = ["loss_grad"], updates = []}
+// CHECK:         "InPlaceAccumulatorV2"{{.*}}amp.region = "optimizer"
+// expected-remark @+1 {{ort.training_artifact: loss 'loss', 1 seeds, 1 parameters with gradients, 0 updates; 2 forward, 4 backward, 1 optimizer ops}}
+func.func @ort_artifact(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
+                        %buffer: tensor<8x8xf32> loc("w_grad.accumulation.buffer"),
+                        %reset: tensor<1xi1> loc("lazy_reset_grad"))
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<1xi1> {onnxg.name = "w_grad.accumulation.out"}) {
+  %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
+  %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+  %seed = onnxg.initializer "loss_grad" dense<1.0> : tensor<f32> loc("loss_grad")
+  %shape = onnxg.initializer "shape" dense<[4, 8]> : tensor<2xi64> loc("shape")
+  %dy = onnxg.node "Expand"(%seed, %shape) opset 17 : (tensor<f32>, tensor<2xi64>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["sum_grad", "y_grad"])
+  %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["mm_grad", "w_grad"])
+  %done = onnxg.node "InPlaceAccumulatorV2"(%buffer, %dw, %reset) domain "com.microsoft" opset 1 : (tensor<8x8xf32>, tensor<8x8xf32>, tensor<1xi1>) -> tensor<1xi1> loc(fused<"onnx.outputs">["acc", "w_grad.accumulation.out"])
+  return %loss, %done : tensor<f32>, tensor<1xi1>
+}
+
+// -----
+
+// ORTModule: YieldOp hands the forward's output out and takes its gradient
+// back, the seed; parameter gradients are `<param>_grad` outputs.
+// CHECK-LABEL: func.func @ort_module
+// CHECK-SAME:    amp.training = {gradients = ["w_grad"], kind = "ort.module", loss = "", parameters = ["w"], seeds = ["y_grad"], updates = []}
+// CHECK:         "YieldOp"{{.*}}amp.region = "backward"
+// expected-remark @+1 {{ort.module: loss '', 1 seeds, 1 parameters with gradients, 0 updates; 1 forward, 2 backward, 0 optimizer ops}}
+func.func @ort_module(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"))
+    -> (tensor<8x8xf32> {onnxg.name = "w_grad"}) {
+  %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
+  %dy = onnxg.node "YieldOp"(%y) domain "com.microsoft" opset 1 attributes {full_shape_outputs = array<i64: 0>} : (tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["yield", "y_grad"])
+  %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["mm_grad", "w_grad"])
+  return %dw : tensor<8x8xf32>
+}
+
+// -----
+
+// ONNX's Gradient: `y` names the loss, `xs` the parameters.
+// CHECK-LABEL: func.func @onnx_gradient
+// CHECK-SAME:    amp.training = {gradients = ["da", "db"], kind = "onnx.gradient", loss = "c", parameters = ["a", "b"], seeds = [], updates = []}
+// expected-remark @+1 {{onnx.gradient: loss 'c', 0 seeds, 2 parameters with gradients, 0 updates; 1 forward, 1 backward, 0 optimizer ops}}
+func.func @onnx_gradient(%a: tensor<f32> loc("a"), %b: tensor<f32> loc("b"))
+    -> (tensor<f32> {onnxg.name = "c"}, tensor<f32> {onnxg.name = "da"}, tensor<f32> {onnxg.name = "db"}) {
+  %c = onnxg.node "Add"(%a, %b) opset 12 : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(fused<"onnx.outputs">["add", "c"])
+  %da, %db = onnxg.node "Gradient"(%a, %b) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["a", "b"], y = "c"} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) loc(fused<"onnx.outputs">["grad", "da", "db"])
+  return %c, %da, %db : tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// An optimizer without backward: parameters and gradients are its inputs,
+// the updates its outputs.
+// CHECK-LABEL: func.func @optimizer_only
+// CHECK-SAME:    amp.training = {gradients = ["G"], kind = "optimizer", loss = "", parameters = ["X"], seeds = [], updates = {{\[\["X_new", "X"\], \["V_new", "V"\]\]}}}
+// expected-remark @+1 {{optimizer: loss '', 0 seeds, 1 parameters with gradients, 2 updates; 0 forward, 0 backward, 1 optimizer ops}}
+func.func @optimizer_only(%r: tensor<f32> loc("R"), %t: tensor<i64> loc("T"),
+                          %x: tensor<2xf32> loc("X"), %g: tensor<2xf32> loc("G"),
+                          %v: tensor<2xf32> loc("V"))
+    -> (tensor<2xf32> {onnxg.name = "X_new"}, tensor<2xf32> {onnxg.name = "V_new"}) {
+  %xn, %vn = onnxg.node "Momentum"(%r, %t, %x, %g, %v) domain "ai.onnx.preview.training" opset 1 attributes {alpha = 0.9 : f32, beta = 0.1 : f32, mode = "standard", norm_coefficient = 0.0 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) loc(fused<"onnx.outputs">["momentum", "X_new", "V_new"])
+  return %xn, %vn : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// No backward: converted as a forward graph, ops left without a region.
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME:    kind = "forward"
+// CHECK-NOT:     amp.region
+// expected-remark @+1 {{no backward found: converted as a forward graph}}
+func.func @forward(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Gradient ops and nothing that names the loss: the one float output with
+// one element is it, and the first backward op reading what the loss op
+// computed gives the seed.
+// CHECK-LABEL: func.func @implicit_seed
+// CHECK-SAME:    kind = "backward", loss = "loss", parameters = ["w"], seeds = ["y_grad"]
+// expected-remark @+1 {{backward: loss 'loss', 1 seeds, 1 parameters with gradients}}
+func.func @implicit_seed(%x: tensor<4x3xf32> loc("x"), %w: tensor<3x3xf32> loc("w"), %labels: tensor<4xi64> loc("labels"))
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<3x3xf32> {onnxg.name = "w_grad"}) {
+  %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc(fused<"onnx.outputs">["mm", "y"])
+  %loss, %logp = onnxg.node "SoftmaxCrossEntropyLoss"(%y, %labels) opset 17 : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>) loc(fused<"onnx.outputs">["sce", "loss", "log_prob"])
+  %one = onnxg.initializer "one" dense<1.0> : tensor<f32> loc("one")
+  %dy = onnxg.node "SoftmaxCrossEntropyLossGrad"(%one, %logp, %labels) domain "com.microsoft" opset 1 : (tensor<f32>, tensor<4x3xf32>, tensor<4xi64>) -> tensor<4x3xf32> loc(fused<"onnx.outputs">["sce_grad", "y_grad"])
+  %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<3x3xf32> loc(fused<"onnx.outputs">["mm_grad", "w_grad"])
+  return %loss, %dw : tensor<f32>, tensor<3x3xf32>
+}
