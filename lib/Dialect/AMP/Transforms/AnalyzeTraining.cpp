@@ -351,6 +351,24 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
   return success();
 }
 
+/// Gives gradients and seeds that ONNX shape inference left untyped (it does
+/// not know ONNX Runtime's gradient ops) the type of the tensor they are the
+/// gradient of: the parameter, or what YieldOp hands out.
+static void typeGradients(Block &body, TrainingRoles &roles) {
+  auto refine = [](Value value, Type type) {
+    if (!isa<RankedTensorType>(value.getType()) &&
+        isa<RankedTensorType>(type) && isa<OpResult>(value))
+      value.setType(type);
+  };
+  for (auto [param, gradient] : roles.gradients)
+    refine(gradient, param.getType());
+  for (Operation &op : body)
+    if (getOpType(&op, kMicrosoft) == "YieldOp")
+      for (auto [input, output] :
+           llvm::zip(op.getOperands(), op.getResults()))
+        refine(output, input.getType());
+}
+
 /// The ops of `body` that `values` depend on (`upstream`) or that depend on
 /// them (downstream), values that subgraphs read included.
 static llvm::DenseSet<Operation *> reach(Block &body, ArrayRef<Value> values,
@@ -392,6 +410,7 @@ void AnalyzeTrainingPass::runOnOperation() {
     if (failed(analyze(func, roles)))
       return signalPassFailure();
     Block &body = func.getBody().front();
+    typeGradients(body, roles);
 
     // Regions: the forward computes the loss (and what YieldOp hands out),
     // the optimizer reads the gradients, the backward computes them.

@@ -33,6 +33,10 @@ def AMPAnalyzeTraining : Pass<"amp-analyze-training", "ModuleOp"> {
     `optimizer` (an optimizer graph without backward), `backward` (gradient
     ops and nothing else recognised) and `forward`.
 
+    Gradients and seeds that ONNX shape inference left untyped (it does not
+    know ONNX Runtime's gradient ops) take the type of the tensor they are
+    the gradient of: the parameter, or the value YieldOp hands out.
+
     A graph with backward ops but no recorded loss takes its one float
     output with one element; with several that is an error that lists
     them, and `loss` names the right one. Without a seed the first backward

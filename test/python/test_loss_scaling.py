@@ -1,0 +1,111 @@
+"""Loss scaling in ONNX Runtime: the zoo's training steps converted with
+--amp-pipeline="precision=fp16" run one step within FP16 tolerance of FP32,
+and a step whose gradients overflow leaves the parameters and optimizer
+state as they were and halves the loss scale (docs/LossScaling.md)."""
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from amp_opt import verify, zoo
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AMP_OPT = os.path.join(HERE, "..", "..", "build", "bin", "amp-opt")
+# Every GEMM and convolution in FP16, so that the small zoo models have a
+# low-precision backward whatever the cost model says.
+FORCED = "op-class=Gemm:always,MatMul:always,Conv:always,ConvTranspose:always"
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("zoo")
+    paths = {}
+    for name in zoo.MODELS:
+        for optimizer in ("sgd", "adam"):
+            path = str(folder / f"{name}_{optimizer}.onnx")
+            zoo.export(name, optimizer, path)
+            paths[name, optimizer] = path
+    return paths
+
+
+def convert(path, options, suffix):
+    out = path.replace(".onnx", f".{suffix}.onnx")
+    proc = subprocess.run([AMP_OPT, path, f"--amp-pipeline={options}", "-o",
+                           out], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def data(name):
+    _, inputs, targets, _ = zoo.build(name)
+    return [t.numpy() for t in inputs], [t.numpy() for t in targets]
+
+
+def initial_state(path):
+    return {init.name: numpy_helper.to_array(init)
+            for init in onnx.load(path).graph.initializer}
+
+
+@pytest.mark.parametrize("name", zoo.MODELS)
+def test_fp16_step_tracks_fp32(name, steps, needs_ort):
+    path = steps[name, "sgd"]
+    inputs, targets = data(name)
+    fp32, _ = verify.run_exported(path, inputs, targets, steps=2)
+    out = convert(path, f"precision=fp16 {FORCED}", "fp16")
+    meta = verify.roles(onnx.load(out))
+    assert meta["loss_scaling"]["mode"] == "dynamic"
+    fp16, state = verify.run_exported(out, inputs, targets, steps=2)
+    print(f"{name}: loss FP32 {fp32}, FP16 {fp16}")
+    np.testing.assert_allclose(fp16, fp32, rtol=5e-3)
+    # Two clean steps: the scale waits for 2000 of them.
+    assert state["amp.loss_scale"] == 65536.0
+    assert state["amp.growth_count"] == 2
+
+
+def assert_skipped(path, inputs, targets, scale):
+    before = initial_state(path)
+    meta = verify.roles(onnx.load(path))
+    kept = [p["name"] for p in meta["parameters"]]
+    for p in meta["parameters"]:
+        kept += list(p["state"].values())
+    if meta["optimizer"].get("step"):
+        kept.append(meta["optimizer"]["step"])
+    _, after = verify.run_exported(path, inputs, targets, steps=1)
+    changed = [k for k in kept if k in before
+               and not np.array_equal(before[k], after[k])]
+    assert not changed, f"changed after an overflow: {changed}"
+    assert after["amp.loss_scale"] == np.float32(scale * 0.5)
+    assert after["amp.growth_count"] == 0
+
+
+# ONNX Runtime's CPU provider has no FP16 Gemm: it runs the MLP's Gemms in
+# FP32 and drops the FP32-FP16-FP32 cast pair, so a large scale cannot
+# overflow there; the infinite input below covers the MLP.
+@pytest.mark.parametrize("name", ["cnn", "transformer", "gpt"])
+def test_overflowing_scale_skips_the_step(name, steps, needs_ort):
+    out = convert(steps[name, "adam"], f"precision=fp16 {FORCED} "
+                  f"init-scale=1e30", "overflow")
+    inputs, targets = data(name)
+    assert_skipped(out, inputs, targets, 1e30)
+
+
+@pytest.mark.parametrize("name", zoo.MODELS)
+def test_nonfinite_gradient_skips_the_step(name, steps, needs_ort):
+    out = convert(steps[name, "adam"], f"precision=fp16 {FORCED}", "fp16")
+    inputs, targets = data(name)
+    if np.issubdtype(inputs[0].dtype, np.floating):
+        inputs[0] = inputs[0].copy()
+        inputs[0].flat[0] = np.inf
+    else:
+        pytest.skip("token inputs cannot be made infinite")
+    assert_skipped(out, inputs, targets, 65536.0)
+
+
+def test_bf16_has_no_loss_scaling(steps):
+    out = convert(steps["mlp", "sgd"], f"precision=bf16 {FORCED}", "bf16")
+    model = onnx.load(out)
+    assert "loss_scaling" not in verify.roles(model)
+    assert "amp.loss_scale" not in [i.name for i in model.graph.input]
