@@ -364,8 +364,7 @@ static void typeGradients(Block &body, TrainingRoles &roles) {
     refine(gradient, param.getType());
   for (Operation &op : body)
     if (getOpType(&op, kMicrosoft) == "YieldOp")
-      for (auto [input, output] :
-           llvm::zip(op.getOperands(), op.getResults()))
+      for (auto [input, output] : llvm::zip(op.getOperands(), op.getResults()))
         refine(output, input.getType());
 }
 

@@ -13,11 +13,13 @@
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/Interfaces/PrecisionOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPMATERIALIZECASTS
@@ -87,8 +89,15 @@ static Type getLowDataDecision(OpOperand &use) {
 }
 
 void MaterializeCastsPass::retypeArguments(func::FuncOp func) {
+  // Parameters are FP32 master weights, whoever reads them.
+  llvm::StringSet<> parameters;
+  if (auto roles = func->getAttrOfType<DictionaryAttr>(kTrainingAttrName))
+    if (auto names = roles.getAs<ArrayAttr>("parameters"))
+      for (auto name : names.getAsValueRange<StringAttr>())
+        parameters.insert(name);
   for (BlockArgument arg : func.getArguments()) {
-    if (!isFloatTensor(arg.getType()) || arg.use_empty())
+    if (!isFloatTensor(arg.getType()) || arg.use_empty() ||
+        parameters.contains(onnxg::getValueName(arg)))
       continue;
     Type low;
     bool onlyLowData = llvm::all_of(arg.getUses(), [&](OpOperand &use) {

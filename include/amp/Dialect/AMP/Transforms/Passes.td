@@ -190,7 +190,8 @@ def AMPMaterializeCasts : Pass<"amp-materialize-casts", "ModuleOp"> {
     than once per loop iteration.
 
     With `keep-io-types=false`, a function argument read only as data by
-    ops decided in one low type takes that type, and a result computed in
+    ops decided in one low type takes that type (not a parameter that
+    amp-analyze-training found: those stay FP32 master weights), and a result computed in
     low precision is returned as it is: the graph's inputs and outputs
     change type instead of being cast.
   }];
