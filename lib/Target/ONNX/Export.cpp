@@ -702,7 +702,8 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
   model.set_doc_string(strAttr("onnxg.doc_string"));
   if (auto version = module->getAttrOfType<IntegerAttr>("onnxg.model_version"))
     model.set_model_version(version.getInt());
-  if (auto props = module->getAttrOfType<ArrayAttr>("onnxg.metadata_props")) {
+  if (auto props = module->getAttrOfType<ArrayAttr>(
+          ONNXGraphDialect::kMetadataPropsAttrName)) {
     for (Attribute prop : props) {
       auto pair = dyn_cast<ArrayAttr>(prop);
       if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) ||

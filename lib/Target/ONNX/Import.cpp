@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Target/ONNX/Import.h"
-#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -1120,7 +1120,8 @@ Importer::importModel(onnx::ModelProto &model,
     SmallVector<Attribute> props;
     for (const onnx::StringStringEntryProto &prop : model.metadata_props())
       props.push_back(builder.getStrArrayAttr({prop.key(), prop.value()}));
-    setModuleAttr("onnxg.metadata_props", builder.getArrayAttr(props));
+    setModuleAttr(ONNXGraphDialect::kMetadataPropsAttrName,
+                  builder.getArrayAttr(props));
   }
 
   TimingScope buildTiming = timing.nest("build MLIR");

@@ -40,6 +40,8 @@ struct TrainingRoles {
   SmallVector<std::pair<Value, Value>> gradients;
   /// (updated, previous) pairs of the optimizer state the step updates.
   SmallVector<std::pair<Value, Value>> updates;
+  /// ORTModule's YieldOps: what they read is forward, what they return seeds.
+  SmallVector<NodeOp> yieldOps;
   /// Ops of the graph that prove it is a training graph (backward ops).
   bool hasBackward = false;
 };
@@ -147,27 +149,20 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
 static FailureOr<bool> readAmpOptRoles(func::FuncOp func,
                                        const ValueNames &names,
                                        TrainingRoles &roles) {
-  auto props = func->getParentOfType<ModuleOp>()->getAttrOfType<ArrayAttr>(
-      "onnxg.metadata_props");
-  llvm::StringMap<StringRef> meta;
-  for (Attribute prop : props ? props.getValue() : ArrayRef<Attribute>()) {
-    auto pair = dyn_cast<ArrayAttr>(prop);
-    if (pair && pair.size() == 2 && isa<StringAttr>(pair[0]) &&
-        isa<StringAttr>(pair[1]))
-      meta[cast<StringAttr>(pair[0]).getValue()] =
-          cast<StringAttr>(pair[1]).getValue();
-  }
-  StringRef format = meta.lookup("amp_opt.format");
-  if (!format.starts_with("amp_opt.training_step."))
+  auto module = func->getParentOfType<ModuleOp>();
+  auto meta = [&](StringRef key) {
+    return onnxg::getMetadataProp(module, key);
+  };
+  if (!meta("amp_opt.format").starts_with("amp_opt.training_step."))
     return false;
   roles.kind = "amp_opt.training_step";
   roles.hasBackward = true;
-  roles.loss = names.lookup(meta.lookup("amp_opt.loss"));
-  if (Value seed = names.lookup(meta.lookup("amp_opt.loss_seed")))
+  roles.loss = names.lookup(meta("amp_opt.loss"));
+  if (Value seed = names.lookup(meta("amp_opt.loss_seed")))
     roles.seeds.push_back(seed);
 
   auto parse = [&](StringRef key) -> FailureOr<llvm::json::Value> {
-    StringRef text = meta.lookup(key);
+    StringRef text = meta(key);
     if (text.empty())
       return llvm::json::Value(nullptr);
     llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
@@ -252,13 +247,13 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
   if (failed(fromMetadata))
     return failure();
 
-  SmallVector<NodeOp> gradientOps, yieldOps, accumulators;
+  SmallVector<NodeOp> gradientOps, accumulators;
   for (Operation &op : body) {
     roles.hasBackward |= isBackwardOp(&op);
     if (getOpType(&op, kPreviewTraining) == "Gradient")
       gradientOps.push_back(cast<NodeOp>(op));
     if (getOpType(&op, kMicrosoft) == "YieldOp")
-      yieldOps.push_back(cast<NodeOp>(op));
+      roles.yieldOps.push_back(cast<NodeOp>(op));
     if (getOpType(&op, kMicrosoft).starts_with("InPlaceAccumulator"))
       accumulators.push_back(cast<NodeOp>(op));
   }
@@ -289,11 +284,11 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
           roles.gradients.push_back({param, gradient});
     }
     collectOptimizerRoles(body, roles);
-  } else if (!yieldOps.empty()) {
+  } else if (!roles.yieldOps.empty()) {
     // ORTModule: YieldOp hands the forward's outputs to PyTorch and returns
     // their gradients, the seeds; parameter gradients are `<param>_grad`.
     roles.kind = "ort.module";
-    for (NodeOp op : yieldOps)
+    for (NodeOp op : roles.yieldOps)
       llvm::append_range(roles.seeds, op.getOutputs());
     collectOrtGradients(names, body.getArguments(), roles);
   } else if (!accumulators.empty()) {
@@ -354,7 +349,7 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
 /// Gives gradients and seeds that ONNX shape inference left untyped (it does
 /// not know ONNX Runtime's gradient ops) the type of the tensor they are the
 /// gradient of: the parameter, or what YieldOp hands out.
-static void typeGradients(Block &body, TrainingRoles &roles) {
+static void typeGradients(TrainingRoles &roles) {
   auto refine = [](Value value, Type type) {
     if (!isa<RankedTensorType>(value.getType()) &&
         isa<RankedTensorType>(type) && isa<OpResult>(value))
@@ -362,10 +357,9 @@ static void typeGradients(Block &body, TrainingRoles &roles) {
   };
   for (auto [param, gradient] : roles.gradients)
     refine(gradient, param.getType());
-  for (Operation &op : body)
-    if (getOpType(&op, kMicrosoft) == "YieldOp")
-      for (auto [input, output] : llvm::zip(op.getOperands(), op.getResults()))
-        refine(output, input.getType());
+  for (NodeOp op : roles.yieldOps)
+    for (auto [input, output] : llvm::zip(op.getInputs(), op.getOutputs()))
+      refine(output, input.getType());
 }
 
 /// The ops of `body` that `values` depend on (`upstream`) or that depend on
@@ -409,16 +403,15 @@ void AnalyzeTrainingPass::runOnOperation() {
     if (failed(analyze(func, roles)))
       return signalPassFailure();
     Block &body = func.getBody().front();
-    typeGradients(body, roles);
+    typeGradients(roles);
 
     // Regions: the forward computes the loss (and what YieldOp hands out),
     // the optimizer reads the gradients, the backward computes them.
     SmallVector<Value> forwardRoots, gradients;
     if (roles.loss)
       forwardRoots.push_back(roles.loss);
-    for (Operation &op : body)
-      if (getOpType(&op, kMicrosoft) == "YieldOp")
-        llvm::append_range(forwardRoots, op.getOperands());
+    for (NodeOp op : roles.yieldOps)
+      llvm::append_range(forwardRoots, op.getInputs());
     for (auto [param, gradient] : roles.gradients)
       if (!llvm::is_contained(gradients, gradient))
         gradients.push_back(gradient);
@@ -490,17 +483,16 @@ void AnalyzeTrainingPass::runOnOperation() {
         list.push_back(builder.getStringAttr(onnxg::getValueName(value)));
       return builder.getArrayAttr(list);
     };
-    SmallVector<Value> params;
-    for (auto [param, gradient] : roles.gradients)
+    SmallVector<Value> params, gradientList;
+    for (auto [param, gradient] : roles.gradients) {
       params.push_back(param);
+      gradientList.push_back(gradient);
+    }
     SmallVector<Attribute> updates;
     for (auto [updated, previous] : roles.updates)
       updates.push_back(builder.getArrayAttr(
           {builder.getStringAttr(onnxg::getValueName(updated)),
            builder.getStringAttr(onnxg::getValueName(previous))}));
-    SmallVector<Value> gradientList;
-    for (auto [param, gradient] : roles.gradients)
-      gradientList.push_back(gradient);
     NamedAttribute fields[] = {
         builder.getNamedAttr("kind", builder.getStringAttr(roles.kind)),
         builder.getNamedAttr(

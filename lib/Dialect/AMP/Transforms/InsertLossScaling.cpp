@@ -168,20 +168,22 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
                                     << "', which is no value of the graph",
            failure();
   };
+  // The distinct values the list `key` names.
+  auto resolveAll = [&](StringRef key,
+                        SmallVectorImpl<Value> &values) -> LogicalResult {
+    for (StringRef name : getNames(training, key)) {
+      FailureOr<Value> value = resolve(name);
+      if (failed(value))
+        return failure();
+      if (!llvm::is_contained(values, *value))
+        values.push_back(*value);
+    }
+    return success();
+  };
   SmallVector<Value> seeds, gradients;
-  for (StringRef name : getNames(training, "seeds")) {
-    FailureOr<Value> seed = resolve(name);
-    if (failed(seed))
-      return failure();
-    seeds.push_back(*seed);
-  }
-  for (StringRef name : getNames(training, "gradients")) {
-    FailureOr<Value> gradient = resolve(name);
-    if (failed(gradient))
-      return failure();
-    if (!llvm::is_contained(gradients, *gradient))
-      gradients.push_back(*gradient);
-  }
+  if (failed(resolveAll("seeds", seeds)) ||
+      failed(resolveAll("gradients", gradients)))
+    return failure();
   Value loss = lossName && !lossName.getValue().empty()
                    ? names.lookup(lossName.getValue())
                    : Value();
@@ -375,12 +377,5 @@ void InsertLossScalingPass::runOnOperation() {
   if (settings.empty())
     return;
   // Tools that run the step find its state here.
-  Builder builder(&getContext());
-  SmallVector<Attribute> props;
-  if (auto old = module->getAttrOfType<ArrayAttr>("onnxg.metadata_props"))
-    props.assign(old.begin(), old.end());
-  props.push_back(
-      builder.getArrayAttr({builder.getStringAttr("amp_opt.loss_scaling"),
-                            builder.getStringAttr(settings)}));
-  module->setAttr("onnxg.metadata_props", builder.getArrayAttr(props));
+  onnxg::setMetadataProp(module, "amp_opt.loss_scaling", settings);
 }

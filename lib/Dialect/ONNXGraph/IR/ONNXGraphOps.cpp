@@ -170,6 +170,41 @@ StringRef mlir::onnxg::getValueName(Value value) {
   return "";
 }
 
+/// The [key, value] pair of a metadata_props entry, or nullopt when `prop`
+/// is not one.
+static std::optional<std::pair<StringRef, StringRef>>
+getMetadataEntry(Attribute prop) {
+  auto pair = dyn_cast<ArrayAttr>(prop);
+  if (!pair || pair.size() != 2 || !isa<StringAttr>(pair[0]) ||
+      !isa<StringAttr>(pair[1]))
+    return std::nullopt;
+  return std::make_pair(cast<StringAttr>(pair[0]).getValue(),
+                        cast<StringAttr>(pair[1]).getValue());
+}
+
+StringRef mlir::onnxg::getMetadataProp(ModuleOp module, StringRef key) {
+  auto props = module->getAttrOfType<ArrayAttr>(
+      ONNXGraphDialect::kMetadataPropsAttrName);
+  for (Attribute prop : props ? props.getValue() : ArrayRef<Attribute>())
+    if (auto entry = getMetadataEntry(prop); entry && entry->first == key)
+      return entry->second;
+  return "";
+}
+
+void mlir::onnxg::setMetadataProp(ModuleOp module, StringRef key,
+                                  StringRef value) {
+  Builder builder(module.getContext());
+  SmallVector<Attribute> props;
+  if (auto old = module->getAttrOfType<ArrayAttr>(
+          ONNXGraphDialect::kMetadataPropsAttrName))
+    for (Attribute prop : old)
+      if (auto entry = getMetadataEntry(prop); !entry || entry->first != key)
+        props.push_back(prop);
+  props.push_back(builder.getStrArrayAttr({key, value}));
+  module->setAttr(ONNXGraphDialect::kMetadataPropsAttrName,
+                  builder.getArrayAttr(props));
+}
+
 ValueNames::ValueNames(FunctionOpInterface func) {
   Block &body = func.getFunctionBody().front();
   auto add = [&](Value value) {

@@ -14,6 +14,7 @@
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -84,6 +85,15 @@ llvm::StringRef getDimName(Value value, unsigned dim);
 /// initializer's name, or the output name the importer recorded in its
 /// op's location; "" when it has none.
 llvm::StringRef getValueName(Value value);
+
+/// The value of the model's metadata_props entry `key` (kept on `module`),
+/// or "" when there is none.
+llvm::StringRef getMetadataProp(ModuleOp module, llvm::StringRef key);
+
+/// Sets the model's metadata_props entry `key` to `value`, replacing the
+/// entry with that key or appending one.
+void setMetadataProp(ModuleOp module, llvm::StringRef key,
+                     llvm::StringRef value);
 
 /// Every value of a function body by its ONNX name, and the values it returns
 /// by their output names (`onnxg.name`): how passes find tensors that

@@ -52,6 +52,10 @@ def ONNXGraph_Dialect : Dialect {
     /// on `onnxg.yield` for subgraphs.
     static constexpr llvm::StringLiteral kGraphNameAttrName = "onnxg.graph_name";
     static constexpr llvm::StringLiteral kDocStringAttrName = "onnxg.doc_string";
+    /// Module attribute holding the model's metadata_props as [key, value]
+    /// string pairs.
+    static constexpr llvm::StringLiteral kMetadataPropsAttrName =
+        "onnxg.metadata_props";
     /// Metadata of the fused location that lists a node's output names.
     static constexpr llvm::StringLiteral kOutputsLocTag = "onnx.outputs";
   }];
