@@ -7,12 +7,14 @@
 #ifndef AMP_INITALL_H
 #define AMP_INITALL_H
 
+#include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/Linalg/ExternalModels.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
 #include "amp/Dialect/Tosa/ExternalModels.h"
+#include "amp/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -37,6 +39,8 @@ inline void registerAllAMPPasses() {
   onnxg::registerONNXGraphPasses();
   amp::registerAMPPasses();
   amp::registerAMPPipeline();
+  amp::registerAMPConversionPasses();
+  amp::registerAMPLoweringPipelines();
 }
 
 } // namespace mlir::amp

@@ -1,0 +1,30 @@
+//===- Pipelines.h - Lowering pipelines of amp-opt --------------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The pipelines that take a (mixed-precision) graph to executable code:
+// --amp-lower-to-cpu (graph -> linalg -> fused, bufferized loops -> LLVM).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_PIPELINES_PIPELINES_H
+#define AMP_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::amp {
+
+/// Adds the CPU lowering to `pm` (docs/Lowering.md): convert-onnxg-to-linalg,
+/// elementwise fusion, one-shot bufferization with results turned into
+/// out-parameters, loops, and the LLVM dialect (FP8 through
+/// convert-arith-to-apfloat). Returns failure when a pass cannot be built.
+LogicalResult buildCPULoweringPipeline(OpPassManager &pm);
+
+/// Registers --amp-lower-to-cpu.
+void registerAMPLoweringPipelines();
+
+} // namespace mlir::amp
+
+#endif // AMP_PIPELINES_PIPELINES_H

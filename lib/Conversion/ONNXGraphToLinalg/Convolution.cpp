@@ -1,0 +1,571 @@
+//===- Convolution.cpp - Lower Conv, ConvTranspose and pooling ------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Channels-first convolutions of any spatial rank as one generic with an f32
+// accumulator (groups as a loop), ConvTranspose as a convolution of the
+// zero-upsampled input with the flipped kernel, and max/average pooling as
+// window reductions over a padded input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+namespace {
+/// The spatial attributes of a convolution or pooling node, resolved
+/// against static input sizes.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, padsBegin, padsEnd;
+};
+} // namespace
+
+/// Reads kernel_shape, strides, dilations, pads and auto_pad for
+/// `spatialRank` spatial dimensions of static sizes `inputSizes`.
+static FailureOr<Window> getWindow(NodeLowering &node,
+                                   ArrayRef<int64_t> inputSizes,
+                                   ArrayRef<int64_t> kernel) {
+  int64_t rank = inputSizes.size();
+  Window window;
+  window.kernel.assign(kernel.begin(), kernel.end());
+  window.strides =
+      node.getInts("strides").value_or(SmallVector<int64_t>(rank, 1));
+  window.dilations =
+      node.getInts("dilations").value_or(SmallVector<int64_t>(rank, 1));
+  SmallVector<int64_t> pads =
+      node.getInts("pads").value_or(SmallVector<int64_t>(2 * rank, 0));
+  if (int64_t(window.strides.size()) != rank ||
+      int64_t(window.dilations.size()) != rank ||
+      int64_t(pads.size()) != 2 * rank || int64_t(kernel.size()) != rank)
+    return node.emitError() << "strides, dilations, pads and the kernel must "
+                               "match the "
+                            << rank << " spatial dimensions";
+  window.padsBegin.assign(pads.begin(), pads.begin() + rank);
+  window.padsEnd.assign(pads.begin() + rank, pads.end());
+  StringRef autoPad = node.getString("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < rank; ++i) {
+      if (ShapedType::isDynamic(inputSizes[i]))
+        return node.emitError() << "auto_pad needs static spatial sizes";
+      int64_t out = llvm::divideCeil(inputSizes[i], window.strides[i]);
+      int64_t extent = (kernel[i] - 1) * window.dilations[i] + 1;
+      int64_t total = std::max<int64_t>(0, (out - 1) * window.strides[i] +
+                                               extent - inputSizes[i]);
+      int64_t small = total / 2;
+      window.padsBegin[i] = autoPad == "SAME_UPPER" ? small : total - small;
+      window.padsEnd[i] = total - window.padsBegin[i];
+    }
+  } else if (autoPad == "VALID") {
+    window.padsBegin.assign(rank, 0);
+    window.padsEnd.assign(rank, 0);
+  } else if (autoPad != "NOTSET") {
+    return node.emitError() << "unknown auto_pad '" << autoPad << "'";
+  }
+  return window;
+}
+
+/// Pads the spatial dimensions (after the first two) of `input` with
+/// `value`; negative pads crop.
+static Value padSpatial(OpBuilder &b, Location loc, Value input,
+                        ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                        double value) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  // Crop first where a pad is negative.
+  if (llvm::any_of(low, [](int64_t p) { return p < 0; }) ||
+      llvm::any_of(high, [](int64_t p) { return p < 0; })) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    SmallVector<int64_t> shape(type.getShape());
+    for (size_t i = 0; i < low.size(); ++i) {
+      int64_t crop =
+          std::max<int64_t>(0, -low[i]) + std::max<int64_t>(0, -high[i]);
+      offsets[2 + i] = b.getIndexAttr(std::max<int64_t>(0, -low[i]));
+      shape[2 + i] -= crop;
+      sizes[2 + i] = b.getIndexAttr(shape[2 + i]);
+    }
+    input = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), input,
+        offsets, sizes, strides);
+    type = cast<RankedTensorType>(input.getType());
+  }
+  SmallVector<int64_t> lowPads(2, 0), highPads(2, 0);
+  bool any = false;
+  for (size_t i = 0; i < low.size(); ++i) {
+    lowPads.push_back(std::max<int64_t>(0, low[i]));
+    highPads.push_back(std::max<int64_t>(0, high[i]));
+    any |= lowPads.back() || highPads.back();
+  }
+  if (!any)
+    return input;
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t i = 2; i < rank; ++i)
+    if (!ShapedType::isDynamic(shape[i]))
+      shape[i] += lowPads[i] + highPads[i];
+  auto padType = RankedTensorType::get(shape, type.getElementType());
+  Value padValue = createScalar(b, loc, type.getElementType(), value);
+  SmallVector<OpFoldResult> lowAttrs, highAttrs;
+  for (int64_t i = 0; i < rank; ++i) {
+    lowAttrs.push_back(b.getIndexAttr(lowPads[i]));
+    highAttrs.push_back(b.getIndexAttr(highPads[i]));
+  }
+  return tensor::PadOp::create(b, loc, padType, input, lowAttrs, highAttrs,
+                               padValue);
+}
+
+/// out[n, g, m, o...] = sum_{c, k...} in[n, g*C + c, o*s + k*d] *
+/// w[g*M + m, c, k...] (w[g*C + c, m, K-1-k...] when `transposedWeights`),
+/// in f32; `input` is already padded.
+static Value buildConvolution(OpBuilder &b, Location loc, Value input,
+                              Value weight, int64_t groups,
+                              ArrayRef<int64_t> strides,
+                              ArrayRef<int64_t> dilations,
+                              ArrayRef<int64_t> outSizes,
+                              bool transposedWeights) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t spatial = inputType.getRank() - 2;
+  int64_t channelsPerGroup = transposedWeights
+                                 ? weightType.getDimSize(0) / groups
+                                 : weightType.getDimSize(1);
+  int64_t outPerGroup = transposedWeights ? weightType.getDimSize(1)
+                                          : weightType.getDimSize(0) / groups;
+  // Loops: n, g, m, o..., c, k...
+  int64_t loops = 3 + 2 * spatial + 1;
+  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  int64_t gLoop = 1, mLoop = 2, cLoop = 3 + spatial;
+  SmallVector<AffineExpr> inExprs = {d(0),
+                                     d(gLoop) * channelsPerGroup + d(cLoop)};
+  SmallVector<AffineExpr> weightExprs, outExprs = {d(0), d(gLoop), d(mLoop)};
+  if (transposedWeights)
+    weightExprs = {d(gLoop) * channelsPerGroup + d(cLoop), d(mLoop)};
+  else
+    weightExprs = {d(gLoop) * outPerGroup + d(mLoop), d(cLoop)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = d(3 + i), k = d(cLoop + 1 + i);
+    inExprs.push_back(o * strides[i] + k * dilations[i]);
+    int64_t kernel = weightType.getDimSize(2 + i);
+    weightExprs.push_back(transposedWeights ? (kernel - 1) - k : k);
+    outExprs.push_back(o);
+  }
+  // The channel and flipped kernel indices are not always plain loop
+  // indices: a (channels, kernel...)-shaped operand gives those loops their
+  // bounds.
+  SmallVector<AffineExpr> kernelExprs = {d(cLoop)};
+  SmallVector<OpFoldResult> kernelSizes = {b.getIndexAttr(channelsPerGroup)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    kernelExprs.push_back(d(cLoop + 1 + i));
+    kernelSizes.push_back(b.getIndexAttr(weightType.getDimSize(2 + i)));
+  }
+  Value kernelShape = createEmpty(b, loc, kernelSizes, b.getF32Type());
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
+                                 AffineMap::get(loops, 0, weightExprs, ctx),
+                                 AffineMap::get(loops, 0, kernelExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, input, 0),
+                                     b.getIndexAttr(groups),
+                                     b.getIndexAttr(outPerGroup)};
+  for (int64_t size : outSizes)
+    sizes.push_back(b.getIndexAttr(size));
+  Type f32 = b.getF32Type();
+  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, f32, 0));
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  for (int64_t i = cLoop; i < loops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  auto generic = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{input, weight, kernelShape}, acc, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(
+            nested, nestedLoc,
+            multiplyAccumulate(nested, nestedLoc, args[0], args[1], args[3]));
+      });
+  // (n, g, m, o...) -> (n, g*m, o...)
+  SmallVector<ReassociationIndices> groupsToChannels = {{0}, {1, 2}};
+  for (int64_t i = 0; i < spatial; ++i)
+    groupsToChannels.push_back({3 + i});
+  return tensor::CollapseShapeOp::create(b, loc, generic.getResult(0),
+                                         groupsToChannels);
+}
+
+/// Adds the per-channel `bias` to the f32 `acc` and rounds to `type`.
+static Value addBias(OpBuilder &b, Location loc, Value acc, Value bias,
+                     RankedTensorType type) {
+  auto accType = cast<RankedTensorType>(acc.getType());
+  SmallVector<Value> operands = {acc};
+  if (bias) {
+    // (M) -> (M, 1, ..., 1) to broadcast over the spatial dimensions.
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    SmallVector<int64_t> shape = {biasType.getDimSize(0)};
+    shape.append(accType.getRank() - 2, 1);
+    operands.push_back(reshapeTo(b, loc, bias, biasType.clone(shape)));
+  }
+  return buildElementwise(
+      b, loc, accType.clone(type.getElementType()), operands,
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        if (args.size() == 1)
+          return args[0];
+        return arith::AddFOp::create(nested, nestedLoc, args[0], args[1])
+            .getResult();
+      });
+}
+
+/// Checks the operand ranks and static sizes a convolution needs.
+static LogicalResult checkConvOperands(NodeLowering &node, Value input,
+                                       Value weight) {
+  auto inputType = getRankedType(input);
+  auto weightType = getRankedType(weight);
+  if (!inputType || !weightType || inputType.getRank() < 3 ||
+      weightType.getRank() != inputType.getRank())
+    return node.emitError() << "expects input and weight of equal rank >= 3";
+  if (!isa<FloatType>(inputType.getElementType()))
+    return node.emitError() << "expects float tensors";
+  if (!weightType.hasStaticShape() ||
+      llvm::any_of(inputType.getShape().drop_front(), ShapedType::isDynamic))
+    return node.emitError()
+           << "expects static channel, spatial and kernel sizes";
+  return success();
+}
+
+static LoweringResult lowerConv(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0), weight = node.operand(1);
+  if (failed(checkConvOperands(node, input, weight)))
+    return failure();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t groups = node.getInt("group", 1);
+  if (groups < 1 || weightType.getDimSize(0) % groups ||
+      weightType.getDimSize(1) * groups != inputType.getDimSize(1))
+    return node.emitError()
+           << "the input has " << inputType.getDimSize(1)
+           << " channels, the weight " << weightType.getDimSize(1)
+           << " per group with group " << groups;
+  FailureOr<Window> window = getWindow(node, inputType.getShape().drop_front(2),
+                                       weightType.getShape().drop_front(2));
+  if (failed(window))
+    return failure();
+  SmallVector<int64_t> outSizes;
+  for (auto [i, size] : llvm::enumerate(inputType.getShape().drop_front(2))) {
+    int64_t extent = (window->kernel[i] - 1) * window->dilations[i] + 1;
+    outSizes.push_back(
+        (size + window->padsBegin[i] + window->padsEnd[i] - extent) /
+            window->strides[i] +
+        1);
+  }
+  Value padded =
+      padSpatial(b, loc, input, window->padsBegin, window->padsEnd, 0.0);
+  Value acc = buildConvolution(b, loc, padded, weight, groups, window->strides,
+                               window->dilations, outSizes,
+                               /*transposedWeights=*/false);
+  return SmallVector<Value>{
+      addBias(b, loc, acc, node.operand(2), node.resultType(0))};
+}
+
+static LoweringResult lowerConvTranspose(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0), weight = node.operand(1);
+  if (failed(checkConvOperands(node, input, weight)))
+    return failure();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t spatial = inputType.getRank() - 2;
+  int64_t groups = node.getInt("group", 1);
+  if (groups < 1 || weightType.getDimSize(0) != inputType.getDimSize(1) ||
+      inputType.getDimSize(1) % groups)
+    return node.emitError()
+           << "the input has " << inputType.getDimSize(1)
+           << " channels, the weight " << weightType.getDimSize(0)
+           << ", with group " << groups;
+  if (node.getInts("output_shape") ||
+      node.getString("auto_pad", "NOTSET") != "NOTSET")
+    return node.emitError() << "output_shape and auto_pad do not lower yet";
+  FailureOr<Window> window = getWindow(node, inputType.getShape().drop_front(2),
+                                       weightType.getShape().drop_front(2));
+  if (failed(window))
+    return failure();
+  SmallVector<int64_t> outputPadding =
+      node.getInts("output_padding").value_or(SmallVector<int64_t>(spatial, 0));
+  if (int64_t(outputPadding.size()) != spatial)
+    return node.emitError()
+           << "output_padding must have " << spatial << " values";
+
+  // Zero-upsample by the strides: x_up[h * s] = x[h].
+  SmallVector<int64_t> upShape(inputType.getShape());
+  SmallVector<OpFoldResult> offsets, sizes = getSizes(b, loc, input), steps;
+  for (int64_t i = 0; i < inputType.getRank(); ++i) {
+    offsets.push_back(b.getIndexAttr(0));
+    int64_t stride = i < 2 ? 1 : window->strides[i - 2];
+    steps.push_back(b.getIndexAttr(stride));
+    if (i >= 2)
+      upShape[i] = (upShape[i] - 1) * stride + 1;
+  }
+  Value upsampled = input;
+  if (llvm::any_of(window->strides, [](int64_t s) { return s != 1; })) {
+    SmallVector<OpFoldResult> upSizes = getSizes(b, loc, input);
+    for (int64_t i = 2; i < inputType.getRank(); ++i)
+      upSizes[i] = b.getIndexAttr(upShape[i]);
+    Value zeros = createFilled(
+        b, loc, upSizes, createScalar(b, loc, inputType.getElementType(), 0));
+    upsampled = tensor::InsertSliceOp::create(b, loc, input, zeros, offsets,
+                                              sizes, steps);
+  }
+  // Pad by extent - 1 - pad on each side (output_padding at the end).
+  SmallVector<int64_t> low, high, outSizes;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t extent = (window->kernel[i] - 1) * window->dilations[i];
+    low.push_back(extent - window->padsBegin[i]);
+    high.push_back(extent - window->padsEnd[i] + outputPadding[i]);
+    outSizes.push_back(upShape[2 + i] + low.back() + high.back() - extent);
+  }
+  Value padded = padSpatial(b, loc, upsampled, low, high, 0.0);
+  SmallVector<int64_t> ones(spatial, 1);
+  Value acc = buildConvolution(b, loc, padded, weight, groups, ones,
+                               window->dilations, outSizes,
+                               /*transposedWeights=*/true);
+  return SmallVector<Value>{
+      addBias(b, loc, acc, node.operand(2), node.resultType(0))};
+}
+
+/// MaxPool and AveragePool: a window reduction over the padded input.
+static LoweringResult lowerPool(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  bool isMax = node.getNode().getOpType() == "MaxPool";
+  Value input = node.operand(0);
+  auto inputType = getRankedType(input);
+  if (!inputType || inputType.getRank() < 3 ||
+      !isa<FloatType>(inputType.getElementType()))
+    return node.emitError() << "expects a float tensor of rank >= 3";
+  if (llvm::any_of(inputType.getShape().drop_front(2), ShapedType::isDynamic))
+    return node.emitError() << "expects static spatial sizes";
+  bool wantIndices = node.getNumResults() > 1 && node.isResultUsed(1);
+  if (wantIndices && node.getInt("storage_order", 0) != 0)
+    return node.emitError() << "column-major Indices do not lower yet";
+  int64_t spatial = inputType.getRank() - 2;
+  std::optional<SmallVector<int64_t>> kernel = node.getInts("kernel_shape");
+  if (!kernel)
+    return node.emitError() << "kernel_shape is required";
+  FailureOr<Window> window =
+      getWindow(node, inputType.getShape().drop_front(2), *kernel);
+  if (failed(window))
+    return failure();
+  bool ceilMode = node.getInt("ceil_mode", 0);
+  bool countPad = node.getInt("count_include_pad", 0);
+  if (!isMax && ceilMode)
+    return node.emitError() << "ceil_mode of AveragePool does not lower yet";
+  SmallVector<int64_t> outSizes, high(window->padsEnd);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = inputType.getDimSize(2 + i);
+    int64_t extent = ((*kernel)[i] - 1) * window->dilations[i] + 1;
+    int64_t span = size + window->padsBegin[i] + window->padsEnd[i] - extent;
+    int64_t out = (ceilMode ? llvm::divideCeil(span, window->strides[i])
+                            : span / window->strides[i]) +
+                  1;
+    outSizes.push_back(out);
+    // ceil_mode windows may run past the end: pad so they fit.
+    int64_t needed = (out - 1) * window->strides[i] + extent;
+    high[i] += std::max<int64_t>(0, needed - (span + extent));
+  }
+  Type f32 = b.getF32Type();
+  double padValue = isMax ? -INFINITY : 0.0;
+  Value padded = padSpatial(b, loc, input, window->padsBegin, high, padValue);
+
+  // Loops: n, c, o..., k...
+  int64_t loops = 2 + 2 * spatial;
+  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, windowExprs,
+                          outExprs = {d(0), d(1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = d(2 + i), k = d(2 + spatial + i);
+    inExprs.push_back(o * window->strides[i] + k * window->dilations[i]);
+    windowExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
+                                 AffineMap::get(loops, 0, windowExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  for (int64_t i = 2 + spatial; i < loops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  SmallVector<OpFoldResult> kernelSizes,
+      sizes = {tensor::getMixedSize(b, loc, input, 0),
+               tensor::getMixedSize(b, loc, input, 1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    kernelSizes.push_back(b.getIndexAttr((*kernel)[i]));
+    sizes.push_back(b.getIndexAttr(outSizes[i]));
+  }
+  Value windowShape = createEmpty(b, loc, kernelSizes, f32);
+  auto reduce = [&](Value source, double init, bool max) {
+    Value acc = createFilled(b, loc, sizes, createScalar(b, loc, f32, init));
+    return linalg::GenericOp::create(
+               b, loc, acc.getType(), ValueRange{source, windowShape}, acc,
+               maps, iterators,
+               [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+                 Value x = convertScalar(nested, nestedLoc, args[0], f32);
+                 Value y =
+                     max ? arith::MaximumFOp::create(nested, nestedLoc, args[2],
+                                                     x)
+                               .getResult()
+                         : arith::AddFOp::create(nested, nestedLoc, args[2], x)
+                               .getResult();
+                 linalg::YieldOp::create(nested, nestedLoc, y);
+               })
+        .getResult(0);
+  };
+  RankedTensorType type = node.resultType(0);
+  auto outType = RankedTensorType::get(
+      cast<RankedTensorType>(createEmpty(b, loc, sizes, f32).getType())
+          .getShape(),
+      type.getElementType());
+  if (isMax && wantIndices) {
+    // The first maximum of each window and its row-major position in the
+    // unpadded input (n, c and the spatial indices flattened).
+    Type i64 = b.getI64Type();
+    Value maxInit =
+        createFilled(b, loc, sizes, createScalar(b, loc, f32, -INFINITY));
+    Value indexInit = createFilled(b, loc, sizes, createScalar(b, loc, i64, 0));
+    maps.push_back(maps.back());
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{maxInit.getType(), indexInit.getType()},
+        ValueRange{padded, windowShape}, ValueRange{maxInit, indexInit}, maps,
+        iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value x = convertScalar(nb, nl, args[0], f32);
+          // Position: ((n * C + c) * H + h) * W + w, h = o*s + k*d - pad.
+          Value position = linalg::IndexOp::create(nb, nl, 0);
+          position = arith::AddIOp::create(
+              nb, nl,
+              arith::MulIOp::create(
+                  nb, nl, position,
+                  tensor::DimOp::create(nb, nl, input, 1).getResult()),
+              linalg::IndexOp::create(nb, nl, 1));
+          for (int64_t i = 0; i < spatial; ++i) {
+            Value o = linalg::IndexOp::create(nb, nl, 2 + i);
+            Value k = linalg::IndexOp::create(nb, nl, 2 + spatial + i);
+            Value h = arith::AddIOp::create(
+                nb, nl,
+                arith::MulIOp::create(
+                    nb, nl, o,
+                    arith::ConstantIndexOp::create(nb, nl, window->strides[i])),
+                arith::MulIOp::create(nb, nl, k,
+                                      arith::ConstantIndexOp::create(
+                                          nb, nl, window->dilations[i])));
+            h = arith::SubIOp::create(
+                nb, nl, h,
+                arith::ConstantIndexOp::create(nb, nl, window->padsBegin[i]));
+            position = arith::AddIOp::create(
+                nb, nl,
+                arith::MulIOp::create(nb, nl, position,
+                                      arith::ConstantIndexOp::create(
+                                          nb, nl, inputType.getDimSize(2 + i))),
+                h);
+          }
+          Value greater = arith::CmpFOp::create(
+              nb, nl, arith::CmpFPredicate::OGT, x, args[2]);
+          Value newMax = arith::SelectOp::create(nb, nl, greater, x, args[2]);
+          Value newIndex = arith::SelectOp::create(
+              nb, nl, greater, convertScalar(nb, nl, position, i64), args[3]);
+          linalg::YieldOp::create(nb, nl, ValueRange{newMax, newIndex});
+        });
+    return SmallVector<Value>{
+        convertTensor(b, loc, generic.getResult(0), type.getElementType()),
+        generic.getResult(1)};
+  }
+  if (isMax)
+    return SmallVector<Value>{convertTensor(
+        b, loc, reduce(padded, -INFINITY, true), type.getElementType())};
+  Value sum = reduce(padded, 0.0, false);
+  int64_t windowSize = 1;
+  for (int64_t k : *kernel)
+    windowSize *= k;
+  bool padded0 = llvm::any_of(window->padsBegin, [](int64_t p) { return p; }) ||
+                 llvm::any_of(window->padsEnd, [](int64_t p) { return p; });
+  if (countPad || !padded0) {
+    return SmallVector<Value>{buildElementwise(
+        b, loc, outType, sum,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          return arith::DivFOp::create(
+                     nested, nestedLoc, args[0],
+                     createScalar(nested, nestedLoc, f32, windowSize))
+              .getResult();
+        })};
+  }
+  // Divide by the number of real (unpadded) elements of each window.
+  Value ones =
+      createFilled(b, loc, getSizes(b, loc, input),
+                   createScalar(b, loc, inputType.getElementType(), 1));
+  Value counts = reduce(padSpatial(b, loc, ones, window->padsBegin, high, 0.0),
+                        0.0, false);
+  return SmallVector<Value>{buildElementwise(
+      b, loc, outType, ValueRange{sum, counts},
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        return arith::DivFOp::create(nested, nestedLoc, args[0], args[1])
+            .getResult();
+      })};
+}
+
+/// GlobalAveragePool and GlobalMaxPool: a reduction over the spatial
+/// dimensions, kept as 1s.
+static LoweringResult lowerGlobalPool(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  bool isMax = node.getNode().getOpType() == "GlobalMaxPool";
+  Value input = node.operand(0);
+  auto type = getRankedType(input);
+  if (!type || type.getRank() < 3 || !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects a float tensor of rank >= 3";
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < type.getRank(); ++i)
+    axes.push_back(i);
+  Type f32 = b.getF32Type();
+  Value reduced = buildReduction(
+      b, loc, input, axes, f32,
+      createScalar(b, loc, f32, isMax ? -INFINITY : 0),
+      [&](OpBuilder &nested, Location nestedLoc, Value x, Value acc) {
+        if (isMax)
+          return arith::MaximumFOp::create(nested, nestedLoc, acc, x)
+              .getResult();
+        return arith::AddFOp::create(nested, nestedLoc, acc, x).getResult();
+      });
+  Value kept = keepDims(b, loc, reduced, input, axes);
+  if (isMax)
+    return SmallVector<Value>{
+        convertTensor(b, loc, kept, type.getElementType())};
+  // Divide by the number of spatial elements.
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  auto keptType = cast<RankedTensorType>(kept.getType());
+  return SmallVector<Value>{buildElementwise(
+      b, loc, keptType.clone(type.getElementType()), kept,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value count = createScalar(nested, nestedLoc, nested.getIndexType(), 1);
+        for (int64_t i = 2; i < type.getRank(); ++i)
+          count = arith::MulIOp::create(
+              nested, nestedLoc, count,
+              getValueOrCreateConstantIndexOp(nested, nestedLoc, sizes[i]));
+        return arith::DivFOp::create(
+                   nested, nestedLoc, args[0],
+                   convertScalar(nested, nestedLoc, count, f32))
+            .getResult();
+      })};
+}
+
+void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
+  table.add("", "Conv", lowerConv);
+  table.add("", "ConvTranspose", lowerConvTranspose);
+  table.add("", "MaxPool", lowerPool);
+  table.add("", "AveragePool", lowerPool);
+  table.add("", "GlobalAveragePool", lowerGlobalPool);
+  table.add("", "GlobalMaxPool", lowerGlobalPool);
+}

@@ -1,0 +1,795 @@
+//===- DataMovement.cpp - Lower constants, shapes, reshapes and indexing --===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Constant, ConstantOfShape, Shape, Size, Identity, Dropout (without
+// dropping), the reshapes (Reshape, Flatten, Squeeze, Unsqueeze), Transpose,
+// Expand, Tile, Concat, Split, Slice, Gather, GatherElements and
+// ScatterElements. Shape operands must be constants (after ONNX shape
+// inference they are, for the graphs we know).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+static LoweringResult lowerConstant(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  RankedTensorType type = node.resultType(0);
+  if (!type)
+    return node.emitError() << "the output has no tensor type";
+  TypedAttr value;
+  if (auto tensor = dyn_cast_or_null<ElementsAttr>(node.getAttr("value")))
+    value = cast<TypedAttr>(tensor);
+  else if (auto f = dyn_cast_or_null<FloatAttr>(node.getAttr("value_float")))
+    value = DenseElementsAttr::get(type, f.getValue());
+  else if (auto i = dyn_cast_or_null<IntegerAttr>(node.getAttr("value_int")))
+    value = DenseElementsAttr::get(type, i.getValue());
+  else if (auto ints = node.getInts("value_ints"))
+    value = DenseElementsAttr::get(type, ArrayRef<int64_t>(*ints));
+  else if (auto floats = dyn_cast_or_null<DenseF32ArrayAttr>(
+               node.getAttr("value_floats")))
+    value = DenseElementsAttr::get(type, floats.asArrayRef());
+  if (!value)
+    return node.emitError() << "only tensor, float and int values lower";
+  if (value.getType() != type)
+    return node.emitError() << "the value's type " << value.getType()
+                            << " differs from the output's " << type;
+  return SmallVector<Value>{
+      createConstant(b, node.getLoc(), cast<ElementsAttr>(value))};
+}
+
+/// A static shape from a constant shape operand, or an error.
+static FailureOr<SmallVector<int64_t>> getShapeOperand(NodeLowering &node,
+                                                       unsigned i) {
+  std::optional<SmallVector<int64_t>> shape = node.getConstantInts(i);
+  if (!shape)
+    return node.emitError() << "the shape operand must be a constant";
+  return *shape;
+}
+
+static LoweringResult lowerConstantOfShape(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  RankedTensorType declared = node.resultType(0);
+  if (!declared)
+    return node.emitError() << "the output has no tensor type";
+  FailureOr<SmallVector<int64_t>> shape =
+      declared.hasStaticShape() ? FailureOr<SmallVector<int64_t>>(
+                                      llvm::to_vector(declared.getShape()))
+                                : getShapeOperand(node, 0);
+  if (failed(shape))
+    return failure();
+  Type elementType = declared.getElementType();
+  Attribute fill = b.getZeroAttr(elementType);
+  if (auto value = dyn_cast_or_null<DenseElementsAttr>(node.getAttr("value")))
+    fill = value.getSplatValue<Attribute>();
+  else if (node.getAttr("value"))
+    return node.emitError() << "value must be a dense one-element tensor";
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : *shape)
+    sizes.push_back(b.getIndexAttr(size));
+  Value scalar =
+      arith::ConstantOp::create(b, node.getLoc(), cast<TypedAttr>(fill));
+  return SmallVector<Value>{createFilled(b, node.getLoc(), sizes, scalar)};
+}
+
+static LoweringResult lowerShape(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  int64_t rank = type.getRank();
+  int64_t start = node.getInt("start", 0), end = node.getInt("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  bool isSize = node.getNode().getOpType() == "Size";
+  Type i64 = b.getI64Type();
+  if (type.hasStaticShape()) {
+    if (isSize)
+      return SmallVector<Value>{arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(RankedTensorType::get({}, i64),
+                                 type.getNumElements()))};
+    SmallVector<int64_t> dims(
+        type.getShape().slice(start, std::max<int64_t>(0, end - start)));
+    return SmallVector<Value>{arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            RankedTensorType::get({int64_t(dims.size())}, i64),
+            ArrayRef<int64_t>(dims)))};
+  }
+  SmallVector<Value> dims;
+  for (int64_t i = isSize ? 0 : start; i < (isSize ? rank : end); ++i)
+    dims.push_back(convertScalar(
+        b, loc, tensor::DimOp::create(b, loc, node.operand(0), i), i64));
+  if (isSize) {
+    Value count = createScalar(b, loc, i64, 1);
+    for (Value dim : dims)
+      count = arith::MulIOp::create(b, loc, count, dim);
+    return SmallVector<Value>{tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, i64), count)};
+  }
+  return SmallVector<Value>{tensor::FromElementsOp::create(b, loc, dims)};
+}
+
+/// Reshapes the input to the declared output type, or to `shape` where the
+/// declared type is not static.
+static LoweringResult reshapeInput(NodeLowering &node,
+                                   ArrayRef<int64_t> shape) {
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  RankedTensorType declared = node.resultType(0);
+  if (!type || !declared)
+    return node.emitError() << "expects ranked tensors";
+  RankedTensorType target =
+      declared.hasStaticShape() ? declared : declared.clone(shape);
+  if (int64_t(shape.size()) != declared.getRank())
+    return node.emitError() << "the new shape has rank " << shape.size()
+                            << ", the output " << declared.getRank();
+  if (!target.hasStaticShape() || !type.hasStaticShape()) {
+    // Only merging or splitting dimensions works on dynamic sizes.
+    if (type.getRank() > target.getRank() &&
+        getReassociationIndicesForCollapse(type.getShape(), target.getShape()))
+      return SmallVector<Value>{
+          reshapeTo(node.getBuilder(), node.getLoc(), input, target)};
+    return node.emitError()
+           << "reshaping " << type << " to " << target << " needs static sizes";
+  }
+  if (type.getNumElements() != target.getNumElements())
+    return node.emitError() << "cannot reshape " << type << " to " << target;
+  return SmallVector<Value>{
+      reshapeTo(node.getBuilder(), node.getLoc(), input, target)};
+}
+
+static LoweringResult lowerReshape(NodeLowering &node) {
+  RankedTensorType type = getRankedType(node.operand(0));
+  RankedTensorType declared = node.resultType(0);
+  if (declared && declared.hasStaticShape())
+    return reshapeInput(node, declared.getShape());
+  FailureOr<SmallVector<int64_t>> shape = getShapeOperand(node, 1);
+  if (!type || failed(shape))
+    return failure();
+  bool allowZero = node.getInt("allowzero", 0);
+  int64_t known = 1, inferred = -1;
+  for (auto [i, size] : llvm::enumerate(*shape)) {
+    if (size == 0 && !allowZero) {
+      if (int64_t(i) >= type.getRank())
+        return node.emitError() << "a 0 in the shape has no input dimension";
+      size = type.getDimSize(i);
+    }
+    if (size == -1)
+      inferred = i;
+    else if (ShapedType::isDynamic(size) || ShapedType::isDynamic(known))
+      known = ShapedType::kDynamic;
+    else
+      known *= size;
+  }
+  if (inferred >= 0) {
+    (*shape)[inferred] =
+        type.hasStaticShape() && known > 0 && !ShapedType::isDynamic(known)
+            ? type.getNumElements() / known
+            : ShapedType::kDynamic;
+  }
+  return reshapeInput(node, *shape);
+}
+
+static LoweringResult lowerFlatten(NodeLowering &node) {
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  std::optional<int64_t> axis =
+      node.getInt("axis", 1) == type.getRank()
+          ? std::optional<int64_t>(type.getRank())
+          : normalizeAxis(node.getInt("axis", 1), type.getRank());
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  int64_t outer = 1, inner = 1;
+  for (auto [i, size] : llvm::enumerate(type.getShape())) {
+    int64_t &part = int64_t(i) < *axis ? outer : inner;
+    part = ShapedType::isDynamic(size) || ShapedType::isDynamic(part)
+               ? ShapedType::kDynamic
+               : part * size;
+  }
+  return reshapeInput(node, {outer, inner});
+}
+
+/// Squeeze and Unsqueeze: the axes from the attribute or operand 1.
+static LoweringResult lowerSqueeze(NodeLowering &node) {
+  bool unsqueeze = node.getNode().getOpType() == "Unsqueeze";
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  bool notConstant = false;
+  std::optional<SmallVector<int64_t>> axes =
+      node.getIntsFromAttrOrOperand("axes", 1, notConstant);
+  if (notConstant)
+    return node.emitError() << "axes must be a constant";
+  SmallVector<int64_t> shape;
+  if (unsqueeze) {
+    if (!axes)
+      return node.emitError() << "axes are required";
+    int64_t rank = type.getRank() + axes->size();
+    SmallVector<bool> inserted(rank, false);
+    for (int64_t axis : *axes) {
+      std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+      if (!normalized)
+        return node.emitError() << "axis " << axis << " is out of range";
+      inserted[*normalized] = true;
+    }
+    unsigned next = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      shape.push_back(inserted[i] ? 1 : type.getDimSize(next++));
+  } else {
+    SmallVector<bool> removed(type.getRank(), false);
+    if (axes) {
+      for (int64_t axis : *axes) {
+        std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank());
+        if (!normalized)
+          return node.emitError() << "axis " << axis << " is out of range";
+        removed[*normalized] = true;
+      }
+    } else {
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        removed[i] = type.getDimSize(i) == 1;
+    }
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (!removed[i])
+        shape.push_back(type.getDimSize(i));
+  }
+  return reshapeInput(node, shape);
+}
+
+static LoweringResult lowerTranspose(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> attr = node.getInts("perm"))
+    perm = *attr;
+  else
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (int64_t(perm.size()) != rank ||
+      sorted != llvm::to_vector(llvm::seq<int64_t>(0, rank)))
+    return node.emitError()
+           << "perm is not a permutation of " << rank << " dimensions";
+  SmallVector<OpFoldResult> sizes, inputSizes = getSizes(b, loc, input);
+  for (int64_t p : perm)
+    sizes.push_back(inputSizes[p]);
+  Value init = createEmpty(b, loc, sizes, type.getElementType());
+  return SmallVector<Value>{
+      linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0]};
+}
+
+static LoweringResult lowerExpand(NodeLowering &node) {
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  RankedTensorType declared = node.resultType(0);
+  if (!type || !declared)
+    return node.emitError() << "expects ranked tensors";
+  // ONNX shape inference's static output type says it all; otherwise the
+  // broadcast of the input shape and the requested one.
+  RankedTensorType requested = declared;
+  if (!declared.hasStaticShape()) {
+    FailureOr<SmallVector<int64_t>> shape = getShapeOperand(node, 1);
+    if (failed(shape))
+      return failure();
+    requested = RankedTensorType::get(*shape, type.getElementType());
+  }
+  RankedTensorType result = getBroadcastType({type, requested}, declared);
+  if (!result)
+    return node.emitError() << "cannot expand " << type << " to " << requested;
+  return SmallVector<Value>{buildElementwise(
+      node.getBuilder(), node.getLoc(), result, input,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; })};
+}
+
+static LoweringResult lowerTile(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  RankedTensorType declared = node.resultType(0);
+  if (!type || !declared)
+    return node.emitError() << "expects ranked tensors";
+  FailureOr<SmallVector<int64_t>> repeats = failure();
+  if (declared.hasStaticShape() && type.hasStaticShape() &&
+      declared.getRank() == type.getRank()) {
+    repeats.emplace();
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      repeats->push_back(declared.getDimSize(i) /
+                         std::max<int64_t>(1, type.getDimSize(i)));
+  } else {
+    repeats = getShapeOperand(node, 1);
+  }
+  if (failed(repeats))
+    return failure();
+  if (!type.hasStaticShape() || int64_t(repeats->size()) != type.getRank())
+    return node.emitError() << "expects a static input and one repeat per "
+                               "dimension";
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    shape.push_back(type.getDimSize(i) * (*repeats)[i]);
+    exprs.push_back(b.getAffineDimExpr(i) % type.getDimSize(i));
+  }
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  Value init = tensor::EmptyOp::create(b, loc, resultType, ValueRange());
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(type.getRank(), 0, exprs, b.getContext()),
+      b.getMultiDimIdentityMap(type.getRank())};
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return SmallVector<Value>{
+      linalg::GenericOp::create(
+          b, loc, resultType, input, init, maps, iterators,
+          [](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(nb, nl, args[0]);
+          })
+          .getResult(0)};
+}
+
+static LoweringResult lowerConcat(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < node.getNumOperands(); ++i)
+    if (Value input = node.operand(i))
+      inputs.push_back(input);
+  RankedTensorType first = inputs.empty() ? nullptr : getRankedType(inputs[0]);
+  if (!first)
+    return node.emitError() << "expects ranked tensors";
+  int64_t rank = first.getRank();
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  // Offsets along the axis, folded to constants where the sizes are static.
+  auto add = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
+    std::optional<int64_t> cx = getConstantIntValue(x);
+    std::optional<int64_t> cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx + *cy);
+    return arith::AddIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, x),
+                                 getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
+  };
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, inputs[0]);
+  OpFoldResult total = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> offsets;
+  for (Value input : inputs) {
+    offsets.push_back(total);
+    total = add(total, tensor::getMixedSize(b, loc, input, *axis));
+  }
+  sizes[*axis] = total;
+  Value result = createEmpty(b, loc, sizes, first.getElementType());
+  for (auto [input, offset] : llvm::zip(inputs, offsets)) {
+    SmallVector<OpFoldResult> at(rank, b.getIndexAttr(0));
+    at[*axis] = offset;
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    result = tensor::InsertSliceOp::create(b, loc, input, result, at,
+                                           getSizes(b, loc, input), strides);
+  }
+  return SmallVector<Value>{result};
+}
+
+static LoweringResult lowerSplit(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", 0), type.getRank());
+  if (!axis || type.isDynamicDim(*axis))
+    return node.emitError() << "axis must be in range and of static size";
+  bool notConstant = false;
+  std::optional<SmallVector<int64_t>> splits =
+      node.getIntsFromAttrOrOperand("split", 1, notConstant);
+  if (notConstant)
+    return node.emitError() << "split must be a constant";
+  int64_t size = type.getDimSize(*axis);
+  unsigned outputs = node.getNumResults();
+  if (!splits) {
+    int64_t part = llvm::divideCeil(size, outputs);
+    splits.emplace();
+    for (unsigned i = 0; i < outputs; ++i)
+      splits->push_back(std::min(part, size - part * i));
+  }
+  if (splits->size() != outputs)
+    return node.emitError() << "split has " << splits->size() << " sizes for "
+                            << outputs << " outputs";
+  SmallVector<Value> results;
+  int64_t offset = 0;
+  for (int64_t part : *splits) {
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    offsets[*axis] = b.getIndexAttr(offset);
+    sizes[*axis] = b.getIndexAttr(part);
+    results.push_back(
+        tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides));
+    offset += part;
+  }
+  if (offset != size)
+    return node.emitError()
+           << "split sizes add up to " << offset << ", the axis has " << size;
+  return results;
+}
+
+static LoweringResult lowerSlice(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  int64_t rank = type.getRank();
+  bool notConstant = false, anyNotConstant = false;
+  auto read = [&](StringRef name, unsigned i) {
+    auto values = node.getIntsFromAttrOrOperand(name, i, notConstant);
+    anyNotConstant |= notConstant;
+    return values;
+  };
+  std::optional<SmallVector<int64_t>> starts = read("starts", 1);
+  std::optional<SmallVector<int64_t>> ends = read("ends", 2);
+  std::optional<SmallVector<int64_t>> axes = read("axes", 3);
+  std::optional<SmallVector<int64_t>> steps = read("steps", 4);
+  if (anyNotConstant || !starts || !ends)
+    return node.emitError() << "starts, ends, axes and steps must be constants";
+  if (!axes)
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  if (!steps)
+    steps = SmallVector<int64_t>(starts->size(), 1);
+  if (ends->size() != starts->size() || axes->size() != starts->size() ||
+      steps->size() != starts->size())
+    return node.emitError() << "starts, ends, axes and steps differ in length";
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  for (size_t i = 0; i < starts->size(); ++i) {
+    std::optional<int64_t> axis = normalizeAxis((*axes)[i], rank);
+    if (!axis)
+      return node.emitError() << "axis " << (*axes)[i] << " is out of range";
+    int64_t dim = type.getDimSize(*axis);
+    int64_t step = (*steps)[i];
+    if (ShapedType::isDynamic(dim))
+      return node.emitError() << "sliced dimensions must be static";
+    if (step <= 0)
+      return node.emitError() << "steps below 1 do not lower yet";
+    int64_t start = (*starts)[i], end = (*ends)[i];
+    start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+    end = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
+    int64_t count = std::max<int64_t>(0, llvm::divideCeil(end - start, step));
+    offsets[*axis] = b.getIndexAttr(start);
+    sizes[*axis] = b.getIndexAttr(count);
+    strides[*axis] = b.getIndexAttr(step);
+  }
+  return SmallVector<Value>{
+      tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides)};
+}
+
+/// An index value read from an indices tensor, wrapped when negative.
+static Value normalizeIndex(OpBuilder &b, Location loc, Value index,
+                            Value size) {
+  index = convertScalar(b, loc, index, b.getIndexType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(b, loc, index, size);
+  return arith::SelectOp::create(b, loc, negative, wrapped, index);
+}
+
+/// A generic over a tensor of `sizes` that reads `indices` through
+/// `indicesMap` and yields `body(index)` (element type `elementType`).
+static Value
+buildIndexedGeneric(OpBuilder &b, Location loc, Value indices,
+                    AffineMap indicesMap, ArrayRef<OpFoldResult> sizes,
+                    Type elementType,
+                    function_ref<Value(OpBuilder &, Location, Value)> body) {
+  Value init = createEmpty(b, loc, sizes, elementType);
+  int64_t rank = sizes.size();
+  SmallVector<AffineMap> maps = {indicesMap, b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), indices, init, maps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args[0]));
+             })
+      .getResult(0);
+}
+
+static LoweringResult lowerGather(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0), indices = node.operand(1);
+  RankedTensorType dataType = getRankedType(data);
+  RankedTensorType indicesType = getRankedType(indices);
+  if (!dataType || !indicesType)
+    return node.emitError() << "expects ranked tensors";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", 0), dataType.getRank());
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  int64_t indicesRank = indicesType.getRank();
+  int64_t rank = dataType.getRank() - 1 + indicesRank;
+  SmallVector<OpFoldResult> sizes, dataSizes = getSizes(b, loc, data);
+  for (int64_t i = 0; i < *axis; ++i)
+    sizes.push_back(dataSizes[i]);
+  for (OpFoldResult size : getSizes(b, loc, indices))
+    sizes.push_back(size);
+  for (int64_t i = *axis + 1; i < dataType.getRank(); ++i)
+    sizes.push_back(dataSizes[i]);
+  Value axisSize = getValueOrCreateConstantIndexOp(b, loc, dataSizes[*axis]);
+  SmallVector<AffineExpr> indexExprs;
+  for (int64_t i = 0; i < indicesRank; ++i)
+    indexExprs.push_back(b.getAffineDimExpr(*axis + i));
+  return SmallVector<Value>{buildIndexedGeneric(
+      b, loc, indices, AffineMap::get(rank, 0, indexExprs, b.getContext()),
+      sizes, dataType.getElementType(),
+      [&](OpBuilder &nb, Location nl, Value index) -> Value {
+        SmallVector<Value> at;
+        for (int64_t i = 0; i < *axis; ++i)
+          at.push_back(linalg::IndexOp::create(nb, nl, i));
+        at.push_back(normalizeIndex(nb, nl, index, axisSize));
+        for (int64_t i = *axis + 1; i < dataType.getRank(); ++i)
+          at.push_back(linalg::IndexOp::create(nb, nl, i - 1 + indicesRank));
+        return tensor::ExtractOp::create(nb, nl, data, at);
+      })};
+}
+
+static LoweringResult lowerGatherElements(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0), indices = node.operand(1);
+  RankedTensorType dataType = getRankedType(data);
+  RankedTensorType indicesType = getRankedType(indices);
+  if (!dataType || !indicesType || dataType.getRank() != indicesType.getRank())
+    return node.emitError() << "expects ranked tensors of equal rank";
+  int64_t rank = dataType.getRank();
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  Value axisSize = tensor::DimOp::create(b, loc, data, *axis);
+  return SmallVector<Value>{buildIndexedGeneric(
+      b, loc, indices, b.getMultiDimIdentityMap(rank),
+      getSizes(b, loc, indices), dataType.getElementType(),
+      [&](OpBuilder &nb, Location nl, Value index) -> Value {
+        SmallVector<Value> at;
+        for (int64_t i = 0; i < rank; ++i)
+          at.push_back(i == *axis
+                           ? normalizeIndex(nb, nl, index, axisSize)
+                           : linalg::IndexOp::create(nb, nl, i).getResult());
+        return tensor::ExtractOp::create(nb, nl, data, at);
+      })};
+}
+
+/// ScatterElements where indices and updates cover the data tensor in every
+/// dimension but `axis`: out[.., k, ..] is the last update whose index along
+/// `axis` is k (or all of them combined by `reduction`), else data.
+static LoweringResult lowerScatterElements(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0), indices = node.operand(1),
+        updates = node.operand(2);
+  RankedTensorType dataType = getRankedType(data);
+  RankedTensorType indicesType = getRankedType(indices);
+  RankedTensorType updatesType = getRankedType(updates);
+  if (!dataType || !indicesType || !updatesType ||
+      dataType.getRank() != indicesType.getRank())
+    return node.emitError() << "expects ranked tensors of equal rank";
+  int64_t rank = dataType.getRank();
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == *axis)
+      continue;
+    int64_t dataSize = dataType.getDimSize(i);
+    int64_t indexSize = indicesType.getDimSize(i);
+    if (ShapedType::isDynamic(dataSize) || ShapedType::isDynamic(indexSize) ||
+        dataSize != indexSize)
+      return node.emitError()
+             << "indices must match the data outside the axis (static sizes)";
+  }
+  StringRef reduction = node.getString("reduction", "none");
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+    return node.emitError() << "unknown reduction '" << reduction << "'";
+  updates = castToType(b, loc, updates,
+                       indicesType.clone(updatesType.getElementType()));
+  // Loops: the data's dimensions, then j along the indices' axis.
+  int64_t loops = rank + 1;
+  SmallVector<AffineExpr> indexExprs, outExprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    indexExprs.push_back(b.getAffineDimExpr(i == *axis ? rank : i));
+    outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, indexExprs, ctx),
+                                 AffineMap::get(loops, 0, indexExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  iterators[rank] = utils::IteratorType::reduction;
+  Value axisSize = tensor::DimOp::create(b, loc, data, *axis);
+  Type elementType = dataType.getElementType();
+  return SmallVector<Value>{
+      linalg::GenericOp::create(
+          b, loc, dataType, ValueRange{indices, updates}, data, maps, iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value index = normalizeIndex(nb, nl, args[0], axisSize);
+            Value position = linalg::IndexOp::create(nb, nl, *axis);
+            Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                              index, position);
+            Value update = convertScalar(nb, nl, args[1], elementType);
+            Value acc = args[2];
+            bool isFloat = isa<FloatType>(elementType);
+            Value combined = update;
+            if (reduction == "add")
+              combined =
+                  isFloat
+                      ? arith::AddFOp::create(nb, nl, acc, update).getResult()
+                      : arith::AddIOp::create(nb, nl, acc, update).getResult();
+            else if (reduction == "mul")
+              combined =
+                  isFloat
+                      ? arith::MulFOp::create(nb, nl, acc, update).getResult()
+                      : arith::MulIOp::create(nb, nl, acc, update).getResult();
+            else if (reduction == "max")
+              combined =
+                  isFloat
+                      ? arith::MaximumFOp::create(nb, nl, acc, update)
+                            .getResult()
+                      : arith::MaxSIOp::create(nb, nl, acc, update).getResult();
+            else if (reduction == "min")
+              combined =
+                  isFloat
+                      ? arith::MinimumFOp::create(nb, nl, acc, update)
+                            .getResult()
+                      : arith::MinSIOp::create(nb, nl, acc, update).getResult();
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::SelectOp::create(nb, nl, hit, combined, acc)
+                    .getResult());
+          })
+          .getResult(0)};
+}
+
+/// OneHot(indices, depth, [off, on]): out[..., k, ...] is `on` where the
+/// (wrapped) index is k along `axis`.
+static LoweringResult lowerOneHot(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value indices = node.operand(0), values = node.operand(2);
+  RankedTensorType indicesType = getRankedType(indices);
+  RankedTensorType type = node.resultType(0);
+  if (!indicesType || !type || !getRankedType(values) ||
+      type.getRank() != indicesType.getRank() + 1)
+    return node.emitError() << "expects ranked indices, depth and values";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", -1), type.getRank());
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  if (type.isDynamicDim(*axis)) {
+    // The depth operand: a one-element constant of any numeric type.
+    std::optional<int64_t> depth;
+    if (std::optional<SmallVector<int64_t>> ints = node.getConstantInts(1))
+      if (ints->size() == 1)
+        depth = (*ints)[0];
+    auto constant = node.operand(1)
+                        ? node.operand(1).getDefiningOp<arith::ConstantOp>()
+                        : arith::ConstantOp();
+    auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                          : DenseFPElementsAttr();
+    if (!depth && dense && dense.getNumElements() == 1)
+      depth = int64_t((*dense.getValues<APFloat>().begin()).convertToDouble());
+    if (!depth || *depth < 1)
+      return node.emitError() << "depth must be a positive one-element "
+                                 "constant";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[*axis] = *depth;
+    type = type.clone(shape);
+  }
+  int64_t rank = type.getRank();
+  SmallVector<AffineExpr> indexExprs;
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<OpFoldResult> indexSizes = getSizes(b, loc, indices);
+  for (int64_t i = 0, next = 0; i < rank; ++i) {
+    if (i == *axis) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+      continue;
+    }
+    indexExprs.push_back(b.getAffineDimExpr(i));
+    sizes.push_back(indexSizes[next++]);
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Type elementType = type.getElementType();
+  Value off = convertScalar(
+      b, loc, tensor::ExtractOp::create(b, loc, values, zero), elementType);
+  Value on = convertScalar(
+      b, loc, tensor::ExtractOp::create(b, loc, values, one), elementType);
+  Value depth = arith::ConstantIndexOp::create(b, loc, type.getDimSize(*axis));
+  return SmallVector<Value>{buildIndexedGeneric(
+      b, loc, indices, AffineMap::get(rank, 0, indexExprs, b.getContext()),
+      sizes, elementType,
+      [&](OpBuilder &nb, Location nl, Value index) -> Value {
+        Value hit =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                  normalizeIndex(nb, nl, index, depth),
+                                  linalg::IndexOp::create(nb, nl, *axis));
+        return arith::SelectOp::create(nb, nl, hit, on, off);
+      })};
+}
+
+/// Dropout that drops nothing: inference (training_mode false or absent)
+/// or ratio 0. The mask is all true.
+static LoweringResult lowerDropout(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  std::optional<SmallVector<int64_t>> training = node.getConstantInts(2);
+  bool trainingMode = node.operand(2) &&
+                      (!training || training->empty() || (*training)[0] != 0);
+  double ratio = node.getFloat("ratio", 0.5);
+  if (Value ratioValue = node.operand(1)) {
+    auto constant = ratioValue.getDefiningOp<arith::ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    if (!dense || !dense.isSplat())
+      ratio = trainingMode ? 1.0 : 0.0;
+    else
+      ratio = dense.getSplatValue<APFloat>().convertToDouble();
+  }
+  if (trainingMode && ratio != 0)
+    return node.emitError()
+           << "random dropout (training_mode with a ratio other than 0) does "
+              "not lower yet";
+  SmallVector<Value> results = {input};
+  if (node.getNumResults() > 1 && node.isResultUsed(1))
+    results.push_back(
+        createFilled(b, loc, getSizes(b, loc, input),
+                     arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
+  results.resize(node.getNumResults());
+  return results;
+}
+
+void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
+  table.add("", "Constant", lowerConstant);
+  table.add("", "ConstantOfShape", lowerConstantOfShape);
+  table.add("", "Shape", lowerShape);
+  table.add("", "Size", lowerShape);
+  table.add("", "Identity", [](NodeLowering &node) -> LoweringResult {
+    return SmallVector<Value>{node.operand(0)};
+  });
+  table.add("", "Dropout", lowerDropout);
+  table.add("", "Reshape", lowerReshape);
+  table.add("", "Flatten", lowerFlatten);
+  table.add("", "Squeeze", lowerSqueeze);
+  table.add("", "Unsqueeze", lowerSqueeze);
+  table.add("", "Transpose", lowerTranspose);
+  table.add("", "Expand", lowerExpand);
+  table.add("", "Tile", lowerTile);
+  table.add("", "Concat", lowerConcat);
+  table.add("", "Split", lowerSplit);
+  table.add("", "Slice", lowerSlice);
+  table.add("", "Gather", lowerGather);
+  table.add("", "GatherElements", lowerGatherElements);
+  table.add("", "ScatterElements", lowerScatterElements);
+  table.add("", "OneHot", lowerOneHot);
+}

@@ -1,0 +1,495 @@
+//===- Elementwise.cpp - Lower elementwise graph nodes --------------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Arithmetic, math functions, activations, comparisons, logic, Where, Clip,
+// Cast and the elementwise gradient ops of ONNX Runtime: each becomes one
+// broadcasting linalg.generic (buildElementwise) around a scalar body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+/// The scalar body of an elementwise op: widened operands in, one value out.
+using ScalarBody = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+static bool isFloat(Value value) { return isa<FloatType>(value.getType()); }
+
+static Value constantLike(OpBuilder &b, Location loc, Value like,
+                          double value) {
+  return createScalar(b, loc, like.getType(), value);
+}
+
+/// Lowers `node` to one elementwise generic over `operands`.
+static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
+                                       ScalarBody body) {
+  RankedTensorType declared = node.resultType(0);
+  if (!declared)
+    return node.emitError() << "the output has no tensor type";
+  for (Value operand : operands) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      return node.emitError() << "operands must be ranked tensors";
+    if (type.getElementType().isUnsignedInteger())
+      return node.emitError() << "unsigned integer tensors do not lower yet ("
+                              << type.getElementType() << ")";
+  }
+  RankedTensorType type = getBroadcastType(operands, declared);
+  if (!type)
+    return node.emitError()
+           << "operand shapes do not broadcast to " << declared;
+  return SmallVector<Value>{
+      buildElementwise(node.getBuilder(), node.getLoc(), type, operands, body)};
+}
+
+/// The node's present operands, in order.
+static SmallVector<Value> getOperands(NodeLowering &node) {
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < node.getNumOperands(); ++i)
+    if (Value operand = node.operand(i))
+      operands.push_back(operand);
+  return operands;
+}
+
+static LoweringResult lowerAll(NodeLowering &node, ScalarBody body) {
+  return lowerElementwise(node, getOperands(node), body);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar arithmetic on float or integer values
+//===----------------------------------------------------------------------===//
+
+/// The float op on floats, the integer op otherwise.
+template <typename FloatOp, typename IntOp>
+static Value floatOrInt(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x))
+    return FloatOp::create(b, loc, x, y);
+  return IntOp::create(b, loc, x, y);
+}
+
+static Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, x, y);
+}
+static Value sub(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::SubFOp, arith::SubIOp>(b, loc, x, y);
+}
+static Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, x, y);
+}
+static Value div(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, x, y);
+}
+static Value max(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
+}
+static Value min(OpBuilder &b, Location loc, Value x, Value y) {
+  return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x, y);
+}
+
+static Value compare(OpBuilder &b, Location loc, Value x, Value y,
+                     arith::CmpFPredicate floatPredicate,
+                     arith::CmpIPredicate intPredicate) {
+  if (isFloat(x))
+    return arith::CmpFOp::create(b, loc, floatPredicate, x, y);
+  return arith::CmpIOp::create(b, loc, intPredicate, x, y);
+}
+
+static Value exp(OpBuilder &b, Location loc, Value x) {
+  return math::ExpOp::create(b, loc, x);
+}
+
+/// 1 / (1 + exp(-x)).
+static Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value one = constantLike(b, loc, x, 1.0);
+  Value negated = arith::NegFOp::create(b, loc, x);
+  return arith::DivFOp::create(
+      b, loc, one, arith::AddFOp::create(b, loc, one, exp(b, loc, negated)));
+}
+
+/// Exact GELU: x * (1 + erf(x / sqrt 2)) / 2.
+static Value gelu(OpBuilder &b, Location loc, Value x) {
+  Value scaled =
+      arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, M_SQRT1_2));
+  Value erf = math::ErfOp::create(b, loc, scaled);
+  Value onePlus =
+      arith::AddFOp::create(b, loc, erf, constantLike(b, loc, x, 1.0));
+  Value half = arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, 0.5));
+  return arith::MulFOp::create(b, loc, half, onePlus);
+}
+
+/// d gelu(x) / dx = (1 + erf(x / sqrt 2)) / 2 + x * exp(-x^2 / 2) / sqrt(2 pi).
+static Value geluDerivative(OpBuilder &b, Location loc, Value x) {
+  Value erf = math::ErfOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, M_SQRT1_2)));
+  Value cdf = arith::MulFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, erf, constantLike(b, loc, x, 1.0)),
+      constantLike(b, loc, x, 0.5));
+  Value square = arith::MulFOp::create(b, loc, x, x);
+  Value density = arith::MulFOp::create(
+      b, loc,
+      exp(b, loc,
+          arith::MulFOp::create(b, loc, square, constantLike(b, loc, x, -0.5))),
+      constantLike(b, loc, x, 0.5 * M_2_SQRTPI * M_SQRT1_2));
+  return arith::AddFOp::create(b, loc, cdf,
+                               arith::MulFOp::create(b, loc, x, density));
+}
+
+/// The tanh approximation's inner value sqrt(2/pi) * (x + 0.044715 x^3).
+static Value fastGeluInner(OpBuilder &b, Location loc, Value x) {
+  Value cube =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
+  Value sum = arith::AddFOp::create(
+      b, loc, x,
+      arith::MulFOp::create(b, loc, cube, constantLike(b, loc, x, 0.044715)));
+  return arith::MulFOp::create(b, loc, sum,
+                               constantLike(b, loc, x, M_2_SQRTPI * M_SQRT1_2));
+}
+
+/// Tanh-approximated GELU: x * (1 + tanh(inner(x))) / 2.
+static Value fastGelu(OpBuilder &b, Location loc, Value x) {
+  Value tanh = math::TanhOp::create(b, loc, fastGeluInner(b, loc, x));
+  Value onePlus =
+      arith::AddFOp::create(b, loc, tanh, constantLike(b, loc, x, 1.0));
+  return arith::MulFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, x, constantLike(b, loc, x, 0.5)),
+      onePlus);
+}
+
+/// d fastGelu(x) / dx.
+static Value fastGeluDerivative(OpBuilder &b, Location loc, Value x) {
+  Value tanh = math::TanhOp::create(b, loc, fastGeluInner(b, loc, x));
+  Value one = constantLike(b, loc, x, 1.0);
+  Value half = constantLike(b, loc, x, 0.5);
+  // (1 + t) / 2 + x / 2 * (1 - t^2) * sqrt(2/pi) * (1 + 3 * 0.044715 x^2)
+  Value first = arith::MulFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, one, tanh), half);
+  Value sech2 = arith::SubFOp::create(
+      b, loc, one, arith::MulFOp::create(b, loc, tanh, tanh));
+  Value square = arith::MulFOp::create(b, loc, x, x);
+  Value inner = arith::MulFOp::create(
+      b, loc,
+      arith::AddFOp::create(
+          b, loc, one,
+          arith::MulFOp::create(b, loc, square,
+                                constantLike(b, loc, x, 3 * 0.044715))),
+      constantLike(b, loc, x, M_2_SQRTPI * M_SQRT1_2));
+  Value second =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, half),
+                            arith::MulFOp::create(b, loc, sech2, inner));
+  return arith::AddFOp::create(b, loc, first, second);
+}
+
+//===----------------------------------------------------------------------===//
+// Lowerings
+//===----------------------------------------------------------------------===//
+
+/// Registers a lowering whose body needs no attributes.
+#define SIMPLE(DOMAIN, NAME, BODY)                                             \
+  table.add(DOMAIN, NAME, [](NodeLowering &node) {                             \
+    return lowerAll(                                                           \
+        node, [](OpBuilder &b, Location loc, ValueRange a) { return BODY; });  \
+  })
+
+static LoweringResult lowerVariadic(NodeLowering &node,
+                                    Value (*combine)(OpBuilder &, Location,
+                                                     Value, Value),
+                                    bool mean) {
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value result = a[0];
+    for (Value x : a.drop_front())
+      result = combine(b, loc, result, x);
+    if (mean)
+      result = div(b, loc, result, constantLike(b, loc, result, a.size()));
+    return result;
+  });
+}
+
+static LoweringResult lowerCast(NodeLowering &node) {
+  RankedTensorType type = node.resultType(0);
+  auto toFloat =
+      dyn_cast_or_null<FloatType>(type ? type.getElementType() : Type());
+  if (toFloat && toFloat.getWidth() == 8 && node.getInt("saturate", 1) == 0) {
+    // Without saturation, out-of-range values become NaN or inf.
+    return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+      return arith::TruncFOp::create(b, loc, toFloat, a[0]).getResult();
+    });
+  }
+  // buildElementwise converts the body's value to the result type.
+  return lowerAll(node,
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+static LoweringResult lowerClip(NodeLowering &node) {
+  Value input = node.operand(0);
+  SmallVector<Value> operands = {input};
+  Value low = node.operand(1), high = node.operand(2);
+  if (low)
+    operands.push_back(low);
+  if (high)
+    operands.push_back(high);
+  bool hasAttrs = node.getAttr("min") || node.getAttr("max");
+  double lowAttr = node.getFloat("min", -INFINITY);
+  double highAttr = node.getFloat("max", INFINITY);
+  return lowerElementwise(
+      node, operands, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value x = a[0];
+        unsigned next = 1;
+        if (low)
+          x = max(b, loc, x, a[next++]);
+        if (high)
+          x = min(b, loc, x, a[next++]);
+        if (hasAttrs && isFloat(x)) {
+          x = max(b, loc, x, constantLike(b, loc, x, lowAttr));
+          x = min(b, loc, x, constantLike(b, loc, x, highAttr));
+        }
+        return x;
+      });
+}
+
+static LoweringResult lowerIsInf(NodeLowering &node) {
+  bool positive = node.getInt("detect_positive", 1);
+  bool negative = node.getInt("detect_negative", 1);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value isPositive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a[0],
+                              constantLike(b, loc, a[0], INFINITY));
+    Value isNegative =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a[0],
+                              constantLike(b, loc, a[0], -INFINITY));
+    Value none = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+    return arith::OrIOp::create(b, loc, positive ? isPositive : none,
+                                negative ? isNegative : none)
+        .getResult();
+  });
+}
+
+static LoweringResult lowerScale(NodeLowering &node) {
+  double scale = node.getFloat("scale", 1.0);
+  bool scaleDown = node.getInt("scale_down", 0);
+  Value input = node.operand(0), factor = node.operand(1);
+  SmallVector<Value> operands = {input};
+  if (factor)
+    operands.push_back(factor);
+  return lowerElementwise(
+      node, operands, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value by = a.size() > 1 ? convertScalar(b, loc, a[1], a[0].getType())
+                                : constantLike(b, loc, a[0], scale);
+        return scaleDown ? div(b, loc, a[0], by) : mul(b, loc, a[0], by);
+      });
+}
+
+/// ONNX Gelu (opset 20, `approximate`) and com.microsoft Gelu/FastGelu/
+/// BiasGelu (an optional bias added first).
+static LoweringResult lowerGelu(NodeLowering &node) {
+  bool tanh = node.getString("approximate", "none") == "tanh" ||
+              node.getNode().getOpType() == "FastGelu";
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a.size() > 1 ? add(b, loc, a[0], a[1]) : a[0];
+    return tanh ? fastGelu(b, loc, x) : gelu(b, loc, x);
+  });
+}
+
+/// GeluGrad(dY, X), BiasGeluGrad_dX(dY, X, B), BiasFastGeluGrad_dX(dY, X, B).
+static LoweringResult lowerGeluGrad(NodeLowering &node) {
+  bool tanh = node.getNode().getOpType() == "BiasFastGeluGrad_dX";
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a.size() > 2 ? add(b, loc, a[1], a[2]) : a[1];
+    Value slope =
+        tanh ? fastGeluDerivative(b, loc, x) : geluDerivative(b, loc, x);
+    return mul(b, loc, a[0], slope);
+  });
+}
+
+static LoweringResult lowerLeakyRelu(NodeLowering &node) {
+  double alpha = node.getFloat("alpha", 0.01);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0];
+    Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                           constantLike(b, loc, x, 0));
+    Value scaled = mul(b, loc, x, constantLike(b, loc, x, alpha));
+    return arith::SelectOp::create(b, loc, negative, scaled, x).getResult();
+  });
+}
+
+static LoweringResult lowerElu(NodeLowering &node) {
+  bool selu = node.getNode().getOpType() == "Selu";
+  double alpha = node.getFloat("alpha", selu ? 1.67326319217681884765625 : 1);
+  double gamma = selu ? node.getFloat("gamma", 1.05070102214813232421875) : 1;
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0];
+    Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                           constantLike(b, loc, x, 0));
+    Value expm1 = mul(b, loc, math::ExpM1Op::create(b, loc, x),
+                      constantLike(b, loc, x, alpha));
+    Value y = arith::SelectOp::create(b, loc, negative, expm1, x);
+    return mul(b, loc, y, constantLike(b, loc, x, gamma));
+  });
+}
+
+static LoweringResult lowerHardSigmoid(NodeLowering &node) {
+  bool swish = node.getNode().getOpType() == "HardSwish";
+  double alpha = swish ? 1.0 / 6 : node.getFloat("alpha", 0.2);
+  double beta = swish ? 0.5 : node.getFloat("beta", 0.5);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0];
+    Value y = add(b, loc, mul(b, loc, x, constantLike(b, loc, x, alpha)),
+                  constantLike(b, loc, x, beta));
+    y = min(b, loc, max(b, loc, y, constantLike(b, loc, x, 0)),
+            constantLike(b, loc, x, 1));
+    return swish ? mul(b, loc, x, y) : y;
+  });
+}
+
+void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
+  SIMPLE("", "Add", add(b, loc, a[0], a[1]));
+  SIMPLE("", "Sub", sub(b, loc, a[0], a[1]));
+  SIMPLE("", "Mul", mul(b, loc, a[0], a[1]));
+  SIMPLE("", "Div", div(b, loc, a[0], a[1]));
+  SIMPLE("", "Pow",
+         isFloat(a[0])
+             ? math::PowFOp::create(b, loc, a[0],
+                                    convertScalar(b, loc, a[1], a[0].getType()))
+                   .getResult()
+             : math::IPowIOp::create(
+                   b, loc, a[0], convertScalar(b, loc, a[1], a[0].getType()))
+                   .getResult());
+  table.add("", "Sum", [](NodeLowering &node) {
+    return lowerVariadic(node, add, /*mean=*/false);
+  });
+  table.add("", "Mean", [](NodeLowering &node) {
+    return lowerVariadic(node, add, /*mean=*/true);
+  });
+  table.add("", "Max", [](NodeLowering &node) {
+    return lowerVariadic(node, max, /*mean=*/false);
+  });
+  table.add("", "Min", [](NodeLowering &node) {
+    return lowerVariadic(node, min, /*mean=*/false);
+  });
+  SIMPLE("", "Neg",
+         isFloat(a[0]) ? arith::NegFOp::create(b, loc, a[0]).getResult()
+                       : sub(b, loc, constantLike(b, loc, a[0], 0), a[0]));
+  SIMPLE("", "Abs",
+         isFloat(a[0]) ? math::AbsFOp::create(b, loc, a[0]).getResult()
+                       : math::AbsIOp::create(b, loc, a[0]).getResult());
+  SIMPLE("", "Sign",
+         isFloat(a[0])
+             ? arith::SelectOp::create(
+                   b, loc,
+                   arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         a[0], constantLike(b, loc, a[0], 0)),
+                   constantLike(b, loc, a[0], 0),
+                   math::CopySignOp::create(
+                       b, loc, constantLike(b, loc, a[0], 1), a[0]))
+                   .getResult()
+             : arith::SubIOp::create(
+                   b, loc,
+                   convertScalar(b, loc,
+                                 compare(b, loc, a[0],
+                                         constantLike(b, loc, a[0], 0),
+                                         arith::CmpFPredicate::OGT,
+                                         arith::CmpIPredicate::sgt),
+                                 a[0].getType()),
+                   convertScalar(b, loc,
+                                 compare(b, loc, a[0],
+                                         constantLike(b, loc, a[0], 0),
+                                         arith::CmpFPredicate::OLT,
+                                         arith::CmpIPredicate::slt),
+                                 a[0].getType()))
+                   .getResult());
+  SIMPLE("", "Sqrt", math::SqrtOp::create(b, loc, a[0]));
+  SIMPLE("", "Exp", exp(b, loc, a[0]));
+  SIMPLE("", "Log", math::LogOp::create(b, loc, a[0]));
+  SIMPLE("", "Erf", math::ErfOp::create(b, loc, a[0]));
+  SIMPLE("", "Sin", math::SinOp::create(b, loc, a[0]));
+  SIMPLE("", "Cos", math::CosOp::create(b, loc, a[0]));
+  SIMPLE("", "Tan", math::TanOp::create(b, loc, a[0]));
+  SIMPLE("", "Tanh", math::TanhOp::create(b, loc, a[0]));
+  SIMPLE("", "Ceil", math::CeilOp::create(b, loc, a[0]));
+  SIMPLE("", "Floor", math::FloorOp::create(b, loc, a[0]));
+  SIMPLE("", "Round", math::RoundEvenOp::create(b, loc, a[0]));
+  SIMPLE("", "Reciprocal", div(b, loc, constantLike(b, loc, a[0], 1), a[0]));
+  SIMPLE("", "Relu", max(b, loc, a[0], constantLike(b, loc, a[0], 0)));
+  SIMPLE("", "Sigmoid", sigmoid(b, loc, a[0]));
+  SIMPLE("", "Softplus",
+         math::Log1pOp::create(b, loc, exp(b, loc, a[0])).getResult());
+  SIMPLE("", "Softsign",
+         div(b, loc, a[0],
+             add(b, loc, constantLike(b, loc, a[0], 1),
+                 math::AbsFOp::create(b, loc, a[0]))));
+  SIMPLE("", "PRelu",
+         arith::SelectOp::create(
+             b, loc,
+             arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a[0],
+                                   constantLike(b, loc, a[0], 0)),
+             mul(b, loc, a[0], a[1]), a[0])
+             .getResult());
+  SIMPLE("", "IsNaN",
+         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a[0], a[0])
+             .getResult());
+  table.add("", "IsInf", lowerIsInf);
+  table.add("", "LeakyRelu", lowerLeakyRelu);
+  table.add("", "Elu", lowerElu);
+  table.add("", "Selu", lowerElu);
+  table.add("", "HardSigmoid", lowerHardSigmoid);
+  table.add("", "HardSwish", lowerHardSigmoid);
+  table.add("", "Gelu", lowerGelu);
+  table.add("", "Clip", lowerClip);
+  table.add("", "Cast", lowerCast);
+  SIMPLE("", "Where",
+         arith::SelectOp::create(b, loc, a[0], a[1], a[2]).getResult());
+  SIMPLE("", "Equal",
+         compare(b, loc, a[0], a[1], arith::CmpFPredicate::OEQ,
+                 arith::CmpIPredicate::eq));
+  SIMPLE("", "Less",
+         compare(b, loc, a[0], a[1], arith::CmpFPredicate::OLT,
+                 arith::CmpIPredicate::slt));
+  SIMPLE("", "LessOrEqual",
+         compare(b, loc, a[0], a[1], arith::CmpFPredicate::OLE,
+                 arith::CmpIPredicate::sle));
+  SIMPLE("", "Greater",
+         compare(b, loc, a[0], a[1], arith::CmpFPredicate::OGT,
+                 arith::CmpIPredicate::sgt));
+  SIMPLE("", "GreaterOrEqual",
+         compare(b, loc, a[0], a[1], arith::CmpFPredicate::OGE,
+                 arith::CmpIPredicate::sge));
+  SIMPLE(
+      "", "Not",
+      arith::XOrIOp::create(
+          b, loc, a[0], arith::ConstantOp::create(b, loc, b.getBoolAttr(true)))
+          .getResult());
+  SIMPLE("", "And", arith::AndIOp::create(b, loc, a[0], a[1]).getResult());
+  SIMPLE("", "Or", arith::OrIOp::create(b, loc, a[0], a[1]).getResult());
+  SIMPLE("", "Xor", arith::XOrIOp::create(b, loc, a[0], a[1]).getResult());
+
+  // com.microsoft
+  table.add("com.microsoft", "Gelu", lowerGelu);
+  table.add("com.microsoft", "FastGelu", lowerGelu);
+  table.add("com.microsoft", "BiasGelu", lowerGelu);
+  table.add("com.microsoft", "Scale", lowerScale);
+  table.add("com.microsoft", "GeluGrad", lowerGeluGrad);
+  table.add("com.microsoft", "BiasGeluGrad_dX", lowerGeluGrad);
+  table.add("com.microsoft", "BiasFastGeluGrad_dX", lowerGeluGrad);
+  // ReluGrad(dY, X) = X > 0 ? dY : 0.
+  SIMPLE("com.microsoft", "ReluGrad",
+         arith::SelectOp::create(
+             b, loc,
+             arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a[1],
+                                   constantLike(b, loc, a[1], 0)),
+             a[0], constantLike(b, loc, a[0], 0))
+             .getResult());
+  // TanhGrad(dY, Y) = dY * (1 - Y^2), Y the forward's output.
+  SIMPLE(
+      "com.microsoft", "TanhGrad",
+      mul(b, loc, a[0],
+          sub(b, loc, constantLike(b, loc, a[1], 1), mul(b, loc, a[1], a[1]))));
+}

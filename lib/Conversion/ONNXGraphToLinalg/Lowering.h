@@ -1,0 +1,200 @@
+//===- Lowering.h - Shared pieces of the graph-to-linalg lowering -*- C++
+//-*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// What each op family's lowering (Elementwise.cpp, Contraction.cpp, ...)
+// sees of a node, the table that maps op types to lowerings, and the
+// builders they share: ONNX broadcasting, reductions, reshapes, scalar
+// conversions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_CONVERSION_ONNXGRAPHTOLINALG_LOWERING_H
+#define AMP_LIB_CONVERSION_ONNXGRAPHTOLINALG_LOWERING_H
+
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace mlir::amp::lowering {
+
+/// One node being lowered: its operands (already lowered), declared result
+/// types and ONNX attributes, and the builder to emit with.
+class NodeLowering {
+public:
+  NodeLowering(onnxg::NodeOp node, OpBuilder &builder)
+      : node(node), builder(builder) {}
+
+  onnxg::NodeOp getNode() const { return node; }
+  Location getLoc() const { return node.getLoc(); }
+  OpBuilder &getBuilder() const { return builder; }
+
+  unsigned getNumOperands() const { return node.getNumOperands(); }
+  /// Operand `i` with the most static type known for it; null when the
+  /// node has fewer operands or the optional operand is missing.
+  Value operand(unsigned i) const;
+  unsigned getNumResults() const { return node.getNumResults(); }
+  /// The declared type of result `i`; null for a missing optional output.
+  RankedTensorType resultType(unsigned i) const;
+  bool isResultUsed(unsigned i) const { return !node.getResult(i).use_empty(); }
+
+  Attribute getAttr(llvm::StringRef name) const;
+  int64_t getInt(llvm::StringRef name, int64_t defaultValue) const;
+  float getFloat(llvm::StringRef name, float defaultValue) const;
+  llvm::StringRef getString(llvm::StringRef name,
+                            llvm::StringRef defaultValue) const;
+  /// An INTS attribute, or nullopt when the node has none.
+  std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name) const;
+  /// The values of operand `i` when it is a constant integer tensor.
+  std::optional<llvm::SmallVector<int64_t>> getConstantInts(unsigned i) const;
+  /// Reads an integer list given as the attribute `name` (older opsets) or
+  /// as constant operand `i` (newer ones); nullopt when neither is there.
+  /// Sets `notConstant` when the operand exists but is not a constant.
+  std::optional<llvm::SmallVector<int64_t>>
+  getIntsFromAttrOrOperand(llvm::StringRef name, unsigned i,
+                           bool &notConstant) const;
+
+  /// Reports an error that names the node; the lowering then returns it.
+  InFlightDiagnostic emitError() const;
+
+private:
+  mutable onnxg::NodeOp node;
+  OpBuilder &builder;
+};
+
+/// What a lowering returns: one value per node result (null for results
+/// that are missing or unused and not computed).
+using LoweringResult = FailureOr<llvm::SmallVector<Value>>;
+using LoweringFn = LoweringResult (*)(NodeLowering &);
+
+/// Lowerings by (domain, op type); "" and "ai.onnx" are one domain.
+class LoweringTable {
+public:
+  void add(llvm::StringRef domain, llvm::StringRef opType, LoweringFn fn);
+  LoweringFn lookup(llvm::StringRef domain, llvm::StringRef opType) const;
+
+private:
+  llvm::StringMap<LoweringFn> lowerings;
+};
+
+void populateElementwiseLowerings(LoweringTable &table);
+void populateContractionLowerings(LoweringTable &table);
+void populateConvolutionLowerings(LoweringTable &table);
+void populateReductionLowerings(LoweringTable &table);
+void populateNormalizationLowerings(LoweringTable &table);
+void populateDataMovementLowerings(LoweringTable &table);
+void populateTrainingLowerings(LoweringTable &table);
+
+/// The value of a node computing a small integer tensor (shape arithmetic)
+/// from constants, as an arith.constant; null when it does not fold.
+Value foldIntegerNode(NodeLowering &node);
+
+/// Lowers one `amp` dialect op; false when `op` is not one.
+FailureOr<bool> lowerAMPOp(Operation *op, OpBuilder &builder);
+
+//===----------------------------------------------------------------------===//
+// Builders shared by the families
+//===----------------------------------------------------------------------===//
+
+/// The ranked tensor type of `value`, or null (also for a null value).
+inline RankedTensorType getRankedType(Value value) {
+  return dyn_cast_or_null<RankedTensorType>(value ? value.getType() : Type());
+}
+
+/// The type arithmetic runs in for `elementType`: f32 for floats narrower
+/// than 32 bits, the type itself otherwise.
+Type getComputeType(Type elementType);
+
+/// Converts a scalar between any two int, index or float types (ONNX Cast
+/// semantics: floats to FP8 saturate, floats to ints truncate, i1 is 0/1).
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
+
+/// A float or integer scalar constant of type `type`.
+Value createScalar(OpBuilder &b, Location loc, Type type, double value);
+
+/// The sizes of `value`, static ones as attributes.
+llvm::SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc,
+                                         Value value);
+
+/// `tensor.empty` of `type`, taking dynamic sizes from `sizes`.
+Value createEmpty(OpBuilder &b, Location loc,
+                  llvm::ArrayRef<OpFoldResult> sizes, Type elementType);
+
+/// A tensor of `sizes` filled with `value`.
+Value createFilled(OpBuilder &b, Location loc,
+                   llvm::ArrayRef<OpFoldResult> sizes, Value value);
+
+/// The ONNX (numpy) broadcast of the shapes of `operands`, refined by the
+/// static sizes of `declared`; null when the ranks or sizes disagree.
+RankedTensorType getBroadcastType(ValueRange operands,
+                                  RankedTensorType declared);
+RankedTensorType getBroadcastType(llvm::ArrayRef<RankedTensorType> operandTypes,
+                                  RankedTensorType declared);
+
+/// `result = body(operands...)` element by element, broadcasting operands
+/// ONNX-style to `resultType`. Float operands narrower than f32 reach the
+/// body widened to f32 (getComputeType); the body's value is converted to
+/// the result's element type.
+Value buildElementwise(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange operands,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// Sizes of the broadcast result of `operands` (rank of `type`).
+llvm::SmallVector<OpFoldResult> getBroadcastSizes(OpBuilder &b, Location loc,
+                                                  RankedTensorType type,
+                                                  ValueRange operands);
+
+/// acc + x * y in f32, for contraction bodies (x and y widened first).
+Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
+                         Value acc);
+
+/// softmax (or log-softmax) of `input` over `axes`, max-shifted, in f32,
+/// rounded to `elementType`.
+Value buildSoftmax(OpBuilder &b, Location loc, Value input,
+                   llvm::ArrayRef<int64_t> axes, bool log, Type elementType);
+
+/// Reduces `input` over `axes` (sorted, non-negative) with `combine`,
+/// starting from `init`, in `accType`; the result drops the reduced
+/// dimensions. `map` is applied to each element first.
+Value buildReduction(
+    OpBuilder &b, Location loc, Value input, llvm::ArrayRef<int64_t> axes,
+    Type accType, Value init,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
+    llvm::function_ref<Value(OpBuilder &, Location, Value)> map = nullptr);
+
+/// Reshapes `value` to `type` (same number of elements).
+Value reshapeTo(OpBuilder &b, Location loc, Value value, RankedTensorType type);
+
+/// `value` with the sizes of the reduced `axes` put back as 1s.
+Value keepDims(OpBuilder &b, Location loc, Value value, Value input,
+               llvm::ArrayRef<int64_t> axes);
+
+/// Converts every element of `value` to `elementType`.
+Value convertTensor(OpBuilder &b, Location loc, Value value, Type elementType);
+
+/// An arith.constant of `value`. Small resource blobs become dense
+/// attributes: upstream folders cannot read elements of a resource.
+Value createConstant(OpBuilder &b, Location loc, ElementsAttr value);
+
+/// Casts `value` to `type` when they differ (a more or less static shape).
+Value castToType(OpBuilder &b, Location loc, Value value, Type type);
+
+/// `axis` in [0, rank), or nullopt when it is outside [-rank, rank).
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// The largest finite value of a float type.
+double getLargestFinite(FloatType type);
+
+} // namespace mlir::amp::lowering
+
+#endif // AMP_LIB_CONVERSION_ONNXGRAPHTOLINALG_LOWERING_H

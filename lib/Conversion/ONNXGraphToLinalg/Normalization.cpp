@@ -1,0 +1,214 @@
+//===- Normalization.cpp - Lower LayerNormalization and BatchNormalization ===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Mean and variance as f32 reductions, then one elementwise generic that
+// normalizes, scales and shifts; BatchNormalization in training mode also
+// updates the running statistics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+namespace {
+/// Mean and biased variance over some axes, kept as 1s, in f32.
+struct Moments {
+  Value mean, variance;
+};
+} // namespace
+
+static Moments buildMoments(OpBuilder &b, Location loc, Value input,
+                            ArrayRef<int64_t> axes) {
+  Type f32 = b.getF32Type();
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t axis : axes)
+    count = arith::MulIOp::create(
+        b, loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[axis]));
+  Value countF = convertScalar(b, loc, count, f32);
+  auto sumKept = [&](Value source) {
+    Value sum = buildReduction(
+        b, loc, source, axes, f32, createScalar(b, loc, f32, 0),
+        [](OpBuilder &nb, Location nl, Value x, Value acc) {
+          return arith::AddFOp::create(nb, nl, acc, x).getResult();
+        });
+    Value kept = keepDims(b, loc, sum, source, axes);
+    return buildElementwise(
+        b, loc, cast<RankedTensorType>(kept.getType()), kept,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::DivFOp::create(nb, nl, args[0], countF).getResult();
+        });
+  };
+  Value mean = sumKept(input);
+  Value squares = buildElementwise(
+      b, loc, type.clone(f32), ValueRange{input, mean},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value centered = arith::SubFOp::create(nb, nl, args[0], args[1]);
+        return arith::MulFOp::create(nb, nl, centered, centered).getResult();
+      });
+  return {mean, sumKept(squares)};
+}
+
+/// 1 / sqrt(variance + epsilon) in f32.
+static Value buildInvStdDev(OpBuilder &b, Location loc, Value variance,
+                            double epsilon) {
+  return buildElementwise(
+      b, loc, cast<RankedTensorType>(variance.getType()), variance,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value shifted = arith::AddFOp::create(
+            nb, nl, args[0], createScalar(nb, nl, args[0].getType(), epsilon));
+        return math::RsqrtOp::create(nb, nl, shifted).getResult();
+      });
+}
+
+/// (x - mean) * invStdDev * scale + bias, rounded to `type`.
+static Value buildNormalize(OpBuilder &b, Location loc, RankedTensorType type,
+                            Value input, Value mean, Value invStdDev,
+                            Value scale, Value bias) {
+  SmallVector<Value> operands = {input, mean, invStdDev};
+  if (scale)
+    operands.push_back(scale);
+  if (bias)
+    operands.push_back(bias);
+  return buildElementwise(
+      b, loc, type, operands, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value y = arith::MulFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]), args[2]);
+        unsigned next = 3;
+        if (scale)
+          y = arith::MulFOp::create(nb, nl, y, args[next++]);
+        if (bias)
+          y = arith::AddFOp::create(nb, nl, y, args[next++]);
+        return y;
+      });
+}
+
+static LoweringResult lowerLayerNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  auto type = getRankedType(input);
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects a float tensor";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", -1), type.getRank());
+  if (!axis)
+    return node.emitError()
+           << "axis is out of range for rank " << type.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < type.getRank(); ++i)
+    axes.push_back(i);
+  Moments moments = buildMoments(b, loc, input, axes);
+  Value invStdDev =
+      buildInvStdDev(b, loc, moments.variance, node.getFloat("epsilon", 1e-5));
+  SmallVector<Value> results = {
+      buildNormalize(b, loc, type, input, moments.mean, invStdDev,
+                     node.operand(1), node.operand(2))};
+  for (auto [i, stat] : llvm::enumerate(ValueRange{moments.mean, invStdDev})) {
+    unsigned result = i + 1;
+    if (result >= node.getNumResults() || !node.resultType(result)) {
+      continue;
+    }
+    results.push_back(
+        convertTensor(b, loc, stat, node.resultType(result).getElementType()));
+  }
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// (C) -> (C, 1, ..., 1) so that it broadcasts over N and the spatial
+/// dimensions of a rank-`rank` input.
+static Value asChannelVector(OpBuilder &b, Location loc, Value value,
+                             int64_t rank) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape = {type.getDimSize(0)};
+  shape.append(rank - 2, 1);
+  return reshapeTo(b, loc, value, type.clone(shape));
+}
+
+/// BatchNormalization (inference or training_mode) and com.microsoft
+/// BatchNormInternal (training; also the saved mean and inverse stddev).
+static LoweringResult lowerBatchNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  auto type = getRankedType(input);
+  if (!type || type.getRank() < 2 || !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects a float tensor of rank >= 2";
+  for (unsigned i = 1; i < 5; ++i) {
+    RankedTensorType operandType = getRankedType(node.operand(i));
+    if (!operandType || operandType.getRank() != 1)
+      return node.emitError() << "scale, B, mean and var must be vectors";
+  }
+  int64_t rank = type.getRank();
+  double epsilon = node.getFloat("epsilon", 1e-5);
+  double momentum = node.getFloat("momentum", 0.9);
+  bool internal = node.getNode().getDomain() == "com.microsoft";
+  bool training = internal || node.getInt("training_mode", 0) != 0;
+  Value scale = asChannelVector(b, loc, node.operand(1), rank);
+  Value bias = asChannelVector(b, loc, node.operand(2), rank);
+  if (!training) {
+    Value mean = asChannelVector(b, loc, node.operand(3), rank);
+    Value invStdDev = buildInvStdDev(
+        b, loc,
+        convertTensor(b, loc, asChannelVector(b, loc, node.operand(4), rank),
+                      b.getF32Type()),
+        epsilon);
+    SmallVector<Value> results = {
+        buildNormalize(b, loc, type, input, mean, invStdDev, scale, bias)};
+    results.resize(node.getNumResults());
+    return results;
+  }
+  SmallVector<int64_t> axes = {0};
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  Moments moments = buildMoments(b, loc, input, axes);
+  Value invStdDev = buildInvStdDev(b, loc, moments.variance, epsilon);
+  SmallVector<Value> results = {buildNormalize(
+      b, loc, type, input, moments.mean, invStdDev, scale, bias)};
+  // running = running * momentum + batch * (1 - momentum)
+  auto updateRunning = [&](Value running, Value batch) {
+    auto runningType = cast<RankedTensorType>(running.getType());
+    Value flat = reshapeTo(b, loc, batch, runningType.clone(b.getF32Type()));
+    return buildElementwise(
+        b, loc, runningType, ValueRange{running, flat},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Type f32 = args[1].getType();
+          Value kept = arith::MulFOp::create(
+              nb, nl, args[0], createScalar(nb, nl, f32, momentum));
+          Value added = arith::MulFOp::create(
+              nb, nl, args[1], createScalar(nb, nl, f32, 1 - momentum));
+          return arith::AddFOp::create(nb, nl, kept, added).getResult();
+        });
+  };
+  results.push_back(updateRunning(node.operand(3), moments.mean));
+  results.push_back(updateRunning(node.operand(4), moments.variance));
+  if (internal) {
+    auto vectorType = cast<RankedTensorType>(node.operand(3).getType());
+    results.push_back(
+        reshapeTo(b, loc, moments.mean, vectorType.clone(b.getF32Type())));
+    results.push_back(
+        reshapeTo(b, loc, invStdDev, vectorType.clone(b.getF32Type())));
+  }
+  for (unsigned i = 1; i < results.size() && i < node.getNumResults(); ++i)
+    if (RankedTensorType resultType = node.resultType(i))
+      results[i] =
+          convertTensor(b, loc, results[i], resultType.getElementType());
+  results.resize(node.getNumResults());
+  return results;
+}
+
+void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
+  table.add("", "LayerNormalization", lowerLayerNorm);
+  table.add("", "BatchNormalization", lowerBatchNorm);
+  table.add("com.microsoft", "BatchNormInternal", lowerBatchNorm);
+}

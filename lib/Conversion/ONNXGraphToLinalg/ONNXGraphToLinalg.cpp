@@ -1,0 +1,152 @@
+//===- ONNXGraphToLinalg.cpp - Lower graph nodes to linalg ----------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The convert-onnxg-to-linalg pass: checks that every node has a lowering,
+// then rewrites the nodes of each function in order, dispatching on the op
+// type through the lowering table the family files fill.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "amp/Conversion/Passes.h"
+#include "amp/Dialect/AMP/IR/AMPDialect.h"
+#include "amp/Dialect/ONNXGraph/IR/OpTable.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_CONVERTONNXGRAPHTOLINALG
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::lowering;
+
+static const LoweringTable &getLoweringTable() {
+  static const LoweringTable table = [] {
+    LoweringTable table;
+    populateElementwiseLowerings(table);
+    populateContractionLowerings(table);
+    populateConvolutionLowerings(table);
+    populateReductionLowerings(table);
+    populateNormalizationLowerings(table);
+    populateDataMovementLowerings(table);
+    populateTrainingLowerings(table);
+    return table;
+  }();
+  return table;
+}
+
+/// Why `node` cannot run, or "" when it has a lowering.
+static std::string getUnsupportedReason(onnxg::NodeOp node) {
+  if (getLoweringTable().lookup(node.getDomain(), node.getOpType()))
+    return "";
+  const onnxg::OpInfo *info =
+      onnxg::lookupOp(node.getDomain(), node.getOpType());
+  if (info && info->family == onnxg::OpFamily::Runtime)
+    return "is not executable: it only exists for ONNX Runtime's own "
+           "scheduling";
+  if (!info)
+    return "has no lowering: the op type is not in amp-opt's op table "
+           "(custom domain?)";
+  return "has no lowering yet";
+}
+
+/// Lowers one node; emits an error and fails when it cannot.
+static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder) {
+  if (node.getNumRegions()) {
+    emitError(node.getLoc())
+        << node.describe() << ": nodes with subgraphs do not lower yet";
+    return failure();
+  }
+  LoweringFn fn = getLoweringTable().lookup(node.getDomain(), node.getOpType());
+  builder.setInsertionPoint(node);
+  NodeLowering lowering(node, builder);
+  LoweringResult results = failure();
+  if (Value folded = foldIntegerNode(lowering))
+    results = SmallVector<Value>{folded};
+  else
+    results = fn(lowering);
+  if (failed(results))
+    return failure();
+  for (auto [result, value] : llvm::zip_equal(node.getResults(), *results)) {
+    if (result.use_empty())
+      continue;
+    if (!value)
+      return lowering.emitError()
+             << "output #" << result.getResultNumber()
+             << " is used but its lowering does not compute it";
+    result.replaceAllUsesWith(
+        castToType(builder, node.getLoc(), value, result.getType()));
+  }
+  node.erase();
+  return success();
+}
+
+namespace {
+struct ConvertONNXGraphToLinalgPass
+    : amp::impl::ConvertONNXGraphToLinalgBase<ConvertONNXGraphToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Report every op type that cannot lower before touching anything.
+    llvm::MapVector<std::pair<StringRef, StringRef>,
+                    std::pair<onnxg::NodeOp, unsigned>>
+        unsupported;
+    module.walk([&](onnxg::NodeOp node) {
+      if (!getUnsupportedReason(node).empty()) {
+        auto &entry = unsupported[{node.getDomain(), node.getOpType()}];
+        if (!entry.first)
+          entry.first = node;
+        ++entry.second;
+      }
+    });
+    for (auto &[key, entry] : unsupported) {
+      InFlightDiagnostic diag = emitError(entry.first.getLoc())
+                                << entry.first.describe() << " "
+                                << getUnsupportedReason(entry.first);
+      if (entry.second > 1)
+        diag << " (and " << entry.second - 1 << " more "
+             << entry.first.getOpType() << " nodes)";
+    }
+    if (!unsupported.empty())
+      return signalPassFailure();
+
+    OpBuilder builder(&getContext());
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      for (Operation &op :
+           llvm::make_early_inc_range(func.getBody().getOps())) {
+        builder.setInsertionPoint(&op);
+        if (auto node = dyn_cast<onnxg::NodeOp>(op)) {
+          if (failed(lowerNode(node, builder)))
+            return signalPassFailure();
+          continue;
+        }
+        if (auto initializer = dyn_cast<onnxg::InitializerOp>(op)) {
+          Value constant =
+              createConstant(builder, op.getLoc(), initializer.getValue());
+          initializer.replaceAllUsesWith(constant);
+          initializer.erase();
+          continue;
+        }
+        if (isa<amp::AMPDialect>(op.getDialect())) {
+          if (failed(lowerAMPOp(&op, builder)))
+            return signalPassFailure();
+          continue;
+        }
+      }
+      for (auto none :
+           llvm::make_early_inc_range(func.getBody().getOps<onnxg::NoneOp>()))
+        if (none.use_empty())
+          none.erase();
+    }
+  }
+};
+} // namespace

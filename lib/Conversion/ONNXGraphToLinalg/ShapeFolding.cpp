@@ -1,0 +1,166 @@
+//===- ShapeFolding.cpp - Evaluate shape arithmetic while lowering --------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Exporters compute shapes with small integer subgraphs (ConstantOfShape,
+// Mul, Equal, Where, Concat, Gather ... on shape vectors). When every
+// operand of such a node is a constant, its value is computed here, so the
+// Expand, Reshape or Tile that reads it sees a constant shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+/// Integer tensors larger than this are not folded.
+static constexpr int64_t kMaxFoldedElements = 64;
+
+namespace {
+/// A small constant integer tensor: its shape and values.
+struct IntTensor {
+  SmallVector<int64_t> shape;
+  SmallVector<int64_t> values;
+};
+} // namespace
+
+static std::optional<IntTensor> getIntTensor(NodeLowering &node, unsigned i) {
+  Value value = node.operand(i);
+  auto type = getRankedType(value);
+  if (!type || !type.hasStaticShape() ||
+      !isa<IntegerType>(type.getElementType()) ||
+      type.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> values = node.getConstantInts(i);
+  if (!values)
+    return std::nullopt;
+  return IntTensor{llvm::to_vector(type.getShape()), *values};
+}
+
+/// The value of element `flat` of a result of `shape`, read from `operand`
+/// broadcast to it.
+static int64_t readBroadcast(const IntTensor &operand, ArrayRef<int64_t> shape,
+                             int64_t flat) {
+  int64_t offset = shape.size() - operand.shape.size();
+  int64_t index = 0, stride = 1;
+  for (int64_t i = shape.size() - 1; i >= 0; --i) {
+    int64_t coordinate = flat % shape[i];
+    flat /= shape[i];
+    if (i < offset)
+      continue;
+    int64_t size = operand.shape[i - offset];
+    index += (size == 1 ? 0 : coordinate) * stride;
+    stride *= size;
+  }
+  return operand.values[index];
+}
+
+static std::optional<int64_t> evaluate(StringRef opType,
+                                       ArrayRef<int64_t> args) {
+  if (opType == "Add")
+    return args[0] + args[1];
+  if (opType == "Sub")
+    return args[0] - args[1];
+  if (opType == "Mul")
+    return args[0] * args[1];
+  if (opType == "Div")
+    return args[1] ? std::optional<int64_t>(args[0] / args[1]) : std::nullopt;
+  if (opType == "Equal")
+    return args[0] == args[1];
+  if (opType == "Less")
+    return args[0] < args[1];
+  if (opType == "Greater")
+    return args[0] > args[1];
+  if (opType == "Where")
+    return args[0] ? args[1] : args[2];
+  if (opType == "Not")
+    return !args[0];
+  if (opType == "Max")
+    return std::max(args[0], args[1]);
+  if (opType == "Min")
+    return std::min(args[0], args[1]);
+  if (opType == "Identity" || opType == "Cast" || opType == "Reshape" ||
+      opType == "Squeeze" || opType == "Unsqueeze" || opType == "Flatten")
+    return args[0];
+  return std::nullopt;
+}
+
+Value amp::lowering::foldIntegerNode(NodeLowering &node) {
+  onnxg::NodeOp op = node.getNode();
+  if (!onnxg::isDefaultDomain(op.getDomain()) || op.getNumResults() != 1)
+    return {};
+  RankedTensorType type = node.resultType(0);
+  if (!type || !type.hasStaticShape() ||
+      !isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isUnsignedInteger() ||
+      type.getNumElements() > kMaxFoldedElements)
+    return {};
+  StringRef opType = op.getOpType();
+  SmallVector<int64_t> values;
+  if (opType == "ConstantOfShape") {
+    auto value = dyn_cast_or_null<DenseIntElementsAttr>(node.getAttr("value"));
+    if (!value || !value.isSplat())
+      return {};
+    values.assign(type.getNumElements(),
+                  value.getSplatValue<APInt>().getSExtValue());
+  } else if (opType == "Concat" || opType == "Gather") {
+    if (type.getRank() > 1)
+      return {};
+    SmallVector<IntTensor> operands;
+    for (unsigned i = 0; i < op.getNumOperands(); ++i) {
+      std::optional<IntTensor> operand = getIntTensor(node, i);
+      if (!operand || operand->shape.size() > 1)
+        return {};
+      operands.push_back(*operand);
+    }
+    if (opType == "Concat") {
+      for (const IntTensor &operand : operands)
+        values.append(operand.values);
+    } else {
+      if (operands.size() != 2 || node.getInt("axis", 0) != 0)
+        return {};
+      int64_t size = operands[0].values.size();
+      for (int64_t index : operands[1].values) {
+        if (index < -size || index >= size)
+          return {};
+        values.push_back(operands[0].values[index < 0 ? index + size : index]);
+      }
+    }
+  } else {
+    unsigned arity = opType == "Where" ? 3 : 2;
+    if (llvm::is_contained({"Identity", "Cast", "Not", "Reshape", "Squeeze",
+                            "Unsqueeze", "Flatten"},
+                           opType))
+      arity = 1;
+    SmallVector<IntTensor> operands;
+    for (unsigned i = 0; i < arity; ++i) {
+      std::optional<IntTensor> operand = getIntTensor(node, i);
+      if (!operand)
+        return {};
+      operands.push_back(*operand);
+    }
+    bool reshape = arity == 1 && opType != "Not";
+    for (int64_t flat = 0; flat < type.getNumElements(); ++flat) {
+      SmallVector<int64_t> args;
+      for (const IntTensor &operand : operands)
+        args.push_back(reshape ? operand.values[flat]
+                               : readBroadcast(operand, type.getShape(), flat));
+      std::optional<int64_t> value = evaluate(opType, args);
+      if (!value)
+        return {};
+      values.push_back(*value);
+    }
+  }
+  if (int64_t(values.size()) != type.getNumElements())
+    return {};
+  unsigned width = type.getElementTypeBitWidth();
+  SmallVector<APInt> elements;
+  for (int64_t value : values)
+    elements.push_back(APInt(width, width == 1 ? value != 0 : value,
+                             /*isSigned=*/width > 1, /*implicitTrunc=*/true));
+  return arith::ConstantOp::create(node.getBuilder(), node.getLoc(),
+                                   DenseElementsAttr::get(type, elements));
+}

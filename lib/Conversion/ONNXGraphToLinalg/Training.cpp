@@ -1,0 +1,297 @@
+//===- Training.cpp - Lower losses, their gradients and accumulators ------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (f32, with class
+// weights, ignore_index and every reduction), ONNX Runtime's
+// SoftmaxCrossEntropyLossGrad, and its gradient accumulators.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+namespace {
+/// What a loss node says about its labels: reduction, ignored label, class
+/// weights.
+struct LossOptions {
+  StringRef reduction;
+  std::optional<int64_t> ignoreIndex;
+  Value weights;
+};
+} // namespace
+
+static FailureOr<LossOptions> getLossOptions(NodeLowering &node,
+                                             unsigned weightsOperand) {
+  LossOptions options;
+  options.reduction = node.getString("reduction", "mean");
+  if (!llvm::is_contained({"mean", "sum", "none"}, options.reduction))
+    return node.emitError()
+           << "unknown reduction '" << options.reduction << "'";
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getAttr("ignore_index")))
+    options.ignoreIndex = attr.getInt();
+  options.weights = node.operand(weightsOperand);
+  return options;
+}
+
+/// weight[label] (1 without weights), 0 for the ignored label; f32.
+static Value getLabelWeight(OpBuilder &b, Location loc, Value label,
+                            const LossOptions &options) {
+  Type f32 = b.getF32Type();
+  Value weight = createScalar(b, loc, f32, 1);
+  if (options.weights)
+    weight = convertScalar(b, loc,
+                           tensor::ExtractOp::create(
+                               b, loc, options.weights,
+                               convertScalar(b, loc, label, b.getIndexType())),
+                           f32);
+  if (!options.ignoreIndex)
+    return weight;
+  Value ignored = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, label,
+      createScalar(b, loc, label.getType(), *options.ignoreIndex));
+  return arith::SelectOp::create(b, loc, ignored, createScalar(b, loc, f32, 0),
+                                 weight);
+}
+
+/// Per-position losses -logProb[n, label, d...] * w and their weights, both
+/// shaped like `labels`, in f32.
+static std::pair<Value, Value> buildWeightedLosses(OpBuilder &b, Location loc,
+                                                   Value logProb, Value labels,
+                                                   const LossOptions &options) {
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  int64_t rank = labelsType.getRank();
+  Type f32 = b.getF32Type();
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, labels);
+  Value lossInit = createEmpty(b, loc, sizes, f32);
+  Value weightInit = createEmpty(b, loc, sizes, f32);
+  SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{lossInit.getType(), weightInit.getType()}, labels,
+      ValueRange{lossInit, weightInit}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value label = args[0];
+        Value weight = getLabelWeight(nb, nl, label, options);
+        // An ignored label may be out of range: read class 0 instead.
+        Value zero = createScalar(nb, nl, label.getType(), 0);
+        Value safe = arith::SelectOp::create(
+            nb, nl,
+            arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, weight,
+                                  createScalar(nb, nl, f32, 0)),
+            zero, label);
+        SmallVector<Value> at = {linalg::IndexOp::create(nb, nl, 0)};
+        at.push_back(convertScalar(nb, nl, safe, nb.getIndexType()));
+        for (int64_t i = 1; i < rank; ++i)
+          at.push_back(linalg::IndexOp::create(nb, nl, i));
+        Value logp = convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, logProb, at), f32);
+        Value loss = arith::MulFOp::create(
+            nb, nl, arith::NegFOp::create(nb, nl, logp), weight);
+        linalg::YieldOp::create(nb, nl, ValueRange{loss, weight});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
+/// Reduces per-position losses to the node's loss output.
+static Value reduceLosses(OpBuilder &b, Location loc, Value losses,
+                          Value weights, const LossOptions &options,
+                          RankedTensorType type) {
+  if (options.reduction == "none")
+    return convertTensor(b, loc, losses, type.getElementType());
+  Type f32 = b.getF32Type();
+  auto rank = cast<RankedTensorType>(losses.getType()).getRank();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  auto sum = [&](Value source) {
+    return buildReduction(
+        b, loc, source, axes, f32, createScalar(b, loc, f32, 0),
+        [](OpBuilder &nb, Location nl, Value x, Value acc) {
+          return arith::AddFOp::create(nb, nl, acc, x).getResult();
+        });
+  };
+  Value total = sum(losses);
+  SmallVector<Value> operands = {total};
+  if (options.reduction == "mean")
+    operands.push_back(sum(weights));
+  return buildElementwise(
+      b, loc, RankedTensorType::get({}, type.getElementType()), operands,
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        if (args.size() == 1)
+          return args[0];
+        return arith::DivFOp::create(nb, nl, args[0], args[1]).getResult();
+      });
+}
+
+/// Checks scores (N, C, d...) against labels (N, d...).
+static LogicalResult checkScoresAndLabels(NodeLowering &node, Value scores,
+                                          Value labels) {
+  auto scoresType = getRankedType(scores);
+  auto labelsType = getRankedType(labels);
+  if (!scoresType || !labelsType || scoresType.getRank() < 2 ||
+      labelsType.getRank() != scoresType.getRank() - 1 ||
+      !isa<FloatType>(scoresType.getElementType()) ||
+      !isa<IntegerType>(labelsType.getElementType()))
+    return node.emitError()
+           << "expects float scores (N, C, ...) and integer labels (N, ...)";
+  return success();
+}
+
+/// SoftmaxCrossEntropyLoss (+ com.microsoft ...Internal) and
+/// NegativeLogLikelihoodLoss (whose input already is a log-probability).
+static LoweringResult lowerLoss(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  bool softmax = node.getNode().getOpType() != "NegativeLogLikelihoodLoss";
+  Value scores = node.operand(0), labels = node.operand(1);
+  if (failed(checkScoresAndLabels(node, scores, labels)))
+    return failure();
+  FailureOr<LossOptions> options = getLossOptions(node, 2);
+  if (failed(options))
+    return failure();
+  if (node.getNode().getDomain() == "com.microsoft" && node.operand(3))
+    return node.emitError() << "ignore_index as an input does not lower yet";
+  Value logProb =
+      softmax ? buildSoftmax(b, loc, scores, {1}, /*log=*/true, b.getF32Type())
+              : scores;
+  auto [losses, weights] =
+      buildWeightedLosses(b, loc, logProb, labels, *options);
+  SmallVector<Value> results = {
+      reduceLosses(b, loc, losses, weights, *options, node.resultType(0))};
+  if (softmax && node.getNumResults() > 1 && node.resultType(1))
+    results.push_back(
+        convertTensor(b, loc, logProb, node.resultType(1).getElementType()));
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// com.microsoft SoftmaxCrossEntropyLossGrad(dY, log_prob, label, weight):
+/// (softmax - onehot(label)) * weight[label] * dY (/ the weight sum for
+/// mean).
+static LoweringResult lowerLossGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), logProb = node.operand(1),
+        labels = node.operand(2);
+  if (failed(checkScoresAndLabels(node, logProb, labels)))
+    return failure();
+  FailureOr<LossOptions> options = getLossOptions(node, 3);
+  if (failed(options))
+    return failure();
+  if (node.operand(4))
+    return node.emitError() << "ignore_index as an input does not lower yet";
+  Type f32 = b.getF32Type();
+  auto [losses, weights] =
+      buildWeightedLosses(b, loc, logProb, labels, *options);
+  (void)losses;
+  Value denominator;
+  if (options->reduction == "mean") {
+    auto rank = cast<RankedTensorType>(weights.getType()).getRank();
+    denominator = buildReduction(
+        b, loc, weights, llvm::to_vector(llvm::seq<int64_t>(0, rank)), f32,
+        createScalar(b, loc, f32, 0),
+        [](OpBuilder &nb, Location nl, Value x, Value acc) {
+          return arith::AddFOp::create(nb, nl, acc, x).getResult();
+        });
+  }
+  // Per-position factor weight * dY (/ denominator), shaped like labels.
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  SmallVector<Value> operands = {weights, dy};
+  if (denominator)
+    operands.push_back(denominator);
+  Value factor =
+      buildElementwise(b, loc, labelsType.clone(f32), operands,
+                       [](OpBuilder &nb, Location nl, ValueRange args) {
+                         Value y =
+                             arith::MulFOp::create(nb, nl, args[0], args[1]);
+                         if (args.size() > 2)
+                           y = arith::DivFOp::create(nb, nl, y, args[2]);
+                         return y;
+                       });
+  // (N, d...) -> (N, 1, d...) to broadcast over the classes.
+  SmallVector<int64_t> keptShape(labelsType.getShape());
+  keptShape.insert(keptShape.begin() + 1, 1);
+  SmallVector<ReassociationIndices> groups = {{0, 1}};
+  for (int64_t i = 1; i < labelsType.getRank(); ++i)
+    groups.push_back({i + 1});
+  SmallVector<OpFoldResult> keptSizes = getSizes(b, loc, labels);
+  keptSizes.insert(keptSizes.begin() + 1, b.getIndexAttr(1));
+  auto expand = [&](Value value, Type elementType) -> Value {
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(keptShape, elementType), value, groups,
+        keptSizes);
+  };
+  Value keptFactor = expand(factor, f32);
+  Value keptLabels = expand(labels, labelsType.getElementType());
+  auto type = cast<RankedTensorType>(logProb.getType());
+  return SmallVector<Value>{buildElementwise(
+      b, loc, type.clone(node.resultType(0).getElementType()),
+      ValueRange{logProb, keptLabels, keptFactor},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value p = math::ExpOp::create(nb, nl, args[0]);
+        Value cls = convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, 1),
+                                  args[1].getType());
+        Value isLabel = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                              cls, args[1]);
+        Value target = convertScalar(nb, nl, isLabel, f32);
+        return arith::MulFOp::create(
+                   nb, nl, arith::SubFOp::create(nb, nl, p, target), args[2])
+            .getResult();
+      })};
+}
+
+/// com.microsoft InPlaceAccumulatorV2(buffer, value, overwrite?) ->
+/// (updated, buffer'), and InPlaceAccumulator(buffer, value, signal?) ->
+/// buffer'.
+static LoweringResult lowerAccumulator(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  bool v2 = node.getNode().getOpType() == "InPlaceAccumulatorV2";
+  Value buffer = node.operand(0), value = node.operand(1),
+        flag = node.operand(2);
+  auto type = getRankedType(buffer);
+  if (!type || !value || !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects float buffer and value tensors";
+  SmallVector<Value> operands = {buffer, value};
+  if (flag)
+    operands.push_back(flag);
+  Value accumulated = buildElementwise(
+      b, loc, type, operands, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value sum = arith::AddFOp::create(nb, nl, args[0], args[1]);
+        if (args.size() < 3)
+          return sum;
+        Value set = convertScalar(nb, nl, args[2], nb.getI1Type());
+        // V2: the flag overwrites; v1: the signal enables accumulation.
+        return v2 ? arith::SelectOp::create(nb, nl, set, args[1], sum)
+                        .getResult()
+                  : arith::SelectOp::create(nb, nl, set, sum, args[0])
+                        .getResult();
+      });
+  if (!v2)
+    return SmallVector<Value>{accumulated};
+  RankedTensorType flagType = node.resultType(0);
+  if (!flagType || !flagType.hasStaticShape())
+    return node.emitError() << "the updated flag must have a static type";
+  Value updated =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(flagType, true));
+  return SmallVector<Value>{updated, accumulated};
+}
+
+void amp::lowering::populateTrainingLowerings(LoweringTable &table) {
+  table.add("", "SoftmaxCrossEntropyLoss", lowerLoss);
+  table.add("", "NegativeLogLikelihoodLoss", lowerLoss);
+  table.add("com.microsoft", "SoftmaxCrossEntropyLossInternal", lowerLoss);
+  table.add("com.microsoft", "SoftmaxCrossEntropyLossGrad", lowerLossGrad);
+  table.add("com.microsoft", "SoftmaxCrossEntropyLossInternalGrad",
+            lowerLossGrad);
+  table.add("com.microsoft", "InPlaceAccumulatorV2", lowerAccumulator);
+  table.add("com.microsoft", "InPlaceAccumulator", lowerAccumulator);
+}

@@ -1,0 +1,515 @@
+//===- Utils.cpp - Builders shared by the graph-to-linalg lowering --------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// NodeLowering's accessors, the lowering table, and the broadcasting,
+// reduction, reshape and conversion builders every op family uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+//===----------------------------------------------------------------------===//
+// NodeLowering
+//===----------------------------------------------------------------------===//
+
+Value NodeLowering::operand(unsigned i) const {
+  if (i >= node.getNumOperands())
+    return {};
+  Value value = node.getOperand(i);
+  if (isa<NoneType>(value.getType()))
+    return {};
+  // A cast that only forgot static sizes hides what is known.
+  while (auto cast = value.getDefiningOp<tensor::CastOp>()) {
+    if (!tensor::preservesStaticInformation(cast.getType(),
+                                            cast.getSource().getType()))
+      break;
+    value = cast.getSource();
+  }
+  return value;
+}
+
+RankedTensorType NodeLowering::resultType(unsigned i) const {
+  return dyn_cast<RankedTensorType>(node.getResult(i).getType());
+}
+
+Attribute NodeLowering::getAttr(StringRef name) const {
+  return node.getOnnxAttrsOrEmpty().get(name);
+}
+
+int64_t NodeLowering::getInt(StringRef name, int64_t defaultValue) const {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(getAttr(name)))
+    return attr.getInt();
+  return defaultValue;
+}
+
+float NodeLowering::getFloat(StringRef name, float defaultValue) const {
+  if (auto attr = dyn_cast_or_null<FloatAttr>(getAttr(name)))
+    return attr.getValueAsDouble();
+  return defaultValue;
+}
+
+StringRef NodeLowering::getString(StringRef name,
+                                  StringRef defaultValue) const {
+  if (auto attr = dyn_cast_or_null<StringAttr>(getAttr(name)))
+    return attr.getValue();
+  return defaultValue;
+}
+
+std::optional<SmallVector<int64_t>>
+NodeLowering::getInts(StringRef name) const {
+  if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(getAttr(name)))
+    return SmallVector<int64_t>(attr.asArrayRef());
+  return std::nullopt;
+}
+
+/// The integers of a constant tensor: a dense attribute or a resource blob
+/// of 32- or 64-bit integers.
+static std::optional<SmallVector<int64_t>> readInts(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  auto intType = dyn_cast<IntegerType>(type.getElementType());
+  if (!intType)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  if (auto dense = dyn_cast<DenseIntElementsAttr>(attr)) {
+    for (const APInt &value : dense.getValues<APInt>())
+      values.push_back(intType.getWidth() == 1 ? value.getZExtValue()
+                                               : value.getSExtValue());
+    return values;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  if (!resource || !resource.getRawHandle().getBlob())
+    return std::nullopt;
+  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+  int64_t count = type.getNumElements();
+  if (intType.getWidth() == 64 && data.size() == size_t(count) * 8) {
+    auto *words = reinterpret_cast<const int64_t *>(data.data());
+    values.assign(words, words + count);
+    return values;
+  }
+  if (intType.getWidth() == 32 && data.size() == size_t(count) * 4) {
+    auto *words = reinterpret_cast<const int32_t *>(data.data());
+    values.assign(words, words + count);
+    return values;
+  }
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>>
+NodeLowering::getConstantInts(unsigned i) const {
+  Value value = operand(i);
+  if (!value)
+    return std::nullopt;
+  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+    if (auto elements = dyn_cast<ElementsAttr>(constant.getValue()))
+      return readInts(elements);
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>>
+NodeLowering::getIntsFromAttrOrOperand(StringRef name, unsigned i,
+                                       bool &notConstant) const {
+  notConstant = false;
+  if (std::optional<SmallVector<int64_t>> values = getInts(name))
+    return values;
+  if (!operand(i))
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> values = getConstantInts(i);
+  notConstant = !values;
+  return values;
+}
+
+InFlightDiagnostic NodeLowering::emitError() const {
+  return mlir::emitError(node.getLoc()) << node.describe() << ": ";
+}
+
+//===----------------------------------------------------------------------===//
+// LoweringTable
+//===----------------------------------------------------------------------===//
+
+static std::string getTableKey(StringRef domain, StringRef opType) {
+  return ((onnxg::isDefaultDomain(domain) ? StringRef() : domain) +
+          "::" + opType)
+      .str();
+}
+
+void LoweringTable::add(StringRef domain, StringRef opType, LoweringFn fn) {
+  lowerings[getTableKey(domain, opType)] = fn;
+}
+
+LoweringFn LoweringTable::lookup(StringRef domain, StringRef opType) const {
+  return lowerings.lookup(getTableKey(domain, opType));
+}
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+Type amp::lowering::getComputeType(Type elementType) {
+  auto floatType = dyn_cast<FloatType>(elementType);
+  if (floatType && floatType.getWidth() < 32)
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}
+
+double amp::lowering::getLargestFinite(FloatType type) {
+  return APFloat::getLargest(type.getFloatSemantics()).convertToDouble();
+}
+
+Value amp::lowering::createScalar(OpBuilder &b, Location loc, Type type,
+                                  double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  if (type.isIndex())
+    return arith::ConstantIndexOp::create(b, loc, int64_t(value));
+  return arith::ConstantOp::create(b, loc,
+                                   b.getIntegerAttr(type, int64_t(value)));
+}
+
+Value amp::lowering::convertScalar(OpBuilder &b, Location loc, Value value,
+                                   Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (from.isIndex()) {
+    value = arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+    return convertScalar(b, loc, value, to);
+  }
+  if (to.isIndex())
+    return arith::IndexCastOp::create(
+        b, loc, to, convertScalar(b, loc, value, b.getI64Type()));
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth() ||
+        (fromFloat.getWidth() == toFloat.getWidth() &&
+         APFloat::isRepresentableAsNormalIn(fromFloat.getFloatSemantics(),
+                                            toFloat.getFloatSemantics())))
+      return arith::ExtFOp::create(b, loc, to, value);
+    if (toFloat.getWidth() == 8) {
+      // Saturate as ONNX Cast (saturate=1) and the GPU conversions do.
+      double largest = getLargestFinite(toFloat);
+      value = arith::MinimumFOp::create(b, loc, value,
+                                        createScalar(b, loc, from, largest));
+      value = arith::MaximumFOp::create(b, loc, value,
+                                        createScalar(b, loc, from, -largest));
+    }
+    if (fromFloat.getWidth() == toFloat.getWidth()) {
+      // f16 <-> bf16: through f32.
+      value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+    }
+    return arith::TruncFOp::create(b, loc, to, value);
+  }
+  auto fromInt = dyn_cast<IntegerType>(from);
+  auto toInt = dyn_cast<IntegerType>(to);
+  if (fromInt && toFloat) {
+    if (fromInt.getWidth() == 1)
+      return arith::UIToFPOp::create(b, loc, to, value);
+    return arith::SIToFPOp::create(b, loc, to, value);
+  }
+  if (fromFloat && toInt) {
+    if (toInt.getWidth() == 1)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                   createScalar(b, loc, from, 0));
+    return arith::FPToSIOp::create(b, loc, to, value);
+  }
+  if (fromInt && toInt) {
+    if (toInt.getWidth() == 1)
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
+                                   createScalar(b, loc, from, 0));
+    if (fromInt.getWidth() == 1)
+      return arith::ExtUIOp::create(b, loc, to, value);
+    if (fromInt.getWidth() < toInt.getWidth())
+      return arith::ExtSIOp::create(b, loc, to, value);
+    return arith::TruncIOp::create(b, loc, to, value);
+  }
+  llvm_unreachable("convertScalar: unsupported types");
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+SmallVector<OpFoldResult> amp::lowering::getSizes(OpBuilder &b, Location loc,
+                                                  Value value) {
+  return tensor::getMixedSizes(b, loc, value);
+}
+
+Value amp::lowering::createEmpty(OpBuilder &b, Location loc,
+                                 ArrayRef<OpFoldResult> sizes,
+                                 Type elementType) {
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+Value amp::lowering::createFilled(OpBuilder &b, Location loc,
+                                  ArrayRef<OpFoldResult> sizes, Value value) {
+  Value empty = createEmpty(b, loc, sizes, value.getType());
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+std::optional<int64_t> amp::lowering::normalizeAxis(int64_t axis,
+                                                    int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+RankedTensorType
+amp::lowering::getBroadcastType(ArrayRef<RankedTensorType> operandTypes,
+                                RankedTensorType declared) {
+  int64_t rank = declared.getRank();
+  SmallVector<int64_t> shape(rank, 1);
+  for (RankedTensorType type : operandTypes) {
+    if (!type || type.getRank() > rank)
+      return {};
+    int64_t offset = rank - type.getRank();
+    for (auto [i, size] : llvm::enumerate(type.getShape())) {
+      int64_t &merged = shape[offset + i];
+      if (size == 1)
+        continue;
+      if (merged == 1 || ShapedType::isDynamic(merged))
+        merged = size;
+      else if (!ShapedType::isDynamic(size) && size != merged)
+        return {};
+    }
+  }
+  for (auto [i, size] : llvm::enumerate(declared.getShape())) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (!ShapedType::isDynamic(shape[i]) && shape[i] != size)
+      return {};
+    shape[i] = size;
+  }
+  return RankedTensorType::get(shape, declared.getElementType());
+}
+
+RankedTensorType amp::lowering::getBroadcastType(ValueRange operands,
+                                                 RankedTensorType declared) {
+  SmallVector<RankedTensorType> types;
+  for (Value operand : operands)
+    types.push_back(dyn_cast<RankedTensorType>(operand.getType()));
+  return getBroadcastType(types, declared);
+}
+
+SmallVector<OpFoldResult>
+amp::lowering::getBroadcastSizes(OpBuilder &b, Location loc,
+                                 RankedTensorType type, ValueRange operands) {
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!type.isDynamicDim(i)) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+      continue;
+    }
+    OpFoldResult size = b.getIndexAttr(1);
+    for (Value operand : operands) {
+      auto operandType = cast<RankedTensorType>(operand.getType());
+      int64_t position = i - (rank - operandType.getRank());
+      if (position < 0 || operandType.getDimSize(position) == 1)
+        continue;
+      size = tensor::getMixedSize(b, loc, operand, position);
+      break;
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+Value amp::lowering::buildElementwise(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange operands,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t offset = rank - type.getRank();
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, size] : llvm::enumerate(type.getShape())) {
+      bool broadcast = size == 1 && resultType.getDimSize(offset + i) != 1;
+      exprs.push_back(broadcast ? b.getAffineConstantExpr(0)
+                                : b.getAffineDimExpr(offset + i));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init =
+      createEmpty(b, loc, getBroadcastSizes(b, loc, resultType, operands),
+                  resultType.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), operands, init, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        SmallVector<Value> scalars;
+        for (Value arg : args.drop_back())
+          scalars.push_back(convertScalar(nested, nestedLoc, arg,
+                                          getComputeType(arg.getType())));
+        Value result = body(nested, nestedLoc, scalars);
+        linalg::YieldOp::create(nested, nestedLoc,
+                                convertScalar(nested, nestedLoc, result,
+                                              resultType.getElementType()));
+      });
+  return castToType(b, loc, generic.getResult(0), resultType);
+}
+
+Value amp::lowering::multiplyAccumulate(OpBuilder &b, Location loc, Value x,
+                                        Value y, Value acc) {
+  Type f32 = b.getF32Type();
+  Value product = arith::MulFOp::create(b, loc, convertScalar(b, loc, x, f32),
+                                        convertScalar(b, loc, y, f32));
+  return arith::AddFOp::create(b, loc, acc, product);
+}
+
+Value amp::lowering::buildReduction(
+    OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+    Type accType, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
+    function_ref<Value(OpBuilder &, Location, Value)> map) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (llvm::is_contained(axes, i)) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    outSizes.push_back(sizes[i]);
+    outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  Value acc = createFilled(b, loc, outSizes, init);
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, outExprs, b.getContext())};
+  auto generic = linalg::GenericOp::create(
+      b, loc, acc.getType(), input, acc, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value x = convertScalar(nested, nestedLoc, args[0], accType);
+        if (map)
+          x = map(nested, nestedLoc, x);
+        linalg::YieldOp::create(nested, nestedLoc,
+                                combine(nested, nestedLoc, x, args[1]));
+      });
+  return generic.getResult(0);
+}
+
+Value amp::lowering::createConstant(OpBuilder &b, Location loc,
+                                    ElementsAttr value) {
+  // Scalars and shape-sized vectors; weights stay resources.
+  constexpr int64_t kMaxInlinedElements = 64;
+  auto type = cast<ShapedType>(value.getType());
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (resource && type.getNumElements() <= kMaxInlinedElements &&
+      type.getElementType().getIntOrFloatBitWidth() % 8 == 0)
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      if (bool splat;
+          DenseElementsAttr::isValidRawBuffer(type, blob->getData(), splat))
+        value = DenseElementsAttr::getFromRawBuffer(type, blob->getData());
+  return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+}
+
+Value amp::lowering::castToType(OpBuilder &b, Location loc, Value value,
+                                Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(b, loc, type, value);
+}
+
+Value amp::lowering::convertTensor(OpBuilder &b, Location loc, Value value,
+                                   Type elementType) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == elementType)
+    return value;
+  return buildElementwise(
+      b, loc, type.clone(elementType), value,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
+Value amp::lowering::reshapeTo(OpBuilder &b, Location loc, Value value,
+                               RankedTensorType type) {
+  auto source = cast<RankedTensorType>(value.getType());
+  type = type.clone(source.getElementType());
+  if (source == type)
+    return value;
+  if (source.getShape() == type.getShape())
+    return castToType(b, loc, value, type);
+  if (source.getRank() > type.getRank()) {
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForCollapse(source.getShape(), type.getShape());
+    if (groups)
+      return castToType(b, loc,
+                        tensor::CollapseShapeOp::create(b, loc, value, *groups),
+                        type);
+  } else if (source.getRank() < type.getRank() && type.hasStaticShape()) {
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForCollapse(type.getShape(), source.getShape());
+    if (groups)
+      return tensor::ExpandShapeOp::create(b, loc, type, value, *groups);
+  }
+  // General case: through a flat tensor (static shapes only).
+  assert(source.hasStaticShape() && type.hasStaticShape() &&
+         "reshapeTo: a general reshape needs static shapes");
+  auto flatType =
+      RankedTensorType::get({source.getNumElements()}, type.getElementType());
+  auto allDims = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    if (rank)
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+    return groups;
+  };
+  Value flat = value;
+  if (source.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(b, loc, flatType, value,
+                                           allDims(source.getRank()));
+  else if (source.getRank() == 0)
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, value, allDims(0));
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat, allDims(0));
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       allDims(type.getRank()));
+}
+
+Value amp::lowering::keepDims(OpBuilder &b, Location loc, Value value,
+                              Value input, ArrayRef<int64_t> axes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto valueType = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(inputType.getShape());
+  for (int64_t axis : axes)
+    shape[axis] = 1;
+  auto type = RankedTensorType::get(shape, valueType.getElementType());
+  if (valueType.getRank() == 0) {
+    SmallVector<ReassociationIndices> none;
+    return tensor::ExpandShapeOp::create(b, loc, type, value, none);
+  }
+  // Each kept dimension takes the reduced ones before it (the first kept
+  // one also those after it up to the next kept one).
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t i = 0; i < inputType.getRank(); ++i) {
+    pending.push_back(i);
+    if (llvm::is_contained(axes, i))
+      continue;
+    groups.push_back(pending);
+    pending.clear();
+  }
+  groups.back().append(pending.begin(), pending.end());
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  for (int64_t axis : axes)
+    sizes[axis] = b.getIndexAttr(1);
+  return tensor::ExpandShapeOp::create(b, loc, type, value, groups, sizes);
+}

@@ -1,0 +1,51 @@
+//===- CPULowering.cpp - Graph to LLVM dialect for the CPU ----------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// --amp-lower-to-cpu: what amp-run JIT-compiles. The pass list follows
+// ../shared/TOOLCHAIN.md: FP16 and BF16 run natively after
+// convert-arith-to-llvm; what is left of FP8 goes through
+// convert-arith-to-apfloat and a second convert-arith-to-llvm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+/// The textual pass list; each step is an upstream pass except the first.
+static constexpr llvm::StringLiteral kCPULoweringPipeline =
+    "convert-onnxg-to-linalg,"
+    "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,"
+    "convert-elementwise-to-linalg),"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs=true "
+    "modify-public-functions=true},"
+    "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,"
+    "func.func(convert-linalg-to-loops,canonicalize),"
+    "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+    "finalize-memref-to-llvm,"
+    "convert-math-to-llvm,convert-math-to-libm,"
+    "convert-arith-to-llvm,convert-arith-to-apfloat,convert-arith-to-llvm,"
+    "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+    "reconcile-unrealized-casts";
+
+LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm) {
+  return parsePassPipeline(kCPULoweringPipeline, pm, llvm::errs());
+}
+
+void amp::registerAMPLoweringPipelines() {
+  PassPipelineRegistration<>(
+      "amp-lower-to-cpu",
+      "Lower a graph to the LLVM dialect for the CPU (what amp-run runs)",
+      [](OpPassManager &pm) {
+        if (failed(buildCPULoweringPipeline(pm)))
+          llvm::report_fatal_error("amp-lower-to-cpu: bad pass list");
+      });
+}

@@ -1,0 +1,58 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @cast_and_unscale(
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+// CHECK:         linalg.generic
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:           %[[INV:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.mulf %{{.*}}, %[[INV]] : f32
+func.func @cast_and_unscale(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  %h = amp.cast %x : tensor<4xf32> to tensor<4xf16>
+  %u = amp.unscale %h by %s : tensor<4xf16>, tensor<f32> to tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+
+// -----
+
+// all_finite: an and-reduction of |x| < inf per input, and-ed together.
+// CHECK-LABEL: func.func @all_finite(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
+// CHECK:           math.absf
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.andi
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK:         arith.andi
+func.func @all_finite(%a: tensor<2x3xf32>, %b: tensor<3xf16>) -> tensor<i1> {
+  %0 = amp.all_finite %a, %b : tensor<2x3xf32>, tensor<3xf16>
+  return %0 : tensor<i1>
+}
+
+// -----
+
+// update_if_finite selects; a 0-d previous value broadcasts.
+// CHECK-LABEL: func.func @update_if_finite(
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<i1>, tensor<2x3xf32>, tensor<f32>)
+// CHECK:           arith.select
+func.func @update_if_finite(%ok: tensor<i1>, %new: tensor<2x3xf32>, %zero: tensor<f32>) -> tensor<2x3xf32> {
+  %0 = amp.update_if_finite %ok, %new, %zero : tensor<2x3xf32>, tensor<f32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// update_scale: grow after growth_interval clean steps, back off after an
+// overflow, within [min_scale, max_scale].
+// CHECK-LABEL: func.func @update_scale(
+// CHECK:         linalg.generic
+// CHECK:           arith.cmpi sge
+// CHECK:           arith.minimumf
+// CHECK:           arith.maximumf
+// CHECK:           arith.select
+// CHECK:           arith.select
+// CHECK:         linalg.generic
+// CHECK:           arith.select
+// CHECK:           arith.select
+func.func @update_scale(%s: tensor<f32>, %c: tensor<i64>, %ok: tensor<i1>) -> (tensor<f32>, tensor<i64>) {
+  %0, %1 = amp.update_scale %s, %c, %ok {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, min_scale = 1.0 : f32, max_scale = 16777216.0 : f32}
+  return %0, %1 : tensor<f32>, tensor<i64>
+}

@@ -1,0 +1,47 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s
+
+// Gemm: transB in the indexing map, an f32 accumulator whatever the operand
+// type, and one epilogue for alpha and C that rounds to the output type.
+// CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @gemm_f16_trans_b(
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK:         %[[PROD:.*]] = linalg.generic {indexing_maps = [#[[$A]], #[[$BT]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      outs(%[[ACC]] : tensor<4x3xf32>)
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:           arith.mulf %{{.*}} : f32
+// CHECK:           arith.addf %{{.*}} : f32
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[PROD]], %{{.*}} : tensor<4x3xf32>, tensor<3xf32>)
+// CHECK:           arith.constant 2.000000e+00 : f32
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+func.func @gemm_f16_trans_b(%a: tensor<4x8xf16>, %b: tensor<3x8xf16>, %c: tensor<3xf32>) -> tensor<4x3xf16> {
+  %0 = onnxg.node "Gemm"(%a, %b, %c) opset 17 attributes {transB = 1 : i64, alpha = 2.0 : f32} : (tensor<4x8xf16>, tensor<3x8xf16>, tensor<3xf32>) -> tensor<4x3xf16>
+  return %0 : tensor<4x3xf16>
+}
+
+// -----
+
+// Batched MatMul broadcasts the batch dimensions of the smaller operand.
+// CHECK-DAG: #[[$LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[$RHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-LABEL: func.func @matmul_batch_broadcast(
+// CHECK:         linalg.generic {indexing_maps = [#[[$LHS]], #[[$RHS]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:      outs(%{{.*}} : tensor<2x4x8x16xf32>)
+func.func @matmul_batch_broadcast(%a: tensor<2x4x8x32xbf16>, %b: tensor<4x32x16xbf16>) -> tensor<2x4x8x16xbf16> {
+  %0 = onnxg.node "MatMul"(%a, %b) opset 17 : (tensor<2x4x8x32xbf16>, tensor<4x32x16xbf16>) -> tensor<2x4x8x16xbf16>
+  return %0 : tensor<2x4x8x16xbf16>
+}
+
+// -----
+
+// A vector operand is a row on the left, and its dimension is dropped again.
+// CHECK-LABEL: func.func @matmul_vector(
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 8] : tensor<8xf32> into tensor<1x8xf32>
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+func.func @matmul_vector(%a: tensor<8xf32>, %b: tensor<8x4xf32>) -> tensor<4xf32> {
+  %0 = onnxg.node "MatMul"(%a, %b) opset 17 : (tensor<8xf32>, tensor<8x4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,89 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s
+
+// Reshapes that merge or split dimensions become collapse/expand_shape;
+// others go through a flat tensor.
+// CHECK-LABEL: func.func @reshapes(
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 6] : tensor<24xf32> into tensor<4x6xf32>
+func.func @reshapes(%x: tensor<2x3x4xf32>) -> (tensor<6x4xf32>, tensor<4x6xf32>) {
+  %s1 = onnxg.node "Constant"() opset 17 attributes {value = dense<[6, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnxg.node "Reshape"(%x, %s1) opset 17 : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  %s2 = onnxg.node "Constant"() opset 17 attributes {value = dense<[4, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %1 = onnxg.node "Reshape"(%x, %s2) opset 17 : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<4x6xf32>
+  return %0, %1 : tensor<6x4xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// An Expand whose shape ONNX shape inference could not see still gets a
+// static result when the shape operand is a constant.
+// CHECK-LABEL: func.func @expand_dynamic_result(
+// CHECK:         %[[E:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x1xf32>)
+// CHECK:         tensor.cast %[[E]] : tensor<8x1xf32> to tensor<?x?xf32>
+func.func @expand_dynamic_result(%x: tensor<f32>, %i: tensor<8x1xi64>) -> tensor<?x?xf32> {
+  %s = onnxg.node "Shape"(%i) opset 17 : (tensor<8x1xi64>) -> tensor<2xi64>
+  %0 = onnxg.node "Expand"(%x, %s) opset 17 : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_concat_split_slice(
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [3, 2] [1, 1]
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 2] [3, 2] [1, 1]
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0] [3, 1] [1, 1]
+// CHECK:         tensor.extract_slice %{{.*}}[0, 1] [3, 3] [1, 1]
+// CHECK:         tensor.extract_slice %{{.*}}[1, 0] [1, 4] [2, 1]
+func.func @transpose_concat_split_slice(%x: tensor<2x3xf32>) -> (tensor<3x1xf32>, tensor<3x3xf32>, tensor<1x4xf32>) {
+  %t = onnxg.node "Transpose"(%x) opset 17 attributes {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %c = onnxg.node "Concat"(%t, %t) opset 17 attributes {axis = 1 : i64} : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x4xf32>
+  %sizes = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %a, %b = onnxg.node "Split"(%c, %sizes) opset 17 attributes {axis = 1 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> (tensor<3x1xf32>, tensor<3x3xf32>)
+  %starts = onnxg.node "Constant"() opset 17 attributes {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ends = onnxg.node "Constant"() opset 17 attributes {value = dense<[100]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %axes = onnxg.node "Constant"() opset 17 attributes {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %steps = onnxg.node "Constant"() opset 17 attributes {value = dense<[2]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %s = onnxg.node "Slice"(%c, %starts, %ends, %axes, %steps) opset 17 : (tensor<3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x4xf32>
+  return %a, %b, %s : tensor<3x1xf32>, tensor<3x3xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+// Gather reads the table with tensor.extract at the wrapped index.
+// CHECK-LABEL: func.func @gather_embedding(
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<2x5xi64>) outs(%{{.*}} : tensor<2x5x4xf32>)
+// CHECK:           arith.index_cast
+// CHECK:           arith.select
+// CHECK:           tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<10x4xf32>
+func.func @gather_embedding(%table: tensor<10x4xf32>, %ids: tensor<2x5xi64>) -> tensor<2x5x4xf32> {
+  %0 = onnxg.node "Gather"(%table, %ids) opset 17 : (tensor<10x4xf32>, tensor<2x5xi64>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+// ScatterElements runs a reduction loop over the indices' axis; "add"
+// accumulates duplicates.
+// CHECK-LABEL: func.func @scatter_elements_add(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME:      outs(%{{.*}} : tensor<8x10xf32>)
+// CHECK:           arith.cmpi eq
+// CHECK:           arith.addf
+// CHECK:           arith.select
+func.func @scatter_elements_add(%d: tensor<8x10xf32>, %i: tensor<8x1xi64>, %u: tensor<8x1xf32>) -> tensor<8x10xf32> {
+  %0 = onnxg.node "ScatterElements"(%d, %i, %u) opset 18 attributes {axis = 1 : i64, reduction = "add"} : (tensor<8x10xf32>, tensor<8x1xi64>, tensor<8x1xf32>) -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}
+
+// -----
+
+// Dropout in inference mode passes its input through.
+// CHECK-LABEL: func.func @dropout_inference(
+// CHECK-SAME:    %[[X:.*]]: tensor<4xf32>
+// CHECK-NEXT:    return %[[X]]
+func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = onnxg.node "Dropout"(%x) opset 13 : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,119 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s
+
+// Broadcasting follows ONNX: the vector is read along the last dimension.
+// FP16 operands are widened for the op and its result rounded once.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add_broadcast_f16(
+// CHECK:         linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:           %[[SUM:.*]] = arith.addf
+// CHECK:           %[[ROUNDED:.*]] = arith.truncf %[[SUM]] : f32 to f16
+// CHECK:           linalg.yield %[[ROUNDED]] : f16
+func.func @add_broadcast_f16(%a: tensor<2x3xf16>, %b: tensor<3xf16>) -> tensor<2x3xf16> {
+  %0 = onnxg.node "Add"(%a, %b) opset 17 : (tensor<2x3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}
+
+// -----
+
+// A size-1 dimension broadcasts through a constant index.
+// CHECK-DAG: #[[$COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @mul_column(
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$COL]], #{{.*}}]
+// CHECK:           arith.mulf
+func.func @mul_column(%a: tensor<4x5xf32>, %b: tensor<4x1xf32>) -> tensor<4x5xf32> {
+  %0 = onnxg.node "Mul"(%a, %b) opset 17 : (tensor<4x5xf32>, tensor<4x1xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// Integer arithmetic stays integer.
+// CHECK-LABEL: func.func @div_int(
+// CHECK:         arith.divsi
+func.func @div_int(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
+  %0 = onnxg.node "Div"(%a, %b) opset 17 : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @relu_where(
+// CHECK:         arith.maximumf
+// CHECK:         arith.cmpf ole
+// CHECK:         arith.select
+func.func @relu_where(%x: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32> {
+  %zero = onnxg.node "Constant"() opset 17 attributes {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %r = onnxg.node "Relu"(%x) opset 17 : (tensor<8xf32>) -> tensor<8xf32>
+  %m = onnxg.node "LessOrEqual"(%r, %zero) opset 17 : (tensor<8xf32>, tensor<f32>) -> tensor<8xi1>
+  %w = onnxg.node "Where"(%m, %zero, %g) opset 17 : (tensor<8xi1>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  return %w : tensor<8xf32>
+}
+
+// -----
+
+// Cast rounds once to the target type; casts to FP8 saturate first.
+// CHECK-LABEL: func.func @cast_to_fp8(
+// CHECK:         arith.minimumf %{{.*}}, %{{.*}} : f32
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK:         arith.truncf %{{.*}} : f32 to f8E4M3FN
+func.func @cast_to_fp8(%x: tensor<8xf32>) -> tensor<8xf8E4M3FN> {
+  %0 = onnxg.node "Cast"(%x) opset 19 attributes {to = 17 : i64} : (tensor<8xf32>) -> tensor<8xf8E4M3FN>
+  return %0 : tensor<8xf8E4M3FN>
+}
+
+// -----
+
+// saturate=0 keeps the plain (overflowing) truncation.
+// CHECK-LABEL: func.func @cast_to_fp8_no_saturate(
+// CHECK-NOT:     arith.minimumf
+// CHECK:         arith.truncf %{{.*}} : f32 to f8E5M2
+func.func @cast_to_fp8_no_saturate(%x: tensor<8xf32>) -> tensor<8xf8E5M2> {
+  %0 = onnxg.node "Cast"(%x) opset 19 attributes {to = 19 : i64, saturate = 0 : i64} : (tensor<8xf32>) -> tensor<8xf8E5M2>
+  return %0 : tensor<8xf8E5M2>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @erf_pow_sqrt(
+// CHECK:         math.erf
+// CHECK:         math.powf
+// CHECK:         math.sqrt
+func.func @erf_pow_sqrt(%x: tensor<8xf32>, %e: tensor<f32>) -> tensor<8xf32> {
+  %0 = onnxg.node "Erf"(%x) opset 17 : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = onnxg.node "Pow"(%0, %e) opset 17 : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = onnxg.node "Sqrt"(%1) opset 17 : (tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+
+// -----
+
+// ORT's ReluGrad(dY, X) passes dY where X > 0.
+// CHECK-LABEL: func.func @relu_grad(
+// CHECK:         %[[POS:.*]] = arith.cmpf ogt
+// CHECK:         arith.select %[[POS]]
+func.func @relu_grad(%dy: tensor<8xf32>, %x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = onnxg.node "ReluGrad"(%dy, %x) domain "com.microsoft" opset 1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Shape arithmetic on constants folds to a constant.
+// CHECK-LABEL: func.func @folded_shape(
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[EQ:.*]] = arith.constant dense<false> : tensor<2xi1>
+// CHECK-NEXT:    %[[SHAPE:.*]] = arith.constant dense<[16, 32]> : tensor<2xi64>
+// CHECK-NEXT:    return %[[EQ]], %[[SHAPE]]
+func.func @folded_shape() -> (tensor<2xi1>, tensor<2xi64>) {
+  %n = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ones = onnxg.node "ConstantOfShape"(%n) opset 17 attributes {value = dense<1> : tensor<1xi64>} : (tensor<1xi64>) -> tensor<2xi64>
+  %m1 = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  %neg = onnxg.node "Mul"(%ones, %m1) opset 17 : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  %shape = onnxg.node "Constant"() opset 17 attributes {value = dense<[16, 32]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %eq = onnxg.node "Equal"(%shape, %neg) opset 17 : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi1>
+  %w = onnxg.node "Where"(%eq, %ones, %shape) opset 17 : (tensor<2xi1>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %eq, %w : tensor<2xi1>, tensor<2xi64>
+}

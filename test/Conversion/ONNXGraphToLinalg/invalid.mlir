@@ -1,0 +1,62 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file -verify-diagnostics
+
+func.func @runtime_only(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (YieldOp) is not executable: it only exists for ONNX Runtime's own scheduling}}
+  %0 = onnxg.node "YieldOp"(%x) domain "com.microsoft" opset 1 : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @custom_domain(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (CustomOpOne) has no lowering: the op type is not in amp-opt's op table (custom domain?) (and 1 more CustomOpOne nodes)}}
+  %0 = onnxg.node "CustomOpOne"(%x) domain "test.customop" opset 1 : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = onnxg.node "CustomOpOne"(%0) domain "test.customop" opset 1 : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_dropout(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %ratio = onnxg.node "Constant"() opset 13 attributes {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %training = onnxg.node "Constant"() opset 13 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  // expected-error @+1 {{node (Dropout): random dropout (training_mode with a ratio other than 0) does not lower yet}}
+  %0 = onnxg.node "Dropout"(%x, %ratio, %training) opset 13 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dynamic_reshape(%x: tensor<?x4xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{node (Reshape): the shape operand must be a constant}}
+  %0 = onnxg.node "Reshape"(%x, %shape) opset 17 : (tensor<?x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{node (Conv): the input has 4 channels, the weight 3 per group with group 1}}
+  %0 = onnxg.node "Conv"(%x, %w) opset 17 : (tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @broadcast_mismatch(%a: tensor<3xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (Add): operand shapes do not broadcast to 'tensor<4xf32>'}}
+  %0 = onnxg.node "Add"(%a, %b) opset 17 : (tensor<3xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @slice_negative_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = onnxg.node "Constant"() opset 17 attributes {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = onnxg.node "Constant"() opset 17 attributes {value = dense<[-100]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %a = onnxg.node "Constant"() opset 17 attributes {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %st = onnxg.node "Constant"() opset 17 attributes {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{node (Slice): steps below 1 do not lower yet}}
+  %0 = onnxg.node "Slice"(%x, %s, %e, %a, %st) opset 17 : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,44 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s
+
+// LayerNormalization: mean and variance in f32 over the last axis, then
+// (x - mean) * rsqrt(var + eps) * scale + bias rounded to the output type.
+// CHECK-LABEL: func.func @layer_norm_bf16(
+// CHECK:         iterator_types = ["parallel", "reduction"]
+// CHECK:         iterator_types = ["parallel", "reduction"]
+// CHECK:         arith.constant 9.99999974E-6 : f32
+// CHECK:         math.rsqrt
+// CHECK:         linalg.generic
+// CHECK:           arith.subf
+// CHECK:           arith.mulf
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+func.func @layer_norm_bf16(%x: tensor<4x16xbf16>, %s: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
+  %0 = onnxg.node "LayerNormalization"(%x, %s, %b) opset 17 attributes {axis = -1 : i64} : (tensor<4x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<4x16xbf16>
+  return %0 : tensor<4x16xbf16>
+}
+
+// -----
+
+// BatchNormalization in training mode reduces over N and the spatial
+// dimensions and updates the running statistics with the momentum.
+// CHECK-LABEL: func.func @batch_norm_training(
+// CHECK:         iterator_types = ["reduction", "parallel", "reduction", "reduction"]
+// CHECK:         arith.constant 0.899999976 : f32
+// CHECK:         arith.constant 0.100000024 : f32
+func.func @batch_norm_training(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = onnxg.node "BatchNormalization"(%x, %s, %b, %m, %v) opset 15 attributes {training_mode = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Inference mode uses the given statistics: no reduction.
+// CHECK-LABEL: func.func @batch_norm_inference(
+// CHECK-NOT:     "reduction"
+// CHECK:         math.rsqrt
+// CHECK:         return
+func.func @batch_norm_inference(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = onnxg.node "BatchNormalization"(%x, %s, %b, %m, %v) opset 15 : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
