@@ -13,13 +13,15 @@
 
 #include "amp/Pipelines/Pipelines.h"
 
+#include "amp/Conversion/Passes.h"
+
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 
-/// The textual pass list; each step is an upstream pass except the first.
+/// The textual pass list after convert-onnxg-to-linalg; every step is an
+/// upstream pass.
 static constexpr llvm::StringLiteral kCPULoweringPipeline =
-    "convert-onnxg-to-linalg,"
     "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,"
     "convert-elementwise-to-linalg),"
     "one-shot-bufferize{bufferize-function-boundaries "
@@ -36,7 +38,10 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
     "reconcile-unrealized-casts";
 
-LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm) {
+LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
+                                            bool convertGraph) {
+  if (convertGraph)
+    pm.addPass(createConvertONNXGraphToLinalg());
   return parsePassPipeline(kCPULoweringPipeline, pm, llvm::errs());
 }
 

@@ -15,6 +15,7 @@
 
 #include "HostTensor.h"
 
+#include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/InitAll.h"
@@ -91,6 +92,12 @@ static cl::opt<std::string>
                         "to, as <name>.npy"),
                cl::cat(category));
 
+static cl::opt<double> sgdLearningRate(
+    "sgd-lr", cl::init(0.0),
+    cl::desc("for graphs without an optimizer (ONNX Runtime training "
+             "artifacts, gradient graphs): after each step, update every "
+             "parameter by -lr times its gradient output"),
+    cl::cat(category));
 static cl::list<std::string>
     dimSizes("dim",
              cl::desc("name=N: the size of the symbolic input "
@@ -111,6 +118,11 @@ struct StepInput {
   ElementsAttr initializer;
   /// Generated integers are drawn from [0, bound).
   int64_t bound = 0;
+  /// A trained parameter; its gradient output's name, if any.
+  bool isParameter = false;
+  std::string gradient;
+  /// An output carries into it (optimizer or accumulator state).
+  bool isState = false;
 };
 
 /// A function result and the input it feeds in the next step (-1: none).
@@ -236,9 +248,11 @@ static std::string getName(Value value, unsigned position, bool isInput) {
   return name;
 }
 
-/// Reads the step's inputs and outputs and decides which output carries
-/// into which input.
-static void describeStep(func::FuncOp func, std::vector<StepInput> &inputs,
+/// Reads the step's inputs and outputs (after convert-onnxg-to-linalg,
+/// which types what ONNX could not) and decides which output carries into
+/// which input. `bounds` are the index ranges of the integer inputs.
+static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
+                         std::vector<StepInput> &inputs,
                          std::vector<StepOutput> &outputs, std::string &loss) {
   Block &body = func.getBody().front();
   llvm::StringMap<int> inputByName;
@@ -253,7 +267,7 @@ static void describeStep(func::FuncOp func, std::vector<StepInput> &inputs,
     input.initializer = func.getArgAttrOfType<ElementsAttr>(
         arg.getArgNumber(), onnxg::ONNXGraphDialect::kInitializerAttrName);
     if (isa<IntegerType>(type.getElementType()) && !input.initializer)
-      input.bound = findIndexBound(arg);
+      input.bound = bounds[arg.getArgNumber()];
     inputByName[input.name] = inputs.size();
     inputs.push_back(input);
   }
@@ -267,6 +281,20 @@ static void describeStep(func::FuncOp func, std::vector<StepInput> &inputs,
         if (pair.size() == 2)
           previousOf[cast<StringAttr>(pair[0]).getValue()] =
               cast<StringAttr>(pair[1]).str();
+  }
+  if (training) {
+    auto parameters = training.getAs<ArrayAttr>("parameters");
+    auto gradients = training.getAs<ArrayAttr>("gradients");
+    for (auto [i, name] :
+         llvm::enumerate(parameters.getAsValueRange<StringAttr>())) {
+      auto it = inputByName.find(name);
+      if (it == inputByName.end())
+        continue;
+      inputs[it->second].isParameter = true;
+      if (gradients && i < gradients.size())
+        inputs[it->second].gradient =
+            cast<StringAttr>(gradients[i]).getValue().str();
+    }
   }
   auto terminator = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, value] : llvm::enumerate(terminator.getOperands())) {
@@ -284,45 +312,101 @@ static void describeStep(func::FuncOp func, std::vector<StepInput> &inputs,
     StringRef stem = output.name;
     if (previous.empty() && stem.consume_back(".updated"))
       previous = stem.str();
+    // ONNX Runtime's gradient accumulators: X.accumulation.out -> .buffer.
+    if (previous.empty() && stem.consume_back(".accumulation.out"))
+      previous = (stem + ".accumulation.buffer").str();
     auto it = inputByName.find(previous);
-    if (it != inputByName.end() && inputs[it->second].type == type)
+    if (it != inputByName.end() && inputs[it->second].type == type) {
       output.carriedTo = it->second;
+      inputs[it->second].isState = true;
+    }
     outputs.push_back(output);
   }
 }
 
-/// Makes the overflow check of dynamic loss scaling an output, so that each
-/// step can say whether it was skipped.
-static void exposeFiniteFlag(func::FuncOp func) {
-  amp::AllFiniteOp check;
-  func.walk([&](amp::AllFiniteOp op) { check = op; });
-  if (!check)
-    return;
+/// Returns `value` from `func` as an output named `name`, unless it is
+/// returned already.
+static void addOutput(func::FuncOp func, Value value, StringRef name) {
   auto terminator =
       cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (llvm::is_contained(terminator.getOperands(), check.getResult()))
+  if (llvm::is_contained(terminator.getOperands(), value))
     return;
-  terminator->insertOperands(terminator->getNumOperands(), check.getResult());
+  terminator->insertOperands(terminator->getNumOperands(), value);
   SmallVector<Type> results(func.getResultTypes());
-  results.push_back(check.getType());
+  results.push_back(value.getType());
   func.setType(
       FunctionType::get(func.getContext(), func.getArgumentTypes(), results));
   func.setResultAttr(results.size() - 1, onnxg::ONNXGraphDialect::kNameAttrName,
-                     StringAttr::get(func.getContext(), "amp.grads_finite"));
+                     StringAttr::get(func.getContext(), name));
 }
 
-/// Fills a generated input: integers in [0, bound), booleans, and floats
-/// from N(0, 1), or for parameters without a value U(-1/sqrt(fan_in), ..).
+/// Makes the overflow check of dynamic loss scaling an output, so that each
+/// step can say whether it was skipped, and ONNX Runtime's in-place
+/// gradient accumulators outputs `<buffer>.updated`, so that the buffers
+/// carry from step to step as they would in place.
+static void exposeHiddenState(func::FuncOp func) {
+  func.walk([&](amp::AllFiniteOp op) {
+    addOutput(func, op.getResult(), "amp.grads_finite");
+  });
+  SmallVector<onnxg::NodeOp> accumulators;
+  func.walk([&](onnxg::NodeOp node) {
+    if (node.getDomain() == "com.microsoft" &&
+        node.getOpType().starts_with("InPlaceAccumulator") &&
+        node.getNumOperands() >= 2 && isa<BlockArgument>(node.getOperand(0)))
+      accumulators.push_back(node);
+  });
+  for (onnxg::NodeOp node : accumulators) {
+    auto buffer = cast<BlockArgument>(node.getOperand(0));
+    bool v2 = node.getOpType() == "InPlaceAccumulatorV2";
+    if (v2 && node.getNumResults() == 1) {
+      // Ask for V2's optional second output, the accumulated buffer.
+      OpBuilder builder(node);
+      OperationState state(node.getLoc(), node->getName());
+      state.addOperands(node.getOperands());
+      state.addTypes({node.getResult(0).getType(), buffer.getType()});
+      state.addAttributes(llvm::to_vector(node->getDiscardableAttrs()));
+      state.useProperties(node.getProperties());
+      auto withBuffer = cast<onnxg::NodeOp>(builder.create(state));
+      node.getResult(0).replaceAllUsesWith(withBuffer.getResult(0));
+      node.erase();
+      node = withBuffer;
+    }
+    addOutput(func, node.getResult(v2 ? 1 : 0),
+              (onnxg::getValueName(buffer) + ".updated").str());
+  }
+}
+
+/// Fills an input without a value: parameters from U(-1/sqrt(fan_in),
+/// 1/sqrt(fan_in)) (PyTorch's default), state with zeros, booleans with
+/// true, integers from [0, bound) and other floats from N(0, 1).
 static void generate(HostTensor &tensor, const StepInput &input,
                      std::mt19937_64 &random) {
   Type element = input.type.getElementType();
+  if (isa<FloatType>(element) && input.isParameter) {
+    ArrayRef<int64_t> shape = input.type.getShape();
+    int64_t fanIn = 1;
+    for (int64_t size : shape.size() > 1 ? shape.drop_front() : shape)
+      fanIn *= size;
+    double bound = 1.0 / std::sqrt(double(std::max<int64_t>(1, fanIn)));
+    std::uniform_real_distribution<double> uniform(-bound, bound);
+    for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+      tensor.set(i, uniform(random));
+    return;
+  }
+  if (input.isState)
+    return; // zeros
+  if (element.isInteger(1)) {
+    for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+      tensor.set(i, 1);
+    return;
+  }
   if (isa<FloatType>(element)) {
     std::normal_distribution<double> normal(0.0, 1.0);
     for (int64_t i = 0; i < tensor.getNumElements(); ++i)
       tensor.set(i, normal(random));
     return;
   }
-  int64_t bound = element.isInteger(1) ? 2 : std::max<int64_t>(1, input.bound);
+  int64_t bound = std::max<int64_t>(1, input.bound);
   std::uniform_int_distribution<int64_t> uniform(0, bound - 1);
   for (int64_t i = 0; i < tensor.getNumElements(); ++i)
     tensor.set(i, uniform(random));
@@ -403,11 +487,18 @@ int main(int argc, char **argv) {
   if (funcs.size() != 1 || funcs[0].isExternal())
     fail(inputFile + " must hold exactly one graph");
   func::FuncOp func = funcs[0];
-  exposeFiniteFlag(func);
+  exposeHiddenState(func);
+  SmallVector<int64_t> bounds;
+  for (BlockArgument arg : func.getArguments())
+    bounds.push_back(findIndexBound(arg));
+  PassManager convert(&context);
+  convert.addPass(amp::createConvertONNXGraphToLinalg());
+  if (failed(convert.run(*module)))
+    fail("lowering " + inputFile + " to linalg failed");
   std::vector<StepInput> inputs;
   std::vector<StepOutput> outputs;
   std::string loss = lossName;
-  describeStep(func, inputs, outputs, loss);
+  describeStep(func, bounds, inputs, outputs, loss);
   if (loss.empty())
     for (const StepOutput &output : outputs)
       if (output.type.getRank() == 0 &&
@@ -426,7 +517,7 @@ int main(int argc, char **argv) {
   StringRef funcName = func.getSymName();
   std::string entry = ("_mlir_ciface_" + funcName).str();
   PassManager lower(&context);
-  if (failed(amp::buildCPULoweringPipeline(lower)))
+  if (failed(amp::buildCPULoweringPipeline(lower, /*convertGraph=*/false)))
     fail("cannot build the CPU pipeline");
   if (failed(lower.run(*module)))
     fail("lowering " + inputFile + " to the CPU failed");
@@ -516,6 +607,23 @@ int main(int argc, char **argv) {
   for (auto [i, stepInput] : llvm::enumerate(inputs))
     if (stepInput.name == "amp.loss_scale")
       scaleInput = i;
+  // Host SGD: each parameter and the output holding its gradient.
+  SmallVector<std::pair<int, int>> sgdUpdates;
+  if (sgdLearningRate != 0) {
+    for (auto [i, stepInput] : llvm::enumerate(inputs)) {
+      if (!stepInput.isParameter || stepInput.isState)
+        continue;
+      int gradient =
+          findOutput(stepInput.gradient + ".accumulation.buffer.updated");
+      if (gradient < 0)
+        gradient = findOutput(stepInput.gradient);
+      if (gradient >= 0 && outputs[gradient].type == stepInput.type)
+        sgdUpdates.push_back({int(i), gradient});
+    }
+    if (sgdUpdates.empty())
+      fail("--sgd-lr: no parameter has a gradient output (or the graph "
+           "updates its parameters itself)");
+  }
   if (lossOutput < 0)
     llvm::errs() << "amp-run: warning: no loss output found; \"loss\" is "
                     "null (name it with --loss)\n";
@@ -545,6 +653,12 @@ int main(int argc, char **argv) {
                  << ", \"time_ms\": " << llvm::format("%.3f", milliseconds)
                  << "}\n";
     llvm::outs().flush();
+    for (auto [parameter, gradient] : sgdUpdates) {
+      HostTensor &values = inputTensors[parameter];
+      const HostTensor &slope = outputTensors[gradient];
+      for (int64_t i = 0; i < values.getNumElements(); ++i)
+        values.set(i, values.get(i) - sgdLearningRate * slope.get(i));
+    }
     for (auto [output, tensor] : llvm::zip(outputs, outputTensors))
       if (output.carriedTo >= 0)
         if (llvm::Error error = inputTensors[output.carriedTo].assign(tensor))

@@ -16,11 +16,13 @@
 
 namespace mlir::amp {
 
-/// Adds the CPU lowering to `pm` (docs/Lowering.md): convert-onnxg-to-linalg,
+/// Adds the CPU lowering to `pm` (docs/Lowering.md): convert-onnxg-to-linalg
+/// (unless `convertGraph` is false: the module is on linalg already),
 /// elementwise fusion, one-shot bufferization with results turned into
 /// out-parameters, loops, and the LLVM dialect (FP8 through
 /// convert-arith-to-apfloat). Returns failure when a pass cannot be built.
-LogicalResult buildCPULoweringPipeline(OpPassManager &pm);
+LogicalResult buildCPULoweringPipeline(OpPassManager &pm,
+                                       bool convertGraph = true);
 
 /// Registers --amp-lower-to-cpu.
 void registerAMPLoweringPipelines();

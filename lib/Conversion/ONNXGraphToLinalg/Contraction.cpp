@@ -105,7 +105,8 @@ static Value buildEpilogue(NodeLowering &node, Value acc, double alpha, Value c,
                            double beta) {
   OpBuilder &b = node.getBuilder();
   auto accType = cast<RankedTensorType>(acc.getType());
-  RankedTensorType type = accType.clone(node.resultType(0).getElementType());
+  RankedTensorType type = accType.clone(node.resultElementType(
+      0, getRankedType(node.operand(0)).getElementType()));
   SmallVector<Value> operands = {acc};
   if (c && beta != 0)
     operands.push_back(c);

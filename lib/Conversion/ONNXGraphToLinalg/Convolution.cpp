@@ -198,7 +198,7 @@ static Value buildConvolution(OpBuilder &b, Location loc, Value input,
 
 /// Adds the per-channel `bias` to the f32 `acc` and rounds to `type`.
 static Value addBias(OpBuilder &b, Location loc, Value acc, Value bias,
-                     RankedTensorType type) {
+                     Type elementType) {
   auto accType = cast<RankedTensorType>(acc.getType());
   SmallVector<Value> operands = {acc};
   if (bias) {
@@ -209,7 +209,7 @@ static Value addBias(OpBuilder &b, Location loc, Value acc, Value bias,
     operands.push_back(reshapeTo(b, loc, bias, biasType.clone(shape)));
   }
   return buildElementwise(
-      b, loc, accType.clone(type.getElementType()), operands,
+      b, loc, accType.clone(elementType), operands,
       [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         if (args.size() == 1)
           return args[0];
@@ -268,7 +268,8 @@ static LoweringResult lowerConv(NodeLowering &node) {
                                window->dilations, outSizes,
                                /*transposedWeights=*/false);
   return SmallVector<Value>{
-      addBias(b, loc, acc, node.operand(2), node.resultType(0))};
+      addBias(b, loc, acc, node.operand(2),
+              node.resultElementType(0, inputType.getElementType()))};
 }
 
 static LoweringResult lowerConvTranspose(NodeLowering &node) {
@@ -334,7 +335,8 @@ static LoweringResult lowerConvTranspose(NodeLowering &node) {
                                window->dilations, outSizes,
                                /*transposedWeights=*/true);
   return SmallVector<Value>{
-      addBias(b, loc, acc, node.operand(2), node.resultType(0))};
+      addBias(b, loc, acc, node.operand(2),
+              node.resultElementType(0, inputType.getElementType()))};
 }
 
 /// MaxPool and AveragePool: a window reduction over the padded input.
@@ -425,11 +427,11 @@ static LoweringResult lowerPool(NodeLowering &node) {
                })
         .getResult(0);
   };
-  RankedTensorType type = node.resultType(0);
+  Type elementType = node.resultElementType(0, inputType.getElementType());
   auto outType = RankedTensorType::get(
       cast<RankedTensorType>(createEmpty(b, loc, sizes, f32).getType())
           .getShape(),
-      type.getElementType());
+      elementType);
   if (isMax && wantIndices) {
     // The first maximum of each window and its row-major position in the
     // unpadded input (n, c and the spatial indices flattened).
@@ -480,12 +482,12 @@ static LoweringResult lowerPool(NodeLowering &node) {
           linalg::YieldOp::create(nb, nl, ValueRange{newMax, newIndex});
         });
     return SmallVector<Value>{
-        convertTensor(b, loc, generic.getResult(0), type.getElementType()),
+        convertTensor(b, loc, generic.getResult(0), elementType),
         generic.getResult(1)};
   }
   if (isMax)
-    return SmallVector<Value>{convertTensor(
-        b, loc, reduce(padded, -INFINITY, true), type.getElementType())};
+    return SmallVector<Value>{
+        convertTensor(b, loc, reduce(padded, -INFINITY, true), elementType)};
   Value sum = reduce(padded, 0.0, false);
   int64_t windowSize = 1;
   for (int64_t k : *kernel)

@@ -33,8 +33,23 @@ static Value constantLike(OpBuilder &b, Location loc, Value like,
 static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
                                        ScalarBody body) {
   RankedTensorType declared = node.resultType(0);
-  if (!declared)
-    return node.emitError() << "the output has no tensor type";
+  if (!declared) {
+    // An output ONNX could not type: the operands' rank, any sizes, and
+    // the first float operand's element type.
+    int64_t rank = 0;
+    Type elementType;
+    for (Value operand : operands)
+      if (RankedTensorType type = getRankedType(operand)) {
+        rank = std::max(rank, type.getRank());
+        if (!elementType || (!isa<FloatType>(elementType) &&
+                             isa<FloatType>(type.getElementType())))
+          elementType = type.getElementType();
+      }
+    if (!elementType)
+      return node.emitError() << "operands must be ranked tensors";
+    declared = RankedTensorType::get(
+        SmallVector<int64_t>(rank, ShapedType::kDynamic), elementType);
+  }
   for (Value operand : operands) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     if (!type)

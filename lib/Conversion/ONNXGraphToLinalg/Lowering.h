@@ -43,8 +43,15 @@ public:
   /// node has fewer operands or the optional operand is missing.
   Value operand(unsigned i) const;
   unsigned getNumResults() const { return node.getNumResults(); }
-  /// The declared type of result `i`; null for a missing optional output.
+  /// The declared type of result `i`; null for a missing optional output
+  /// and for a type ONNX shape inference could not find (outputs of
+  /// contrib ops and what they feed).
   RankedTensorType resultType(unsigned i) const;
+  /// The element type of result `i`, or `fallback` when it is not declared.
+  Type resultElementType(unsigned i, Type fallback) const {
+    RankedTensorType type = resultType(i);
+    return type ? type.getElementType() : fallback;
+  }
   bool isResultUsed(unsigned i) const { return !node.getResult(i).use_empty(); }
 
   Attribute getAttr(llvm::StringRef name) const;

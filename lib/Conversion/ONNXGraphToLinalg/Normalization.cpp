@@ -113,14 +113,11 @@ static LoweringResult lowerLayerNorm(NodeLowering &node) {
   SmallVector<Value> results = {
       buildNormalize(b, loc, type, input, moments.mean, invStdDev,
                      node.operand(1), node.operand(2))};
-  for (auto [i, stat] : llvm::enumerate(ValueRange{moments.mean, invStdDev})) {
-    unsigned result = i + 1;
-    if (result >= node.getNumResults() || !node.resultType(result)) {
-      continue;
-    }
-    results.push_back(
-        convertTensor(b, loc, stat, node.resultType(result).getElementType()));
-  }
+  // Mean and InvStdDev, in the stash type (f32) unless declared otherwise.
+  for (auto [i, stat] : llvm::enumerate(ValueRange{moments.mean, invStdDev}))
+    if (i + 1 < node.getNumResults())
+      results.push_back(convertTensor(
+          b, loc, stat, node.resultElementType(i + 1, b.getF32Type())));
   results.resize(node.getNumResults());
   return results;
 }

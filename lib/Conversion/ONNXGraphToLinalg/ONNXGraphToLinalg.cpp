@@ -82,8 +82,12 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder) {
       return lowering.emitError()
              << "output #" << result.getResultNumber()
              << " is used but its lowering does not compute it";
-    result.replaceAllUsesWith(
-        castToType(builder, node.getLoc(), value, result.getType()));
+    // A type ONNX could not infer takes the lowered value's type.
+    if (!isa<RankedTensorType>(result.getType()))
+      result.replaceAllUsesWith(value);
+    else
+      result.replaceAllUsesWith(
+          castToType(builder, node.getLoc(), value, result.getType()));
   }
   node.erase();
   return success();
@@ -146,6 +150,10 @@ struct ConvertONNXGraphToLinalgPass
            llvm::make_early_inc_range(func.getBody().getOps<onnxg::NoneOp>()))
         if (none.use_empty())
           none.erase();
+      // Results whose type was unknown now have the lowered values' types.
+      Operation *terminator = func.getBody().front().getTerminator();
+      func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
+                                     terminator->getOperandTypes()));
     }
   }
 };

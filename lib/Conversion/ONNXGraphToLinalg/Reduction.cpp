@@ -298,8 +298,8 @@ static LoweringResult lowerSoftmaxGrad(NodeLowering &node) {
                                });
   Value sum = sumKept(b, loc, weighted, *axes);
   return SmallVector<Value>{buildElementwise(
-      b, loc, node.resultType(0), ValueRange{dy, y, sum},
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      ValueRange{dy, y, sum}, [&](OpBuilder &nb, Location nl, ValueRange args) {
         if (isLog) {
           Value p = math::ExpOp::create(nb, nl, args[1]);
           return arith::SubFOp::create(

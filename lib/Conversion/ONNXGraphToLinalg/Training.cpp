@@ -105,9 +105,9 @@ static std::pair<Value, Value> buildWeightedLosses(OpBuilder &b, Location loc,
 /// Reduces per-position losses to the node's loss output.
 static Value reduceLosses(OpBuilder &b, Location loc, Value losses,
                           Value weights, const LossOptions &options,
-                          RankedTensorType type) {
+                          Type elementType) {
   if (options.reduction == "none")
-    return convertTensor(b, loc, losses, type.getElementType());
+    return convertTensor(b, loc, losses, elementType);
   Type f32 = b.getF32Type();
   auto rank = cast<RankedTensorType>(losses.getType()).getRank();
   SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
@@ -123,7 +123,7 @@ static Value reduceLosses(OpBuilder &b, Location loc, Value losses,
   if (options.reduction == "mean")
     operands.push_back(sum(weights));
   return buildElementwise(
-      b, loc, RankedTensorType::get({}, type.getElementType()), operands,
+      b, loc, RankedTensorType::get({}, elementType), operands,
       [](OpBuilder &nb, Location nl, ValueRange args) {
         if (args.size() == 1)
           return args[0];
@@ -164,8 +164,9 @@ static LoweringResult lowerLoss(NodeLowering &node) {
               : scores;
   auto [losses, weights] =
       buildWeightedLosses(b, loc, logProb, labels, *options);
-  SmallVector<Value> results = {
-      reduceLosses(b, loc, losses, weights, *options, node.resultType(0))};
+  SmallVector<Value> results = {reduceLosses(
+      b, loc, losses, weights, *options,
+      node.resultElementType(0, getRankedType(scores).getElementType()))};
   if (softmax && node.getNumResults() > 1 && node.resultType(1))
     results.push_back(
         convertTensor(b, loc, logProb, node.resultType(1).getElementType()));
@@ -233,7 +234,7 @@ static LoweringResult lowerLossGrad(NodeLowering &node) {
   Value keptLabels = expand(labels, labelsType.getElementType());
   auto type = cast<RankedTensorType>(logProb.getType());
   return SmallVector<Value>{buildElementwise(
-      b, loc, type.clone(node.resultType(0).getElementType()),
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
       ValueRange{logProb, keptLabels, keptFactor},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value p = math::ExpOp::create(nb, nl, args[0]);
@@ -278,7 +279,9 @@ static LoweringResult lowerAccumulator(NodeLowering &node) {
   if (!v2)
     return SmallVector<Value>{accumulated};
   RankedTensorType flagType = node.resultType(0);
-  if (!flagType || !flagType.hasStaticShape())
+  if (!flagType)
+    flagType = RankedTensorType::get({1}, b.getI1Type());
+  if (!flagType.hasStaticShape())
     return node.emitError() << "the updated flag must have a static type";
   Value updated =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(flagType, true));
