@@ -13,7 +13,7 @@ CMAKE_FLAGS ?=
 PACKAGES := cmake ninja-build clang-22 lld libclang-rt-22-dev llvm-22-dev \
   libmlir-22-dev mlir-22-tools llvm-22-tools libonnx-dev libprotobuf-dev \
   protobuf-compiler python3-onnx python3-numpy python3-torch python3-pytest \
-  libopenblas0-pthread
+  python3-matplotlib libopenblas0-pthread
 # ONNX Runtime for the numerics tests: npm's onnxruntime-node, into
 # $(BUILD)/npm (CPU binaries ship in the package; its install script would
 # fetch CUDA ones, hence --ignore-scripts).
@@ -89,7 +89,8 @@ bench: build
 docs: configure
 	ninja -C $(BUILD) mlir-doc
 	cp $(BUILD)/docs/Dialects/ONNXGraphOps.md $(BUILD)/docs/Dialects/AMPOps.md docs/dialects/
-	cp $(BUILD)/docs/ONNXGraphPasses.md $(BUILD)/docs/AMPPasses.md docs/passes/
+	cp $(BUILD)/docs/ONNXGraphPasses.md $(BUILD)/docs/AMPPasses.md \
+	  $(BUILD)/docs/AMPConversionPasses.md docs/passes/
 	mkdir -p docs/interfaces
 	cp $(BUILD)/docs/Interfaces/PrecisionOpInterface.md \
 	  $(BUILD)/docs/Interfaces/CastFusionOpInterface.md docs/interfaces/

@@ -57,6 +57,6 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda")
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-tools = ["amp-opt", "amp-translate", "not", "count", ToolSubst("amp-import-fuzzer",
+tools = ["amp-opt", "amp-translate", "amp-run", "not", "count", ToolSubst("amp-import-fuzzer",
                                                unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -15,15 +15,41 @@ class AmpOptError(RuntimeError):
     """amp-opt is missing or failed; the message has its diagnostics."""
 
 
-def find_amp_opt():
-    """Path of amp-opt: $AMP_OPT, then PATH, then the build folder."""
-    candidates = [os.environ.get("AMP_OPT"), shutil.which("amp-opt"),
-                  os.path.join(REPO, "build", "bin", "amp-opt")]
+def find_tool(name):
+    """Path of an amp-opt tool: $AMP_OPT's folder (or ${NAME} for others),
+    then PATH, then the build folder."""
+    env = os.environ.get(name.upper().replace("-", "_"))
+    candidates = [env, shutil.which(name),
+                  os.path.join(REPO, "build", "bin", name)]
     for path in candidates:
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-    raise AmpOptError("amp-opt not found: build it (`make`), put it on PATH "
-                      "or set AMP_OPT to its path")
+    raise AmpOptError(f"{name} not found: build it (`make`), put it on PATH "
+                      f"or set {name.upper().replace('-', '_')} to its path")
+
+
+def find_amp_opt():
+    """Path of amp-opt: $AMP_OPT, then PATH, then the build folder."""
+    return find_tool("amp-opt")
+
+
+def train(model_path, steps, amp_pipeline=None, seed=0, args=(),
+          timeout=1800):
+    """Runs `steps` training steps of an .onnx step with amp-run; returns
+    the list of per-step records ({"step", "loss", "loss_scale", "skipped",
+    "time_ms"}) and amp-run's standard error (compile times)."""
+    command = [find_tool("amp-run"), model_path, "--steps", str(steps),
+               "--seed", str(seed), *args]
+    if amp_pipeline is not None:
+        command.append(f"--amp-pipeline={amp_pipeline}")
+    proc = subprocess.run(command, capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise AmpOptError(f"amp-run failed (exit {proc.returncode}):\n"
+                          f"{' '.join(command)}\n{proc.stderr}")
+    records = [json.loads(line) for line in proc.stdout.splitlines()
+               if line.startswith("{")]
+    return records, proc.stderr
 
 
 def _pipeline_text(precision, options):

@@ -2,7 +2,9 @@
 // usage: node ort_run.js REQUEST.json
 // REQUEST: {"model": path, "inputs": {name: {"type": t, "dims": [...],
 // "file": raw little-endian data}}, "out": folder}. Writes each output to
-// OUT/<index>.bin and OUT/outputs.json ({name: {type, dims, file}}).
+// OUT/<index>.bin and OUT/outputs.json ({name: {type, dims, file}}). With
+// "repeat": N, also times N more runs of the same feeds and writes
+// OUT/timing.json ({create_ms, run_ms: [...]}).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -16,6 +18,7 @@ const ARRAYS = {
 
 async function main() {
   const request = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+  const created = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(request.model, {
     graphOptimizationLevel: request.optimize ? 'all' : 'disabled',
     logSeverityLevel: 3,
@@ -29,7 +32,18 @@ async function main() {
                                               bytes.byteOffset + bytes.length));
     feeds[name] = new ort.Tensor(input.type, data, input.dims);
   }
+  const createMs = Number(process.hrtime.bigint() - created) / 1e6;
   const results = await session.run(feeds);
+  if (request.repeat) {
+    const runMs = [];
+    for (let i = 0; i < request.repeat; ++i) {
+      const start = process.hrtime.bigint();
+      await session.run(feeds);
+      runMs.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    fs.writeFileSync(path.join(request.out, 'timing.json'),
+                     JSON.stringify({ create_ms: createMs, run_ms: runMs }));
+  }
   const manifest = {};
   let index = 0;
   for (const name of session.outputNames) {

@@ -132,10 +132,8 @@ static std::string getNpyDescr(Type element) {
   return "";
 }
 
-llvm::Error HostTensor::writeNpy(llvm::StringRef path) const {
-  std::string descr = getNpyDescr(type.getElementType());
-  if (descr.empty()) // bf16 and FP8 have no numpy type: widen to f32.
-    descr = "<f4";
+/// numpy's spelling of the shape of `type`: "(2, 4)", "(8,)" or "()".
+static std::string formatNpyShape(RankedTensorType type) {
   std::string shape = "(";
   for (int64_t size : type.getShape())
     shape += std::to_string(size) + ", ";
@@ -143,7 +141,14 @@ llvm::Error HostTensor::writeNpy(llvm::StringRef path) const {
     shape.pop_back();
   else if (type.getRank() > 1)
     shape.resize(shape.size() - 2);
-  shape += ")";
+  return shape + ")";
+}
+
+llvm::Error HostTensor::writeNpy(llvm::StringRef path) const {
+  std::string descr = getNpyDescr(type.getElementType());
+  if (descr.empty()) // bf16 and FP8 have no numpy type: widen to f32.
+    descr = "<f4";
+  std::string shape = formatNpyShape(type);
   std::string header = "{'descr': '" + descr +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
@@ -187,6 +192,16 @@ llvm::Error HostTensor::readNpy(llvm::StringRef path) {
   if (descr.empty() || !header.contains("'descr': '" + descr + "'"))
     return llvm::createStringError(path + ": expected element type " + descr +
                                    " (" + printToString(type) + ")");
+  size_t shapeAt = header.find("'shape': ");
+  if (shapeAt != llvm::StringRef::npos) {
+    llvm::StringRef shape = header.drop_front(shapeAt + 9);
+    shape = shape.take_until([](char c) { return c == ')'; });
+    std::string expected = formatNpyShape(type);
+    if ((shape + ")").str() != expected)
+      return llvm::createStringError(path + ": has shape " + shape + "), '" +
+                                     printToString(type) + "' needs " +
+                                     expected);
+  }
   if (header.contains("'fortran_order': True"))
     return llvm::createStringError(path + ": Fortran order is not supported");
   if (contents.size() - start != bytes.size())
