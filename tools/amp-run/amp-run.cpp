@@ -613,11 +613,19 @@ int main(int argc, char **argv) {
     for (auto [i, stepInput] : llvm::enumerate(inputs)) {
       if (!stepInput.isParameter || stepInput.isState)
         continue;
-      int gradient =
-          findOutput(stepInput.gradient + ".accumulation.buffer.updated");
-      if (gradient < 0)
-        gradient = findOutput(stepInput.gradient);
-      if (gradient >= 0 && outputs[gradient].type == stepInput.type)
+      // The accumulated gradient (in-place buffer, ORT's v1 accumulator
+      // output) or the gradient itself.
+      int gradient = -1;
+      for (std::string name :
+           {stepInput.gradient + ".accumulation.buffer.updated",
+            stepInput.gradient + ".accumulation.out", stepInput.gradient}) {
+        int candidate = findOutput(name);
+        if (candidate >= 0 && outputs[candidate].type == stepInput.type) {
+          gradient = candidate;
+          break;
+        }
+      }
+      if (gradient >= 0)
         sgdUpdates.push_back({int(i), gradient});
     }
     if (sgdUpdates.empty())
