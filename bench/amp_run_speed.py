@@ -60,7 +60,8 @@ def main():
              f"median of {args.steps} steps",
              "",
              f"Command: `/usr/bin/python3 bench/amp_run_speed.py --size "
-             f"{args.size}`",
+             f"{args.size} --steps {args.steps} --models "
+             f"{' '.join(args.models)}`",
              "",
              "| graph | amp-run lower s | amp-run JIT s | amp-run step ms | "
              "ORT session s | ORT step ms | amp-run / ORT step |",
