@@ -7,10 +7,24 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 
 import pytest  # noqa: E402
 
-from amp_opt import ort  # noqa: E402
+from amp_opt import ort, zoo  # noqa: E402
 
 
 @pytest.fixture
 def needs_ort():
     if not ort.available():
         pytest.skip("ONNX Runtime is not installed (make ort)")
+
+
+@pytest.fixture(scope="session")
+def zoo_steps(tmp_path_factory):
+    """Every zoo training step (small), exported once: {(model, optimizer):
+    path}."""
+    folder = tmp_path_factory.mktemp("zoo")
+    paths = {}
+    for name in zoo.MODELS:
+        for optimizer in ("sgd", "adam"):
+            path = str(folder / f"{name}_{optimizer}.onnx")
+            zoo.export(name, optimizer, path)
+            paths[name, optimizer] = path
+    return paths

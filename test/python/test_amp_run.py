@@ -30,16 +30,9 @@ PROOF = [("mlp", "sgd"), ("cnn", "sgd"), ("transformer", "adam"),
          ("gpt", "adam")]
 
 
-@pytest.fixture(scope="module")
-def steps(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("zoo")
-    paths = {}
-    for name in zoo.MODELS:
-        for optimizer in ("sgd", "adam"):
-            path = str(folder / f"{name}_{optimizer}.onnx")
-            zoo.export(name, optimizer, path)
-            paths[name, optimizer] = path
-    return paths
+@pytest.fixture
+def steps(zoo_steps):
+    return zoo_steps
 
 
 def updated_parameters(path):
