@@ -37,23 +37,13 @@ static Value scaleBy(OpBuilder &b, Location loc, Value input, Value scale,
       });
 }
 
-/// An i1 0-d tensor: every element of `input` is finite.
+/// An i1 0-d tensor: every element of `input` is finite (for a 0-d input,
+/// a reduction over no dimensions).
 static Value buildAllFinite(OpBuilder &b, Location loc, Value input) {
   auto type = cast<RankedTensorType>(input.getType());
-  Type i1 = b.getI1Type();
   SmallVector<int64_t> axes =
       llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
   Value init = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-  if (axes.empty())
-    return buildElementwise(
-        b, loc, RankedTensorType::get({}, i1), input,
-        [](OpBuilder &nb, Location nl, ValueRange args) {
-          Value magnitude = math::AbsFOp::create(nb, nl, args[0]);
-          return arith::CmpFOp::create(
-                     nb, nl, arith::CmpFPredicate::OLT, magnitude,
-                     createScalar(nb, nl, magnitude.getType(), INFINITY))
-              .getResult();
-        });
   return buildReduction(
       b, loc, input, axes, getComputeType(type.getElementType()), init,
       [](OpBuilder &nb, Location nl, Value x, Value acc) {

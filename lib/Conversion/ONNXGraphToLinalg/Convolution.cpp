@@ -13,8 +13,6 @@
 
 #include "Lowering.h"
 
-#include "mlir/Dialect/Arith/Utils/Utils.h"
-
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
@@ -531,34 +529,20 @@ static LoweringResult lowerGlobalPool(NodeLowering &node) {
   SmallVector<int64_t> axes;
   for (int64_t i = 2; i < type.getRank(); ++i)
     axes.push_back(i);
-  Type f32 = b.getF32Type();
-  Value reduced = buildReduction(
-      b, loc, input, axes, f32,
-      createScalar(b, loc, f32, isMax ? -INFINITY : 0),
-      [&](OpBuilder &nested, Location nestedLoc, Value x, Value acc) {
-        if (isMax)
-          return arith::MaximumFOp::create(nested, nestedLoc, acc, x)
-              .getResult();
-        return arith::AddFOp::create(nested, nestedLoc, acc, x).getResult();
-      });
+  Value reduced =
+      isMax ? buildMax(b, loc, input, axes) : buildSum(b, loc, input, axes);
   Value kept = keepDims(b, loc, reduced, input, axes);
   if (isMax)
     return SmallVector<Value>{
         convertTensor(b, loc, kept, type.getElementType())};
   // Divide by the number of spatial elements.
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  Value count = convertScalar(b, loc, getElementCount(b, loc, input, axes),
+                              b.getF32Type());
   auto keptType = cast<RankedTensorType>(kept.getType());
   return SmallVector<Value>{buildElementwise(
       b, loc, keptType.clone(type.getElementType()), kept,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value count = createScalar(nested, nestedLoc, nested.getIndexType(), 1);
-        for (int64_t i = 2; i < type.getRank(); ++i)
-          count = arith::MulIOp::create(
-              nested, nestedLoc, count,
-              getValueOrCreateConstantIndexOp(nested, nestedLoc, sizes[i]));
-        return arith::DivFOp::create(
-                   nested, nestedLoc, args[0],
-                   convertScalar(nested, nestedLoc, count, f32))
+        return arith::DivFOp::create(nested, nestedLoc, args[0], count)
             .getResult();
       })};
 }

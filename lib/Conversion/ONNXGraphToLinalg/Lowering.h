@@ -156,11 +156,6 @@ Value buildElementwise(
     ValueRange operands,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
-/// Sizes of the broadcast result of `operands` (rank of `type`).
-llvm::SmallVector<OpFoldResult> getBroadcastSizes(OpBuilder &b, Location loc,
-                                                  RankedTensorType type,
-                                                  ValueRange operands);
-
 /// acc + x * y in f32, for contraction bodies (x and y widened first).
 Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
                          Value acc);
@@ -178,6 +173,17 @@ Value buildReduction(
     Type accType, Value init,
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
     llvm::function_ref<Value(OpBuilder &, Location, Value)> map = nullptr);
+
+/// The f32 sum (buildSum) or maximum (buildMax) of `input` over `axes`; the
+/// result drops the reduced dimensions.
+Value buildSum(OpBuilder &b, Location loc, Value input,
+               llvm::ArrayRef<int64_t> axes);
+Value buildMax(OpBuilder &b, Location loc, Value input,
+               llvm::ArrayRef<int64_t> axes);
+
+/// The number of elements of `input` over `axes`, as an index value.
+Value getElementCount(OpBuilder &b, Location loc, Value input,
+                      llvm::ArrayRef<int64_t> axes);
 
 /// Reshapes `value` to `type` (same number of elements).
 Value reshapeTo(OpBuilder &b, Location loc, Value value, RankedTensorType type);

@@ -12,7 +12,6 @@
 
 #include "Lowering.h"
 
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -29,33 +28,24 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
                             ArrayRef<int64_t> axes) {
   Type f32 = b.getF32Type();
   auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-  Value count = arith::ConstantIndexOp::create(b, loc, 1);
-  for (int64_t axis : axes)
-    count = arith::MulIOp::create(
-        b, loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[axis]));
-  Value countF = convertScalar(b, loc, count, f32);
-  auto sumKept = [&](Value source) {
-    Value sum = buildReduction(
-        b, loc, source, axes, f32, createScalar(b, loc, f32, 0),
-        [](OpBuilder &nb, Location nl, Value x, Value acc) {
-          return arith::AddFOp::create(nb, nl, acc, x).getResult();
-        });
-    Value kept = keepDims(b, loc, sum, source, axes);
+  Value countF =
+      convertScalar(b, loc, getElementCount(b, loc, input, axes), f32);
+  auto meanKept = [&](Value source) {
+    Value kept = keepDims(b, loc, buildSum(b, loc, source, axes), source, axes);
     return buildElementwise(
         b, loc, cast<RankedTensorType>(kept.getType()), kept,
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           return arith::DivFOp::create(nb, nl, args[0], countF).getResult();
         });
   };
-  Value mean = sumKept(input);
+  Value mean = meanKept(input);
   Value squares = buildElementwise(
       b, loc, type.clone(f32), ValueRange{input, mean},
       [](OpBuilder &nb, Location nl, ValueRange args) {
         Value centered = arith::SubFOp::create(nb, nl, args[0], args[1]);
         return arith::MulFOp::create(nb, nl, centered, centered).getResult();
       });
-  return {mean, sumKept(squares)};
+  return {mean, meanKept(squares)};
 }
 
 /// 1 / sqrt(variance + epsilon) in f32.

@@ -12,7 +12,6 @@
 
 #include "Lowering.h"
 
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
@@ -46,17 +45,6 @@ static FailureOr<SmallVector<int64_t>> getReduceAxes(NodeLowering &node,
   llvm::sort(result);
   result.erase(llvm::unique(result), result.end());
   return result;
-}
-
-/// The number of elements over `axes` of `input`, as an index value.
-static Value getCount(OpBuilder &b, Location loc, Value input,
-                      ArrayRef<int64_t> axes) {
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-  Value count = arith::ConstantIndexOp::create(b, loc, 1);
-  for (int64_t axis : axes)
-    count = arith::MulIOp::create(
-        b, loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[axis]));
-  return count;
 }
 
 namespace {
@@ -167,8 +155,8 @@ static LoweringResult lowerReduce(NodeLowering &node, ReduceKind kind) {
   Value result = keep ? keepDims(b, loc, reduced, input, *axes) : reduced;
   if (shift && !keep)
     shift = reshapeTo(b, loc, shift, cast<RankedTensorType>(result.getType()));
-  Value count =
-      kind == ReduceKind::Mean ? getCount(b, loc, input, *axes) : Value();
+  Value count = kind == ReduceKind::Mean ? getElementCount(b, loc, input, *axes)
+                                         : Value();
   auto resultType = cast<RankedTensorType>(result.getType());
   SmallVector<Value> operands = {result};
   if (shift)
@@ -214,13 +202,7 @@ static FailureOr<SmallVector<int64_t>> getSoftmaxAxes(NodeLowering &node,
 /// sum over `axes` of `input` in f32, kept as 1s.
 static Value sumKept(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes) {
-  Type f32 = b.getF32Type();
-  Value sum =
-      buildReduction(b, loc, input, axes, f32, createScalar(b, loc, f32, 0),
-                     [](OpBuilder &nb, Location nl, Value x, Value acc) {
-                       return arith::AddFOp::create(nb, nl, acc, x).getResult();
-                     });
-  return keepDims(b, loc, sum, input, axes);
+  return keepDims(b, loc, buildSum(b, loc, input, axes), input, axes);
 }
 
 Value amp::lowering::buildSoftmax(OpBuilder &b, Location loc, Value input,
@@ -228,14 +210,7 @@ Value amp::lowering::buildSoftmax(OpBuilder &b, Location loc, Value input,
                                   Type elementType) {
   auto type = cast<RankedTensorType>(input.getType());
   Type f32 = b.getF32Type();
-  Value max = keepDims(
-      b, loc,
-      buildReduction(
-          b, loc, input, axes, f32, createScalar(b, loc, f32, -INFINITY),
-          [](OpBuilder &nb, Location nl, Value x, Value acc) {
-            return arith::MaximumFOp::create(nb, nl, acc, x).getResult();
-          }),
-      input, axes);
+  Value max = keepDims(b, loc, buildMax(b, loc, input, axes), input, axes);
   Value exps = buildElementwise(
       b, loc, type.clone(f32), ValueRange{input, max},
       [](OpBuilder &nb, Location nl, ValueRange args) {

@@ -108,20 +108,11 @@ static Value reduceLosses(OpBuilder &b, Location loc, Value losses,
                           Type elementType) {
   if (options.reduction == "none")
     return convertTensor(b, loc, losses, elementType);
-  Type f32 = b.getF32Type();
   auto rank = cast<RankedTensorType>(losses.getType()).getRank();
   SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  auto sum = [&](Value source) {
-    return buildReduction(
-        b, loc, source, axes, f32, createScalar(b, loc, f32, 0),
-        [](OpBuilder &nb, Location nl, Value x, Value acc) {
-          return arith::AddFOp::create(nb, nl, acc, x).getResult();
-        });
-  };
-  Value total = sum(losses);
-  SmallVector<Value> operands = {total};
+  SmallVector<Value> operands = {buildSum(b, loc, losses, axes)};
   if (options.reduction == "mean")
-    operands.push_back(sum(weights));
+    operands.push_back(buildSum(b, loc, weights, axes));
   return buildElementwise(
       b, loc, RankedTensorType::get({}, elementType), operands,
       [](OpBuilder &nb, Location nl, ValueRange args) {
@@ -190,18 +181,12 @@ static LoweringResult lowerLossGrad(NodeLowering &node) {
   if (node.operand(4))
     return node.emitError() << "ignore_index as an input does not lower yet";
   Type f32 = b.getF32Type();
-  auto [losses, weights] =
-      buildWeightedLosses(b, loc, logProb, labels, *options);
-  (void)losses;
+  Value weights = buildWeightedLosses(b, loc, logProb, labels, *options).second;
   Value denominator;
   if (options->reduction == "mean") {
     auto rank = cast<RankedTensorType>(weights.getType()).getRank();
-    denominator = buildReduction(
-        b, loc, weights, llvm::to_vector(llvm::seq<int64_t>(0, rank)), f32,
-        createScalar(b, loc, f32, 0),
-        [](OpBuilder &nb, Location nl, Value x, Value acc) {
-          return arith::AddFOp::create(nb, nl, acc, x).getResult();
-        });
+    denominator =
+        buildSum(b, loc, weights, llvm::to_vector(llvm::seq<int64_t>(0, rank)));
   }
   // Per-position factor weight * dY (/ denominator), shaped like labels.
   auto labelsType = cast<RankedTensorType>(labels.getType());

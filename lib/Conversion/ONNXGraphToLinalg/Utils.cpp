@@ -12,8 +12,11 @@
 #include "Lowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -300,9 +303,11 @@ RankedTensorType amp::lowering::getBroadcastType(ValueRange operands,
   return getBroadcastType(types, declared);
 }
 
-SmallVector<OpFoldResult>
-amp::lowering::getBroadcastSizes(OpBuilder &b, Location loc,
-                                 RankedTensorType type, ValueRange operands) {
+/// Sizes of the broadcast result of `operands` (rank of `type`): static
+/// sizes from `type`, dynamic ones from an operand that is not 1 there.
+static SmallVector<OpFoldResult> getBroadcastSizes(OpBuilder &b, Location loc,
+                                                   RankedTensorType type,
+                                                   ValueRange operands) {
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> sizes;
   for (int64_t i = 0; i < rank; ++i) {
@@ -404,6 +409,36 @@ Value amp::lowering::buildReduction(
                                 combine(nested, nestedLoc, x, args[1]));
       });
   return generic.getResult(0);
+}
+
+Value amp::lowering::buildSum(OpBuilder &b, Location loc, Value input,
+                              ArrayRef<int64_t> axes) {
+  Type f32 = b.getF32Type();
+  return buildReduction(
+      b, loc, input, axes, f32, createScalar(b, loc, f32, 0),
+      [](OpBuilder &nb, Location nl, Value x, Value acc) {
+        return arith::AddFOp::create(nb, nl, acc, x).getResult();
+      });
+}
+
+Value amp::lowering::buildMax(OpBuilder &b, Location loc, Value input,
+                              ArrayRef<int64_t> axes) {
+  Type f32 = b.getF32Type();
+  return buildReduction(
+      b, loc, input, axes, f32, createScalar(b, loc, f32, -INFINITY),
+      [](OpBuilder &nb, Location nl, Value x, Value acc) {
+        return arith::MaximumFOp::create(nb, nl, acc, x).getResult();
+      });
+}
+
+Value amp::lowering::getElementCount(OpBuilder &b, Location loc, Value input,
+                                     ArrayRef<int64_t> axes) {
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t axis : axes)
+    count = arith::MulIOp::create(
+        b, loc, count, getValueOrCreateConstantIndexOp(b, loc, sizes[axis]));
+  return count;
 }
 
 Value amp::lowering::createConstant(OpBuilder &b, Location loc,
