@@ -25,9 +25,14 @@ HostTensor::HostTensor(RankedTensorType type) : type(type) {
 
 double HostTensor::get(int64_t i) const {
   const char *at = bytes.data() + i * elementBytes;
+  Type element = type.getElementType();
+  if (element.isF32()) { // the common case (parameters), without APFloat
+    float value;
+    std::memcpy(&value, at, sizeof(value));
+    return value;
+  }
   uint64_t raw = 0;
   std::memcpy(&raw, at, elementBytes);
-  Type element = type.getElementType();
   if (auto floatType = dyn_cast<FloatType>(element)) {
     APFloat value(floatType.getFloatSemantics(),
                   APInt(floatType.getWidth(), raw));
@@ -46,6 +51,11 @@ double HostTensor::get(int64_t i) const {
 void HostTensor::set(int64_t i, double value) {
   char *at = bytes.data() + i * elementBytes;
   Type element = type.getElementType();
+  if (element.isF32()) { // rounds to nearest even, as APFloat would
+    float rounded = float(value);
+    std::memcpy(at, &rounded, sizeof(rounded));
+    return;
+  }
   uint64_t raw = 0;
   if (auto floatType = dyn_cast<FloatType>(element)) {
     APFloat converted(value);

@@ -421,6 +421,17 @@ static SmallString<128> getNpyPath(StringRef dir, StringRef name) {
   return path;
 }
 
+/// Writes each tensor as DIR/<name>.npy, named after the matching entry
+/// of `described` (StepInput or StepOutput).
+template <typename Described>
+static void saveAll(StringRef dir, const std::vector<Described> &described,
+                    const std::vector<HostTensor> &tensors) {
+  llvm::sys::fs::create_directories(dir);
+  for (auto [entry, tensor] : llvm::zip_equal(described, tensors))
+    if (llvm::Error error = tensor.writeNpy(getNpyPath(dir, entry.name)))
+      fail(toString(std::move(error)));
+}
+
 static std::string formatNumber(double value) {
   if (!std::isfinite(value))
     return "null";
@@ -586,14 +597,8 @@ int main(int argc, char **argv) {
     fail("--input names '" + file.first() + "', which is not an input");
   for (const StepOutput &output : outputs)
     outputTensors.emplace_back(output.type);
-  if (!saveInputs.empty()) {
-    llvm::sys::fs::create_directories(saveInputs);
-    for (auto [stepInput, tensor] : llvm::zip(inputs, inputTensors)) {
-      if (llvm::Error error =
-              tensor.writeNpy(getNpyPath(saveInputs, stepInput.name)))
-        fail(toString(std::move(error)));
-    }
-  }
+  if (!saveInputs.empty())
+    saveAll(saveInputs, inputs, inputTensors);
 
   auto findOutput = [&](StringRef name) -> int {
     for (auto [i, output] : llvm::enumerate(outputs))
@@ -636,16 +641,16 @@ int main(int argc, char **argv) {
     llvm::errs() << "amp-run: warning: no loss output found; \"loss\" is "
                     "null (name it with --loss)\n";
 
-  // Steps.
+  // Steps. The buffers stay in place, so their descriptors are built once.
+  SmallVector<void *> descriptors;
+  for (HostTensor &tensor : inputTensors)
+    descriptors.push_back(tensor.getDescriptor());
+  for (HostTensor &tensor : outputTensors)
+    descriptors.push_back(tensor.getDescriptor());
+  SmallVector<void *> arguments;
+  for (void *&descriptor : descriptors)
+    arguments.push_back(&descriptor);
   for (unsigned step = 1; step <= numSteps; ++step) {
-    SmallVector<void *> descriptors;
-    for (HostTensor &tensor : inputTensors)
-      descriptors.push_back(tensor.getDescriptor());
-    for (HostTensor &tensor : outputTensors)
-      descriptors.push_back(tensor.getDescriptor());
-    SmallVector<void *> arguments;
-    for (void *&descriptor : descriptors)
-      arguments.push_back(&descriptor);
     double scale = scaleInput >= 0 ? inputTensors[scaleInput].get(0) : 1.0;
     start = std::chrono::steady_clock::now();
     if (llvm::Error error = (*engine)->invokePacked(entry, arguments))
@@ -673,13 +678,7 @@ int main(int argc, char **argv) {
           fail(toString(std::move(error)));
   }
 
-  if (!saveOutputs.empty()) {
-    llvm::sys::fs::create_directories(saveOutputs);
-    for (auto [output, tensor] : llvm::zip(outputs, outputTensors)) {
-      if (llvm::Error error =
-              tensor.writeNpy(getNpyPath(saveOutputs, output.name)))
-        fail(toString(std::move(error)));
-    }
-  }
+  if (!saveOutputs.empty())
+    saveAll(saveOutputs, outputs, outputTensors);
   return 0;
 }
