@@ -26,6 +26,13 @@ MODELS = [("mlp", "sgd"), ("cnn", "sgd"), ("transformer", "adam"),
           ("gpt", "adam")]
 
 
+def heading(what):
+    """The Markdown heading of a recorded result: date, machine, `what`."""
+    return (f"## {datetime.date.today()} on {platform.node()} "
+            f"({platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} cores): {what}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -45,9 +52,7 @@ def main():
                 "summary": numerics.summarize(curves)}
             print(f"{name}_{optimizer} done", file=sys.stderr)
 
-    lines = [f"## {datetime.date.today()} on {platform.node()} "
-             f"({platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} cores): {args.steps} steps, seed {args.seed}",
+    lines = [heading(f"{args.steps} steps, seed {args.seed}"),
              "",
              "Command: `/usr/bin/python3 bench/amp_run_numerics.py`",
              "",

@@ -12,10 +12,8 @@ Prints a table and appends it, with the machine and date, to
 bench/results/amp_run_speed.md. Ratios are of medians from the same run.
 """
 import argparse
-import datetime
 import glob
 import os
-import platform
 import re
 import statistics
 import sys
@@ -27,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 from amp_opt import api, ort, zoo  # noqa: E402
+from amp_run_numerics import heading  # noqa: E402
 
 
 def main():
@@ -54,10 +53,8 @@ def main():
             rows.append((name, float(times.group(1)), float(times.group(2)),
                          step_ms, timing["create_ms"] / 1000, ort_ms))
             print(f"{name} done", file=sys.stderr)
-    lines = [f"## {datetime.date.today()} on {platform.node()} "
-             f"({platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} cores): zoo --size {args.size}, SGD, FP32, "
-             f"median of {args.steps} steps",
+    lines = [heading(f"zoo --size {args.size}, SGD, FP32, median of "
+                     f"{args.steps} steps"),
              "",
              f"Command: `/usr/bin/python3 bench/amp_run_speed.py --size "
              f"{args.size} --steps {args.steps} --models "

@@ -11,12 +11,10 @@ import pytest
 from onnx import numpy_helper
 
 from amp_opt import verify, zoo
+from amp_opt.numerics import FORCED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AMP_OPT = os.path.join(HERE, "..", "..", "build", "bin", "amp-opt")
-# Every GEMM and convolution in FP16, so that the small zoo models have a
-# low-precision backward whatever the cost model says.
-FORCED = "op-class=Gemm:always,MatMul:always,Conv:always,ConvTranspose:always"
 
 
 @pytest.fixture

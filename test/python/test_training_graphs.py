@@ -13,12 +13,12 @@ import onnx
 import pytest
 
 from amp_opt import zoo
+from amp_opt.numerics import FORCED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CORPUS = os.path.join(REPO, "..", "shared", "corpus")
 AMP_OPT = os.path.join(REPO, "build", "bin", "amp-opt")
-FORCED = "op-class=Gemm:always,MatMul:always,Conv:always,ConvTranspose:always"
 REMARK = re.compile(r"remark: ([\w.]+): loss '(.*)', (\d+) seeds, (\d+) "
                     r"parameters with gradients, (\d+) updates")
 
