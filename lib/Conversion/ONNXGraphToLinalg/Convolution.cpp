@@ -21,6 +21,18 @@ namespace {
 /// against static input sizes.
 struct Window {
   SmallVector<int64_t> kernel, strides, dilations, padsBegin, padsEnd;
+
+  /// Extent of the dilated kernel along spatial dimension `i`.
+  int64_t getExtent(int64_t i) const {
+    return (kernel[i] - 1) * dilations[i] + 1;
+  }
+  /// The number of window positions along spatial dimension `i` of an
+  /// input of `size` (rounded up with `ceilMode`).
+  int64_t getOutputSize(int64_t i, int64_t size, bool ceilMode = false) const {
+    int64_t span = size + padsBegin[i] + padsEnd[i] - getExtent(i);
+    return (ceilMode ? llvm::divideCeil(span, strides[i]) : span / strides[i]) +
+           1;
+  }
 };
 } // namespace
 
@@ -52,9 +64,9 @@ static FailureOr<Window> getWindow(NodeLowering &node,
       if (ShapedType::isDynamic(inputSizes[i]))
         return node.emitError() << "auto_pad needs static spatial sizes";
       int64_t out = llvm::divideCeil(inputSizes[i], window.strides[i]);
-      int64_t extent = (kernel[i] - 1) * window.dilations[i] + 1;
-      int64_t total = std::max<int64_t>(0, (out - 1) * window.strides[i] +
-                                               extent - inputSizes[i]);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * window.strides[i] +
+                                   window.getExtent(i) - inputSizes[i]);
       int64_t small = total / 2;
       window.padsBegin[i] = autoPad == "SAME_UPPER" ? small : total - small;
       window.padsEnd[i] = total - window.padsBegin[i];
@@ -253,13 +265,8 @@ static LoweringResult lowerConv(NodeLowering &node) {
   if (failed(window))
     return failure();
   SmallVector<int64_t> outSizes;
-  for (auto [i, size] : llvm::enumerate(inputType.getShape().drop_front(2))) {
-    int64_t extent = (window->kernel[i] - 1) * window->dilations[i] + 1;
-    outSizes.push_back(
-        (size + window->padsBegin[i] + window->padsEnd[i] - extent) /
-            window->strides[i] +
-        1);
-  }
+  for (auto [i, size] : llvm::enumerate(inputType.getShape().drop_front(2)))
+    outSizes.push_back(window->getOutputSize(i, size));
   Value padded =
       padSpatial(b, loc, input, window->padsBegin, window->padsEnd, 0.0);
   Value acc = buildConvolution(b, loc, padded, weight, groups, window->strides,
@@ -367,15 +374,13 @@ static LoweringResult lowerPool(NodeLowering &node) {
   SmallVector<int64_t> outSizes, high(window->padsEnd);
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t size = inputType.getDimSize(2 + i);
-    int64_t extent = ((*kernel)[i] - 1) * window->dilations[i] + 1;
-    int64_t span = size + window->padsBegin[i] + window->padsEnd[i] - extent;
-    int64_t out = (ceilMode ? llvm::divideCeil(span, window->strides[i])
-                            : span / window->strides[i]) +
-                  1;
+    int64_t extent = window->getExtent(i);
+    int64_t out = window->getOutputSize(i, size, ceilMode);
     outSizes.push_back(out);
     // ceil_mode windows may run past the end: pad so they fit.
     int64_t needed = (out - 1) * window->strides[i] + extent;
-    high[i] += std::max<int64_t>(0, needed - (span + extent));
+    int64_t padded = size + window->padsBegin[i] + window->padsEnd[i];
+    high[i] += std::max<int64_t>(0, needed - padded);
   }
   Type f32 = b.getF32Type();
   double padValue = isMax ? -INFINITY : 0.0;
