@@ -220,12 +220,17 @@ def build(name, size="small", seed=0):
     return model, (tokens,), (targets,), _token_loss
 
 
-def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0):
-    """Exports one zoo training step; returns export_training_step's dict."""
+def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0,
+           dtype=torch.float32):
+    """Exports one zoo training step, with parameters and float inputs of
+    `dtype`; returns export_training_step's dict."""
     if optimizer not in export_module.optim.DEFAULTS:
         raise ZooError(f"unknown optimizer '{optimizer}'; expected one of "
                        f"{', '.join(sorted(export_module.optim.DEFAULTS))}")
     model, inputs, targets, loss_fn = build(name, size, seed)
+    model = model.to(dtype)
+    inputs = tuple(x.to(dtype) if x.is_floating_point() else x
+                   for x in inputs)
     hyper = dict(OPTIMIZERS.get(optimizer, {}))
     if lr is not None:
         hyper["lr"] = lr

@@ -76,6 +76,26 @@ def test_fp32_step_matches_onnx_runtime(name, optimizer, steps, tmp_path,
           f"= ORT {float(reference['loss'])}; {compared} outputs within 1e-5")
 
 
+def test_f64_step_accumulates_in_f64(tmp_path, needs_ort):
+    """An f64 graph keeps f64 through GEMMs, reductions and the loss: its
+    step agrees with ONNX Runtime far below f32's resolution (ONNX Runtime
+    has no f64 Conv or Erf, so the MLP is the graph)."""
+    import torch
+    path = str(tmp_path / "mlp_sgd_f64.onnx")
+    zoo.export("mlp", "sgd", path, dtype=torch.float64)
+    inputs, outputs = tmp_path / "in", tmp_path / "out"
+    api.train(path, 1, args=["--save-inputs", str(inputs), "--save-outputs",
+                             str(outputs)])
+    feeds = {os.path.basename(f)[:-4]: np.load(f)
+             for f in glob.glob(str(inputs / "*.npy"))}
+    for output, expected in ort.run(path, feeds).items():
+        actual = np.load(outputs / (output.replace("/", "_") + ".npy"))
+        assert actual.dtype == expected.dtype, output
+        tolerance = 1e-12 * max(1.0, float(np.max(np.abs(expected))))
+        np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance,
+                                   err_msg=output)
+
+
 @pytest.mark.parametrize("name,optimizer", PROOF)
 def test_amp_tracks_fp32_for_200_steps(name, optimizer, steps):
     curves = numerics.run_precisions(steps[name, optimizer], 200)

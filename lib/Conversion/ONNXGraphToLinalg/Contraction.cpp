@@ -78,8 +78,10 @@ static Value buildContraction(OpBuilder &b, Location loc, ContractionOperand a,
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   iterators[k] = utils::IteratorType::reduction;
-  Type f32 = b.getF32Type();
-  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, f32, 0));
+  Type accType = getAccumulatorType(aType.getElementType());
+  if (bType.getElementType().isF64())
+    accType = bType.getElementType();
+  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
   auto generic = linalg::GenericOp::create(
       b, loc, acc.getType(), ValueRange{a.value, bOperand.value}, acc, maps,
       iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
@@ -118,7 +120,7 @@ static Value buildEpilogue(NodeLowering &node, Value acc, double alpha, Value c,
           y = arith::MulFOp::create(
               nested, loc, y, createScalar(nested, loc, y.getType(), alpha));
         if (args.size() > 1) {
-          Value scaled = args[1];
+          Value scaled = convertScalar(nested, loc, args[1], y.getType());
           if (beta != 1)
             scaled = arith::MulFOp::create(
                 nested, loc, scaled,

@@ -185,8 +185,8 @@ static Value buildConvolution(OpBuilder &b, Location loc, Value input,
                                      b.getIndexAttr(outPerGroup)};
   for (int64_t size : outSizes)
     sizes.push_back(b.getIndexAttr(size));
-  Type f32 = b.getF32Type();
-  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, f32, 0));
+  Type accType = getAccumulatorType(inputType.getElementType());
+  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   for (int64_t i = cLoop; i < loops; ++i)
@@ -382,7 +382,7 @@ static LoweringResult lowerPool(NodeLowering &node) {
     int64_t padded = size + window->padsBegin[i] + window->padsEnd[i];
     high[i] += std::max<int64_t>(0, needed - padded);
   }
-  Type f32 = b.getF32Type();
+  Type accType = getAccumulatorType(inputType.getElementType());
   double padValue = isMax ? -INFINITY : 0.0;
   Value padded = padSpatial(b, loc, input, window->padsBegin, high, padValue);
 
@@ -412,14 +412,15 @@ static LoweringResult lowerPool(NodeLowering &node) {
     kernelSizes.push_back(b.getIndexAttr((*kernel)[i]));
     sizes.push_back(b.getIndexAttr(outSizes[i]));
   }
-  Value windowShape = createEmpty(b, loc, kernelSizes, f32);
+  Value windowShape = createEmpty(b, loc, kernelSizes, accType);
   auto reduce = [&](Value source, double init, bool max) {
-    Value acc = createFilled(b, loc, sizes, createScalar(b, loc, f32, init));
+    Value acc =
+        createFilled(b, loc, sizes, createScalar(b, loc, accType, init));
     return linalg::GenericOp::create(
                b, loc, acc.getType(), ValueRange{source, windowShape}, acc,
                maps, iterators,
                [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-                 Value x = convertScalar(nested, nestedLoc, args[0], f32);
+                 Value x = convertScalar(nested, nestedLoc, args[0], accType);
                  Value y =
                      max ? arith::MaximumFOp::create(nested, nestedLoc, args[2],
                                                      x)
@@ -432,7 +433,7 @@ static LoweringResult lowerPool(NodeLowering &node) {
   };
   Type elementType = node.resultElementType(0, inputType.getElementType());
   auto outType = RankedTensorType::get(
-      cast<RankedTensorType>(createEmpty(b, loc, sizes, f32).getType())
+      cast<RankedTensorType>(createEmpty(b, loc, sizes, accType).getType())
           .getShape(),
       elementType);
   if (isMax && wantIndices) {
@@ -440,14 +441,14 @@ static LoweringResult lowerPool(NodeLowering &node) {
     // unpadded input (n, c and the spatial indices flattened).
     Type i64 = b.getI64Type();
     Value maxInit =
-        createFilled(b, loc, sizes, createScalar(b, loc, f32, -INFINITY));
+        createFilled(b, loc, sizes, createScalar(b, loc, accType, -INFINITY));
     Value indexInit = createFilled(b, loc, sizes, createScalar(b, loc, i64, 0));
     maps.push_back(maps.back());
     auto generic = linalg::GenericOp::create(
         b, loc, TypeRange{maxInit.getType(), indexInit.getType()},
         ValueRange{padded, windowShape}, ValueRange{maxInit, indexInit}, maps,
         iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value x = convertScalar(nb, nl, args[0], f32);
+          Value x = convertScalar(nb, nl, args[0], accType);
           // Position: ((n * C + c) * H + h) * W + w, h = o*s + k*d - pad.
           Value position = linalg::IndexOp::create(nb, nl, 0);
           position = arith::AddIOp::create(
@@ -503,7 +504,7 @@ static LoweringResult lowerPool(NodeLowering &node) {
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
           return arith::DivFOp::create(
                      nested, nestedLoc, args[0],
-                     createScalar(nested, nestedLoc, f32, windowSize))
+                     createScalar(nested, nestedLoc, accType, windowSize))
               .getResult();
         })};
   }
@@ -542,7 +543,7 @@ static LoweringResult lowerGlobalPool(NodeLowering &node) {
         convertTensor(b, loc, kept, type.getElementType())};
   // Divide by the number of spatial elements.
   Value count = convertScalar(b, loc, getElementCount(b, loc, input, axes),
-                              b.getF32Type());
+                              getAccumulatorType(type.getElementType()));
   auto keptType = cast<RankedTensorType>(kept.getType());
   return SmallVector<Value>{buildElementwise(
       b, loc, keptType.clone(type.getElementType()), kept,

@@ -121,6 +121,10 @@ inline RankedTensorType getRankedType(Value value) {
 /// than 32 bits, the type itself otherwise.
 Type getComputeType(Type elementType);
 
+/// The type sums and products of `elementType` values accumulate in: f64
+/// for f64, f32 for every other type.
+Type getAccumulatorType(Type elementType);
+
 /// Converts a scalar between any two int, index or float types (ONNX Cast
 /// semantics: floats to FP8 saturate, floats to ints truncate, i1 is 0/1).
 Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
@@ -149,14 +153,16 @@ RankedTensorType getBroadcastType(llvm::ArrayRef<RankedTensorType> operandTypes,
 
 /// `result = body(operands...)` element by element, broadcasting operands
 /// ONNX-style to `resultType`. Float operands narrower than f32 reach the
-/// body widened to f32 (getComputeType); the body's value is converted to
-/// the result's element type.
+/// body widened to f32 (getComputeType), and all float operands reach it as
+/// f64 when one of them is f64; the body's value is converted to the
+/// result's element type.
 Value buildElementwise(
     OpBuilder &b, Location loc, RankedTensorType resultType,
     ValueRange operands,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
-/// acc + x * y in f32, for contraction bodies (x and y widened first).
+/// acc + x * y in the accumulator's type, for contraction bodies (x and y
+/// converted first).
 Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
                          Value acc);
 
@@ -174,8 +180,8 @@ Value buildReduction(
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
     llvm::function_ref<Value(OpBuilder &, Location, Value)> map = nullptr);
 
-/// The f32 sum (buildSum) or maximum (buildMax) of `input` over `axes`; the
-/// result drops the reduced dimensions.
+/// The sum (buildSum) or maximum (buildMax) of `input` over `axes`, in its
+/// accumulator type; the result drops the reduced dimensions.
 Value buildSum(OpBuilder &b, Location loc, Value input,
                llvm::ArrayRef<int64_t> axes);
 Value buildMax(OpBuilder &b, Location loc, Value input,

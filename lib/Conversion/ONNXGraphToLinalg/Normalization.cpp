@@ -18,7 +18,8 @@ using namespace mlir;
 using namespace mlir::amp::lowering;
 
 namespace {
-/// Mean and biased variance over some axes, kept as 1s, in f32.
+/// Mean and biased variance over some axes, kept as 1s, in the accumulator
+/// type (f32, or f64 for f64).
 struct Moments {
   Value mean, variance;
 };
@@ -26,10 +27,10 @@ struct Moments {
 
 static Moments buildMoments(OpBuilder &b, Location loc, Value input,
                             ArrayRef<int64_t> axes) {
-  Type f32 = b.getF32Type();
   auto type = cast<RankedTensorType>(input.getType());
+  Type accType = getAccumulatorType(type.getElementType());
   Value countF =
-      convertScalar(b, loc, getElementCount(b, loc, input, axes), f32);
+      convertScalar(b, loc, getElementCount(b, loc, input, axes), accType);
   auto meanKept = [&](Value source) {
     Value kept = keepDims(b, loc, buildSum(b, loc, source, axes), source, axes);
     return buildElementwise(
@@ -40,7 +41,7 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
   };
   Value mean = meanKept(input);
   Value squares = buildElementwise(
-      b, loc, type.clone(f32), ValueRange{input, mean},
+      b, loc, type.clone(accType), ValueRange{input, mean},
       [](OpBuilder &nb, Location nl, ValueRange args) {
         Value centered = arith::SubFOp::create(nb, nl, args[0], args[1]);
         return arith::MulFOp::create(nb, nl, centered, centered).getResult();
@@ -48,7 +49,7 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
   return {mean, meanKept(squares)};
 }
 
-/// 1 / sqrt(variance + epsilon) in f32.
+/// 1 / sqrt(variance + epsilon), in the type of `variance`.
 static Value buildInvStdDev(OpBuilder &b, Location loc, Value variance,
                             double epsilon) {
   return buildElementwise(

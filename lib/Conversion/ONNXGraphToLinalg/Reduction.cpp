@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reduce* (one f32 reduction generic, then a finishing elementwise step for
-// Mean, L2, LogSum...), Softmax and LogSoftmax (max-shifted, in f32) and
-// ONNX Runtime's softmax gradients.
+// Reduce* (one reduction generic accumulating in f32, or f64 for f64, then
+// a finishing elementwise step for Mean, L2, LogSum...), Softmax and
+// LogSoftmax (max-shifted, same accumulator) and ONNX Runtime's softmax
+// gradients.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,7 +200,7 @@ static FailureOr<SmallVector<int64_t>> getSoftmaxAxes(NodeLowering &node,
   return axes;
 }
 
-/// sum over `axes` of `input` in f32, kept as 1s.
+/// sum over `axes` of `input` (buildSum), kept as 1s.
 static Value sumKept(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> axes) {
   return keepDims(b, loc, buildSum(b, loc, input, axes), input, axes);
@@ -209,10 +210,10 @@ Value amp::lowering::buildSoftmax(OpBuilder &b, Location loc, Value input,
                                   ArrayRef<int64_t> axes, bool log,
                                   Type elementType) {
   auto type = cast<RankedTensorType>(input.getType());
-  Type f32 = b.getF32Type();
+  Type accType = getAccumulatorType(type.getElementType());
   Value max = keepDims(b, loc, buildMax(b, loc, input, axes), input, axes);
   Value exps = buildElementwise(
-      b, loc, type.clone(f32), ValueRange{input, max},
+      b, loc, type.clone(accType), ValueRange{input, max},
       [](OpBuilder &nb, Location nl, ValueRange args) {
         return math::ExpOp::create(
                    nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]))
@@ -262,15 +263,15 @@ static LoweringResult lowerSoftmaxGrad(NodeLowering &node) {
   FailureOr<SmallVector<int64_t>> axes = getSoftmaxAxes(node, type.getRank());
   if (failed(axes))
     return failure();
-  Type f32 = b.getF32Type();
   Value weighted =
       isLog ? dy
-            : buildElementwise(b, loc, type.clone(f32), ValueRange{dy, y},
-                               [](OpBuilder &nb, Location nl, ValueRange args) {
-                                 return arith::MulFOp::create(nb, nl, args[0],
-                                                              args[1])
-                                     .getResult();
-                               });
+            : buildElementwise(
+                  b, loc, type.clone(getAccumulatorType(type.getElementType())),
+                  ValueRange{dy, y},
+                  [](OpBuilder &nb, Location nl, ValueRange args) {
+                    return arith::MulFOp::create(nb, nl, args[0], args[1])
+                        .getResult();
+                  });
   Value sum = sumKept(b, loc, weighted, *axes);
   return SmallVector<Value>{buildElementwise(
       b, loc, type.clone(node.resultElementType(0, type.getElementType())),

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (f32, with class
+// SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (f32 or f64, with class
 // weights, ignore_index and every reduction), ONNX Runtime's
 // SoftmaxCrossEntropyLossGrad, and its gradient accumulators.
 //
@@ -26,12 +26,17 @@ struct LossOptions {
   StringRef reduction;
   std::optional<int64_t> ignoreIndex;
   Value weights;
+  /// What losses and weights accumulate in: f32, or f64 for f64 scores.
+  Type accType;
 };
 } // namespace
 
 static FailureOr<LossOptions> getLossOptions(NodeLowering &node,
+                                             unsigned scoresOperand,
                                              unsigned weightsOperand) {
   LossOptions options;
+  options.accType = getAccumulatorType(
+      getRankedType(node.operand(scoresOperand)).getElementType());
   options.reduction = node.getString("reduction", "mean");
   if (!llvm::is_contained({"mean", "sum", "none"}, options.reduction))
     return node.emitError()
@@ -42,37 +47,37 @@ static FailureOr<LossOptions> getLossOptions(NodeLowering &node,
   return options;
 }
 
-/// weight[label] (1 without weights), 0 for the ignored label; f32.
+/// weight[label] (1 without weights), 0 for the ignored label.
 static Value getLabelWeight(OpBuilder &b, Location loc, Value label,
                             const LossOptions &options) {
-  Type f32 = b.getF32Type();
-  Value weight = createScalar(b, loc, f32, 1);
+  Type accType = options.accType;
+  Value weight = createScalar(b, loc, accType, 1);
   if (options.weights)
     weight = convertScalar(b, loc,
                            tensor::ExtractOp::create(
                                b, loc, options.weights,
                                convertScalar(b, loc, label, b.getIndexType())),
-                           f32);
+                           accType);
   if (!options.ignoreIndex)
     return weight;
   Value ignored = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq, label,
       createScalar(b, loc, label.getType(), *options.ignoreIndex));
-  return arith::SelectOp::create(b, loc, ignored, createScalar(b, loc, f32, 0),
-                                 weight);
+  return arith::SelectOp::create(b, loc, ignored,
+                                 createScalar(b, loc, accType, 0), weight);
 }
 
 /// Per-position losses -logProb[n, label, d...] * w and their weights, both
-/// shaped like `labels`, in f32.
+/// shaped like `labels`, in the accumulator type.
 static std::pair<Value, Value> buildWeightedLosses(OpBuilder &b, Location loc,
                                                    Value logProb, Value labels,
                                                    const LossOptions &options) {
   auto labelsType = cast<RankedTensorType>(labels.getType());
   int64_t rank = labelsType.getRank();
-  Type f32 = b.getF32Type();
+  Type accType = options.accType;
   SmallVector<OpFoldResult> sizes = getSizes(b, loc, labels);
-  Value lossInit = createEmpty(b, loc, sizes, f32);
-  Value weightInit = createEmpty(b, loc, sizes, f32);
+  Value lossInit = createEmpty(b, loc, sizes, accType);
+  Value weightInit = createEmpty(b, loc, sizes, accType);
   SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
@@ -87,14 +92,14 @@ static std::pair<Value, Value> buildWeightedLosses(OpBuilder &b, Location loc,
         Value safe = arith::SelectOp::create(
             nb, nl,
             arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, weight,
-                                  createScalar(nb, nl, f32, 0)),
+                                  createScalar(nb, nl, accType, 0)),
             zero, label);
         SmallVector<Value> at = {linalg::IndexOp::create(nb, nl, 0)};
         at.push_back(convertScalar(nb, nl, safe, nb.getIndexType()));
         for (int64_t i = 1; i < rank; ++i)
           at.push_back(linalg::IndexOp::create(nb, nl, i));
         Value logp = convertScalar(
-            nb, nl, tensor::ExtractOp::create(nb, nl, logProb, at), f32);
+            nb, nl, tensor::ExtractOp::create(nb, nl, logProb, at), accType);
         Value loss = arith::MulFOp::create(
             nb, nl, arith::NegFOp::create(nb, nl, logp), weight);
         linalg::YieldOp::create(nb, nl, ValueRange{loss, weight});
@@ -145,14 +150,14 @@ static LoweringResult lowerLoss(NodeLowering &node) {
   Value scores = node.operand(0), labels = node.operand(1);
   if (failed(checkScoresAndLabels(node, scores, labels)))
     return failure();
-  FailureOr<LossOptions> options = getLossOptions(node, 2);
+  FailureOr<LossOptions> options = getLossOptions(node, 0, 2);
   if (failed(options))
     return failure();
   if (node.getNode().getDomain() == "com.microsoft" && node.operand(3))
     return node.emitError() << "ignore_index as an input does not lower yet";
-  Value logProb =
-      softmax ? buildSoftmax(b, loc, scores, {1}, /*log=*/true, b.getF32Type())
-              : scores;
+  Value logProb = softmax ? buildSoftmax(b, loc, scores, {1}, /*log=*/true,
+                                         options->accType)
+                          : scores;
   auto [losses, weights] =
       buildWeightedLosses(b, loc, logProb, labels, *options);
   SmallVector<Value> results = {reduceLosses(
@@ -175,12 +180,12 @@ static LoweringResult lowerLossGrad(NodeLowering &node) {
         labels = node.operand(2);
   if (failed(checkScoresAndLabels(node, logProb, labels)))
     return failure();
-  FailureOr<LossOptions> options = getLossOptions(node, 3);
+  FailureOr<LossOptions> options = getLossOptions(node, 1, 3);
   if (failed(options))
     return failure();
   if (node.operand(4))
     return node.emitError() << "ignore_index as an input does not lower yet";
-  Type f32 = b.getF32Type();
+  Type accType = options->accType;
   Value weights = buildWeightedLosses(b, loc, logProb, labels, *options).second;
   Value denominator;
   if (options->reduction == "mean") {
@@ -194,7 +199,7 @@ static LoweringResult lowerLossGrad(NodeLowering &node) {
   if (denominator)
     operands.push_back(denominator);
   Value factor =
-      buildElementwise(b, loc, labelsType.clone(f32), operands,
+      buildElementwise(b, loc, labelsType.clone(accType), operands,
                        [](OpBuilder &nb, Location nl, ValueRange args) {
                          Value y =
                              arith::MulFOp::create(nb, nl, args[0], args[1]);
@@ -215,7 +220,7 @@ static LoweringResult lowerLossGrad(NodeLowering &node) {
         b, loc, RankedTensorType::get(keptShape, elementType), value, groups,
         keptSizes);
   };
-  Value keptFactor = expand(factor, f32);
+  Value keptFactor = expand(factor, accType);
   Value keptLabels = expand(labels, labelsType.getElementType());
   auto type = cast<RankedTensorType>(logProb.getType());
   return SmallVector<Value>{buildElementwise(
@@ -227,7 +232,7 @@ static LoweringResult lowerLossGrad(NodeLowering &node) {
                                   args[1].getType());
         Value isLabel = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
                                               cls, args[1]);
-        Value target = convertScalar(nb, nl, isLabel, f32);
+        Value target = convertScalar(nb, nl, isLabel, accType);
         return arith::MulFOp::create(
                    nb, nl, arith::SubFOp::create(nb, nl, p, target), args[2])
             .getResult();

@@ -164,6 +164,12 @@ Type amp::lowering::getComputeType(Type elementType) {
   return elementType;
 }
 
+Type amp::lowering::getAccumulatorType(Type elementType) {
+  if (elementType.isF64())
+    return elementType;
+  return Float32Type::get(elementType.getContext());
+}
+
 double amp::lowering::getLargestFinite(FloatType type) {
   return APFloat::getLargest(type.getFloatSemantics()).convertToDouble();
 }
@@ -347,6 +353,10 @@ Value amp::lowering::buildElementwise(
     maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
+  // Float operands meet in f64 when one of them is f64.
+  bool anyF64 = llvm::any_of(operands, [](Value operand) {
+    return getElementTypeOrSelf(operand.getType()).isF64();
+  });
   Value init =
       createEmpty(b, loc, getBroadcastSizes(b, loc, resultType, operands),
                   resultType.getElementType());
@@ -356,9 +366,12 @@ Value amp::lowering::buildElementwise(
       b, loc, init.getType(), operands, init, maps, iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         SmallVector<Value> scalars;
-        for (Value arg : args.drop_back())
-          scalars.push_back(convertScalar(nested, nestedLoc, arg,
-                                          getComputeType(arg.getType())));
+        for (Value arg : args.drop_back()) {
+          Type type = getComputeType(arg.getType());
+          if (anyF64 && isa<FloatType>(type))
+            type = nested.getF64Type();
+          scalars.push_back(convertScalar(nested, nestedLoc, arg, type));
+        }
         Value result = body(nested, nestedLoc, scalars);
         linalg::YieldOp::create(nested, nestedLoc,
                                 convertScalar(nested, nestedLoc, result,
@@ -369,9 +382,10 @@ Value amp::lowering::buildElementwise(
 
 Value amp::lowering::multiplyAccumulate(OpBuilder &b, Location loc, Value x,
                                         Value y, Value acc) {
-  Type f32 = b.getF32Type();
-  Value product = arith::MulFOp::create(b, loc, convertScalar(b, loc, x, f32),
-                                        convertScalar(b, loc, y, f32));
+  Type accType = acc.getType();
+  Value product =
+      arith::MulFOp::create(b, loc, convertScalar(b, loc, x, accType),
+                            convertScalar(b, loc, y, accType));
   return arith::AddFOp::create(b, loc, acc, product);
 }
 
@@ -413,9 +427,9 @@ Value amp::lowering::buildReduction(
 
 Value amp::lowering::buildSum(OpBuilder &b, Location loc, Value input,
                               ArrayRef<int64_t> axes) {
-  Type f32 = b.getF32Type();
+  Type accType = getAccumulatorType(getRankedType(input).getElementType());
   return buildReduction(
-      b, loc, input, axes, f32, createScalar(b, loc, f32, 0),
+      b, loc, input, axes, accType, createScalar(b, loc, accType, 0),
       [](OpBuilder &nb, Location nl, Value x, Value acc) {
         return arith::AddFOp::create(nb, nl, acc, x).getResult();
       });
@@ -423,9 +437,9 @@ Value amp::lowering::buildSum(OpBuilder &b, Location loc, Value input,
 
 Value amp::lowering::buildMax(OpBuilder &b, Location loc, Value input,
                               ArrayRef<int64_t> axes) {
-  Type f32 = b.getF32Type();
+  Type accType = getAccumulatorType(getRankedType(input).getElementType());
   return buildReduction(
-      b, loc, input, axes, f32, createScalar(b, loc, f32, -INFINITY),
+      b, loc, input, axes, accType, createScalar(b, loc, accType, -INFINITY),
       [](OpBuilder &nb, Location nl, Value x, Value acc) {
         return arith::MaximumFOp::create(nb, nl, acc, x).getResult();
       });

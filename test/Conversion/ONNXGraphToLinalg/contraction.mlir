@@ -1,7 +1,7 @@
 // RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s
 
-// Gemm: transB in the indexing map, an f32 accumulator whatever the operand
-// type, and one epilogue for alpha and C that rounds to the output type.
+// Gemm: transB in the indexing map, an f32 accumulator for every operand
+// type but f64, and one epilogue for alpha and C that rounds to the output type.
 // CHECK-DAG: #[[$A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[$BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -20,6 +20,22 @@
 func.func @gemm_f16_trans_b(%a: tensor<4x8xf16>, %b: tensor<3x8xf16>, %c: tensor<3xf32>) -> tensor<4x3xf16> {
   %0 = onnxg.node "Gemm"(%a, %b, %c) opset 17 attributes {transB = 1 : i64, alpha = 2.0 : f32} : (tensor<4x8xf16>, tensor<3x8xf16>, tensor<3xf32>) -> tensor<4x3xf16>
   return %0 : tensor<4x3xf16>
+}
+
+// -----
+
+// f64 operands accumulate in f64, and C joins them in f64.
+// CHECK-LABEL: func.func @gemm_f64(
+// CHECK:         linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<4x3xf64>)
+// CHECK:         linalg.generic
+// CHECK:           arith.mulf %{{.*}} : f64
+// CHECK:           arith.addf %{{.*}} : f64
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<4x3xf64>, tensor<3xf32>)
+// CHECK:           arith.extf %{{.*}} : f32 to f64
+func.func @gemm_f64(%a: tensor<4x8xf64>, %b: tensor<8x3xf64>, %c: tensor<3xf32>) -> tensor<4x3xf64> {
+  %0 = onnxg.node "Gemm"(%a, %b, %c) opset 17 : (tensor<4x8xf64>, tensor<8x3xf64>, tensor<3xf32>) -> tensor<4x3xf64>
+  return %0 : tensor<4x3xf64>
 }
 
 // -----
