@@ -100,6 +100,7 @@ void populateReductionLowerings(LoweringTable &table);
 void populateNormalizationLowerings(LoweringTable &table);
 void populateDataMovementLowerings(LoweringTable &table);
 void populateTrainingLowerings(LoweringTable &table);
+void populateOptimizerLowerings(LoweringTable &table);
 
 /// The value of a node computing a small integer tensor (shape arithmetic)
 /// from constants, as an arith.constant; null when it does not fold.

@@ -38,6 +38,7 @@ static const LoweringTable &getLoweringTable() {
     populateNormalizationLowerings(table);
     populateDataMovementLowerings(table);
     populateTrainingLowerings(table);
+    populateOptimizerLowerings(table);
     return table;
   }();
   return table;

@@ -60,3 +60,35 @@ func.func @slice_negative_step(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = onnxg.node "Slice"(%x, %s, %e, %a, %st) opset 17 : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @momentum_mode(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<3xf32>, %g: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{node (Momentum): mode must be 'standard' or 'nesterov', not 'heavy-ball'}}
+  %0:2 = onnxg.node "Momentum"(%r, %t, %x, %g, %v) domain "ai.onnx.preview.training" opset 1 attributes {alpha = 0.9 : f32, beta = 1.0 : f32, mode = "heavy-ball", norm_coefficient = 0.0 : f32} : (tensor<f32>, tensor<i64>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+  return %0#0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @adagrad_groups(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<3xf32>, %g: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{node (Adagrad): expects R, T and 3 groups of equally many tensors}}
+  %0 = onnxg.node "Adagrad"(%r, %t, %x, %g) domain "ai.onnx.preview.training" opset 1 : (tensor<f32>, tensor<i64>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @adam_learning_rate(%r: tensor<2xf32>, %t: tensor<i64>, %x: tensor<3xf32>, %g: tensor<3xf32>, %v: tensor<3xf32>, %h: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{node (Adam): R (input 0) must be a tensor of one element}}
+  %0:3 = onnxg.node "Adam"(%r, %t, %x, %g, %v, %h) domain "ai.onnx.preview.training" opset 1 : (tensor<2xf32>, tensor<i64>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @adam_optimizer_clipping(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %scale: tensor<1xf32>, %norm: tensor<1xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (AdamOptimizer): gradient-norm clipping (input 8) does not lower yet}}
+  %0:4 = onnxg.node "AdamOptimizer"(%lr, %step, %w, %g, %m, %m, %w, %scale, %norm) domain "com.microsoft" opset 1 : (tensor<1xf32>, tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#1 : tensor<4xf32>
+}

@@ -1,0 +1,473 @@
+//===- Optimizers.cpp - Lower optimizer update rules ----------------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The ONNX preview-training optimizers (Adagrad, Momentum, Adam; variadic
+// over the tensors they update) and ONNX Runtime's AdamOptimizer (one
+// tensor per node). Each update is elementwise and runs in f32; scalar
+// factors (bias corrections, decayed learning rates) are computed once per
+// node as 0-d tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+/// Operand `i`, a tensor of one element (a learning rate, a step count, a
+/// flag), as a 0-d tensor; null after an error.
+static Value getScalarOperand(NodeLowering &node, unsigned i, StringRef what) {
+  Value value = node.operand(i);
+  auto type = getRankedType(value);
+  if (!type || !type.hasStaticShape() || type.getNumElements() != 1) {
+    node.emitError() << what << " (input " << i
+                     << ") must be a tensor of one element";
+    return {};
+  }
+  return reshapeTo(node.getBuilder(), node.getLoc(), value,
+                   RankedTensorType::get({}, type.getElementType()));
+}
+
+/// A 0-d f32 tensor computed from the 0-d tensors `scalars`.
+static Value
+buildScalar(OpBuilder &b, Location loc, ValueRange scalars,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  return buildElementwise(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                          scalars, body);
+}
+
+/// `args[i]` as f32 (step counts are integers).
+static Value toF32(OpBuilder &b, Location loc, Value value) {
+  return convertScalar(b, loc, value, b.getF32Type());
+}
+
+/// The f32 constant `value`.
+static Value f32(OpBuilder &b, Location loc, double value) {
+  return createScalar(b, loc, b.getF32Type(), value);
+}
+
+/// `coefficient * x + g`: the gradient with L2 regularization added.
+static Value regularize(OpBuilder &b, Location loc, float coefficient, Value x,
+                        Value g) {
+  if (coefficient == 0)
+    return g;
+  return arith::AddFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, f32(b, loc, coefficient), x).getResult(),
+      g);
+}
+
+/// The type of result `i`: the declared one, else `like`'s.
+static RankedTensorType getUpdateType(NodeLowering &node, unsigned i,
+                                      Value like) {
+  if (RankedTensorType declared = node.resultType(i))
+    return declared;
+  return cast<RankedTensorType>(like.getType());
+}
+
+namespace {
+/// What every preview-training optimizer starts with: the learning rate R
+/// and the update count T (0-d), and how many tensors it updates.
+struct PreviewOperands {
+  Value rate, count;
+  unsigned tensors;
+};
+} // namespace
+
+/// Reads R and T and splits the variadic operands after them into `groups`
+/// equal groups (X..., G..., state...); nullopt after an error.
+static std::optional<PreviewOperands> getPreviewOperands(NodeLowering &node,
+                                                         unsigned groups) {
+  unsigned variadic = node.getNumOperands() - 2;
+  if (node.getNumOperands() < 2 + groups || variadic % groups != 0) {
+    node.emitError() << "expects R, T and " << groups
+                     << " groups of equally many tensors";
+    return std::nullopt;
+  }
+  for (unsigned i = 2; i < node.getNumOperands(); ++i) {
+    auto type = getRankedType(node.operand(i));
+    if (!type || !isa<FloatType>(type.getElementType())) {
+      node.emitError() << "input " << i << " must be a float tensor";
+      return std::nullopt;
+    }
+  }
+  PreviewOperands operands;
+  operands.tensors = variadic / groups;
+  operands.rate = getScalarOperand(node, 0, "R");
+  operands.count = operands.rate ? getScalarOperand(node, 1, "T") : Value();
+  if (!operands.count)
+    return std::nullopt;
+  return operands;
+}
+
+/// ai.onnx.preview.training Adagrad(R, T, X..., G..., H...) ->
+/// (X_new..., H_new...).
+static LoweringResult lowerAdagrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  std::optional<PreviewOperands> operands = getPreviewOperands(node, 3);
+  if (!operands)
+    return failure();
+  unsigned n = operands->tensors;
+  Value rate = operands->rate, count = operands->count;
+  float decay = node.getFloat("decay_factor", 0);
+  float epsilon = node.getFloat("epsilon", 0);
+  float norm = node.getFloat("norm_coefficient", 0);
+  // r = R / (1 + T * decay_factor)
+  Value decayed = buildScalar(
+      b, loc, {rate, count}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value t = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[1]),
+                                        f32(nb, nl, decay));
+        return arith::DivFOp::create(
+                   nb, nl, toF32(nb, nl, args[0]),
+                   arith::AddFOp::create(nb, nl, f32(nb, nl, 1), t))
+            .getResult();
+      });
+  SmallVector<Value> results(2 * n);
+  for (unsigned i = 0; i < n; ++i) {
+    Value x = node.operand(2 + i), g = node.operand(2 + n + i),
+          h = node.operand(2 + 2 * n + i);
+    Value hNew = buildElementwise(
+        b, loc, getUpdateType(node, n + i, h), {x, g, h},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value gr = regularize(nb, nl, norm, args[0], args[1]);
+          return arith::AddFOp::create(nb, nl, args[2],
+                                       arith::MulFOp::create(nb, nl, gr, gr))
+              .getResult();
+        });
+    results[i] = buildElementwise(
+        b, loc, getUpdateType(node, i, x), {x, g, hNew, decayed},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value gr = regularize(nb, nl, norm, args[0], args[1]);
+          Value denominator = arith::AddFOp::create(
+              nb, nl, math::SqrtOp::create(nb, nl, args[2]),
+              f32(nb, nl, epsilon));
+          Value step = arith::DivFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, args[3], gr), denominator);
+          return arith::SubFOp::create(nb, nl, args[0], step).getResult();
+        });
+    results[n + i] = hNew;
+  }
+  return results;
+}
+
+/// ai.onnx.preview.training Momentum(R, T, X..., G..., V...) ->
+/// (X_new..., V_new...), standard or Nesterov.
+static LoweringResult lowerMomentum(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  StringRef mode = node.getString("mode", "");
+  if (mode != "standard" && mode != "nesterov")
+    return node.emitError()
+           << "mode must be 'standard' or 'nesterov', not '" << mode << "'";
+  std::optional<PreviewOperands> operands = getPreviewOperands(node, 3);
+  if (!operands)
+    return failure();
+  unsigned n = operands->tensors;
+  Value rate = operands->rate, count = operands->count;
+  float alpha = node.getFloat("alpha", 0);
+  float beta = node.getFloat("beta", 0);
+  float norm = node.getFloat("norm_coefficient", 0);
+  // The gradient's coefficient is 1 on the first update (T == 0).
+  Value adjustedBeta = buildScalar(
+      b, loc, {count}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value first =
+            arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLE,
+                                  toF32(nb, nl, args[0]), f32(nb, nl, 0));
+        return arith::SelectOp::create(nb, nl, first, f32(nb, nl, 1),
+                                       f32(nb, nl, beta))
+            .getResult();
+      });
+  SmallVector<Value> results(2 * n);
+  for (unsigned i = 0; i < n; ++i) {
+    Value x = node.operand(2 + i), g = node.operand(2 + n + i),
+          v = node.operand(2 + 2 * n + i);
+    Value vNew = buildElementwise(
+        b, loc, getUpdateType(node, n + i, v), {x, g, v, adjustedBeta},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value gr = regularize(nb, nl, norm, args[0], args[1]);
+          return arith::AddFOp::create(
+                     nb, nl,
+                     arith::MulFOp::create(nb, nl, f32(nb, nl, alpha), args[2]),
+                     arith::MulFOp::create(nb, nl, args[3], gr))
+              .getResult();
+        });
+    results[i] = buildElementwise(
+        b, loc, getUpdateType(node, i, x), {x, g, vNew, rate},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value direction = args[2];
+          if (mode == "nesterov")
+            direction = arith::AddFOp::create(
+                nb, nl, regularize(nb, nl, norm, args[0], args[1]),
+                arith::MulFOp::create(nb, nl, f32(nb, nl, alpha), args[2]));
+          Value rateValue = toF32(nb, nl, args[3]);
+          return arith::SubFOp::create(
+                     nb, nl, args[0],
+                     arith::MulFOp::create(nb, nl, rateValue, direction))
+              .getResult();
+        });
+    results[n + i] = vNew;
+  }
+  return results;
+}
+
+/// `1 - base^step` for a float `step`.
+static Value biasCorrection(OpBuilder &b, Location loc, float base,
+                            Value step) {
+  return arith::SubFOp::create(
+      b, loc, f32(b, loc, 1),
+      math::PowFOp::create(b, loc, f32(b, loc, base), step));
+}
+
+/// The moment updates shared by both Adams: alpha * m + (1 - alpha) * g and
+/// beta * h + (1 - beta) * g * g, in f32.
+static Value updateFirstMoment(OpBuilder &b, Location loc, float alpha, Value m,
+                               Value g) {
+  return arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, f32(b, loc, alpha), m),
+      arith::MulFOp::create(b, loc, f32(b, loc, 1 - alpha), g));
+}
+static Value updateSecondMoment(OpBuilder &b, Location loc, float beta, Value h,
+                                Value g) {
+  return arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, f32(b, loc, beta), h),
+      arith::MulFOp::create(b, loc, f32(b, loc, 1 - beta),
+                            arith::MulFOp::create(b, loc, g, g)));
+}
+
+/// ai.onnx.preview.training Adam(R, T, X..., G..., V..., H...) ->
+/// (X_new..., V_new..., H_new...).
+static LoweringResult lowerPreviewAdam(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  std::optional<PreviewOperands> operands = getPreviewOperands(node, 4);
+  if (!operands)
+    return failure();
+  unsigned n = operands->tensors;
+  Value rate = operands->rate, count = operands->count;
+  float alpha = node.getFloat("alpha", 0.9f);
+  float beta = node.getFloat("beta", 0.999f);
+  float epsilon = node.getFloat("epsilon", 1e-6f);
+  float norm = node.getFloat("norm_coefficient", 0);
+  float normPost = node.getFloat("norm_coefficient_post", 0);
+  // R * sqrt(1 - beta^T) / (1 - alpha^T), or R on the first update.
+  Value adjustedRate = buildScalar(
+      b, loc, {rate, count}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = toF32(nb, nl, args[0]), t = toF32(nb, nl, args[1]);
+        Value corrected = arith::DivFOp::create(
+            nb, nl,
+            arith::MulFOp::create(
+                nb, nl, r,
+                math::SqrtOp::create(nb, nl, biasCorrection(nb, nl, beta, t))),
+            biasCorrection(nb, nl, alpha, t));
+        Value first = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLE,
+                                            t, f32(nb, nl, 0));
+        return arith::SelectOp::create(nb, nl, first, r, corrected).getResult();
+      });
+  SmallVector<Value> results(3 * n);
+  for (unsigned i = 0; i < n; ++i) {
+    Value x = node.operand(2 + i), g = node.operand(2 + n + i),
+          v = node.operand(2 + 2 * n + i), h = node.operand(2 + 3 * n + i);
+    Value vNew = buildElementwise(
+        b, loc, getUpdateType(node, n + i, v), {x, g, v},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return updateFirstMoment(nb, nl, alpha, args[2],
+                                   regularize(nb, nl, norm, args[0], args[1]));
+        });
+    Value hNew = buildElementwise(
+        b, loc, getUpdateType(node, 2 * n + i, h), {x, g, h},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return updateSecondMoment(nb, nl, beta, args[2],
+                                    regularize(nb, nl, norm, args[0], args[1]));
+        });
+    results[i] = buildElementwise(
+        b, loc, getUpdateType(node, i, x), {x, vNew, hNew, adjustedRate},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value denominator = arith::AddFOp::create(
+              nb, nl, math::SqrtOp::create(nb, nl, args[2]),
+              f32(nb, nl, epsilon));
+          Value step = arith::MulFOp::create(
+              nb, nl, args[3],
+              arith::DivFOp::create(nb, nl, args[1], denominator));
+          Value updated = arith::SubFOp::create(nb, nl, args[0], step);
+          return arith::MulFOp::create(nb, nl, f32(nb, nl, 1 - normPost),
+                                       updated)
+              .getResult();
+        });
+    results[n + i] = vNew;
+    results[2 * n + i] = hNew;
+  }
+  return results;
+}
+
+/// com.microsoft AdamOptimizer(ETA, S, W, G, M1, M2, [W16], [loss_scale],
+/// [grad_norm], [do_update]) -> (S', M1', M2', [W'], [G'], [W16']), as
+/// ONNX Runtime's kernels compute it: weight_decay_mode 0 corrects the
+/// moments (PyTorch AdamW), 1 corrects the learning rate (Hugging Face).
+/// A bool input 6 is the update signal, as in ONNX Runtime's training_api
+/// test artifacts.
+static LoweringResult lowerAdamOptimizer(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value rate = getScalarOperand(node, 0, "ETA");
+  Value step = rate ? getScalarOperand(node, 1, "the step count") : Value();
+  if (!step)
+    return failure();
+  Value w = node.operand(2), g = node.operand(3), m1 = node.operand(4),
+        m2 = node.operand(5);
+  for (Value value : {w, g, m1, m2}) {
+    auto type = getRankedType(value);
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return node.emitError()
+             << "expects float weight, gradient and moment tensors";
+  }
+  // Input 6 holds low-precision weights, or, when it is a bool, the update
+  // signal that is otherwise input 9.
+  Value lowPrecisionWeights, doUpdate, lossScale;
+  unsigned signalOperand = 9;
+  if (Value sixth = node.operand(6)) {
+    if (!getRankedType(sixth).getElementType().isInteger(1))
+      lowPrecisionWeights = sixth;
+    else if (node.operand(9))
+      return node.emitError() << "has two update signals (inputs 6 and 9)";
+    else
+      signalOperand = 6;
+  }
+  if (node.operand(8))
+    return node.emitError()
+           << "gradient-norm clipping (input 8) does not lower yet";
+  if (node.operand(7) && !(lossScale = getScalarOperand(node, 7, "loss_scale")))
+    return failure();
+  if (node.operand(signalOperand) &&
+      !(doUpdate = getScalarOperand(node, signalOperand, "the update signal")))
+    return failure();
+  int64_t mode = node.getInt("weight_decay_mode", 0);
+  if (mode != 0 && mode != 1)
+    return node.emitError() << "weight_decay_mode must be 0 or 1, not " << mode;
+  float alpha = node.getFloat("alpha", 0.9f);
+  float beta = node.getFloat("beta", 0.999f);
+  float lambda = node.getFloat("lambda", 0);
+  float epsilon = node.getFloat("epsilon", 1e-8f);
+  bool correctBias = node.getInt("do_bias_correction", 1) != 0;
+
+  // [1 - alpha^S, 1 - beta^S] (or 1s without bias correction) as 0-d f32.
+  auto correction = [&](float base) {
+    return buildScalar(
+        b, loc, {step}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          if (!correctBias)
+            return f32(nb, nl, 1);
+          return biasCorrection(nb, nl, base, toF32(nb, nl, args[0]));
+        });
+  };
+  Value alphaCorrection = correction(alpha), betaCorrection = correction(beta);
+  // The gradient, unscaled.
+  Value gradient = g;
+  if (lossScale)
+    gradient = buildElementwise(
+        b, loc, cast<RankedTensorType>(g.getType()).clone(b.getF32Type()),
+        {g, lossScale}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::DivFOp::create(nb, nl, args[0], toF32(nb, nl, args[1]))
+              .getResult();
+        });
+  Value m1New = buildElementwise(
+      b, loc, getUpdateType(node, 1, m1), {m1, gradient},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return updateFirstMoment(nb, nl, alpha, args[0], args[1]);
+      });
+  Value m2New = buildElementwise(
+      b, loc, getUpdateType(node, 2, m2), {m2, gradient},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return updateSecondMoment(nb, nl, beta, args[0], args[1]);
+      });
+  auto wType = cast<RankedTensorType>(w.getType());
+  Value delta = buildElementwise(
+      b, loc, wType.clone(b.getF32Type()),
+      {w, m1New, m2New, rate, alphaCorrection, betaCorrection},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value weight = args[0], eta = toF32(nb, nl, args[3]);
+        Value decay = f32(nb, nl, lambda);
+        if (mode == 0) {
+          Value denominator = arith::AddFOp::create(
+              nb, nl,
+              math::SqrtOp::create(
+                  nb, nl, arith::DivFOp::create(nb, nl, args[2], args[5])),
+              f32(nb, nl, epsilon));
+          Value update = arith::AddFOp::create(
+              nb, nl,
+              arith::DivFOp::create(
+                  nb, nl, arith::DivFOp::create(nb, nl, args[1], args[4]),
+                  denominator),
+              arith::MulFOp::create(nb, nl, decay, weight));
+          return arith::NegFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, eta, update));
+        }
+        // Hugging Face: the step size carries the bias correction and the
+        // decay applies to the already updated weight.
+        Value stepSize = arith::DivFOp::create(
+            nb, nl,
+            arith::MulFOp::create(nb, nl, eta,
+                                  math::SqrtOp::create(nb, nl, args[5])),
+            args[4]);
+        Value denominator =
+            arith::AddFOp::create(nb, nl, math::SqrtOp::create(nb, nl, args[2]),
+                                  f32(nb, nl, epsilon));
+        Value update = arith::DivFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, stepSize, args[1]),
+            denominator);
+        Value decayed = arith::MulFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, eta, decay),
+            arith::SubFOp::create(nb, nl, weight, update));
+        return arith::NegFOp::create(
+            nb, nl, arith::AddFOp::create(nb, nl, update, decayed));
+      });
+  Value stepNew = buildElementwise(
+      b, loc, RankedTensorType::get({}, getRankedType(step).getElementType()),
+      {step}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::AddIOp::create(nb, nl, args[0],
+                                     createScalar(nb, nl, args[0].getType(), 1))
+            .getResult();
+      });
+  Value wNew = buildElementwise(
+      b, loc, getUpdateType(node, 3, w), {w, delta},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::AddFOp::create(nb, nl, args[0], args[1]).getResult();
+      });
+  SmallVector<Value> results = {stepNew, m1New, m2New, wNew, delta, Value()};
+  SmallVector<Value> inputs = {step, m1, m2, w, g, lowPrecisionWeights};
+  if (lowPrecisionWeights)
+    results[5] = convertTensor(
+        b, loc, wNew, getRankedType(lowPrecisionWeights).getElementType());
+  // Without the update signal every output is its input.
+  for (auto [i, result] : llvm::enumerate(results)) {
+    if (!result || i >= node.getNumResults())
+      continue;
+    RankedTensorType type = getUpdateType(node, i, inputs[i]);
+    if (i == 0)
+      result = reshapeTo(b, loc, result, type);
+    else
+      result = convertTensor(b, loc, result, type.getElementType());
+    if (doUpdate) {
+      Value kept = convertTensor(b, loc, inputs[i], type.getElementType());
+      result = buildElementwise(
+          b, loc, type, {doUpdate, result, kept},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            return arith::SelectOp::create(nb, nl, args[0], args[1], args[2])
+                .getResult();
+          });
+    }
+  }
+  results.resize(std::min<size_t>(results.size(), node.getNumResults()));
+  return results;
+}
+
+void amp::lowering::populateOptimizerLowerings(LoweringTable &table) {
+  table.add("ai.onnx.preview.training", "Adagrad", lowerAdagrad);
+  table.add("ai.onnx.preview.training", "Momentum", lowerMomentum);
+  table.add("ai.onnx.preview.training", "Adam", lowerPreviewAdam);
+  table.add("com.microsoft", "AdamOptimizer", lowerAdamOptimizer);
+}
