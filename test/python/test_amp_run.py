@@ -6,7 +6,8 @@
   losses decrease, stay finite, and each AMP run's final loss is within 2%
   of FP32's after as many applied updates (amp_opt.numerics).
 - An overflowing loss scale makes the scaler skip steps and recover.
-- The small ONNX Runtime training artifact of the corpus trains too.
+- The small ONNX Runtime training artifacts of the corpus train too: with
+  host SGD, or with their own optimizer graph (--optimizer).
 """
 import glob
 import os
@@ -25,6 +26,13 @@ ARTIFACT = os.path.join(CORPUS, "onnxruntime_onnxruntime-qnn", "onnxruntime",
                         "training_model.onnx")
 ARTIFACT_DIMS = ["--dim", "input-0_dim0=4", "--dim", "input-0_dim1=784",
                  "--dim", "output-0_dim0=4"]
+# The older training API pair: a gradient graph (InPlaceAccumulator v1) and
+# an optimizer graph of AdamOptimizer nodes, both opset 12.
+OLD_API = os.path.join(CORPUS, "onnxruntime_onnxruntime-qnn@8890461",
+                       "onnxruntime", "test", "testdata", "training_api")
+OLD_API_ARGS = ["--optimizer", os.path.join(OLD_API, "optimizer_graph.onnx"),
+                "--dim", "input1_dim0=4", "--dim", "input1_dim1=784",
+                "--dim", "output-0_dim0=4", "--learning-rate", "0.001"]
 # The graphs of the numerics proof (the issue's MLP, CNN, transformer, GPT).
 PROOF = [("mlp", "sgd"), ("cnn", "sgd"), ("transformer", "adam"),
          ("gpt", "adam")]
@@ -139,3 +147,49 @@ def test_onnx_runtime_artifact_trains():
               f"{row['final']:.6g} (gap {100 * row['gap']:.3f}%)")
         assert row["finite"] and row["final"] < row["first"], precision
         assert row["gap"] <= 0.02, (precision, row)
+
+
+@pytest.mark.skipif(not os.path.isdir(OLD_API),
+                    reason=f"the corpus is absent ({OLD_API})")
+def test_optimizer_graph_applies_adam(tmp_path):
+    """One step of gradient graph + optimizer graph: each parameter moves
+    as ONNX Runtime's AdamOptimizer (weight_decay_mode 1) moves it, given
+    the accumulated gradient the step computed."""
+    api.train(os.path.join(OLD_API, "gradient_graph.onnx"), 1,
+              args=OLD_API_ARGS + ["--save-inputs", str(tmp_path / "in"),
+                                   "--save-outputs", str(tmp_path / "out")])
+    def load(folder, name):
+        return np.load(tmp_path / folder / f"{name}.npy")
+
+    lr, step = float(load("in", "learning_rate")[0]), int(load("in", "step")[0])
+    assert step == 1
+    alpha, beta, epsilon = 0.9, 0.999, 1e-6
+    for name in ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]:
+        weight = load("in", name).astype(np.float64)
+        gradient = load("out", f"{name}_grad.accumulation.out")
+        m = (1 - alpha) * gradient
+        v = (1 - beta) * gradient * gradient
+        step_size = lr * np.sqrt(1 - beta ** step) / (1 - alpha ** step)
+        expected = weight - step_size * m / (np.sqrt(v) + epsilon)
+        np.testing.assert_allclose(load("out", f"{name}.out"), expected,
+                                   rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(load("out", f"{name}.exp_avg.out"), m,
+                                   rtol=1e-6, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.skipif(not os.path.isdir(OLD_API),
+                    reason=f"the corpus is absent ({OLD_API})")
+def test_onnx_runtime_optimizer_graph_trains():
+    curves = numerics.run_precisions(
+        os.path.join(OLD_API, "gradient_graph.onnx"), 200, args=OLD_API_ARGS)
+    summary = numerics.summarize(curves)
+    for precision, row in summary.items():
+        print(f"gradient_graph + optimizer_graph {precision}: "
+              f"{row['first']:.6g} -> {row['final']:.6g} "
+              f"(gap {100 * row['gap']:.3f}%)")
+        assert row["finite"] and row["final"] < 0.1 * row["first"], precision
+        assert row["gap"] <= 0.02, (precision, row)
+    # Opset 12's Gemm has no bfloat16, so the BF16 policy keeps it FP32.
+    assert [r["loss"] for r in curves["bf16"]] == \
+        [r["loss"] for r in curves["fp32"]]
+    assert summary["fp16"]["final"] != summary["fp32"]["final"]

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -33,6 +34,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -98,6 +100,17 @@ static cl::opt<double> sgdLearningRate(
              "artifacts, gradient graphs): after each step, update every "
              "parameter by -lr times its gradient output"),
     cl::cat(category));
+static cl::opt<std::string> optimizerFile(
+    "optimizer",
+    cl::desc("an ONNX Runtime optimizer graph to run after the training "
+             "graph in each step (training API artifacts): its inputs read "
+             "the step's values of the same names, its `X.out` outputs "
+             "carry into `X`, and gradient accumulators restart each step"),
+    cl::cat(category));
+static cl::opt<double> learningRate(
+    "learning-rate", cl::init(NAN),
+    cl::desc("the value of a `learning_rate` input (optimizer graphs)"),
+    cl::cat(category));
 static cl::list<std::string>
     dimSizes("dim",
              cl::desc("name=N: the size of the symbolic input "
@@ -123,6 +136,8 @@ struct StepInput {
   std::string gradient;
   /// An output carries into it (optimizer or accumulator state).
   bool isState = false;
+  /// The update count of an ONNX Runtime optimizer, which starts at 1.
+  bool isStepCount = false;
 };
 
 /// A function result and the input it feeds in the next step (-1: none).
@@ -252,6 +267,8 @@ static std::string getName(Value value, unsigned position, bool isInput) {
 /// which types what ONNX could not) and decides which output carries into
 /// which input. `bounds` are the index ranges of the integer inputs.
 static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
+                         const llvm::StringSet<> &stepCounts,
+                         bool restartAccumulators,
                          std::vector<StepInput> &inputs,
                          std::vector<StepOutput> &outputs, std::string &loss) {
   Block &body = func.getBody().front();
@@ -268,6 +285,7 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
         arg.getArgNumber(), onnxg::ONNXGraphDialect::kInitializerAttrName);
     if (isa<IntegerType>(type.getElementType()) && !input.initializer)
       input.bound = bounds[arg.getArgNumber()];
+    input.isStepCount = stepCounts.contains(input.name);
     inputByName[input.name] = inputs.size();
     inputs.push_back(input);
   }
@@ -309,12 +327,22 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
     output.type = type;
     // `X.updated` feeds `X`, as do the analysis's [updated, previous] pairs.
     std::string previous = previousOf.lookup(output.name);
-    StringRef stem = output.name;
-    if (previous.empty() && stem.consume_back(".updated"))
+    StringRef name = output.name;
+    if (StringRef stem = name;
+        previous.empty() && stem.consume_back(".updated"))
       previous = stem.str();
-    // ONNX Runtime's gradient accumulators: X.accumulation.out -> .buffer.
-    if (previous.empty() && stem.consume_back(".accumulation.out"))
-      previous = (stem + ".accumulation.buffer").str();
+    // ONNX Runtime's gradient accumulators: X.accumulation.out -> .buffer,
+    // unless an optimizer consumes them each step.
+    if (StringRef stem = name;
+        previous.empty() && stem.consume_back(".accumulation.out"))
+      previous =
+          restartAccumulators ? "" : (stem + ".accumulation.buffer").str();
+    // ONNX Runtime's optimizer graphs: X.out -> X, and each parameter's
+    // X.step.out -> the shared step count.
+    if (StringRef stem = name; previous.empty() && stem.consume_back(".out"))
+      previous = !inputByName.count(stem) && stem.ends_with(".step")
+                     ? "step"
+                     : stem.str();
     auto it = inputByName.find(previous);
     if (it != inputByName.end() && inputs[it->second].type == type) {
       output.carriedTo = it->second;
@@ -393,6 +421,11 @@ static void generate(HostTensor &tensor, const StepInput &input,
       tensor.set(i, uniform(random));
     return;
   }
+  if (input.isStepCount) {
+    for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+      tensor.set(i, 1);
+    return;
+  }
   if (input.isState)
     return; // zeros
   if (element.isInteger(1)) {
@@ -441,6 +474,85 @@ static std::string formatNumber(double value) {
   return text;
 }
 
+/// Reads an ONNX model (with --dim applied) or an MLIR file.
+static OwningOpRef<ModuleOp> importGraph(StringRef path, MLIRContext &context,
+                                         llvm::SourceMgr &sourceMgr) {
+  std::string errorMessage;
+  auto input = openInputFile(path, &errorMessage);
+  if (!input)
+    fail(errorMessage);
+  OwningOpRef<ModuleOp> module;
+  if (onnxg::isOnnxInput(path, input->getBuffer())) {
+    onnxg::ImportOptions options;
+    std::string bytes = specializeDims(input->getBuffer());
+    module = onnxg::importOnnxModel(bytes, path, &context, options);
+  } else {
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  }
+  if (!module)
+    fail("cannot read " + path);
+  return module;
+}
+
+/// The one graph of `module`.
+static func::FuncOp getGraph(ModuleOp module, StringRef path) {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (funcs.size() != 1 || funcs[0].isExternal())
+    fail(path + " must hold exactly one graph");
+  return funcs[0];
+}
+
+/// Appends `optimizer` to the training step `step`, as ONNX Runtime's
+/// training API runs one after the other: an optimizer input named like a
+/// value of the step reads that value (parameters, accumulated gradients),
+/// the others become inputs of the step (learning rate, step count,
+/// moments), and the optimizer's outputs become outputs of the step.
+static void appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
+  onnxg::ValueNames names(step);
+  IRMapping mapping;
+  for (BlockArgument arg : optimizer.getArguments()) {
+    StringRef name = onnxg::getValueName(arg);
+    if (Value value = names.lookup(name)) {
+      if (value.getType() != arg.getType())
+        fail("--optimizer: input '" + name + "' has type " +
+             printToString(arg.getType()) + ", the training graph's " +
+             printToString(value.getType()));
+      mapping.map(arg, value);
+      continue;
+    }
+    unsigned index = step.getNumArguments();
+    if (failed(step.insertArgument(index, arg.getType(),
+                                   optimizer.getArgAttrDict(arg.getArgNumber()),
+                                   arg.getLoc())))
+      fail("--optimizer: cannot add input '" + name + "'");
+    mapping.map(arg, step.getArgument(index));
+  }
+  Block &body = optimizer.getBody().front();
+  OpBuilder builder(step.getBody().front().getTerminator());
+  for (Operation &op : body.without_terminator())
+    builder.clone(op, mapping);
+  for (auto [i, value] : llvm::enumerate(body.getTerminator()->getOperands())) {
+    auto name = optimizer.getResultAttrOfType<StringAttr>(
+        i, onnxg::ONNXGraphDialect::kNameAttrName);
+    addOutput(step, mapping.lookupOrDefault(value),
+              name ? name.getValue() : onnxg::getValueName(value));
+  }
+}
+
+/// The step-count inputs of ONNX Runtime's AdamOptimizer nodes (input 1):
+/// bias correction divides by 1 - alpha^step, so counting starts at 1.
+static llvm::StringSet<> findStepCounts(func::FuncOp func) {
+  llvm::StringSet<> names;
+  func.walk([&](onnxg::NodeOp node) {
+    if (node.getDomain() == "com.microsoft" &&
+        node.getOpType() == "AdamOptimizer" && node.getNumOperands() > 1)
+      if (auto arg = dyn_cast<BlockArgument>(node.getOperand(1)))
+        names.insert(onnxg::getValueName(arg));
+  });
+  return names;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -467,23 +579,16 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  // Import.
+  // Import, and append the optimizer graph.
   auto start = std::chrono::steady_clock::now();
   std::string errorMessage;
-  auto input = openInputFile(inputFile, &errorMessage);
-  if (!input)
-    fail(errorMessage);
-  OwningOpRef<ModuleOp> module;
-  if (onnxg::isOnnxInput(inputFile, input->getBuffer())) {
-    onnxg::ImportOptions options;
-    std::string bytes = specializeDims(input->getBuffer());
-    module = onnxg::importOnnxModel(bytes, inputFile, &context, options);
-  } else {
-    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = importGraph(inputFile, context, sourceMgr);
+  if (!optimizerFile.empty()) {
+    OwningOpRef<ModuleOp> optimizer =
+        importGraph(optimizerFile, context, sourceMgr);
+    appendOptimizer(getGraph(*module, inputFile),
+                    getGraph(*optimizer, optimizerFile));
   }
-  if (!module)
-    fail("cannot read " + inputFile);
 
   // Analyze, and convert to mixed precision when asked.
   PassManager prepare(&context);
@@ -494,11 +599,9 @@ int main(int argc, char **argv) {
     fail("bad --amp-pipeline options: " + ampPipeline);
   if (failed(prepare.run(*module)))
     fail("converting " + inputFile + " failed");
-  auto funcs = llvm::to_vector(module->getOps<func::FuncOp>());
-  if (funcs.size() != 1 || funcs[0].isExternal())
-    fail(inputFile + " must hold exactly one graph");
-  func::FuncOp func = funcs[0];
+  func::FuncOp func = getGraph(*module, inputFile);
   exposeHiddenState(func);
+  llvm::StringSet<> stepCounts = findStepCounts(func);
   SmallVector<int64_t> bounds;
   for (BlockArgument arg : func.getArguments())
     bounds.push_back(findIndexBound(arg));
@@ -509,7 +612,9 @@ int main(int argc, char **argv) {
   std::vector<StepInput> inputs;
   std::vector<StepOutput> outputs;
   std::string loss = lossName;
-  describeStep(func, bounds, inputs, outputs, loss);
+  describeStep(func, bounds, stepCounts,
+               /*restartAccumulators=*/!optimizerFile.empty(), inputs, outputs,
+               loss);
   if (loss.empty())
     for (const StepOutput &output : outputs)
       if (output.type.getRank() == 0 &&
@@ -589,6 +694,11 @@ int main(int argc, char **argv) {
     } else if (stepInput.initializer) {
       if (llvm::Error error = tensor.assign(stepInput.initializer))
         fail(stepInput.name + ": " + toString(std::move(error)));
+    } else if (stepInput.name == "learning_rate") {
+      if (std::isnan(learningRate))
+        fail("the graph reads a learning rate: give it with --learning-rate");
+      for (int64_t i = 0; i < tensor.getNumElements(); ++i)
+        tensor.set(i, learningRate);
     } else {
       generate(tensor, stepInput, random);
     }
