@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Numerics proof: does AMP training track FP32 on the CPU executor?
 
-Exports the zoo's MLP (SGD), CNN (SGD), transformer (Adam) and GPT (Adam)
-training steps, runs each for --steps steps with amp-run in FP32, FP16
+Exports every zoo training step (MLP, CNN, transformer, GPT, each with SGD
+and with Adam), runs each for --steps steps with amp-run in FP32, FP16
 (dynamic loss scaling) and BF16 from one seed, and compares final losses
 (an AMP run that skipped k steps is compared with FP32's step n-k: see
 python/amp_opt/numerics.py). Prints a table, appends it with the machine
@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 from amp_opt import numerics, zoo  # noqa: E402
 
-MODELS = [("mlp", "sgd"), ("cnn", "sgd"), ("transformer", "adam"),
-          ("gpt", "adam")]
+MODELS = [(name, optimizer) for name in zoo.MODELS
+          for optimizer in ("sgd", "adam")]
 
 
 def heading(what):
@@ -81,8 +81,10 @@ def main():
     except ImportError:
         print("no plot: python3-matplotlib is not installed", file=sys.stderr)
         return
-    figure, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 4))
-    for axis, (graph, result) in zip(axes, results.items()):
+    columns = (len(results) + 1) // 2
+    figure, axes = plt.subplots(2, columns, figsize=(5 * columns, 8),
+                                squeeze=False)
+    for axis, (graph, result) in zip(axes.T.flat, results.items()):
         for precision, losses in result["curves"].items():
             axis.plot(range(1, len(losses) + 1), losses, label=precision,
                       linewidth=1.5 if precision == "fp32" else 1,

@@ -14,6 +14,8 @@
 
 #include "Lowering.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
 using namespace mlir;
@@ -769,7 +771,64 @@ static LoweringResult lowerDropout(NodeLowering &node) {
   return results;
 }
 
+/// Range(start, limit, delta): start + i * delta for the
+/// max(ceil((limit - start) / delta), 0) values of i, counted at run time
+/// unless the result type is static.
+static LoweringResult lowerRange(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  SmallVector<Value> scalars;
+  for (unsigned i = 0; i < 3; ++i) {
+    RankedTensorType type = getRankedType(node.operand(i));
+    if (!type || type.getRank() != 0)
+      return node.emitError() << "start, limit and delta must be scalars";
+    scalars.push_back(
+        tensor::ExtractOp::create(b, loc, node.operand(i), ValueRange{}));
+  }
+  Type elementType = scalars[0].getType();
+  RankedTensorType declared = node.resultType(0);
+  OpFoldResult size;
+  if (declared && declared.getRank() == 1 && declared.hasStaticShape()) {
+    size = b.getIndexAttr(declared.getDimSize(0));
+  } else {
+    Type f64 = b.getF64Type();
+    auto toF64 = [&](Value v) { return convertScalar(b, loc, v, f64); };
+    Value steps = math::CeilOp::create(
+        b, loc,
+        arith::DivFOp::create(
+            b, loc,
+            arith::SubFOp::create(b, loc, toF64(scalars[1]), toF64(scalars[0])),
+            toF64(scalars[2])));
+    steps =
+        arith::MaximumFOp::create(b, loc, steps, createScalar(b, loc, f64, 0));
+    size = convertScalar(b, loc, steps, b.getIndexType());
+  }
+  Value empty = createEmpty(b, loc, {size}, elementType);
+  auto type = cast<RankedTensorType>(empty.getType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, ValueRange{}, empty, b.getMultiDimIdentityMap(1),
+      utils::IteratorType::parallel,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value i = convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, 0),
+                                getComputeType(elementType));
+        Value start = convertScalar(nb, nl, scalars[0], i.getType());
+        Value delta = convertScalar(nb, nl, scalars[2], i.getType());
+        Value value =
+            isa<FloatType>(i.getType())
+                ? arith::AddFOp::create(nb, nl, start,
+                                        arith::MulFOp::create(nb, nl, i, delta))
+                      .getResult()
+                : arith::AddIOp::create(nb, nl, start,
+                                        arith::MulIOp::create(nb, nl, i, delta))
+                      .getResult();
+        linalg::YieldOp::create(nb, nl,
+                                convertScalar(nb, nl, value, elementType));
+      });
+  return SmallVector<Value>{generic.getResult(0)};
+}
+
 void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
+  table.add("", "Range", lowerRange);
   table.add("", "Constant", lowerConstant);
   table.add("", "ConstantOfShape", lowerConstantOfShape);
   table.add("", "Shape", lowerShape);

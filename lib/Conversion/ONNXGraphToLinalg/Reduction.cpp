@@ -289,7 +289,68 @@ static LoweringResult lowerSoftmaxGrad(NodeLowering &node) {
       })};
 }
 
+/// CumSum(x, axis): y[..., i, ...] = sum of x[..., k, ...] over k <= i
+/// (k < i when exclusive; k >= i or k > i when reverse), one generic with
+/// a reduction loop k over the axis, in the accumulator type.
+static LoweringResult lowerCumSum(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  std::optional<SmallVector<int64_t>> axisValues = node.getConstantInts(1);
+  if (!type || type.getRank() == 0)
+    return node.emitError() << "expects a ranked tensor of rank >= 1";
+  if (!axisValues || axisValues->size() != 1)
+    return node.emitError() << "the axis must be a one-element constant";
+  std::optional<int64_t> axis = normalizeAxis((*axisValues)[0], type.getRank());
+  if (!axis)
+    return node.emitError()
+           << "axis " << (*axisValues)[0] << " is out of range";
+  bool exclusive = node.getInt("exclusive", 0) != 0;
+  bool reverse = node.getInt("reverse", 0) != 0;
+  Type elementType = type.getElementType();
+  Type accType = isa<FloatType>(elementType) ? getAccumulatorType(elementType)
+                                             : elementType;
+  int64_t rank = type.getRank(), k = rank;
+  SmallVector<AffineExpr> inExprs, outExprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    inExprs.push_back(b.getAffineDimExpr(i == *axis ? k : i));
+    outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
+  // The k loop's bound comes from the input's map; the output's from acc.
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
+      AffineMap::get(rank + 1, 0, outExprs, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank + 1,
+                                             utils::IteratorType::parallel);
+  iterators[k] = utils::IteratorType::reduction;
+  // Which k count towards position i.
+  arith::CmpIPredicate predicate =
+      reverse
+          ? (exclusive ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::uge)
+          : (exclusive ? arith::CmpIPredicate::ult : arith::CmpIPredicate::ule);
+  auto generic = linalg::GenericOp::create(
+      b, loc, acc.getType(), input, acc, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value counts = arith::CmpIOp::create(
+            nb, nl, predicate, linalg::IndexOp::create(nb, nl, k),
+            linalg::IndexOp::create(nb, nl, *axis));
+        Value x = convertScalar(nb, nl, args[0], accType);
+        Value sum = isa<FloatType>(accType)
+                        ? arith::AddFOp::create(nb, nl, args[1], x).getResult()
+                        : arith::AddIOp::create(nb, nl, args[1], x).getResult();
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::SelectOp::create(nb, nl, counts, sum, args[1]).getResult());
+      });
+  return SmallVector<Value>{convertTensor(
+      b, loc, generic.getResult(0), node.resultElementType(0, elementType))};
+}
+
 void amp::lowering::populateReductionLowerings(LoweringTable &table) {
+  table.add("", "CumSum", lowerCumSum);
 #define REDUCE(NAME, KIND)                                                     \
   table.add("", NAME, [](NodeLowering &node) {                                 \
     return lowerReduce(node, ReduceKind::KIND);                                \

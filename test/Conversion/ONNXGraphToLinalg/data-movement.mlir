@@ -87,3 +87,22 @@ func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = onnxg.node "Dropout"(%x) opset 13 : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Range with a dynamic result: max(ceil((limit - start) / delta), 0)
+// elements, each start + i * delta.
+// CHECK-LABEL: func.func @range_dynamic(
+// CHECK:         math.ceil %{{.*}} : f64
+// CHECK:         arith.maximumf
+// CHECK:         %[[N:.*]] = arith.fptosi
+// CHECK:         %[[SIZE:.*]] = arith.index_cast %[[N]]
+// CHECK:         tensor.empty(%[[SIZE]]) : tensor<?xi64>
+// CHECK:         linalg.generic
+// CHECK:           linalg.index 0
+// CHECK:           arith.muli
+// CHECK:           arith.addi
+func.func @range_dynamic(%start: tensor<i64>, %limit: tensor<i64>, %delta: tensor<i64>) -> tensor<?xi64> {
+  %0 = onnxg.node "Range"(%start, %limit, %delta) opset 11 : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}

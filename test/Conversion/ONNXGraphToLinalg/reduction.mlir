@@ -67,3 +67,19 @@ func.func @softmax_grad(%dy: tensor<2x10xf32>, %y: tensor<2x10xf32>) -> tensor<2
   %0 = onnxg.node "SoftmaxGrad_13"(%dy, %y) domain "com.microsoft" opset 1 attributes {axis = -1 : i64} : (tensor<2x10xf32>, tensor<2x10xf32>) -> tensor<2x10xf32>
   return %0 : tensor<2x10xf32>
 }
+
+// -----
+
+// CumSum: a reduction loop k over the axis adds x[k] where k counts towards
+// position i (exclusive + reverse: k > i).
+// CHECK-LABEL: func.func @cumsum_exclusive_reverse(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:           %[[K:.*]] = linalg.index 2 : index
+// CHECK:           %[[I:.*]] = linalg.index 1 : index
+// CHECK:           arith.cmpi ugt, %[[K]], %[[I]] : index
+// CHECK:           arith.select
+func.func @cumsum_exclusive_reverse(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %axis = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  %0 = onnxg.node "CumSum"(%x, %axis) opset 14 attributes {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<3x4xf32>, tensor<i64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
