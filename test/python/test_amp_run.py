@@ -193,3 +193,22 @@ def test_onnx_runtime_optimizer_graph_trains():
     assert [r["loss"] for r in curves["bf16"]] == \
         [r["loss"] for r in curves["fp32"]]
     assert summary["fp16"]["final"] != summary["fp32"]["final"]
+
+
+@pytest.mark.skipif(not os.path.exists(ARTIFACT),
+                    reason=f"the corpus is absent ({ARTIFACT})")
+def test_params_npz_replaces_generated_values(tmp_path):
+    """--params loads every input of the artifact from numpy.savez: a run
+    with another seed then starts from the first run's values exactly."""
+    saved = tmp_path / "in"
+    first, _ = api.train(ARTIFACT, 2, args=ARTIFACT_DIMS + [
+        "--sgd-lr", "0.01", "--save-inputs", str(saved)])
+    arrays = {os.path.basename(f)[:-4]: np.load(f)
+              for f in glob.glob(str(saved / "*.npy"))}
+    assert {"fc1.weight", "fc2.bias"} <= set(arrays)
+    np.savez(tmp_path / "params.npz", **arrays)
+    again, _ = api.train(ARTIFACT, 2, seed=7, args=ARTIFACT_DIMS + [
+        "--sgd-lr", "0.01", "--params", str(tmp_path / "params.npz")])
+    other, _ = api.train(ARTIFACT, 1, seed=7, args=ARTIFACT_DIMS)
+    assert [r["loss"] for r in again] == [r["loss"] for r in first]
+    assert other[0]["loss"] != first[0]["loss"]

@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace amprun;
@@ -187,7 +188,11 @@ llvm::Error HostTensor::readNpy(llvm::StringRef path) {
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file)
     return llvm::createStringError(file.getError(), "cannot read " + path);
-  llvm::StringRef contents = (*file)->getBuffer();
+  return parseNpy((*file)->getBuffer(), path);
+}
+
+llvm::Error HostTensor::parseNpy(llvm::StringRef contents,
+                                 llvm::StringRef path) {
   if (!contents.starts_with("\x93NUMPY") || contents.size() < 10)
     return llvm::createStringError(path + " is not a .npy file");
   unsigned major = contents[6];
@@ -221,4 +226,87 @@ llvm::Error HostTensor::readNpy(llvm::StringRef path) {
                                    " needs " + std::to_string(bytes.size()));
   std::memcpy(bytes.data(), contents.data() + start, bytes.size());
   return llvm::Error::success();
+}
+
+/// The little-endian integer of `size` bytes at `offset`, or nullopt past
+/// the end.
+static std::optional<uint64_t> readLittleEndian(llvm::StringRef bytes,
+                                                size_t offset, size_t size) {
+  if (offset + size > bytes.size())
+    return std::nullopt;
+  uint64_t value = 0;
+  for (size_t i = 0; i < size; ++i)
+    value |= uint64_t(uint8_t(bytes[offset + i])) << (8 * i);
+  return value;
+}
+
+llvm::Expected<std::vector<std::pair<std::string, std::string>>>
+amprun::readNpz(llvm::StringRef path) {
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file)
+    return llvm::createStringError(file.getError(), "cannot read " + path);
+  llvm::StringRef zip = (*file)->getBuffer();
+  auto bad = [&](const llvm::Twine &why) {
+    return llvm::createStringError(path + ": " + why);
+  };
+  // The end-of-central-directory record: the last "PK\5\6".
+  size_t end = zip.rfind(llvm::StringRef("PK\x05\x06", 4));
+  if (end == llvm::StringRef::npos)
+    return bad("not an .npz file (no zip directory)");
+  auto entries = readLittleEndian(zip, end + 10, 2);
+  auto directory = readLittleEndian(zip, end + 16, 4);
+  if (!entries || !directory)
+    return bad("truncated zip directory");
+  if (*directory == 0xFFFFFFFF)
+    return bad("zip64 archives (over 4 GiB) are not supported");
+  std::vector<std::pair<std::string, std::string>> arrays;
+  size_t at = *directory;
+  for (uint64_t i = 0; i < *entries; ++i) {
+    if (zip.substr(at, 4) != llvm::StringRef("PK\x01\x02", 4))
+      return bad("corrupt zip directory");
+    auto method = readLittleEndian(zip, at + 10, 2);
+    auto size = readLittleEndian(zip, at + 24, 4);
+    auto nameLength = readLittleEndian(zip, at + 28, 2);
+    auto extraLength = readLittleEndian(zip, at + 30, 2);
+    auto commentLength = readLittleEndian(zip, at + 32, 2);
+    auto local = readLittleEndian(zip, at + 42, 4);
+    if (!method || !size || !nameLength || !extraLength || !commentLength ||
+        !local)
+      return bad("truncated zip directory");
+    std::string name = zip.substr(at + 46, *nameLength).str();
+    if (*method != 0)
+      return bad("'" + name +
+                 "' is compressed (numpy.savez_compressed); write the "
+                 "parameters with numpy.savez");
+    // Sizes that do not fit 32 bits are in the zip64 extra field (0x0001):
+    // uncompressed size, then the local header offset.
+    llvm::StringRef extra = zip.substr(at + 46 + *nameLength, *extraLength);
+    for (size_t e = 0; e + 4 <= extra.size();) {
+      uint64_t id = *readLittleEndian(extra, e, 2);
+      uint64_t length = *readLittleEndian(extra, e + 2, 2);
+      if (id == 1) {
+        size_t field = e + 4;
+        if (*size == 0xFFFFFFFF) {
+          size = readLittleEndian(extra, field, 8);
+          field += 16; // the compressed size follows: the same when stored
+        }
+        if (*local == 0xFFFFFFFF)
+          local = readLittleEndian(extra, field, 8);
+      }
+      e += 4 + length;
+    }
+    auto localName = readLittleEndian(zip, *local + 26, 2);
+    auto localExtra = readLittleEndian(zip, *local + 28, 2);
+    if (!size || !local || !localName || !localExtra)
+      return bad("corrupt zip entry '" + name + "'");
+    size_t data = *local + 30 + *localName + *localExtra;
+    if (data + *size > zip.size())
+      return bad("truncated entry '" + name + "'");
+    llvm::StringRef stem = name;
+    if (!stem.consume_back(".npy"))
+      return bad("'" + name + "' is not an .npy array");
+    arrays.emplace_back(stem.str(), zip.substr(data, *size).str());
+    at += 46 + *nameLength + *extraLength + *commentLength;
+  }
+  return arrays;
 }

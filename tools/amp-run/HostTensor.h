@@ -65,6 +65,8 @@ public:
   llvm::Error writeNpy(llvm::StringRef path) const;
   /// Reads a .npy file of this tensor's shape and element type.
   llvm::Error readNpy(llvm::StringRef path);
+  /// Reads the contents of a .npy file; `what` names it in errors.
+  llvm::Error parseNpy(llvm::StringRef contents, llvm::StringRef what);
 
 private:
   mlir::RankedTensorType type;
@@ -72,6 +74,11 @@ private:
   std::vector<char> bytes;
   std::vector<int64_t> descriptor;
 };
+
+/// The arrays of an .npz archive (numpy.savez: an uncompressed zip of .npy
+/// files), by name without ".npy", as .npy file contents.
+llvm::Expected<std::vector<std::pair<std::string, std::string>>>
+readNpz(llvm::StringRef path);
 
 } // namespace amprun
 

@@ -107,6 +107,11 @@ static cl::opt<std::string> optimizerFile(
              "the step's values of the same names, its `X.out` outputs "
              "carry into `X`, and gradient accumulators restart each step"),
     cl::cat(category));
+static cl::opt<std::string> paramsFile(
+    "params",
+    cl::desc("an .npz file (numpy.savez) of initial values by input name: "
+             "parameters of artifacts that have none, or replacements"),
+    cl::cat(category));
 static cl::opt<double> learningRate(
     "learning-rate", cl::init(NAN),
     cl::desc("the value of a `learning_rate` input (optimizer graphs)"),
@@ -682,15 +687,29 @@ int main(int argc, char **argv) {
       fail("--input expects name=file.npy, got '" + spec + "'");
     files[name] = path.str();
   }
+  llvm::StringMap<std::string> params;
+  if (!paramsFile.empty()) {
+    auto arrays = readNpz(paramsFile);
+    if (!arrays)
+      fail("--params " + toString(arrays.takeError()));
+    for (auto &[name, contents] : *arrays)
+      params[name] = std::move(contents);
+  }
   std::vector<HostTensor> inputTensors, outputTensors;
   for (const StepInput &stepInput : inputs) {
     inputTensors.emplace_back(stepInput.type);
     HostTensor &tensor = inputTensors.back();
     auto file = files.find(stepInput.name);
+    auto param = params.find(stepInput.name);
     if (file != files.end()) {
       if (llvm::Error error = tensor.readNpy(file->second))
         fail("--input " + stepInput.name + ": " + toString(std::move(error)));
       files.erase(file);
+    } else if (param != params.end()) {
+      if (llvm::Error error =
+              tensor.parseNpy(param->second, paramsFile + ":" + stepInput.name))
+        fail("--params " + toString(std::move(error)));
+      params.erase(param);
     } else if (stepInput.initializer) {
       if (llvm::Error error = tensor.assign(stepInput.initializer))
         fail(stepInput.name + ": " + toString(std::move(error)));
@@ -705,6 +724,9 @@ int main(int argc, char **argv) {
   }
   for (auto &file : files)
     fail("--input names '" + file.first() + "', which is not an input");
+  for (auto &param : params)
+    fail("--params " + paramsFile + " holds '" + param.first() +
+         "', which is not an input");
   for (const StepOutput &output : outputs)
     outputTensors.emplace_back(output.type);
   if (!saveInputs.empty())
