@@ -385,7 +385,24 @@ static LoweringResult lowerConcat(NodeLowering &node) {
     result = tensor::InsertSliceOp::create(b, loc, input, result, at,
                                            getSizes(b, loc, input), strides);
   }
-  return SmallVector<Value>{result};
+  SmallVector<Value> results = {result};
+  // com.microsoft ConcatTraining also returns each input's length along
+  // the axis (i64).
+  if (node.getNumResults() > 1 && node.isResultUsed(1)) {
+    SmallVector<Value> lengths;
+    for (Value input : inputs)
+      lengths.push_back(
+          convertScalar(b, loc,
+                        getValueOrCreateConstantIndexOp(
+                            b, loc, tensor::getMixedSize(b, loc, input, *axis)),
+                        b.getI64Type()));
+    results.push_back(tensor::FromElementsOp::create(
+        b, loc,
+        RankedTensorType::get({int64_t(lengths.size())}, b.getI64Type()),
+        lengths));
+  }
+  results.resize(node.getNumResults());
+  return results;
 }
 
 static LoweringResult lowerSplit(NodeLowering &node) {
@@ -433,24 +450,31 @@ static LoweringResult lowerSplit(NodeLowering &node) {
   return results;
 }
 
-static LoweringResult lowerSlice(NodeLowering &node) {
+namespace {
+/// Where a Slice reads: offsets, sizes and strides into its data.
+struct SliceBox {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+} // namespace
+
+/// The box of a Slice (starts, ends, axes, steps from operand `first` on,
+/// or attributes in older opsets) into data of `type` with `sizes`.
+static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
+                                       RankedTensorType type,
+                                       SmallVector<OpFoldResult> sizes,
+                                       unsigned first) {
   OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0);
-  RankedTensorType type = getRankedType(input);
-  if (!type)
-    return node.emitError() << "expects a ranked tensor";
   int64_t rank = type.getRank();
   bool notConstant = false, anyNotConstant = false;
   auto read = [&](StringRef name, unsigned i) {
-    auto values = node.getIntsFromAttrOrOperand(name, i, notConstant);
+    auto values = node.getIntsFromAttrOrOperand(name, first + i, notConstant);
     anyNotConstant |= notConstant;
     return values;
   };
-  std::optional<SmallVector<int64_t>> starts = read("starts", 1);
-  std::optional<SmallVector<int64_t>> ends = read("ends", 2);
-  std::optional<SmallVector<int64_t>> axes = read("axes", 3);
-  std::optional<SmallVector<int64_t>> steps = read("steps", 4);
+  std::optional<SmallVector<int64_t>> starts = read("starts", 0);
+  std::optional<SmallVector<int64_t>> ends = read("ends", 1);
+  std::optional<SmallVector<int64_t>> axes = read("axes", 2);
+  std::optional<SmallVector<int64_t>> steps = read("steps", 3);
   if (anyNotConstant || !starts || !ends)
     return node.emitError() << "starts, ends, axes and steps must be constants";
   if (!axes)
@@ -460,9 +484,9 @@ static LoweringResult lowerSlice(NodeLowering &node) {
   if (ends->size() != starts->size() || axes->size() != starts->size() ||
       steps->size() != starts->size())
     return node.emitError() << "starts, ends, axes and steps differ in length";
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SliceBox box{SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+               std::move(sizes),
+               SmallVector<OpFoldResult>(rank, b.getIndexAttr(1))};
   for (size_t i = 0; i < starts->size(); ++i) {
     std::optional<int64_t> axis = normalizeAxis((*axes)[i], rank);
     if (!axis)
@@ -477,12 +501,53 @@ static LoweringResult lowerSlice(NodeLowering &node) {
     start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
     end = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
     int64_t count = std::max<int64_t>(0, llvm::divideCeil(end - start, step));
-    offsets[*axis] = b.getIndexAttr(start);
-    sizes[*axis] = b.getIndexAttr(count);
-    strides[*axis] = b.getIndexAttr(step);
+    box.offsets[*axis] = b.getIndexAttr(start);
+    box.sizes[*axis] = b.getIndexAttr(count);
+    box.strides[*axis] = b.getIndexAttr(step);
   }
-  return SmallVector<Value>{
-      tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides)};
+  return box;
+}
+
+static LoweringResult lowerSlice(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  FailureOr<SliceBox> box =
+      getSliceBox(node, type, getSizes(b, loc, input), /*first=*/1);
+  if (failed(box))
+    return failure();
+  return SmallVector<Value>{tensor::ExtractSliceOp::create(
+      b, loc, input, box->offsets, box->sizes, box->strides)};
+}
+
+/// com.microsoft SliceGrad(dY, shape, starts, ends, axes?, steps?): zeros of
+/// the sliced input's shape with dY where the Slice read.
+static LoweringResult lowerSliceGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0);
+  RankedTensorType dyType = getRankedType(dy);
+  std::optional<SmallVector<int64_t>> shape = node.getConstantInts(1);
+  RankedTensorType type = node.resultType(0);
+  if (shape && dyType)
+    type = RankedTensorType::get(*shape, dyType.getElementType());
+  if (!dyType || !type || !type.hasStaticShape() ||
+      type.getRank() != dyType.getRank())
+    return node.emitError()
+           << "the input shape must be a constant of dY's rank";
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  FailureOr<SliceBox> box = getSliceBox(node, type, sizes, /*first=*/2);
+  if (failed(box))
+    return failure();
+  Value zeros = createFilled(b, loc, sizes,
+                             createScalar(b, loc, type.getElementType(), 0));
+  return SmallVector<Value>{tensor::InsertSliceOp::create(
+      b, loc, dy, zeros, box->offsets, getSizes(b, loc, dy), box->strides)};
 }
 
 /// An index value read from an indices tensor, wrapped when negative.
@@ -741,24 +806,38 @@ static LoweringResult lowerOneHot(NodeLowering &node) {
 
 /// Dropout that drops nothing: inference (training_mode false or absent)
 /// or ratio 0. The mask is all true.
+/// The ratio of a dropout node (operand `i`, else the attribute, else 0.5);
+/// nullopt when the operand is not a constant.
+static std::optional<double> getDropoutRatio(NodeLowering &node, unsigned i) {
+  Value ratioValue = node.operand(i);
+  if (!ratioValue)
+    return node.getFloat("ratio", 0.5);
+  auto constant = ratioValue.getDefiningOp<arith::ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// Whether the training_mode operand `i` is true: absent is `absent`, and
+/// a non-constant one counts as true.
+static bool isTrainingMode(NodeLowering &node, unsigned i, bool absent) {
+  if (!node.operand(i))
+    return absent;
+  std::optional<SmallVector<int64_t>> training = node.getConstantInts(i);
+  return !training || training->empty() || (*training)[0] != 0;
+}
+
 static LoweringResult lowerDropout(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
   Value input = node.operand(0);
-  std::optional<SmallVector<int64_t>> training = node.getConstantInts(2);
-  bool trainingMode = node.operand(2) &&
-                      (!training || training->empty() || (*training)[0] != 0);
-  double ratio = node.getFloat("ratio", 0.5);
-  if (Value ratioValue = node.operand(1)) {
-    auto constant = ratioValue.getDefiningOp<arith::ConstantOp>();
-    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                          : DenseElementsAttr();
-    if (!dense || !dense.isSplat())
-      ratio = trainingMode ? 1.0 : 0.0;
-    else
-      ratio = dense.getSplatValue<APFloat>().convertToDouble();
-  }
-  if (trainingMode && ratio != 0)
+  bool trainingMode = isTrainingMode(node, 2, /*absent=*/false);
+  std::optional<double> ratio = getDropoutRatio(node, 1);
+  if (!ratio)
+    ratio = trainingMode ? 1.0 : 0.0;
+  if (trainingMode && *ratio != 0)
     return node.emitError()
            << "random dropout (training_mode with a ratio other than 0) does "
               "not lower yet";
@@ -769,6 +848,37 @@ static LoweringResult lowerDropout(NodeLowering &node) {
                      arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
   results.resize(node.getNumResults());
   return results;
+}
+
+/// com.microsoft DropoutGrad(dY, mask, ratio?, training_mode?): dY where the
+/// mask kept the element, scaled by 1 / (1 - ratio); dY itself outside
+/// training mode.
+static LoweringResult lowerDropoutGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), mask = node.operand(1);
+  RankedTensorType type = getRankedType(dy);
+  if (!type || !getRankedType(mask) ||
+      !getRankedType(mask).getElementType().isInteger(1))
+    return node.emitError() << "expects dY and a bool mask";
+  std::optional<double> ratio = getDropoutRatio(node, 2);
+  if (!ratio)
+    return node.emitError() << "the ratio must be a constant";
+  if (*ratio < 0 || *ratio >= 1)
+    return node.emitError() << "the ratio must be in [0, 1), not " << *ratio;
+  if (!isTrainingMode(node, 3, /*absent=*/true))
+    return SmallVector<Value>{dy};
+  double scale = 1 / (1 - *ratio);
+  return SmallVector<Value>{buildElementwise(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      {dy, mask}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value kept = arith::MulFOp::create(
+            nb, nl, args[0], createScalar(nb, nl, args[0].getType(), scale));
+        return arith::SelectOp::create(
+                   nb, nl, args[1], kept,
+                   createScalar(nb, nl, args[0].getType(), 0))
+            .getResult();
+      })};
 }
 
 /// Range(start, limit, delta): start + i * delta for the
@@ -828,6 +938,9 @@ static LoweringResult lowerRange(NodeLowering &node) {
 }
 
 void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
+  table.add("com.microsoft", "ConcatTraining", lowerConcat);
+  table.add("com.microsoft", "SliceGrad", lowerSliceGrad);
+  table.add("com.microsoft", "DropoutGrad", lowerDropoutGrad);
   table.add("", "Range", lowerRange);
   table.add("", "Constant", lowerConstant);
   table.add("", "ConstantOfShape", lowerConstantOfShape);

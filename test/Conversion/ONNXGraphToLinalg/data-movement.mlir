@@ -106,3 +106,44 @@ func.func @range_dynamic(%start: tensor<i64>, %limit: tensor<i64>, %delta: tenso
   %0 = onnxg.node "Range"(%start, %limit, %delta) opset 11 : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   return %0 : tensor<?xi64>
 }
+
+// -----
+
+// ConcatTraining also returns the inputs' lengths along the axis.
+// CHECK-LABEL: func.func @concat_training(
+// CHECK:         %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 6] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x8xf32>
+// CHECK:         %[[L:.*]] = tensor.from_elements %{{.*}}, %{{.*}} : tensor<2xi64>
+// CHECK:         return %[[C]], %[[L]]
+func.func @concat_training(%x: tensor<4x6xf32>, %y: tensor<4x2xf32>) -> (tensor<4x8xf32>, tensor<2xi64>) {
+  %0:2 = onnxg.node "ConcatTraining"(%x, %y) domain "com.microsoft" opset 1 attributes {axis = 1 : i64} : (tensor<4x6xf32>, tensor<4x2xf32>) -> (tensor<4x8xf32>, tensor<2xi64>)
+  return %0#0, %0#1 : tensor<4x8xf32>, tensor<2xi64>
+}
+
+// -----
+
+// SliceGrad: dY goes where the Slice read, into zeros of the input shape.
+// CHECK-LABEL: func.func @slice_grad(
+// CHECK:         %[[ZEROS:.*]] = linalg.fill
+// CHECK:         tensor.insert_slice %{{.*}} into %[[ZEROS]][1, 0] [2, 3] [1, 2] : tensor<2x3xf32> into tensor<4x6xf32>
+func.func @slice_grad(%dy: tensor<2x3xf32>) -> tensor<4x6xf32> {
+  %shape = onnxg.node "Constant"() opset 17 attributes {value = dense<[4, 6]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %starts = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 0]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %ends = onnxg.node "Constant"() opset 17 attributes {value = dense<[3, 6]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %axes = onnxg.node "Constant"() opset 17 attributes {value = dense<[0, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %steps = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnxg.node "SliceGrad"(%dy, %shape, %starts, %ends, %axes, %steps) domain "com.microsoft" opset 1 : (tensor<2x3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// DropoutGrad: dY / (1 - ratio) where the mask kept the element, else 0.
+// CHECK-LABEL: func.func @dropout_grad(
+// CHECK:         linalg.generic
+// CHECK:           arith.constant 1.33333337 : f32
+// CHECK:           arith.select
+func.func @dropout_grad(%dy: tensor<4xf32>, %mask: tensor<4xi1>) -> tensor<4xf32> {
+  %ratio = onnxg.node "Constant"() opset 17 attributes {value = dense<2.5e-01> : tensor<f32>} : () -> tensor<f32>
+  %0 = onnxg.node "DropoutGrad"(%dy, %mask, %ratio) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xi1>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -92,3 +92,19 @@ func.func @adam_optimizer_clipping(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w:
   %0:4 = onnxg.node "AdamOptimizer"(%lr, %step, %w, %g, %m, %m, %w, %scale, %norm) domain "com.microsoft" opset 1 : (tensor<1xf32>, tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %0#1 : tensor<4xf32>
 }
+
+// -----
+
+func.func @dropout_grad_ratio(%dy: tensor<4xf32>, %mask: tensor<4xi1>, %ratio: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (DropoutGrad): the ratio must be a constant}}
+  %0 = onnxg.node "DropoutGrad"(%dy, %mask, %ratio) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xi1>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @slice_grad_shape(%dy: tensor<2x3xf32>, %shape: tensor<2xi64>, %starts: tensor<2xi64>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{node (SliceGrad): the input shape must be a constant of dY's rank}}
+  %0 = onnxg.node "SliceGrad"(%dy, %shape, %starts, %starts) domain "com.microsoft" opset 1 : (tensor<2x3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
