@@ -1,8 +1,9 @@
 """ONNX Runtime's training contrib ops that amp-run executes, checked
-against numpy: ConcatTraining (with its lengths output), SliceGrad and
-DropoutGrad."""
+against numpy (ConcatTraining with its lengths output, SliceGrad,
+DropoutGrad) and PyTorch autograd (LayerNormalizationGrad)."""
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from amp_opt import api
@@ -58,3 +59,52 @@ def test_contrib_training_ops_match_numpy(tmp_path):
     np.testing.assert_array_equal(out("dx"), expected)
     np.testing.assert_allclose(out("dd"), np.where(mask, x / 0.75, 0),
                                rtol=1e-6)
+
+
+def run_single_node(tmp_path, node, inputs, outputs):
+    """Runs one com.microsoft node on `inputs` ({name: array}); `outputs`
+    is {name: shape} (float32). Returns {name: array}."""
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [node], "node",
+        [info(n, TensorProto.FLOAT, v.shape) for n, v in inputs.items()],
+        [info(n, TensorProto.FLOAT, shape) for n, shape in outputs.items()])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    path = str(tmp_path / "node.onnx")
+    onnx.save(model, path)
+    args = ["--save-outputs", str(tmp_path / "out")]
+    for name, value in inputs.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path / name}.npy"]
+    api.train(path, 1, args=args)
+    return {n: np.load(tmp_path / "out" / f"{n}.npy") for n in outputs}
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_layer_norm_grad_matches_autograd(axis, tmp_path):
+    import torch
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    normalized = x.shape[axis:] if axis > 0 else x.shape[-1:]
+    scale = rng.standard_normal(normalized).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axes, keepdims=True)
+    inv_std = 1 / np.sqrt(x.var(axes, keepdims=True) + 1e-5)
+    xt = torch.tensor(x, requires_grad=True)
+    st = torch.tensor(scale, requires_grad=True)
+    bt = torch.zeros(normalized, requires_grad=True)
+    torch.nn.functional.layer_norm(xt, normalized, st, bt, 1e-5).backward(
+        torch.tensor(dy))
+    node = helper.make_node(
+        "LayerNormalizationGrad", ["dy", "x", "scale", "mean", "inv_std"],
+        ["dx", "dscale", "dbias"], domain="com.microsoft", axis=axis)
+    got = run_single_node(
+        tmp_path, node,
+        dict(dy=dy, x=x, scale=scale, mean=mean, inv_std=inv_std),
+        dict(dx=x.shape, dscale=normalized, dbias=normalized))
+    for name, expected in (("dx", xt.grad), ("dscale", st.grad),
+                           ("dbias", bt.grad)):
+        np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
+                                   atol=1e-5, err_msg=name)

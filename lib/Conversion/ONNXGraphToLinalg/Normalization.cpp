@@ -25,28 +25,32 @@ struct Moments {
 };
 } // namespace
 
+/// The mean over `axes` of `value`, kept as 1s (the element count divides
+/// the buildSum).
+static Value buildMeanKept(OpBuilder &b, Location loc, Value value,
+                           ArrayRef<int64_t> axes) {
+  Value kept = keepDims(b, loc, buildSum(b, loc, value, axes), value, axes);
+  auto keptType = cast<RankedTensorType>(kept.getType());
+  Value count = convertScalar(b, loc, getElementCount(b, loc, value, axes),
+                              keptType.getElementType());
+  return buildElementwise(
+      b, loc, keptType, kept, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::DivFOp::create(nb, nl, args[0], count).getResult();
+      });
+}
+
 static Moments buildMoments(OpBuilder &b, Location loc, Value input,
                             ArrayRef<int64_t> axes) {
   auto type = cast<RankedTensorType>(input.getType());
   Type accType = getAccumulatorType(type.getElementType());
-  Value countF =
-      convertScalar(b, loc, getElementCount(b, loc, input, axes), accType);
-  auto meanKept = [&](Value source) {
-    Value kept = keepDims(b, loc, buildSum(b, loc, source, axes), source, axes);
-    return buildElementwise(
-        b, loc, cast<RankedTensorType>(kept.getType()), kept,
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          return arith::DivFOp::create(nb, nl, args[0], countF).getResult();
-        });
-  };
-  Value mean = meanKept(input);
+  Value mean = buildMeanKept(b, loc, input, axes);
   Value squares = buildElementwise(
       b, loc, type.clone(accType), ValueRange{input, mean},
       [](OpBuilder &nb, Location nl, ValueRange args) {
         Value centered = arith::SubFOp::create(nb, nl, args[0], args[1]);
         return arith::MulFOp::create(nb, nl, centered, centered).getResult();
       });
-  return {mean, meanKept(squares)};
+  return {mean, buildMeanKept(b, loc, squares, axes)};
 }
 
 /// 1 / sqrt(variance + epsilon), in the type of `variance`.
@@ -109,6 +113,85 @@ static LoweringResult lowerLayerNorm(NodeLowering &node) {
     if (i + 1 < node.getNumResults())
       results.push_back(convertTensor(
           b, loc, stat, node.resultElementType(i + 1, b.getF32Type())));
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// com.microsoft LayerNormalizationGrad(dY, X, scale, mean, inv_std_dev) ->
+/// (dX, dscale, dbias), with x^ = (X - mean) * inv_std_dev and g = dY *
+/// scale: dX = inv_std_dev * (g - mean(g) - x^ * mean(g * x^)) over the
+/// normalized axes; dscale = sum(dY * x^) and dbias = sum(dY) over the
+/// others.
+static LoweringResult lowerLayerNormGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), input = node.operand(1), scale = node.operand(2),
+        mean = node.operand(3), invStdDev = node.operand(4);
+  auto type = getRankedType(input);
+  if (!type || !isa<FloatType>(type.getElementType()) || !getRankedType(dy) ||
+      !getRankedType(scale) || !getRankedType(mean) ||
+      !getRankedType(invStdDev))
+    return node.emitError()
+           << "expects float dY, X, scale, mean and inv_std_dev tensors";
+  int64_t rank = type.getRank();
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", -1), rank);
+  if (!axis)
+    return node.emitError() << "axis is out of range for rank " << rank;
+  SmallVector<int64_t> normAxes, outerAxes;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < *axis ? outerAxes : normAxes).push_back(i);
+  // The statistics broadcast over the normalized axes: (outer..., 1...).
+  SmallVector<int64_t> statShape(type.getShape().take_front(*axis));
+  statShape.append(rank - *axis, 1);
+  for (Value *stat : {&mean, &invStdDev}) {
+    auto statType = cast<RankedTensorType>(stat->getType());
+    if (statType.getNumElements() != ShapedType::getNumElements(statShape))
+      return node.emitError() << "mean and inv_std_dev must have the shape "
+                                 "of X's outer dimensions";
+    *stat = reshapeTo(b, loc, *stat, statType.clone(statShape));
+  }
+  Type accType = getAccumulatorType(type.getElementType());
+  RankedTensorType accTensor = type.clone(accType);
+  Value normalized = buildElementwise(
+      b, loc, accTensor, {input, mean, invStdDev},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::MulFOp::create(
+                   nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
+                   args[2])
+            .getResult();
+      });
+  auto multiply = [&](Value x, Value y) {
+    return buildElementwise(
+        b, loc, accTensor, {x, y},
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
+        });
+  };
+  Value scaled = multiply(dy, scale);
+  Value scaledMean = buildMeanKept(b, loc, scaled, normAxes);
+  Value projection =
+      buildMeanKept(b, loc, multiply(scaled, normalized), normAxes);
+  Value dx = buildElementwise(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      {scaled, scaledMean, normalized, projection, invStdDev},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value centered = arith::SubFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
+            arith::MulFOp::create(nb, nl, args[2], args[3]));
+        return arith::MulFOp::create(nb, nl, args[4], centered).getResult();
+      });
+  auto scaleType = cast<RankedTensorType>(scale.getType());
+  auto reduceOuter = [&](Value value, unsigned result) {
+    Value sum = buildSum(b, loc, value, outerAxes);
+    sum = reshapeTo(
+        b, loc, sum,
+        cast<RankedTensorType>(sum.getType()).clone(scaleType.getShape()));
+    return convertTensor(
+        b, loc, sum,
+        node.resultElementType(result, scaleType.getElementType()));
+  };
+  SmallVector<Value> results = {dx, reduceOuter(multiply(dy, normalized), 1),
+                                reduceOuter(dy, 2)};
   results.resize(node.getNumResults());
   return results;
 }
@@ -197,6 +280,7 @@ static LoweringResult lowerBatchNorm(NodeLowering &node) {
 
 void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
   table.add("", "LayerNormalization", lowerLayerNorm);
+  table.add("com.microsoft", "LayerNormalizationGrad", lowerLayerNormGrad);
   table.add("", "BatchNormalization", lowerBatchNorm);
   table.add("com.microsoft", "BatchNormInternal", lowerBatchNorm);
 }

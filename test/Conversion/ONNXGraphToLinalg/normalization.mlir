@@ -42,3 +42,19 @@ func.func @batch_norm_inference(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %b: 
   %0 = onnxg.node "BatchNormalization"(%x, %s, %b, %m, %v) opset 15 : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// LayerNormalizationGrad: means over the normalized axis feed dX; dscale
+// and dbias are sums over the outer axes.
+// CHECK-LABEL: func.func @layer_norm_grad(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:         %[[DX:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         %[[DSCALE:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:         %[[DBIAS:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:         return %[[DX]], %[[DSCALE]], %[[DBIAS]] : tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>
+func.func @layer_norm_grad(%dy: tensor<4x8xf16>, %x: tensor<4x8xf16>, %scale: tensor<8xf32>, %mean: tensor<4x1xf32>, %inv: tensor<4x1xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>) {
+  %0:3 = onnxg.node "LayerNormalizationGrad"(%dy, %x, %scale, %mean, %inv) domain "com.microsoft" opset 1 attributes {axis = -1 : i64} : (tensor<4x8xf16>, tensor<4x8xf16>, tensor<8xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>)
+  return %0#0, %0#1, %0#2 : tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>
+}
