@@ -1,6 +1,7 @@
 """ONNX Runtime's training contrib ops that amp-run executes, checked
 against numpy (ConcatTraining with its lengths output, SliceGrad,
-DropoutGrad) and PyTorch autograd (LayerNormalizationGrad)."""
+DropoutGrad) and PyTorch autograd (LayerNormalizationGrad,
+BatchNormalizationGrad)."""
 import numpy as np
 import onnx
 import pytest
@@ -104,6 +105,33 @@ def test_layer_norm_grad_matches_autograd(axis, tmp_path):
         tmp_path, node,
         dict(dy=dy, x=x, scale=scale, mean=mean, inv_std=inv_std),
         dict(dx=x.shape, dscale=normalized, dbias=normalized))
+    for name, expected in (("dx", xt.grad), ("dscale", st.grad),
+                           ("dbias", bt.grad)):
+        np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
+                                   atol=1e-5, err_msg=name)
+
+
+def test_batch_norm_grad_matches_autograd(tmp_path):
+    import torch
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 3, 2, 5)).astype(np.float32)
+    scale = rng.standard_normal(3).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    mean = x.mean((0, 2, 3))
+    inv_std = 1 / np.sqrt(x.var((0, 2, 3)) + 1e-5)
+    xt = torch.tensor(x, requires_grad=True)
+    st = torch.tensor(scale, requires_grad=True)
+    bt = torch.zeros(3, requires_grad=True)
+    torch.nn.functional.batch_norm(xt, None, None, st, bt, training=True,
+                                   eps=1e-5).backward(torch.tensor(dy))
+    node = helper.make_node(
+        "BatchNormalizationGrad", ["dy", "x", "scale", "mean", "inv_std"],
+        ["dx", "dscale", "dbias"], domain="com.microsoft")
+    got = run_single_node(
+        tmp_path, node,
+        dict(dy=dy, x=x, scale=scale, mean=mean.astype(np.float32),
+             inv_std=inv_std.astype(np.float32)),
+        dict(dx=x.shape, dscale=(3,), dbias=(3,)))
     for name, expected in (("dx", xt.grad), ("dscale", st.grad),
                            ("dbias", bt.grad)):
         np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,

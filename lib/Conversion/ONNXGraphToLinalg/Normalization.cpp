@@ -117,22 +117,87 @@ static LoweringResult lowerLayerNorm(NodeLowering &node) {
   return results;
 }
 
+/// The gradients of y = x^ * scale + bias with x^ = (X - mean) * invStdDev,
+/// whose statistics were taken over `statAxes`: with g = dY * scale,
+/// dX = invStdDev * (g - mean(g) - x^ * mean(g * x^)) over `statAxes`, and
+/// dscale = sum(dY * x^), dbias = sum(dY) over `paramAxes`, shaped like
+/// `scaleType`. `scale`, `mean` and `invStdDev` broadcast against X.
+static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
+                                                 Value input, Value scale,
+                                                 Value mean, Value invStdDev,
+                                                 ArrayRef<int64_t> statAxes,
+                                                 ArrayRef<int64_t> paramAxes,
+                                                 RankedTensorType scaleType) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  auto type = cast<RankedTensorType>(input.getType());
+  RankedTensorType accTensor =
+      type.clone(getAccumulatorType(type.getElementType()));
+  Value normalized = buildElementwise(
+      b, loc, accTensor, {input, mean, invStdDev},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::MulFOp::create(
+                   nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
+                   args[2])
+            .getResult();
+      });
+  auto multiply = [&](Value x, Value y) {
+    return buildElementwise(
+        b, loc, accTensor, {x, y},
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
+        });
+  };
+  Value scaled = multiply(dy, scale);
+  Value scaledMean = buildMeanKept(b, loc, scaled, statAxes);
+  Value projection =
+      buildMeanKept(b, loc, multiply(scaled, normalized), statAxes);
+  Value dx = buildElementwise(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      {scaled, scaledMean, normalized, projection, invStdDev},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value centered = arith::SubFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
+            arith::MulFOp::create(nb, nl, args[2], args[3]));
+        return arith::MulFOp::create(nb, nl, args[4], centered).getResult();
+      });
+  auto reduceParams = [&](Value value, unsigned result) {
+    Value sum = buildSum(b, loc, value, paramAxes);
+    sum = reshapeTo(
+        b, loc, sum,
+        cast<RankedTensorType>(sum.getType()).clone(scaleType.getShape()));
+    return convertTensor(
+        b, loc, sum,
+        node.resultElementType(result, scaleType.getElementType()));
+  };
+  SmallVector<Value> results = {dx, reduceParams(multiply(dy, normalized), 1),
+                                reduceParams(dy, 2)};
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// Checks the five float operands of a normalization gradient.
+static LogicalResult checkNormalizationGradOperands(NodeLowering &node) {
+  for (unsigned i = 0; i < 5; ++i) {
+    RankedTensorType type = getRankedType(node.operand(i));
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return node.emitError()
+             << "expects float dY, X, scale, mean and inverse-stddev tensors";
+  }
+  return success();
+}
+
 /// com.microsoft LayerNormalizationGrad(dY, X, scale, mean, inv_std_dev) ->
-/// (dX, dscale, dbias), with x^ = (X - mean) * inv_std_dev and g = dY *
-/// scale: dX = inv_std_dev * (g - mean(g) - x^ * mean(g * x^)) over the
-/// normalized axes; dscale = sum(dY * x^) and dbias = sum(dY) over the
-/// others.
+/// (dX, dscale, dbias): statistics over the axes from `axis` on, scale and
+/// bias gradients over the outer ones.
 static LoweringResult lowerLayerNormGrad(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  Value dy = node.operand(0), input = node.operand(1), scale = node.operand(2),
-        mean = node.operand(3), invStdDev = node.operand(4);
+  if (failed(checkNormalizationGradOperands(node)))
+    return failure();
+  Value input = node.operand(1), mean = node.operand(3),
+        invStdDev = node.operand(4);
   auto type = getRankedType(input);
-  if (!type || !isa<FloatType>(type.getElementType()) || !getRankedType(dy) ||
-      !getRankedType(scale) || !getRankedType(mean) ||
-      !getRankedType(invStdDev))
-    return node.emitError()
-           << "expects float dY, X, scale, mean and inv_std_dev tensors";
   int64_t rank = type.getRank();
   std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", -1), rank);
   if (!axis)
@@ -150,50 +215,10 @@ static LoweringResult lowerLayerNormGrad(NodeLowering &node) {
                                  "of X's outer dimensions";
     *stat = reshapeTo(b, loc, *stat, statType.clone(statShape));
   }
-  Type accType = getAccumulatorType(type.getElementType());
-  RankedTensorType accTensor = type.clone(accType);
-  Value normalized = buildElementwise(
-      b, loc, accTensor, {input, mean, invStdDev},
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        return arith::MulFOp::create(
-                   nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
-                   args[2])
-            .getResult();
-      });
-  auto multiply = [&](Value x, Value y) {
-    return buildElementwise(
-        b, loc, accTensor, {x, y},
-        [](OpBuilder &nb, Location nl, ValueRange args) {
-          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
-        });
-  };
-  Value scaled = multiply(dy, scale);
-  Value scaledMean = buildMeanKept(b, loc, scaled, normAxes);
-  Value projection =
-      buildMeanKept(b, loc, multiply(scaled, normalized), normAxes);
-  Value dx = buildElementwise(
-      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
-      {scaled, scaledMean, normalized, projection, invStdDev},
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        Value centered = arith::SubFOp::create(
-            nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
-            arith::MulFOp::create(nb, nl, args[2], args[3]));
-        return arith::MulFOp::create(nb, nl, args[4], centered).getResult();
-      });
-  auto scaleType = cast<RankedTensorType>(scale.getType());
-  auto reduceOuter = [&](Value value, unsigned result) {
-    Value sum = buildSum(b, loc, value, outerAxes);
-    sum = reshapeTo(
-        b, loc, sum,
-        cast<RankedTensorType>(sum.getType()).clone(scaleType.getShape()));
-    return convertTensor(
-        b, loc, sum,
-        node.resultElementType(result, scaleType.getElementType()));
-  };
-  SmallVector<Value> results = {dx, reduceOuter(multiply(dy, normalized), 1),
-                                reduceOuter(dy, 2)};
-  results.resize(node.getNumResults());
-  return results;
+  Value scale = node.operand(2);
+  return buildNormalizationGrad(node, node.operand(0), input, scale, mean,
+                                invStdDev, normAxes, outerAxes,
+                                getRankedType(scale));
 }
 
 /// (C) -> (C, 1, ..., 1) so that it broadcasts over N and the spatial
@@ -278,9 +303,37 @@ static LoweringResult lowerBatchNorm(NodeLowering &node) {
   return results;
 }
 
+/// com.microsoft BatchNormalizationGrad(dY, X, scale, saved_mean,
+/// saved_inv_std) -> (dX, dscale, dbias): per-channel statistics over N
+/// and the spatial axes.
+static LoweringResult lowerBatchNormGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  if (failed(checkNormalizationGradOperands(node)))
+    return failure();
+  Value input = node.operand(1);
+  int64_t rank = getRankedType(input).getRank();
+  if (rank < 2)
+    return node.emitError() << "expects X of rank >= 2";
+  for (unsigned i = 2; i < 5; ++i)
+    if (getRankedType(node.operand(i)).getRank() != 1)
+      return node.emitError() << "scale, mean and inverse stddev must be "
+                                 "vectors";
+  SmallVector<int64_t> axes = {0};
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  auto channels = [&](unsigned i) {
+    return asChannelVector(b, loc, node.operand(i), rank);
+  };
+  return buildNormalizationGrad(node, node.operand(0), input, channels(2),
+                                channels(3), channels(4), axes, axes,
+                                getRankedType(node.operand(2)));
+}
+
 void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
   table.add("", "LayerNormalization", lowerLayerNorm);
   table.add("com.microsoft", "LayerNormalizationGrad", lowerLayerNormGrad);
   table.add("", "BatchNormalization", lowerBatchNorm);
   table.add("com.microsoft", "BatchNormInternal", lowerBatchNorm);
+  table.add("com.microsoft", "BatchNormalizationGrad", lowerBatchNormGrad);
 }

@@ -58,3 +58,17 @@ func.func @layer_norm_grad(%dy: tensor<4x8xf16>, %x: tensor<4x8xf16>, %scale: te
   %0:3 = onnxg.node "LayerNormalizationGrad"(%dy, %x, %scale, %mean, %inv) domain "com.microsoft" opset 1 attributes {axis = -1 : i64} : (tensor<4x8xf16>, tensor<4x8xf16>, tensor<8xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>)
   return %0#0, %0#1, %0#2 : tensor<4x8xf16>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// BatchNormalizationGrad: per-channel statistics over N and the spatial
+// axes, so the means and the parameter sums reduce the same axes.
+// CHECK-LABEL: func.func @batch_norm_grad(
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [3, 1] : tensor<3xf32> into tensor<3x1xf32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]
+// CHECK:         %[[DBIAS:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0 : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<3xf32>)
+// CHECK:         return %{{.*}}, %{{.*}}, %[[DBIAS]] : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+func.func @batch_norm_grad(%dy: tensor<2x3x4xf32>, %x: tensor<2x3x4xf32>, %scale: tensor<3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = onnxg.node "BatchNormalizationGrad"(%dy, %x, %scale, %mean, %inv) domain "com.microsoft" opset 1 : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
+}
