@@ -23,7 +23,7 @@ using namespace mlir;
 /// upstream pass.
 static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,"
-    "convert-elementwise-to-linalg),"
+    "convert-elementwise-to-linalg,amp-vectorize-contractions,canonicalize),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs=true "
@@ -31,8 +31,10 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
     "func.func(convert-linalg-to-loops,canonicalize),"
-    "lower-affine,convert-scf-to-cf,expand-strided-metadata,"
-    "finalize-memref-to-llvm,"
+    "convert-vector-to-scf{full-unroll=true},lower-affine,"
+    "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
+    "finalize-memref-to-llvm,convert-ub-to-llvm,"
     "convert-math-to-llvm,convert-math-to-libm,"
     "convert-arith-to-llvm,convert-arith-to-apfloat,convert-arith-to-llvm,"
     "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"

@@ -23,7 +23,8 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
       each op and its result rounded back, which gives the same values as a
       native operation rounded once.
     - GEMMs, convolutions, reductions, softmax, normalizations and losses
-      accumulate in f32 whatever their input and output types.
+      accumulate in f32 whatever their input and output types (f64 for f64
+      inputs).
     - Casts to FP8 clamp to the largest finite value first (ONNX
       `saturate=1`, and what the GPU's conversions do).
     - `amp.all_finite`, `amp.update_if_finite` and `amp.update_scale` lower
@@ -37,6 +38,32 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
     "::mlir::scf::SCFDialect"
+  ];
+}
+
+def VectorizeContractions
+    : Pass<"amp-vectorize-contractions", "func::FuncOp"> {
+  let summary = "Tile GEMM-like linalg.generic ops and vectorize the tiles";
+  let description = [{
+    The CPU pipeline's register blocking. Each linalg.generic that is a
+    contraction (a multiply-accumulate body, possibly with casts; projected
+    permutation maps; static shapes; one reduction loop, innermost) is
+    tiled with scf.for to `m x n x k` tiles (the two innermost parallel
+    loops and the reduction loop; outer parallel loops by 1) and each tile
+    becomes a `vector.contract`, lowered to outer products and then to one
+    `vector.fma` per row. Each tile size is the largest power of two up to
+    the option that divides its loop, so no tile needs masking. Other ops
+    are left alone; convolutions are not GEMM-like here and stay scalar.
+  }];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", "4", "most rows of a tile">,
+    Option<"tileN", "tile-n", "int64_t", "16", "most columns of a tile">,
+    Option<"tileK", "tile-k", "int64_t", "8",
+           "most reduction depth of a tile">,
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::affine::AffineDialect"
   ];
 }
 
