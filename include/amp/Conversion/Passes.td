@@ -53,7 +53,8 @@ def VectorizeContractions
     becomes a `vector.contract`, lowered to outer products and then to one
     `vector.fma` per row. Each tile size is the largest power of two up to
     the option that divides its loop, so no tile needs masking. Other ops
-    are left alone; convolutions are not GEMM-like here and stay scalar.
+    are left alone. Convolutions reach this pass as GEMMs: the lowering
+    builds them as im2col columns and one contraction.
   }];
   let options = [
     Option<"tileM", "tile-m", "int64_t", "4", "most rows of a tile">,

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Channels-first convolutions of any spatial rank as one generic with an f32
-// accumulator (groups as a loop), ConvTranspose as a convolution of the
+// Channels-first convolutions of any spatial rank as an implicit GEMM (the
+// input windows gathered into im2col columns, then one contraction with an
+// f32 accumulator, groups as a loop), ConvTranspose as a convolution of the
 // zero-upsampled input with the flipped kernel, and max/average pooling as
 // window reductions over a padded input.
 //
@@ -130,9 +131,13 @@ static Value padSpatial(OpBuilder &b, Location loc, Value input,
                                padValue);
 }
 
-/// out[n, g, m, o...] = sum_{c, k...} in[n, g*C + c, o*s + k*d] *
+/// out[n, g*M + m, o...] = sum_{c, k...} in[n, g*C + c, o*s + k*d] *
 /// w[g*M + m, c, k...] (w[g*C + c, m, K-1-k...] when `transposedWeights`),
-/// in f32; `input` is already padded.
+/// accumulated in getAccumulatorType; `input` is already padded. Built as an
+/// implicit GEMM: the input windows are gathered into columns
+/// col[n, g, c*k, o] (im2col), the weights viewed as [g, m, c*k], and one
+/// GEMM-like generic contracts c*k, which amp-vectorize-contractions can
+/// register-block.
 static Value buildConvolution(OpBuilder &b, Location loc, Value input,
                               Value weight, int64_t groups,
                               ArrayRef<int64_t> strides,
@@ -141,69 +146,117 @@ static Value buildConvolution(OpBuilder &b, Location loc, Value input,
                               bool transposedWeights) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
+  MLIRContext *ctx = b.getContext();
   int64_t spatial = inputType.getRank() - 2;
   int64_t channelsPerGroup = transposedWeights
                                  ? weightType.getDimSize(0) / groups
                                  : weightType.getDimSize(1);
   int64_t outPerGroup = transposedWeights ? weightType.getDimSize(1)
                                           : weightType.getDimSize(0) / groups;
-  // Loops: n, g, m, o..., c, k...
-  int64_t loops = 3 + 2 * spatial + 1;
-  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
-  int64_t gLoop = 1, mLoop = 2, cLoop = 3 + spatial;
-  SmallVector<AffineExpr> inExprs = {d(0),
-                                     d(gLoop) * channelsPerGroup + d(cLoop)};
-  SmallVector<AffineExpr> weightExprs, outExprs = {d(0), d(gLoop), d(mLoop)};
-  if (transposedWeights)
-    weightExprs = {d(gLoop) * channelsPerGroup + d(cLoop), d(mLoop)};
-  else
-    weightExprs = {d(gLoop) * outPerGroup + d(mLoop), d(cLoop)};
-  for (int64_t i = 0; i < spatial; ++i) {
-    AffineExpr o = d(3 + i), k = d(cLoop + 1 + i);
-    inExprs.push_back(o * strides[i] + k * dilations[i]);
-    int64_t kernel = weightType.getDimSize(2 + i);
-    weightExprs.push_back(transposedWeights ? (kernel - 1) - k : k);
-    outExprs.push_back(o);
-  }
-  // The channel and flipped kernel indices are not always plain loop
-  // indices: a (channels, kernel...)-shaped operand gives those loops their
-  // bounds.
-  SmallVector<AffineExpr> kernelExprs = {d(cLoop)};
-  SmallVector<OpFoldResult> kernelSizes = {b.getIndexAttr(channelsPerGroup)};
-  for (int64_t i = 0; i < spatial; ++i) {
-    kernelExprs.push_back(d(cLoop + 1 + i));
-    kernelSizes.push_back(b.getIndexAttr(weightType.getDimSize(2 + i)));
-  }
-  Value kernelShape = createEmpty(b, loc, kernelSizes, b.getF32Type());
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
-                                 AffineMap::get(loops, 0, weightExprs, ctx),
-                                 AffineMap::get(loops, 0, kernelExprs, ctx),
-                                 AffineMap::get(loops, 0, outExprs, ctx)};
-  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, input, 0),
-                                     b.getIndexAttr(groups),
-                                     b.getIndexAttr(outPerGroup)};
+  ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+  int64_t kernelVolume = 1, outVolume = 1;
+  for (int64_t size : kernel)
+    kernelVolume *= size;
   for (int64_t size : outSizes)
-    sizes.push_back(b.getIndexAttr(size));
+    outVolume *= size;
+  int64_t depth = channelsPerGroup * kernelVolume;
+  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  auto identity = [&](int64_t rank) { return b.getMultiDimIdentityMap(rank); };
+  auto allParallel = [](int64_t rank) {
+    return SmallVector<utils::IteratorType>(rank,
+                                            utils::IteratorType::parallel);
+  };
+  auto copyBody = [](OpBuilder &nb, Location nl, ValueRange args) {
+    linalg::YieldOp::create(nb, nl, args[0]);
+  };
+  OpFoldResult batch = tensor::getMixedSize(b, loc, input, 0);
+
+  // Columns: col[n, g, c, k..., o...] = in[n, g*C + c, o*s + k*d].
+  int64_t colRank = 3 + 2 * spatial;
+  SmallVector<AffineExpr> inExprs = {d(0), d(1) * channelsPerGroup + d(2)};
+  SmallVector<OpFoldResult> colSizes = {batch, b.getIndexAttr(groups),
+                                        b.getIndexAttr(channelsPerGroup)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inExprs.push_back(d(3 + spatial + i) * strides[i] +
+                      d(3 + i) * dilations[i]);
+    colSizes.push_back(b.getIndexAttr(kernel[i]));
+  }
+  for (int64_t size : outSizes)
+    colSizes.push_back(b.getIndexAttr(size));
+  Value colInit = createEmpty(b, loc, colSizes, inputType.getElementType());
+  Value columns =
+      linalg::GenericOp::create(
+          b, loc, colInit.getType(), input, colInit,
+          {AffineMap::get(colRank, 0, inExprs, ctx), identity(colRank)},
+          allParallel(colRank), copyBody)
+          .getResult(0);
+  SmallVector<ReassociationIndices> colGroups = {{0}, {1}, {2}, {}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    colGroups[2].push_back(3 + i);
+    colGroups[3].push_back(3 + spatial + i);
+  }
+  columns = tensor::CollapseShapeOp::create(b, loc, columns, colGroups);
+
+  // Weights as [g, m, c*k]; a transposed convolution's are regrouped and
+  // its kernel flipped first.
+  if (transposedWeights) {
+    int64_t rank = 3 + spatial;
+    SmallVector<AffineExpr> exprs = {d(0) * channelsPerGroup + d(2), d(1)};
+    for (int64_t i = 0; i < spatial; ++i)
+      exprs.push_back((kernel[i] - 1) - d(3 + i));
+    SmallVector<int64_t> grouped = {groups, outPerGroup, channelsPerGroup};
+    grouped.append(kernel.begin(), kernel.end());
+    Value init =
+        tensor::EmptyOp::create(b, loc, grouped, weightType.getElementType());
+    weight = linalg::GenericOp::create(
+                 b, loc, init.getType(), weight, init,
+                 {AffineMap::get(rank, 0, exprs, ctx), identity(rank)},
+                 allParallel(rank), copyBody)
+                 .getResult(0);
+  }
+  auto matrixType = RankedTensorType::get({groups, outPerGroup, depth},
+                                          weightType.getElementType());
+  Value matrix = reshapeTo(b, loc, weight, matrixType);
+
+  // out[n, g, m, o] = sum_ck matrix[g, m, ck] * col[n, g, ck, o].
   Type accType = getAccumulatorType(inputType.getElementType());
-  Value acc = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  for (int64_t i = cLoop; i < loops; ++i)
-    iterators[i] = utils::IteratorType::reduction;
-  auto generic = linalg::GenericOp::create(
-      b, loc, acc.getType(), ValueRange{input, weight, kernelShape}, acc, maps,
-      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        linalg::YieldOp::create(
-            nested, nestedLoc,
-            multiplyAccumulate(nested, nestedLoc, args[0], args[1], args[3]));
-      });
-  // (n, g, m, o...) -> (n, g*m, o...)
-  SmallVector<ReassociationIndices> groupsToChannels = {{0}, {1, 2}};
-  for (int64_t i = 0; i < spatial; ++i)
-    groupsToChannels.push_back({3 + i});
-  return tensor::CollapseShapeOp::create(b, loc, generic.getResult(0),
-                                         groupsToChannels);
+  SmallVector<OpFoldResult> accSizes = {batch, b.getIndexAttr(groups),
+                                        b.getIndexAttr(outPerGroup),
+                                        b.getIndexAttr(outVolume)};
+  Value acc = createFilled(b, loc, accSizes, createScalar(b, loc, accType, 0));
+  SmallVector<utils::IteratorType> iterators = allParallel(5);
+  iterators[4] = utils::IteratorType::reduction;
+  Value product =
+      linalg::GenericOp::create(
+          b, loc, acc.getType(), ValueRange{matrix, columns}, acc,
+          {AffineMap::get(5, 0, {d(1), d(2), d(4)}, ctx),
+           AffineMap::get(5, 0, {d(0), d(1), d(4), d(3)}, ctx),
+           AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)},
+          iterators,
+          [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+            linalg::YieldOp::create(nested, nestedLoc,
+                                    multiplyAccumulate(nested, nestedLoc,
+                                                       args[0], args[1],
+                                                       args[2]));
+          })
+          .getResult(0);
+  // [n, g, m, o] -> [n, g, m, o...] -> [n, g*m, o...]
+  SmallVector<OpFoldResult> expandedSizes = {batch, b.getIndexAttr(groups),
+                                             b.getIndexAttr(outPerGroup)};
+  SmallVector<int64_t> expandedShape = {inputType.getDimSize(0), groups,
+                                        outPerGroup};
+  SmallVector<ReassociationIndices> expandGroups = {{0}, {1}, {2}, {}};
+  SmallVector<ReassociationIndices> collapseGroups = {{0}, {1, 2}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    expandedSizes.push_back(b.getIndexAttr(outSizes[i]));
+    expandedShape.push_back(outSizes[i]);
+    expandGroups[3].push_back(3 + i);
+    collapseGroups.push_back({3 + i});
+  }
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(expandedShape, accType), product,
+      expandGroups, expandedSizes);
+  return tensor::CollapseShapeOp::create(b, loc, expanded, collapseGroups);
 }
 
 /// Adds the per-channel `bias` to the f32 `acc` and rounds to `type`.
