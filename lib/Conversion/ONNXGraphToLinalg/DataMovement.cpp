@@ -15,6 +15,7 @@
 #include "Lowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
@@ -646,9 +647,31 @@ static LoweringResult lowerGatherElements(NodeLowering &node) {
       })};
 }
 
-/// ScatterElements where indices and updates cover the data tensor in every
-/// dimension but `axis`: out[.., k, ..] is the last update whose index along
-/// `axis` is k (or all of them combined by `reduction`), else data.
+/// `update` combined into `current` by a ScatterElements `reduction`
+/// ("none" replaces it).
+static Value combineScattered(OpBuilder &b, Location loc, StringRef reduction,
+                              Value current, Value update) {
+  bool isFloat = isa<FloatType>(update.getType());
+  if (reduction == "add")
+    return isFloat ? arith::AddFOp::create(b, loc, current, update).getResult()
+                   : arith::AddIOp::create(b, loc, current, update).getResult();
+  if (reduction == "mul")
+    return isFloat ? arith::MulFOp::create(b, loc, current, update).getResult()
+                   : arith::MulIOp::create(b, loc, current, update).getResult();
+  if (reduction == "max")
+    return isFloat
+               ? arith::MaximumFOp::create(b, loc, current, update).getResult()
+               : arith::MaxSIOp::create(b, loc, current, update).getResult();
+  if (reduction == "min")
+    return isFloat
+               ? arith::MinimumFOp::create(b, loc, current, update).getResult()
+               : arith::MinSIOp::create(b, loc, current, update).getResult();
+  return update;
+}
+
+/// ScatterElements: data, with each update written to (or combined by
+/// `reduction` into) the element its index names along `axis`, in the
+/// order of the indices.
 static LoweringResult lowerScatterElements(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -658,83 +681,42 @@ static LoweringResult lowerScatterElements(NodeLowering &node) {
   RankedTensorType indicesType = getRankedType(indices);
   RankedTensorType updatesType = getRankedType(updates);
   if (!dataType || !indicesType || !updatesType ||
-      dataType.getRank() != indicesType.getRank())
+      dataType.getRank() != indicesType.getRank() ||
+      updatesType.getRank() != indicesType.getRank())
     return node.emitError() << "expects ranked tensors of equal rank";
   int64_t rank = dataType.getRank();
   std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
   if (!axis)
     return node.emitError() << "axis is out of range";
-  for (int64_t i = 0; i < rank; ++i) {
-    if (i == *axis)
-      continue;
-    int64_t dataSize = dataType.getDimSize(i);
-    int64_t indexSize = indicesType.getDimSize(i);
-    if (ShapedType::isDynamic(dataSize) || ShapedType::isDynamic(indexSize) ||
-        dataSize != indexSize)
-      return node.emitError()
-             << "indices must match the data outside the axis (static sizes)";
-  }
   StringRef reduction = node.getString("reduction", "none");
   if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
     return node.emitError() << "unknown reduction '" << reduction << "'";
-  updates = castToType(b, loc, updates,
-                       indicesType.clone(updatesType.getElementType()));
-  // Loops: the data's dimensions, then j along the indices' axis.
-  int64_t loops = rank + 1;
-  SmallVector<AffineExpr> indexExprs, outExprs;
-  for (int64_t i = 0; i < rank; ++i) {
-    indexExprs.push_back(b.getAffineDimExpr(i == *axis ? rank : i));
-    outExprs.push_back(b.getAffineDimExpr(i));
-  }
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, indexExprs, ctx),
-                                 AffineMap::get(loops, 0, indexExprs, ctx),
-                                 AffineMap::get(loops, 0, outExprs, ctx)};
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  iterators[rank] = utils::IteratorType::reduction;
-  Value axisSize = tensor::DimOp::create(b, loc, data, *axis);
+  // One sequential pass over the indices: each update is combined into the
+  // element it names (duplicates accumulate in order), in O(|indices|).
   Type elementType = dataType.getElementType();
-  return SmallVector<Value>{
-      linalg::GenericOp::create(
-          b, loc, dataType, ValueRange{indices, updates}, data, maps, iterators,
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value index = normalizeIndex(nb, nl, args[0], axisSize);
-            Value position = linalg::IndexOp::create(nb, nl, *axis);
-            Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
-                                              index, position);
-            Value update = convertScalar(nb, nl, args[1], elementType);
-            Value acc = args[2];
-            bool isFloat = isa<FloatType>(elementType);
-            Value combined = update;
-            if (reduction == "add")
-              combined =
-                  isFloat
-                      ? arith::AddFOp::create(nb, nl, acc, update).getResult()
-                      : arith::AddIOp::create(nb, nl, acc, update).getResult();
-            else if (reduction == "mul")
-              combined =
-                  isFloat
-                      ? arith::MulFOp::create(nb, nl, acc, update).getResult()
-                      : arith::MulIOp::create(nb, nl, acc, update).getResult();
-            else if (reduction == "max")
-              combined =
-                  isFloat
-                      ? arith::MaximumFOp::create(nb, nl, acc, update)
-                            .getResult()
-                      : arith::MaxSIOp::create(nb, nl, acc, update).getResult();
-            else if (reduction == "min")
-              combined =
-                  isFloat
-                      ? arith::MinimumFOp::create(nb, nl, acc, update)
-                            .getResult()
-                      : arith::MinSIOp::create(nb, nl, acc, update).getResult();
-            linalg::YieldOp::create(
-                nb, nl,
-                arith::SelectOp::create(nb, nl, hit, combined, acc)
-                    .getResult());
-          })
-          .getResult(0)};
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lbs(rank, zero), steps(rank, one), ubs;
+  for (int64_t i = 0; i < rank; ++i)
+    ubs.push_back(tensor::DimOp::create(b, loc, indices, i));
+  Value axisSize = tensor::DimOp::create(b, loc, data, *axis);
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{data},
+      [&](OpBuilder &nb, Location nl, ValueRange ivs,
+          ValueRange args) -> scf::ValueVector {
+        Value index = tensor::ExtractOp::create(nb, nl, indices, ivs);
+        Value update = convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, updates, ivs),
+            elementType);
+        SmallVector<Value> target(ivs);
+        target[*axis] = normalizeIndex(nb, nl, index, axisSize);
+        Value acc = args[0];
+        Value current = tensor::ExtractOp::create(nb, nl, acc, target);
+        Value combined = combineScattered(nb, nl, reduction, current, update);
+        return {tensor::InsertOp::create(nb, nl, combined, acc, target)
+                    .getResult()};
+      });
+  return SmallVector<Value>{nest.results.front()};
 }
 
 /// OneHot(indices, depth, [off, on]): out[..., k, ...] is `on` where the

@@ -64,14 +64,16 @@ func.func @gather_embedding(%table: tensor<10x4xf32>, %ids: tensor<2x5xi64>) -> 
 
 // -----
 
-// ScatterElements runs a reduction loop over the indices' axis; "add"
-// accumulates duplicates.
+// ScatterElements is one sequential loop nest over the indices: each
+// update is read, its target element extracted, combined ("add") and
+// inserted back.
 // CHECK-LABEL: func.func @scatter_elements_add(
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
-// CHECK-SAME:      outs(%{{.*}} : tensor<8x10xf32>)
-// CHECK:           arith.cmpi eq
-// CHECK:           arith.addf
-// CHECK:           arith.select
+// CHECK:         scf.for %[[I:.*]] = {{.*}} iter_args(%[[A0:.*]] = %{{.*}}) -> (tensor<8x10xf32>)
+// CHECK:           scf.for %[[J:.*]] = {{.*}} iter_args(%[[A1:.*]] = %[[A0]]) -> (tensor<8x10xf32>)
+// CHECK:             %[[INDEX:.*]] = tensor.extract %{{.*}}[%[[I]], %[[J]]] : tensor<8x1xi64>
+// CHECK:             %[[OLD:.*]] = tensor.extract %[[A1]][%[[I]], %{{.*}}] : tensor<8x10xf32>
+// CHECK:             %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK:             tensor.insert %[[NEW]] into %[[A1]][%[[I]], %{{.*}}] : tensor<8x10xf32>
 func.func @scatter_elements_add(%d: tensor<8x10xf32>, %i: tensor<8x1xi64>, %u: tensor<8x1xf32>) -> tensor<8x10xf32> {
   %0 = onnxg.node "ScatterElements"(%d, %i, %u) opset 18 attributes {axis = 1 : i64, reduction = "add"} : (tensor<8x10xf32>, tensor<8x1xi64>, tensor<8x1xf32>) -> tensor<8x10xf32>
   return %0 : tensor<8x10xf32>
