@@ -66,7 +66,7 @@ def main():
     for name, lower, jit, step, create, ort_step in rows:
         lines.append(f"| {name} | {lower:.2f} | {jit:.2f} | {step:.2f} | "
                      f"{create:.2f} | {ort_step:.2f} | "
-                     f"{step / ort_step:.1f}x |")
+                     f"{step / ort_step:.2g}x |")
     table = "\n".join(lines) + "\n"
     print(table)
     os.makedirs(args.out, exist_ok=True)
