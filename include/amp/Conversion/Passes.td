@@ -47,11 +47,11 @@ def VectorizeContractions
   let description = [{
     The CPU pipeline's register blocking. Each linalg.generic that is a
     contraction (a multiply-accumulate body, possibly with casts; projected
-    permutation maps; static shapes; one reduction loop, innermost) is
-    tiled with scf.for to `m x n x k` tiles (the two innermost parallel
-    loops and the reduction loop; outer parallel loops by 1) and each tile
-    becomes a `vector.contract`, lowered to outer products and then to one
-    `vector.fma` per row. Each tile size is the largest power of two up to
+    permutation maps; static shapes; at least two parallel loops, then the
+    reduction loops) is tiled with scf.for to `m x n x k` tiles (the two
+    innermost parallel loops and the innermost reduction loop; the other
+    loops by 1) and each tile becomes a `vector.contract`, lowered to outer
+    products and then to one `vector.fma` per row. Each tile size is the largest power of two up to
     the option that divides its loop, so no tile needs masking. Other ops
     are left alone. Convolutions reach this pass as GEMMs: the lowering
     builds them as im2col columns and one contraction.

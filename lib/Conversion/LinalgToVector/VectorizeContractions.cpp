@@ -34,10 +34,14 @@ using namespace mlir;
 static bool isGEMMLike(linalg::GenericOp op) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
     return false;
+  // At least two parallel loops, then the reduction loops (several when a
+  // reshape of K was folded into the op).
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (iterators.size() < 3 ||
-      iterators.back() != utils::IteratorType::reduction ||
-      llvm::count(iterators, utils::IteratorType::reduction) != 1)
+  size_t parallel = llvm::count(iterators, utils::IteratorType::parallel);
+  if (parallel < 2 || parallel == iterators.size() ||
+      !llvm::all_of(ArrayRef(iterators).drop_front(parallel), [](auto type) {
+        return type == utils::IteratorType::reduction;
+      }))
     return false;
   if (!llvm::all_of(op.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isProjectedPermutation(); }))
@@ -68,14 +72,15 @@ struct VectorizeContractionsPass
     });
     IRRewriter rewriter(context);
     for (linalg::GenericOp op : contractions) {
-      // Loops: outer parallel ones by 1, then m, n and the reduction k.
+      // Loops: outer parallel ones by 1, then m and n, outer reductions by
+      // 1 and the innermost reduction k. Each tile size divides its loop,
+      // so that no tile overhangs and no vector needs a mask.
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       size_t loops = ranges.size();
-      // Each tile size divides its loop, so that no tile overhangs and no
-      // vector needs a mask.
+      size_t parallel = op.getNumParallelLoops();
       SmallVector<int64_t> tile(loops, 1);
-      tile[loops - 3] = getDividingTile(tileM, ranges[loops - 3]);
-      tile[loops - 2] = getDividingTile(tileN, ranges[loops - 2]);
+      tile[parallel - 2] = getDividingTile(tileM, ranges[parallel - 2]);
+      tile[parallel - 1] = getDividingTile(tileN, ranges[parallel - 1]);
       tile[loops - 1] = getDividingTile(tileK, ranges[loops - 1]);
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(context, tile));

@@ -52,6 +52,27 @@ func.func @batched_odd_sizes(%x: tensor<3x6x12xf32>, %w: tensor<3x12x10xf32>, %a
 
 // -----
 
+// A weight gradient whose K was a reshape folded into the op has two
+// reduction loops: the outer one is tiled by 1, the inner one by k.
+#x = affine_map<(m, n, b, t) -> (t, b, m)>
+#y = affine_map<(m, n, b, t) -> (t, b, n)>
+#o = affine_map<(m, n, b, t) -> (m, n)>
+// CHECK-LABEL: func.func @two_reductions(
+// CHECK:         vector.transfer_read {{.*}} : tensor<8x1x4xf32>, vector<8x1x4xf32>
+// CHECK:         vector.transfer_read {{.*}} : tensor<8x1x16xf32>, vector<8x1x16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @two_reductions(%x: tensor<16x2x8xf32>, %y: tensor<16x2x32xf32>, %acc: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %0 = linalg.generic {indexing_maps = [#x, #y, #o], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x, %y : tensor<16x2x8xf32>, tensor<16x2x32xf32>) outs(%acc : tensor<8x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %3 = arith.mulf %in, %in_0 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
 // Not GEMM-like: a sum reduction (no multiply) and a dynamic GEMM stay.
 #in = affine_map<(m, k) -> (m, k)>
 #out = affine_map<(m, k) -> (m)>
