@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
@@ -647,28 +648,6 @@ static LoweringResult lowerGatherElements(NodeLowering &node) {
       })};
 }
 
-/// `update` combined into `current` by a ScatterElements `reduction`
-/// ("none" replaces it).
-static Value combineScattered(OpBuilder &b, Location loc, StringRef reduction,
-                              Value current, Value update) {
-  bool isFloat = isa<FloatType>(update.getType());
-  if (reduction == "add")
-    return isFloat ? arith::AddFOp::create(b, loc, current, update).getResult()
-                   : arith::AddIOp::create(b, loc, current, update).getResult();
-  if (reduction == "mul")
-    return isFloat ? arith::MulFOp::create(b, loc, current, update).getResult()
-                   : arith::MulIOp::create(b, loc, current, update).getResult();
-  if (reduction == "max")
-    return isFloat
-               ? arith::MaximumFOp::create(b, loc, current, update).getResult()
-               : arith::MaxSIOp::create(b, loc, current, update).getResult();
-  if (reduction == "min")
-    return isFloat
-               ? arith::MinimumFOp::create(b, loc, current, update).getResult()
-               : arith::MinSIOp::create(b, loc, current, update).getResult();
-  return update;
-}
-
 /// ScatterElements: data, with each update written to (or combined by
 /// `reduction` into) the element its index names along `axis`, in the
 /// order of the indices.
@@ -688,8 +667,16 @@ static LoweringResult lowerScatterElements(NodeLowering &node) {
   std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
   if (!axis)
     return node.emitError() << "axis is out of range";
+  // "none" replaces the element.
   StringRef reduction = node.getString("reduction", "none");
-  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+  std::optional<CombineKind> kind =
+      llvm::StringSwitch<std::optional<CombineKind>>(reduction)
+          .Case("add", CombineKind::Add)
+          .Case("mul", CombineKind::Mul)
+          .Case("max", CombineKind::Max)
+          .Case("min", CombineKind::Min)
+          .Default(std::nullopt);
+  if (!kind && reduction != "none")
     return node.emitError() << "unknown reduction '" << reduction << "'";
   // One sequential pass over the indices: each update is combined into the
   // element it names (duplicates accumulate in order), in O(|indices|).
@@ -712,7 +699,8 @@ static LoweringResult lowerScatterElements(NodeLowering &node) {
         target[*axis] = normalizeIndex(nb, nl, index, axisSize);
         Value acc = args[0];
         Value current = tensor::ExtractOp::create(nb, nl, acc, target);
-        Value combined = combineScattered(nb, nl, reduction, current, update);
+        Value combined =
+            kind ? combineValues(nb, nl, *kind, current, update) : update;
         return {tensor::InsertOp::create(nb, nl, combined, acc, target)
                     .getResult()};
       });

@@ -181,6 +181,13 @@ Value buildReduction(
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
     llvm::function_ref<Value(OpBuilder &, Location, Value)> map = nullptr);
 
+/// How a reduction, a scan or a scatter folds a value into its accumulator.
+enum class CombineKind { Add, Mul, Max, Min };
+
+/// `acc` combined with `x` by `kind`, for floats or signed integers.
+Value combineValues(OpBuilder &b, Location loc, CombineKind kind, Value acc,
+                    Value x);
+
 /// The sum (buildSum) or maximum (buildMax) of `input` over `axes`, in its
 /// accumulator type; the result drops the reduced dimensions.
 Value buildSum(OpBuilder &b, Location loc, Value input,

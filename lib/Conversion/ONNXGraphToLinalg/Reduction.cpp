@@ -63,22 +63,17 @@ enum class ReduceKind {
 };
 } // namespace
 
-static Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x,
-                     Value acc) {
-  bool isFloat = isa<FloatType>(x.getType());
+/// How `kind` folds an element into its accumulator.
+static CombineKind getCombineKind(ReduceKind kind) {
   switch (kind) {
   case ReduceKind::Max:
-    return isFloat ? arith::MaximumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+    return CombineKind::Max;
   case ReduceKind::Min:
-    return isFloat ? arith::MinimumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
+    return CombineKind::Min;
   case ReduceKind::Prod:
-    return isFloat ? arith::MulFOp::create(b, loc, acc, x).getResult()
-                   : arith::MulIOp::create(b, loc, acc, x).getResult();
+    return CombineKind::Mul;
   default:
-    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
-                   : arith::AddIOp::create(b, loc, acc, x).getResult();
+    return CombineKind::Add;
   }
 }
 
@@ -143,7 +138,7 @@ static LoweringResult lowerReduce(NodeLowering &node, ReduceKind kind) {
   Value reduced = buildReduction(
       b, loc, source, *axes, accType, initValue,
       [&](OpBuilder &nb, Location nl, Value x, Value acc) {
-        return combine(nb, nl, kind, x, acc);
+        return combineValues(nb, nl, getCombineKind(kind), acc, x);
       },
       [&](OpBuilder &nb, Location nl, Value x) -> Value {
         if (kind == ReduceKind::SumSquare || kind == ReduceKind::L2)
@@ -338,9 +333,7 @@ static LoweringResult lowerCumSum(NodeLowering &node) {
             nb, nl, predicate, linalg::IndexOp::create(nb, nl, k),
             linalg::IndexOp::create(nb, nl, *axis));
         Value x = convertScalar(nb, nl, args[0], accType);
-        Value sum = isa<FloatType>(accType)
-                        ? arith::AddFOp::create(nb, nl, args[1], x).getResult()
-                        : arith::AddIOp::create(nb, nl, args[1], x).getResult();
+        Value sum = combineValues(nb, nl, CombineKind::Add, args[1], x);
         linalg::YieldOp::create(
             nb, nl,
             arith::SelectOp::create(nb, nl, counts, sum, args[1]).getResult());

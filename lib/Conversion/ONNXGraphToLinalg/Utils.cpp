@@ -425,6 +425,26 @@ Value amp::lowering::buildReduction(
   return generic.getResult(0);
 }
 
+Value amp::lowering::combineValues(OpBuilder &b, Location loc, CombineKind kind,
+                                   Value acc, Value x) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case CombineKind::Max:
+    return isFloat ? arith::MaximumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case CombineKind::Min:
+    return isFloat ? arith::MinimumFOp::create(b, loc, acc, x).getResult()
+                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  case CombineKind::Mul:
+    return isFloat ? arith::MulFOp::create(b, loc, acc, x).getResult()
+                   : arith::MulIOp::create(b, loc, acc, x).getResult();
+  case CombineKind::Add:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                   : arith::AddIOp::create(b, loc, acc, x).getResult();
+  }
+  llvm_unreachable("unknown combine kind");
+}
+
 Value amp::lowering::buildSum(OpBuilder &b, Location loc, Value input,
                               ArrayRef<int64_t> axes) {
   Type accType = getAccumulatorType(getRankedType(input).getElementType());
