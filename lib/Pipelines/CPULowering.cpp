@@ -33,7 +33,7 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "func.func(convert-linalg-to-loops,canonicalize),"
     "convert-vector-to-scf{full-unroll=true},lower-affine,"
     "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-    "convert-vector-to-llvm{vector-contract-lowering=outerproduct},"
+    "convert-vector-to-llvm,"
     "finalize-memref-to-llvm,convert-ub-to-llvm,"
     "convert-math-to-llvm,convert-math-to-libm,"
     "convert-arith-to-llvm,convert-arith-to-apfloat,convert-arith-to-llvm,"

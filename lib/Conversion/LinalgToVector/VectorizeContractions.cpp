@@ -30,7 +30,7 @@ using namespace mlir;
 
 /// Whether `op` is a contraction this pass tiles: a multiply-accumulate
 /// body, projected permutation maps, static loop ranges, at least two
-/// parallel loops and one reduction loop, innermost.
+/// parallel loops followed by the reduction loops.
 static bool isGEMMLike(linalg::GenericOp op) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
     return false;

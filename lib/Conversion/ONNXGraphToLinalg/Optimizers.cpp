@@ -41,7 +41,7 @@ buildScalar(OpBuilder &b, Location loc, ValueRange scalars,
                           scalars, body);
 }
 
-/// `args[i]` as f32 (step counts are integers).
+/// `value` as f32 (step counts are integers).
 static Value toF32(OpBuilder &b, Location loc, Value value) {
   return convertScalar(b, loc, value, b.getF32Type());
 }
