@@ -1,7 +1,7 @@
 """ONNX Runtime's training contrib ops that amp-run executes, checked
 against numpy (ConcatTraining with its lengths output, SliceGrad,
 DropoutGrad) and PyTorch autograd (LayerNormalizationGrad,
-BatchNormalizationGrad)."""
+BatchNormalizationGrad, ConvGrad)."""
 import numpy as np
 import onnx
 import pytest
@@ -62,16 +62,24 @@ def test_contrib_training_ops_match_numpy(tmp_path):
                                rtol=1e-6)
 
 
-def run_single_node(tmp_path, node, inputs, outputs):
-    """Runs one com.microsoft node on `inputs` ({name: array}); `outputs`
-    is {name: shape} (float32). Returns {name: array}."""
+def run_single_node(tmp_path, node, inputs, outputs, opset=17):
+    """Runs one node on `inputs` ({name: array}); `outputs` is {name: shape}
+    (float32) or {name: (shape, numpy dtype)}. Returns {name: array}."""
     info = helper.make_tensor_value_info
+    def to_onnx(dtype):
+        return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+
+    def output_info(name, spec):
+        shape, dtype = spec if isinstance(spec[-1], type) else (spec,
+                                                                np.float32)
+        return info(name, to_onnx(np.dtype(dtype)), shape)
     graph = helper.make_graph(
         [node], "node",
-        [info(n, TensorProto.FLOAT, v.shape) for n, v in inputs.items()],
-        [info(n, TensorProto.FLOAT, shape) for n, shape in outputs.items()])
+        [info(n, to_onnx(v.dtype), v.shape) for n, v in inputs.items()],
+        [output_info(n, spec) for n, spec in outputs.items()])
     model = helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        helper.make_opsetid("", opset),
+        helper.make_opsetid("com.microsoft", 1)])
     path = str(tmp_path / "node.onnx")
     onnx.save(model, path)
     args = ["--save-outputs", str(tmp_path / "out")]
@@ -136,3 +144,50 @@ def test_batch_norm_grad_matches_autograd(tmp_path):
                            ("dbias", bt.grad)):
         np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
                                    atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    # The transposed convolution needs an output padding of 1 for dX.
+    ((2, 3, 8, 8), (4, 3, 3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+    ((1, 4, 7, 6), (6, 2, 3, 2),
+     dict(group=2, dilations=[2, 1], pads=[2, 0, 1, 1])),
+    ((2, 2, 9), (3, 2, 4), dict(strides=[3], auto_pad="SAME_UPPER")),
+])
+def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, tmp_path):
+    import torch
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    # Forward with torch's padding: explicit begin/end pads via F.pad.
+    spatial = len(x_shape) - 2
+    strides = attrs.get("strides", [1] * spatial)
+    dilations = attrs.get("dilations", [1] * spatial)
+    pads = attrs.get("pads", [0] * 2 * spatial)
+    if attrs.get("auto_pad") == "SAME_UPPER":
+        pads = [0] * 2 * spatial
+        for i in range(spatial):
+            out = -(-x_shape[2 + i] // strides[i])
+            extent = (w_shape[2 + i] - 1) * dilations[i] + 1
+            total = max(0, (out - 1) * strides[i] + extent - x_shape[2 + i])
+            pads[i], pads[spatial + i] = total // 2, total - total // 2
+    torch_pads = []
+    for i in reversed(range(spatial)):
+        torch_pads += [pads[i], pads[spatial + i]]
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(w, requires_grad=True)
+    bt = torch.zeros(w_shape[0], requires_grad=True)
+    conv = torch.nn.functional.conv2d if spatial == 2 else \
+        torch.nn.functional.conv1d
+    y = conv(torch.nn.functional.pad(xt, torch_pads), wt, bt,
+             stride=strides, dilation=dilations, groups=attrs.get("group", 1))
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    node = helper.make_node("ConvGrad", ["dy", "x", "w"], ["dx", "dw", "db"],
+                            domain="com.microsoft",
+                            kernel_shape=list(w_shape[2:]), **attrs)
+    got = run_single_node(tmp_path, node, dict(dy=dy, x=x, w=w),
+                          dict(dx=x_shape, dw=w_shape, db=(w_shape[0],)))
+    for name, expected in (("dx", xt.grad), ("dw", wt.grad),
+                           ("db", bt.grad)):
+        np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
+                                   atol=1e-4, err_msg=name)

@@ -7,8 +7,8 @@
 // Channels-first convolutions of any spatial rank as an implicit GEMM (the
 // input windows gathered into im2col columns, then one contraction with an
 // f32 accumulator, groups as a loop), ConvTranspose as a convolution of the
-// zero-upsampled input with the flipped kernel, and max/average pooling as
-// window reductions over a padded input.
+// zero-upsampled input with the flipped kernel, ConvGrad from the two, and
+// max/average pooling as window reductions over a padded input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +131,50 @@ static Value padSpatial(OpBuilder &b, Location loc, Value input,
                                padValue);
 }
 
+/// The input windows of a convolution as im2col columns
+/// col[n, g, c*k, o] = in[n, g*C + c, o*s + k*d] (`input` already padded),
+/// for `groups` groups of `channelsPerGroup` channels.
+static Value buildColumns(OpBuilder &b, Location loc, Value input,
+                          int64_t groups, int64_t channelsPerGroup,
+                          ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations,
+                          ArrayRef<int64_t> outSizes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  MLIRContext *ctx = b.getContext();
+  int64_t spatial = inputType.getRank() - 2;
+  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  // col[n, g, c, k..., o...] first, then collapsed.
+  int64_t colRank = 3 + 2 * spatial;
+  SmallVector<AffineExpr> inExprs = {d(0), d(1) * channelsPerGroup + d(2)};
+  SmallVector<OpFoldResult> colSizes = {tensor::getMixedSize(b, loc, input, 0),
+                                        b.getIndexAttr(groups),
+                                        b.getIndexAttr(channelsPerGroup)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inExprs.push_back(d(3 + spatial + i) * strides[i] +
+                      d(3 + i) * dilations[i]);
+    colSizes.push_back(b.getIndexAttr(kernel[i]));
+  }
+  for (int64_t size : outSizes)
+    colSizes.push_back(b.getIndexAttr(size));
+  Value colInit = createEmpty(b, loc, colSizes, inputType.getElementType());
+  Value columns = linalg::GenericOp::create(
+                      b, loc, colInit.getType(), input, colInit,
+                      {AffineMap::get(colRank, 0, inExprs, ctx),
+                       b.getMultiDimIdentityMap(colRank)},
+                      SmallVector<utils::IteratorType>(
+                          colRank, utils::IteratorType::parallel),
+                      [](OpBuilder &nb, Location nl, ValueRange args) {
+                        linalg::YieldOp::create(nb, nl, args[0]);
+                      })
+                      .getResult(0);
+  SmallVector<ReassociationIndices> colGroups = {{0}, {1}, {2}, {}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    colGroups[2].push_back(3 + i);
+    colGroups[3].push_back(3 + spatial + i);
+  }
+  return tensor::CollapseShapeOp::create(b, loc, columns, colGroups);
+}
+
 /// out[n, g*M + m, o...] = sum_{c, k...} in[n, g*C + c, o*s + k*d] *
 /// w[g*M + m, c, k...] (w[g*C + c, m, K-1-k...] when `transposedWeights`),
 /// accumulated in getAccumulatorType; `input` is already padded. Built as an
@@ -166,36 +210,9 @@ static Value buildConvolution(OpBuilder &b, Location loc, Value input,
     return SmallVector<utils::IteratorType>(rank,
                                             utils::IteratorType::parallel);
   };
-  auto copyBody = [](OpBuilder &nb, Location nl, ValueRange args) {
-    linalg::YieldOp::create(nb, nl, args[0]);
-  };
   OpFoldResult batch = tensor::getMixedSize(b, loc, input, 0);
-
-  // Columns: col[n, g, c, k..., o...] = in[n, g*C + c, o*s + k*d].
-  int64_t colRank = 3 + 2 * spatial;
-  SmallVector<AffineExpr> inExprs = {d(0), d(1) * channelsPerGroup + d(2)};
-  SmallVector<OpFoldResult> colSizes = {batch, b.getIndexAttr(groups),
-                                        b.getIndexAttr(channelsPerGroup)};
-  for (int64_t i = 0; i < spatial; ++i) {
-    inExprs.push_back(d(3 + spatial + i) * strides[i] +
-                      d(3 + i) * dilations[i]);
-    colSizes.push_back(b.getIndexAttr(kernel[i]));
-  }
-  for (int64_t size : outSizes)
-    colSizes.push_back(b.getIndexAttr(size));
-  Value colInit = createEmpty(b, loc, colSizes, inputType.getElementType());
-  Value columns =
-      linalg::GenericOp::create(
-          b, loc, colInit.getType(), input, colInit,
-          {AffineMap::get(colRank, 0, inExprs, ctx), identity(colRank)},
-          allParallel(colRank), copyBody)
-          .getResult(0);
-  SmallVector<ReassociationIndices> colGroups = {{0}, {1}, {2}, {}};
-  for (int64_t i = 0; i < spatial; ++i) {
-    colGroups[2].push_back(3 + i);
-    colGroups[3].push_back(3 + spatial + i);
-  }
-  columns = tensor::CollapseShapeOp::create(b, loc, columns, colGroups);
+  Value columns = buildColumns(b, loc, input, groups, channelsPerGroup, kernel,
+                               strides, dilations, outSizes);
 
   // Weights as [g, m, c*k]; a transposed convolution's are regrouped and
   // its kernel flipped first.
@@ -211,7 +228,10 @@ static Value buildConvolution(OpBuilder &b, Location loc, Value input,
     weight = linalg::GenericOp::create(
                  b, loc, init.getType(), weight, init,
                  {AffineMap::get(rank, 0, exprs, ctx), identity(rank)},
-                 allParallel(rank), copyBody)
+                 allParallel(rank),
+                 [](OpBuilder &nb, Location nl, ValueRange args) {
+                   linalg::YieldOp::create(nb, nl, args[0]);
+                 })
                  .getResult(0);
   }
   auto matrixType = RankedTensorType::get({groups, outPerGroup, depth},
@@ -298,10 +318,18 @@ static LogicalResult checkConvOperands(NodeLowering &node, Value input,
   return success();
 }
 
-static LoweringResult lowerConv(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0), weight = node.operand(1);
+namespace {
+/// What a Conv node computes: its window, groups and output sizes.
+struct ConvShape {
+  Window window;
+  int64_t groups;
+  SmallVector<int64_t> outSizes;
+};
+} // namespace
+
+/// Checks a Conv's input and weight and resolves its attributes.
+static FailureOr<ConvShape> getConvShape(NodeLowering &node, Value input,
+                                         Value weight) {
   if (failed(checkConvOperands(node, input, weight)))
     return failure();
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -317,17 +345,74 @@ static LoweringResult lowerConv(NodeLowering &node) {
                                        weightType.getShape().drop_front(2));
   if (failed(window))
     return failure();
-  SmallVector<int64_t> outSizes;
+  ConvShape shape{*window, groups, {}};
   for (auto [i, size] : llvm::enumerate(inputType.getShape().drop_front(2)))
-    outSizes.push_back(window->getOutputSize(i, size));
+    shape.outSizes.push_back(window->getOutputSize(i, size));
+  return shape;
+}
+
+static LoweringResult lowerConv(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0), weight = node.operand(1);
+  FailureOr<ConvShape> shape = getConvShape(node, input, weight);
+  if (failed(shape))
+    return failure();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  const Window &window = shape->window;
   Value padded =
-      padSpatial(b, loc, input, window->padsBegin, window->padsEnd, 0.0);
-  Value acc = buildConvolution(b, loc, padded, weight, groups, window->strides,
-                               window->dilations, outSizes,
-                               /*transposedWeights=*/false);
+      padSpatial(b, loc, input, window.padsBegin, window.padsEnd, 0.0);
+  Value acc = buildConvolution(b, loc, padded, weight, shape->groups,
+                               window.strides, window.dilations,
+                               shape->outSizes, /*transposedWeights=*/false);
   return SmallVector<Value>{
       addBias(b, loc, acc, node.operand(2),
               node.resultElementType(0, inputType.getElementType()))};
+}
+
+/// The transposed convolution of `input` by `weight` ([C, M/g, k...]) in
+/// the accumulator type: a convolution of the input zero-upsampled by the
+/// strides and padded by extent - 1 - pad (output_padding at the end) with
+/// the flipped kernel.
+static Value buildTransposedConvolution(OpBuilder &b, Location loc, Value input,
+                                        Value weight, int64_t groups,
+                                        const Window &window,
+                                        ArrayRef<int64_t> outputPadding) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t spatial = inputType.getRank() - 2;
+  // Zero-upsample by the strides: x_up[h * s] = x[h].
+  SmallVector<int64_t> upShape(inputType.getShape());
+  SmallVector<OpFoldResult> offsets, sizes = getSizes(b, loc, input), steps;
+  for (int64_t i = 0; i < inputType.getRank(); ++i) {
+    offsets.push_back(b.getIndexAttr(0));
+    int64_t stride = i < 2 ? 1 : window.strides[i - 2];
+    steps.push_back(b.getIndexAttr(stride));
+    if (i >= 2)
+      upShape[i] = (upShape[i] - 1) * stride + 1;
+  }
+  Value upsampled = input;
+  if (llvm::any_of(window.strides, [](int64_t s) { return s != 1; })) {
+    SmallVector<OpFoldResult> upSizes = getSizes(b, loc, input);
+    for (int64_t i = 2; i < inputType.getRank(); ++i)
+      upSizes[i] = b.getIndexAttr(upShape[i]);
+    Value zeros = createFilled(
+        b, loc, upSizes, createScalar(b, loc, inputType.getElementType(), 0));
+    upsampled = tensor::InsertSliceOp::create(b, loc, input, zeros, offsets,
+                                              sizes, steps);
+  }
+  // Pad by extent - 1 - pad on each side (output_padding at the end).
+  SmallVector<int64_t> low, high, outSizes;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t extent = (window.kernel[i] - 1) * window.dilations[i];
+    low.push_back(extent - window.padsBegin[i]);
+    high.push_back(extent - window.padsEnd[i] + outputPadding[i]);
+    outSizes.push_back(upShape[2 + i] + low.back() + high.back() - extent);
+  }
+  Value padded = padSpatial(b, loc, upsampled, low, high, 0.0);
+  SmallVector<int64_t> ones(spatial, 1);
+  return buildConvolution(b, loc, padded, weight, groups, ones,
+                          window.dilations, outSizes,
+                          /*transposedWeights=*/true);
 }
 
 static LoweringResult lowerConvTranspose(NodeLowering &node) {
@@ -359,42 +444,121 @@ static LoweringResult lowerConvTranspose(NodeLowering &node) {
     return node.emitError()
            << "output_padding must have " << spatial << " values";
 
-  // Zero-upsample by the strides: x_up[h * s] = x[h].
-  SmallVector<int64_t> upShape(inputType.getShape());
-  SmallVector<OpFoldResult> offsets, sizes = getSizes(b, loc, input), steps;
-  for (int64_t i = 0; i < inputType.getRank(); ++i) {
-    offsets.push_back(b.getIndexAttr(0));
-    int64_t stride = i < 2 ? 1 : window->strides[i - 2];
-    steps.push_back(b.getIndexAttr(stride));
-    if (i >= 2)
-      upShape[i] = (upShape[i] - 1) * stride + 1;
-  }
-  Value upsampled = input;
-  if (llvm::any_of(window->strides, [](int64_t s) { return s != 1; })) {
-    SmallVector<OpFoldResult> upSizes = getSizes(b, loc, input);
-    for (int64_t i = 2; i < inputType.getRank(); ++i)
-      upSizes[i] = b.getIndexAttr(upShape[i]);
-    Value zeros = createFilled(
-        b, loc, upSizes, createScalar(b, loc, inputType.getElementType(), 0));
-    upsampled = tensor::InsertSliceOp::create(b, loc, input, zeros, offsets,
-                                              sizes, steps);
-  }
-  // Pad by extent - 1 - pad on each side (output_padding at the end).
-  SmallVector<int64_t> low, high, outSizes;
-  for (int64_t i = 0; i < spatial; ++i) {
-    int64_t extent = (window->kernel[i] - 1) * window->dilations[i];
-    low.push_back(extent - window->padsBegin[i]);
-    high.push_back(extent - window->padsEnd[i] + outputPadding[i]);
-    outSizes.push_back(upShape[2 + i] + low.back() + high.back() - extent);
-  }
-  Value padded = padSpatial(b, loc, upsampled, low, high, 0.0);
-  SmallVector<int64_t> ones(spatial, 1);
-  Value acc = buildConvolution(b, loc, padded, weight, groups, ones,
-                               window->dilations, outSizes,
-                               /*transposedWeights=*/true);
+  Value acc = buildTransposedConvolution(b, loc, input, weight, groups, *window,
+                                         outputPadding);
   return SmallVector<Value>{
       addBias(b, loc, acc, node.operand(2),
               node.resultElementType(0, inputType.getElementType()))};
+}
+
+/// com.microsoft ConvGrad(dY, X, W) -> (dX, dW, dB) for a Conv with the
+/// node's attributes: dX is the transposed convolution of dY by W (output
+/// padding chosen to give X's sizes), dW contracts dY with X's im2col
+/// columns over the batch and the output positions, dB sums dY over them.
+static LoweringResult lowerConvGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), input = node.operand(1), weight = node.operand(2);
+  FailureOr<ConvShape> shape = getConvShape(node, input, weight);
+  if (failed(shape))
+    return failure();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  auto dyType = getRankedType(dy);
+  int64_t spatial = inputType.getRank() - 2;
+  int64_t groups = shape->groups;
+  const Window &window = shape->window;
+  ArrayRef<int64_t> outSizes = shape->outSizes;
+  SmallVector<int64_t> expectedDy = {inputType.getDimSize(0),
+                                     weightType.getDimSize(0)};
+  expectedDy.append(outSizes.begin(), outSizes.end());
+  if (!dyType || !isa<FloatType>(dyType.getElementType()) ||
+      failed(verifyCompatibleShape(dyType.getShape(), expectedDy)))
+    return node.emitError() << "dY must be a float tensor of the Conv's "
+                               "output shape";
+  dy = castToType(b, loc, dy, dyType.clone(expectedDy));
+  Type accType = getAccumulatorType(dyType.getElementType());
+  SmallVector<Value> results(3);
+
+  if (node.isResultUsed(0)) {
+    SmallVector<int64_t> outputPadding;
+    for (int64_t i = 0; i < spatial; ++i)
+      outputPadding.push_back(inputType.getDimSize(2 + i) -
+                              ((outSizes[i] - 1) * window.strides[i] +
+                               window.getExtent(i) - window.padsBegin[i] -
+                               window.padsEnd[i]));
+    Value acc = buildTransposedConvolution(b, loc, dy, weight, groups, window,
+                                           outputPadding);
+    results[0] = convertTensor(
+        b, loc, acc, node.resultElementType(0, inputType.getElementType()));
+  }
+
+  if (node.getNumResults() > 1 && node.isResultUsed(1)) {
+    // dW[g, m, c*k] = sum_{n, o} dY[n, g, m, o] * col[n, g, c*k, o].
+    int64_t channelsPerGroup = weightType.getDimSize(1);
+    int64_t outPerGroup = weightType.getDimSize(0) / groups;
+    ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+    int64_t depth = channelsPerGroup, outVolume = 1;
+    for (int64_t size : kernel)
+      depth *= size;
+    for (int64_t size : outSizes)
+      outVolume *= size;
+    Value padded =
+        padSpatial(b, loc, input, window.padsBegin, window.padsEnd, 0.0);
+    Value columns =
+        buildColumns(b, loc, padded, groups, channelsPerGroup, kernel,
+                     window.strides, window.dilations, outSizes);
+    SmallVector<ReassociationIndices> collapse = {{0}, {1}, {}};
+    for (int64_t i = 0; i < spatial; ++i)
+      collapse[2].push_back(2 + i);
+    Value flatDy = tensor::CollapseShapeOp::create(b, loc, dy, collapse);
+    Value groupedDy = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get(
+            {inputType.getDimSize(0), groups, outPerGroup, outVolume},
+            dyType.getElementType()),
+        flatDy, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}},
+        SmallVector<OpFoldResult>{
+            tensor::getMixedSize(b, loc, dy, 0), b.getIndexAttr(groups),
+            b.getIndexAttr(outPerGroup), b.getIndexAttr(outVolume)});
+    Value acc =
+        createFilled(b, loc,
+                     {b.getIndexAttr(groups), b.getIndexAttr(outPerGroup),
+                      b.getIndexAttr(depth)},
+                     createScalar(b, loc, accType, 0));
+    auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+    MLIRContext *ctx = b.getContext();
+    SmallVector<utils::IteratorType> iterators(3,
+                                               utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value product =
+        linalg::GenericOp::create(
+            b, loc, acc.getType(), ValueRange{groupedDy, columns}, acc,
+            {AffineMap::get(5, 0, {d(3), d(0), d(1), d(4)}, ctx),
+             AffineMap::get(5, 0, {d(3), d(0), d(2), d(4)}, ctx),
+             AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
+            iterators,
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  multiplyAccumulate(nb, nl, args[0], args[1], args[2]));
+            })
+            .getResult(0);
+    results[1] = convertTensor(
+        b, loc, reshapeTo(b, loc, product, weightType.clone(accType)),
+        node.resultElementType(1, weightType.getElementType()));
+  }
+
+  if (node.getNumResults() > 2 && node.isResultUsed(2)) {
+    SmallVector<int64_t> axes = {0};
+    for (int64_t i = 0; i < spatial; ++i)
+      axes.push_back(2 + i);
+    results[2] =
+        convertTensor(b, loc, buildSum(b, loc, dy, axes),
+                      node.resultElementType(2, dyType.getElementType()));
+  }
+  results.resize(node.getNumResults());
+  return results;
 }
 
 /// MaxPool and AveragePool: a window reduction over the padded input.
@@ -609,6 +773,7 @@ static LoweringResult lowerGlobalPool(NodeLowering &node) {
 void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
   table.add("", "Conv", lowerConv);
   table.add("", "ConvTranspose", lowerConvTranspose);
+  table.add("com.microsoft", "ConvGrad", lowerConvGrad);
   table.add("", "MaxPool", lowerPool);
   table.add("", "AveragePool", lowerPool);
   table.add("", "GlobalAveragePool", lowerGlobalPool);

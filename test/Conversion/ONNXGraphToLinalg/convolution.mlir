@@ -39,6 +39,28 @@ func.func @conv_transpose_stride(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x3x3xf32
 
 // -----
 
+// ConvGrad: dX is the transposed convolution of dY (output padding 1 gives
+// back 8x8), dW contracts dY [n, g, m, o] with the im2col columns of X over
+// n and o, and dB sums dY over n and the spatial dimensions.
+// CHECK-DAG: #[[$DY:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0, d1, d4)>
+// CHECK-DAG: #[[$COLS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0, d2, d4)>
+// CHECK-DAG: #[[$DW:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @conv_grad(
+// CHECK:         tensor.insert_slice %{{.*}} [1, 1, 2, 2] : tensor<2x4x4x4xf16> into tensor<2x4x7x7xf16>
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 2, 2]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x1x3x64xf32>)
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] output_shape [2, 1, 4, 16]
+// CHECK:         linalg.generic {indexing_maps = [#[[$DY]], #[[$COLS]], #[[$DW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x1x4x16xf16>, tensor<2x1x27x16xf16>) outs(%{{.*}} : tensor<1x4x27xf32>)
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [4, 3, 3, 3]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<2x4x4x4xf16>) outs(%{{.*}} : tensor<4xf32>)
+func.func @conv_grad(%dy: tensor<2x4x4x4xf16>, %x: tensor<2x3x8x8xf16>, %w: tensor<4x3x3x3xf16>) -> (tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>) {
+  %0:3 = onnxg.node "ConvGrad"(%dy, %x, %w) domain "com.microsoft" opset 1 attributes {kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x4x4xf16>, tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>) -> (tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x8x8xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>
+}
+
+// -----
+
 // MaxPool pads with -inf; the Indices output is the flat position of the
 // first maximum.
 // CHECK-LABEL: func.func @max_pool_indices(

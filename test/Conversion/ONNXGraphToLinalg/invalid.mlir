@@ -108,3 +108,11 @@ func.func @slice_grad_shape(%dy: tensor<2x3xf32>, %shape: tensor<2xi64>, %starts
   %0 = onnxg.node "SliceGrad"(%dy, %shape, %starts, %starts) domain "com.microsoft" opset 1 : (tensor<2x3xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+func.func @conv_grad_dy_shape(%dy: tensor<1x4x5x5xf32>, %x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
+  // expected-error @+1 {{node (ConvGrad): dY must be a float tensor of the Conv's output shape}}
+  %0:3 = onnxg.node "ConvGrad"(%dy, %x, %w) domain "com.microsoft" opset 1 attributes {kernel_shape = array<i64: 3, 3>} : (tensor<1x4x5x5xf32>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
+  return %0#0 : tensor<1x3x8x8xf32>
+}
