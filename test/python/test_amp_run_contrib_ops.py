@@ -1,7 +1,7 @@
 """ONNX Runtime's training contrib ops that amp-run executes, checked
 against numpy (ConcatTraining with its lengths output, SliceGrad,
-DropoutGrad) and PyTorch autograd (LayerNormalizationGrad,
-BatchNormalizationGrad, ConvGrad)."""
+DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
+BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad)."""
 import numpy as np
 import onnx
 import pytest
@@ -62,9 +62,10 @@ def test_contrib_training_ops_match_numpy(tmp_path):
                                rtol=1e-6)
 
 
-def run_single_node(tmp_path, node, inputs, outputs, opset=17):
-    """Runs one node on `inputs` ({name: array}); `outputs` is {name: shape}
-    (float32) or {name: (shape, numpy dtype)}. Returns {name: array}."""
+def run_nodes(tmp_path, nodes, inputs, outputs, opset=17):
+    """Runs a graph of `nodes` (or one node) on `inputs` ({name: array});
+    `outputs` is {name: shape} (float32) or {name: (shape, numpy dtype)}.
+    Returns {name: array}."""
     info = helper.make_tensor_value_info
     def to_onnx(dtype):
         return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
@@ -74,7 +75,7 @@ def run_single_node(tmp_path, node, inputs, outputs, opset=17):
                                                                 np.float32)
         return info(name, to_onnx(np.dtype(dtype)), shape)
     graph = helper.make_graph(
-        [node], "node",
+        nodes if isinstance(nodes, list) else [nodes], "nodes",
         [info(n, to_onnx(v.dtype), v.shape) for n, v in inputs.items()],
         [output_info(n, spec) for n, spec in outputs.items()])
     model = helper.make_model(graph, opset_imports=[
@@ -109,7 +110,7 @@ def test_layer_norm_grad_matches_autograd(axis, tmp_path):
     node = helper.make_node(
         "LayerNormalizationGrad", ["dy", "x", "scale", "mean", "inv_std"],
         ["dx", "dscale", "dbias"], domain="com.microsoft", axis=axis)
-    got = run_single_node(
+    got = run_nodes(
         tmp_path, node,
         dict(dy=dy, x=x, scale=scale, mean=mean, inv_std=inv_std),
         dict(dx=x.shape, dscale=normalized, dbias=normalized))
@@ -135,7 +136,7 @@ def test_batch_norm_grad_matches_autograd(tmp_path):
     node = helper.make_node(
         "BatchNormalizationGrad", ["dy", "x", "scale", "mean", "inv_std"],
         ["dx", "dscale", "dbias"], domain="com.microsoft")
-    got = run_single_node(
+    got = run_nodes(
         tmp_path, node,
         dict(dy=dy, x=x, scale=scale, mean=mean.astype(np.float32),
              inv_std=inv_std.astype(np.float32)),
@@ -185,9 +186,78 @@ def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, tmp_path):
     node = helper.make_node("ConvGrad", ["dy", "x", "w"], ["dx", "dw", "db"],
                             domain="com.microsoft",
                             kernel_shape=list(w_shape[2:]), **attrs)
-    got = run_single_node(tmp_path, node, dict(dy=dy, x=x, w=w),
+    got = run_nodes(tmp_path, node, dict(dy=dy, x=x, w=w),
                           dict(dx=x_shape, dw=w_shape, db=(w_shape[0],)))
     for name, expected in (("dx", xt.grad), ("dw", wt.grad),
                            ("db", bt.grad)):
         np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
                                    atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+def test_scatter_nd_matches_numpy(reduction, tmp_path):
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    # Slices of depth 1 (rows) with a repeated and a negative index.
+    indices = np.array([[[1], [3]], [[-3], [0]]], np.int64)
+    updates = rng.standard_normal((2, 2, 3, 2)).astype(np.float32)
+    expected = data.copy()
+    for i in np.ndindex(indices.shape[:-1]):
+        row = indices[i][0]
+        if reduction == "none":
+            expected[row] = updates[i]
+        elif reduction == "add":
+            expected[row] += updates[i]
+        else:
+            expected[row] = np.maximum(expected[row], updates[i])
+    attrs = {} if reduction == "none" else dict(reduction=reduction)
+    node = helper.make_node("ScatterND", ["data", "indices", "updates"],
+                            ["out"], **attrs)
+    got = run_nodes(tmp_path, node,
+                    dict(data=data, indices=indices, updates=updates),
+                    dict(out=data.shape), opset=18)
+    np.testing.assert_array_equal(got["out"], expected)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_gather_grad_matches_autograd(axis, tmp_path):
+    import torch
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((5, 6, 2)).astype(np.float32)
+    # Repeated and negative indices accumulate into one slice.
+    indices = np.array([[0, 2], [-1, 2], [2, 4]], np.int64)
+    dt = torch.tensor(data, requires_grad=True)
+    gathered = torch.index_select(
+        dt, axis, torch.tensor(indices.reshape(-1) % data.shape[axis]))
+    out_shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+    dy = rng.standard_normal(out_shape).astype(np.float32)
+    gathered.reshape(out_shape).backward(torch.tensor(dy))
+    node = helper.make_node("GatherGrad", ["shape", "indices", "dy"], ["dx"],
+                            domain="com.microsoft", axis=axis)
+    got = run_nodes(tmp_path, node,
+                    dict(shape=np.array(data.shape, np.int64),
+                         indices=indices, dy=dy),
+                    dict(dx=data.shape))
+    np.testing.assert_allclose(got["dx"], dt.grad.numpy(), rtol=0,
+                               atol=1e-6)
+
+
+def test_max_pool_grad_matches_autograd(tmp_path):
+    import torch
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 7, 7)).astype(np.float32)
+    # Overlapping windows: one input can be the maximum of several.
+    xt = torch.tensor(x, requires_grad=True)
+    y = torch.nn.functional.max_pool2d(xt, 3, stride=2, padding=1)
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["y", "indices"],
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPoolGrad", ["dy", "indices"], ["dx"]),
+    ]
+    got = run_nodes(tmp_path, nodes, dict(x=x, dy=dy),
+                    dict(y=tuple(y.shape), dx=x.shape))
+    np.testing.assert_allclose(got["y"], y.detach().numpy(), rtol=0, atol=0)
+    np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=1e-6)

@@ -7,8 +7,9 @@
 // Channels-first convolutions of any spatial rank as an implicit GEMM (the
 // input windows gathered into im2col columns, then one contraction with an
 // f32 accumulator, groups as a loop), ConvTranspose as a convolution of the
-// zero-upsampled input with the flipped kernel, ConvGrad from the two, and
-// max/average pooling as window reductions over a padded input.
+// zero-upsampled input with the flipped kernel, ConvGrad from the two,
+// max/average pooling as window reductions over a padded input, and
+// MaxPoolGrad as a scatter through MaxPool's Indices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -739,6 +740,36 @@ static LoweringResult lowerPool(NodeLowering &node) {
       })};
 }
 
+/// MaxPoolGrad(dY, Indices): each dY element summed into the element of
+/// X that MaxPool's Indices output names (a flat position in X); dX has
+/// the declared type, which must be static.
+static LoweringResult lowerMaxPoolGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), indices = node.operand(1);
+  RankedTensorType dyType = getRankedType(dy);
+  RankedTensorType indicesType = getRankedType(indices);
+  RankedTensorType type = node.resultType(0);
+  if (!dyType || !indicesType || !isa<FloatType>(dyType.getElementType()) ||
+      failed(verifyCompatibleShape(dyType, indicesType)))
+    return node.emitError() << "expects a float dY and Indices of its shape";
+  if (!type || !type.hasStaticShape())
+    return node.emitError() << "needs a static dX type (X's shape)";
+  Type accType = getAccumulatorType(dyType.getElementType());
+  Value zeros = createFilled(b, loc, {b.getIndexAttr(type.getNumElements())},
+                             createScalar(b, loc, accType, 0));
+  Value sums = buildScatter(
+      b, loc, zeros, dy, CombineKind::Add,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        return SmallVector<Value>{convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, indices, ivs),
+            nb.getIndexType())};
+      });
+  return SmallVector<Value>{
+      convertTensor(b, loc, reshapeTo(b, loc, sums, type.clone(accType)),
+                    type.getElementType())};
+}
+
 /// GlobalAveragePool and GlobalMaxPool: a reduction over the spatial
 /// dimensions, kept as 1s.
 static LoweringResult lowerGlobalPool(NodeLowering &node) {
@@ -776,6 +807,7 @@ void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
   table.add("com.microsoft", "ConvGrad", lowerConvGrad);
   table.add("", "MaxPool", lowerPool);
   table.add("", "AveragePool", lowerPool);
+  table.add("", "MaxPoolGrad", lowerMaxPoolGrad);
   table.add("", "GlobalAveragePool", lowerGlobalPool);
   table.add("", "GlobalMaxPool", lowerGlobalPool);
 }

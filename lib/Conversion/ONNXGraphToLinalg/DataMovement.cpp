@@ -552,17 +552,6 @@ static LoweringResult lowerSliceGrad(NodeLowering &node) {
       b, loc, dy, zeros, box->offsets, getSizes(b, loc, dy), box->strides)};
 }
 
-/// An index value read from an indices tensor, wrapped when negative.
-static Value normalizeIndex(OpBuilder &b, Location loc, Value index,
-                            Value size) {
-  index = convertScalar(b, loc, index, b.getIndexType());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value negative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped = arith::AddIOp::create(b, loc, index, size);
-  return arith::SelectOp::create(b, loc, negative, wrapped, index);
-}
-
 /// A generic over a tensor of `sizes` that reads `indices` through
 /// `indicesMap` and yields `body(index)` (element type `elementType`).
 static Value
@@ -667,44 +656,105 @@ static LoweringResult lowerScatterElements(NodeLowering &node) {
   std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
   if (!axis)
     return node.emitError() << "axis is out of range";
-  // "none" replaces the element.
-  StringRef reduction = node.getString("reduction", "none");
-  std::optional<CombineKind> kind =
-      llvm::StringSwitch<std::optional<CombineKind>>(reduction)
-          .Case("add", CombineKind::Add)
-          .Case("mul", CombineKind::Mul)
-          .Case("max", CombineKind::Max)
-          .Case("min", CombineKind::Min)
-          .Default(std::nullopt);
-  if (!kind && reduction != "none")
-    return node.emitError() << "unknown reduction '" << reduction << "'";
-  // One sequential pass over the indices: each update is combined into the
-  // element it names (duplicates accumulate in order), in O(|indices|).
-  Type elementType = dataType.getElementType();
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> lbs(rank, zero), steps(rank, one), ubs;
-  for (int64_t i = 0; i < rank; ++i)
-    ubs.push_back(tensor::DimOp::create(b, loc, indices, i));
+  FailureOr<std::optional<CombineKind>> kind = getScatterReduction(node);
+  if (failed(kind))
+    return failure();
   Value axisSize = tensor::DimOp::create(b, loc, data, *axis);
-  scf::LoopNest nest = scf::buildLoopNest(
-      b, loc, lbs, ubs, steps, ValueRange{data},
-      [&](OpBuilder &nb, Location nl, ValueRange ivs,
-          ValueRange args) -> scf::ValueVector {
+  return SmallVector<Value>{buildScatter(
+      b, loc, data, updates, *kind,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
         Value index = tensor::ExtractOp::create(nb, nl, indices, ivs);
-        Value update = convertScalar(
-            nb, nl, tensor::ExtractOp::create(nb, nl, updates, ivs),
-            elementType);
         SmallVector<Value> target(ivs);
         target[*axis] = normalizeIndex(nb, nl, index, axisSize);
-        Value acc = args[0];
-        Value current = tensor::ExtractOp::create(nb, nl, acc, target);
-        Value combined =
-            kind ? combineValues(nb, nl, *kind, current, update) : update;
-        return {tensor::InsertOp::create(nb, nl, combined, acc, target)
-                    .getResult()};
+        return target;
+      })};
+}
+
+/// ScatterND: data, with each update slice written to (or combined by
+/// `reduction` into) the slice that the last dimension of `indices` names,
+/// in the order of the indices.
+static LoweringResult lowerScatterND(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0), indices = node.operand(1),
+        updates = node.operand(2);
+  RankedTensorType dataType = getRankedType(data);
+  RankedTensorType indicesType = getRankedType(indices);
+  RankedTensorType updatesType = getRankedType(updates);
+  if (!dataType || !indicesType || !updatesType || indicesType.getRank() < 1 ||
+      indicesType.isDynamicDim(indicesType.getRank() - 1))
+    return node.emitError() << "expects ranked tensors and indices with a "
+                               "static last dimension";
+  int64_t depth = indicesType.getShape().back();
+  int64_t batchRank = indicesType.getRank() - 1;
+  if (depth > dataType.getRank() ||
+      updatesType.getRank() != batchRank + dataType.getRank() - depth)
+    return node.emitError() << "updates must have rank "
+                            << batchRank + dataType.getRank() - depth
+                            << " for indices of depth " << depth;
+  FailureOr<std::optional<CombineKind>> kind = getScatterReduction(node);
+  if (failed(kind))
+    return failure();
+  return SmallVector<Value>{buildScatter(
+      b, loc, data, updates, *kind,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        SmallVector<Value> at(ivs.take_front(batchRank)), target;
+        for (int64_t j = 0; j < depth; ++j) {
+          at.push_back(arith::ConstantIndexOp::create(nb, nl, j));
+          Value index = tensor::ExtractOp::create(nb, nl, indices, at);
+          at.pop_back();
+          target.push_back(normalizeIndex(
+              nb, nl, index, tensor::DimOp::create(nb, nl, data, j)));
+        }
+        target.append(ivs.begin() + batchRank, ivs.end());
+        return target;
+      })};
+}
+
+/// com.microsoft GatherGrad(shape, indices, dY): zeros of `shape` with dY
+/// summed (in the accumulator type) into the slices along `axis` that
+/// Gather read; repeated indices accumulate.
+static LoweringResult lowerGatherGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value indices = node.operand(1), dy = node.operand(2);
+  RankedTensorType indicesType = getRankedType(indices);
+  RankedTensorType dyType = getRankedType(dy);
+  // The shape operand, or a static declared type.
+  RankedTensorType declared = node.resultType(0);
+  FailureOr<SmallVector<int64_t>> shape =
+      declared && declared.hasStaticShape()
+          ? SmallVector<int64_t>(declared.getShape())
+          : getShapeOperand(node, 0);
+  if (failed(shape))
+    return failure();
+  if (!indicesType || !dyType || !isa<FloatType>(dyType.getElementType()))
+    return node.emitError() << "expects ranked indices and a float dY";
+  int64_t rank = shape->size();
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  int64_t indicesRank = indicesType.getRank();
+  if (dyType.getRank() != rank - 1 + indicesRank)
+    return node.emitError() << "dY must have rank " << rank - 1 + indicesRank;
+  Type accType = getAccumulatorType(dyType.getElementType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : *shape)
+    sizes.push_back(b.getIndexAttr(size));
+  Value zeros = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
+  Value axisSize = arith::ConstantIndexOp::create(b, loc, (*shape)[*axis]);
+  Value sums = buildScatter(
+      b, loc, zeros, dy, CombineKind::Add,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        SmallVector<Value> target(ivs.take_front(*axis));
+        Value index = tensor::ExtractOp::create(nb, nl, indices,
+                                                ivs.slice(*axis, indicesRank));
+        target.push_back(normalizeIndex(nb, nl, index, axisSize));
+        target.append(ivs.begin() + *axis + indicesRank, ivs.end());
+        return target;
       });
-  return SmallVector<Value>{nest.results.front()};
+  return SmallVector<Value>{convertTensor(
+      b, loc, sums, node.resultElementType(0, dyType.getElementType()))};
 }
 
 /// OneHot(indices, depth, [off, on]): out[..., k, ...] is `on` where the
@@ -933,5 +983,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
   table.add("", "ScatterElements", lowerScatterElements);
+  table.add("", "ScatterND", lowerScatterND);
+  table.add("com.microsoft", "GatherGrad", lowerGatherGrad);
   table.add("", "OneHot", lowerOneHot);
 }

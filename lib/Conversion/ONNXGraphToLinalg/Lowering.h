@@ -188,6 +188,26 @@ enum class CombineKind { Add, Mul, Max, Min };
 Value combineValues(OpBuilder &b, Location loc, CombineKind kind, Value acc,
                     Value x);
 
+/// Scatters `updates` into `dest` in one sequential scf.for nest over the
+/// elements of `updates`: `getTarget` gives the indices in `dest` of the
+/// update at `ivs`, which (converted to dest's element type) replaces the
+/// target or, with `kind`, is combined into it; duplicates apply in loop
+/// order. O(updates), where a gather-style generic would cost
+/// O(dest x updates).
+Value buildScatter(OpBuilder &b, Location loc, Value dest, Value updates,
+                   std::optional<CombineKind> kind,
+                   llvm::function_ref<llvm::SmallVector<Value>(
+                       OpBuilder &, Location, ValueRange)>
+                       getTarget);
+
+/// The reduction attribute of a scatter node: nullopt for "none", an error
+/// for unknown names.
+FailureOr<std::optional<CombineKind>> getScatterReduction(NodeLowering &node);
+
+/// An index read from an indices tensor as an index value, wrapped (+size)
+/// when negative.
+Value normalizeIndex(OpBuilder &b, Location loc, Value index, Value size);
+
 /// The sum (buildSum) or maximum (buildMax) of `input` over `axes`, in its
 /// accumulator type; the result drops the reduced dimensions.
 Value buildSum(OpBuilder &b, Location loc, Value input,

@@ -13,8 +13,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 
@@ -443,6 +445,64 @@ Value amp::lowering::combineValues(OpBuilder &b, Location loc, CombineKind kind,
                    : arith::AddIOp::create(b, loc, acc, x).getResult();
   }
   llvm_unreachable("unknown combine kind");
+}
+
+Value amp::lowering::buildScatter(
+    OpBuilder &b, Location loc, Value dest, Value updates,
+    std::optional<CombineKind> kind,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+        getTarget) {
+  Type elementType = getRankedType(dest).getElementType();
+  int64_t rank = getRankedType(updates).getRank();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lbs(rank, zero), steps(rank, one), ubs;
+  for (int64_t i = 0; i < rank; ++i)
+    ubs.push_back(tensor::DimOp::create(b, loc, updates, i));
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{dest},
+      [&](OpBuilder &nb, Location nl, ValueRange ivs,
+          ValueRange args) -> scf::ValueVector {
+        SmallVector<Value> target = getTarget(nb, nl, ivs);
+        Value value = convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, updates, ivs),
+            elementType);
+        Value acc = args[0];
+        if (kind) {
+          Value current = tensor::ExtractOp::create(nb, nl, acc, target);
+          value = combineValues(nb, nl, *kind, current, value);
+        }
+        return {
+            tensor::InsertOp::create(nb, nl, value, acc, target).getResult()};
+      });
+  return nest.results.front();
+}
+
+FailureOr<std::optional<CombineKind>>
+amp::lowering::getScatterReduction(NodeLowering &node) {
+  StringRef reduction = node.getString("reduction", "none");
+  if (reduction == "none")
+    return std::optional<CombineKind>();
+  std::optional<CombineKind> kind =
+      llvm::StringSwitch<std::optional<CombineKind>>(reduction)
+          .Case("add", CombineKind::Add)
+          .Case("mul", CombineKind::Mul)
+          .Case("max", CombineKind::Max)
+          .Case("min", CombineKind::Min)
+          .Default(std::nullopt);
+  if (!kind)
+    return node.emitError() << "unknown reduction '" << reduction << "'";
+  return kind;
+}
+
+Value amp::lowering::normalizeIndex(OpBuilder &b, Location loc, Value index,
+                                    Value size) {
+  index = convertScalar(b, loc, index, b.getIndexType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(b, loc, index, size);
+  return arith::SelectOp::create(b, loc, negative, wrapped, index);
 }
 
 Value amp::lowering::buildSum(OpBuilder &b, Location loc, Value input,

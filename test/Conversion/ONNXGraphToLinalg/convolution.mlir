@@ -74,6 +74,23 @@ func.func @max_pool_indices(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, te
 
 // -----
 
+// MaxPoolGrad adds each dY element at the flat position its index names,
+// into f32 zeros of X's size, then reshapes and rounds.
+// CHECK-LABEL: func.func @max_pool_grad(
+// CHECK:         linalg.fill {{.*}} -> tensor<32xf32>
+// CHECK:         %[[POS:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         %[[OLD:.*]] = tensor.extract %{{.*}}[%[[POS]]] : tensor<32xf32>
+// CHECK:         %[[SUM:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK:         tensor.insert %[[SUM]] into %{{.*}}[%[[POS]]] : tensor<32xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 2, 4, 4] : tensor<32xf32> into tensor<1x2x4x4xf32>
+// CHECK:         arith.truncf
+func.func @max_pool_grad(%dy: tensor<1x2x2x2xf16>, %i: tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf16> {
+  %0 = onnxg.node "MaxPoolGrad"(%dy, %i) opset 17 : (tensor<1x2x2x2xf16>, tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf16>
+  return %0 : tensor<1x2x4x4xf16>
+}
+
+// -----
+
 // GlobalAveragePool sums over the spatial dimensions and divides.
 // CHECK-LABEL: func.func @global_average_pool(
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]

@@ -81,6 +81,37 @@ func.func @scatter_elements_add(%d: tensor<8x10xf32>, %i: tensor<8x1xi64>, %u: t
 
 // -----
 
+// ScatterND loops over the updates: the last dimension of the indices
+// names the row, the inner loop the element; "none" replaces it.
+// CHECK-LABEL: func.func @scatter_nd_rows(
+// CHECK:         scf.for %[[I:.*]] = {{.*}} iter_args(%[[A0:.*]] = %{{.*}}) -> (tensor<4x3xf32>)
+// CHECK:           scf.for %[[J:.*]] = {{.*}} iter_args(%[[A1:.*]] = %[[A0]]) -> (tensor<4x3xf32>)
+// CHECK:             %[[ROW:.*]] = tensor.extract %{{.*}}[%[[I]], %{{.*}}] : tensor<2x1xi64>
+// CHECK:             %[[UPDATE:.*]] = tensor.extract %{{.*}}[%[[I]], %[[J]]] : tensor<2x3xf32>
+// CHECK-NEXT:        tensor.insert %[[UPDATE]] into %[[A1]][%{{.*}}, %[[J]]] : tensor<4x3xf32>
+func.func @scatter_nd_rows(%d: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = onnxg.node "ScatterND"(%d, %i, %u) opset 18 : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// GatherGrad sums dY into zeros of the gathered shape, in f32 for f16.
+// CHECK-LABEL: func.func @gather_grad_f16(
+// CHECK:         linalg.fill {{.*}} -> tensor<10x4xf32>
+// CHECK:         scf.for
+// CHECK:           scf.for {{.*}} -> (tensor<10x4xf32>)
+// CHECK:             %[[DY:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK:             %[[OLD:.*]] = tensor.extract
+// CHECK:             arith.addf %[[OLD]], %[[DY]] : f32
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+func.func @gather_grad_f16(%s: tensor<2xi64>, %i: tensor<3xi64>, %dy: tensor<3x4xf16>) -> tensor<10x4xf16> {
+  %0 = onnxg.node "GatherGrad"(%s, %i, %dy) domain "com.microsoft" opset 1 : (tensor<2xi64>, tensor<3xi64>, tensor<3x4xf16>) -> tensor<10x4xf16>
+  return %0 : tensor<10x4xf16>
+}
+
+// -----
+
 // Dropout in inference mode passes its input through.
 // CHECK-LABEL: func.func @dropout_inference(
 // CHECK-SAME:    %[[X:.*]]: tensor<4xf32>

@@ -116,3 +116,19 @@ func.func @conv_grad_dy_shape(%dy: tensor<1x4x5x5xf32>, %x: tensor<1x3x8x8xf32>,
   %0:3 = onnxg.node "ConvGrad"(%dy, %x, %w) domain "com.microsoft" opset 1 attributes {kernel_shape = array<i64: 3, 3>} : (tensor<1x4x5x5xf32>, tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
   return %0#0 : tensor<1x3x8x8xf32>
 }
+
+// -----
+
+func.func @scatter_nd_reduction(%d: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{node (ScatterND): unknown reduction 'mean'}}
+  %0 = onnxg.node "ScatterND"(%d, %i, %u) opset 18 attributes {reduction = "mean"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @max_pool_grad_dynamic(%dy: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi64>) -> tensor<1x2x?x?xf32> {
+  // expected-error @+1 {{node (MaxPoolGrad): needs a static dX type (X's shape)}}
+  %0 = onnxg.node "MaxPoolGrad"(%dy, %i) opset 17 : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x?x?xf32>
+  return %0 : tensor<1x2x?x?xf32>
+}
