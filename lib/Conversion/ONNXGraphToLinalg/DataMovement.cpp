@@ -123,6 +123,41 @@ static LoweringResult lowerShape(NodeLowering &node) {
   return SmallVector<Value>{tensor::FromElementsOp::create(b, loc, dims)};
 }
 
+/// com.microsoft BroadcastGradientArgs(a_shape, b_shape): the axes of the
+/// broadcast result, in descending order, that A's and B's gradients sum
+/// over (where the other operand is larger, or A or B has no dimension).
+/// Both shapes must be constants, which they are for static graphs.
+static LoweringResult lowerBroadcastGradientArgs(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  std::optional<SmallVector<int64_t>> aShape = node.getConstantInts(0);
+  std::optional<SmallVector<int64_t>> bShape = node.getConstantInts(1);
+  if (!aShape || !bShape)
+    return node.emitError() << "needs constant shapes (static input shapes)";
+  int64_t i = aShape->size() - 1, j = bShape->size() - 1;
+  int64_t k = std::max(aShape->size(), bShape->size()) - 1;
+  SmallVector<int64_t> aAxes, bAxes;
+  for (; i >= 0 && j >= 0; --i, --j, --k) {
+    int64_t aDim = (*aShape)[i], bDim = (*bShape)[j];
+    if (aDim == bDim)
+      continue;
+    if (aDim != 1 && bDim != 1)
+      return node.emitError() << "dimension " << aDim << " of A and " << bDim
+                              << " of B do not broadcast";
+    (aDim == 1 ? aAxes : bAxes).push_back(k);
+  }
+  for (; k >= 0; --k)
+    (i < 0 ? aAxes : bAxes).push_back(k);
+  SmallVector<Value> results;
+  for (ArrayRef<int64_t> axes : {ArrayRef<int64_t>(aAxes), ArrayRef(bAxes)})
+    results.push_back(arith::ConstantOp::create(
+        b, node.getLoc(),
+        DenseElementsAttr::get(
+            RankedTensorType::get({int64_t(axes.size())}, b.getI64Type()),
+            axes)));
+  results.resize(node.getNumResults());
+  return results;
+}
+
 /// Reshapes the input to the declared output type, or to `shape` where the
 /// declared type is not static.
 static LoweringResult reshapeInput(NodeLowering &node,
@@ -966,6 +1001,8 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "ConstantOfShape", lowerConstantOfShape);
   table.add("", "Shape", lowerShape);
   table.add("", "Size", lowerShape);
+  table.add("com.microsoft", "BroadcastGradientArgs",
+            lowerBroadcastGradientArgs);
   table.add("", "Identity", [](NodeLowering &node) -> LoweringResult {
     return SmallVector<Value>{node.operand(0)};
   });

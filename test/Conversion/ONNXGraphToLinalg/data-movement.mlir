@@ -154,6 +154,30 @@ func.func @concat_training(%x: tensor<4x6xf32>, %y: tensor<4x2xf32>) -> (tensor<
 
 // -----
 
+// BroadcastGradientArgs folds the shapes of static operands to the axes of
+// the broadcast result (descending) that each gradient sums over: A [2,1,5]
+// and B [4,5] broadcast to [2,4,5]; A sums over 1, B over 0. A scalar sums
+// over every axis.
+// CHECK-LABEL: func.func @broadcast_gradient_args(
+// CHECK:         %[[A:.*]] = arith.constant dense<1> : tensor<1xi64>
+// CHECK-NEXT:    %[[B:.*]] = arith.constant dense<0> : tensor<1xi64>
+// CHECK-NEXT:    tensor.cast %[[A]]
+// CHECK-NEXT:    tensor.cast %[[B]]
+// CHECK-NEXT:    %[[S:.*]] = arith.constant dense<[2, 1, 0]> : tensor<3xi64>
+// CHECK-NEXT:    %[[NONE:.*]] = arith.constant dense<> : tensor<0xi64>
+// CHECK-NEXT:    tensor.cast %[[S]]
+// CHECK-NEXT:    tensor.cast %[[NONE]]
+func.func @broadcast_gradient_args(%a: tensor<2x1x5xf32>, %b: tensor<4x5xf32>, %s: tensor<f32>) -> (tensor<?xi64>, tensor<?xi64>, tensor<?xi64>, tensor<?xi64>) {
+  %sa = onnxg.node "Shape"(%a) opset 17 : (tensor<2x1x5xf32>) -> tensor<3xi64>
+  %sb = onnxg.node "Shape"(%b) opset 17 : (tensor<4x5xf32>) -> tensor<2xi64>
+  %ss = onnxg.node "Shape"(%s) opset 17 : (tensor<f32>) -> tensor<0xi64>
+  %0:2 = onnxg.node "BroadcastGradientArgs"(%sa, %sb) domain "com.microsoft" opset 1 : (tensor<3xi64>, tensor<2xi64>) -> (tensor<?xi64>, tensor<?xi64>)
+  %1:2 = onnxg.node "BroadcastGradientArgs"(%ss, %sa) domain "com.microsoft" opset 1 : (tensor<0xi64>, tensor<3xi64>) -> (tensor<?xi64>, tensor<?xi64>)
+  return %0#0, %0#1, %1#0, %1#1 : tensor<?xi64>, tensor<?xi64>, tensor<?xi64>, tensor<?xi64>
+}
+
+// -----
+
 // SliceGrad: dY goes where the Slice read, into zeros of the input shape.
 // CHECK-LABEL: func.func @slice_grad(
 // CHECK:         %[[ZEROS:.*]] = linalg.fill

@@ -132,3 +132,11 @@ func.func @max_pool_grad_dynamic(%dy: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi6
   %0 = onnxg.node "MaxPoolGrad"(%dy, %i) opset 17 : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x?x?xf32>
   return %0 : tensor<1x2x?x?xf32>
 }
+
+// -----
+
+func.func @broadcast_gradient_args_dynamic(%a: tensor<2xi64>, %b: tensor<2xi64>) -> tensor<?xi64> {
+  // expected-error @+1 {{node (BroadcastGradientArgs): needs constant shapes (static input shapes)}}
+  %0:2 = onnxg.node "BroadcastGradientArgs"(%a, %b) domain "com.microsoft" opset 1 : (tensor<2xi64>, tensor<2xi64>) -> (tensor<?xi64>, tensor<?xi64>)
+  return %0#0 : tensor<?xi64>
+}
