@@ -62,8 +62,8 @@ static cl::opt<unsigned> numSteps("steps", cl::init(10),
                                   cl::desc("training steps to run"),
                                   cl::cat(category));
 static cl::opt<uint64_t> seed("seed", cl::init(0),
-                              cl::desc("seed of the generated inputs and "
-                                       "parameters"),
+                              cl::desc("seed of the generated inputs, "
+                                       "parameters and dropout masks"),
                               cl::cat(category));
 static cl::opt<std::string>
     ampPipeline("amp-pipeline", cl::ValueOptional,
@@ -713,6 +713,9 @@ int main(int argc, char **argv) {
     } else if (stepInput.initializer) {
       if (llvm::Error error = tensor.assign(stepInput.initializer))
         fail(stepInput.name + ": " + toString(std::move(error)));
+    } else if (stepInput.name == amp::kRandomKeyName) {
+      // (seed, step counter); the counter is set before each step.
+      tensor.set(0, double(seed));
     } else if (stepInput.name == "learning_rate") {
       if (std::isnan(learningRate))
         fail("the graph reads a learning rate: give it with --learning-rate");
@@ -740,10 +743,13 @@ int main(int argc, char **argv) {
   };
   int lossOutput = findOutput(loss);
   int finiteOutput = findOutput("amp.grads_finite");
-  int scaleInput = -1;
-  for (auto [i, stepInput] : llvm::enumerate(inputs))
+  int scaleInput = -1, randomKeyInput = -1;
+  for (auto [i, stepInput] : llvm::enumerate(inputs)) {
     if (stepInput.name == "amp.loss_scale")
       scaleInput = i;
+    if (stepInput.name == amp::kRandomKeyName)
+      randomKeyInput = i;
+  }
   // Host SGD: each parameter and the output holding its gradient.
   SmallVector<std::pair<int, int>> sgdUpdates;
   if (sgdLearningRate != 0) {
@@ -784,6 +790,9 @@ int main(int argc, char **argv) {
     arguments.push_back(&descriptor);
   for (unsigned step = 1; step <= numSteps; ++step) {
     double scale = scaleInput >= 0 ? inputTensors[scaleInput].get(0) : 1.0;
+    // New dropout masks at each step.
+    if (randomKeyInput >= 0)
+      inputTensors[randomKeyInput].set(1, step - 1);
     start = std::chrono::steady_clock::now();
     if (llvm::Error error = (*engine)->invokePacked(entry, arguments))
       fail("running step " + std::to_string(step) + ": " +

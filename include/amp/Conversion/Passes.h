@@ -20,6 +20,12 @@
 
 namespace mlir::amp {
 
+/// The argument that convert-onnxg-to-linalg appends to a function with
+/// random ops (Dropout in training mode, BitmaskDropout, BiasDropout): a
+/// tensor<2xi64> (seed, step counter) named by its location. The caller
+/// passes a new counter at each step to draw new masks.
+inline constexpr llvm::StringLiteral kRandomKeyName = "amp.random_key";
+
 #define GEN_PASS_DECL
 #include "amp/Conversion/Passes.h.inc"
 

@@ -29,6 +29,11 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
       `saturate=1`, and what the GPU's conversions do).
     - `amp.all_finite`, `amp.update_if_finite` and `amp.update_scale` lower
       to reductions and selects.
+    - Random ops (Dropout in training mode, `com.microsoft` BitmaskDropout
+      and BiasDropout) draw their masks from a counter-based generator keyed
+      by a `tensor<2xi64>` (seed, step counter) argument that the pass
+      appends to their function, named `amp.random_key` by its location;
+      a node's `seed` attribute replaces the key's seed.
 
     Runtime-only ops (`YieldOp`, `Send`, `Recv`), custom domains and
     attributes a lowering does not support are errors that name the node;

@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Constant, ConstantOfShape, Shape, Size, Identity, Dropout (without
-// dropping), the reshapes (Reshape, Flatten, Squeeze, Unsqueeze), Transpose,
-// Expand, Tile, Concat, Split, Slice, Gather, GatherElements and
-// ScatterElements. Shape operands must be constants (after ONNX shape
-// inference they are, for the graphs we know).
+// Constant, ConstantOfShape, Range, Shape, Size, Identity, the reshapes
+// (Reshape, Flatten, Squeeze, Unsqueeze), Transpose, Expand, Tile, Concat,
+// Split, Slice, Gather, GatherElements, the scatters (ScatterElements,
+// ScatterND), OneHot, and ONNX Runtime's ConcatTraining, SliceGrad,
+// GatherGrad and BroadcastGradientArgs. Shape operands must be constants
+// (after ONNX shape inference they are, for the graphs we know).
 //
 //===----------------------------------------------------------------------===//
 
@@ -859,83 +860,6 @@ static LoweringResult lowerOneHot(NodeLowering &node) {
       })};
 }
 
-/// Dropout that drops nothing: inference (training_mode false or absent)
-/// or ratio 0. The mask is all true.
-/// The ratio of a dropout node (operand `i`, else the attribute, else 0.5);
-/// nullopt when the operand is not a constant.
-static std::optional<double> getDropoutRatio(NodeLowering &node, unsigned i) {
-  Value ratioValue = node.operand(i);
-  if (!ratioValue)
-    return node.getFloat("ratio", 0.5);
-  auto constant = ratioValue.getDefiningOp<arith::ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                        : DenseElementsAttr();
-  if (!dense || !dense.isSplat())
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
-/// Whether the training_mode operand `i` is true: absent is `absent`, and
-/// a non-constant one counts as true.
-static bool isTrainingMode(NodeLowering &node, unsigned i, bool absent) {
-  if (!node.operand(i))
-    return absent;
-  std::optional<SmallVector<int64_t>> training = node.getConstantInts(i);
-  return !training || training->empty() || (*training)[0] != 0;
-}
-
-static LoweringResult lowerDropout(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0);
-  bool trainingMode = isTrainingMode(node, 2, /*absent=*/false);
-  std::optional<double> ratio = getDropoutRatio(node, 1);
-  if (!ratio)
-    ratio = trainingMode ? 1.0 : 0.0;
-  if (trainingMode && *ratio != 0)
-    return node.emitError()
-           << "random dropout (training_mode with a ratio other than 0) does "
-              "not lower yet";
-  SmallVector<Value> results = {input};
-  if (node.getNumResults() > 1 && node.isResultUsed(1))
-    results.push_back(
-        createFilled(b, loc, getSizes(b, loc, input),
-                     arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
-  results.resize(node.getNumResults());
-  return results;
-}
-
-/// com.microsoft DropoutGrad(dY, mask, ratio?, training_mode?): dY where the
-/// mask kept the element, scaled by 1 / (1 - ratio); dY itself outside
-/// training mode.
-static LoweringResult lowerDropoutGrad(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value dy = node.operand(0), mask = node.operand(1);
-  RankedTensorType type = getRankedType(dy);
-  if (!type || !getRankedType(mask) ||
-      !getRankedType(mask).getElementType().isInteger(1))
-    return node.emitError() << "expects dY and a bool mask";
-  std::optional<double> ratio = getDropoutRatio(node, 2);
-  if (!ratio)
-    return node.emitError() << "the ratio must be a constant";
-  if (*ratio < 0 || *ratio >= 1)
-    return node.emitError() << "the ratio must be in [0, 1), not " << *ratio;
-  if (!isTrainingMode(node, 3, /*absent=*/true))
-    return SmallVector<Value>{dy};
-  double scale = 1 / (1 - *ratio);
-  return SmallVector<Value>{buildElementwise(
-      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
-      {dy, mask}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value kept = arith::MulFOp::create(
-            nb, nl, args[0], createScalar(nb, nl, args[0].getType(), scale));
-        return arith::SelectOp::create(
-                   nb, nl, args[1], kept,
-                   createScalar(nb, nl, args[0].getType(), 0))
-            .getResult();
-      })};
-}
-
 /// Range(start, limit, delta): start + i * delta for the
 /// max(ceil((limit - start) / delta), 0) values of i, counted at run time
 /// unless the result type is static.
@@ -995,7 +919,6 @@ static LoweringResult lowerRange(NodeLowering &node) {
 void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("com.microsoft", "ConcatTraining", lowerConcat);
   table.add("com.microsoft", "SliceGrad", lowerSliceGrad);
-  table.add("com.microsoft", "DropoutGrad", lowerDropoutGrad);
   table.add("", "Range", lowerRange);
   table.add("", "Constant", lowerConstant);
   table.add("", "ConstantOfShape", lowerConstantOfShape);
@@ -1006,7 +929,6 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Identity", [](NodeLowering &node) -> LoweringResult {
     return SmallVector<Value>{node.operand(0)};
   });
-  table.add("", "Dropout", lowerDropout);
   table.add("", "Reshape", lowerReshape);
   table.add("", "Flatten", lowerFlatten);
   table.add("", "Squeeze", lowerSqueeze);

@@ -18,6 +18,7 @@
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -27,12 +28,29 @@
 
 namespace mlir::amp::lowering {
 
+/// Where the random ops of one function draw from: the function's
+/// kRandomKeyName argument, a tensor<2xi64> holding (seed, step counter)
+/// that is appended on first use, and one stream number per random node.
+class RandomSource {
+public:
+  explicit RandomSource(func::FuncOp func) : func(func) {}
+
+  Value getKey();
+  unsigned takeStream() { return streams++; }
+
+private:
+  func::FuncOp func;
+  Value key;
+  unsigned streams = 0;
+};
+
 /// One node being lowered: its operands (already lowered), declared result
 /// types and ONNX attributes, and the builder to emit with.
 class NodeLowering {
 public:
-  NodeLowering(onnxg::NodeOp node, OpBuilder &builder)
-      : node(node), builder(builder) {}
+  NodeLowering(onnxg::NodeOp node, OpBuilder &builder,
+               RandomSource *random = nullptr)
+      : node(node), builder(builder), random(random) {}
 
   onnxg::NodeOp getNode() const { return node; }
   Location getLoc() const { return node.getLoc(); }
@@ -73,9 +91,19 @@ public:
   /// Reports an error that names the node; the lowering then returns it.
   InFlightDiagnostic emitError() const;
 
+  /// The function's random key (RandomSource) and this node's stream.
+  Value getRandomKey() const { return random->getKey(); }
+  unsigned getRandomStream() {
+    if (!stream)
+      stream = random->takeStream();
+    return *stream;
+  }
+
 private:
   mutable onnxg::NodeOp node;
   OpBuilder &builder;
+  RandomSource *random;
+  std::optional<unsigned> stream;
 };
 
 /// What a lowering returns: one value per node result (null for results
@@ -101,6 +129,7 @@ void populateNormalizationLowerings(LoweringTable &table);
 void populateDataMovementLowerings(LoweringTable &table);
 void populateTrainingLowerings(LoweringTable &table);
 void populateOptimizerLowerings(LoweringTable &table);
+void populateRandomLowerings(LoweringTable &table);
 
 /// The value of a node computing a small integer tensor (shape arithmetic)
 /// from constants, as an arith.constant; null when it does not fold.

@@ -39,6 +39,7 @@ static const LoweringTable &getLoweringTable() {
     populateDataMovementLowerings(table);
     populateTrainingLowerings(table);
     populateOptimizerLowerings(table);
+    populateRandomLowerings(table);
     return table;
   }();
   return table;
@@ -59,8 +60,23 @@ static std::string getUnsupportedReason(onnxg::NodeOp node) {
   return "has no lowering yet";
 }
 
+Value RandomSource::getKey() {
+  if (!key) {
+    MLIRContext *ctx = func.getContext();
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(
+            index, RankedTensorType::get({2}, IntegerType::get(ctx, 64)),
+            DictionaryAttr::get(ctx),
+            NameLoc::get(StringAttr::get(ctx, kRandomKeyName)))))
+      llvm_unreachable("cannot append the random key argument");
+    key = func.getArgument(index);
+  }
+  return key;
+}
+
 /// Lowers one node; emits an error and fails when it cannot.
-static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder) {
+static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
+                               RandomSource &random) {
   if (node.getNumRegions()) {
     emitError(node.getLoc())
         << node.describe() << ": nodes with subgraphs do not lower yet";
@@ -68,7 +84,7 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder) {
   }
   LoweringFn fn = getLoweringTable().lookup(node.getDomain(), node.getOpType());
   builder.setInsertionPoint(node);
-  NodeLowering lowering(node, builder);
+  NodeLowering lowering(node, builder, &random);
   LoweringResult results = failure();
   if (Value folded = foldIntegerNode(lowering))
     results = SmallVector<Value>{folded};
@@ -126,11 +142,12 @@ struct ConvertONNXGraphToLinalgPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      RandomSource random(func);
       for (Operation &op :
            llvm::make_early_inc_range(func.getBody().getOps())) {
         builder.setInsertionPoint(&op);
         if (auto node = dyn_cast<onnxg::NodeOp>(op)) {
-          if (failed(lowerNode(node, builder)))
+          if (failed(lowerNode(node, builder, random)))
             return signalPassFailure();
           continue;
         }

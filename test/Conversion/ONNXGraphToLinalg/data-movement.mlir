@@ -112,17 +112,6 @@ func.func @gather_grad_f16(%s: tensor<2xi64>, %i: tensor<3xi64>, %dy: tensor<3x4
 
 // -----
 
-// Dropout in inference mode passes its input through.
-// CHECK-LABEL: func.func @dropout_inference(
-// CHECK-SAME:    %[[X:.*]]: tensor<4xf32>
-// CHECK-NEXT:    return %[[X]]
-func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = onnxg.node "Dropout"(%x) opset 13 : (tensor<4xf32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 // Range with a dynamic result: max(ceil((limit - start) / delta), 0)
 // elements, each start + i * delta.
 // CHECK-LABEL: func.func @range_dynamic(
@@ -192,15 +181,3 @@ func.func @slice_grad(%dy: tensor<2x3xf32>) -> tensor<4x6xf32> {
   return %0 : tensor<4x6xf32>
 }
 
-// -----
-
-// DropoutGrad: dY / (1 - ratio) where the mask kept the element, else 0.
-// CHECK-LABEL: func.func @dropout_grad(
-// CHECK:         linalg.generic
-// CHECK:           arith.constant 1.33333337 : f32
-// CHECK:           arith.select
-func.func @dropout_grad(%dy: tensor<4xf32>, %mask: tensor<4xi1>) -> tensor<4xf32> {
-  %ratio = onnxg.node "Constant"() opset 17 attributes {value = dense<2.5e-01> : tensor<f32>} : () -> tensor<f32>
-  %0 = onnxg.node "DropoutGrad"(%dy, %mask, %ratio) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xi1>, tensor<f32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-}

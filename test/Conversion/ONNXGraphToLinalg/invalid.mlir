@@ -17,10 +17,10 @@ func.func @custom_domain(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @random_dropout(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %ratio = onnxg.node "Constant"() opset 13 attributes {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+func.func @dropout_ratio_one(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %ratio = onnxg.node "Constant"() opset 13 attributes {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
   %training = onnxg.node "Constant"() opset 13 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
-  // expected-error @+1 {{node (Dropout): random dropout (training_mode with a ratio other than 0) does not lower yet}}
+  // expected-error @+1 {{node (Dropout): the ratio must be in [0, 1), not 1}}
   %0 = onnxg.node "Dropout"(%x, %ratio, %training) opset 13 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -95,9 +95,9 @@ func.func @adam_optimizer_clipping(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w:
 
 // -----
 
-func.func @dropout_grad_ratio(%dy: tensor<4xf32>, %mask: tensor<4xi1>, %ratio: tensor<f32>) -> tensor<4xf32> {
-  // expected-error @+1 {{node (DropoutGrad): the ratio must be a constant}}
-  %0 = onnxg.node "DropoutGrad"(%dy, %mask, %ratio) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xi1>, tensor<f32>) -> tensor<4xf32>
+func.func @dropout_grad_ratio(%dy: tensor<4xf32>, %mask: tensor<4xi1>, %ratio: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (DropoutGrad): the ratio must be a float scalar}}
+  %0 = onnxg.node "DropoutGrad"(%dy, %mask, %ratio) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xi1>, tensor<2xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

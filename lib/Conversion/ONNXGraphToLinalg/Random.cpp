@@ -1,0 +1,400 @@
+//===- Random.cpp - Lower Dropout and ONNX Runtime's dropout ops ----------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Dropout, com.microsoft BitmaskDropout, BiasDropout and their gradients
+// DropoutGrad and BitmaskDropoutGrad. Random masks come from a counter-based
+// generator: element i of a node's mask keeps its value when
+// splitmix64(streamKey + (i + 1) * golden) / 2^64 >= ratio, where the stream
+// key mixes the seed (the node's `seed` attribute, else the function's
+// `amp.random_key` argument), the key's step counter and the node's stream
+// number. So a mask depends only on (seed, counter, node, element): the
+// same on every run and on any device, and new at every step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+/// splitmix64's finalizer, a bijective mix of 64 bits.
+static Value mix64(OpBuilder &b, Location loc, Value x) {
+  auto constant = [&](uint64_t value) {
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(b.getI64Type(), int64_t(value)));
+  };
+  auto xorShift = [&](Value v, unsigned shift) {
+    return arith::XOrIOp::create(
+        b, loc, v, arith::ShRUIOp::create(b, loc, v, constant(shift)));
+  };
+  x = arith::MulIOp::create(b, loc, xorShift(x, 30),
+                            constant(0xBF58476D1CE4E5B9ULL));
+  x = arith::MulIOp::create(b, loc, xorShift(x, 27),
+                            constant(0x94D049BB133111EBULL));
+  return xorShift(x, 31);
+}
+
+static constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+
+/// The i64 key of the random stream of `node`.
+static Value getStreamKey(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  auto constant = [&](uint64_t value) {
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(b.getI64Type(), int64_t(value)));
+  };
+  Value key = node.getRandomKey();
+  Value seed = tensor::ExtractOp::create(
+      b, loc, key, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
+  if (node.getAttr("seed"))
+    seed = constant(node.getInt("seed", 0));
+  Value counter = tensor::ExtractOp::create(
+      b, loc, key, ValueRange{arith::ConstantIndexOp::create(b, loc, 1)});
+  Value stream = constant(node.getRandomStream());
+  // seed, then counter, then stream, each folded in through the mix.
+  Value state =
+      mix64(b, loc, arith::AddIOp::create(b, loc, seed, constant(kGolden)));
+  state = mix64(b, loc, arith::XOrIOp::create(b, loc, state, counter));
+  return mix64(b, loc, arith::XOrIOp::create(b, loc, state, stream));
+}
+
+/// Whether element `index` (i64) of the stream `streamKey` is kept: its
+/// uniform draw in [0, 1), 24 bits, is at least `ratio` (f32).
+static Value isKept(OpBuilder &b, Location loc, Value streamKey, Value index,
+                    Value ratio) {
+  Type i64 = b.getI64Type();
+  Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 1));
+  Value step = arith::MulIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, index, one),
+      arith::ConstantOp::create(b, loc,
+                                b.getIntegerAttr(i64, int64_t(kGolden))));
+  Value bits = mix64(b, loc, arith::AddIOp::create(b, loc, streamKey, step));
+  Value top = arith::ShRUIOp::create(
+      b, loc, bits,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 40)));
+  Value uniform = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), top),
+      createScalar(b, loc, b.getF32Type(), 0x1p-24));
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, uniform,
+                               ratio);
+}
+
+/// The row-major position (i64) of the current element of a generic whose
+/// loops span `sizes`.
+static Value getLinearIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
+  Value position = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [i, size] : llvm::enumerate(sizes))
+    position = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, position, size),
+        linalg::IndexOp::create(b, loc, i));
+  return convertScalar(b, loc, position, b.getI64Type());
+}
+
+/// An i1 tensor of `sizes` whose element at row-major position i (i64) is
+/// `isSet(i)`.
+static Value
+buildMask(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+          function_ref<Value(OpBuilder &, Location, Value)> isSet) {
+  SmallVector<Value> sizeValues;
+  for (OpFoldResult size : sizes)
+    sizeValues.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+  Value init = createEmpty(b, loc, sizes, b.getI1Type());
+  int64_t rank = sizes.size();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, init,
+             {b.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               linalg::YieldOp::create(
+                   nb, nl, isSet(nb, nl, getLinearIndex(nb, nl, sizeValues)));
+             })
+      .getResult(0);
+}
+
+/// The keep mask (i1) of a tensor of `sizes` for the stream `streamKey`.
+static Value buildKeepMask(OpBuilder &b, Location loc, Value streamKey,
+                           ArrayRef<OpFoldResult> sizes, Value ratio) {
+  return buildMask(b, loc, sizes, [&](OpBuilder &nb, Location nl, Value index) {
+    return isKept(nb, nl, streamKey, index, ratio);
+  });
+}
+
+/// select(keep, x * scale, 0) (+ residual) element by element, as `type`;
+/// `scale` is an f32 scalar.
+static Value applyKeepMask(OpBuilder &b, Location loc, RankedTensorType type,
+                           Value x, Value keep, Value scale,
+                           Value residual = nullptr) {
+  SmallVector<Value> operands = {x, keep};
+  if (residual)
+    operands.push_back(residual);
+  return buildElementwise(
+      b, loc, type, operands, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Type computeType = args[0].getType();
+        Value kept = arith::MulFOp::create(
+            nb, nl, args[0], convertScalar(nb, nl, scale, computeType));
+        Value y = arith::SelectOp::create(nb, nl, args[1], kept,
+                                          createScalar(nb, nl, computeType, 0));
+        if (args.size() > 2)
+          y = arith::AddFOp::create(nb, nl, y, args[2]);
+        return y;
+      });
+}
+
+/// The ratio of a dropout node as an f32 scalar: operand `i` (a constant
+/// must be in [0, 1); a tensor is read at run time), else the attribute,
+/// else 0.5.
+static FailureOr<Value> getDropoutRatio(NodeLowering &node, unsigned i) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Type f32 = b.getF32Type();
+  double ratio = node.getFloat("ratio", 0.5);
+  if (Value ratioValue = node.operand(i)) {
+    RankedTensorType type = getRankedType(ratioValue);
+    if (!type || type.getNumElements() != 1 ||
+        !isa<FloatType>(type.getElementType()))
+      return node.emitError() << "the ratio must be a float scalar";
+    auto constant = ratioValue.getDefiningOp<arith::ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    if (!dense) {
+      SmallVector<Value> origin(type.getRank(),
+                                arith::ConstantIndexOp::create(b, loc, 0));
+      return convertScalar(
+          b, loc, tensor::ExtractOp::create(b, loc, ratioValue, origin), f32);
+    }
+    ratio = dense.getSplatValue<APFloat>().convertToDouble();
+  }
+  if (ratio < 0 || ratio >= 1)
+    return node.emitError() << "the ratio must be in [0, 1), not " << ratio;
+  return createScalar(b, loc, f32, ratio);
+}
+
+/// 1 / (1 - ratio), the scale of the kept elements.
+static Value getKeepScale(OpBuilder &b, Location loc, Value ratio) {
+  Value one = createScalar(b, loc, b.getF32Type(), 1);
+  return arith::DivFOp::create(b, loc, one,
+                               arith::SubFOp::create(b, loc, one, ratio));
+}
+
+/// Whether the training_mode operand `i` is true: absent is `absent`, and
+/// a non-constant one counts as true.
+static bool isTrainingMode(NodeLowering &node, unsigned i, bool absent) {
+  if (!node.operand(i))
+    return absent;
+  std::optional<SmallVector<int64_t>> training = node.getConstantInts(i);
+  return !training || training->empty() || (*training)[0] != 0;
+}
+
+/// Checks the float data operand of a dropout node.
+static FailureOr<RankedTensorType> getDataType(NodeLowering &node, Value data) {
+  RankedTensorType type = getRankedType(data);
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects a float tensor";
+  return type;
+}
+
+/// Bits per word of a bitmask.
+static constexpr int64_t kMaskBits = 32;
+
+/// BitmaskDropout's mask of `input`: one bit per element, element i at bit
+/// i % 32 of word i / 32, set where the stream `streamKey` keeps it (every
+/// element without a stream); bits past the end are 0. `type` is the
+/// declared mask type, uint32 for ONNX Runtime.
+static Value buildBitmask(OpBuilder &b, Location loc, Value input,
+                          Value streamKey, Value ratio, RankedTensorType type) {
+  // words[w] = OR_j set(32 w + j) << j.
+  int64_t rank = getRankedType(input).getRank();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value count = convertScalar(
+      b, loc,
+      getElementCount(b, loc, input,
+                      llvm::to_vector(llvm::seq<int64_t>(0, rank))),
+      i64);
+  Value words = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, count,
+                            createScalar(b, loc, i64, kMaskBits - 1)),
+      createScalar(b, loc, i64, kMaskBits));
+  OpFoldResult wordCount =
+      getAsOpFoldResult(convertScalar(b, loc, words, b.getIndexType()));
+  Value bitSpace =
+      createEmpty(b, loc, {wordCount, b.getIndexAttr(kMaskBits)}, i32);
+  Value init = createFilled(b, loc, {wordCount}, createScalar(b, loc, i32, 0));
+  MLIRContext *ctx = b.getContext();
+  Value mask =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), bitSpace, init,
+          {b.getMultiDimIdentityMap(2),
+           AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx)},
+          {utils::IteratorType::parallel, utils::IteratorType::reduction},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value bit =
+                convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, 1), i64);
+            Value word =
+                convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, 0), i64);
+            Value index = arith::AddIOp::create(
+                nb, nl,
+                arith::MulIOp::create(nb, nl, word,
+                                      createScalar(nb, nl, i64, kMaskBits)),
+                bit);
+            Value set = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                              index, count);
+            if (streamKey)
+              set = arith::AndIOp::create(
+                  nb, nl, set, isKept(nb, nl, streamKey, index, ratio));
+            Value shifted = arith::ShLIOp::create(
+                nb, nl, arith::ExtUIOp::create(nb, nl, i32, set),
+                convertScalar(nb, nl, bit, i32));
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::OrIOp::create(nb, nl, args[1], shifted).getResult());
+          })
+          .getResult(0);
+  if (type && type.getElementType().isUnsignedInteger(32))
+    mask = tensor::BitcastOp::create(
+        b, loc,
+        cast<RankedTensorType>(mask.getType()).clone(type.getElementType()),
+        mask);
+  return mask;
+}
+
+/// Dropout and com.microsoft BitmaskDropout(data, ratio?, training_mode?)
+/// -> (output, mask): the mask is bool for Dropout and packed bits
+/// (buildBitmask) for BitmaskDropout. Outside training mode (training_mode
+/// false or absent) nothing drops and the mask is all set.
+static LoweringResult lowerDropout(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  FailureOr<RankedTensorType> type = getDataType(node, input);
+  if (failed(type))
+    return failure();
+  bool isBitmask = node.getNode().getOpType() == "BitmaskDropout";
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  bool wantMask = node.getNumResults() > 1 && node.isResultUsed(1);
+  Value streamKey, ratio, keep;
+  SmallVector<Value> results = {input};
+  if (isTrainingMode(node, 2, /*absent=*/false)) {
+    FailureOr<Value> ratioValue = getDropoutRatio(node, 1);
+    if (failed(ratioValue))
+      return failure();
+    ratio = *ratioValue;
+    streamKey = getStreamKey(node);
+    keep = buildKeepMask(b, loc, streamKey, sizes, ratio);
+    results[0] = applyKeepMask(
+        b, loc, type->clone(node.resultElementType(0, type->getElementType())),
+        input, keep, getKeepScale(b, loc, ratio));
+  }
+  if (wantMask && isBitmask)
+    results.push_back(
+        buildBitmask(b, loc, input, streamKey, ratio, node.resultType(1)));
+  else if (wantMask)
+    results.push_back(keep ? keep
+                           : createFilled(b, loc, sizes,
+                                          arith::ConstantOp::create(
+                                              b, loc, b.getBoolAttr(true))));
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// com.microsoft BiasDropout(data, bias, residual?, ratio?, training_mode?)
+/// -> (output, mask): dropout of data + bias, plus the residual.
+static LoweringResult lowerBiasDropout(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0), bias = node.operand(1),
+        residual = node.operand(2);
+  FailureOr<RankedTensorType> type = getDataType(node, data);
+  if (failed(type))
+    return failure();
+  if (!getRankedType(bias) || !getBroadcastType({data, bias}, *type) ||
+      (residual && !getBroadcastType({data, residual}, *type)))
+    return node.emitError() << "bias and residual must broadcast to the data";
+  FailureOr<Value> ratio = getDropoutRatio(node, 3);
+  if (failed(ratio))
+    return failure();
+  bool training = isTrainingMode(node, 4, /*absent=*/false);
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, data);
+  Value keep =
+      training ? buildKeepMask(b, loc, getStreamKey(node), sizes, *ratio)
+               : createFilled(
+                     b, loc, sizes,
+                     arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  Value sum = buildElementwise(
+      b, loc, type->clone(getComputeType(type->getElementType())),
+      ValueRange{data, bias}, [](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::AddFOp::create(nb, nl, args[0], args[1]).getResult();
+      });
+  SmallVector<Value> results = {applyKeepMask(
+      b, loc, type->clone(node.resultElementType(0, type->getElementType())),
+      sum, keep,
+      training ? getKeepScale(b, loc, *ratio)
+               : createScalar(b, loc, b.getF32Type(), 1),
+      residual)};
+  results.push_back(keep);
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// com.microsoft DropoutGrad and BitmaskDropoutGrad(dY, mask, ratio?,
+/// training_mode?): dY where the mask (bool, or BitmaskDropout's words) kept
+/// the element, scaled by 1 / (1 - ratio); dY itself outside training mode.
+static LoweringResult lowerDropoutGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), mask = node.operand(1);
+  FailureOr<RankedTensorType> type = getDataType(node, dy);
+  if (failed(type))
+    return failure();
+  bool isBitmask = node.getNode().getOpType() == "BitmaskDropoutGrad";
+  RankedTensorType maskType = getRankedType(mask);
+  if (!maskType || (isBitmask ? maskType.getRank() != 1 ||
+                                    !maskType.getElementType().isInteger(32)
+                              : !maskType.getElementType().isInteger(1)))
+    return node.emitError()
+           << (isBitmask ? "expects a 1-D 32-bit mask" : "expects a bool mask");
+  FailureOr<Value> ratio = getDropoutRatio(node, 2);
+  if (failed(ratio))
+    return failure();
+  if (!isTrainingMode(node, 3, /*absent=*/true))
+    return SmallVector<Value>{dy};
+  if (isBitmask) {
+    if (maskType.getElementType().isUnsignedInteger())
+      mask = tensor::BitcastOp::create(b, loc, maskType.clone(b.getI32Type()),
+                                       mask);
+    // Bit i % 32 of word i / 32.
+    mask = buildMask(
+        b, loc, getSizes(b, loc, dy),
+        [&](OpBuilder &nb, Location nl, Value index) -> Value {
+          Value bits = createScalar(nb, nl, nb.getI64Type(), kMaskBits);
+          Value word = tensor::ExtractOp::create(
+              nb, nl, mask,
+              ValueRange{convertScalar(
+                  nb, nl, arith::DivUIOp::create(nb, nl, index, bits),
+                  nb.getIndexType())});
+          Value bit =
+              convertScalar(nb, nl, arith::RemUIOp::create(nb, nl, index, bits),
+                            nb.getI32Type());
+          Value shifted = arith::ShRUIOp::create(nb, nl, word, bit);
+          return arith::TruncIOp::create(nb, nl, nb.getI1Type(), shifted);
+        });
+  }
+  return SmallVector<Value>{applyKeepMask(
+      b, loc, type->clone(node.resultElementType(0, type->getElementType())),
+      dy, mask, getKeepScale(b, loc, *ratio))};
+}
+
+void amp::lowering::populateRandomLowerings(LoweringTable &table) {
+  table.add("", "Dropout", lowerDropout);
+  table.add("com.microsoft", "BiasDropout", lowerBiasDropout);
+  table.add("com.microsoft", "BitmaskDropout", lowerDropout);
+  table.add("com.microsoft", "DropoutGrad", lowerDropoutGrad);
+  table.add("com.microsoft", "BitmaskDropoutGrad", lowerDropoutGrad);
+}

@@ -1,0 +1,118 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s --enable-var-scope
+
+// Dropout in inference mode passes its input through, and needs no key.
+// CHECK-LABEL: func.func @dropout_inference(
+// CHECK-SAME:    %[[X:.*]]: tensor<4xf32> loc({{.*}})) -> tensor<4xf32>
+// CHECK-NEXT:    return %[[X]]
+func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = onnxg.node "Dropout"(%x) opset 13 : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Training-mode Dropout appends the (seed, counter) key argument, mixes it
+// into the node's stream key, draws one uniform per element from its
+// row-major position (24 bits, compared with the ratio), and scales the
+// kept elements by 1 / (1 - ratio). The second random node gets stream 1.
+// CHECK-LABEL: func.func @dropout_training(
+// CHECK-SAME:    %{{.*}}: tensor<3x5xf16> loc({{.*}}), %[[KEY:[^:]*]]: tensor<2xi64> loc("amp.random_key"))
+// CHECK:         %[[SEED:.*]] = tensor.extract %[[KEY]][%{{.*}}] : tensor<2xi64>
+// CHECK:         %[[COUNTER:.*]] = tensor.extract %[[KEY]][%{{.*}}] : tensor<2xi64>
+// CHECK:         arith.addi %[[SEED]], %{{.*}} : i64
+// CHECK:         arith.xori %{{.*}}, %[[COUNTER]] : i64
+// CHECK:         %[[MASK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x5xi1>)
+// CHECK:           linalg.index 0
+// CHECK:           linalg.index 1
+// CHECK:           arith.shrui %{{.*}}, %{{.*}} : i64
+// CHECK:           arith.uitofp %{{.*}} : i64 to f32
+// CHECK:           arith.cmpf oge, %{{.*}}, %{{.*}} : f32
+// CHECK:         %[[SCALE:.*]] = arith.divf
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[MASK]] : tensor<3x5xf16>, tensor<3x5xi1>)
+// CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK:           arith.select
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         arith.constant 1 : i64
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x5xi1>)
+func.func @dropout_training(%x: tensor<3x5xf16>) -> (tensor<3x5xf16>, tensor<3x5xi1>, tensor<3x5xf16>) {
+  %r = onnxg.node "Constant"() opset 17 attributes {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
+  %t = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0:2 = onnxg.node "Dropout"(%x, %r, %t) opset 17 : (tensor<3x5xf16>, tensor<f32>, tensor<i1>) -> (tensor<3x5xf16>, tensor<3x5xi1>)
+  %1:2 = onnxg.node "Dropout"(%x, %r, %t) opset 17 : (tensor<3x5xf16>, tensor<f32>, tensor<i1>) -> (tensor<3x5xf16>, tensor<3x5xi1>)
+  return %0#0, %0#1, %1#0 : tensor<3x5xf16>, tensor<3x5xi1>, tensor<3x5xf16>
+}
+
+// -----
+
+// A node's seed attribute replaces the key's seed.
+// CHECK-LABEL: func.func @dropout_seed(
+// CHECK:         %[[SEED:.*]] = arith.constant 7 : i64
+// CHECK:         arith.addi %[[SEED]], %{{.*}} : i64
+func.func @dropout_seed(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = onnxg.node "Constant"() opset 17 attributes {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %t = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0 = onnxg.node "Dropout"(%x, %r, %t) opset 17 attributes {seed = 7 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// DropoutGrad: dY / (1 - ratio) where the mask kept the element, else 0.
+// CHECK-LABEL: func.func @dropout_grad(
+// CHECK-SAME:    -> tensor<4xf32>
+// CHECK:         %[[RATIO:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         %[[KEPT:.*]] = arith.subf %[[ONE]], %[[RATIO]] : f32
+// CHECK:         %[[SCALE:.*]] = arith.divf %[[ONE]], %[[KEPT]] : f32
+// CHECK:         linalg.generic
+// CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK:           arith.select
+func.func @dropout_grad(%dy: tensor<4xf32>, %mask: tensor<4xi1>) -> tensor<4xf32> {
+  %ratio = onnxg.node "Constant"() opset 17 attributes {value = dense<2.5e-01> : tensor<f32>} : () -> tensor<f32>
+  %0 = onnxg.node "DropoutGrad"(%dy, %mask, %ratio) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xi1>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// BitmaskDropout packs the keep bits into ceil(15 / 32) = 1 word: a
+// [words, 32] generic that reduces over the bit, ORing in the bits of the
+// elements that exist, declared uint32 by a bitcast. BitmaskDropoutGrad
+// reads bit i % 32 of word i / 32.
+// CHECK-LABEL: func.func @bitmask_dropout(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<?x32xi32>) outs(%{{.*}} : tensor<?xi32>)
+// CHECK:           arith.cmpi slt
+// CHECK:           arith.andi
+// CHECK:           arith.shli
+// CHECK:           arith.ori
+// CHECK:         %[[WORDS:.*]] = tensor.bitcast %{{.*}} : tensor<?xi32> to tensor<?xui32>
+// CHECK:         %[[SIGNLESS:.*]] = tensor.bitcast %[[WORDS]] : tensor<?xui32> to tensor<?xi32>
+// CHECK:         linalg.generic
+// CHECK:           tensor.extract %[[SIGNLESS]]
+// CHECK:           arith.remui
+// CHECK:           arith.shrui
+// CHECK:           arith.trunci %{{.*}} : i32 to i1
+func.func @bitmask_dropout(%x: tensor<3x5xf32>, %dy: tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>) {
+  %r = onnxg.node "Constant"() opset 17 attributes {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
+  %t = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0:2 = onnxg.node "BitmaskDropout"(%x, %r, %t) domain "com.microsoft" opset 1 : (tensor<3x5xf32>, tensor<f32>, tensor<i1>) -> (tensor<3x5xf32>, tensor<?xui32>)
+  %1 = onnxg.node "BitmaskDropoutGrad"(%dy, %0#1, %r, %t) domain "com.microsoft" opset 1 : (tensor<3x5xf32>, tensor<?xui32>, tensor<f32>, tensor<i1>) -> tensor<3x5xf32>
+  return %0#0, %1 : tensor<3x5xf32>, tensor<3x5xf32>
+}
+
+// -----
+
+// BiasDropout: dropout of data + bias, then the residual added.
+// CHECK-LABEL: func.func @bias_dropout(
+// CHECK:         %[[MASK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xi1>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4xf32>)
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]], %[[MASK]], %{{.*}} : tensor<2x4xf32>, tensor<2x4xi1>, tensor<2x4xf32>)
+// CHECK:           arith.select
+// CHECK-NEXT:      arith.addf
+func.func @bias_dropout(%x: tensor<2x4xf32>, %bias: tensor<4xf32>, %residual: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %r = onnxg.node "Constant"() opset 17 attributes {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %t = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %0:2 = onnxg.node "BiasDropout"(%x, %bias, %residual, %r, %t) domain "com.microsoft" opset 1 : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<f32>, tensor<i1>) -> (tensor<2x4xf32>, tensor<2x4xi1>)
+  return %0#0 : tensor<2x4xf32>
+}
