@@ -179,6 +179,32 @@ def test_optimizer_graph_applies_adam(tmp_path):
 
 @pytest.mark.skipif(not os.path.isdir(OLD_API),
                     reason=f"the corpus is absent ({OLD_API})")
+def test_overflow_skips_the_optimizer_graph(tmp_path):
+    """amp-analyze-training pairs AdamOptimizer's outputs with the weights,
+    moments and step count they replace, so dynamic loss scaling keeps all
+    of them after an overflow (an infinite input): the step count stays 1
+    and the moments 0, rather than the optimizer stepping on zeros."""
+    x = np.zeros((4, 784), np.float32)
+    x[0, 0] = np.inf
+    np.save(tmp_path / "x.npy", x)
+    records, _ = api.train(
+        os.path.join(OLD_API, "gradient_graph.onnx"), 2,
+        amp_pipeline="precision=fp16",
+        args=OLD_API_ARGS + ["--input", f"input1={tmp_path / 'x.npy'}",
+                             "--save-inputs", str(tmp_path / "in"),
+                             "--save-outputs", str(tmp_path / "out")])
+    assert [r["skipped"] for r in records] == [True, True]
+    assert records[1]["loss_scale"] < records[0]["loss_scale"]
+    for name in ["fc1.weight", "fc2.bias"]:
+        np.testing.assert_array_equal(
+            np.load(tmp_path / "out" / f"{name}.out.npy"),
+            np.load(tmp_path / "in" / f"{name}.npy"))
+        assert np.load(tmp_path / "out" / f"{name}.step.out.npy")[0] == 1
+        assert not np.load(tmp_path / "out" / f"{name}.exp_avg.out.npy").any()
+
+
+@pytest.mark.skipif(not os.path.isdir(OLD_API),
+                    reason=f"the corpus is absent ({OLD_API})")
 def test_onnx_runtime_optimizer_graph_trains():
     curves = numerics.run_precisions(
         os.path.join(OLD_API, "gradient_graph.onnx"), 200, args=OLD_API_ARGS)

@@ -104,8 +104,9 @@ static cl::opt<std::string> optimizerFile(
     "optimizer",
     cl::desc("an ONNX Runtime optimizer graph to run after the training "
              "graph in each step (training API artifacts): its inputs read "
-             "the step's values of the same names, its `X.out` outputs "
-             "carry into `X`, and gradient accumulators restart each step"),
+             "the step's values of the same names, its updated weights and "
+             "state carry into the next step, and gradient accumulators "
+             "restart each step"),
     cl::cat(category));
 static cl::opt<std::string> paramsFile(
     "params",
@@ -342,12 +343,6 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
         previous.empty() && stem.consume_back(".accumulation.out"))
       previous =
           restartAccumulators ? "" : (stem + ".accumulation.buffer").str();
-    // ONNX Runtime's optimizer graphs: X.out -> X, and each parameter's
-    // X.step.out -> the shared step count.
-    if (StringRef stem = name; previous.empty() && stem.consume_back(".out"))
-      previous = !inputByName.count(stem) && stem.ends_with(".step")
-                     ? "step"
-                     : stem.str();
     auto it = inputByName.find(previous);
     if (it != inputByName.end() && inputs[it->second].type == type) {
       output.carriedTo = it->second;

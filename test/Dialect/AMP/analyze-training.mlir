@@ -59,6 +59,32 @@ func.func @ort_artifact(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w
 
 // -----
 
+// A training artifact with ONNX Runtime's optimizer graph appended (amp-run
+// --optimizer): AdamOptimizer's new step count, moments and weights replace
+// the inputs they update.
+// CHECK-LABEL: func.func @ort_artifact_with_adam
+// CHECK-SAME:    kind = "ort.training_artifact"
+// CHECK-SAME:    updates = {{\[\[}}"w.step.out", "step"], ["w.exp_avg.out", "w.exp_avg"], ["w.exp_avg_sq.out", "w.exp_avg_sq"], ["w.out", "w"]]
+// expected-remark @+1 {{ort.training_artifact: loss 'loss', 1 seeds, 1 parameters with gradients, 4 updates}}
+func.func @ort_artifact_with_adam(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
+                        %buffer: tensor<8x8xf32> loc("w_grad.accumulation.buffer"),
+                        %reset: tensor<1xi1> loc("lazy_reset_grad"),
+                        %lr: tensor<f32> loc("learning_rate"), %step: tensor<i64> loc("step"),
+                        %m1: tensor<8x8xf32> loc("w.exp_avg"), %m2: tensor<8x8xf32> loc("w.exp_avg_sq"))
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<1xi1> {onnxg.name = "w_grad.accumulation.out"}, tensor<i64> {onnxg.name = "w.step.out"}, tensor<8x8xf32> {onnxg.name = "w.exp_avg.out"}, tensor<8x8xf32> {onnxg.name = "w.exp_avg_sq.out"}, tensor<8x8xf32> {onnxg.name = "w.out"}) {
+  %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
+  %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+  %seed = onnxg.initializer "loss_grad" dense<1.0> : tensor<f32> loc("loss_grad")
+  %shape = onnxg.initializer "shape" dense<[4, 8]> : tensor<2xi64> loc("shape")
+  %dy = onnxg.node "Expand"(%seed, %shape) opset 17 : (tensor<f32>, tensor<2xi64>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["sum_grad", "y_grad"])
+  %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["mm_grad", "w_grad"])
+  %done = onnxg.node "InPlaceAccumulatorV2"(%buffer, %dw, %reset) domain "com.microsoft" opset 1 : (tensor<8x8xf32>, tensor<8x8xf32>, tensor<1xi1>) -> tensor<1xi1> loc(fused<"onnx.outputs">["acc", "w_grad.accumulation.out"])
+  %s, %n1, %n2, %nw = onnxg.node "AdamOptimizer"(%lr, %step, %w, %dw, %m1, %m2) domain "com.microsoft" opset 1 : (tensor<f32>, tensor<i64>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> (tensor<i64>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) loc(fused<"onnx.outputs">["adam", "w.step.out", "w.exp_avg.out", "w.exp_avg_sq.out", "w.out"])
+  return %loss, %done, %s, %n1, %n2, %nw : tensor<f32>, tensor<1xi1>, tensor<i64>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
 // ORTModule: YieldOp hands the forward's output out and takes its gradient
 // back, the seed; parameter gradients are `<param>_grad` outputs.
 // CHECK-LABEL: func.func @ort_module

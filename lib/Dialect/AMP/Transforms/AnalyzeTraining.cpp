@@ -99,6 +99,22 @@ getPreviousInputIndex(StringRef type, unsigned output, unsigned n) {
   return std::nullopt;
 }
 
+/// The (updated, previous) pairs of ONNX Runtime's AdamOptimizer `node`:
+/// its outputs new step count, moments, weights and FP16 weights replace
+/// inputs 1, 4, 5, 2 and 6 (input 6 is the FP16 copy of the weights, or a
+/// boolean update signal that nothing replaces).
+static void addOrtAdamUpdates(NodeOp node, TrainingRoles &roles) {
+  static constexpr std::pair<unsigned, unsigned> kPreviousOf[] = {
+      {0, 1}, {1, 4}, {2, 5}, {3, 2}, {5, 6}};
+  auto inputs = node.getInputs();
+  auto outputs = node.getOutputs();
+  for (auto [output, input] : kPreviousOf)
+    if (output < outputs.size() && input < inputs.size() &&
+        !isa<NoneType>(outputs[output].getType()) &&
+        outputs[output].getType() == inputs[input].getType())
+      roles.updates.push_back({outputs[output], inputs[input]});
+}
+
 /// Parameters, gradients and updates of the optimizer ops in `body`:
 /// `ai.onnx.preview.training` Adam, Adagrad and Momentum (inputs R, T, X...,
 /// G..., state...) and ONNX Runtime's `AdamWOptimizer`, `AdamOptimizer`,
@@ -140,6 +156,8 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
       continue;
     found = true;
     roles.gradients.push_back({inputs[slots->first], inputs[slots->second]});
+    if (type == "AdamOptimizer")
+      addOrtAdamUpdates(node, roles);
   }
   return found;
 }
@@ -316,6 +334,11 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
                       "loss=<tensor>";
           roles.loss = entry.getValue();
         }
+    // With its optimizer graph appended (amp-run --optimizer), the step
+    // also updates the weights and optimizer state.
+    for (Operation &op : body)
+      if (getOpType(&op, kMicrosoft) == "AdamOptimizer")
+        addOrtAdamUpdates(cast<NodeOp>(op), roles);
   } else if (collectOptimizerRoles(body, roles)) {
     roles.kind = "optimizer";
   } else if (roles.hasBackward) {
