@@ -64,8 +64,9 @@ def test_dropout_masks(tmp_path):
 
 
 def test_dropout_runtime_ratio_and_seed_attribute(tmp_path):
-    """The ratio may be a graph input (as in the ONNX backend test
-    test_training_dropout_mask); a seed attribute fixes the stream."""
+    """The ratio and training_mode may be graph inputs (as in the ONNX
+    backend test test_training_dropout_mask); a seed attribute fixes the
+    stream."""
     info = helper.make_tensor_value_info
     n = 2048
     node = helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"],
@@ -87,6 +88,10 @@ def test_dropout_runtime_ratio_and_seed_attribute(tmp_path):
     # The node's seed, not --seed, picks its stream.
     np.testing.assert_array_equal(run(tmp_path, path, 1, 9, inputs)["mask"],
                                   got["mask"])
+    # training_mode false at run time drops nothing.
+    inference = run(tmp_path, path, 1, 3, dict(inputs, t=np.array(False)))
+    assert inference["mask"].all()
+    np.testing.assert_array_equal(inference["y"], x)
 
 
 needs_fusion_graphs = pytest.mark.skipif(

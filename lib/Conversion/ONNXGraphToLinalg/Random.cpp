@@ -147,33 +147,50 @@ static Value applyKeepMask(OpBuilder &b, Location loc, RankedTensorType type,
       });
 }
 
+/// The one element of `tensor`.
+static Value readScalar(OpBuilder &b, Location loc, Value tensor) {
+  SmallVector<Value> origin(getRankedType(tensor).getRank(),
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, origin);
+}
+
 /// The ratio of a dropout node as an f32 scalar: operand `i` (a constant
 /// must be in [0, 1); a tensor is read at run time), else the attribute,
-/// else 0.5.
-static FailureOr<Value> getDropoutRatio(NodeLowering &node, unsigned i) {
+/// else 0.5. A training_mode operand `trainingIndex` known only at run time
+/// selects ratio 0 (nothing drops, scale 1) when it is false.
+static FailureOr<Value> getDropoutRatio(NodeLowering &node, unsigned i,
+                                        unsigned trainingIndex) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
   Type f32 = b.getF32Type();
-  double ratio = node.getFloat("ratio", 0.5);
+  Value ratio;
+  double constant = node.getFloat("ratio", 0.5);
   if (Value ratioValue = node.operand(i)) {
     RankedTensorType type = getRankedType(ratioValue);
     if (!type || type.getNumElements() != 1 ||
         !isa<FloatType>(type.getElementType()))
       return node.emitError() << "the ratio must be a float scalar";
-    auto constant = ratioValue.getDefiningOp<arith::ConstantOp>();
-    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                          : DenseElementsAttr();
-    if (!dense) {
-      SmallVector<Value> origin(type.getRank(),
-                                arith::ConstantIndexOp::create(b, loc, 0));
-      return convertScalar(
-          b, loc, tensor::ExtractOp::create(b, loc, ratioValue, origin), f32);
-    }
-    ratio = dense.getSplatValue<APFloat>().convertToDouble();
+    auto constantOp = ratioValue.getDefiningOp<arith::ConstantOp>();
+    auto dense = constantOp ? dyn_cast<DenseElementsAttr>(constantOp.getValue())
+                            : DenseElementsAttr();
+    if (dense)
+      constant = dense.getSplatValue<APFloat>().convertToDouble();
+    else
+      ratio = convertScalar(b, loc, readScalar(b, loc, ratioValue), f32);
   }
-  if (ratio < 0 || ratio >= 1)
-    return node.emitError() << "the ratio must be in [0, 1), not " << ratio;
-  return createScalar(b, loc, f32, ratio);
+  if (!ratio) {
+    if (constant < 0 || constant >= 1)
+      return node.emitError()
+             << "the ratio must be in [0, 1), not " << constant;
+    ratio = createScalar(b, loc, f32, constant);
+  }
+  Value training = node.operand(trainingIndex);
+  if (training && !node.getConstantInts(trainingIndex))
+    ratio = arith::SelectOp::create(
+        b, loc,
+        convertScalar(b, loc, readScalar(b, loc, training), b.getI1Type()),
+        ratio, createScalar(b, loc, f32, 0));
+  return ratio;
 }
 
 /// 1 / (1 - ratio), the scale of the kept elements.
@@ -183,8 +200,9 @@ static Value getKeepScale(OpBuilder &b, Location loc, Value ratio) {
                                arith::SubFOp::create(b, loc, one, ratio));
 }
 
-/// Whether the training_mode operand `i` is true: absent is `absent`, and
-/// a non-constant one counts as true.
+/// Whether the training_mode operand `i` may be true: absent is `absent`,
+/// and one known only at run time counts as true (getDropoutRatio then
+/// selects ratio 0 when it is false).
 static bool isTrainingMode(NodeLowering &node, unsigned i, bool absent) {
   if (!node.operand(i))
     return absent;
@@ -282,7 +300,7 @@ static LoweringResult lowerDropout(NodeLowering &node) {
   Value streamKey, ratio, keep;
   SmallVector<Value> results = {input};
   if (isTrainingMode(node, 2, /*absent=*/false)) {
-    FailureOr<Value> ratioValue = getDropoutRatio(node, 1);
+    FailureOr<Value> ratioValue = getDropoutRatio(node, 1, 2);
     if (failed(ratioValue))
       return failure();
     ratio = *ratioValue;
@@ -317,7 +335,7 @@ static LoweringResult lowerBiasDropout(NodeLowering &node) {
   if (!getRankedType(bias) || !getBroadcastType({data, bias}, *type) ||
       (residual && !getBroadcastType({data, residual}, *type)))
     return node.emitError() << "bias and residual must broadcast to the data";
-  FailureOr<Value> ratio = getDropoutRatio(node, 3);
+  FailureOr<Value> ratio = getDropoutRatio(node, 3, 4);
   if (failed(ratio))
     return failure();
   bool training = isTrainingMode(node, 4, /*absent=*/false);
@@ -360,7 +378,7 @@ static LoweringResult lowerDropoutGrad(NodeLowering &node) {
                               : !maskType.getElementType().isInteger(1)))
     return node.emitError()
            << (isBitmask ? "expects a 1-D 32-bit mask" : "expects a bool mask");
-  FailureOr<Value> ratio = getDropoutRatio(node, 2);
+  FailureOr<Value> ratio = getDropoutRatio(node, 2, 3);
   if (failed(ratio))
     return failure();
   if (!isTrainingMode(node, 3, /*absent=*/true))

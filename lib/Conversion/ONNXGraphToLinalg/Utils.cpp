@@ -106,6 +106,12 @@ static std::optional<SmallVector<int64_t>> readInts(ElementsAttr attr) {
     values.assign(words, words + count);
     return values;
   }
+  // Booleans: one byte each, as ONNX stores them.
+  if (intType.getWidth() == 1 && data.size() == size_t(count)) {
+    for (char byte : data)
+      values.push_back(byte != 0);
+    return values;
+  }
   return std::nullopt;
 }
 

@@ -116,3 +116,18 @@ func.func @bias_dropout(%x: tensor<2x4xf32>, %bias: tensor<4xf32>, %residual: te
   %0:2 = onnxg.node "BiasDropout"(%x, %bias, %residual, %r, %t) domain "com.microsoft" opset 1 : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<f32>, tensor<i1>) -> (tensor<2x4xf32>, tensor<2x4xi1>)
   return %0#0 : tensor<2x4xf32>
 }
+
+// -----
+
+// A ratio and a training_mode known only at run time are read from their
+// tensors; training_mode false selects ratio 0 (nothing drops, scale 1).
+// CHECK-LABEL: func.func @dropout_runtime_mode(
+// CHECK-SAME:    %{{[^:]*}}: tensor<4xf32> loc({{.*}}), %[[R:[^:]*]]: tensor<f32> loc({{.*}}), %[[T:[^:]*]]: tensor<i1> loc({{.*}})
+// CHECK:         %[[RATIO:.*]] = tensor.extract %[[R]][] : tensor<f32>
+// CHECK:         %[[TRAINING:.*]] = tensor.extract %[[T]][] : tensor<i1>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         arith.select %[[TRAINING]], %[[RATIO]], %[[ZERO]] : f32
+func.func @dropout_runtime_mode(%x: tensor<4xf32>, %r: tensor<f32>, %t: tensor<i1>) -> tensor<4xf32> {
+  %0 = onnxg.node "Dropout"(%x, %r, %t) opset 17 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
