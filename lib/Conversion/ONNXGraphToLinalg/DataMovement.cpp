@@ -59,15 +59,22 @@ static FailureOr<SmallVector<int64_t>> getShapeOperand(NodeLowering &node,
   return *shape;
 }
 
+/// The static sizes of result 0: its declared type when that is static,
+/// else the constant shape operand `i`.
+static FailureOr<SmallVector<int64_t>> getResultShape(NodeLowering &node,
+                                                      unsigned i) {
+  RankedTensorType declared = node.resultType(0);
+  if (declared && declared.hasStaticShape())
+    return llvm::to_vector(declared.getShape());
+  return getShapeOperand(node, i);
+}
+
 static LoweringResult lowerConstantOfShape(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   RankedTensorType declared = node.resultType(0);
   if (!declared)
     return node.emitError() << "the output has no tensor type";
-  FailureOr<SmallVector<int64_t>> shape =
-      declared.hasStaticShape() ? FailureOr<SmallVector<int64_t>>(
-                                      llvm::to_vector(declared.getShape()))
-                                : getShapeOperand(node, 0);
+  FailureOr<SmallVector<int64_t>> shape = getResultShape(node, 0);
   if (failed(shape))
     return failure();
   Type elementType = declared.getElementType();
@@ -76,12 +83,11 @@ static LoweringResult lowerConstantOfShape(NodeLowering &node) {
     fill = value.getSplatValue<Attribute>();
   else if (node.getAttr("value"))
     return node.emitError() << "value must be a dense one-element tensor";
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : *shape)
-    sizes.push_back(b.getIndexAttr(size));
   Value scalar =
       arith::ConstantOp::create(b, node.getLoc(), cast<TypedAttr>(fill));
-  return SmallVector<Value>{createFilled(b, node.getLoc(), sizes, scalar)};
+  return SmallVector<Value>{
+      createFilled(b, node.getLoc(),
+                   getAsIndexOpFoldResult(b.getContext(), *shape), scalar)};
 }
 
 static LoweringResult lowerShape(NodeLowering &node) {
@@ -756,12 +762,7 @@ static LoweringResult lowerGatherGrad(NodeLowering &node) {
   Value indices = node.operand(1), dy = node.operand(2);
   RankedTensorType indicesType = getRankedType(indices);
   RankedTensorType dyType = getRankedType(dy);
-  // The shape operand, or a static declared type.
-  RankedTensorType declared = node.resultType(0);
-  FailureOr<SmallVector<int64_t>> shape =
-      declared && declared.hasStaticShape()
-          ? SmallVector<int64_t>(declared.getShape())
-          : getShapeOperand(node, 0);
+  FailureOr<SmallVector<int64_t>> shape = getResultShape(node, 0);
   if (failed(shape))
     return failure();
   if (!indicesType || !dyType || !isa<FloatType>(dyType.getElementType()))
@@ -774,10 +775,9 @@ static LoweringResult lowerGatherGrad(NodeLowering &node) {
   if (dyType.getRank() != rank - 1 + indicesRank)
     return node.emitError() << "dY must have rank " << rank - 1 + indicesRank;
   Type accType = getAccumulatorType(dyType.getElementType());
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : *shape)
-    sizes.push_back(b.getIndexAttr(size));
-  Value zeros = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
+  Value zeros =
+      createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), *shape),
+                   createScalar(b, loc, accType, 0));
   Value axisSize = arith::ConstantIndexOp::create(b, loc, (*shape)[*axis]);
   Value sums = buildScatter(
       b, loc, zeros, dy, CombineKind::Add,

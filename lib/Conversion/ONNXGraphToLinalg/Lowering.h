@@ -91,19 +91,15 @@ public:
   /// Reports an error that names the node; the lowering then returns it.
   InFlightDiagnostic emitError() const;
 
-  /// The function's random key (RandomSource) and this node's stream.
+  /// The function's random key (RandomSource), and the next stream number
+  /// (one per random node: take it once).
   Value getRandomKey() const { return random->getKey(); }
-  unsigned getRandomStream() {
-    if (!stream)
-      stream = random->takeStream();
-    return *stream;
-  }
+  unsigned takeRandomStream() const { return random->takeStream(); }
 
 private:
   mutable onnxg::NodeOp node;
   OpBuilder &builder;
   RandomSource *random;
-  std::optional<unsigned> stream;
 };
 
 /// What a lowering returns: one value per node result (null for results

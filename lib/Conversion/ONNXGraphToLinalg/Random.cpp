@@ -22,20 +22,23 @@
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
+/// An i64 constant of all 64 bits of `value` (createScalar goes through a
+/// double, which would round them).
+static Value createI64(OpBuilder &b, Location loc, uint64_t value) {
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(b.getI64Type(), int64_t(value)));
+}
+
 /// splitmix64's finalizer, a bijective mix of 64 bits.
 static Value mix64(OpBuilder &b, Location loc, Value x) {
-  auto constant = [&](uint64_t value) {
-    return arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(b.getI64Type(), int64_t(value)));
-  };
   auto xorShift = [&](Value v, unsigned shift) {
     return arith::XOrIOp::create(
-        b, loc, v, arith::ShRUIOp::create(b, loc, v, constant(shift)));
+        b, loc, v, arith::ShRUIOp::create(b, loc, v, createI64(b, loc, shift)));
   };
   x = arith::MulIOp::create(b, loc, xorShift(x, 30),
-                            constant(0xBF58476D1CE4E5B9ULL));
+                            createI64(b, loc, 0xBF58476D1CE4E5B9ULL));
   x = arith::MulIOp::create(b, loc, xorShift(x, 27),
-                            constant(0x94D049BB133111EBULL));
+                            createI64(b, loc, 0x94D049BB133111EBULL));
   return xorShift(x, 31);
 }
 
@@ -45,21 +48,17 @@ static constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 static Value getStreamKey(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  auto constant = [&](uint64_t value) {
-    return arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(b.getI64Type(), int64_t(value)));
-  };
   Value key = node.getRandomKey();
   Value seed = tensor::ExtractOp::create(
       b, loc, key, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
   if (node.getAttr("seed"))
-    seed = constant(node.getInt("seed", 0));
+    seed = createI64(b, loc, node.getInt("seed", 0));
   Value counter = tensor::ExtractOp::create(
       b, loc, key, ValueRange{arith::ConstantIndexOp::create(b, loc, 1)});
-  Value stream = constant(node.getRandomStream());
+  Value stream = createI64(b, loc, node.takeRandomStream());
   // seed, then counter, then stream, each folded in through the mix.
-  Value state =
-      mix64(b, loc, arith::AddIOp::create(b, loc, seed, constant(kGolden)));
+  Value state = mix64(
+      b, loc, arith::AddIOp::create(b, loc, seed, createI64(b, loc, kGolden)));
   state = mix64(b, loc, arith::XOrIOp::create(b, loc, state, counter));
   return mix64(b, loc, arith::XOrIOp::create(b, loc, state, stream));
 }
@@ -68,16 +67,11 @@ static Value getStreamKey(NodeLowering &node) {
 /// uniform draw in [0, 1), 24 bits, is at least `ratio` (f32).
 static Value isKept(OpBuilder &b, Location loc, Value streamKey, Value index,
                     Value ratio) {
-  Type i64 = b.getI64Type();
-  Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 1));
   Value step = arith::MulIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, index, one),
-      arith::ConstantOp::create(b, loc,
-                                b.getIntegerAttr(i64, int64_t(kGolden))));
+      b, loc, arith::AddIOp::create(b, loc, index, createI64(b, loc, 1)),
+      createI64(b, loc, kGolden));
   Value bits = mix64(b, loc, arith::AddIOp::create(b, loc, streamKey, step));
-  Value top = arith::ShRUIOp::create(
-      b, loc, bits,
-      arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 40)));
+  Value top = arith::ShRUIOp::create(b, loc, bits, createI64(b, loc, 40));
   Value uniform = arith::MulFOp::create(
       b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), top),
       createScalar(b, loc, b.getF32Type(), 0x1p-24));
