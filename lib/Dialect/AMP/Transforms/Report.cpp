@@ -74,7 +74,7 @@ void ReportPass::runOnOperation() {
 
   int64_t total = 0, low = 0, inserted = 0, fused = 0, remaining = 0;
   double flops = 0, lowFlops = 0, fp32Us = 0, ampUs = 0;
-  std::string precision = "fp32";
+  std::string precision = "low precision";
   // Per op type: [total, low precision].
   llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> byType;
   // Owns the op type keys byType refers to.
