@@ -79,6 +79,10 @@ public:
                             llvm::StringRef defaultValue) const;
   /// An INTS attribute, or nullopt when the node has none.
   std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name) const;
+  /// The element tensors of operand `i`, a sequence built in this graph
+  /// (buildSequence); nullopt, after an error naming the operand, for a
+  /// missing operand or a sequence the graph takes as an input.
+  std::optional<llvm::SmallVector<Value>> sequenceOperand(unsigned i) const;
   /// The values of operand `i` when it is a constant integer tensor.
   std::optional<llvm::SmallVector<int64_t>> getConstantInts(unsigned i) const;
   /// Reads an integer list given as the attribute `name` (older opsets) or
@@ -126,6 +130,18 @@ void populateDataMovementLowerings(LoweringTable &table);
 void populateTrainingLowerings(LoweringTable &table);
 void populateOptimizerLowerings(LoweringTable &table);
 void populateRandomLowerings(LoweringTable &table);
+void populateSequenceLowerings(LoweringTable &table);
+
+/// A lowered ONNX sequence of `elements`: an unrealized_conversion_cast
+/// from the element tensors to `sequenceType`, which the nodes reading the
+/// sequence see through (NodeLowering::sequenceOperand) and which is erased
+/// once they have lowered. A `sequenceType` that is not a sequence type
+/// (not inferred) becomes one of unranked tensors.
+Value buildSequence(OpBuilder &b, Location loc, Type sequenceType,
+                    ValueRange elements);
+
+/// The element tensors of `sequence` when buildSequence built it.
+std::optional<llvm::SmallVector<Value>> getSequenceElements(Value sequence);
 
 /// The value of a node computing a small integer tensor (shape arithmetic)
 /// from constants, as an arith.constant; null when it does not fold.

@@ -40,6 +40,7 @@ static const LoweringTable &getLoweringTable() {
     populateTrainingLowerings(table);
     populateOptimizerLowerings(table);
     populateRandomLowerings(table);
+    populateSequenceLowerings(table);
     return table;
   }();
   return table;
@@ -99,7 +100,8 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
       return lowering.emitError()
              << "output #" << result.getResultNumber()
              << " is used but its lowering does not compute it";
-    // A type ONNX could not infer takes the lowered value's type.
+    // A type ONNX could not infer takes the lowered value's type, and a
+    // sequence is its elements (buildSequence).
     if (!isa<RankedTensorType>(result.getType()))
       result.replaceAllUsesWith(value);
     else
@@ -108,6 +110,35 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
   }
   node.erase();
   return success();
+}
+
+/// Sequences lower to their elements, which only exist for sequences the
+/// graph builds: a graph input or output that is a sequence is an error.
+static LogicalResult checkSequenceBoundaries(ModuleOp module) {
+  bool failed = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    auto report = [&](Type type, StringRef what, unsigned i, StringRef name) {
+      if (!isa<onnxg::SequenceType>(type))
+        return;
+      emitError(func.getLoc())
+          << "graph " << what << " #" << i << " '" << name
+          << "' is a sequence: sequences lower only inside the graph, as the "
+             "tensors that SequenceConstruct collects";
+      failed = true;
+    };
+    for (BlockArgument arg : func.getArguments())
+      report(arg.getType(), "input", arg.getArgNumber(),
+             onnxg::getValueName(arg));
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(
+          i, onnxg::ONNXGraphDialect::kNameAttrName);
+      report(func.getResultTypes()[i], "output", i,
+             name ? name.getValue() : "");
+    }
+  }
+  return failure(failed);
 }
 
 namespace {
@@ -136,6 +167,8 @@ struct ConvertONNXGraphToLinalgPass
              << entry.first.getOpType() << " nodes)";
     }
     if (!unsupported.empty())
+      return signalPassFailure();
+    if (failed(checkSequenceBoundaries(module)))
       return signalPassFailure();
 
     OpBuilder builder(&getContext());
@@ -168,6 +201,11 @@ struct ConvertONNXGraphToLinalgPass
            llvm::make_early_inc_range(func.getBody().getOps<onnxg::NoneOp>()))
         if (none.use_empty())
           none.erase();
+      // Every reader of a sequence has taken its elements.
+      for (auto sequence : llvm::make_early_inc_range(
+               func.getBody().getOps<UnrealizedConversionCastOp>()))
+        if (sequence.use_empty() && getSequenceElements(sequence.getResult(0)))
+          sequence.erase();
       // Results whose type was unknown now have the lowered values' types.
       Operation *terminator = func.getBody().front().getTerminator();
       func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),

@@ -6,9 +6,9 @@
 //
 // The ONNX preview-training optimizers (Adagrad, Momentum, Adam; variadic
 // over the tensors they update) and ONNX Runtime's AdamOptimizer (one
-// tensor per node). Each update is elementwise and runs in f32; scalar
-// factors (bias corrections, decayed learning rates) are computed once per
-// node as 0-d tensors.
+// tensor per node) and AdamWOptimizer (sequences of tensors). Each update is
+// elementwise and runs in f32; scalar factors (bias corrections, decayed
+// learning rates) are computed once per node as 0-d tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -305,6 +305,145 @@ static LoweringResult lowerPreviewAdam(NodeLowering &node) {
   return results;
 }
 
+namespace {
+/// The attributes of ONNX Runtime's Adam updates (AdamOptimizer,
+/// AdamWOptimizer): mode 0 corrects the moments and decays the weight
+/// before the update (PyTorch AdamW), mode 1 corrects the learning rate and
+/// decays the updated weight (Hugging Face).
+struct OrtAdamSettings {
+  int64_t mode = 0;
+  float alpha = 0.9f, beta = 0.999f, lambda = 0, epsilon = 1e-8f;
+  bool correctBias = true;
+};
+} // namespace
+
+/// The settings of ONNX Runtime Adam node `node`, whose mode, weight decay
+/// and bias correction have these attribute names; fails with an error for
+/// an unknown mode.
+static FailureOr<OrtAdamSettings>
+getOrtAdamSettings(NodeLowering &node, StringRef modeName, StringRef lambdaName,
+                   StringRef correctBiasName) {
+  OrtAdamSettings settings;
+  settings.mode = node.getInt(modeName, 0);
+  if (settings.mode != 0 && settings.mode != 1)
+    return node.emitError()
+           << modeName << " must be 0 or 1, not " << settings.mode;
+  settings.alpha = node.getFloat("alpha", 0.9f);
+  settings.beta = node.getFloat("beta", 0.999f);
+  settings.lambda = node.getFloat(lambdaName, 0);
+  settings.epsilon = node.getFloat("epsilon", 1e-8f);
+  settings.correctBias = node.getInt(correctBiasName, 1) != 0;
+  return settings;
+}
+
+/// [1 - alpha^step, 1 - beta^step], or 1s without bias correction, as 0-d
+/// f32 tensors.
+static std::pair<Value, Value>
+buildBiasCorrections(OpBuilder &b, Location loc,
+                     const OrtAdamSettings &settings, Value step) {
+  auto correction = [&](float base) {
+    return buildScalar(
+        b, loc, {step}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          if (!settings.correctBias)
+            return f32(nb, nl, 1);
+          return biasCorrection(nb, nl, base, toF32(nb, nl, args[0]));
+        });
+  };
+  return {correction(settings.alpha), correction(settings.beta)};
+}
+
+/// The f32 change of weights `w` given the updated moments, the learning
+/// rate (0-d) and the bias corrections.
+static Value buildAdamDelta(OpBuilder &b, Location loc,
+                            const OrtAdamSettings &settings, Value w,
+                            Value m1New, Value m2New, Value rate,
+                            Value alphaCorrection, Value betaCorrection) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  return buildElementwise(
+      b, loc, wType.clone(b.getF32Type()),
+      {w, m1New, m2New, rate, alphaCorrection, betaCorrection},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value weight = args[0], eta = toF32(nb, nl, args[3]);
+        Value decay = f32(nb, nl, settings.lambda);
+        if (settings.mode == 0) {
+          Value denominator = arith::AddFOp::create(
+              nb, nl,
+              math::SqrtOp::create(
+                  nb, nl, arith::DivFOp::create(nb, nl, args[2], args[5])),
+              f32(nb, nl, settings.epsilon));
+          Value update = arith::AddFOp::create(
+              nb, nl,
+              arith::DivFOp::create(
+                  nb, nl, arith::DivFOp::create(nb, nl, args[1], args[4]),
+                  denominator),
+              arith::MulFOp::create(nb, nl, decay, weight));
+          return arith::NegFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, eta, update));
+        }
+        Value stepSize = arith::DivFOp::create(
+            nb, nl,
+            arith::MulFOp::create(nb, nl, eta,
+                                  math::SqrtOp::create(nb, nl, args[5])),
+            args[4]);
+        Value denominator =
+            arith::AddFOp::create(nb, nl, math::SqrtOp::create(nb, nl, args[2]),
+                                  f32(nb, nl, settings.epsilon));
+        Value update = arith::DivFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, stepSize, args[1]),
+            denominator);
+        Value decayed = arith::MulFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, eta, decay),
+            arith::SubFOp::create(nb, nl, weight, update));
+        return arith::NegFOp::create(
+            nb, nl, arith::AddFOp::create(nb, nl, update, decayed));
+      });
+}
+
+namespace {
+/// One tensor's Adam update: the new moments and the f32 weight change.
+struct AdamUpdate {
+  Value m1, m2, delta;
+};
+} // namespace
+
+/// The Adam update of weights `w` by gradient `g`, with moments `m1` and `m2`
+/// updated into types `m1Type` and `m2Type`.
+static AdamUpdate buildAdamUpdate(OpBuilder &b, Location loc,
+                                  const OrtAdamSettings &settings, Value w,
+                                  Value g, Value m1, Value m2,
+                                  RankedTensorType m1Type,
+                                  RankedTensorType m2Type, Value rate,
+                                  Value alphaCorrection, Value betaCorrection) {
+  AdamUpdate update;
+  update.m1 = buildElementwise(
+      b, loc, m1Type, {m1, g},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return updateFirstMoment(nb, nl, settings.alpha, args[0], args[1]);
+      });
+  update.m2 = buildElementwise(
+      b, loc, m2Type, {m2, g},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        return updateSecondMoment(nb, nl, settings.beta, args[0], args[1]);
+      });
+  update.delta = buildAdamDelta(b, loc, settings, w, update.m1, update.m2, rate,
+                                alphaCorrection, betaCorrection);
+  return update;
+}
+
+/// `updated` where the 0-d boolean `doUpdate` holds, else `previous`
+/// converted to `updated`'s type.
+static Value selectIfUpdated(OpBuilder &b, Location loc, Value doUpdate,
+                             Value updated, Value previous) {
+  auto type = cast<RankedTensorType>(updated.getType());
+  Value kept = convertTensor(b, loc, previous, type.getElementType());
+  return buildElementwise(b, loc, type, {doUpdate, updated, kept},
+                          [&](OpBuilder &nb, Location nl, ValueRange args) {
+                            return arith::SelectOp::create(nb, nl, args[0],
+                                                           args[1], args[2])
+                                .getResult();
+                          });
+}
+
 /// com.microsoft AdamOptimizer(ETA, S, W, G, M1, M2, [W16], [loss_scale],
 /// [grad_norm], [do_update]) -> (S', M1', M2', [W'], [G'], [W16']), as
 /// ONNX Runtime's kernels compute it: weight_decay_mode 0 corrects the
@@ -346,25 +485,12 @@ static LoweringResult lowerAdamOptimizer(NodeLowering &node) {
   if (node.operand(signalOperand) &&
       !(doUpdate = getScalarOperand(node, signalOperand, "the update signal")))
     return failure();
-  int64_t mode = node.getInt("weight_decay_mode", 0);
-  if (mode != 0 && mode != 1)
-    return node.emitError() << "weight_decay_mode must be 0 or 1, not " << mode;
-  float alpha = node.getFloat("alpha", 0.9f);
-  float beta = node.getFloat("beta", 0.999f);
-  float lambda = node.getFloat("lambda", 0);
-  float epsilon = node.getFloat("epsilon", 1e-8f);
-  bool correctBias = node.getInt("do_bias_correction", 1) != 0;
-
-  // [1 - alpha^S, 1 - beta^S] (or 1s without bias correction) as 0-d f32.
-  auto correction = [&](float base) {
-    return buildScalar(
-        b, loc, {step}, [&](OpBuilder &nb, Location nl, ValueRange args) {
-          if (!correctBias)
-            return f32(nb, nl, 1);
-          return biasCorrection(nb, nl, base, toF32(nb, nl, args[0]));
-        });
-  };
-  Value alphaCorrection = correction(alpha), betaCorrection = correction(beta);
+  FailureOr<OrtAdamSettings> settings = getOrtAdamSettings(
+      node, "weight_decay_mode", "lambda", "do_bias_correction");
+  if (failed(settings))
+    return failure();
+  auto [alphaCorrection, betaCorrection] =
+      buildBiasCorrections(b, loc, *settings, step);
   // The gradient, unscaled.
   Value gradient = g;
   if (lossScale)
@@ -374,57 +500,9 @@ static LoweringResult lowerAdamOptimizer(NodeLowering &node) {
           return arith::DivFOp::create(nb, nl, args[0], toF32(nb, nl, args[1]))
               .getResult();
         });
-  Value m1New = buildElementwise(
-      b, loc, getUpdateType(node, 1, m1), {m1, gradient},
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        return updateFirstMoment(nb, nl, alpha, args[0], args[1]);
-      });
-  Value m2New = buildElementwise(
-      b, loc, getUpdateType(node, 2, m2), {m2, gradient},
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        return updateSecondMoment(nb, nl, beta, args[0], args[1]);
-      });
-  auto wType = cast<RankedTensorType>(w.getType());
-  Value delta = buildElementwise(
-      b, loc, wType.clone(b.getF32Type()),
-      {w, m1New, m2New, rate, alphaCorrection, betaCorrection},
-      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-        Value weight = args[0], eta = toF32(nb, nl, args[3]);
-        Value decay = f32(nb, nl, lambda);
-        if (mode == 0) {
-          Value denominator = arith::AddFOp::create(
-              nb, nl,
-              math::SqrtOp::create(
-                  nb, nl, arith::DivFOp::create(nb, nl, args[2], args[5])),
-              f32(nb, nl, epsilon));
-          Value update = arith::AddFOp::create(
-              nb, nl,
-              arith::DivFOp::create(
-                  nb, nl, arith::DivFOp::create(nb, nl, args[1], args[4]),
-                  denominator),
-              arith::MulFOp::create(nb, nl, decay, weight));
-          return arith::NegFOp::create(
-              nb, nl, arith::MulFOp::create(nb, nl, eta, update));
-        }
-        // Hugging Face: the step size carries the bias correction and the
-        // decay applies to the already updated weight.
-        Value stepSize = arith::DivFOp::create(
-            nb, nl,
-            arith::MulFOp::create(nb, nl, eta,
-                                  math::SqrtOp::create(nb, nl, args[5])),
-            args[4]);
-        Value denominator =
-            arith::AddFOp::create(nb, nl, math::SqrtOp::create(nb, nl, args[2]),
-                                  f32(nb, nl, epsilon));
-        Value update = arith::DivFOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, stepSize, args[1]),
-            denominator);
-        Value decayed = arith::MulFOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, eta, decay),
-            arith::SubFOp::create(nb, nl, weight, update));
-        return arith::NegFOp::create(
-            nb, nl, arith::AddFOp::create(nb, nl, update, decayed));
-      });
+  auto [m1New, m2New, delta] = buildAdamUpdate(
+      b, loc, *settings, w, gradient, m1, m2, getUpdateType(node, 1, m1),
+      getUpdateType(node, 2, m2), rate, alphaCorrection, betaCorrection);
   Value stepNew = buildElementwise(
       b, loc, RankedTensorType::get({}, getRankedType(step).getElementType()),
       {step}, [&](OpBuilder &nb, Location nl, ValueRange args) {
@@ -451,17 +529,89 @@ static LoweringResult lowerAdamOptimizer(NodeLowering &node) {
       result = reshapeTo(b, loc, result, type);
     else
       result = convertTensor(b, loc, result, type.getElementType());
-    if (doUpdate) {
-      Value kept = convertTensor(b, loc, inputs[i], type.getElementType());
-      result = buildElementwise(
-          b, loc, type, {doUpdate, result, kept},
-          [&](OpBuilder &nb, Location nl, ValueRange args) {
-            return arith::SelectOp::create(nb, nl, args[0], args[1], args[2])
-                .getResult();
-          });
-    }
+    if (doUpdate)
+      result = selectIfUpdated(b, loc, doUpdate, result, inputs[i]);
   }
   results.resize(std::min<size_t>(results.size(), node.getNumResults()));
+  return results;
+}
+
+/// com.microsoft AdamWOptimizer(lr, step, weights, gradients, moments_1,
+/// moments_2, [update_signal]) -> (updated_flag, [weights'], [moments_1'],
+/// [moments_2']): the four inputs are sequences of equally many tensors,
+/// which ONNX Runtime updates in place and returns; each tensor is updated
+/// as AdamOptimizer updates its one (adam_mode is its weight_decay_mode,
+/// weight_decay its lambda). The flag is 1 when the update ran.
+static LoweringResult lowerAdamWOptimizer(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value rate = getScalarOperand(node, 0, "the learning rate");
+  Value step = rate ? getScalarOperand(node, 1, "the step count") : Value();
+  if (!step)
+    return failure();
+  SmallVector<SmallVector<Value>> sequences;
+  for (unsigned i = 2; i < 6; ++i) {
+    std::optional<SmallVector<Value>> elements = node.sequenceOperand(i);
+    if (!elements)
+      return failure();
+    if (!sequences.empty() && elements->size() != sequences[0].size())
+      return node.emitError()
+             << "input " << i << " holds " << elements->size()
+             << " tensors, the weights " << sequences[0].size();
+    sequences.push_back(std::move(*elements));
+  }
+  Value doUpdate;
+  if (node.operand(6) &&
+      !(doUpdate = getScalarOperand(node, 6, "the update signal")))
+    return failure();
+  FailureOr<OrtAdamSettings> settings =
+      getOrtAdamSettings(node, "adam_mode", "weight_decay", "correct_bias");
+  if (failed(settings))
+    return failure();
+  auto [alphaCorrection, betaCorrection] =
+      buildBiasCorrections(b, loc, *settings, step);
+
+  SmallVector<SmallVector<Value>> updated(3);
+  for (unsigned i = 0; i < sequences[0].size(); ++i) {
+    Value w = sequences[0][i], g = sequences[1][i], m1 = sequences[2][i],
+          m2 = sequences[3][i];
+    auto wType = getRankedType(w);
+    for (Value value : {w, g, m1, m2}) {
+      auto type = getRankedType(value);
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          type.getShape() != wType.getShape())
+        return node.emitError()
+               << "tensor " << i
+               << " of the weights, gradients and moments must be float "
+                  "tensors of one shape";
+    }
+    auto [m1New, m2New, delta] = buildAdamUpdate(
+        b, loc, *settings, w, g, m1, m2, getRankedType(m1), getRankedType(m2),
+        rate, alphaCorrection, betaCorrection);
+    Value wNew = buildElementwise(
+        b, loc, wType, {w, delta},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::AddFOp::create(nb, nl, args[0], args[1]).getResult();
+        });
+    Value newValues[] = {wNew, m1New, m2New};
+    Value previous[] = {w, m1, m2};
+    for (unsigned k = 0; k < 3; ++k)
+      updated[k].push_back(doUpdate ? selectIfUpdated(b, loc, doUpdate,
+                                                      newValues[k], previous[k])
+                                    : newValues[k]);
+  }
+  // The flag has the step's shape; ONNX Runtime writes a bool into it.
+  auto stepType = cast<RankedTensorType>(node.operand(1).getType());
+  Type flagType = node.resultElementType(0, b.getI1Type());
+  Value flag =
+      doUpdate ? reshapeTo(b, loc, convertTensor(b, loc, doUpdate, flagType),
+                           stepType.clone(flagType))
+               : createFilled(b, loc, getSizes(b, loc, node.operand(1)),
+                              createScalar(b, loc, flagType, 1));
+  SmallVector<Value> results = {flag};
+  for (unsigned k = 0; k < 3 && k + 1 < node.getNumResults(); ++k)
+    results.push_back(buildSequence(
+        b, loc, node.getNode().getResult(k + 1).getType(), updated[k]));
   return results;
 }
 
@@ -470,4 +620,5 @@ void amp::lowering::populateOptimizerLowerings(LoweringTable &table) {
   table.add("ai.onnx.preview.training", "Momentum", lowerMomentum);
   table.add("ai.onnx.preview.training", "Adam", lowerPreviewAdam);
   table.add("com.microsoft", "AdamOptimizer", lowerAdamOptimizer);
+  table.add("com.microsoft", "AdamWOptimizer", lowerAdamWOptimizer);
 }

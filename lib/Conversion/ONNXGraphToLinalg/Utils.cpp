@@ -139,8 +139,49 @@ NodeLowering::getIntsFromAttrOrOperand(StringRef name, unsigned i,
   return values;
 }
 
+std::optional<SmallVector<Value>>
+NodeLowering::sequenceOperand(unsigned i) const {
+  if (i >= node.getNumOperands() ||
+      isa<NoneType>(node.getOperand(i).getType())) {
+    emitError() << "input " << i << " (a sequence) is missing";
+    return std::nullopt;
+  }
+  std::optional<SmallVector<Value>> elements =
+      getSequenceElements(node.getOperand(i));
+  if (!elements)
+    emitError()
+        << "input " << i
+        << " must be a sequence built in the graph (SequenceConstruct); "
+           "sequences that are graph inputs do not lower";
+  return elements;
+}
+
 InFlightDiagnostic NodeLowering::emitError() const {
   return mlir::emitError(node.getLoc()) << node.describe() << ": ";
+}
+
+//===----------------------------------------------------------------------===//
+// Sequences
+//===----------------------------------------------------------------------===//
+
+Value amp::lowering::buildSequence(OpBuilder &b, Location loc,
+                                   Type sequenceType, ValueRange elements) {
+  // A sequence whose type ONNX could not infer (a contrib op's output).
+  if (!isa<onnxg::SequenceType>(sequenceType))
+    sequenceType = onnxg::SequenceType::get(
+        b.getContext(),
+        UnrankedTensorType::get(getElementTypeOrSelf(elements.front())));
+  return UnrealizedConversionCastOp::create(b, loc, sequenceType, elements)
+      .getResult(0);
+}
+
+std::optional<SmallVector<Value>>
+amp::lowering::getSequenceElements(Value sequence) {
+  auto cast = sequence.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || cast->getNumResults() != 1 ||
+      !isa<onnxg::SequenceType>(sequence.getType()))
+    return std::nullopt;
+  return llvm::to_vector(cast.getInputs());
 }
 
 //===----------------------------------------------------------------------===//

@@ -140,3 +140,59 @@ func.func @broadcast_gradient_args_dynamic(%a: tensor<2xi64>, %b: tensor<2xi64>)
   %0:2 = onnxg.node "BroadcastGradientArgs"(%a, %b) domain "com.microsoft" opset 1 : (tensor<2xi64>, tensor<2xi64>) -> (tensor<?xi64>, tensor<?xi64>)
   return %0#0 : tensor<?xi64>
 }
+
+// -----
+
+// expected-error @+1 {{graph input #0 'params' is a sequence: sequences lower only inside the graph, as the tensors that SequenceConstruct collects}}
+func.func @sequence_input(%s: !onnxg.seq<tensor<*xf32>> loc("params"), %i: tensor<i64>) -> tensor<4xf32> {
+  %0 = onnxg.node "SequenceAt"(%s, %i) opset 17 : (!onnxg.seq<tensor<*xf32>>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sequence_at_position(%a: tensor<4xf32>, %i: tensor<i64>) -> tensor<4xf32> {
+  %s = onnxg.node "SequenceConstruct"(%a) opset 17 : (tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
+  // expected-error @+1 {{node (SequenceAt): the position (input 1) must be a constant of one element}}
+  %0 = onnxg.node "SequenceAt"(%s, %i) opset 17 : (!onnxg.seq<tensor<4xf32>>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sequence_at_range(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %s = onnxg.node "SequenceConstruct"(%a, %a) opset 17 : (tensor<4xf32>, tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
+  %i = onnxg.node "Constant"() opset 17 attributes {value = dense<-3> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (SequenceAt): position -3 is outside a sequence of 2 tensors}}
+  %0 = onnxg.node "SequenceAt"(%s, %i) opset 17 : (!onnxg.seq<tensor<4xf32>>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @sequence_construct_types(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (SequenceConstruct): input 1 has element type 'f16', input 0 'f32'}}
+  %s = onnxg.node "SequenceConstruct"(%a, %b) opset 17 : (tensor<4xf32>, tensor<4xf16>) -> !onnxg.seq<tensor<*xf32>>
+  %i = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %0 = onnxg.node "SequenceAt"(%s, %i) opset 17 : (!onnxg.seq<tensor<*xf32>>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @adamw_counts(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf32>) -> tensor<1xi1> {
+  %one = onnxg.node "SequenceConstruct"(%w) opset 17 : (tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
+  %two = onnxg.node "SequenceConstruct"(%w, %w) opset 17 : (tensor<4xf32>, tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
+  // expected-error @+1 {{node (AdamWOptimizer): input 3 holds 2 tensors, the weights 1}}
+  %0 = onnxg.node "AdamWOptimizer"(%lr, %step, %one, %two, %one, %one) domain "com.microsoft" opset 1 : (tensor<1xf32>, tensor<1xi64>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>) -> tensor<1xi1>
+  return %0 : tensor<1xi1>
+}
+
+// -----
+
+func.func @adamw_mode(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf32>) -> tensor<1xi1> {
+  %s = onnxg.node "SequenceConstruct"(%w) opset 17 : (tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
+  // expected-error @+1 {{node (AdamWOptimizer): adam_mode must be 0 or 1, not 2}}
+  %0 = onnxg.node "AdamWOptimizer"(%lr, %step, %s, %s, %s, %s) domain "com.microsoft" opset 1 attributes {adam_mode = 2 : i64} : (tensor<1xf32>, tensor<1xi64>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>) -> tensor<1xi1>
+  return %0 : tensor<1xi1>
+}

@@ -75,3 +75,40 @@ func.func @adam_optimizer(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4
   %0:4 = onnxg.node "AdamOptimizer"(%lr, %step, %w, %g, %m1, %m2, %update) domain "com.microsoft" opset 1 attributes {alpha = 0.899999976 : f32, beta = 0.999000012 : f32, do_bias_correction = 1 : i64, epsilon = 9.99999997E-7 : f32, lambda = 0.000000e+00 : f32, max_norm_clip = 1 : i64, weight_decay_mode = 1 : i64} : (tensor<1xf32>, tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1xi1>) -> (tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %0#0, %0#1, %0#2, %0#3 : tensor<1xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// ONNX Runtime's AdamWOptimizer over sequences of two tensors (adam_mode 1,
+// Hugging Face): per tensor the moments, the f32 change and the weight, as
+// for AdamOptimizer; SequenceAt reads the updated sequences, and the flag
+// is 1 without an update signal.
+// CHECK-LABEL: func.func @adamw_optimizer(
+// CHECK-SAME:      %{{[^:]*}}: tensor<1xf32>, %{{[^:]*}}: tensor<1xi64>, %[[W1:[^:]*]]: tensor<4xf32>, %[[W2:[^:]*]]: tensor<2x3xf32>,
+// CHECK:         math.powf
+// CHECK:         math.powf
+// CHECK:         %[[M1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
+// CHECK:         %[[V1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
+// CHECK:         %[[D1:.*]] = linalg.generic {{.*}} ins(%[[W1]], %[[M1]], %[[V1]], {{.*}}) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:           math.sqrt
+// CHECK:         %[[X1:.*]] = linalg.generic {{.*}} ins(%[[W1]], %[[D1]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:         %[[M2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[V2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[D2:.*]] = linalg.generic {{.*}} ins(%[[W2]], %[[M2]], %[[V2]], {{.*}}) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[X2:.*]] = linalg.generic {{.*}} ins(%[[W2]], %[[D2]] : tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK:         %[[FLAG:.*]] = linalg.fill ins(%true : i1) outs(%{{.*}} : tensor<1xi1>)
+// CHECK-NOT:     unrealized_conversion_cast
+// CHECK:         return %[[FLAG]], %[[X1]], %[[X2]], %[[M2]], %[[V1]]
+func.func @adamw_optimizer(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w1: tensor<4xf32>, %w2: tensor<2x3xf32>, %g1: tensor<4xf32>, %g2: tensor<2x3xf32>, %m1: tensor<4xf32>, %m2: tensor<2x3xf32>, %v1: tensor<4xf32>, %v2: tensor<2x3xf32>) -> (tensor<1xi1>, tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xf32>) {
+  %w = onnxg.node "SequenceConstruct"(%w1, %w2) opset 17 : (tensor<4xf32>, tensor<2x3xf32>) -> !onnxg.seq<tensor<*xf32>>
+  %g = onnxg.node "SequenceConstruct"(%g1, %g2) opset 17 : (tensor<4xf32>, tensor<2x3xf32>) -> !onnxg.seq<tensor<*xf32>>
+  %m = onnxg.node "SequenceConstruct"(%m1, %m2) opset 17 : (tensor<4xf32>, tensor<2x3xf32>) -> !onnxg.seq<tensor<*xf32>>
+  %v = onnxg.node "SequenceConstruct"(%v1, %v2) opset 17 : (tensor<4xf32>, tensor<2x3xf32>) -> !onnxg.seq<tensor<*xf32>>
+  %0:4 = onnxg.node "AdamWOptimizer"(%lr, %step, %w, %g, %m, %v) domain "com.microsoft" opset 1 attributes {adam_mode = 1 : i64, alpha = 0.899999976 : f32, beta = 0.999000012 : f32, correct_bias = 1 : i64, epsilon = 9.99999997E-7 : f32, weight_decay = 0.01 : f32} : (tensor<1xf32>, tensor<1xi64>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>) -> (tensor<1xi1>, !onnxg.unknown, !onnxg.unknown, !onnxg.unknown)
+  %i0 = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %i1 = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %x1 = onnxg.node "SequenceAt"(%0#1, %i0) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<4xf32>
+  %x2 = onnxg.node "SequenceAt"(%0#1, %i1) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<2x3xf32>
+  %n2 = onnxg.node "SequenceAt"(%0#2, %i1) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<2x3xf32>
+  %h1 = onnxg.node "SequenceAt"(%0#3, %i0) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<4xf32>
+  return %0#0, %x1, %x2, %n2, %h1 : tensor<1xi1>, tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xf32>
+}
