@@ -7,7 +7,8 @@
   of FP32's after as many applied updates (amp_opt.numerics).
 - An overflowing loss scale makes the scaler skip steps and recover.
 - The small ONNX Runtime training artifacts of the corpus train too: with
-  host SGD, or with their own optimizer graph (--optimizer).
+  host SGD, or with their own optimizer graph (--optimizer): AdamOptimizer
+  nodes, or one AdamWOptimizer over sequences.
 """
 import glob
 import os
@@ -26,13 +27,20 @@ ARTIFACT = os.path.join(CORPUS, "onnxruntime_onnxruntime-qnn", "onnxruntime",
                         "training_model.onnx")
 ARTIFACT_DIMS = ["--dim", "input-0_dim0=4", "--dim", "input-0_dim1=784",
                  "--dim", "output-0_dim0=4"]
+# Its optimizer graph: one AdamWOptimizer over sequences (params,
+# gradients, moments) that amp-run builds as the training API does.
+ADAMW_ARGS = ["--optimizer", os.path.join(os.path.dirname(ARTIFACT),
+                                          "adamw.onnx"),
+              "--learning-rate", "0.0001"] + ARTIFACT_DIMS
+PARAMETERS = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
 # The older training API pair: a gradient graph (InPlaceAccumulator v1) and
 # an optimizer graph of AdamOptimizer nodes, both opset 12.
 OLD_API = os.path.join(CORPUS, "onnxruntime_onnxruntime-qnn@8890461",
                        "onnxruntime", "test", "testdata", "training_api")
-OLD_API_ARGS = ["--optimizer", os.path.join(OLD_API, "optimizer_graph.onnx"),
-                "--dim", "input1_dim0=4", "--dim", "input1_dim1=784",
-                "--dim", "output-0_dim0=4", "--learning-rate", "0.001"]
+OLD_API_DIMS = ["--dim", "input1_dim0=4", "--dim", "input1_dim1=784",
+                "--dim", "output-0_dim0=4", "--learning-rate", "0.0001"]
+OLD_API_ARGS = ["--optimizer", os.path.join(OLD_API, "optimizer_graph.onnx")
+                ] + OLD_API_DIMS
 # The graphs of the numerics proof (the issue's MLP, CNN, transformer, GPT).
 PROOF = [("mlp", "sgd"), ("cnn", "sgd"), ("transformer", "adam"),
          ("gpt", "adam")]
@@ -238,3 +246,90 @@ def test_params_npz_replaces_generated_values(tmp_path):
     other, _ = api.train(ARTIFACT, 1, seed=7, args=ARTIFACT_DIMS)
     assert [r["loss"] for r in again] == [r["loss"] for r in first]
     assert other[0]["loss"] != first[0]["loss"]
+
+
+@pytest.mark.skipif(not os.path.exists(ARTIFACT),
+                    reason=f"the corpus is absent ({ARTIFACT})")
+def test_adamw_graph_updates_as_onnx_runtime(tmp_path):
+    """One step of training_model.onnx + adamw.onnx: every parameter and
+    both moments move as ONNX Runtime's AdamWOptimizer (adam_mode 1,
+    correct_bias) moves them given the step's gradient, starting from zero
+    moments at step 1; the step count becomes 2."""
+    api.train(ARTIFACT, 1, args=ADAMW_ARGS + [
+        "--save-inputs", str(tmp_path / "in"),
+        "--save-outputs", str(tmp_path / "out")])
+
+    def load(folder, name):
+        return np.load(tmp_path / folder / f"{name}.npy").astype(np.float64)
+
+    lr, step = load("in", "learning_rate")[0], load("in", "step")[0]
+    assert step == 1 and load("out", "step.updated")[0] == 2
+    # The attributes' float32 values.
+    alpha, beta, epsilon = (float(np.float32(v)) for v in (0.9, 0.999, 1e-6))
+    for name in PARAMETERS:
+        assert not load("in", f"{name}.momentum0").any()
+        gradient = load("out", f"{name}_grad.accumulation.buffer.updated")
+        m = (1 - alpha) * gradient
+        v = (1 - beta) * gradient * gradient
+        rate = lr * np.sqrt(1 - beta ** step) / (1 - alpha ** step)
+        expected = load("in", name) - rate * m / (np.sqrt(v) + epsilon)
+        np.testing.assert_allclose(load("out", f"{name}.updated"), expected,
+                                   rtol=0, atol=1e-7, err_msg=name)
+        np.testing.assert_allclose(load("out", f"{name}.momentum0.updated"),
+                                   m, rtol=1e-6, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(load("out", f"{name}.momentum1.updated"),
+                                   v, rtol=1e-6, atol=1e-14, err_msg=name)
+
+
+@pytest.mark.skipif(not os.path.isdir(OLD_API),
+                    reason=f"the corpus is absent ({OLD_API})")
+def test_adamw_graph_trains_as_adam_optimizer_graph():
+    """The older API's two optimizer graphs for one gradient graph, AdamW
+    over a gradient sequence the graph collects itself and one
+    AdamOptimizer per parameter, with the same hyperparameters (mode 1, no
+    weight decay), give the same losses."""
+    adamw, _ = api.train(
+        os.path.join(OLD_API, "gradient_graph.onnx"), 20,
+        args=["--optimizer", os.path.join(OLD_API, "adamw.onnx")] +
+        OLD_API_DIMS)
+    adam, _ = api.train(os.path.join(OLD_API, "gradient_graph.onnx"), 20,
+                        args=OLD_API_ARGS)
+    assert [r["loss"] for r in adamw] == [r["loss"] for r in adam]
+    assert adamw[-1]["loss"] < 0.5 * adamw[0]["loss"]
+
+
+@pytest.mark.skipif(not os.path.exists(ARTIFACT),
+                    reason=f"the corpus is absent ({ARTIFACT})")
+def test_onnx_runtime_adamw_graph_trains():
+    curves = numerics.run_precisions(ARTIFACT, 200, args=ADAMW_ARGS)
+    summary = numerics.summarize(curves)
+    for precision, row in summary.items():
+        print(f"training_model + adamw {precision}: {row['first']:.6g} -> "
+              f"{row['final']:.6g} (gap {100 * row['gap']:.3f}%)")
+        assert row["finite"] and row["final"] < 0.1 * row["first"], precision
+        assert row["gap"] <= 0.02, (precision, row)
+    assert summary["bf16"]["final"] != summary["fp32"]["final"]
+
+
+@pytest.mark.skipif(not os.path.exists(ARTIFACT),
+                    reason=f"the corpus is absent ({ARTIFACT})")
+def test_overflow_skips_the_adamw_graph(tmp_path):
+    """amp-analyze-training pairs each `<input>.updated` output that amp-run
+    gives AdamW's in-place updates with its input, so after an overflow
+    dynamic loss scaling keeps the weights, the moments and the step."""
+    x = np.zeros((4, 784), np.float32)
+    x[0, 0] = np.inf
+    np.save(tmp_path / "x.npy", x)
+    records, _ = api.train(
+        ARTIFACT, 2, amp_pipeline="precision=fp16",
+        args=ADAMW_ARGS + ["--input", f"input-0={tmp_path / 'x.npy'}",
+                           "--save-inputs", str(tmp_path / "in"),
+                           "--save-outputs", str(tmp_path / "out")])
+    assert [r["skipped"] for r in records] == [True, True]
+    assert np.load(tmp_path / "out" / "step.updated.npy")[0] == 1
+    for name in PARAMETERS:
+        np.testing.assert_array_equal(
+            np.load(tmp_path / "out" / f"{name}.updated.npy"),
+            np.load(tmp_path / "in" / f"{name}.npy"))
+        assert not np.load(
+            tmp_path / "out" / f"{name}.momentum1.updated.npy").any()

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostTensor.h"
+#include "StepGraph.h"
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
@@ -24,7 +25,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -154,11 +154,6 @@ struct StepOutput {
 };
 } // namespace
 
-[[noreturn]] static void fail(const llvm::Twine &message) {
-  llvm::errs() << "amp-run: error: " << message << "\n";
-  exit(1);
-}
-
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
@@ -274,6 +269,7 @@ static std::string getName(Value value, unsigned position, bool isInput) {
 /// which input. `bounds` are the index ranges of the integer inputs.
 static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
                          const llvm::StringSet<> &stepCounts,
+                         const llvm::StringSet<> &buffers,
                          bool restartAccumulators,
                          std::vector<StepInput> &inputs,
                          std::vector<StepOutput> &outputs, std::string &loss) {
@@ -292,6 +288,7 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
     if (isa<IntegerType>(type.getElementType()) && !input.initializer)
       input.bound = bounds[arg.getArgNumber()];
     input.isStepCount = stepCounts.contains(input.name);
+    input.isState = buffers.contains(input.name);
     inputByName[input.name] = inputs.size();
     inputs.push_back(input);
   }
@@ -338,7 +335,7 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
         previous.empty() && stem.consume_back(".updated"))
       previous = stem.str();
     // ONNX Runtime's gradient accumulators: X.accumulation.out -> .buffer,
-    // unless an optimizer consumes them each step.
+    // unless an optimizer consumes them each step (the buffers stay zero).
     if (StringRef stem = name;
         previous.empty() && stem.consume_back(".accumulation.out"))
       previous =
@@ -349,58 +346,6 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
       inputs[it->second].isState = true;
     }
     outputs.push_back(output);
-  }
-}
-
-/// Returns `value` from `func` as an output named `name`, unless it is
-/// returned already.
-static void addOutput(func::FuncOp func, Value value, StringRef name) {
-  auto terminator =
-      cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (llvm::is_contained(terminator.getOperands(), value))
-    return;
-  terminator->insertOperands(terminator->getNumOperands(), value);
-  SmallVector<Type> results(func.getResultTypes());
-  results.push_back(value.getType());
-  func.setType(
-      FunctionType::get(func.getContext(), func.getArgumentTypes(), results));
-  func.setResultAttr(results.size() - 1, onnxg::ONNXGraphDialect::kNameAttrName,
-                     StringAttr::get(func.getContext(), name));
-}
-
-/// Makes the overflow check of dynamic loss scaling an output, so that each
-/// step can say whether it was skipped, and ONNX Runtime's in-place
-/// gradient accumulators outputs `<buffer>.updated`, so that the buffers
-/// carry from step to step as they would in place.
-static void exposeHiddenState(func::FuncOp func) {
-  func.walk([&](amp::AllFiniteOp op) {
-    addOutput(func, op.getResult(), "amp.grads_finite");
-  });
-  SmallVector<onnxg::NodeOp> accumulators;
-  func.walk([&](onnxg::NodeOp node) {
-    if (node.getDomain() == "com.microsoft" &&
-        node.getOpType().starts_with("InPlaceAccumulator") &&
-        node.getNumOperands() >= 2 && isa<BlockArgument>(node.getOperand(0)))
-      accumulators.push_back(node);
-  });
-  for (onnxg::NodeOp node : accumulators) {
-    auto buffer = cast<BlockArgument>(node.getOperand(0));
-    bool v2 = node.getOpType() == "InPlaceAccumulatorV2";
-    if (v2 && node.getNumResults() == 1) {
-      // Ask for V2's optional second output, the accumulated buffer.
-      OpBuilder builder(node);
-      OperationState state(node.getLoc(), node->getName());
-      state.addOperands(node.getOperands());
-      state.addTypes({node.getResult(0).getType(), buffer.getType()});
-      state.addAttributes(llvm::to_vector(node->getDiscardableAttrs()));
-      state.useProperties(node.getProperties());
-      auto withBuffer = cast<onnxg::NodeOp>(builder.create(state));
-      node.getResult(0).replaceAllUsesWith(withBuffer.getResult(0));
-      node.erase();
-      node = withBuffer;
-    }
-    addOutput(func, node.getResult(v2 ? 1 : 0),
-              (onnxg::getValueName(buffer) + ".updated").str());
   }
 }
 
@@ -503,56 +448,6 @@ static func::FuncOp getGraph(ModuleOp module, StringRef path) {
   return funcs[0];
 }
 
-/// Appends `optimizer` to the training step `step`, as ONNX Runtime's
-/// training API runs one after the other: an optimizer input named like a
-/// value of the step reads that value (parameters, accumulated gradients),
-/// the others become inputs of the step (learning rate, step count,
-/// moments), and the optimizer's outputs become outputs of the step.
-static void appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
-  onnxg::ValueNames names(step);
-  IRMapping mapping;
-  for (BlockArgument arg : optimizer.getArguments()) {
-    StringRef name = onnxg::getValueName(arg);
-    if (Value value = names.lookup(name)) {
-      if (value.getType() != arg.getType())
-        fail("--optimizer: input '" + name + "' has type " +
-             printToString(arg.getType()) + ", the training graph's " +
-             printToString(value.getType()));
-      mapping.map(arg, value);
-      continue;
-    }
-    unsigned index = step.getNumArguments();
-    if (failed(step.insertArgument(index, arg.getType(),
-                                   optimizer.getArgAttrDict(arg.getArgNumber()),
-                                   arg.getLoc())))
-      fail("--optimizer: cannot add input '" + name + "'");
-    mapping.map(arg, step.getArgument(index));
-  }
-  Block &body = optimizer.getBody().front();
-  OpBuilder builder(step.getBody().front().getTerminator());
-  for (Operation &op : body.without_terminator())
-    builder.clone(op, mapping);
-  for (auto [i, value] : llvm::enumerate(body.getTerminator()->getOperands())) {
-    auto name = optimizer.getResultAttrOfType<StringAttr>(
-        i, onnxg::ONNXGraphDialect::kNameAttrName);
-    addOutput(step, mapping.lookupOrDefault(value),
-              name ? name.getValue() : onnxg::getValueName(value));
-  }
-}
-
-/// The step-count inputs of ONNX Runtime's AdamOptimizer nodes (input 1):
-/// bias correction divides by 1 - alpha^step, so counting starts at 1.
-static llvm::StringSet<> findStepCounts(func::FuncOp func) {
-  llvm::StringSet<> names;
-  func.walk([&](onnxg::NodeOp node) {
-    if (node.getDomain() == "com.microsoft" &&
-        node.getOpType() == "AdamOptimizer" && node.getNumOperands() > 1)
-      if (auto arg = dyn_cast<BlockArgument>(node.getOperand(1)))
-        names.insert(onnxg::getValueName(arg));
-  });
-  return names;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -602,6 +497,7 @@ int main(int argc, char **argv) {
   func::FuncOp func = getGraph(*module, inputFile);
   exposeHiddenState(func);
   llvm::StringSet<> stepCounts = findStepCounts(func);
+  llvm::StringSet<> buffers = findAccumulatorBuffers(func);
   SmallVector<int64_t> bounds;
   for (BlockArgument arg : func.getArguments())
     bounds.push_back(findIndexBound(arg));
@@ -612,9 +508,12 @@ int main(int argc, char **argv) {
   std::vector<StepInput> inputs;
   std::vector<StepOutput> outputs;
   std::string loss = lossName;
-  describeStep(func, bounds, stepCounts,
-               /*restartAccumulators=*/!optimizerFile.empty(), inputs, outputs,
-               loss);
+  // An optimizer that runs every step (a graph, or host SGD) consumes the
+  // accumulated gradients, so the accumulators restart.
+  describeStep(func, bounds, stepCounts, buffers,
+               /*restartAccumulators=*/!optimizerFile.empty() ||
+                   sgdLearningRate != 0,
+               inputs, outputs, loss);
   if (loss.empty())
     for (const StepOutput &output : outputs)
       if (output.type.getRank() == 0 &&

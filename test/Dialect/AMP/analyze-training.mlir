@@ -129,6 +129,32 @@ func.func @optimizer_only(%r: tensor<f32> loc("R"), %t: tensor<i64> loc("T"),
 
 // -----
 
+// ONNX Runtime's AdamWOptimizer over sequences, as amp-run feeds it: the
+// weights and gradients pair up through their SequenceConstruct nodes, and
+// each output named `<input>.updated` replaces that input.
+// CHECK-LABEL: func.func @adamw_sequences
+// CHECK-SAME:    amp.training = {gradients = ["a_grad", "b_grad"], kind = "optimizer", loss = "", parameters = ["a", "b"], seeds = [], updates = {{\[\["a.updated", "a"\], \["step.updated", "step"\]\]}}}
+// expected-remark @+1 {{optimizer: loss '', 0 seeds, 2 parameters with gradients, 2 updates}}
+func.func @adamw_sequences(%lr: tensor<1xf32> loc("learning_rate"), %step: tensor<1xi64> loc("step"),
+                           %a: tensor<2xf32> loc("a"), %b: tensor<3xf32> loc("b"),
+                           %ga: tensor<2xf32> loc("a_grad"), %gb: tensor<3xf32> loc("b_grad"),
+                           %m: tensor<2xf32> loc("a.momentum0"))
+    -> (tensor<2xf32> {onnxg.name = "a.updated"}, tensor<1xi64> {onnxg.name = "step.updated"}, tensor<2xf32> {onnxg.name = "b.updated"}) {
+  %params = onnxg.node "SequenceConstruct"(%a, %b) opset 17 : (tensor<2xf32>, tensor<3xf32>) -> !onnxg.seq<tensor<*xf32>> loc(fused<"onnx.outputs">["p", "params"])
+  %grads = onnxg.node "SequenceConstruct"(%ga, %gb) opset 17 : (tensor<2xf32>, tensor<3xf32>) -> !onnxg.seq<tensor<*xf32>> loc(fused<"onnx.outputs">["g", "gradients"])
+  %moments = onnxg.node "SequenceConstruct"(%m, %m) opset 17 : (tensor<2xf32>, tensor<2xf32>) -> !onnxg.seq<tensor<*xf32>> loc(fused<"onnx.outputs">["m", "moments"])
+  %flag, %w, %m1, %m2 = onnxg.node "AdamWOptimizer"(%lr, %step, %params, %grads, %moments, %moments) domain "com.microsoft" opset 1 : (tensor<1xf32>, tensor<1xi64>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>) -> (tensor<1xi1>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>) loc(fused<"onnx.outputs">["adamw", "flag", "w", "m1", "m2"])
+  %zero = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<i64>} : () -> tensor<i64> loc(fused<"onnx.outputs">["c", "zero"])
+  %new_a = onnxg.node "SequenceAt"(%w, %zero) opset 17 : (!onnxg.seq<tensor<*xf32>>, tensor<i64>) -> tensor<2xf32> loc(fused<"onnx.outputs">["at", "a.updated"])
+  %count = onnxg.node "Cast"(%flag) opset 17 attributes {to = 7 : i64} : (tensor<1xi1>) -> tensor<1xi64> loc(fused<"onnx.outputs">["cast", "count"])
+  %new_step = onnxg.node "Add"(%step, %count) opset 17 : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64> loc(fused<"onnx.outputs">["add", "step.updated"])
+  // Not an update: b.updated has another type than b.
+  %other = onnxg.node "SequenceAt"(%w, %zero) opset 17 : (!onnxg.seq<tensor<*xf32>>, tensor<i64>) -> tensor<2xf32> loc(fused<"onnx.outputs">["at2", "other"])
+  return %new_a, %new_step, %other : tensor<2xf32>, tensor<1xi64>, tensor<2xf32>
+}
+
+// -----
+
 // No backward: converted as a forward graph, ops left without a region.
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME:    kind = "forward"

@@ -115,6 +115,15 @@ static void addOrtAdamUpdates(NodeOp node, TrainingRoles &roles) {
       roles.updates.push_back({outputs[output], inputs[input]});
 }
 
+/// The tensors a SequenceConstruct node collects into `sequence`.
+static std::optional<ValueRange> getSequenceConstructInputs(Value sequence) {
+  auto node = sequence.getDefiningOp<NodeOp>();
+  if (!node || !onnxg::isDefaultDomain(node.getDomain()) ||
+      node.getOpType() != "SequenceConstruct")
+    return std::nullopt;
+  return ValueRange(node.getInputs());
+}
+
 /// Parameters, gradients and updates of the optimizer ops in `body`:
 /// `ai.onnx.preview.training` Adam, Adagrad and Momentum (inputs R, T, X...,
 /// G..., state...) and ONNX Runtime's `AdamWOptimizer`, `AdamOptimizer`,
@@ -155,7 +164,18 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
     if (!slots || inputs.size() <= slots->second)
       continue;
     found = true;
-    roles.gradients.push_back({inputs[slots->first], inputs[slots->second]});
+    Value weights = inputs[slots->first], gradients = inputs[slots->second];
+    // AdamWOptimizer's sequences pair up tensor by tensor where the graph
+    // builds them (amp-run does); graph inputs pair as whole sequences.
+    auto weightList = getSequenceConstructInputs(weights);
+    auto gradientList = getSequenceConstructInputs(gradients);
+    if (weightList && gradientList &&
+        weightList->size() == gradientList->size()) {
+      for (auto [weight, gradient] : llvm::zip(*weightList, *gradientList))
+        roles.gradients.push_back({weight, gradient});
+      continue;
+    }
+    roles.gradients.push_back({weights, gradients});
     if (type == "AdamOptimizer")
       addOrtAdamUpdates(node, roles);
   }
@@ -257,6 +277,31 @@ static SmallVector<Value> getLossCandidates(func::FuncOp func) {
   return candidates;
 }
 
+/// Outputs named `<input>.updated` replace that input, the convention of
+/// our exporter's steps (docs/TrainingStepFormat.md, whose metadata lists
+/// the updates itself), which amp-run follows for the optimizer state it
+/// appends (an ONNX Runtime AdamW graph's sequences and step count).
+static void addNamedUpdates(func::FuncOp func, TrainingRoles &roles) {
+  llvm::StringMap<Value> inputs;
+  for (BlockArgument arg : func.getArguments())
+    inputs[onnxg::getValueName(arg)] = arg;
+  Operation *ret = func.getBody().front().getTerminator();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value updated = operand.get();
+    auto name = func.getResultAttrOfType<StringAttr>(
+        operand.getOperandNumber(), onnxg::ONNXGraphDialect::kNameAttrName);
+    StringRef stem = name ? name.getValue() : "";
+    if (!stem.consume_back(".updated"))
+      continue;
+    Value previous = inputs.lookup(stem);
+    if (!previous || previous.getType() != updated.getType() ||
+        llvm::any_of(roles.updates,
+                     [&](auto pair) { return pair.first == updated; }))
+      continue;
+    roles.updates.push_back({updated, previous});
+  }
+}
+
 LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
                                            TrainingRoles &roles) {
   Block &body = func.getBody().front();
@@ -345,6 +390,9 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     roles.kind = "backward";
     collectOrtGradients(names, body.getArguments(), roles);
   }
+
+  if (!*fromMetadata)
+    addNamedUpdates(func, roles);
 
   // loss=<tensor> names the loss where the graph does not.
   if (!lossName.empty()) {
