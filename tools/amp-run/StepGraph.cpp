@@ -51,34 +51,15 @@ static bool isCompatible(Type actual, Type expected) {
   return actual == expected || isa<onnxg::UnknownType>(actual);
 }
 
-/// A default-domain node `opType` at the builder, with one output named
-/// `output` (named amp_run.<output> itself).
+/// A default-domain node `opType` at the builder (at least opset 11, which
+/// has sequences), with one output named `output`.
 static onnxg::NodeOp createNode(OpBuilder &builder, StringRef opType,
                                 Type resultType, ValueRange inputs,
                                 StringRef output,
                                 ArrayRef<NamedAttribute> attrs = {}) {
-  MLIRContext *ctx = builder.getContext();
-  Operation *module = builder.getBlock()->getParentOp();
-  while (module && !isa<ModuleOp>(module))
-    module = module->getParentOp();
-  // The model's default-domain opset, else the first with sequences.
-  int64_t opset = 11;
-  if (auto imports =
-          module ? module->getAttrOfType<ArrayAttr>("onnxg.opset_imports")
-                 : ArrayAttr())
-    for (auto entry : imports.getAsRange<ArrayAttr>())
-      if (onnxg::isDefaultDomain(cast<StringAttr>(entry[0]).getValue()))
-        opset = std::max(opset, cast<IntegerAttr>(entry[1]).getInt());
-  OperationState state(onnxg::makeNodeLoc(ctx, ("amp_run." + output).str(),
-                                          {output.str()}, UnknownLoc::get(ctx)),
-                       onnxg::NodeOp::getOperationName());
-  state.addOperands(inputs);
-  state.addTypes(resultType);
-  state.addAttribute("op_type", builder.getStringAttr(opType));
-  state.addAttribute("opset", builder.getI64IntegerAttr(opset));
-  if (!attrs.empty())
-    state.addAttribute("onnx_attrs", builder.getDictionaryAttr(attrs));
-  return cast<onnxg::NodeOp>(builder.create(state));
+  return onnxg::createNode(builder, opType, resultType, inputs,
+                           ("amp_run." + output).str(), output, attrs, "",
+                           /*minOpset=*/11);
 }
 
 /// `node` rebuilt with results of `types` (more of its optional outputs),

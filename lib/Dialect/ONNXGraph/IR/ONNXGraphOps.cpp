@@ -125,6 +125,51 @@ Location mlir::onnxg::makeNodeLoc(MLIRContext *ctx, StringRef nodeName,
       locs, StringAttr::get(ctx, ONNXGraphDialect::kOutputsLocTag), ctx);
 }
 
+int64_t mlir::onnxg::getOpsetImport(Operation *op, StringRef domain,
+                                    int64_t fallback) {
+  auto module = op ? op->getParentOfType<ModuleOp>() : ModuleOp();
+  if (!module && op)
+    module = dyn_cast<ModuleOp>(op);
+  auto imports = module
+                     ? module->getAttrOfType<ArrayAttr>("onnxg.opset_imports")
+                     : ArrayAttr();
+  if (!imports)
+    return fallback;
+  for (auto entry : imports.getAsRange<ArrayAttr>()) {
+    auto name = entry.size() == 2 ? dyn_cast<StringAttr>(entry[0]) : nullptr;
+    auto version =
+        entry.size() == 2 ? dyn_cast<IntegerAttr>(entry[1]) : nullptr;
+    if (name && version &&
+        (name.getValue() == domain ||
+         (isDefaultDomain(name.getValue()) && isDefaultDomain(domain))))
+      return version.getInt();
+  }
+  return fallback;
+}
+
+NodeOp mlir::onnxg::createNode(OpBuilder &builder, StringRef opType,
+                               Type resultType, ValueRange inputs,
+                               StringRef nodeName, StringRef outputName,
+                               ArrayRef<NamedAttribute> attrs, StringRef domain,
+                               int64_t minOpset) {
+  MLIRContext *ctx = builder.getContext();
+  int64_t opset =
+      std::max(minOpset, getOpsetImport(builder.getBlock()->getParentOp(),
+                                        domain, minOpset));
+  OperationState state(
+      makeNodeLoc(ctx, nodeName, {outputName.str()}, UnknownLoc::get(ctx)),
+      NodeOp::getOperationName());
+  state.addOperands(inputs);
+  state.addTypes(resultType);
+  state.addAttribute("op_type", builder.getStringAttr(opType));
+  if (!domain.empty())
+    state.addAttribute("domain", builder.getStringAttr(domain));
+  state.addAttribute("opset", builder.getI64IntegerAttr(opset));
+  if (!attrs.empty())
+    state.addAttribute("onnx_attrs", builder.getDictionaryAttr(attrs));
+  return cast<NodeOp>(builder.create(state));
+}
+
 StringRef mlir::onnxg::getDimName(Value value, unsigned dim) {
   // Function arguments carry their names as argument attributes, op results
   // in one array per result on the op.

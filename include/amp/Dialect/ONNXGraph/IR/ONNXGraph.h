@@ -13,6 +13,7 @@
 #define AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -76,6 +77,20 @@ bool getOnnxNames(Location loc, llvm::StringRef &nodeName,
 /// `fileLoc`) followed by its output names.
 Location makeNodeLoc(MLIRContext *ctx, llvm::StringRef nodeName,
                      llvm::ArrayRef<std::string> outputNames, Location fileLoc);
+
+/// The opset the model imports for `domain` ("" and "ai.onnx" are one),
+/// from the `onnxg.opset_imports` of the module around `op`; `fallback` when
+/// it imports none.
+int64_t getOpsetImport(Operation *op, llvm::StringRef domain, int64_t fallback);
+
+/// Creates a node of `domain` at the builder's insertion point, at the
+/// opset the model imports for it (at least `minOpset`), named `nodeName`
+/// with one output named `outputName`.
+NodeOp createNode(OpBuilder &builder, llvm::StringRef opType, Type resultType,
+                  ValueRange inputs, llvm::StringRef nodeName,
+                  llvm::StringRef outputName,
+                  llvm::ArrayRef<NamedAttribute> attrs = {},
+                  llvm::StringRef domain = "", int64_t minOpset = 1);
 
 /// The symbolic name (ONNX `dim_param`) the importer recorded for dimension
 /// `dim` of `value` in `onnxg.dims`, or "" when it has none.
