@@ -85,13 +85,15 @@ func.func @ort_artifact(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w
 
 // -----
 
-// ONNX's Gradient has its seed inside: it differentiates the scaled loss.
+// ONNX's Gradient has its seed inside: it differentiates the scaled loss,
+// which it names; the loss output stays unscaled.
 // CHECK-LABEL: func.func @onnx_gradient
 // CHECK:         %[[C:.*]] = onnxg.node "Add"
 // CHECK:         amp.scale_loss %[[C]]
 // CHECK:         onnxg.node "Gradient"{{.*}}y = "c.scaled"
 // CHECK:         amp.unscale
 // CHECK:         amp.unscale
+// CHECK:         return %[[C]],
 func.func @onnx_gradient(%a: tensor<f32> loc("a"), %b: tensor<f32> loc("b"))
     -> (tensor<f32> {onnxg.name = "c"}, tensor<f32> {onnxg.name = "da"}, tensor<f32> {onnxg.name = "db"}) {
   %c = onnxg.node "Add"(%a, %b) opset 12 : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(fused<"onnx.outputs">["add", "c"])

@@ -212,11 +212,16 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
 
   // Scale the seeds, or the loss a Gradient op differentiates.
   if (seeds.empty()) {
+    // Only the Gradient ops read the scaled loss, by name: the graph's own
+    // uses (its loss output) keep the loss.
     std::string scaled = (lossName.getValue() + ".scaled").str();
-    insertAfter(builder, loss, [&] {
-      return ScaleLossOp::create(builder, nameLoc(loc, {scaled}),
-                                 loss.getType(), loss, scale);
-    });
+    OpBuilder::InsertionGuard guard(builder);
+    if (Operation *op = loss.getDefiningOp())
+      builder.setInsertionPointAfter(op);
+    else
+      builder.setInsertionPointToStart(&func.getBody().front());
+    ScaleLossOp::create(builder, nameLoc(loc, {scaled}), loss.getType(), loss,
+                        scale);
     for (Operation &op : func.getBody().front())
       if (auto node = dyn_cast<onnxg::NodeOp>(op))
         if (node.getOpType() == "Gradient" &&
