@@ -14,16 +14,20 @@
 #include "amp/Pipelines/Pipelines.h"
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 
-/// The textual pass list after convert-onnxg-to-linalg; every step is an
-/// upstream pass.
+/// The textual pass list after convert-onnxg-to-linalg: upstream passes, and
+/// ours (amp-vectorize-contractions, amp-copy-repeated-results).
 static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,"
-    "convert-elementwise-to-linalg,amp-vectorize-contractions,canonicalize),"
+    "convert-elementwise-to-linalg,amp-vectorize-contractions,canonicalize,"
+    "amp-copy-repeated-results),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs=true "
@@ -42,8 +46,10 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
 
 LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
                                             bool convertGraph) {
-  if (convertGraph)
+  if (convertGraph) {
+    pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
     pm.addPass(createConvertONNXGraphToLinalg());
+  }
   return parsePassPipeline(kCPULoweringPipeline, pm, llvm::errs());
 }
 

@@ -80,7 +80,8 @@ def run_nodes(tmp_path, nodes, inputs, outputs, opset=17):
         [output_info(n, spec) for n, spec in outputs.items()])
     model = helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", opset),
-        helper.make_opsetid("com.microsoft", 1)])
+        helper.make_opsetid("com.microsoft", 1),
+        helper.make_opsetid("ai.onnx.preview.training", 1)])
     path = str(tmp_path / "node.onnx")
     onnx.save(model, path)
     args = ["--save-outputs", str(tmp_path / "out")]
@@ -261,3 +262,62 @@ def test_max_pool_grad_matches_autograd(tmp_path):
                     dict(y=tuple(y.shape), dx=x.shape))
     np.testing.assert_allclose(got["y"], y.detach().numpy(), rtol=0, atol=0)
     np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset", [12, 17])
+def test_gradient_op_matches_autograd(opset, tmp_path):
+    """ONNX's Gradient over every node kind onnxg-expand-gradients
+    differentiates, with a broadcast bias and divisor (ReduceSum takes its
+    axes as an attribute before opset 13, as an input after), against
+    PyTorch autograd of y.sum(); an x that y does not read gets zeros."""
+    import torch
+    rng = np.random.default_rng(0)
+    inputs = {"x": rng.standard_normal((4, 3)),
+              "w": rng.standard_normal((3, 5)),
+              "bias": rng.standard_normal(5),
+              "s": 1.5 + rng.random((1, 5)),
+              "unused": rng.standard_normal(2)}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    node = helper.make_node
+    nodes = [
+        node("Constant", [], ["one"], value=helper.make_tensor(
+            "one", onnx.TensorProto.FLOAT, [], [1.0])),
+        node("MatMul", ["x", "w"], ["h"]),
+        node("Add", ["h", "bias"], ["z"]),
+        node("Relu", ["z"], ["relu"]),
+        node("Sigmoid", ["z"], ["sigmoid"]),
+        node("Mul", ["relu", "sigmoid"], ["a"]),
+        node("Tanh", ["z"], ["tanh"]),
+        node("Neg", ["z"], ["neg"]),
+        node("Exp", ["neg"], ["exp"]),
+        node("Sub", ["tanh", "exp"], ["b"]),
+        node("Div", ["a", "s"], ["c"]),
+        node("Mul", ["b", "b"], ["b2"]),
+        node("Add", ["b2", "one"], ["b2p1"]),
+        node("Sqrt", ["b2p1"], ["root"]),
+        node("Log", ["root"], ["d"]),
+        node("Identity", ["d"], ["d_copy"]),
+        node("Add", ["c", "d_copy"], ["y"]),
+        node("Gradient", ["x", "w", "bias", "s", "unused"],
+             ["dx", "dw", "dbias", "ds", "dunused"],
+             domain="ai.onnx.preview.training",
+             xs=["x", "w", "bias", "s", "unused"], y="y")]
+    outputs = {"y": (4, 5), "dx": (4, 3), "dw": (3, 5), "dbias": (5,),
+               "ds": (1, 5), "dunused": (2,)}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=opset)
+
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items()}
+    z = t["x"] @ t["w"] + t["bias"]
+    c = torch.relu(z) * torch.sigmoid(z) / t["s"]
+    b = torch.tanh(z) - torch.exp(-z)
+    y = c + torch.log(torch.sqrt(b * b + 1))
+    y.sum().backward()
+    np.testing.assert_allclose(got["y"], y.detach().numpy(), rtol=1e-5,
+                               atol=1e-5)
+    for name in ["x", "w", "bias", "s"]:
+        expected = t[name].grad.numpy()
+        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
+                                   atol=1e-5 * np.abs(expected).max(),
+                                   err_msg=name)
+    assert not got["dunused"].any()

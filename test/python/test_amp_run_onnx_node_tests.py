@@ -1,6 +1,7 @@
 """amp-run reproduces the ONNX backend tests of the training ops in the
-corpus: the preview-training optimizers (Adagrad, Momentum, Nesterov, Adam)
-with their reference inputs and expected outputs (test_data_set_0)."""
+corpus with their reference inputs and expected outputs (test_data_set_0):
+the preview-training optimizers (Adagrad, Momentum, Nesterov, Adam), and
+the Gradient op (onnxg-expand-gradients) of the `simple` tests."""
 import glob
 import os
 
@@ -12,11 +13,15 @@ from onnx import numpy_helper
 from amp_opt import api
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NODE_TESTS = os.path.normpath(os.path.join(
+BACKEND_TESTS = os.path.normpath(os.path.join(
     HERE, "..", "..", "..", "shared", "corpus", "external", "onnx_onnx",
-    "onnx", "backend", "test", "data", "node"))
+    "onnx", "backend", "test", "data"))
+NODE_TESTS = os.path.join(BACKEND_TESTS, "node")
 CASES = sorted(os.path.basename(os.path.dirname(d)) for d in glob.glob(
     os.path.join(NODE_TESTS, "test_*", "test_data_set_0")))
+GRADIENT_CASES = sorted(os.path.basename(os.path.dirname(d)) for d in glob.glob(
+    os.path.join(BACKEND_TESTS, "simple", "test_gradient_*",
+                 "test_data_set_0")))
 
 
 def read_tensor(path):
@@ -31,9 +36,28 @@ def test_cases_are_the_optimizers():
     assert names == {"adagrad", "adam", "momentum", "nesterov"}, CASES
 
 
+@pytest.mark.skipif(not GRADIENT_CASES,
+                    reason=f"the corpus is absent ({BACKEND_TESTS})")
+def test_gradient_cases_are_there():
+    assert GRADIENT_CASES == ["test_gradient_of_add",
+                              "test_gradient_of_add_and_mul"]
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_onnx_backend_node_test(case, tmp_path):
-    folder = os.path.join(NODE_TESTS, case)
+    run_backend_test(os.path.join(NODE_TESTS, case), tmp_path)
+
+
+# With FP16 dynamic loss scaling, Gradient differentiates the scaled loss
+# (amp.scale_loss) and the gradients are unscaled: the same outputs.
+@pytest.mark.parametrize("amp_pipeline", [None, "precision=fp16"])
+@pytest.mark.parametrize("case", GRADIENT_CASES)
+def test_onnx_backend_gradient_test(case, amp_pipeline, tmp_path):
+    run_backend_test(os.path.join(BACKEND_TESTS, "simple", case), tmp_path,
+                     amp_pipeline)
+
+
+def run_backend_test(folder, tmp_path, amp_pipeline=None):
     model = onnx.load(os.path.join(folder, "model.onnx"))
     data = os.path.join(folder, "test_data_set_0")
     args = ["--save-outputs", str(tmp_path / "out")]
@@ -41,7 +65,8 @@ def test_onnx_backend_node_test(case, tmp_path):
         path = str(tmp_path / f"input_{i}.npy")
         np.save(path, read_tensor(os.path.join(data, f"input_{i}.pb")))
         args += ["--input", f"{graph_input.name}={path}"]
-    api.train(os.path.join(folder, "model.onnx"), 1, args=args)
+    api.train(os.path.join(folder, "model.onnx"), 1,
+              amp_pipeline=amp_pipeline, args=args)
     for i, output in enumerate(model.graph.output):
         expected = read_tensor(os.path.join(data, f"output_{i}.pb"))
         actual = np.load(tmp_path / "out" / f"{output.name}.npy")

@@ -19,6 +19,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
 #include "amp/InitAll.h"
 #include "amp/Target/ONNX/Import.h"
 
@@ -502,6 +503,7 @@ int main(int argc, char **argv) {
   for (BlockArgument arg : func.getArguments())
     bounds.push_back(findIndexBound(arg));
   PassManager convert(&context);
+  convert.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
   convert.addPass(amp::createConvertONNXGraphToLinalg());
   if (failed(convert.run(*module)))
     fail("lowering " + inputFile + " to linalg failed");

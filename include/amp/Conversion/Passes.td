@@ -46,6 +46,22 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
   ];
 }
 
+def CopyRepeatedResults
+    : Pass<"amp-copy-repeated-results", "func::FuncOp"> {
+  let summary = "Return a copy where a function returns one tensor twice";
+  let description = [{
+    Bufferization must not hand one buffer out as two results
+    (buffer-results-to-out-params fails on it), but graphs do return one
+    value twice once CSE has merged equal computations (the gradients of
+    both operands of an Add). Each repeated result becomes a `linalg.copy`
+    of the value into a new tensor, which carries its result number as
+    `amp.result` so that a later CSE keeps the copies apart. The CPU
+    pipeline runs it right before bufferization.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def VectorizeContractions
     : Pass<"amp-vectorize-contractions", "func::FuncOp"> {
   let summary = "Tile GEMM-like linalg.generic ops and vectorize the tiles";

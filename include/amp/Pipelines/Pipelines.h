@@ -16,8 +16,9 @@
 
 namespace mlir::amp {
 
-/// Adds the CPU lowering to `pm` (docs/Lowering.md): convert-onnxg-to-linalg
-/// (unless `convertGraph` is false: the module is on linalg already),
+/// Adds the CPU lowering to `pm` (docs/Lowering.md): onnxg-expand-gradients
+/// and convert-onnxg-to-linalg (unless `convertGraph` is false: the module
+/// is on linalg already),
 /// elementwise fusion, one-shot bufferization with results turned into
 /// out-parameters, loops, and the LLVM dialect (FP8 through
 /// convert-arith-to-apfloat). Returns failure when a pass cannot be built.

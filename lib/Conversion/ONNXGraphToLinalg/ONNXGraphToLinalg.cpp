@@ -58,6 +58,10 @@ static std::string getUnsupportedReason(onnxg::NodeOp node) {
   if (!info)
     return "has no lowering: the op type is not in amp-opt's op table "
            "(custom domain?)";
+  if (node.getDomain() == "ai.onnx.preview.training" &&
+      node.getOpType() == "Gradient")
+    return "is differentiated by --onnxg-expand-gradients, which must run "
+           "first (amp-lower-to-cpu runs it)";
   return "has no lowering yet";
 }
 

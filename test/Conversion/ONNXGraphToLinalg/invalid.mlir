@@ -196,3 +196,12 @@ func.func @adamw_mode(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf32
   %0 = onnxg.node "AdamWOptimizer"(%lr, %step, %s, %s, %s, %s) domain "com.microsoft" opset 1 attributes {adam_mode = 2 : i64} : (tensor<1xf32>, tensor<1xi64>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>) -> tensor<1xi1>
   return %0 : tensor<1xi1>
 }
+
+// -----
+
+func.func @gradient(%x: tensor<3xf32> loc("x")) -> tensor<3xf32> {
+  %y = onnxg.node "Exp"(%x) opset 17 : (tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @+1 {{node (Gradient) is differentiated by --onnxg-expand-gradients, which must run first (amp-lower-to-cpu runs it)}}
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<3xf32>) -> tensor<3xf32>
+  return %dx : tensor<3xf32>
+}

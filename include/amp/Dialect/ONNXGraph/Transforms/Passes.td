@@ -20,4 +20,29 @@ def ONNXGraphPrintSummary : Pass<"onnxg-print-summary", "ModuleOp"> {
   }];
 }
 
+def ONNXGraphExpandGradients
+    : Pass<"onnxg-expand-gradients", "func::FuncOp"> {
+  let summary = "Replace ONNX's Gradient nodes by the backward nodes they "
+                "stand for";
+  let description = [{
+    An `ai.onnx.preview.training` Gradient node computes the gradient of the
+    tensor its attribute `y` names with respect to the tensors `xs` names,
+    from a seed of ones. This pass differentiates the nodes between them in
+    reverse order and replaces each Gradient node's outputs by the result:
+    ONNX nodes (Add, Mul, MatMul, Transpose, ReduceSum, ...) that lower like
+    any other. A tensor that `y` does not depend on gets a zero gradient.
+
+    Differentiable nodes: Add, Sub, Mul, Div (with ONNX broadcasting: the
+    gradient is summed over the broadcast dimensions), Neg, Identity, Relu,
+    Sigmoid, Tanh, Exp, Log, Sqrt, and MatMul of two operands of one rank of
+    at least 2 with equal batch dimensions; of what `--amp-pipeline` adds,
+    `amp.scale_loss` (the gradient is multiplied by the scale) and
+    `amp.cast` (cast back). Any other op between `xs` and
+    `y`, a `y` of unknown shape, and a broadcast over dimensions that are
+    not static are errors that name the node. `amp-lower-to-cpu` runs this
+    pass first.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // AMP_DIALECT_ONNXGRAPH_TRANSFORMS_PASSES_TD

@@ -1,0 +1,386 @@
+//===- ExpandGradients.cpp - Differentiate ONNX's Gradient nodes ----------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The onnxg-expand-gradients pass: reverse-mode differentiation of the nodes
+// between an `ai.onnx.preview.training` Gradient node's `xs` and `y`, written
+// as ONNX nodes that replace the Gradient node's outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::onnxg {
+#define GEN_PASS_DEF_ONNXGRAPHEXPANDGRADIENTS
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h.inc"
+} // namespace mlir::onnxg
+
+using namespace mlir;
+using namespace mlir::onnxg;
+
+static constexpr StringLiteral kPreviewTraining = "ai.onnx.preview.training";
+
+namespace {
+/// Differentiates one Gradient node: the gradient of every value between
+/// its `xs` and its `y`, built from a seed of ones at `y`.
+class GradientExpansion {
+public:
+  GradientExpansion(NodeOp gradient, OpBuilder &builder)
+      : gradient(gradient), builder(builder) {}
+
+  /// Replaces the Gradient node's outputs; fails after an error.
+  LogicalResult run();
+
+private:
+  /// A new node named after the Gradient node.
+  Value create(StringRef opType, Type type, ValueRange inputs,
+               ArrayRef<NamedAttribute> attrs = {});
+  /// A splat constant of `type` (a 0-d tensor of `elementType` when `type`
+  /// is null).
+  Value createSplat(Type elementType, double value, RankedTensorType type = {});
+  Value createI64s(ArrayRef<int64_t> values);
+  /// `value` summed over the dimensions ONNX broadcast it to from `type`.
+  FailureOr<Value> sumToShape(Value value, Type type, NodeOp node);
+  /// Adds `contribution` to the gradient of `value`.
+  void accumulate(Value value, Value contribution);
+  /// Adds the contributions of `node` to its operands' gradients, from the
+  /// gradient `dy` of its output.
+  LogicalResult differentiate(NodeOp node, Value dy);
+  /// The same for what --amp-pipeline puts between `xs` and `y`: the loss
+  /// scaling of `y` and precision casts; false for other ops.
+  bool differentiateAMPOp(Operation *op, Value dy);
+  InFlightDiagnostic emitError(NodeOp node);
+
+  NodeOp gradient;
+  OpBuilder &builder;
+  unsigned created = 0;
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, Value> gradients;
+};
+} // namespace
+
+InFlightDiagnostic GradientExpansion::emitError(NodeOp node) {
+  return mlir::emitError(gradient.getLoc())
+         << gradient.describe() << ": cannot differentiate " << node.describe()
+         << ": ";
+}
+
+Value GradientExpansion::create(StringRef opType, Type type, ValueRange inputs,
+                                ArrayRef<NamedAttribute> attrs) {
+  StringRef prefix = gradient.getNodeName();
+  if (prefix.empty())
+    prefix = "Gradient";
+  std::string name = (prefix + "/" + opType + "_" + Twine(created++)).str();
+  return createNode(builder, opType, type, inputs, name, name + "_output",
+                    attrs)
+      .getResult(0);
+}
+
+Value GradientExpansion::createSplat(Type elementType, double value,
+                                     RankedTensorType type) {
+  if (!type)
+    type = RankedTensorType::get({}, elementType);
+  TypedAttr scalar = builder.getFloatAttr(elementType, value);
+  return create(
+      "Constant", type, {},
+      builder.getNamedAttr("value", DenseElementsAttr::get(type, scalar)));
+}
+
+Value GradientExpansion::createI64s(ArrayRef<int64_t> values) {
+  auto type =
+      RankedTensorType::get({int64_t(values.size())}, builder.getI64Type());
+  return create(
+      "Constant", type, {},
+      builder.getNamedAttr("value", DenseElementsAttr::get(type, values)));
+}
+
+FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
+                                               NodeOp node) {
+  if (value.getType() == type)
+    return value;
+  auto from = dyn_cast<RankedTensorType>(value.getType());
+  auto to = dyn_cast<RankedTensorType>(type);
+  if (!from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
+      from.getRank() < to.getRank())
+    return emitError(node) << "broadcasting from " << type << " to "
+                           << value.getType() << " needs static shapes",
+           failure();
+  int64_t extra = from.getRank() - to.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < from.getRank(); ++i)
+    if (i < extra || (to.getDimSize(i - extra) == 1 && from.getDimSize(i) != 1))
+      axes.push_back(i);
+  Value sum = value;
+  if (!axes.empty()) {
+    SmallVector<int64_t> kept(from.getShape());
+    for (int64_t axis : axes)
+      kept[axis] = 1;
+    auto keptType = RankedTensorType::get(kept, from.getElementType());
+    NamedAttribute keepDims =
+        builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(1));
+    // ReduceSum takes its axes as an input from opset 13 on.
+    if (getOpsetImport(gradient, "", 13) >= 13)
+      sum =
+          create("ReduceSum", keptType, {value, createI64s(axes)}, {keepDims});
+    else
+      sum = create("ReduceSum", keptType, {value},
+                   {keepDims, builder.getNamedAttr(
+                                  "axes", builder.getDenseI64ArrayAttr(axes))});
+  }
+  return create("Reshape", to, {sum, createI64s(to.getShape())});
+}
+
+void GradientExpansion::accumulate(Value value, Value contribution) {
+  Value &sum = gradients[value];
+  sum =
+      sum ? create("Add", value.getType(), {sum, contribution}) : contribution;
+}
+
+LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
+  StringRef type = node.getOpType();
+  Value y = node.getResult(0);
+  Type outType = y.getType();
+  auto elementType = getElementTypeOrSelf(outType);
+  auto input = [&](unsigned i) { return node.getOperand(i); };
+  // Adds `contribution` (of the output's shape) to input `i`'s gradient.
+  auto add = [&](unsigned i, Value contribution) -> LogicalResult {
+    if (!active.contains(input(i)))
+      return success();
+    FailureOr<Value> summed =
+        sumToShape(contribution, input(i).getType(), node);
+    if (failed(summed))
+      return failure();
+    accumulate(input(i), *summed);
+    return success();
+  };
+  auto binary = [&](StringRef opType, Value a, Value b) {
+    return create(opType, outType, {a, b});
+  };
+
+  if (type == "Identity")
+    return add(0, dy);
+  if (type == "Neg")
+    return add(0, create("Neg", outType, dy));
+  if (type == "Add")
+    return failure(failed(add(0, dy)) || failed(add(1, dy)));
+  if (type == "Sub")
+    return failure(failed(add(0, dy)) ||
+                   failed(add(1, create("Neg", outType, dy))));
+  if (type == "Mul")
+    return failure(failed(add(0, binary("Mul", dy, input(1)))) ||
+                   failed(add(1, binary("Mul", dy, input(0)))));
+  if (type == "Div") {
+    // d(a/b)/db = -(a/b)/b.
+    Value db =
+        create("Neg", outType, binary("Div", binary("Mul", dy, y), input(1)));
+    return failure(failed(add(0, binary("Div", dy, input(1)))) ||
+                   failed(add(1, db)));
+  }
+  if (type == "Relu")
+    return add(0, create("Where", outType,
+                         {create("Greater",
+                                 cast<RankedTensorType>(outType).clone(
+                                     builder.getI1Type()),
+                                 {input(0), createSplat(elementType, 0)}),
+                          dy, createSplat(elementType, 0)}));
+  if (type == "Sigmoid")
+    return add(0,
+               binary("Mul", dy,
+                      binary("Mul", y,
+                             binary("Sub", createSplat(elementType, 1), y))));
+  if (type == "Tanh")
+    return add(0, binary("Mul", dy,
+                         binary("Sub", createSplat(elementType, 1),
+                                binary("Mul", y, y))));
+  if (type == "Exp")
+    return add(0, binary("Mul", dy, y));
+  if (type == "Log")
+    return add(0, binary("Div", dy, input(0)));
+  if (type == "Sqrt")
+    return add(
+        0, binary("Div", dy, binary("Mul", createSplat(elementType, 2), y)));
+  if (type == "MatMul") {
+    auto a = dyn_cast<RankedTensorType>(input(0).getType());
+    auto b = dyn_cast<RankedTensorType>(input(1).getType());
+    if (!a || !b || a.getRank() < 2 || a.getRank() != b.getRank() ||
+        a.getShape().drop_back(2) != b.getShape().drop_back(2))
+      return emitError(node)
+             << "MatMul is differentiated for operands of one rank of at "
+                "least 2 with equal batch dimensions";
+    SmallVector<int64_t> perm =
+        llvm::to_vector(llvm::seq<int64_t>(0, a.getRank()));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    auto transpose = [&](Value value) {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape;
+      for (int64_t axis : perm)
+        shape.push_back(type.getDimSize(axis));
+      return create(
+          "Transpose", type.clone(shape), value,
+          builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm)));
+    };
+    if (active.contains(input(0)))
+      accumulate(input(0), create("MatMul", a, {dy, transpose(input(1))}));
+    if (active.contains(input(1)))
+      accumulate(input(1), create("MatMul", b, {transpose(input(0)), dy}));
+    return success();
+  }
+  return emitError(node)
+         << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, "
+            "Relu, Sigmoid, Tanh, Exp, Log, Sqrt and MatMul";
+}
+
+bool GradientExpansion::differentiateAMPOp(Operation *op, Value dy) {
+  if (auto scaled = dyn_cast<amp::ScaleLossOp>(op)) {
+    if (!active.contains(scaled.getInput()))
+      return true;
+    Value scale = scaled.getScale();
+    Type element = getElementTypeOrSelf(dy);
+    if (getElementTypeOrSelf(scale) != element)
+      scale = create(
+          "Cast", cast<RankedTensorType>(scale.getType()).clone(element), scale,
+          builder.getNamedAttr(
+              "to", builder.getI64IntegerAttr(*getOnnxDataType(element))));
+    accumulate(scaled.getInput(), create("Mul", dy.getType(), {dy, scale}));
+    return true;
+  }
+  if (auto cast = dyn_cast<amp::CastOp>(op)) {
+    Value input = cast.getInput();
+    if (!active.contains(input))
+      return true;
+    std::optional<int32_t> to =
+        getOnnxDataType(getElementTypeOrSelf(input.getType()));
+    if (!to)
+      return false;
+    accumulate(input, create("Cast", input.getType(), dy,
+                             builder.getNamedAttr(
+                                 "to", builder.getI64IntegerAttr(*to))));
+    return true;
+  }
+  return false;
+}
+
+LogicalResult GradientExpansion::run() {
+  auto func = gradient->getParentOfType<func::FuncOp>();
+  ValueNames names(func);
+  DictionaryAttr attrs = gradient.getOnnxAttrsOrEmpty();
+  auto xs = attrs.getAs<ArrayAttr>("xs");
+  auto yName = attrs.getAs<StringAttr>("y");
+  Value y = yName ? names.lookup(yName.getValue()) : Value();
+  if (!xs || !y || xs.size() != gradient.getNumResults())
+    return mlir::emitError(gradient.getLoc())
+           << gradient.describe()
+           << ": attributes 'xs' and 'y' must name values of the graph, "
+              "one 'xs' per output";
+  SmallVector<Value> inputs;
+  for (Attribute x : xs) {
+    Value value = names.lookup(cast<StringAttr>(x).getValue());
+    if (!value)
+      return mlir::emitError(gradient.getLoc())
+             << gradient.describe() << ": 'xs' names '"
+             << cast<StringAttr>(x).getValue()
+             << "', which is no value of the graph";
+    inputs.push_back(value);
+  }
+  auto yType = dyn_cast<RankedTensorType>(y.getType());
+  if (!yType || !yType.hasStaticShape() ||
+      !isa<FloatType>(yType.getElementType()))
+    return mlir::emitError(gradient.getLoc())
+           << gradient.describe() << ": 'y' has type " << y.getType()
+           << "; its seed of ones needs a float tensor of static shape";
+
+  // The nodes to differentiate: those that depend on an x and that y
+  // depends on, in order.
+  Block &body = func.getBody().front();
+  active.insert(inputs.begin(), inputs.end());
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(op.getResults().begin(), op.getResults().end());
+  llvm::DenseSet<Operation *> needed;
+  SmallVector<Value> work = {y};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val().getDefiningOp();
+    if (op && needed.insert(op).second)
+      llvm::append_range(work, op->getOperands());
+  }
+
+  builder.setInsertionPoint(body.getTerminator());
+  gradients[y] = createSplat(yType.getElementType(), 1, yType);
+  for (Operation &op : llvm::reverse(body)) {
+    if (!needed.contains(&op) || llvm::none_of(op.getResults(), [&](Value v) {
+          return active.contains(v);
+        }))
+      continue;
+    if (op.getNumResults() == 1 && !isa<NodeOp>(op)) {
+      Value dy = gradients.lookup(op.getResult(0));
+      if (!dy || differentiateAMPOp(&op, dy))
+        continue;
+    }
+    auto node = dyn_cast<NodeOp>(op);
+    if (!node || node.getNumResults() != 1 ||
+        !isDefaultDomain(node.getDomain()))
+      return mlir::emitError(gradient.getLoc())
+             << gradient.describe() << ": cannot differentiate '"
+             << op.getName() << "' between 'xs' and 'y'";
+    if (Value dy = gradients.lookup(node.getResult(0)))
+      if (failed(differentiate(node, dy)))
+        return failure();
+  }
+
+  for (auto [output, x] : llvm::zip(gradient.getResults(), inputs)) {
+    Value dx = gradients.lookup(x);
+    if (!dx) {
+      auto type = dyn_cast<RankedTensorType>(x.getType());
+      if (!type || !type.hasStaticShape())
+        return mlir::emitError(gradient.getLoc())
+               << gradient.describe() << ": 'y' does not depend on '"
+               << getValueName(x) << "', whose zero gradient needs a "
+               << "static shape";
+      dx = createSplat(type.getElementType(), 0, type);
+    }
+    output.replaceAllUsesWith(dx);
+  }
+  gradient.erase();
+  return success();
+}
+
+namespace {
+struct ExpandGradientsPass
+    : onnxg::impl::ONNXGraphExpandGradientsBase<ExpandGradientsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    SmallVector<NodeOp> gradientNodes;
+    func.walk([&](NodeOp node) {
+      if (node.getDomain() == kPreviewTraining &&
+          node.getOpType() == "Gradient")
+        gradientNodes.push_back(node);
+    });
+    if (gradientNodes.empty())
+      return;
+    OpBuilder builder(&getContext());
+    for (NodeOp node : gradientNodes)
+      if (failed(GradientExpansion(node, builder).run()))
+        return signalPassFailure();
+    Block &body = func.getBody().front();
+    if (!sortTopologically(&body, body.without_terminator())) {
+      func.emitError("the gradients feed the values they differentiate");
+      return signalPassFailure();
+    }
+    // Outputs ONNX could not type now have the gradients' types.
+    func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
+                                   body.getTerminator()->getOperandTypes()));
+  }
+};
+} // namespace

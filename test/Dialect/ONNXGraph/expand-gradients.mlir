@@ -1,0 +1,61 @@
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(onnxg-expand-gradients))' -split-input-file | FileCheck %s --enable-var-scope
+
+// d = (a + b) * a: the seed of ones flows back through Mul and Add; the
+// gradients of a add up.
+// CHECK-LABEL: func.func @add_and_mul(
+// CHECK-SAME:      %[[A:[^:]*]]: tensor<f32>{{.*}}, %[[B:[^:]*]]: tensor<f32>
+// CHECK:         %[[C:.*]] = onnxg.node "Add"(%[[A]], %[[B]])
+// CHECK:         %[[D:.*]] = onnxg.node "Mul"(%[[C]], %[[A]])
+// CHECK:         %[[SEED:.*]] = onnxg.node "Constant"() opset 12 attributes {value = dense<1.000000e+00> : tensor<f32>}
+// CHECK:         %[[DC:.*]] = onnxg.node "Mul"(%[[SEED]], %[[A]])
+// CHECK:         %[[DA1:.*]] = onnxg.node "Mul"(%[[SEED]], %[[C]])
+// CHECK:         %[[DA:.*]] = onnxg.node "Add"(%[[DA1]], %[[DC]])
+// CHECK-NOT:     "Gradient"
+// CHECK:         return %[[D]], %[[DA]], %[[DC]]
+module attributes {onnxg.opset_imports = [["", 12], ["ai.onnx.preview.training", 1]]} {
+func.func @add_and_mul(%a: tensor<f32> loc("a"), %b: tensor<f32> loc("b")) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
+  %c = onnxg.node "Add"(%a, %b) opset 12 : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(fused<"onnx.outputs">["add", "c"])
+  %d = onnxg.node "Mul"(%c, %a) opset 12 : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(fused<"onnx.outputs">["mul", "d"])
+  %da, %db = onnxg.node "Gradient"(%a, %b) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["a", "b"], y = "d"} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) loc(fused<"onnx.outputs">["grad", "da", "db"])
+  return %d, %da, %db : tensor<f32>, tensor<f32>, tensor<f32>
+}
+}
+
+// -----
+
+// A broadcast bias: its gradient is summed over the broadcast dimension
+// (ReduceSum's axes an input from opset 13) and reshaped. MatMul's operands
+// get dy times the other's transpose. An x that y does not read gets zeros.
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<4x3xf32>{{.*}}, %[[W:[^:]*]]: tensor<3x5xf32>
+// CHECK:         %[[SEED:.*]] = onnxg.node "Constant"() opset 17 attributes {value = dense<1.000000e+00> : tensor<4x5xf32>}
+// CHECK:         %[[AXES:.*]] = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<1xi64>}
+// CHECK:         %[[SUM:.*]] = onnxg.node "ReduceSum"(%[[SEED]], %[[AXES]]) opset 17 attributes {keepdims = 1 : i64} : (tensor<4x5xf32>, tensor<1xi64>) -> tensor<1x5xf32>
+// CHECK:         %[[DB:.*]] = onnxg.node "Reshape"(%[[SUM]], %{{.*}}) {{.*}} -> tensor<5xf32>
+// CHECK:         %[[WT:.*]] = onnxg.node "Transpose"(%[[W]]) opset 17 attributes {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+// CHECK:         %[[DX:.*]] = onnxg.node "MatMul"(%[[SEED]], %[[WT]]) {{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[XT:.*]] = onnxg.node "Transpose"(%[[X]])
+// CHECK:         %[[DW:.*]] = onnxg.node "MatMul"(%[[XT]], %[[SEED]]) {{.*}} -> tensor<3x5xf32>
+// CHECK:         %[[ZERO:.*]] = onnxg.node "Constant"() opset 17 attributes {value = dense<0.000000e+00> : tensor<2xf32>}
+// CHECK:         return %[[DX]], %[[DW]], %[[DB]], %[[ZERO]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @linear(%x: tensor<4x3xf32> loc("x"), %w: tensor<3x5xf32> loc("w"), %bias: tensor<5xf32> loc("bias"), %u: tensor<2xf32> loc("u")) -> (tensor<4x3xf32>, tensor<3x5xf32>, tensor<5xf32>, tensor<2xf32>) {
+  %h = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32> loc(fused<"onnx.outputs">["mm", "h"])
+  %y = onnxg.node "Add"(%h, %bias) opset 17 : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32> loc(fused<"onnx.outputs">["add", "y"])
+  %dx, %dw, %db, %du = onnxg.node "Gradient"(%x, %w, %bias, %u) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x", "w", "bias", "u"], y = "y"} : (tensor<4x3xf32>, tensor<3x5xf32>, tensor<5xf32>, tensor<2xf32>) -> (tensor<4x3xf32>, tensor<3x5xf32>, tensor<5xf32>, tensor<2xf32>) loc(fused<"onnx.outputs">["grad", "dx", "dw", "db", "du"])
+  return %dx, %dw, %db, %du : tensor<4x3xf32>, tensor<3x5xf32>, tensor<5xf32>, tensor<2xf32>
+}
+}
+
+// -----
+
+// Before opset 13 ReduceSum takes its axes as an attribute.
+// CHECK-LABEL: func.func @bias_opset_12(
+// CHECK:         onnxg.node "ReduceSum"(%{{.*}}) opset 12 attributes {axes = array<i64: 0>, keepdims = 1 : i64} : (tensor<4x5xf32>) -> tensor<1x5xf32>
+module attributes {onnxg.opset_imports = [["", 12], ["ai.onnx.preview.training", 1]]} {
+func.func @bias_opset_12(%h: tensor<4x5xf32> loc("h"), %bias: tensor<5xf32> loc("bias")) -> tensor<5xf32> {
+  %y = onnxg.node "Add"(%h, %bias) opset 12 : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32> loc(fused<"onnx.outputs">["add", "y"])
+  %db = onnxg.node "Gradient"(%bias) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["bias"], y = "y"} : (tensor<5xf32>) -> tensor<5xf32> loc(fused<"onnx.outputs">["grad", "db"])
+  return %db : tensor<5xf32>
+}
+}
