@@ -44,12 +44,15 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
     "reconcile-unrealized-casts";
 
+void amp::addGraphToLinalgPasses(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
+  pm.addPass(createConvertONNXGraphToLinalg());
+}
+
 LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
                                             bool convertGraph) {
-  if (convertGraph) {
-    pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
-    pm.addPass(createConvertONNXGraphToLinalg());
-  }
+  if (convertGraph)
+    addGraphToLinalgPasses(pm);
   return parsePassPipeline(kCPULoweringPipeline, pm, llvm::errs());
 }
 

@@ -6,6 +6,8 @@
 
 #include "StepGraph.h"
 
+#include "HostTensor.h"
+
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
@@ -20,14 +22,6 @@ using namespace amprun;
 void amprun::fail(const llvm::Twine &message) {
   llvm::errs() << "amp-run: error: " << message << "\n";
   exit(1);
-}
-
-/// What `type` prints as.
-static std::string describe(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
 }
 
 void amprun::addOutput(func::FuncOp func, Value value, StringRef name) {
@@ -208,7 +202,7 @@ static void exposeAdamWUpdates(func::FuncOp step, onnxg::NodeOp node) {
   auto countType = dyn_cast<RankedTensorType>(count.getType());
   if (!countType || !countType.getElementType().isInteger(64))
     fail("--optimizer: the step count of " + node.describe() + " has type " +
-         describe(count.getType()) + ", not an int64 tensor");
+         printToString(count.getType()) + ", not an int64 tensor");
   std::string name = (onnxg::getValueName(count) + ".updated").str();
   constexpr int64_t kOnnxInt64 = 7;
   Value flag =
@@ -238,8 +232,8 @@ void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
     if (Value value = names.lookup(name)) {
       if (!isCompatible(value.getType(), arg.getType()))
         fail("--optimizer: input '" + name + "' has type " +
-             describe(arg.getType()) + ", the training graph's " +
-             describe(value.getType()));
+             printToString(arg.getType()) + ", the training graph's " +
+             printToString(value.getType()));
       mapping.map(arg, value);
       continue;
     }

@@ -19,7 +19,6 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
-#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
 #include "amp/InitAll.h"
 #include "amp/Target/ONNX/Import.h"
 
@@ -503,8 +502,7 @@ int main(int argc, char **argv) {
   for (BlockArgument arg : func.getArguments())
     bounds.push_back(findIndexBound(arg));
   PassManager convert(&context);
-  convert.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
-  convert.addPass(amp::createConvertONNXGraphToLinalg());
+  amp::addGraphToLinalgPasses(convert);
   if (failed(convert.run(*module)))
     fail("lowering " + inputFile + " to linalg failed");
   std::vector<StepInput> inputs;

@@ -16,9 +16,12 @@
 
 namespace mlir::amp {
 
-/// Adds the CPU lowering to `pm` (docs/Lowering.md): onnxg-expand-gradients
-/// and convert-onnxg-to-linalg (unless `convertGraph` is false: the module
-/// is on linalg already),
+/// Adds what takes a graph to linalg on tensors: onnxg-expand-gradients,
+/// then convert-onnxg-to-linalg.
+void addGraphToLinalgPasses(OpPassManager &pm);
+
+/// Adds the CPU lowering to `pm` (docs/Lowering.md): addGraphToLinalgPasses
+/// (unless `convertGraph` is false: the module is on linalg already),
 /// elementwise fusion, one-shot bufferization with results turned into
 /// out-parameters, loops, and the LLVM dialect (FP8 through
 /// convert-arith-to-apfloat). Returns failure when a pass cannot be built.

@@ -58,6 +58,9 @@ private:
   /// The same for what --amp-pipeline puts between `xs` and `y`: the loss
   /// scaling of `y` and precision casts; false for other ops.
   bool differentiateAMPOp(Operation *op, Value dy);
+  /// An error at the Gradient node, "node 'g' (Gradient): ..."; with
+  /// `node`, about differentiating it.
+  InFlightDiagnostic emitError();
   InFlightDiagnostic emitError(NodeOp node);
 
   NodeOp gradient;
@@ -68,10 +71,12 @@ private:
 };
 } // namespace
 
+InFlightDiagnostic GradientExpansion::emitError() {
+  return mlir::emitError(gradient.getLoc()) << gradient.describe() << ": ";
+}
+
 InFlightDiagnostic GradientExpansion::emitError(NodeOp node) {
-  return mlir::emitError(gradient.getLoc())
-         << gradient.describe() << ": cannot differentiate " << node.describe()
-         << ": ";
+  return emitError() << "cannot differentiate " << node.describe() << ": ";
 }
 
 Value GradientExpansion::create(StringRef opType, Type type, ValueRange inputs,
@@ -277,25 +282,22 @@ LogicalResult GradientExpansion::run() {
   auto yName = attrs.getAs<StringAttr>("y");
   Value y = yName ? names.lookup(yName.getValue()) : Value();
   if (!xs || !y || xs.size() != gradient.getNumResults())
-    return mlir::emitError(gradient.getLoc())
-           << gradient.describe()
-           << ": attributes 'xs' and 'y' must name values of the graph, "
+    return emitError()
+           << "attributes 'xs' and 'y' must name values of the graph, "
               "one 'xs' per output";
   SmallVector<Value> inputs;
   for (Attribute x : xs) {
     Value value = names.lookup(cast<StringAttr>(x).getValue());
     if (!value)
-      return mlir::emitError(gradient.getLoc())
-             << gradient.describe() << ": 'xs' names '"
-             << cast<StringAttr>(x).getValue()
-             << "', which is no value of the graph";
+      return emitError() << "'xs' names '" << cast<StringAttr>(x).getValue()
+                         << "', which is no value of the graph";
     inputs.push_back(value);
   }
   auto yType = dyn_cast<RankedTensorType>(y.getType());
   if (!yType || !yType.hasStaticShape() ||
       !isa<FloatType>(yType.getElementType()))
-    return mlir::emitError(gradient.getLoc())
-           << gradient.describe() << ": 'y' has type " << y.getType()
+    return emitError()
+           << "'y' has type " << y.getType()
            << "; its seed of ones needs a float tensor of static shape";
 
   // The nodes to differentiate: those that depend on an x and that y
@@ -329,9 +331,8 @@ LogicalResult GradientExpansion::run() {
     auto node = dyn_cast<NodeOp>(op);
     if (!node || node.getNumResults() != 1 ||
         !isDefaultDomain(node.getDomain()))
-      return mlir::emitError(gradient.getLoc())
-             << gradient.describe() << ": cannot differentiate '"
-             << op.getName() << "' between 'xs' and 'y'";
+      return emitError() << "cannot differentiate '" << op.getName()
+                         << "' between 'xs' and 'y'";
     if (Value dy = gradients.lookup(node.getResult(0)))
       if (failed(differentiate(node, dy)))
         return failure();
@@ -342,10 +343,9 @@ LogicalResult GradientExpansion::run() {
     if (!dx) {
       auto type = dyn_cast<RankedTensorType>(x.getType());
       if (!type || !type.hasStaticShape())
-        return mlir::emitError(gradient.getLoc())
-               << gradient.describe() << ": 'y' does not depend on '"
-               << getValueName(x) << "', whose zero gradient needs a "
-               << "static shape";
+        return emitError() << "'y' does not depend on '" << getValueName(x)
+                           << "', whose zero gradient needs a "
+                           << "static shape";
       dx = createSplat(type.getElementType(), 0, type);
     }
     output.replaceAllUsesWith(dx);
