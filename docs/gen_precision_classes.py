@@ -36,8 +36,13 @@ keep their types. A scatter with `reduction` other than `none` is keep-fp32
 whatever its row says. Passes read all of this through
 `PrecisionOpInterface` (`include/amp/Interfaces`).
 
-| domain | op type | family | class | data operands | data results |
-|---|---|---|---|---|---|
+The last two columns are what amp-analyze-training's seed linearity reads
+(docs/TrainingGraphs.md): the results are linear in the backward seed when
+exactly one *linear (product)* operand is and every present *linear (sum)*
+operand is (or is a constant zero), the other operands not depending on it.
+
+| domain | op type | family | class | data operands | data results | linear (product) | linear (sum) |
+|---|---|---|---|---|---|---|---|
 """
 
 
@@ -54,11 +59,13 @@ def render():
     source = open(TABLE).read()
     rows = re.findall(
         r'AMP_OP\("([^"]*)",\s*"([^"]+)",\s*(\w+),\s*(\w+),\s*'
+        r'(kAll|kNone|slots\([^)]*\)),\s*(kAll|kNone|slots\([^)]*\)),\s*'
         r'(kAll|kNone|slots\([^)]*\)),\s*(kAll|kNone|slots\([^)]*\))\)',
         source)
     lines = [f"| {domain or 'ai.onnx'} | {op} | {family.lower()} | "
-             f"{CLASSES[cls]} | {slots(ops)} | {slots(res)} |"
-             for domain, op, family, cls, ops, res in rows]
+             f"{CLASSES[cls]} | {slots(ops)} | {slots(res)} | "
+             f"{slots(product)} | {slots(total)} |"
+             for domain, op, family, cls, ops, res, product, total in rows]
     return HEADER + "\n".join(lines) + "\n"
 
 

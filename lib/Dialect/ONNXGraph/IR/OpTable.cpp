@@ -12,9 +12,10 @@
 using namespace mlir::onnxg;
 
 static const OpInfo kOpTable[] = {
-#define AMP_OP(DOMAIN, TYPE, FAMILY, PRECISION, OPERANDS, RESULTS)             \
-  {DOMAIN,   TYPE,   OpFamily::FAMILY, mlir::amp::PrecisionClass::PRECISION,   \
-   OPERANDS, RESULTS},
+#define AMP_OP(DOMAIN, TYPE, FAMILY, PRECISION, OPERANDS, RESULTS, PRODUCT,    \
+               SUM)                                                            \
+  {DOMAIN,   TYPE,    OpFamily::FAMILY, mlir::amp::PrecisionClass::PRECISION,  \
+   OPERANDS, RESULTS, PRODUCT,          SUM},
 #include "amp/Dialect/ONNXGraph/IR/OpTable.def"
 };
 

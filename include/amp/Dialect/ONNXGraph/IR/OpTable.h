@@ -66,6 +66,12 @@ struct OpInfo {
   /// The float data slots a precision decision may retype.
   SlotMask dataOperands;
   SlotMask dataResults;
+  /// Seed linearity (docs/TrainingGraphs.md): the float results are linear
+  /// in the backward seed when exactly one of `linearProduct` is and every
+  /// present operand of `linearSum` is (or is a constant zero), and no
+  /// other operand depends on the seed.
+  SlotMask linearProduct;
+  SlotMask linearSum;
 };
 
 /// All rows, in table order.
