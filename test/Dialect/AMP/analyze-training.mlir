@@ -5,7 +5,7 @@
 // its input gradient): the op reading it there is backward, the update is
 // optimizer.
 // CHECK-LABEL: func.func @amp_opt_step
-// CHECK-SAME:    amp.training = {gradients = ["w.grad", "v.grad"], kind = "amp_opt.training_step", loss = "loss", parameters = ["w", "v"], seeds = ["loss.seed"], updates = {{\[\["w.updated", "w"\]\]}}}
+// CHECK-SAME:    amp.training = {buffers = [], gradients = ["w.grad", "v.grad"], kind = "amp_opt.training_step", loss = "loss", parameters = ["w", "v"], seeds = ["loss.seed"], unscale = [], updates = {{\[\["w.updated", "w"\]\]}}}
 // CHECK:         "MatMul"{{.*}}amp.region = "forward"
 // CHECK:         "ReduceSum"{{.*}}amp.region = "forward"
 // CHECK:         "Mul"{{.*}}amp.region = "backward"
@@ -19,7 +19,7 @@ module attributes {onnxg.metadata_props = [
     ["amp_opt.loss_seed", "loss.seed"],
     ["amp_opt.parameters", "[{\"name\": \"w\", \"gradient\": \"w.grad\", \"updated\": \"w.updated\", \"state\": {}, \"state_updated\": {}}, {\"name\": \"v\", \"gradient\": \"v.grad\"}]"],
     ["amp_opt.optimizer", "{\"type\": \"sgd\", \"step\": null, \"step_updated\": null}"]]} {
-  // expected-remark @+1 {{amp_opt.training_step: loss 'loss', 1 seeds, 2 parameters with gradients, 1 updates; 2 forward, 3 backward, 3 optimizer ops}}
+  // expected-remark @+1 {{amp_opt.training_step: loss 'loss', 1 seeds, 2 parameters with gradients, 1 updates, 0 buffers; 2 forward, 3 backward, 3 optimizer ops}}
   func.func @amp_opt_step(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
                           %v: tensor<4x8xf32> loc("v"), %seed: tensor<f32> loc("loss.seed"))
       -> (tensor<f32> {onnxg.name = "loss"}, tensor<8x8xf32> {onnxg.name = "w.updated"}, tensor<4x8xf32> {onnxg.name = "v.grad"}) {
@@ -27,7 +27,7 @@ module attributes {onnxg.metadata_props = [
     %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
     %dy = onnxg.node "Mul"(%y, %seed) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["seed", "dy"])
     %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["dw", "w.grad"])
-    %dx = onnxg.node "MatMul"(%dy, %dw) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dv", "v.grad"])
+    %dx = onnxg.node "MatMul"(%x, %dw) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dv", "v.grad"])
     %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
     %step = onnxg.node "Mul"(%lr, %dw) opset 17 : (tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["scale", "w.step"])
     %new = onnxg.node "Sub"(%w, %step) opset 17 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["update", "w.updated"])
@@ -40,9 +40,9 @@ module attributes {onnxg.metadata_props = [
 // ONNX Runtime's training artifact: accumulators read `<param>_grad`, the
 // seed of loss `loss` is `loss_grad`.
 // CHECK-LABEL: func.func @ort_artifact
-// CHECK-SAME:    amp.training = {gradients = ["w_grad"], kind = "ort.training_artifact", loss = "loss", parameters = ["w"], seeds = ["loss_grad"], updates = []}
+// CHECK-SAME:    amp.training = {buffers = [], gradients = ["w_grad"], kind = "ort.training_artifact", loss = "loss", parameters = ["w"], seeds = ["loss_grad"], unscale = [], updates = []}
 // CHECK:         "InPlaceAccumulatorV2"{{.*}}amp.region = "optimizer"
-// expected-remark @+1 {{ort.training_artifact: loss 'loss', 1 seeds, 1 parameters with gradients, 0 updates; 2 forward, 4 backward, 1 optimizer ops}}
+// expected-remark @+1 {{ort.training_artifact: loss 'loss', 1 seeds, 1 parameters with gradients, 0 updates, 0 buffers; 2 forward, 4 backward, 1 optimizer ops}}
 func.func @ort_artifact(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
                         %buffer: tensor<8x8xf32> loc("w_grad.accumulation.buffer"),
                         %reset: tensor<1xi1> loc("lazy_reset_grad"))
@@ -65,7 +65,7 @@ func.func @ort_artifact(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w
 // CHECK-LABEL: func.func @ort_artifact_with_adam
 // CHECK-SAME:    kind = "ort.training_artifact"
 // CHECK-SAME:    updates = {{\[\[}}"w.step.out", "step"], ["w.exp_avg.out", "w.exp_avg"], ["w.exp_avg_sq.out", "w.exp_avg_sq"], ["w.out", "w"]]
-// expected-remark @+1 {{ort.training_artifact: loss 'loss', 1 seeds, 1 parameters with gradients, 4 updates}}
+// expected-remark @+1 {{ort.training_artifact: loss 'loss', 1 seeds, 1 parameters with gradients, 4 updates, 0 buffers}}
 func.func @ort_artifact_with_adam(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
                         %buffer: tensor<8x8xf32> loc("w_grad.accumulation.buffer"),
                         %reset: tensor<1xi1> loc("lazy_reset_grad"),
@@ -88,9 +88,9 @@ func.func @ort_artifact_with_adam(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf
 // ORTModule: YieldOp hands the forward's output out and takes its gradient
 // back, the seed; parameter gradients are `<param>_grad` outputs.
 // CHECK-LABEL: func.func @ort_module
-// CHECK-SAME:    amp.training = {gradients = ["w_grad"], kind = "ort.module", loss = "", parameters = ["w"], seeds = ["y_grad"], updates = []}
+// CHECK-SAME:    amp.training = {buffers = [], gradients = ["w_grad"], kind = "ort.module", loss = "", parameters = ["w"], seeds = ["y_grad"], unscale = [], updates = []}
 // CHECK:         "YieldOp"{{.*}}amp.region = "backward"
-// expected-remark @+1 {{ort.module: loss '', 1 seeds, 1 parameters with gradients, 0 updates; 1 forward, 2 backward, 0 optimizer ops}}
+// expected-remark @+1 {{ort.module: loss '', 1 seeds, 1 parameters with gradients, 0 updates, 0 buffers; 1 forward, 2 backward, 0 optimizer ops}}
 func.func @ort_module(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"))
     -> (tensor<8x8xf32> {onnxg.name = "w_grad"}) {
   %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
@@ -103,8 +103,8 @@ func.func @ort_module(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w")
 
 // ONNX's Gradient: `y` names the loss, `xs` the parameters.
 // CHECK-LABEL: func.func @onnx_gradient
-// CHECK-SAME:    amp.training = {gradients = ["da", "db"], kind = "onnx.gradient", loss = "c", parameters = ["a", "b"], seeds = [], updates = []}
-// expected-remark @+1 {{onnx.gradient: loss 'c', 0 seeds, 2 parameters with gradients, 0 updates; 1 forward, 1 backward, 0 optimizer ops}}
+// CHECK-SAME:    amp.training = {buffers = [], gradients = ["da", "db"], kind = "onnx.gradient", loss = "c", parameters = ["a", "b"], seeds = [], unscale = [], updates = []}
+// expected-remark @+1 {{onnx.gradient: loss 'c', 0 seeds, 2 parameters with gradients, 0 updates, 0 buffers; 1 forward, 1 backward, 0 optimizer ops}}
 func.func @onnx_gradient(%a: tensor<f32> loc("a"), %b: tensor<f32> loc("b"))
     -> (tensor<f32> {onnxg.name = "c"}, tensor<f32> {onnxg.name = "da"}, tensor<f32> {onnxg.name = "db"}) {
   %c = onnxg.node "Add"(%a, %b) opset 12 : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(fused<"onnx.outputs">["add", "c"])
@@ -117,8 +117,8 @@ func.func @onnx_gradient(%a: tensor<f32> loc("a"), %b: tensor<f32> loc("b"))
 // An optimizer without backward: parameters and gradients are its inputs,
 // the updates its outputs.
 // CHECK-LABEL: func.func @optimizer_only
-// CHECK-SAME:    amp.training = {gradients = ["G"], kind = "optimizer", loss = "", parameters = ["X"], seeds = [], updates = {{\[\["X_new", "X"\], \["V_new", "V"\]\]}}}
-// expected-remark @+1 {{optimizer: loss '', 0 seeds, 1 parameters with gradients, 2 updates; 0 forward, 0 backward, 1 optimizer ops}}
+// CHECK-SAME:    amp.training = {buffers = [], gradients = ["G"], kind = "optimizer", loss = "", parameters = ["X"], seeds = [], unscale = [], updates = {{\[\["X_new", "X"\], \["V_new", "V"\]\]}}}
+// expected-remark @+1 {{optimizer: loss '', 0 seeds, 1 parameters with gradients, 2 updates, 0 buffers; 0 forward, 0 backward, 1 optimizer ops}}
 func.func @optimizer_only(%r: tensor<f32> loc("R"), %t: tensor<i64> loc("T"),
                           %x: tensor<2xf32> loc("X"), %g: tensor<2xf32> loc("G"),
                           %v: tensor<2xf32> loc("V"))
@@ -133,8 +133,8 @@ func.func @optimizer_only(%r: tensor<f32> loc("R"), %t: tensor<i64> loc("T"),
 // weights and gradients pair up through their SequenceConstruct nodes, and
 // each output named `<input>.updated` replaces that input.
 // CHECK-LABEL: func.func @adamw_sequences
-// CHECK-SAME:    amp.training = {gradients = ["a_grad", "b_grad"], kind = "optimizer", loss = "", parameters = ["a", "b"], seeds = [], updates = {{\[\["a.updated", "a"\], \["step.updated", "step"\]\]}}}
-// expected-remark @+1 {{optimizer: loss '', 0 seeds, 2 parameters with gradients, 2 updates}}
+// CHECK-SAME:    amp.training = {buffers = [], gradients = ["a_grad", "b_grad"], kind = "optimizer", loss = "", parameters = ["a", "b"], seeds = [], unscale = [], updates = {{\[\["a.updated", "a"\], \["step.updated", "step"\]\]}}}
+// expected-remark @+1 {{optimizer: loss '', 0 seeds, 2 parameters with gradients, 2 updates, 0 buffers}}
 func.func @adamw_sequences(%lr: tensor<1xf32> loc("learning_rate"), %step: tensor<1xi64> loc("step"),
                            %a: tensor<2xf32> loc("a"), %b: tensor<3xf32> loc("b"),
                            %ga: tensor<2xf32> loc("a_grad"), %gb: tensor<3xf32> loc("b_grad"),

@@ -21,7 +21,7 @@
 // CHECK:         %[[DY:.*]] = onnxg.node "Mul"(%{{.*}}, %[[SCALED]])
 // CHECK:         %[[DW:.*]] = onnxg.node "MatMul"(%{{.*}}, %[[DY]])
 // CHECK:         %[[DWU:.*]] = amp.unscale %[[DW]] by %[[SCALE]]
-// CHECK:         %[[DV:.*]] = onnxg.node "MatMul"(%[[DY]], %[[DW]])
+// CHECK:         %[[DV:.*]] = onnxg.node "MatMul"(%{{.*}}, %[[DW]])
 // CHECK:         %[[DVU:.*]] = amp.unscale %[[DV]] by %[[SCALE]]
 // CHECK:         onnxg.node "Mul"(%{{.*}}, %[[DWU]])
 // CHECK:         %[[NEW:.*]] = onnxg.node "Sub"
@@ -45,7 +45,7 @@ module attributes {onnxg.metadata_props = [
     %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
     %dy = onnxg.node "Mul"(%y, %seed) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["seed", "dy"])
     %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["dw", "w.grad"])
-    %dv = onnxg.node "MatMul"(%dy, %dw) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dv", "v.grad"])
+    %dv = onnxg.node "MatMul"(%x, %dw) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dv", "v.grad"])
     %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
     %step = onnxg.node "Mul"(%lr, %dw) opset 17 : (tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["scale", "w.step"])
     %new = onnxg.node "Sub"(%w, %step) opset 17 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["update", "w.updated"])
@@ -99,4 +99,46 @@ func.func @onnx_gradient(%a: tensor<f32> loc("a"), %b: tensor<f32> loc("b"))
   %c = onnxg.node "Add"(%a, %b) opset 12 : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(fused<"onnx.outputs">["add", "c"])
   %da, %db = onnxg.node "Gradient"(%a, %b) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["a", "b"], y = "c"} : (tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>) loc(fused<"onnx.outputs">["grad", "da", "db"])
   return %c, %da, %db : tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A step without markers (amp-analyze-training's `training_step`): the
+// constant seed is scaled where the backward reads it; the gradient and the
+// input gradient, an output, are unscaled (the analysis's `unscale`); the
+// update keeps the weight after an overflow, the buffer `count` still
+// counts.
+// CHECK-LABEL: func.func @dataflow_step
+// CHECK:         %[[ONE:.*]] = onnxg.initializer "one"
+// CHECK:         %[[SCALED:.*]] = amp.scale_loss %[[ONE]]
+// CHECK:         onnxg.node "Mul"(%[[SCALED]]
+// CHECK:         %[[G:.*]] = onnxg.node "Mul"
+// CHECK:         %[[GU:.*]] = amp.unscale %[[G]]
+// CHECK:         %[[DX:.*]] = onnxg.node "Mul"
+// CHECK:         %[[DXU:.*]] = amp.unscale %[[DX]]
+// CHECK:         onnxg.node "Mul"(%[[GU]]
+// CHECK:         %[[NEW:.*]] = onnxg.node "Sub"
+// CHECK:         %[[COUNT:.*]] = onnxg.node "Add"
+// DYN:           %[[FINITE:.*]] = amp.all_finite %[[GU]], %[[DXU]]
+// DYN:           %[[KEPT:.*]] = amp.update_if_finite %[[FINITE]], %[[NEW]], %arg1
+// DYN:           return %{{.*}}, %[[DXU]], %[[KEPT]], %[[COUNT]],
+// STATIC:        return %{{.*}}, %[[DXU]], %[[NEW]], %[[COUNT]] :
+// NONE-LABEL:  func.func @dataflow_step
+// NONE-NOT:      amp.{{scale_loss|unscale}}
+func.func @dataflow_step(%x: tensor<4x8xf32> loc("x"), %w: tensor<4x8xf32> loc("w"), %count: tensor<1xi64> loc("count"))
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<4x8xf32> {onnxg.name = "dx"},
+        tensor<4x8xf32> {onnxg.name = "w_new"}, tensor<1xi64> {onnxg.name = "count_new"}) {
+  %y = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["fwd", "y"])
+  %sq = onnxg.node "Mul"(%y, %y) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["square", "sq"])
+  %loss = onnxg.node "ReduceSum"(%sq) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+  %one = onnxg.initializer "one" dense<1.0> : tensor<f32> loc("one")
+  %dy = onnxg.node "Mul"(%one, %y) opset 17 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dy.node", "dy"])
+  %g = onnxg.node "Mul"(%dy, %x) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dw", "g"])
+  %dx = onnxg.node "Mul"(%dy, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dxn", "dx"])
+  %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
+  %step = onnxg.node "Mul"(%g, %lr) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["step.node", "step"])
+  %new = onnxg.node "Sub"(%w, %step) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["update", "w_new"])
+  %inc = onnxg.initializer "inc" dense<1> : tensor<1xi64> loc("inc")
+  %next = onnxg.node "Add"(%count, %inc) opset 17 : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64> loc(fused<"onnx.outputs">["tick", "count_new"])
+  return %loss, %dx, %new, %next : tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<1xi64>
 }

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPANALYZETRAINING
@@ -38,8 +40,14 @@ struct TrainingRoles {
   SmallVector<Value> seeds;
   /// (parameter, gradient) pairs; a parameter is a function argument.
   SmallVector<std::pair<Value, Value>> gradients;
-  /// (updated, previous) pairs of the optimizer state the step updates.
+  /// (updated, previous) pairs of the parameters and optimizer state the
+  /// step updates; an overflow keeps them.
   SmallVector<std::pair<Value, Value>> updates;
+  /// (updated, previous) pairs of buffers (running statistics): carried
+  /// from step to step, updated after an overflow too.
+  SmallVector<std::pair<Value, Value>> buffers;
+  /// Where loss scaling takes the scale out, when more than the gradients.
+  SmallVector<Value> unscale;
   /// ORTModule's YieldOps: what they read is forward, what they return seeds.
   SmallVector<NodeOp> yieldOps;
   /// Ops of the graph that prove it is a training graph (backward ops).
@@ -54,6 +62,17 @@ public:
 
 private:
   LogicalResult analyze(func::FuncOp func, TrainingRoles &roles);
+  /// Reads `roles` into the options it does not override.
+  LogicalResult readRolesFile(ModuleOp module);
+  /// Outputs that update inputs: `updates`, then the naming conventions.
+  LogicalResult findUpdates(func::FuncOp func, const ValueNames &names,
+                            TrainingRoles &roles);
+  /// A whole step without markers, from its dataflow.
+  LogicalResult analyzeDataflow(func::FuncOp func, const ValueNames &names,
+                                TrainingRoles &roles);
+
+  std::string loss, seed;
+  SmallVector<std::string> updatePairs;
 };
 } // namespace
 
@@ -263,43 +282,326 @@ static void collectOrtGradients(const ValueNames &names, ValueRange values,
 }
 
 /// Loss candidates of a graph with a backward but no recorded loss: the
-/// float outputs with one element.
-static SmallVector<Value> getLossCandidates(func::FuncOp func) {
+/// float outputs with one element that update no input.
+static SmallVector<Value> getLossCandidates(func::FuncOp func,
+                                            const TrainingRoles &roles) {
   SmallVector<Value> candidates;
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (Value value : ret.getOperands()) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (type && isa<FloatType>(type.getElementType()) &&
         type.hasStaticShape() && type.getNumElements() == 1 &&
-        !llvm::is_contained(candidates, value))
+        !llvm::is_contained(candidates, value) &&
+        llvm::none_of(roles.updates,
+                      [&](auto pair) { return pair.first == value; }))
       candidates.push_back(value);
   }
   return candidates;
 }
 
-/// Outputs named `<input>.updated` replace that input, the convention of
-/// our exporter's steps (docs/TrainingStepFormat.md, whose metadata lists
-/// the updates itself), which amp-run follows for the optimizer state it
-/// appends (an ONNX Runtime AdamW graph's sequences and step count).
-static void addNamedUpdates(func::FuncOp func, TrainingRoles &roles) {
-  llvm::StringMap<Value> inputs;
+LogicalResult AnalyzeTrainingPass::readRolesFile(ModuleOp module) {
+  loss = lossName;
+  seed = seedName;
+  updatePairs.assign(updateNames.begin(), updateNames.end());
+  if (rolesFile.empty())
+    return success();
+  auto fail = [&](const Twine &message) {
+    return module.emitError()
+           << "roles file '" << rolesFile << "': " << message;
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(rolesFile);
+  if (!buffer)
+    return fail(buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail(toString(json.takeError()));
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object)
+    return fail("expected a JSON object");
+  for (const auto &[key, value] : *object) {
+    if (key == "loss" || key == "seed") {
+      std::optional<StringRef> name = value.getAsString();
+      if (!name)
+        return fail("'" + key.str() + "' must be a tensor name");
+      std::string &option = key == "loss" ? loss : seed;
+      if (option.empty())
+        option = name->str();
+    } else if (key == "updates") {
+      const llvm::json::Object *pairs = value.getAsObject();
+      if (!pairs)
+        return fail("'updates' must map input names to output names");
+      for (const auto &[input, output] : *pairs) {
+        std::optional<StringRef> name = output.getAsString();
+        if (!name)
+          return fail("'updates' must map input names to output names");
+        updatePairs.push_back((input.str() + ":" + *name).str());
+      }
+    } else {
+      return fail("unknown key '" + key.str() +
+                  "'; expected loss, seed or updates");
+    }
+  }
+  return success();
+}
+
+LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
+                                               const ValueNames &names,
+                                               TrainingRoles &roles) {
+  llvm::StringMap<BlockArgument> inputs;
   for (BlockArgument arg : func.getArguments())
     inputs[onnxg::getValueName(arg)] = arg;
-  Operation *ret = func.getBody().front().getTerminator();
-  for (OpOperand &operand : ret->getOpOperands()) {
-    Value updated = operand.get();
-    auto name = func.getResultAttrOfType<StringAttr>(
-        operand.getOperandNumber(), onnxg::ONNXGraphDialect::kNameAttrName);
-    StringRef stem = name ? name.getValue() : "";
-    if (!stem.consume_back(".updated"))
-      continue;
-    Value previous = inputs.lookup(stem);
-    if (!previous || previous.getType() != updated.getType() ||
-        llvm::any_of(roles.updates,
-                     [&](auto pair) { return pair.first == updated; }))
-      continue;
-    roles.updates.push_back({updated, previous});
+  const llvm::StringMap<Value> &outputs = names.getOutputs();
+  auto isUpdated = [&](Value value) {
+    return llvm::any_of(roles.updates,
+                        [&](auto pair) { return pair.second == value; });
+  };
+  auto isUpdate = [&](Value value) {
+    return llvm::any_of(roles.updates,
+                        [&](auto pair) { return pair.first == value; });
+  };
+
+  // updates=<input>:<output>: names may hold ':', so every split is tried.
+  for (StringRef entry : updatePairs) {
+    SmallVector<std::pair<BlockArgument, Value>> splits;
+    for (size_t colon = entry.find(':'); colon != StringRef::npos;
+         colon = entry.find(':', colon + 1)) {
+      BlockArgument input = inputs.lookup(entry.take_front(colon));
+      Value output = outputs.lookup(entry.drop_front(colon + 1));
+      if (input && output)
+        splits.push_back({input, output});
+    }
+    if (splits.size() != 1)
+      return emitError(func.getLoc())
+             << "updates='" << entry << "': "
+             << (splits.empty() ? "expected <input>:<output> naming an "
+                                  "input and an output of the graph"
+                                : "several splits name an input and an "
+                                  "output; rename them");
+    auto [input, output] = splits.front();
+    if (input.getType() != output.getType())
+      return emitError(func.getLoc())
+             << "updates='" << entry << "': input type " << input.getType()
+             << " differs from output type " << output.getType();
+    if (isUpdated(input) || isUpdate(output))
+      return emitError(func.getLoc())
+             << "updates='" << entry << "': '" << onnxg::getValueName(input)
+             << "' or its output is named in another update";
+    roles.updates.push_back({output, input});
   }
+
+  // The naming conventions, on the whole input name, else without a role
+  // prefix (`param.w` is updated by `new_param.w`, `w_new` or `w'`).
+  llvm::DenseMap<Value, StringRef> updatedBy;
+  for (BlockArgument arg : func.getArguments())
+    for (auto pair : roles.updates)
+      if (pair.second == arg)
+        updatedBy[arg] = "";
+  for (OpOperand &operand :
+       func.getBody().front().getTerminator()->getOpOperands()) {
+    Value updated = operand.get();
+    auto nameAttr = func.getResultAttrOfType<StringAttr>(
+        operand.getOperandNumber(), onnxg::ONNXGraphDialect::kNameAttrName);
+    if (!nameAttr || isUpdate(updated))
+      continue;
+    StringRef output = nameAttr.getValue();
+    SmallVector<BlockArgument> candidates;
+    for (bool stripped : {false, true}) {
+      for (BlockArgument arg : func.getArguments()) {
+        StringRef input = onnxg::getValueName(arg);
+        StringRef stem = stripped ? stripRolePrefix(input) : input;
+        if (!input.empty() && (!stripped || stem != input) &&
+            arg.getType() == updated.getType() && isUpdateName(output, stem))
+          candidates.push_back(arg);
+      }
+      if (!candidates.empty())
+        break;
+    }
+    if (candidates.size() > 1) {
+      InFlightDiagnostic diag = emitError(func.getLoc())
+                                << "output '" << output
+                                << "' may update several inputs:";
+      for (BlockArgument arg : candidates)
+        diag << " '" << onnxg::getValueName(arg) << "'";
+      return diag << "; say which with updates=<input>:<output>";
+    }
+    if (candidates.empty())
+      continue;
+    BlockArgument input = candidates.front();
+    if (auto it = updatedBy.find(input); it != updatedBy.end())
+      return emitError(func.getLoc())
+             << "input '" << onnxg::getValueName(input)
+             << "' may be updated by '" << output << "' and by '"
+             << (it->second.empty() ? StringRef("updates=") : it->second)
+             << "'; say which with updates=<input>:<output>";
+    updatedBy[input] = output;
+    roles.updates.push_back({updated, input});
+  }
+  return success();
+}
+
+/// The ops of `body` that `values` depend on (`upstream`) or that depend on
+/// them (downstream), values that subgraphs read included.
+static llvm::DenseSet<Operation *> reach(Block &body, ArrayRef<Value> values,
+                                         bool upstream);
+
+/// The gradient of `param` in its update `updated`: the first value linear
+/// in the seed, of the parameter's type, met walking up from the update
+/// through values that depend on the seed non-linearly; then up through
+/// scalings by a constant factor (`lr * g`, `(1 - beta1) * g`).
+static Value findGradient(Value updated, Value param,
+                          const SeedLinearity &linearity) {
+  SmallVector<Value> queue = {updated};
+  llvm::DenseSet<Value> seen = {updated};
+  Value gradient, anyLinear;
+  for (size_t i = 0; i < queue.size() && !gradient; ++i) {
+    Value value = queue[i];
+    if (linearity.isLinear(value)) {
+      if (value.getType() == param.getType())
+        gradient = value;
+      else if (!anyLinear)
+        anyLinear = value;
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    if (!op || !linearity.dependsOnSeed(value))
+      continue;
+    for (Value operand : op->getOperands())
+      if (seen.insert(operand).second)
+        queue.push_back(operand);
+  }
+  if (!gradient)
+    gradient = anyLinear;
+  while (gradient) {
+    auto node = gradient.getDefiningOp<NodeOp>();
+    if (!node || !onnxg::isDefaultDomain(node.getDomain()))
+      break;
+    StringRef type = node.getOpType();
+    Value next;
+    auto inputs = node.getInputs();
+    auto isFactor = [&](Value value) {
+      auto shaped = dyn_cast<RankedTensorType>(value.getType());
+      return shaped && shaped.hasStaticShape() &&
+             shaped.getNumElements() == 1 && !linearity.dependsOnSeed(value);
+    };
+    if ((type == "Mul" || type == "Div") && inputs.size() == 2 &&
+        isFactor(inputs[1]))
+      next = inputs[0];
+    else if (type == "Mul" && inputs.size() == 2 && isFactor(inputs[0]))
+      next = inputs[1];
+    if (!next || !linearity.isLinear(next) ||
+        next.getType() != gradient.getType())
+      break;
+    gradient = next;
+  }
+  return gradient;
+}
+
+/// Whether the ops that are not `forward` ops carry `value` into one of
+/// `updates` (a step counter reaches Adam's bias correction).
+static bool feedsUpdate(Block &body, Value value, ArrayRef<Value> updates,
+                        const llvm::DenseSet<Operation *> &forward) {
+  llvm::DenseSet<Operation *> found;
+  SmallVector<Value> work = {value};
+  while (!work.empty()) {
+    Value current = work.pop_back_val();
+    if (llvm::is_contained(updates, current))
+      return true;
+    for (Operation *user : current.getUsers()) {
+      Operation *owner = body.findAncestorOpInBlock(*user);
+      if (owner && !owner->hasTrait<OpTrait::IsTerminator>() &&
+          !forward.contains(owner) && found.insert(owner).second)
+        llvm::append_range(work, owner->getResults());
+    }
+  }
+  return false;
+}
+
+/// Seed-linear values that a non-linear op or an output reads outside what
+/// unscaling `gradients` covers (the ops that only read them).
+static SmallVector<Value> getUncoveredFrontier(Block &body,
+                                               const SeedLinearity &linearity,
+                                               ArrayRef<Value> gradients) {
+  llvm::DenseSet<Operation *> upstream = reach(body, gradients, true);
+  llvm::DenseSet<Operation *> downstream = reach(body, gradients, false);
+  SmallVector<Value> uncovered;
+  for (Value value : linearity.getFrontier()) {
+    Operation *producer = value.getDefiningOp();
+    bool covered = llvm::is_contained(gradients, value) ||
+                   (producer && downstream.contains(producer) &&
+                    !upstream.contains(producer));
+    if (!covered)
+      uncovered.push_back(value);
+  }
+  return uncovered;
+}
+
+LogicalResult AnalyzeTrainingPass::analyzeDataflow(func::FuncOp func,
+                                                   const ValueNames &names,
+                                                   TrainingRoles &roles) {
+  Block &body = func.getBody().front();
+  roles.kind = "training_step";
+  roles.hasBackward = true;
+  llvm::DenseSet<Operation *> forward = reach(body, roles.loss, true);
+  if (roles.seeds.empty()) {
+    std::string why;
+    SmallVector<Value> updatedInputs;
+    for (auto [updated, previous] : roles.updates)
+      updatedInputs.push_back(previous);
+    roles.seeds = findSeeds(body, roles.loss, forward, updatedInputs, why);
+    if (roles.seeds.empty()) {
+      emitWarning(func.getLoc())
+          << "training step with " << roles.updates.size()
+          << " updated inputs and loss '" << onnxg::getValueName(roles.loss)
+          << "', but no backward seed found: " << why
+          << "; name it with seed=<tensor>. Without it no loss scaling or "
+             "barrier is placed";
+      return success();
+    }
+  }
+  SeedLinearity linearity(body, roles.seeds);
+
+  // Parameters: updated inputs that the forward reads and whose update
+  // depends on the seed. State: the other updates that depend on it or
+  // that carry into a parameter's update (step counts). Buffers: the rest.
+  auto readByForward = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      return forward.contains(body.findAncestorOpInBlock(*user));
+    });
+  };
+  SmallVector<std::pair<Value, Value>> all = std::move(roles.updates);
+  roles.updates.clear();
+  SmallVector<Value> paramUpdates;
+  for (auto [updated, previous] : all) {
+    if (!readByForward(previous) || !linearity.dependsOnSeed(updated))
+      continue;
+    Value gradient = findGradient(updated, previous, linearity);
+    if (!gradient) {
+      emitWarning(func.getLoc())
+          << "parameter '" << onnxg::getValueName(previous)
+          << "': its update depends on the seed, but no value on the way "
+             "is linear in it; it has no gradient";
+      continue;
+    }
+    roles.gradients.push_back({previous, gradient});
+    roles.updates.push_back({updated, previous});
+    paramUpdates.push_back(updated);
+  }
+  for (auto [updated, previous] : all) {
+    if (llvm::is_contained(paramUpdates, updated))
+      continue;
+    bool isState = linearity.dependsOnSeed(updated) ||
+                   feedsUpdate(body, previous, paramUpdates, forward);
+    (isState ? roles.updates : roles.buffers).push_back({updated, previous});
+  }
+  SmallVector<Value> gradients;
+  for (auto [param, gradient] : roles.gradients)
+    if (!llvm::is_contained(gradients, gradient))
+      gradients.push_back(gradient);
+  roles.unscale = gradients;
+  llvm::append_range(roles.unscale,
+                     getUncoveredFrontier(body, linearity, gradients));
+  return success();
 }
 
 LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
@@ -391,18 +693,22 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     collectOrtGradients(names, body.getArguments(), roles);
   }
 
-  if (!*fromMetadata)
-    addNamedUpdates(func, roles);
+  if (!*fromMetadata && failed(findUpdates(func, names, roles)))
+    return failure();
+  // A step without markers: outputs that update its inputs.
+  bool plainStep = (roles.kind == "forward" || roles.kind == "backward") &&
+                   !roles.updates.empty();
 
   // loss=<tensor> names the loss where the graph does not.
-  if (!lossName.empty()) {
-    Value loss = names.lookup(lossName);
-    if (!loss)
+  if (!loss.empty()) {
+    Value value = names.lookup(loss);
+    if (!value)
       return emitError(func.getLoc())
-             << "loss='" << lossName << "' names no value of the graph";
-    roles.loss = loss;
-  } else if (!roles.loss && roles.hasBackward && roles.kind != "ort.module") {
-    SmallVector<Value> candidates = getLossCandidates(func);
+             << "loss='" << loss << "' names no value of the graph";
+    roles.loss = value;
+  } else if (!roles.loss && (roles.hasBackward || plainStep) &&
+             roles.kind != "ort.module") {
+    SmallVector<Value> candidates = getLossCandidates(func, roles);
     if (candidates.size() > 1) {
       InFlightDiagnostic diag = emitError(func.getLoc())
                                 << "found " << candidates.size()
@@ -414,7 +720,27 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     if (candidates.size() == 1)
       roles.loss = candidates.front();
   }
-  return success();
+  // seed=<tensor> names the backward seed.
+  if (!seed.empty()) {
+    Value value = names.lookup(seed);
+    if (!value || !isFloatTensor(value.getType()))
+      return emitError(func.getLoc())
+             << "seed='" << seed << "' names no float tensor of the graph";
+    roles.seeds.assign({value});
+  }
+  if (!plainStep)
+    return success();
+  if (!roles.loss) {
+    if (!updatePairs.empty() || !seed.empty())
+      return emitError(func.getLoc())
+             << "the graph updates " << roles.updates.size()
+             << " inputs, but has no loss: name it with loss=<tensor>";
+    // Names alone do not make a training step.
+    roles.updates.clear();
+    return success();
+  }
+  roles.gradients.clear();
+  return analyzeDataflow(func, names, roles);
 }
 
 /// Gives gradients and seeds that ONNX shape inference left untyped (it does
@@ -464,9 +790,38 @@ static llvm::DenseSet<Operation *> reach(Block &body, ArrayRef<Value> values,
   return found;
 }
 
+/// Checks what markers say against seed linearity: each gradient they name
+/// must be linear in the seeds, and no other seed-linear value may reach a
+/// non-linear op or an output; such values are unscaled too.
+static void checkMarkers(func::FuncOp func, TrainingRoles &roles,
+                         ArrayRef<Value> gradients) {
+  if (roles.seeds.empty() || gradients.empty())
+    return;
+  Block &body = func.getBody().front();
+  SeedLinearity linearity(body, roles.seeds);
+  for (Value gradient : gradients)
+    if (!linearity.isLinear(gradient))
+      emitWarning(func.getLoc())
+          << roles.kind << ": gradient '" << onnxg::getValueName(gradient)
+          << "' is not linear in the backward seeds";
+  SmallVector<Value> uncovered =
+      getUncoveredFrontier(body, linearity, gradients);
+  for (Value value : uncovered)
+    emitWarning(func.getLoc())
+        << roles.kind << ": '" << onnxg::getValueName(value)
+        << "' is linear in the backward seeds and read outside the "
+           "gradients the markers name; it is unscaled too";
+  if (uncovered.empty())
+    return;
+  roles.unscale.assign(gradients.begin(), gradients.end());
+  llvm::append_range(roles.unscale, uncovered);
+}
+
 void AnalyzeTrainingPass::runOnOperation() {
   MLIRContext *ctx = &getContext();
   Builder builder(ctx);
+  if (failed(readRolesFile(getOperation())))
+    return signalPassFailure();
   for (auto func : getOperation().getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
@@ -486,6 +841,9 @@ void AnalyzeTrainingPass::runOnOperation() {
     for (auto [param, gradient] : roles.gradients)
       if (!llvm::is_contained(gradients, gradient))
         gradients.push_back(gradient);
+    for (Value value : roles.unscale)
+      if (!llvm::is_contained(gradients, value))
+        gradients.push_back(value);
     llvm::DenseSet<Operation *> forward = reach(body, forwardRoots, true);
     llvm::DenseSet<Operation *> backward = reach(body, gradients, true);
     llvm::DenseSet<Operation *> optimizer = reach(body, gradients, false);
@@ -539,7 +897,7 @@ void AnalyzeTrainingPass::runOnOperation() {
     // read what the loss's op computed (a *LossGrad reading log_prob) are
     // linear in the implicit seed.
     if (roles.loss && roles.seeds.empty() && roles.kind != "onnx.gradient" &&
-        roles.kind != "optimizer")
+        roles.kind != "optimizer" && roles.kind != "training_step")
       if (Operation *lossOp = roles.loss.getDefiningOp())
         for (Value result : lossOp->getResults())
           for (Operation *user : result.getUsers())
@@ -547,6 +905,9 @@ void AnalyzeTrainingPass::runOnOperation() {
               for (Value seed : user->getResults())
                 if (!llvm::is_contained(roles.seeds, seed))
                   roles.seeds.push_back(seed);
+
+    if (isTraining && roles.kind != "training_step")
+      checkMarkers(func, roles, gradients);
 
     auto namesOf = [&](auto range) {
       SmallVector<Attribute> list;
@@ -559,11 +920,14 @@ void AnalyzeTrainingPass::runOnOperation() {
       params.push_back(param);
       gradientList.push_back(gradient);
     }
-    SmallVector<Attribute> updates;
-    for (auto [updated, previous] : roles.updates)
-      updates.push_back(builder.getArrayAttr(
-          {builder.getStringAttr(onnxg::getValueName(updated)),
-           builder.getStringAttr(onnxg::getValueName(previous))}));
+    auto pairsOf = [&](ArrayRef<std::pair<Value, Value>> pairs) {
+      SmallVector<Attribute> list;
+      for (auto [updated, previous] : pairs)
+        list.push_back(builder.getArrayAttr(
+            {builder.getStringAttr(onnxg::getValueName(updated)),
+             builder.getStringAttr(onnxg::getValueName(previous))}));
+      return builder.getArrayAttr(list);
+    };
     NamedAttribute fields[] = {
         builder.getNamedAttr("kind", builder.getStringAttr(roles.kind)),
         builder.getNamedAttr(
@@ -573,7 +937,9 @@ void AnalyzeTrainingPass::runOnOperation() {
         builder.getNamedAttr("seeds", namesOf(roles.seeds)),
         builder.getNamedAttr("parameters", namesOf(params)),
         builder.getNamedAttr("gradients", namesOf(gradientList)),
-        builder.getNamedAttr("updates", builder.getArrayAttr(updates)),
+        builder.getNamedAttr("updates", pairsOf(roles.updates)),
+        builder.getNamedAttr("buffers", pairsOf(roles.buffers)),
+        builder.getNamedAttr("unscale", namesOf(roles.unscale)),
     };
     func->setAttr(kTrainingAttrName, builder.getDictionaryAttr(fields));
 
@@ -588,8 +954,9 @@ void AnalyzeTrainingPass::runOnOperation() {
           << (roles.loss ? onnxg::getValueName(roles.loss) : "") << "', "
           << roles.seeds.size() << " seeds, " << roles.gradients.size()
           << " parameters with gradients, " << roles.updates.size()
-          << " updates; " << counts[0] << " forward, " << counts[1]
-          << " backward, " << counts[2] << " optimizer ops";
+          << " updates, " << roles.buffers.size() << " buffers; " << counts[0]
+          << " forward, " << counts[1] << " backward, " << counts[2]
+          << " optimizer ops";
     if (!roles.loss && roles.kind != "ort.module" && roles.kind != "optimizer")
       emitWarning(func.getLoc(),
                   "no loss found: name it with loss=<tensor>; without "

@@ -92,11 +92,11 @@ static Location nameLoc(Location loc, ArrayRef<std::string> names) {
 
 /// Makes `value` the input of a new op `create` builds right after its
 /// definition, and every other use read the op's result, except uses by
-/// backward ops when `backwardKeeps` (a gradient that feeds other gradients
-/// stays scaled there).
+/// ops of region `keepIn` (a gradient that feeds other gradients stays
+/// scaled in the backward; a seed constant the forward shares stays 1).
 template <typename Create>
 static Value insertAfter(OpBuilder &builder, Value value, Create create,
-                         bool backwardKeeps = false) {
+                         StringRef keepIn = "") {
   OpBuilder::InsertionGuard guard(builder);
   Block *block = value.getParentBlock();
   if (Operation *op = value.getDefiningOp())
@@ -110,7 +110,7 @@ static Value insertAfter(OpBuilder &builder, Value value, Create create,
       return false;
     auto region =
         owner ? owner->getAttrOfType<StringAttr>(kRegionAttrName) : nullptr;
-    return !(backwardKeeps && region && region.getValue() == "backward");
+    return keepIn.empty() || !region || region.getValue() != keepIn;
   });
   return result;
 }
@@ -180,14 +180,21 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
     }
     return success();
   };
+  // The analysis lists where the scale comes out when that is more than
+  // the gradients (docs/TrainingGraphs.md).
   SmallVector<Value> seeds, gradients;
   if (failed(resolveAll("seeds", seeds)) ||
-      failed(resolveAll("gradients", gradients)))
+      failed(resolveAll(getNames(training, "unscale").empty() ? "gradients"
+                                                              : "unscale",
+                        gradients)))
     return failure();
   Value loss = lossName && !lossName.getValue().empty()
                    ? names.lookup(lossName.getValue())
                    : Value();
   if (gradients.empty() || (seeds.empty() && !(differentiatesLoss && loss))) {
+    // A training step without a seed: the analysis has said why.
+    if (kind && kind.getValue() == "training_step" && seeds.empty())
+      return false;
     emitWarning(func.getLoc())
         << "no " << (gradients.empty() ? "gradients" : "seed")
         << " found: loss scaling was not inserted and no "
@@ -230,10 +237,13 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
   }
   for (Value seed : seeds) {
     std::string name = (onnxg::getValueName(seed) + ".scaled").str();
-    insertAfter(builder, seed, [&] {
-      return ScaleLossOp::create(builder, nameLoc(loc, {name}), seed.getType(),
-                                 seed, scale);
-    });
+    insertAfter(
+        builder, seed,
+        [&] {
+          return ScaleLossOp::create(builder, nameLoc(loc, {name}),
+                                     seed.getType(), seed, scale);
+        },
+        /*keepIn=*/"forward");
   }
 
   // Unscale every gradient before anything reads it.
@@ -247,7 +257,7 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
           return UnscaleOp::create(builder, nameLoc(loc, {name}), type,
                                    gradient, scale);
         },
-        /*backwardKeeps=*/true));
+        /*keepIn=*/"backward"));
   }
   if (mode == "static") {
     func->setAttr(kLossScalingAttrName,

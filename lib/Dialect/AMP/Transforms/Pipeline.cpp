@@ -50,6 +50,15 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       *this, "loss",
       llvm::cl::desc("name of the loss tensor, where the graph does not "
                      "record it")};
+  Option<std::string> seed{
+      *this, "seed",
+      llvm::cl::desc("name of the backward seed, where the dataflow does "
+                     "not show it")};
+  ListOption<std::string> updates{
+      *this, "updates",
+      llvm::cl::desc("outputs that update inputs, <input>:<output>")};
+  Option<std::string> roles{
+      *this, "roles", llvm::cl::desc("JSON file with loss, seed and updates")};
   Option<std::string> lossScale{
       *this, "loss-scale",
       llvm::cl::desc("dynamic, static or none (default: dynamic for fp16, "
@@ -76,6 +85,9 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
 void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   AMPAnalyzeTrainingOptions analyze;
   analyze.lossName = options.loss;
+  analyze.seedName = options.seed;
+  analyze.updateNames.assign(options.updates.begin(), options.updates.end());
+  analyze.rolesFile = options.roles;
   pm.addPass(createAMPAnalyzeTraining(analyze));
   AMPInsertLossScalingOptions scaling;
   scaling.mode = !options.lossScale.empty()    ? options.lossScale.getValue()

@@ -25,8 +25,11 @@ def AMPAnalyzeTraining : Pass<"amp-analyze-training", "ModuleOp"> {
       `backward` (computes the gradients) or `optimizer` (reads them).
       amp-assign-precision keeps the optimizer region FP32.
 
-    The kinds (docs/TrainingGraphs.md): `amp_opt.training_step` (our
-    exporter's `amp_opt.*` metadata), `onnx.gradient` (ONNX's `Gradient`
+    The kinds (docs/TrainingGraphs.md): `training_step` (a whole step
+    without markers, understood from its dataflow: outputs that update
+    inputs by name or `updates`, the backward seed `ones_like(loss)` in its
+    exported forms or `seed`, gradients by seed linearity),
+    `amp_opt.training_step` (our exporter's `amp_opt.*` metadata), `onnx.gradient` (ONNX's `Gradient`
     with Adam, Adagrad or Momentum), `ort.module` (ORTModule: `YieldOp`,
     `<param>_grad` outputs), `ort.training_artifact` (ONNX Runtime's
     `training_model.onnx`: gradient accumulators, `<loss>_grad` seed),
@@ -36,6 +39,17 @@ def AMPAnalyzeTraining : Pass<"amp-analyze-training", "ModuleOp"> {
     Gradients and seeds that ONNX shape inference left untyped (it does not
     know ONNX Runtime's gradient ops) take the type of the tensor they are
     the gradient of: the parameter, or the value YieldOp hands out.
+
+    In a `training_step`, parameters are the updated inputs that the forward
+    reads and whose update depends on the seed; their gradients are the
+    last values linear in the seed on the way to the update (the op table's
+    linear columns); `unscale` lists every seed-linear value that a
+    non-linear op or an output reads, where loss scaling takes the scale
+    out; other updated inputs are optimizer state (`updates`, kept on
+    overflow) or buffers (`buffers`). For the other kinds the same
+    linearity checks the markers: a recorded gradient that is not linear in
+    the seeds, or a seed-linear value read outside the recorded gradients,
+    gets a warning.
 
     A graph with backward ops but no recorded loss takes its one float
     output with one element; with several that is an error that lists
@@ -50,6 +64,13 @@ def AMPAnalyzeTraining : Pass<"amp-analyze-training", "ModuleOp"> {
   let options = [
     Option<"lossName", "loss", "std::string", "\"\"",
            "name of the loss tensor, where the graph does not record it">,
+    Option<"seedName", "seed", "std::string", "\"\"",
+           "name of the backward seed, where the dataflow does not show it">,
+    ListOption<"updateNames", "updates", "std::string",
+               "outputs that update inputs, <input>:<output>, where the "
+               "names follow no known convention">,
+    Option<"rolesFile", "roles", "std::string", "\"\"",
+           "JSON file with `loss`, `seed` and `updates` ({input: output})">,
     Option<"emitRemarks", "remarks", "bool", "false",
            "emit a remark with what was found in each function">,
   ];

@@ -1,0 +1,464 @@
+//===- TrainingDataflow.cpp - A training step from its dataflow ----------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Seed linearity, constant splats, update names and the forms of the
+// backward seed, for amp-analyze-training (docs/TrainingGraphs.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
+#include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+#include "amp/Dialect/ONNXGraph/IR/OpTable.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using onnxg::NodeOp;
+
+//===----------------------------------------------------------------------===//
+// Seed linearity
+//===----------------------------------------------------------------------===//
+
+/// The dependence of the results of an op with linear columns `product` and
+/// `sum` whose operands depend on the seed as `deps` (not all independent).
+static SeedDependence combine(ValueRange operands,
+                              ArrayRef<SeedDependence> deps,
+                              onnxg::SlotMask product, onnxg::SlotMask sum) {
+  using onnxg::containsSlot;
+  bool hasProduct = false, sumLinear = false, sumAffine = false;
+  int productLinear = 0;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    if (isa<NoneType>(operand.getType()))
+      continue;
+    SeedDependence dep = deps[i];
+    if (dep == SeedDependence::Nonlinear)
+      return SeedDependence::Nonlinear;
+    if (containsSlot(product, i)) {
+      hasProduct = true;
+      productLinear += dep == SeedDependence::Linear;
+    } else if (containsSlot(sum, i)) {
+      if (dep == SeedDependence::Linear)
+        sumLinear = true;
+      else if (!isConstantZero(operand))
+        sumAffine = true;
+    } else if (dep != SeedDependence::Independent) {
+      return SeedDependence::Nonlinear;
+    }
+  }
+  // One linear factor, and every added term linear (`p - lr * g` is not).
+  bool linear =
+      hasProduct ? productLinear == 1 && !sumAffine : sumLinear && !sumAffine;
+  return linear ? SeedDependence::Linear : SeedDependence::Nonlinear;
+}
+
+/// The linear columns of `op`, or none when it is linear in nothing.
+static std::optional<std::pair<onnxg::SlotMask, onnxg::SlotMask>>
+getLinearSlots(Operation *op) {
+  if (isa<CastOp, ScaleLossOp>(op))
+    return std::make_pair(onnxg::slots(0), onnxg::kNone);
+  auto node = dyn_cast<NodeOp>(op);
+  if (!node)
+    return std::nullopt;
+  const onnxg::OpInfo *info =
+      onnxg::lookupOp(node.getDomain(), node.getOpType());
+  if (!info ||
+      (info->linearProduct == onnxg::kNone && info->linearSum == onnxg::kNone))
+    return std::nullopt;
+  return std::make_pair(info->linearProduct, info->linearSum);
+}
+
+SeedLinearity::SeedLinearity(Block &body, ArrayRef<Value> seeds) : body(body) {
+  llvm::DenseSet<Value> seedSet(seeds.begin(), seeds.end());
+  for (Value seed : seeds)
+    dependence[seed] = SeedDependence::Linear;
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<SeedDependence> deps;
+    bool any = false;
+    for (Value operand : op.getOperands()) {
+      deps.push_back(lookup(operand));
+      any |= deps.back() != SeedDependence::Independent;
+    }
+    if (op.getNumRegions() != 0) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op.getRegions(), captured);
+      any |= llvm::any_of(captured, [&](Value v) { return dependsOnSeed(v); });
+    }
+    SeedDependence result = SeedDependence::Independent;
+    if (!any || isa<UnscaleOp>(op)) {
+      result = SeedDependence::Independent;
+    } else if (auto node = dyn_cast<NodeOp>(op);
+               node && onnxg::isDefaultDomain(node.getDomain()) &&
+               (node.getOpType() == "Shape" || node.getOpType() == "Size")) {
+      result = SeedDependence::Independent;
+    } else if (auto slots = getLinearSlots(&op);
+               slots && op.getNumRegions() == 0) {
+      result = combine(op.getOperands(), deps, slots->first, slots->second);
+    } else {
+      result = SeedDependence::Nonlinear;
+    }
+    for (Value value : op.getResults()) {
+      if (seedSet.contains(value))
+        continue;
+      SeedDependence dep = result;
+      // An untyped result (a contrib op's) may be float.
+      if (dep == SeedDependence::Linear && isa<TensorType>(value.getType()) &&
+          !isFloatTensor(value.getType()))
+        dep = SeedDependence::Nonlinear;
+      if (dep != SeedDependence::Independent)
+        dependence[value] = dep;
+    }
+  }
+}
+
+SmallVector<Value> SeedLinearity::getFrontier() const {
+  llvm::SetVector<Value> frontier;
+  auto visit = [&](Value value) {
+    if (!isLinear(value))
+      return;
+    for (Operation *user : value.getUsers()) {
+      Operation *owner = body.findAncestorOpInBlock(*user);
+      if (!owner)
+        continue;
+      bool readsLinearly = !owner->hasTrait<OpTrait::IsTerminator>() &&
+                           owner->getNumResults() != 0 &&
+                           llvm::all_of(owner->getResults(), [&](Value result) {
+                             return isLinear(result);
+                           });
+      if (!readsLinearly)
+        frontier.insert(value);
+    }
+  };
+  for (BlockArgument arg : body.getArguments())
+    visit(arg);
+  for (Operation &op : body.without_terminator())
+    for (Value result : op.getResults())
+      visit(result);
+  return frontier.takeVector();
+}
+
+SmallVector<Operation *> SeedLinearity::getNonlinearOps() const {
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getResults(), [&](Value value) {
+          return lookup(value) == SeedDependence::Nonlinear;
+        }))
+      ops.push_back(&op);
+  return ops;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+/// The common value of the elements of `attr`, when they are floats and all
+/// equal.
+static std::optional<double> getSplatValue(Attribute attr) {
+  auto elements = dyn_cast_or_null<ElementsAttr>(attr);
+  if (!elements)
+    return std::nullopt;
+  auto type = cast<ShapedType>(elements.getType());
+  auto floatType = dyn_cast<FloatType>(type.getElementType());
+  if (!floatType || type.getNumElements() == 0)
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(elements)) {
+    if (dense.isSplat())
+      return dense.getSplatValue<APFloat>().convertToDouble();
+    auto values = dense.getValues<APFloat>();
+    APFloat first = *values.begin();
+    for (APFloat value : values)
+      if (value.bitwiseIsEqual(first) == false)
+        return std::nullopt;
+    return first.convertToDouble();
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(elements);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  unsigned bits = floatType.getWidth(), bytes = bits / 8;
+  if (bits % 8 != 0 || bits > 64 ||
+      data.size() != size_t(type.getNumElements()) * bytes)
+    return std::nullopt;
+  for (size_t offset = bytes; offset < data.size(); offset += bytes)
+    if (std::memcmp(data.data(), data.data() + offset, bytes) != 0)
+      return std::nullopt;
+  uint64_t raw = 0;
+  std::memcpy(&raw, data.data(), bytes);
+  return APFloat(floatType.getFloatSemantics(), APInt(bits, raw))
+      .convertToDouble();
+}
+
+std::optional<double> mlir::amp::getSplatConstant(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto init = dyn_cast<onnxg::InitializerOp>(op))
+      return getSplatValue(init.getValue());
+    auto node = dyn_cast<NodeOp>(op);
+    if (!node || !onnxg::isDefaultDomain(node.getDomain()))
+      return std::nullopt;
+    StringRef type = node.getOpType();
+    DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
+    if (type == "Constant") {
+      if (auto scalar = attrs.getAs<FloatAttr>("value_float"))
+        return scalar.getValueAsDouble();
+      return getSplatValue(attrs.get("value"));
+    }
+    if (type == "ConstantOfShape")
+      return attrs.get("value") ? getSplatValue(attrs.get("value"))
+                                : std::optional<double>(0.0);
+    // Ops that only move or reshape the elements.
+    bool reshapes = type == "Expand" || type == "Reshape" ||
+                    type == "Squeeze" || type == "Unsqueeze" ||
+                    type == "Identity" || type == "Flatten";
+    bool castsFloat =
+        type == "Cast" && isFloatTensor(node.getOutputs()[0].getType());
+    if ((!reshapes && !castsFloat) || node.getInputs().empty())
+      return std::nullopt;
+    value = node.getInputs()[0];
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Update names
+//===----------------------------------------------------------------------===//
+
+bool mlir::amp::isUpdateName(StringRef output, StringRef input) {
+  static constexpr StringLiteral kPrefixes[] = {
+      "new_", "new.", "next_", "next.", "updated_", "updated."};
+  static constexpr StringLiteral kSuffixes[] = {"_new",  ".new",     "_next",
+                                                ".next", "_updated", ".updated",
+                                                "_out",  ".out",     "'"};
+  for (StringRef prefix : kPrefixes)
+    if (output.size() == prefix.size() + input.size() &&
+        output.starts_with(prefix) && output.ends_with(input))
+      return true;
+  for (StringRef suffix : kSuffixes)
+    if (output.size() == input.size() + suffix.size() &&
+        output.starts_with(input) && output.ends_with(suffix))
+      return true;
+  return false;
+}
+
+StringRef mlir::amp::stripRolePrefix(StringRef name) {
+  static constexpr StringLiteral kRoles[] = {
+      "param.",  "params.", "parameter.", "parameters.", "state.",
+      "states.", "buffer.", "buffers.",   "opt_state.",  "optimizer."};
+  for (StringRef role : kRoles)
+    if (name.size() > role.size() && name.starts_with(role))
+      return name.drop_front(role.size());
+  return name;
+}
+
+//===----------------------------------------------------------------------===//
+// Seeds
+//===----------------------------------------------------------------------===//
+
+/// The default-domain op type of `value`'s producer, or "".
+static StringRef getProducerType(Value value) {
+  auto node = value.getDefiningOp<NodeOp>();
+  return node && onnxg::isDefaultDomain(node.getDomain()) ? node.getOpType()
+                                                          : StringRef();
+}
+
+/// The loss and the values it is a reshape or copy of: `Shape` of any of
+/// them is the loss's shape.
+static SmallVector<Value> getLossAliases(Value loss) {
+  SmallVector<Value> aliases = {loss};
+  for (Value value = loss;;) {
+    StringRef type = getProducerType(value);
+    if (type != "Reshape" && type != "Identity" && type != "Squeeze" &&
+        type != "Unsqueeze" && type != "Flatten" && type != "Cast")
+      return aliases;
+    value = value.getDefiningOp<NodeOp>().getInputs()[0];
+    aliases.push_back(value);
+  }
+}
+
+/// The number of elements of `value`'s static type, or -1.
+static int64_t getNumElements(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : -1;
+}
+
+namespace {
+/// What the seed search knows about a function body.
+struct SeedSearch {
+  SeedSearch(Block &body, Value loss,
+             const llvm::DenseSet<Operation *> &forward,
+             ArrayRef<Value> updatedInputs)
+      : body(body), loss(loss), forward(forward) {
+    // What the forward computes from the graph's inputs, and the data it
+    // reads (inputs that no output updates).
+    llvm::DenseSet<Value> fromInputs(body.getArguments().begin(),
+                                     body.getArguments().end());
+    for (Operation &op : body.without_terminator()) {
+      if (!forward.contains(&op))
+        continue;
+      for (Value operand : op.getOperands())
+        if (isa<BlockArgument>(operand) &&
+            !llvm::is_contained(updatedInputs, operand))
+          activations.insert(operand);
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return fromInputs.contains(v); }))
+        for (Value result : op.getResults()) {
+          fromInputs.insert(result);
+          activations.insert(result);
+        }
+    }
+  }
+
+  /// Whether some op reads `value` and no forward op does.
+  bool readOnlyByBackward(Value value) const {
+    bool any = false;
+    for (Operation *user : value.getUsers()) {
+      Operation *owner = body.findAncestorOpInBlock(*user);
+      if (!owner || forward.contains(owner))
+        return false;
+      any = true;
+    }
+    return any;
+  }
+
+  bool readsActivation(Operation &op) const {
+    return llvm::any_of(op.getOperands(),
+                        [&](Value v) { return activations.contains(v); });
+  }
+
+  /// Backward evidence: an op linear in `seeds` also reads an activation or
+  /// data (`dY * X`; the optimizer's `lr * g` reads neither); with `strict`, no
+  /// op that depends on them non-linearly does (the backward is linear all the
+  /// way to the gradients).
+  bool isBackwardOf(ArrayRef<Value> seeds, bool strict) const {
+    SeedLinearity linearity(body, seeds);
+    bool evidence = false;
+    for (Operation &op : body.without_terminator()) {
+      if (!readsActivation(op) || op.getNumResults() == 0)
+        continue;
+      SeedDependence dep = linearity.lookup(op.getResult(0));
+      evidence |= dep == SeedDependence::Linear;
+      if (strict && dep == SeedDependence::Nonlinear)
+        return false;
+    }
+    return evidence;
+  }
+
+  Block &body;
+  Value loss;
+  const llvm::DenseSet<Operation *> &forward;
+  llvm::DenseSet<Value> activations;
+};
+} // namespace
+
+/// `seeds` without those computed from another (Expand(1, Shape(loss)) of a
+/// constant 1 that is a seed too): scaling both would scale twice.
+static SmallVector<Value> withoutDerived(Block &body, ArrayRef<Value> seeds) {
+  SmallVector<Value> kept;
+  for (Value seed : seeds)
+    if (llvm::none_of(seeds, [&](Value other) {
+          return other != seed &&
+                 SeedLinearity(body, other).dependsOnSeed(seed);
+        }))
+      kept.push_back(seed);
+  return kept;
+}
+
+SmallVector<Value>
+mlir::amp::findSeeds(Block &body, Value loss,
+                     const llvm::DenseSet<Operation *> &forward,
+                     ArrayRef<Value> updatedInputs, std::string &why) {
+  SeedSearch search(body, loss, forward, updatedInputs);
+  SmallVector<Value> aliases = getLossAliases(loss);
+  auto isShapeOfLoss = [&](Value shape) {
+    auto node = shape.getDefiningOp<NodeOp>();
+    return getProducerType(shape) == "Shape" &&
+           llvm::is_contained(aliases, node.getInputs()[0]);
+  };
+  int64_t lossElements = getNumElements(loss);
+  auto func = dyn_cast<func::FuncOp>(body.getParentOp());
+
+  // ones_like(loss) and the constants with the mean's 1/N folded in.
+  SmallVector<Value> onesLike, folded;
+  for (BlockArgument arg : body.getArguments()) {
+    // A seed input: initial value 1, or named as one.
+    if (!isFloatTensor(arg.getType()) || getNumElements(arg) != lossElements ||
+        !search.readOnlyByBackward(arg) || !func)
+      continue;
+    auto init = func.getArgAttrOfType<ElementsAttr>(
+        arg.getArgNumber(), onnxg::ONNXGraphDialect::kInitializerAttrName);
+    std::string name = onnxg::getValueName(arg).lower();
+    std::optional<double> value = getSplatValue(init);
+    if ((value && *value == 1.0) ||
+        (!init && (StringRef(name).contains("seed") ||
+                   StringRef(name).ends_with("grad"))))
+      onesLike.push_back(arg);
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1 || forward.contains(&op))
+      continue;
+    Value result = op.getResult(0);
+    if (!isFloatTensor(result.getType()))
+      continue;
+    auto node = dyn_cast<NodeOp>(op);
+    StringRef type = getProducerType(result);
+    // ConstantOfShape(Shape(loss)) of 1, Expand(1, Shape(loss)).
+    if ((type == "ConstantOfShape" || type == "Expand") &&
+        node.getInputs().size() == (type == "Expand" ? 2u : 1u) &&
+        isShapeOfLoss(node.getInputs().back()) &&
+        getSplatConstant(type == "Expand" ? node.getInputs()[0] : result) ==
+            1.0) {
+      onesLike.push_back(result);
+      continue;
+    }
+    // A constant, read only by the backward.
+    bool isConstant = isa<onnxg::InitializerOp>(op) || type == "Constant" ||
+                      type == "ConstantOfShape";
+    std::optional<double> splat =
+        isConstant ? getSplatConstant(result) : std::nullopt;
+    if (!splat || *splat == 0.0 || !search.readOnlyByBackward(result))
+      continue;
+    if (*splat == 1.0 && getNumElements(result) == lossElements)
+      onesLike.push_back(result);
+    else
+      folded.push_back(result);
+  }
+
+  // Each candidate must start a backward: linear ops that read forward
+  // values (a constant 1 of the optimizer's does not).
+  SmallVector<Value> seeds;
+  for (Value candidate : onesLike)
+    if (search.isBackwardOf(candidate, /*strict=*/false))
+      seeds.push_back(candidate);
+  if (!seeds.empty())
+    return withoutDerived(body, seeds);
+  // A folded constant (GELU's 0.5 is one too) must make the whole backward
+  // linear; several may share the seed (the sum of two means).
+  for (Value candidate : folded)
+    if (search.isBackwardOf(candidate, /*strict=*/true))
+      seeds.push_back(candidate);
+  if (seeds.empty()) {
+    SmallVector<Value> starts;
+    for (Value candidate : folded)
+      if (search.isBackwardOf(candidate, /*strict=*/false))
+        starts.push_back(candidate);
+    if (!starts.empty() && search.isBackwardOf(starts, /*strict=*/true))
+      seeds = starts;
+  }
+  seeds = withoutDerived(body, seeds);
+  if (seeds.empty())
+    why = "no ones_like('" + onnxg::getValueName(loss).str() +
+          "') (ConstantOfShape or Expand of 1 to its Shape, a constant 1 of "
+          "its shape or a seed input, read only by backward ops) and no "
+          "constant with the mean's 1/N folded in starts a backward that is "
+          "linear in it";
+  return seeds;
+}
