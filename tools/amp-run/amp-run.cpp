@@ -122,6 +122,11 @@ static cl::list<std::string>
              cl::desc("name=N: the size of the symbolic input "
                       "dimension `name` (as ONNX dim_param)"),
              cl::cat(category));
+static cl::list<std::string> carryPairs(
+    "carry",
+    cl::desc("<output>:<input>: the output feeds the input in the next "
+             "step, where the analysis finds no such update"),
+    cl::cat(category));
 static cl::opt<std::string>
     dumpLowered("dump-lowered",
                 cl::desc("write the LLVM-dialect module that is JIT-compiled "
@@ -297,11 +302,33 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
   if (training) {
     if (auto name = training.getAs<StringAttr>("loss"))
       loss = name.str();
-    if (auto updates = training.getAs<ArrayAttr>("updates"))
-      for (auto pair : updates.getAsRange<ArrayAttr>())
-        if (pair.size() == 2)
-          previousOf[cast<StringAttr>(pair[0]).getValue()] =
-              cast<StringAttr>(pair[1]).str();
+    for (StringRef key : {"updates", "buffers"})
+      if (auto updates = training.getAs<ArrayAttr>(key))
+        for (auto pair : updates.getAsRange<ArrayAttr>())
+          if (pair.size() == 2)
+            previousOf[cast<StringAttr>(pair[0]).getValue()] =
+                cast<StringAttr>(pair[1]).str();
+  }
+  // --carry <output>:<input>; names may hold ':', so every split is tried.
+  llvm::StringSet<> outputNames;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (auto name = func.getResultAttrOfType<StringAttr>(
+            i, onnxg::ONNXGraphDialect::kNameAttrName))
+      outputNames.insert(name.getValue());
+  for (StringRef spec : carryPairs) {
+    bool found = false;
+    for (size_t colon = spec.find(':'); colon != StringRef::npos && !found;
+         colon = spec.find(':', colon + 1)) {
+      StringRef output = spec.take_front(colon),
+                input = spec.drop_front(colon + 1);
+      if (outputNames.contains(output) && inputByName.count(input)) {
+        previousOf[output] = input.str();
+        found = true;
+      }
+    }
+    if (!found)
+      fail("--carry " + spec.str() +
+           ": expected <output>:<input> naming an output and an input");
   }
   if (training) {
     auto parameters = training.getAs<ArrayAttr>("parameters");
@@ -341,6 +368,11 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
       previous =
           restartAccumulators ? "" : (stem + ".accumulation.buffer").str();
     auto it = inputByName.find(previous);
+    if (it != inputByName.end() && inputs[it->second].type != type &&
+        llvm::is_contained(carryPairs, output.name + ":" + previous))
+      fail("--carry " + output.name + ":" + previous +
+           ": the output has type " + printToString(type) + ", the input " +
+           printToString(inputs[it->second].type));
     if (it != inputByName.end() && inputs[it->second].type == type) {
       output.carriedTo = it->second;
       inputs[it->second].isState = true;
@@ -637,6 +669,7 @@ int main(int argc, char **argv) {
   };
   int lossOutput = findOutput(loss);
   int finiteOutput = findOutput("amp.grads_finite");
+  int scaleOutput = findOutput("amp.loss_scale.updated");
   int scaleInput = -1, randomKeyInput = -1;
   for (auto [i, stepInput] : llvm::enumerate(inputs)) {
     if (stepInput.name == "amp.loss_scale")
@@ -672,6 +705,28 @@ int main(int argc, char **argv) {
   if (lossOutput < 0)
     llvm::errs() << "amp-run: warning: no loss output found; \"loss\" is "
                     "null (name it with --loss)\n";
+  // Every step would repeat the first: say so once.
+  bool trains =
+      !sgdUpdates.empty() ||
+      llvm::any_of(outputs, [&](const StepOutput &output) {
+        return output.carriedTo >= 0 &&
+               !StringRef(inputs[output.carriedTo].name).starts_with("amp.");
+      });
+  if (!trains && numSteps > 1) {
+    auto training = func->getAttrOfType<DictionaryAttr>(amp::kTrainingAttrName);
+    auto kind = training ? training.getAs<StringAttr>("kind") : nullptr;
+    if (!kind || kind.getValue() == "forward")
+      llvm::errs() << "amp-run: warning: " << inputFile
+                   << " has no backward: every step runs the same forward "
+                      "graph on the same inputs\n";
+    else
+      llvm::errs() << "amp-run: warning: " << inputFile << " ("
+                   << kind.getValue()
+                   << "): no output updates an input, so every step repeats "
+                      "the first; name the updates with --carry "
+                      "<output>:<input> (or --amp-pipeline=\"updates=...\"), "
+                      "or train with --sgd-lr or --optimizer\n";
+  }
 
   // Steps. The buffers stay in place, so their descriptors are built once.
   SmallVector<void *> descriptors;
@@ -692,7 +747,10 @@ int main(int argc, char **argv) {
       fail("running step " + std::to_string(step) + ": " +
            toString(std::move(error)));
     double milliseconds = secondsSince(start) * 1000;
-    bool skipped = finiteOutput >= 0 && outputTensors[finiteOutput].get(0) == 0;
+    // An overflow: the graph says so, or the scale backs off.
+    bool skipped =
+        (finiteOutput >= 0 && outputTensors[finiteOutput].get(0) == 0) ||
+        (scaleOutput >= 0 && outputTensors[scaleOutput].get(0) < scale);
     double lossValue = lossOutput >= 0 ? outputTensors[lossOutput].get(0) : NAN;
     llvm::outs() << "{\"step\": " << step
                  << ", \"loss\": " << formatNumber(lossValue)
