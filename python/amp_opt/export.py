@@ -36,6 +36,22 @@ METADATA_KEYS = ("amp_opt.format", "amp_opt.loss", "amp_opt.loss_seed",
 SEED = "loss.seed"
 #: Attempts at finding decompositions before giving up.
 MAX_DECOMPOSITION_ROUNDS = 20
+#: Naming conventions of other exporters, for plain steps
+#: (export_training_step(plain=...)): the prefix of parameter inputs, and the
+#: name of the output that updates input X.
+PLAIN_CONVENTIONS = {
+    "new_param": ("param.", "new_{}"),
+    "suffix_new": ("", "{}_new"),
+    "next": ("state.", "next_{}"),
+    "updated_prefix": ("", "updated_{}"),
+    "dot_updated": ("", "{}.updated"),
+    "suffix_out": ("", "{}_out"),
+    "dot_out": ("", "{}.out"),
+    "prime": ("", "{}'"),
+}
+#: Optimizer state names of plain steps: `<role>.<param>`.
+PLAIN_STATE_ROLES = {"momentum_buffer": "momentum", "exp_avg": "adam_m",
+                     "exp_avg_sq": "adam_v", "max_exp_avg_sq": "adam_vmax"}
 
 
 class ExportError(RuntimeError):
@@ -152,7 +168,8 @@ def _check_tensors(what, values):
 
 def export_training_step(model, example_inputs, example_targets, loss_fn,
                          path, optimizer="sgd", lr=None, opset=17,
-                         **optimizer_kwargs):
+                         plain=None, loss_name="loss", output_logits=False,
+                         clip_grad_norm=None, **optimizer_kwargs):
     """Writes one ONNX graph computing forward, loss, backward and the
     optimizer update of `model`; returns a dict of what it wrote.
 
@@ -161,6 +178,12 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     values as initializers), then the example inputs and targets (without).
     Graph outputs: the loss, then the updated parameters, buffers and state.
     The optimizers follow torch.optim's rules and defaults.
+
+    `plain` (a key of PLAIN_CONVENTIONS) writes the step as other exporters
+    do: autograd's implicit seed instead of a `loss.seed` input, no
+    metadata, and that convention's names. `loss_name` names the loss
+    output, `output_logits` adds the model's output as output `logits`, and
+    `clip_grad_norm` clips the gradients by their global norm first.
     """
     _check_tensors("example_inputs", example_inputs)
     _check_tensors("example_targets", example_targets)
@@ -178,30 +201,35 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     params = _parameter_aliases(model)
     if not params:
         raise ExportError("the model has no parameters to train")
+    if plain is not None and plain not in PLAIN_CONVENTIONS:
+        raise ExportError(f"unknown naming convention '{plain}'; expected "
+                          f"one of {', '.join(PLAIN_CONVENTIONS)}")
     buffers = [(name, buf) for name, buf in model.named_buffers()]
     state_keys = optim.state_names(optimizer, hyper)
     with_step = optim.uses_step(optimizer, hyper)
+    naming = _Naming(plain)
 
     # Flat graph inputs and their names.
     names, values = [], []
     for name, param, _ in params:
-        names.append(name)
+        names.append(naming.param(name))
         values.append(param.detach().clone())
     for name, buf in buffers:
-        names.append(name)
+        names.append(naming.buffer(name))
         values.append(buf.detach().clone())
     for name, param, _ in params:
         for key in state_keys:
-            names.append(f"{name}.{key}")
+            names.append(naming.state(name, key))
             values.append(torch.zeros_like(param, memory_format=torch.
                                            contiguous_format).detach())
     if with_step:
-        names.append("optimizer.step")
+        names.append(naming.step)
         values.append(torch.zeros(1))
-    # The backward seed d(loss)/d(loss) = 1 is an input, so that loss
-    # scaling finds where the backward starts.
-    names.append(SEED)
-    values.append(torch.ones(()))
+    if plain is None:
+        # The backward seed d(loss)/d(loss) = 1 is an input, so that loss
+        # scaling finds where the backward starts.
+        names.append(SEED)
+        values.append(torch.ones(()))
     num_state_inputs = len(names)
     input_names = [f"input{i}" for i in range(len(example_inputs))]
     target_names = [f"target{i}" for i in range(len(example_targets))]
@@ -227,8 +255,10 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         if with_step:
             count = flat[pos]
             pos += 1
-        seed = flat[pos]
-        pos += 1
+        seed = None
+        if plain is None:
+            seed = flat[pos]
+            pos += 1
         inputs = flat[pos:pos + len(example_inputs)]
         targets = flat[pos + len(example_inputs):]
         bindings = {}
@@ -242,14 +272,20 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         loss = loss_fn(output, *targets)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise ExportError("loss_fn must return a tensor with one element")
-        grads = torch.autograd.grad(loss, ps, grad_outputs=seed.reshape(
-            loss.shape), allow_unused=True)
+        grads = torch.autograd.grad(
+            loss, ps, grad_outputs=None if seed is None else seed.reshape(
+                loss.shape), allow_unused=True)
+        grads = [None if g is None else g.detach() for g in grads]
+        if clip_grad_norm is not None:
+            grads = _clip_by_global_norm(grads, clip_grad_norm)
         new_params, new_states, new_step = optim.update(
-            optimizer, hyper, [p.detach() for p in ps],
-            [None if g is None else g.detach() for g in grads], states, count)
+            optimizer, hyper, [p.detach() for p in ps], grads, states, count)
         outputs = [loss.detach().reshape(())]
-        outputs += [g if g is not None else torch.zeros_like(p)
-                    for g, p in zip(grads, ps)]
+        if output_logits:
+            outputs.append(output.detach())
+        if plain is None:
+            outputs += [g if g is not None else torch.zeros_like(p)
+                        for g, p in zip(grads, ps)]
         # torch.onnx makes 0-d results 1-d; the reshape keeps each updated
         # value the shape of its input (num_batches_tracked).
         outputs += new_params + [b.reshape(b.shape) for b in bufs]
@@ -277,14 +313,17 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             f"this model structure is not supported")
 
     grad_names = [f"{name}.grad" for name, _, _ in params]
-    updated = lambda name: f"{name}.updated"
-    output_names = ["loss"] + grad_names
-    output_names += [updated(name) for name, _, _ in params]
-    output_names += [updated(name) for name, _ in buffers]
+    updated = naming.updated
+    output_names = [loss_name] + (["logits"] if output_logits else [])
+    if plain is None:
+        output_names += grad_names
+    output_names += [updated(naming.param(name)) for name, _, _ in params]
+    output_names += [updated(naming.buffer(name)) for name, _ in buffers]
     for name, _, _ in params:
-        output_names += [updated(f"{name}.{key}") for key in state_keys]
+        output_names += [updated(naming.state(name, key))
+                         for key in state_keys]
     if with_step:
-        output_names.append(updated("optimizer.step"))
+        output_names.append(updated(naming.step))
 
     buffer = io.BytesIO()
     try:
@@ -299,6 +338,14 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     model_proto = onnx.load_from_string(buffer.getvalue())
     _finish(model_proto, names[:num_state_inputs], values[:num_state_inputs],
             grad_names)
+    if plain is not None:
+        onnx.checker.check_model(model_proto)
+        _save_atomically(model_proto, path)
+        return {"path": path, "nodes": len(model_proto.graph.node),
+                "parameters": len(params), "loss": loss_name,
+                "inputs": names[:num_state_inputs],
+                "outputs": [o.name for o in model_proto.graph.output],
+                "decomposed": [str(op) for op in decomposed]}
 
     roles = {
         "amp_opt.format": FORMAT,
@@ -330,6 +377,39 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     return {"path": path, "nodes": len(model_proto.graph.node),
             "parameters": len(params), "decomposed": [str(op) for op in
                                                       decomposed]}
+
+
+class _Naming:
+    """Input and output names of a step: ours (docs/TrainingStepFormat.md),
+    or a plain convention of PLAIN_CONVENTIONS."""
+
+    def __init__(self, plain):
+        self.plain = plain
+        prefix, template = PLAIN_CONVENTIONS.get(plain, ("", "{}.updated"))
+        self.prefix, self.template = prefix, template
+        self.step = "optimizer.step" if plain is None else "step"
+
+    def param(self, name):
+        return self.prefix + name
+
+    def buffer(self, name):
+        return name if self.plain is None else "buffer." + name
+
+    def state(self, name, key):
+        if self.plain is None:
+            return f"{name}.{key}"
+        return f"{PLAIN_STATE_ROLES[key]}.{name}"
+
+    def updated(self, name):
+        return self.template.format(name)
+
+
+def _clip_by_global_norm(grads, max_norm):
+    """torch.nn.utils.clip_grad_norm_'s rule, without mutation."""
+    present = [g for g in grads if g is not None]
+    total = torch.sqrt(sum((g * g).sum() for g in present))
+    coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    return [None if g is None else g * coef for g in grads]
 
 
 def _finish(model_proto, state_names, state_values, grad_names):

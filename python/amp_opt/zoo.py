@@ -221,9 +221,10 @@ def build(name, size="small", seed=0):
 
 
 def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0,
-           dtype=torch.float32):
+           dtype=torch.float32, **export_kwargs):
     """Exports one zoo training step, with parameters and float inputs of
-    `dtype`; returns export_training_step's dict."""
+    `dtype`; returns export_training_step's dict. `export_kwargs` go to
+    export_training_step (plain=..., loss_name=..., ...)."""
     if optimizer not in export_module.optim.DEFAULTS:
         raise ZooError(f"unknown optimizer '{optimizer}'; expected one of "
                        f"{', '.join(sorted(export_module.optim.DEFAULTS))}")
@@ -236,7 +237,7 @@ def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0,
         hyper["lr"] = lr
     return export_module.export_training_step(
         model, inputs, targets, loss_fn, path, optimizer=optimizer,
-        opset=opset, **hyper)
+        opset=opset, **export_kwargs, **hyper)
 
 
 def main(argv=None):
