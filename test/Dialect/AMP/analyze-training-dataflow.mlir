@@ -296,3 +296,21 @@ func.func @ambiguous_input(%w: tensor<4x8xf32> loc("w"))
   %b = onnxg.node "Abs"(%w) opset 17 : (tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["b", "new_w"])
   return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A backward but no update (a gradient graph, or updates named by no
+// convention): converted as a forward graph, and a warning says so.
+// expected-remark @+2 {{no backward found: converted as a forward graph}}
+// expected-warning @+1 {{'loss' has a backward (seed 'one'), but no output updates an input by a known name: converted as a forward graph, without loss scaling; name the updates with updates=<input>:<output>}}
+func.func @backward_without_updates(%x: tensor<4x8xf32> loc("x"), %w: tensor<4x8xf32> loc("w"))
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<4x8xf32> {onnxg.name = "w_after_step"}) {
+  %y = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["fwd", "y"])
+  %sq = onnxg.node "Mul"(%y, %y) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["square", "sq"])
+  %loss = onnxg.node "ReduceSum"(%sq) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+  %one = onnxg.initializer "one" dense<1.0> : tensor<f32> loc("one")
+  %dy = onnxg.node "Mul"(%one, %y) opset 17 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dy.node", "dy"])
+  %g = onnxg.node "Mul"(%dy, %x) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dw", "g"])
+  %new = onnxg.node "Sub"(%w, %g) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["update", "w_after_step"])
+  return %loss, %new : tensor<f32>, tensor<4x8xf32>
+}

@@ -536,6 +536,28 @@ static SmallVector<Value> getUncoveredFrontier(Block &body,
   return uncovered;
 }
 
+/// A graph that updates nothing but computes a backward of its one loss
+/// candidate (a gradient graph, or a step whose update names follow no
+/// convention) is converted as a forward graph: say so.
+static void warnOfHiddenBackward(func::FuncOp func,
+                                 const TrainingRoles &roles) {
+  SmallVector<Value> candidates = getLossCandidates(func, roles);
+  if (candidates.size() != 1)
+    return;
+  Block &body = func.getBody().front();
+  std::string why;
+  SmallVector<Value> seeds = findSeeds(
+      body, candidates.front(), reach(body, candidates.front(), true), {}, why);
+  if (seeds.empty())
+    return;
+  emitWarning(func.getLoc())
+      << "'" << onnxg::getValueName(candidates.front())
+      << "' has a backward (seed '" << onnxg::getValueName(seeds.front())
+      << "'), but no output updates an input by a known name: converted as "
+         "a forward graph, without loss scaling; name the updates with "
+         "updates=<input>:<output>";
+}
+
 LogicalResult AnalyzeTrainingPass::analyzeDataflow(func::FuncOp func,
                                                    const ValueNames &names,
                                                    TrainingRoles &roles) {
@@ -728,8 +750,11 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
              << "seed='" << seed << "' names no float tensor of the graph";
     roles.seeds.assign({value});
   }
-  if (!plainStep)
+  if (!plainStep) {
+    if (roles.kind == "forward" && roles.updates.empty())
+      warnOfHiddenBackward(func, roles);
     return success();
+  }
   if (!roles.loss) {
     if (!updatePairs.empty() || !seed.empty())
       return emitError(func.getLoc())
