@@ -36,11 +36,7 @@ def run_exported(path, inputs, targets, steps=2):
     """Losses of each step and the final state (name -> array) of the
     exported step at `path`, run in ONNX Runtime. The loss scale and
     clean-step count of a step with dynamic loss scaling are state too."""
-    model_proto = onnx.load(path)
-    meta = roles(model_proto)
-    state = {init.name: numpy_helper.to_array(init)
-             for init in model_proto.graph.initializer}
-    graph_inputs = [i.name for i in model_proto.graph.input]
+    meta = roles(onnx.load(path))
     carried = {}  # updated output -> input it feeds
     for param in meta["parameters"]:
         carried[param["updated"]] = param["name"]
@@ -51,20 +47,34 @@ def run_exported(path, inputs, targets, steps=2):
     opt = meta["optimizer"]
     if opt.get("step"):
         carried[opt["step_updated"]] = opt["step"]
-    # The state amp-insert-loss-scaling added (docs/LossScaling.md).
+    data = dict(zip(meta["inputs"], inputs))
+    data.update(zip(meta["targets"], targets))
+    return run_carried(path, data, carried, "loss", steps)
+
+
+def run_carried(path, data, carried, loss="loss", steps=2):
+    """Runs the step at `path` in ONNX Runtime `steps` times, feeding `data`
+    (input name -> array) and each output of `carried` (output name ->
+    input name) into its input; the other inputs keep their initializers.
+    The state amp-insert-loss-scaling adds (docs/LossScaling.md) is carried
+    too. Returns the losses and the final state."""
+    model_proto = onnx.load(path)
+    meta = roles(model_proto)
+    state = {init.name: numpy_helper.to_array(init)
+             for init in model_proto.graph.initializer}
+    graph_inputs = [i.name for i in model_proto.graph.input]
+    carried = dict(carried)
     scaling = meta.get("loss_scaling") or {}
     for key in ("scale", "count"):
         if scaling.get(f"{key}_updated"):
             carried[scaling[f"{key}_updated"]] = scaling[key]
-    data = dict(zip(meta["inputs"], inputs))
-    data.update(zip(meta["targets"], targets))
     losses = []
     for _ in range(steps):
         feeds = {}
         for name in graph_inputs:
             feeds[name] = data[name] if name in data else state[name]
         outputs = ort.run(path, feeds)
-        losses.append(float(outputs["loss"]))
+        losses.append(float(outputs[loss]))
         for out, name in carried.items():
             if out in outputs:
                 state[name] = outputs[out]

@@ -712,21 +712,12 @@ int main(int argc, char **argv) {
         return output.carriedTo >= 0 &&
                !StringRef(inputs[output.carriedTo].name).starts_with("amp.");
       });
-  if (!trains && numSteps > 1) {
-    auto training = func->getAttrOfType<DictionaryAttr>(amp::kTrainingAttrName);
-    auto kind = training ? training.getAs<StringAttr>("kind") : nullptr;
-    if (!kind || kind.getValue() == "forward")
-      llvm::errs() << "amp-run: warning: " << inputFile
-                   << " has no backward: every step runs the same forward "
-                      "graph on the same inputs\n";
-    else
-      llvm::errs() << "amp-run: warning: " << inputFile << " ("
-                   << kind.getValue()
-                   << "): no output updates an input, so every step repeats "
-                      "the first; name the updates with --carry "
-                      "<output>:<input> (or --amp-pipeline=\"updates=...\"), "
-                      "or train with --sgd-lr or --optimizer\n";
-  }
+  if (!trains && numSteps > 1)
+    llvm::errs() << "amp-run: warning: " << inputFile
+                 << ": no output updates an input, so every step repeats "
+                    "the first; name the updates with --carry "
+                    "<output>:<input> (or --amp-pipeline=\"updates=...\"), "
+                    "or train with --sgd-lr or --optimizer\n";
 
   // Steps. The buffers stay in place, so their descriptors are built once.
   SmallVector<void *> descriptors;

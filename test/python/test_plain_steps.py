@@ -1,0 +1,204 @@
+"""Training steps as other exporters write them (make_fx + torch.onnx, no
+metadata, the implicit seed, other names: export_training_step(plain=...)),
+converted with only the loss named (docs/TrainingGraphs.md):
+
+- amp-analyze-training finds the step, its seed, every parameter and every
+  update from the dataflow;
+- in ONNX Runtime the FP16 step tracks FP32, with dynamic loss scaling, and
+  a forced overflow leaves parameters and optimizer state as they were and
+  halves the scale;
+- amp-run trains them 100 steps in FP32 and in FP16, the curves within 2%
+  of the first loss of each other (after as many applied updates: loss
+  scaling skips the GPT's first steps);
+- amp-run says so when it cannot find the updates, and --carry fixes it.
+"""
+import json
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+
+from amp_opt import api, export, verify, zoo
+from amp_opt.numerics import FORCED
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AMP_OPT = os.path.join(HERE, "..", "..", "build", "bin", "amp-opt")
+
+# (model, optimizer) -> the step's naming convention, loss name and other
+# export arguments: every convention of export.PLAIN_CONVENTIONS once, with
+# weight decay, clipping by the global norm and extra outputs.
+STEPS = {
+    ("mlp", "sgd"): dict(plain="suffix_new", loss_name="train_loss"),
+    ("mlp", "adam"): dict(plain="prime", loss_name="objective"),
+    ("cnn", "sgd"): dict(plain="next", loss_name="loss"),
+    ("cnn", "adam"): dict(plain="dot_out", loss_name="loss"),
+    ("transformer", "sgd"): dict(plain="updated_prefix", loss_name="loss",
+                                 weight_decay=0.01),
+    ("transformer", "adam"): dict(plain="new_param", loss_name="loss",
+                                  clip_grad_norm=1.0, output_logits=True),
+    ("gpt", "sgd"): dict(plain="suffix_out", loss_name="lm_loss"),
+    ("gpt", "adamw"): dict(plain="dot_updated", loss_name="lm_loss"),
+}
+
+
+@pytest.fixture(scope="module")
+def plain_steps(tmp_path_factory):
+    """{(model, optimizer): (path, export info, export arguments)}."""
+    folder = tmp_path_factory.mktemp("plain")
+    steps = {}
+    for (name, optimizer), kwargs in STEPS.items():
+        path = str(folder / f"{name}_{optimizer}.onnx")
+        info = zoo.export(name, optimizer, path, **kwargs)
+        steps[name, optimizer] = path, info, kwargs
+    return steps
+
+
+def carried(info, kwargs):
+    """Output -> input of every updated input, from the exporter's names:
+    the truth the analysis is checked against."""
+    naming = export._Naming(kwargs["plain"])
+    outputs = set(info["outputs"])
+    return {naming.updated(name): name for name in info["inputs"]
+            if naming.updated(name) in outputs}
+
+
+def data(name):
+    _, inputs, targets, _ = zoo.build(name)
+    feeds = {f"input{i}": t.numpy() for i, t in enumerate(inputs)}
+    feeds.update({f"target{i}": t.numpy() for i, t in enumerate(targets)})
+    return feeds
+
+
+def run_amp_opt(path, options, out=os.devnull):
+    proc = subprocess.run([AMP_OPT, path, options, "-o", out],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr
+
+
+def test_every_step_has_no_metadata(plain_steps):
+    for path, _, _ in plain_steps.values():
+        model = onnx.load(path)
+        assert not model.metadata_props
+        assert not any("seed" in i.name for i in model.graph.input)
+
+
+@pytest.mark.parametrize("key", sorted(STEPS))
+def test_analysis_finds_the_step(key, plain_steps):
+    path, info, kwargs = plain_steps[key]
+    loss = kwargs["loss_name"]
+    stderr = run_amp_opt(path, f"--amp-analyze-training=remarks=true "
+                               f"loss={loss}")
+    model, _, _, _ = zoo.build(key[0])
+    num_params = len(list(model.parameters()))
+    expected = carried(info, kwargs)
+    num_buffers = len(list(model.buffers()))
+    print(f"{key}: {stderr.strip()}")
+    assert (f"training_step: loss '{loss}', 1 seeds, {num_params} "
+            f"parameters with gradients, {len(expected) - num_buffers} "
+            f"updates, {num_buffers} buffers") in stderr
+    assert "warning" not in stderr
+
+
+@pytest.mark.parametrize("key", sorted(STEPS))
+def test_fp16_step_tracks_fp32_in_onnx_runtime(key, plain_steps, tmp_path,
+                                               needs_ort):
+    path, info, kwargs = plain_steps[key]
+    loss = kwargs["loss_name"]
+    out, report = str(tmp_path / "fp16.onnx"), str(tmp_path / "report.json")
+    run_amp_opt(path, f"--amp-pipeline=precision=fp16 {FORCED} loss={loss} "
+                      f"report={report}", out)
+    # The conversion happened, with loss scaling state in and out.
+    with open(report) as f:
+        assert json.load(f)["ops"]["low_precision"] > 0
+    model = onnx.load(out)
+    assert verify.roles(model)["loss_scaling"]["mode"] == "dynamic"
+    assert "amp.loss_scale" in [i.name for i in model.graph.input]
+    assert "amp.loss_scale.updated" in [o.name for o in model.graph.output]
+    feeds, pairs = data(key[0]), carried(info, kwargs)
+    fp32, _ = verify.run_carried(path, feeds, pairs, loss, steps=2)
+    fp16, state = verify.run_carried(out, feeds, pairs, loss, steps=2)
+    print(f"{key}: loss FP32 {fp32}, FP16 {fp16}")
+    assert fp32[1] < fp32[0]
+    np.testing.assert_allclose(fp16, fp32, rtol=5e-3)
+    assert state["amp.loss_scale"] == 65536.0
+    assert state["amp.growth_count"] == 2
+
+
+# ONNX Runtime's CPU provider runs the MLP's Gemms in FP32 (no FP16 Gemm
+# kernel), so a large scale cannot overflow there.
+@pytest.mark.parametrize("key", [k for k in sorted(STEPS) if k[0] != "mlp"])
+def test_overflow_keeps_parameters_and_state(key, plain_steps, tmp_path,
+                                             needs_ort):
+    path, info, kwargs = plain_steps[key]
+    loss = kwargs["loss_name"]
+    out = str(tmp_path / "overflow.onnx")
+    run_amp_opt(path, f"--amp-pipeline=precision=fp16 {FORCED} loss={loss} "
+                      f"init-scale=1e30", out)
+    pairs = carried(info, kwargs)
+    before = {i.name: onnx.numpy_helper.to_array(i)
+              for i in onnx.load(path).graph.initializer}
+    _, after = verify.run_carried(out, data(key[0]), pairs, loss, steps=1)
+    buffers = {name for name in before if name.startswith("buffer.")}
+    kept = [name for name in pairs.values() if name not in buffers]
+    changed = [name for name in kept
+               if not np.array_equal(before[name], after[name])]
+    assert not changed, f"changed after an overflow: {changed}"
+    assert after["amp.loss_scale"] == np.float32(5e29)
+    assert after["amp.growth_count"] == 0
+
+
+@pytest.mark.parametrize("key", sorted(STEPS))
+def test_amp_run_trains_fp16_as_fp32(key, plain_steps):
+    path, _, kwargs = plain_steps[key]
+    loss = kwargs["loss_name"]
+    fp32, _ = api.train(path, 100, args=("--loss", loss))
+    fp16, _ = api.train(path, 100, f"precision=fp16 {FORCED} loss={loss}")
+    a = np.array([r["loss"] for r in fp32])
+    b = np.array([r["loss"] for r in fp16])
+    # A step loss scaling skipped applies no update: each FP16 loss is
+    # compared with FP32's after as many applied updates.
+    applied = np.cumsum([0] + [not r["skipped"] for r in fp16[:-1]])
+    gap = np.abs(b - a[applied]).max() / abs(a[0])
+    print(f"{key}: FP32 {a[0]:.4f} -> {a[-1]:.4f}, FP16 {b[0]:.4f} -> "
+          f"{b[-1]:.4f}, largest gap {gap:.2%} of the first loss, "
+          f"{sum(r['skipped'] for r in fp16)} skipped")
+    assert a[-1] < 0.9 * a[0], "FP32 did not train"
+    assert b[-1] < 0.9 * b[0], "FP16 did not train"
+    assert fp16[0]["loss_scale"] == 65536
+    assert gap <= 0.02
+
+
+def test_amp_run_says_when_nothing_carries(plain_steps, tmp_path):
+    """Outputs named by no convention: amp-run warns instead of repeating
+    step 1 silently, and --carry (or updates=) names them."""
+    path, info, kwargs = plain_steps["mlp", "sgd"]
+    pairs = carried(info, kwargs)
+    model = onnx.load(path)
+    renamed = {out: f"after_step/{i}" for i, out in enumerate(pairs)}
+    for node in model.graph.node:
+        node.input[:] = [renamed.get(i, i) for i in node.input]
+        node.output[:] = [renamed.get(o, o) for o in node.output]
+    for output in model.graph.output:
+        output.name = renamed.get(output.name, output.name)
+    odd = str(tmp_path / "odd.onnx")
+    onnx.save(model, odd)
+    loss = kwargs["loss_name"]
+    records, stderr = api.train(odd, 3, args=("--loss", loss))
+    assert "no output updates an input, so every step repeats the first" \
+        in stderr
+    assert f"'{loss}' has a backward" in stderr
+    assert len({r["loss"] for r in records}) == 1
+    carry = []
+    for out, name in pairs.items():
+        carry += ["--carry", f"{renamed[out]}:{name}"]
+    records, stderr = api.train(odd, 3, args=("--loss", loss, *carry))
+    assert "repeats" not in stderr
+    assert records[2]["loss"] < records[0]["loss"]
+    updates = ",".join(f"{name}:{renamed[out]}" for out, name in
+                       pairs.items())
+    records, _ = api.train(odd, 3, f"precision=fp16 {FORCED} loss={loss} "
+                                   f"updates={updates}")
+    assert records[2]["loss"] < records[0]["loss"]
