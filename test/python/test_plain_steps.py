@@ -19,6 +19,7 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
+import torch
 
 from amp_opt import api, export, verify, zoo
 from amp_opt.numerics import FORCED
@@ -69,6 +70,16 @@ def data(name):
     feeds = {f"input{i}": t.numpy() for i, t in enumerate(inputs)}
     feeds.update({f"target{i}": t.numpy() for i, t in enumerate(targets)})
     return feeds
+
+
+def largest_gap(fp32, amp):
+    """The largest difference of the AMP loss curve from FP32's, relative
+    to the first loss. A step loss scaling skipped applies no update, so
+    each AMP loss is compared with FP32's after as many applied updates."""
+    a = np.array([r["loss"] for r in fp32])
+    b = np.array([r["loss"] for r in amp])
+    applied = np.cumsum([0] + [not r["skipped"] for r in amp[:-1]])
+    return np.abs(b - a[applied]).max() / abs(a[0])
 
 
 def run_amp_opt(path, options, out=os.devnull):
@@ -158,10 +169,7 @@ def test_amp_run_trains_fp16_as_fp32(key, plain_steps):
     fp16, _ = api.train(path, 100, f"precision=fp16 {FORCED} loss={loss}")
     a = np.array([r["loss"] for r in fp32])
     b = np.array([r["loss"] for r in fp16])
-    # A step loss scaling skipped applies no update: each FP16 loss is
-    # compared with FP32's after as many applied updates.
-    applied = np.cumsum([0] + [not r["skipped"] for r in fp16[:-1]])
-    gap = np.abs(b - a[applied]).max() / abs(a[0])
+    gap = largest_gap(fp32, fp16)
     print(f"{key}: FP32 {a[0]:.4f} -> {a[-1]:.4f}, FP16 {b[0]:.4f} -> "
           f"{b[-1]:.4f}, largest gap {gap:.2%} of the first loss, "
           f"{sum(r['skipped'] for r in fp16)} skipped")
@@ -202,3 +210,49 @@ def test_amp_run_says_when_nothing_carries(plain_steps, tmp_path):
     records, _ = api.train(odd, 3, f"precision=fp16 {FORCED} loss={loss} "
                                    f"updates={updates}")
     assert records[2]["loss"] < records[0]["loss"]
+
+
+class TiedAutoencoder(torch.nn.Module):
+    """Not a zoo model: the decoder reuses the encoder's weight, with
+    LayerNorm and GELU between, trained on a mean squared error."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Linear(16, 8)
+        self.norm = torch.nn.LayerNorm(8)
+        self.dec_bias = torch.nn.Parameter(torch.zeros(16))
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.norm(self.enc(x)))
+        return torch.nn.functional.linear(h, self.enc.weight.t(),
+                                          self.dec_bias)
+
+
+def test_tied_autoencoder_beyond_the_zoo(tmp_path, needs_ort):
+    torch.manual_seed(0)
+    model, x = TiedAutoencoder(), torch.randn(32, 16)
+    path = str(tmp_path / "autoencoder.onnx")
+    kwargs = dict(plain="new_param", loss_name="reconstruction")
+    info = export.export_training_step(
+        model, (x,), (x,), torch.nn.functional.mse_loss, path,
+        optimizer="adamw", lr=1e-2, clip_grad_norm=0.5, **kwargs)
+    stderr = run_amp_opt(path, "--amp-analyze-training=remarks=true "
+                               "loss=reconstruction")
+    assert ("training_step: loss 'reconstruction', 1 seeds, 5 parameters "
+            "with gradients, 16 updates, 0 buffers") in stderr
+    out = str(tmp_path / "fp16.onnx")
+    run_amp_opt(path, f"--amp-pipeline=precision=fp16 {FORCED} "
+                      f"loss=reconstruction", out)
+    feeds = {"input0": x.numpy(), "target0": x.numpy()}
+    pairs = carried(info, kwargs)
+    fp32, _ = verify.run_carried(path, feeds, pairs, "reconstruction", 3)
+    fp16, state = verify.run_carried(out, feeds, pairs, "reconstruction", 3)
+    assert fp32[2] < fp32[0]
+    np.testing.assert_allclose(fp16, fp32, rtol=5e-3)
+    assert state["amp.growth_count"] == 3
+    fp32, _ = api.train(path, 100, args=("--loss", "reconstruction"))
+    fp16, _ = api.train(path, 100, f"precision=fp16 {FORCED} "
+                                   f"loss=reconstruction")
+    assert fp32[-1]["loss"] < 0.9 * fp32[0]["loss"]
+    assert fp16[-1]["loss"] < 0.9 * fp16[0]["loss"]
+    assert largest_gap(fp32, fp16) <= 0.02

@@ -536,23 +536,27 @@ static SmallVector<Value> getUncoveredFrontier(Block &body,
   return uncovered;
 }
 
-/// A graph that updates nothing but computes a backward of its one loss
-/// candidate (a gradient graph, or a step whose update names follow no
-/// convention) is converted as a forward graph: say so.
+/// A graph that updates nothing but computes a backward of its loss (named,
+/// or its one candidate): a gradient graph, or a step whose update names
+/// follow no convention. It is converted as a forward graph: say so.
 static void warnOfHiddenBackward(func::FuncOp func,
                                  const TrainingRoles &roles) {
-  SmallVector<Value> candidates = getLossCandidates(func, roles);
-  if (candidates.size() != 1)
-    return;
+  Value loss = roles.loss;
+  if (!loss) {
+    SmallVector<Value> candidates = getLossCandidates(func, roles);
+    if (candidates.size() != 1)
+      return;
+    loss = candidates.front();
+  }
   Block &body = func.getBody().front();
   std::string why;
-  SmallVector<Value> seeds = findSeeds(
-      body, candidates.front(), reach(body, candidates.front(), true), {}, why);
+  SmallVector<Value> seeds =
+      findSeeds(body, loss, reach(body, loss, true), {}, why);
   if (seeds.empty())
     return;
   emitWarning(func.getLoc())
-      << "'" << onnxg::getValueName(candidates.front())
-      << "' has a backward (seed '" << onnxg::getValueName(seeds.front())
+      << "'" << onnxg::getValueName(loss) << "' has a backward (seed '"
+      << onnxg::getValueName(seeds.front())
       << "'), but no output updates an input by a known name: converted as "
          "a forward graph, without loss scaling; name the updates with "
          "updates=<input>:<output>";
