@@ -7,7 +7,12 @@
 // RUN: amp-opt %s --amp-analyze-training="remarks=true roles=%S/Inputs/roles-step.json seed=dl" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SEED
 // RUN: amp-opt %s --amp-pipeline="precision=fp16 loss=objective updates=w:w_after seed=dl" --mlir-print-debuginfo=false 2>/dev/null | FileCheck %s --check-prefix=PIPELINE
 
+// updates= adds to what our exporter's metadata lists.
+// RUN: amp-opt %S/Inputs/amp-opt-step-extra-state.mlir --amp-analyze-training="remarks=true updates=ema:ema_after" -o /dev/null 2>&1 | FileCheck %s --check-prefix=METADATA
+
 // NONE: remark: no backward found: converted as a forward graph
+
+// METADATA: remark: amp_opt.training_step: loss 'loss', 1 seeds, 1 parameters with gradients, 2 updates, 0 buffers
 
 // UPDATES: warning: training step with 1 updated inputs and loss 'objective', but no backward seed found
 // UPDATES: remark: training_step: loss 'objective', 0 seeds, 0 parameters with gradients, 1 updates, 0 buffers

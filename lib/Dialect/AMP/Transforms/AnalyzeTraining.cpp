@@ -64,9 +64,10 @@ private:
   LogicalResult analyze(func::FuncOp func, TrainingRoles &roles);
   /// Reads `roles` into the options it does not override.
   LogicalResult readRolesFile(ModuleOp module);
-  /// Outputs that update inputs: `updates`, then the naming conventions.
+  /// Outputs that update inputs: `updates`, then, `byName`, the naming
+  /// conventions.
   LogicalResult findUpdates(func::FuncOp func, const ValueNames &names,
-                            TrainingRoles &roles);
+                            TrainingRoles &roles, bool byName);
   /// A whole step without markers, from its dataflow.
   LogicalResult analyzeDataflow(func::FuncOp func, const ValueNames &names,
                                 TrainingRoles &roles);
@@ -347,7 +348,8 @@ LogicalResult AnalyzeTrainingPass::readRolesFile(ModuleOp module) {
 
 LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
                                                const ValueNames &names,
-                                               TrainingRoles &roles) {
+                                               TrainingRoles &roles,
+                                               bool byName) {
   llvm::StringMap<BlockArgument> inputs;
   for (BlockArgument arg : func.getArguments())
     inputs[onnxg::getValueName(arg)] = arg;
@@ -390,6 +392,8 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
     roles.updates.push_back({output, input});
   }
 
+  if (!byName)
+    return success();
   // The naming conventions, on the whole input name, else without a role
   // prefix (`param.w` is updated by `new_param.w`, `w_new` or `w'`).
   llvm::DenseMap<Value, StringRef> updatedBy;
@@ -719,7 +723,8 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     collectOrtGradients(names, body.getArguments(), roles);
   }
 
-  if (!*fromMetadata && failed(findUpdates(func, names, roles)))
+  // Our metadata lists its updates; updates= adds to any kind.
+  if (failed(findUpdates(func, names, roles, /*byName=*/!*fromMetadata)))
     return failure();
   // A step without markers: outputs that update its inputs.
   bool plainStep = (roles.kind == "forward" || roles.kind == "backward") &&
