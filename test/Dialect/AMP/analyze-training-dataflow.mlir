@@ -66,6 +66,29 @@ func.func @seed_expand(%x: tensor<4x8xf32> loc("x"), %w: tensor<4x8xf32> loc("w"
 
 // -----
 
+// ones_like(loss) as an integer ConstantOfShape cast to float: the Cast is
+// the seed.
+// CHECK-LABEL: func.func @seed_cast_integer_ones
+// CHECK-SAME:    kind = "training_step", loss = "loss", parameters = ["w"], seeds = ["ones"], unscale = ["g"]
+// expected-remark @+1 {{training_step: loss 'loss', 1 seeds, 1 parameters with gradients, 1 updates, 0 buffers}}
+func.func @seed_cast_integer_ones(%x: tensor<4x8xf32> loc("x"), %w: tensor<4x8xf32> loc("w"))
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<4x8xf32> {onnxg.name = "w.new"}) {
+  %y = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["fwd", "y"])
+  %sq = onnxg.node "Mul"(%y, %y) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["square", "sq"])
+  %loss = onnxg.node "ReduceSum"(%sq) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+  %shape = onnxg.node "Shape"(%loss) opset 17 : (tensor<f32>) -> tensor<0xi64> loc(fused<"onnx.outputs">["shape.node", "shape"])
+  %ints = onnxg.node "ConstantOfShape"(%shape) opset 17 attributes {value = dense<1> : tensor<1xi64>} : (tensor<0xi64>) -> tensor<i64> loc(fused<"onnx.outputs">["ints.node", "ints"])
+  %ones = onnxg.node "Cast"(%ints) opset 17 attributes {to = 1 : i64} : (tensor<i64>) -> tensor<f32> loc(fused<"onnx.outputs">["ones.node", "ones"])
+  %dy = onnxg.node "Mul"(%ones, %y) opset 17 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dy.node", "dy"])
+  %g = onnxg.node "Mul"(%dy, %x) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dw", "g"])
+  %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
+  %step = onnxg.node "Mul"(%g, %lr) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["step.node", "step"])
+  %new = onnxg.node "Sub"(%w, %step) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["update", "w.new"])
+  return %loss, %new : tensor<f32>, tensor<4x8xf32>
+}
+
+// -----
+
 // A constant 1 of the loss's shape read only by the backward. The
 // optimizer's own constant 1 (`g * 1.0`, SGD's 1 - dampening) reads no
 // activation or data and is no seed. Momentum SGD: `next_w` and `next_m`,

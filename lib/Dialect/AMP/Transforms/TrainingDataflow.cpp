@@ -159,17 +159,28 @@ SmallVector<Operation *> SeedLinearity::getNonlinearOps() const {
 // Constants
 //===----------------------------------------------------------------------===//
 
-/// The common value of the elements of `attr`, when they are floats and all
-/// equal.
+/// The common value of the elements of `attr`, when they are all equal
+/// (floats, or integers held in a dense attribute).
 static std::optional<double> getSplatValue(Attribute attr) {
   auto elements = dyn_cast_or_null<ElementsAttr>(attr);
   if (!elements)
     return std::nullopt;
   auto type = cast<ShapedType>(elements.getType());
-  auto floatType = dyn_cast<FloatType>(type.getElementType());
-  if (!floatType || type.getNumElements() == 0)
+  if (type.getNumElements() == 0)
     return std::nullopt;
-  if (auto dense = dyn_cast<DenseElementsAttr>(elements)) {
+  auto dense = dyn_cast<DenseElementsAttr>(elements);
+  if (dense && isa<IntegerType>(type.getElementType())) {
+    auto values = dense.getValues<APInt>();
+    APInt first = *values.begin();
+    if (!dense.isSplat() &&
+        llvm::any_of(values, [&](const APInt &v) { return v != first; }))
+      return std::nullopt;
+    return double(first.getSExtValue());
+  }
+  auto floatType = dyn_cast<FloatType>(type.getElementType());
+  if (!floatType)
+    return std::nullopt;
+  if (dense) {
     if (dense.isSplat())
       return dense.getSplatValue<APFloat>().convertToDouble();
     auto values = dense.getValues<APFloat>();
@@ -284,6 +295,34 @@ static SmallVector<Value> getLossAliases(Value loss) {
   }
 }
 
+/// Whether `value` is ones_like(loss): ConstantOfShape of 1 or Expand of 1
+/// to the Shape of the loss or of one of its `aliases`, then moved or cast
+/// (an integer 1 cast to float).
+static bool isOnesLike(Value value, ArrayRef<Value> aliases) {
+  auto isShapeOfLoss = [&](Value shape) {
+    auto node = shape.getDefiningOp<NodeOp>();
+    return getProducerType(shape) == "Shape" &&
+           llvm::is_contained(aliases, node.getInputs()[0]);
+  };
+  for (;;) {
+    auto node = value.getDefiningOp<NodeOp>();
+    StringRef type = getProducerType(value);
+    if (type == "ConstantOfShape")
+      return node.getInputs().size() == 1 &&
+             isShapeOfLoss(node.getInputs()[0]) &&
+             getSplatValue(node.getOnnxAttrsOrEmpty().get("value")) == 1.0;
+    if (type == "Expand" && node.getInputs().size() == 2 &&
+        isShapeOfLoss(node.getInputs()[1]))
+      return getSplatConstant(node.getInputs()[0]) == 1.0;
+    if ((type != "Cast" && type != "Identity" && type != "Reshape" &&
+         type != "Squeeze" && type != "Unsqueeze" && type != "Flatten" &&
+         type != "Expand") ||
+        node.getInputs().empty())
+      return false;
+    value = node.getInputs()[0];
+  }
+}
+
 /// The number of elements of `value`'s static type, or -1.
 static int64_t getNumElements(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -378,11 +417,6 @@ mlir::amp::findSeeds(Block &body, Value loss,
                      ArrayRef<Value> updatedInputs, std::string &why) {
   SeedSearch search(body, loss, forward, updatedInputs);
   SmallVector<Value> aliases = getLossAliases(loss);
-  auto isShapeOfLoss = [&](Value shape) {
-    auto node = shape.getDefiningOp<NodeOp>();
-    return getProducerType(shape) == "Shape" &&
-           llvm::is_contained(aliases, node.getInputs()[0]);
-  };
   int64_t lossElements = getNumElements(loss);
   auto func = dyn_cast<func::FuncOp>(body.getParentOp());
 
@@ -408,14 +442,9 @@ mlir::amp::findSeeds(Block &body, Value loss,
     Value result = op.getResult(0);
     if (!isFloatTensor(result.getType()))
       continue;
-    auto node = dyn_cast<NodeOp>(op);
     StringRef type = getProducerType(result);
     // ConstantOfShape(Shape(loss)) of 1, Expand(1, Shape(loss)).
-    if ((type == "ConstantOfShape" || type == "Expand") &&
-        node.getInputs().size() == (type == "Expand" ? 2u : 1u) &&
-        isShapeOfLoss(node.getInputs().back()) &&
-        getSplatConstant(type == "Expand" ? node.getInputs()[0] : result) ==
-            1.0) {
+    if (isOnesLike(result, aliases)) {
       onesLike.push_back(result);
       continue;
     }
