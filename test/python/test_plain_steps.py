@@ -256,3 +256,69 @@ def test_tied_autoencoder_beyond_the_zoo(tmp_path, needs_ort):
     assert fp32[-1]["loss"] < 0.9 * fp32[0]["loss"]
     assert fp16[-1]["loss"] < 0.9 * fp16[0]["loss"]
     assert largest_gap(fp32, fp16) <= 0.02
+
+
+def opaque(path, out):
+    """The step with every input, output and value renamed as torch.onnx
+    does without names (`onnx::Mul_0`, `17`): nothing but the arithmetic
+    says what updates what. Returns the map from old to new names."""
+    model = onnx.load(path)
+    graph = model.graph
+    names = {}
+    for i, value in enumerate(graph.input):
+        names[value.name] = f"onnx::In_{i}"
+    for i, value in enumerate(graph.output):
+        names[value.name] = str(100 + i)
+    for value in list(graph.input) + list(graph.output):
+        value.name = names[value.name]
+    for init in graph.initializer:
+        init.name = names.get(init.name, init.name)
+    for node in graph.node:
+        node.input[:] = [names.get(n, n) for n in node.input]
+        node.output[:] = [names.get(n, n) for n in node.output]
+    onnx.save(model, out)
+    return names
+
+
+@pytest.mark.parametrize("key", sorted(STEPS))
+def test_opaque_names_found_by_arithmetic(key, plain_steps, tmp_path):
+    path, info, kwargs = plain_steps[key]
+    out = str(tmp_path / "opaque.onnx")
+    names = opaque(path, out)
+    stderr = run_amp_opt(out, "--amp-analyze-training=remarks=true")
+    print(f"{key}: {stderr.strip()}")
+    model, _, _, _ = zoo.build(key[0])
+    num_params = len(list(model.parameters()))
+    # Every update but the constant buffers (the GPT's masks, returned
+    # reshaped) is found, and the loss is the one output left.
+    num_buffers = sum(name.endswith(("running_mean", "running_var",
+                                     "num_batches_tracked"))
+                      for name, _ in model.named_buffers())
+    num_updates = len(carried(info, kwargs)) - len(list(model.buffers()))
+    loss = names[kwargs["loss_name"]]
+    assert (f"training_step: loss '{loss}', 1 seeds, {num_params} parameters "
+            f"with gradients, {num_updates} updates, {num_buffers} buffers"
+            ) in stderr
+    assert "warning" not in stderr
+
+
+@pytest.mark.parametrize("key", [("cnn", "sgd"), ("gpt", "adamw")])
+def test_opaque_names_train_in_amp_run_and_onnx_runtime(key, plain_steps,
+                                                        tmp_path, needs_ort):
+    path, info, kwargs = plain_steps[key]
+    out = str(tmp_path / "opaque.onnx")
+    names = opaque(path, out)
+    fp16_path = str(tmp_path / "opaque.fp16.onnx")
+    run_amp_opt(out, f"--amp-pipeline=precision=fp16 {FORCED}", fp16_path)
+    pairs = {names[o]: names[i] for o, i in carried(info, kwargs).items()}
+    feeds = {names[k]: v for k, v in data(key[0]).items()}
+    loss = names[kwargs["loss_name"]]
+    fp32, _ = verify.run_carried(out, feeds, pairs, loss, steps=2)
+    fp16, state = verify.run_carried(fp16_path, feeds, pairs, loss, steps=2)
+    assert fp32[1] < fp32[0]
+    np.testing.assert_allclose(fp16, fp32, rtol=5e-3)
+    assert state["amp.growth_count"] == 2
+    a, _ = api.train(out, 100)
+    b, _ = api.train(out, 100, f"precision=fp16 {FORCED}")
+    assert a[-1]["loss"] < 0.9 * a[0]["loss"]
+    assert largest_gap(a, b) <= 0.02

@@ -322,18 +322,64 @@ func.func @ambiguous_input(%w: tensor<4x8xf32> loc("w"))
 
 // -----
 
-// A backward but no update (a gradient graph, or updates named by no
-// convention): converted as a forward graph, and a warning says so.
+// A backward but no update (a gradient graph): converted as a forward
+// graph, and a warning says so. `dy * x` is no update of `x`.
 // expected-remark @+2 {{no backward found: converted as a forward graph}}
 // expected-warning @+1 {{'loss' has a backward (seed 'one'), but no output updates an input by a known name: converted as a forward graph, without loss scaling; name the updates with updates=<input>:<output>}}
 func.func @backward_without_updates(%x: tensor<4x8xf32> loc("x"), %w: tensor<4x8xf32> loc("w"))
-    -> (tensor<f32> {onnxg.name = "loss"}, tensor<4x8xf32> {onnxg.name = "w_after_step"}) {
+    -> (tensor<f32> {onnxg.name = "loss"}, tensor<4x8xf32> {onnxg.name = "w_grad"}) {
   %y = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["fwd", "y"])
   %sq = onnxg.node "Mul"(%y, %y) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["square", "sq"])
   %loss = onnxg.node "ReduceSum"(%sq) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
   %one = onnxg.initializer "one" dense<1.0> : tensor<f32> loc("one")
   %dy = onnxg.node "Mul"(%one, %y) opset 17 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dy.node", "dy"])
-  %g = onnxg.node "Mul"(%dy, %x) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dw", "g"])
-  %new = onnxg.node "Sub"(%w, %g) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["update", "w_after_step"])
-  return %loss, %new : tensor<f32>, tensor<4x8xf32>
+  %g = onnxg.node "Mul"(%dy, %x) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dw", "w_grad"])
+  return %loss, %g : tensor<f32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Names that say nothing (torch.onnx's defaults): each update is found by
+// its arithmetic, as a term of an addition scaled by one-element factors
+// (`w - lr * g`, `m * 0.9 + g`, `step + 1`), and counts because the step has
+// a backward seed. The loss is the one-element output that updates nothing.
+// The counter feeds no update of a parameter: a buffer.
+// CHECK-LABEL: func.func @updates_by_arithmetic
+// CHECK-SAME:    buffers = {{\[\["31", "onnx::Add_3"\]\]}}, gradients = ["g"], kind = "training_step", loss = "21", parameters = ["onnx::Mul_1"], seeds = ["one"], unscale = ["g"], updates = {{\[\["30", "onnx::Mul_1"\], \["28", "onnx::Mul_2"\]\]}}
+// expected-remark @+1 {{training_step: loss '21', 1 seeds, 1 parameters with gradients, 2 updates, 1 buffers}}
+func.func @updates_by_arithmetic(%x: tensor<4x8xf32> loc("input.1"), %w: tensor<4x8xf32> loc("onnx::Mul_1"),
+                                 %m: tensor<4x8xf32> loc("onnx::Mul_2"), %step: tensor<1xf32> loc("onnx::Add_3"))
+    -> (tensor<f32> {onnxg.name = "21"}, tensor<4x8xf32> {onnxg.name = "30"}, tensor<4x8xf32> {onnxg.name = "28"}, tensor<1xf32> {onnxg.name = "31"}) {
+  %y = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Mul_4", "18"])
+  %sq = onnxg.node "Mul"(%y, %y) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Mul_5", "19"])
+  %loss = onnxg.node "ReduceSum"(%sq) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["ReduceSum_6", "21"])
+  %one = onnxg.initializer "one" dense<1.0> : tensor<f32> loc("one")
+  %dy = onnxg.node "Mul"(%one, %y) opset 17 : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Mul_7", "24"])
+  %g = onnxg.node "Mul"(%dy, %x) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Mul_8", "g"])
+  %mu = onnxg.initializer "mu" dense<0.9> : tensor<f32> loc("mu")
+  %decayed = onnxg.node "Mul"(%m, %mu) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Mul_9", "27"])
+  %buf = onnxg.node "Add"(%decayed, %g) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Add_10", "28"])
+  %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
+  %stepped = onnxg.node "Mul"(%buf, %lr) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Mul_11", "29"])
+  %new = onnxg.node "Sub"(%w, %stepped) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["Sub_12", "30"])
+  %inc = onnxg.initializer "inc" dense<1.0> : tensor<1xf32> loc("inc")
+  %count = onnxg.node "Add"(%step, %inc) opset 17 : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(fused<"onnx.outputs">["Add_13", "31"])
+  return %loss, %new, %buf, %count : tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<1xf32>
+}
+
+// -----
+
+// Arithmetic alone does not make a training step: a residual forward graph
+// (y = x + x * w) with a one-element output has no backward seed and stays
+// a forward graph, without a warning.
+// CHECK-LABEL: func.func @residual_forward
+// CHECK-SAME:    kind = "forward"
+// CHECK-SAME:    updates = []
+// expected-remark @+1 {{no backward found: converted as a forward graph}}
+func.func @residual_forward(%x: tensor<4x8xf32> loc("x"), %w: tensor<4x8xf32> loc("w"))
+    -> (tensor<4x8xf32> {onnxg.name = "y"}, tensor<f32> {onnxg.name = "score"}) {
+  %xw = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["fwd", "xw"])
+  %y = onnxg.node "Add"(%x, %xw) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["residual", "y"])
+  %score = onnxg.node "ReduceMax"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["max", "score"])
+  return %y, %score : tensor<4x8xf32>, tensor<f32>
 }

@@ -283,9 +283,11 @@ static void collectOrtGradients(const ValueNames &names, ValueRange values,
 }
 
 /// Loss candidates of a graph with a backward but no recorded loss: the
-/// float outputs with one element that update no input.
-static SmallVector<Value> getLossCandidates(func::FuncOp func,
-                                            const TrainingRoles &roles) {
+/// float outputs with one element that update no input (of `roles`, or of
+/// `inferred` pairs).
+static SmallVector<Value>
+getLossCandidates(func::FuncOp func, const TrainingRoles &roles,
+                  ArrayRef<std::pair<Value, Value>> inferred = {}) {
   SmallVector<Value> candidates;
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (Value value : ret.getOperands()) {
@@ -293,7 +295,8 @@ static SmallVector<Value> getLossCandidates(func::FuncOp func,
     if (type && isa<FloatType>(type.getElementType()) &&
         type.hasStaticShape() && type.getNumElements() == 1 &&
         !llvm::is_contained(candidates, value) &&
-        llvm::none_of(roles.updates,
+        llvm::none_of(llvm::concat<const std::pair<Value, Value>>(roles.updates,
+                                                                  inferred),
                       [&](auto pair) { return pair.first == value; }))
       candidates.push_back(value);
   }
@@ -540,6 +543,47 @@ static SmallVector<Value> getUncoveredFrontier(Block &body,
   return uncovered;
 }
 
+/// The (updated, previous) pairs of the outputs that no name or option
+/// pairs, found by their arithmetic (getAffineUpdateSources): each output
+/// takes its nearest input not paired yet, when that one is unique;
+/// pairing one output can settle another's tie (SGD's momentum buffer reads
+/// the parameter through weight decay as near as its own buffer).
+static SmallVector<std::pair<Value, Value>>
+inferUpdates(func::FuncOp func, const TrainingRoles &roles) {
+  SmallVector<std::pair<Value, Value>> inferred;
+  auto isPaired = [&](Value value, bool asUpdate) {
+    return llvm::any_of(
+        llvm::concat<const std::pair<Value, Value>>(roles.updates, inferred),
+        [&](auto pair) {
+          return (asUpdate ? pair.first : pair.second) == value;
+        });
+  };
+  SmallVector<std::pair<Value, SmallVector<std::pair<BlockArgument, unsigned>>>>
+      open;
+  for (Value output : func.getBody().front().getTerminator()->getOperands())
+    if (isa<RankedTensorType>(output.getType()) && !isPaired(output, true) &&
+        llvm::none_of(open, [&](auto &entry) { return entry.first == output; }))
+      if (auto sources = getAffineUpdateSources(output); !sources.empty())
+        open.push_back({output, std::move(sources)});
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto &[output, sources] : open) {
+      if (isPaired(output, true))
+        continue;
+      llvm::erase_if(
+          sources, [&](auto source) { return isPaired(source.first, false); });
+      if (sources.empty())
+        continue;
+      unsigned nearest = sources.front().second;
+      if (sources.size() > 1 && sources[1].second == nearest)
+        continue;
+      inferred.push_back({output, sources.front().first});
+      progress = true;
+    }
+  }
+  return inferred;
+}
+
 /// A graph that updates nothing but computes a backward of its loss (named,
 /// or its one candidate): a gradient graph, or a step whose update names
 /// follow no convention. It is converted as a forward graph: say so.
@@ -726,9 +770,14 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
   // Our metadata lists its updates; updates= adds to any kind.
   if (failed(findUpdates(func, names, roles, /*byName=*/!*fromMetadata)))
     return failure();
-  // A step without markers: outputs that update its inputs.
-  bool plainStep = (roles.kind == "forward" || roles.kind == "backward") &&
-                   !roles.updates.empty();
+  // A step without markers: outputs that update its inputs, by name or, for
+  // the outputs no name explains, by their arithmetic.
+  bool unmarked =
+      (roles.kind == "forward" || roles.kind == "backward") && !*fromMetadata;
+  SmallVector<std::pair<Value, Value>> inferred;
+  if (unmarked)
+    inferred = inferUpdates(func, roles);
+  bool plainStep = unmarked && (!roles.updates.empty() || !inferred.empty());
 
   // loss=<tensor> names the loss where the graph does not.
   if (!loss.empty()) {
@@ -739,8 +788,9 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     roles.loss = value;
   } else if (!roles.loss && (roles.hasBackward || plainStep) &&
              roles.kind != "ort.module") {
-    SmallVector<Value> candidates = getLossCandidates(func, roles);
-    if (candidates.size() > 1) {
+    SmallVector<Value> candidates = getLossCandidates(func, roles, inferred);
+    if (candidates.size() > 1 &&
+        (roles.hasBackward || !roles.updates.empty())) {
       InFlightDiagnostic diag = emitError(func.getLoc())
                                 << "found " << candidates.size()
                                 << " candidate losses:";
@@ -760,7 +810,7 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     roles.seeds.assign({value});
   }
   if (!plainStep) {
-    if (roles.kind == "forward" && roles.updates.empty())
+    if (roles.kind == "forward")
       warnOfHiddenBackward(func, roles);
     return success();
   }
@@ -772,6 +822,27 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     // Names alone do not make a training step.
     roles.updates.clear();
     return success();
+  }
+  // Arithmetic alone does not either: an update found by it counts in a
+  // step with a backward seed, and never feeds the loss.
+  if (!inferred.empty()) {
+    Block &body = func.getBody().front();
+    llvm::DenseSet<Operation *> forward = reach(body, roles.loss, true);
+    llvm::erase_if(inferred, [&](auto pair) {
+      Operation *producer = pair.first.getDefiningOp();
+      return producer && forward.contains(producer);
+    });
+    SmallVector<Value> updatedInputs;
+    for (auto [updated, previous] :
+         llvm::concat<std::pair<Value, Value>>(roles.updates, inferred))
+      updatedInputs.push_back(previous);
+    std::string why;
+    if (roles.seeds.empty() && !inferred.empty())
+      roles.seeds = findSeeds(body, roles.loss, forward, updatedInputs, why);
+    if (!roles.seeds.empty())
+      llvm::append_range(roles.updates, inferred);
+    if (roles.updates.empty())
+      return success();
   }
   roles.gradients.clear();
   return analyzeDataflow(func, names, roles);

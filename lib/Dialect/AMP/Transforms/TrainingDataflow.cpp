@@ -260,6 +260,60 @@ bool mlir::amp::isUpdateName(StringRef output, StringRef input) {
   return false;
 }
 
+SmallVector<std::pair<BlockArgument, unsigned>>
+mlir::amp::getAffineUpdateSources(Value output) {
+  static constexpr unsigned kMaxDepth = 4;
+  auto isFactor = [](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && type.hasStaticShape() && type.getNumElements() == 1;
+  };
+  // (value, whether an addition or selection lies between it and `output`)
+  SmallVector<std::pair<Value, bool>> level = {{output, false}};
+  llvm::DenseSet<Value> seen[2] = {{output}, {}};
+  SmallVector<std::pair<BlockArgument, unsigned>> found;
+  for (unsigned depth = 0; depth <= kMaxDepth && !level.empty(); ++depth) {
+    SmallVector<std::pair<Value, bool>> next;
+    auto visit = [&](Value operand, bool added) {
+      if (seen[added].insert(operand).second)
+        next.push_back({operand, added});
+    };
+    for (auto [value, added] : level) {
+      if (auto arg = dyn_cast<BlockArgument>(value)) {
+        if (added && arg.getType() == output.getType() &&
+            llvm::none_of(found, [&](auto pair) { return pair.first == arg; }))
+          found.push_back({arg, depth});
+        continue;
+      }
+      auto node = value.getDefiningOp<NodeOp>();
+      if (!node || !onnxg::isDefaultDomain(node.getDomain()))
+        continue;
+      StringRef type = node.getOpType();
+      auto inputs = node.getInputs();
+      if (llvm::is_contained({"Add", "Sub", "Sum", "Max", "Min"}, type)) {
+        for (Value operand : inputs)
+          visit(operand, true);
+      } else if (type == "Where" && inputs.size() == 3) {
+        visit(inputs[1], true);
+        visit(inputs[2], true);
+      } else if ((type == "Mul" || type == "Div") && inputs.size() == 2) {
+        // Scaled by a one-element factor (lr, beta, 1 - lr * wd).
+        if (isFactor(inputs[1]))
+          visit(inputs[0], added);
+        if (type == "Mul" && isFactor(inputs[0]))
+          visit(inputs[1], added);
+      } else if ((type == "Neg" || type == "Identity" || type == "Cast") &&
+                 inputs.size() == 1) {
+        visit(inputs[0], added);
+      } else if (type == "Reshape" && !inputs.empty() &&
+                 inputs[0].getType() == value.getType()) {
+        visit(inputs[0], added); // to its own shape
+      }
+    }
+    level = std::move(next);
+  }
+  return found;
+}
+
 StringRef mlir::amp::stripRolePrefix(StringRef name) {
   static constexpr StringLiteral kRoles[] = {
       "param.",  "params.", "parameter.", "parameters.", "state.",

@@ -74,6 +74,16 @@ inline bool isConstantZero(Value value) {
 /// `next_X`, `updated_X`, `X.updated`, `X_out`, `X.out`, `X'`, ...).
 bool isUpdateName(llvm::StringRef output, llvm::StringRef input);
 
+/// The inputs that `output` may update by its arithmetic, when the names
+/// say nothing, nearest first, each with its distance: function arguments
+/// of `output`'s type that are a term of an addition or selection on the way
+/// to it (Add, Sub, Sum, Max, Min, Where's branches), scaled at most by
+/// one-element factors, Neg, Identity, Cast and Reshape to its own shape,
+/// within four ops (`p - lr * d`, `m * b1 + (1 - b1) * g`, `step + 1`; not
+/// `dy * x`).
+llvm::SmallVector<std::pair<BlockArgument, unsigned>>
+getAffineUpdateSources(Value output);
+
 /// `name` without a role prefix (`param.`, `state.`, ...), or `name`.
 llvm::StringRef stripRolePrefix(llvm::StringRef name);
 
