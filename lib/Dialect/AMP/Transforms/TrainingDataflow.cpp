@@ -80,7 +80,22 @@ SeedLinearity::SeedLinearity(Block &body, ArrayRef<Value> seeds) : body(body) {
   llvm::DenseSet<Value> seedSet(seeds.begin(), seeds.end());
   for (Value seed : seeds)
     dependence[seed] = SeedDependence::Linear;
-  for (Operation &op : body.without_terminator()) {
+  // Only the ops downstream of the seeds can depend on them: visit those,
+  // in block order.
+  llvm::SetVector<Operation *> reached;
+  SmallVector<Value> work(seeds.begin(), seeds.end());
+  while (!work.empty())
+    for (Operation *user : work.pop_back_val().getUsers()) {
+      Operation *owner = body.findAncestorOpInBlock(*user);
+      if (owner && !owner->hasTrait<OpTrait::IsTerminator>() &&
+          reached.insert(owner))
+        llvm::append_range(work, owner->getResults());
+    }
+  SmallVector<Operation *> ops = reached.takeVector();
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *opPtr : ops) {
+    Operation &op = *opPtr;
     SmallVector<SeedDependence> deps;
     bool any = false;
     for (Value operand : op.getOperands()) {
@@ -200,9 +215,9 @@ static std::optional<double> getSplatValue(Attribute attr) {
   if (bits % 8 != 0 || bits > 64 ||
       data.size() != size_t(type.getNumElements()) * bytes)
     return std::nullopt;
-  for (size_t offset = bytes; offset < data.size(); offset += bytes)
-    if (std::memcmp(data.data(), data.data() + offset, bytes) != 0)
-      return std::nullopt;
+  // Every element equals the first when the bytes repeat with its period.
+  if (std::memcmp(data.data(), data.data() + bytes, data.size() - bytes) != 0)
+    return std::nullopt;
   uint64_t raw = 0;
   std::memcpy(&raw, data.data(), bytes);
   return APFloat(floatType.getFloatSemantics(), APInt(bits, raw))
