@@ -14,6 +14,7 @@ converted with only the loss named (docs/TrainingGraphs.md):
 """
 import json
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -322,3 +323,42 @@ def test_opaque_names_train_in_amp_run_and_onnx_runtime(key, plain_steps,
     b, _ = api.train(out, 100, f"precision=fp16 {FORCED}")
     assert a[-1]["loss"] < 0.9 * a[0]["loss"]
     assert largest_gap(a, b) <= 0.02
+
+
+def training_attr(path, options=""):
+    """amp-analyze-training's amp.training attribute: {key: names}."""
+    proc = subprocess.run([AMP_OPT, path, f"--amp-analyze-training={options}",
+                           "--mlir-print-debuginfo=false"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = re.search(r"amp\.training = \{(.*?)\}\}?\s*[,}]", proc.stdout,
+                     re.S).group(1)
+    fields = {}
+    for key in ("parameters", "gradients", "seeds", "unscale"):
+        found = re.search(rf"\b{key} = \[(.*?)\]", text)
+        fields[key] = re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(1))
+    fields["kind"] = re.search(r'kind = "([^"]*)"', text).group(1)
+    return fields
+
+
+@pytest.mark.parametrize("name", zoo.MODELS)
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_dataflow_agrees_with_our_metadata(name, optimizer, zoo_steps,
+                                           tmp_path):
+    """Our exporter's steps without their metadata: the dataflow finds the
+    parameters and gradients the metadata names."""
+    path = zoo_steps[name, optimizer]
+    marked = training_attr(path)
+    model = onnx.load(path)
+    del model.metadata_props[:]
+    bare = str(tmp_path / "bare.onnx")
+    onnx.save(model, bare)
+    found = training_attr(bare, "loss=loss")
+    assert marked["kind"] == "amp_opt.training_step"
+    assert found["kind"] == "training_step"
+    assert found["seeds"] == ["loss.seed"]
+    model, _, _, _ = zoo.build(name)
+    assert len(found["parameters"]) == len(list(model.parameters()))
+    assert dict(zip(found["parameters"], found["gradients"])) == dict(
+        zip(marked["parameters"], marked["gradients"]))
+    assert found["unscale"] == found["gradients"]
