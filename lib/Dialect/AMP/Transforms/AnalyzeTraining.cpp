@@ -52,6 +52,14 @@ struct TrainingRoles {
   SmallVector<NodeOp> yieldOps;
   /// Ops of the graph that prove it is a training graph (backward ops).
   bool hasBackward = false;
+
+  /// Whether `value` is the new value of an update (`asUpdate`) or the
+  /// input one replaces.
+  bool isInUpdate(Value value, bool asUpdate) const {
+    return llvm::any_of(updates, [&](auto pair) {
+      return (asUpdate ? pair.first : pair.second) == value;
+    });
+  }
 };
 
 class AnalyzeTrainingPass
@@ -357,14 +365,6 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
   for (BlockArgument arg : func.getArguments())
     inputs[onnxg::getValueName(arg)] = arg;
   const llvm::StringMap<Value> &outputs = names.getOutputs();
-  auto isUpdated = [&](Value value) {
-    return llvm::any_of(roles.updates,
-                        [&](auto pair) { return pair.second == value; });
-  };
-  auto isUpdate = [&](Value value) {
-    return llvm::any_of(roles.updates,
-                        [&](auto pair) { return pair.first == value; });
-  };
 
   // updates=<input>:<output>: names may hold ':', so every split is tried.
   for (StringRef entry : updatePairs) {
@@ -388,7 +388,7 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
       return emitError(func.getLoc())
              << "updates='" << entry << "': input type " << input.getType()
              << " differs from output type " << output.getType();
-    if (isUpdated(input) || isUpdate(output))
+    if (roles.isInUpdate(input, false) || roles.isInUpdate(output, true))
       return emitError(func.getLoc())
              << "updates='" << entry << "': '" << onnxg::getValueName(input)
              << "' or its output is named in another update";
@@ -409,7 +409,7 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
     Value updated = operand.get();
     auto nameAttr = func.getResultAttrOfType<StringAttr>(
         operand.getOperandNumber(), onnxg::ONNXGraphDialect::kNameAttrName);
-    if (!nameAttr || isUpdate(updated))
+    if (!nameAttr || roles.isInUpdate(updated, true))
       continue;
     StringRef output = nameAttr.getValue();
     SmallVector<BlockArgument> candidates;
@@ -487,9 +487,7 @@ static Value findGradient(Value updated, Value param,
     Value next;
     auto inputs = node.getInputs();
     auto isFactor = [&](Value value) {
-      auto shaped = dyn_cast<RankedTensorType>(value.getType());
-      return shaped && shaped.hasStaticShape() &&
-             shaped.getNumElements() == 1 && !linearity.dependsOnSeed(value);
+      return hasOneElement(value) && !linearity.dependsOnSeed(value);
     };
     if ((type == "Mul" || type == "Div") && inputs.size() == 2 &&
         isFactor(inputs[1]))
@@ -552,11 +550,10 @@ static SmallVector<std::pair<Value, Value>>
 inferUpdates(func::FuncOp func, const TrainingRoles &roles) {
   SmallVector<std::pair<Value, Value>> inferred;
   auto isPaired = [&](Value value, bool asUpdate) {
-    return llvm::any_of(
-        llvm::concat<const std::pair<Value, Value>>(roles.updates, inferred),
-        [&](auto pair) {
-          return (asUpdate ? pair.first : pair.second) == value;
-        });
+    return roles.isInUpdate(value, asUpdate) ||
+           llvm::any_of(inferred, [&](auto pair) {
+             return (asUpdate ? pair.first : pair.second) == value;
+           });
   };
   SmallVector<std::pair<Value, SmallVector<std::pair<BlockArgument, unsigned>>>>
       open;

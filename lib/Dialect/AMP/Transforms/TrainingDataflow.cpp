@@ -278,10 +278,6 @@ bool mlir::amp::isUpdateName(StringRef output, StringRef input) {
 SmallVector<std::pair<BlockArgument, unsigned>>
 mlir::amp::getAffineUpdateSources(Value output) {
   static constexpr unsigned kMaxDepth = 4;
-  auto isFactor = [](Value value) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    return type && type.hasStaticShape() && type.getNumElements() == 1;
-  };
   // (value, whether an addition or selection lies between it and `output`)
   SmallVector<std::pair<Value, bool>> level = {{output, false}};
   llvm::DenseSet<Value> seen[2] = {{output}, {}};
@@ -312,9 +308,9 @@ mlir::amp::getAffineUpdateSources(Value output) {
         visit(inputs[2], true);
       } else if ((type == "Mul" || type == "Div") && inputs.size() == 2) {
         // Scaled by a one-element factor (lr, beta, 1 - lr * wd).
-        if (isFactor(inputs[1]))
+        if (hasOneElement(inputs[1]))
           visit(inputs[0], added);
-        if (type == "Mul" && isFactor(inputs[0]))
+        if (type == "Mul" && hasOneElement(inputs[0]))
           visit(inputs[1], added);
       } else if ((type == "Neg" || type == "Identity" || type == "Cast") &&
                  inputs.size() == 1) {
@@ -396,6 +392,10 @@ static bool isOnesLike(Value value, ArrayRef<Value> aliases) {
 static int64_t getNumElements(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.hasStaticShape() ? type.getNumElements() : -1;
+}
+
+bool mlir::amp::hasOneElement(Value value) {
+  return getNumElements(value) == 1;
 }
 
 namespace {

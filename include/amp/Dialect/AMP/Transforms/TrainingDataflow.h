@@ -63,6 +63,10 @@ private:
 /// Expand, Reshape, Squeeze, Unsqueeze, Identity and float Cast), else none.
 std::optional<double> getSplatConstant(Value value);
 
+/// True when `value` is a tensor with one element (a scalar factor: a
+/// learning rate, a beta, a loss).
+bool hasOneElement(Value value);
+
 /// True when `value` is a constant tensor of zeros.
 inline bool isConstantZero(Value value) {
   std::optional<double> splat = getSplatConstant(value);
