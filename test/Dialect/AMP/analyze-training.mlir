@@ -182,3 +182,31 @@ func.func @implicit_seed(%x: tensor<4x3xf32> loc("x"), %w: tensor<3x3xf32> loc("
   %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<3x3xf32> loc(fused<"onnx.outputs">["mm_grad", "w_grad"])
   return %loss, %dw : tensor<f32>, tensor<3x3xf32>
 }
+
+// -----
+
+// The markers checked against seed linearity: the metadata names `v.grad`
+// a gradient, but it is quadratic in the seed (dy times dw), and `dy` is
+// read by that non-linear MatMul outside the named gradients: both are
+// said, and `dy` is unscaled too.
+// CHECK-LABEL: func.func @markers_disagree
+// CHECK-SAME:    unscale = ["w.grad", "v.grad", "dy"]
+module attributes {onnxg.metadata_props = [
+    ["amp_opt.format", "amp_opt.training_step.v1"], ["amp_opt.loss", "loss"],
+    ["amp_opt.loss_seed", "loss.seed"],
+    ["amp_opt.parameters", "[{\"name\": \"w\", \"gradient\": \"w.grad\"}, {\"name\": \"v\", \"gradient\": \"v.grad\"}]"],
+    ["amp_opt.optimizer", "{\"type\": \"sgd\", \"step\": null, \"step_updated\": null}"]]} {
+  // expected-warning @+3 {{amp_opt.training_step: gradient 'v.grad' is not linear in the backward seeds}}
+  // expected-warning @+2 {{amp_opt.training_step: 'dy' is linear in the backward seeds and read outside the gradients the markers name; it is unscaled too}}
+  // expected-remark @+1 {{amp_opt.training_step: loss 'loss', 1 seeds, 2 parameters with gradients, 0 updates, 0 buffers}}
+  func.func @markers_disagree(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"),
+                              %v: tensor<4x8xf32> loc("v"), %seed: tensor<f32> loc("loss.seed"))
+      -> (tensor<f32> {onnxg.name = "loss"}, tensor<8x8xf32> {onnxg.name = "w.grad"}, tensor<4x8xf32> {onnxg.name = "v.grad"}) {
+    %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
+    %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+    %dy = onnxg.node "Mul"(%y, %seed) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["seed", "dy"])
+    %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32> loc(fused<"onnx.outputs">["dw", "w.grad"])
+    %dv = onnxg.node "MatMul"(%dy, %dw) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["dv", "v.grad"])
+    return %loss, %dw, %dv : tensor<f32>, tensor<8x8xf32>, tensor<4x8xf32>
+  }
+}

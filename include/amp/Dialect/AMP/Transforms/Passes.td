@@ -27,8 +27,9 @@ def AMPAnalyzeTraining : Pass<"amp-analyze-training", "ModuleOp"> {
 
     The kinds (docs/TrainingGraphs.md): `training_step` (a whole step
     without markers, understood from its dataflow: outputs that update
-    inputs by name or `updates`, the backward seed `ones_like(loss)` in its
-    exported forms or `seed`, gradients by seed linearity),
+    inputs by name, by `updates`, or by their arithmetic (`p - lr * d`), the
+    backward seed `ones_like(loss)` in its exported forms or `seed`,
+    gradients by seed linearity),
     `amp_opt.training_step` (our exporter's `amp_opt.*` metadata), `onnx.gradient` (ONNX's `Gradient`
     with Adam, Adagrad or Momentum), `ort.module` (ORTModule: `YieldOp`,
     `<param>_grad` outputs), `ort.training_artifact` (ONNX Runtime's
