@@ -10,7 +10,8 @@ converted with only the loss named (docs/TrainingGraphs.md):
 - amp-run trains them 100 steps in FP32 and in FP16, the curves within 2%
   of the first loss of each other (after as many applied updates: loss
   scaling skips the GPT's first steps);
-- amp-run says so when it cannot find the updates, and --carry fixes it.
+- amp-run finds updates by their arithmetic where names say nothing, says
+  so when nothing shows them, and --carry fixes it.
 """
 import json
 import os
@@ -180,22 +181,43 @@ def test_amp_run_trains_fp16_as_fp32(key, plain_steps):
     assert gap <= 0.02
 
 
-def test_amp_run_says_when_nothing_carries(plain_steps, tmp_path):
-    """Outputs named by no convention: amp-run warns instead of repeating
+def test_amp_run_finds_or_asks_for_updates(plain_steps, tmp_path):
+    """Outputs named by no convention: amp-run trains when their arithmetic
+    shows the updates; when nothing does, it warns instead of repeating
     step 1 silently, and --carry (or updates=) names them."""
     path, info, kwargs = plain_steps["mlp", "sgd"]
     pairs = carried(info, kwargs)
-    model = onnx.load(path)
-    renamed = {out: f"after_step/{i}" for i, out in enumerate(pairs)}
-    for node in model.graph.node:
-        node.input[:] = [renamed.get(i, i) for i in node.input]
-        node.output[:] = [renamed.get(o, o) for o in node.output]
-    for output in model.graph.output:
-        output.name = renamed.get(output.name, output.name)
-    odd = str(tmp_path / "odd.onnx")
-    onnx.save(model, odd)
     loss = kwargs["loss_name"]
-    records, stderr = api.train(odd, 3, args=("--loss", loss))
+    renamed = {out: f"after_step/{i}" for i, out in enumerate(pairs)}
+
+    def rewrite(hide):
+        """The step with the updates renamed and, with `hide`, each behind
+        an identity Transpose, which no update arithmetic reads through."""
+        model = onnx.load(path)
+        graph = model.graph
+        inner = {out: (f"{new}.hidden" if hide else new)
+                 for out, new in renamed.items()}
+        for node in graph.node:
+            node.input[:] = [inner.get(i, i) for i in node.input]
+            node.output[:] = [inner.get(o, o) for o in node.output]
+        for output in graph.output:
+            if output.name in renamed:
+                if hide:
+                    rank = len(output.type.tensor_type.shape.dim)
+                    graph.node.append(onnx.helper.make_node(
+                        "Transpose", [inner[output.name]],
+                        [renamed[output.name]], perm=list(range(rank))))
+                output.name = renamed[output.name]
+        out = str(tmp_path / f"{'hidden' if hide else 'renamed'}.onnx")
+        onnx.save(model, out)
+        return out
+
+    records, stderr = api.train(rewrite(False), 3, args=("--loss", loss))
+    assert "repeats" not in stderr
+    assert records[2]["loss"] < records[0]["loss"]
+
+    hidden = rewrite(True)
+    records, stderr = api.train(hidden, 3, args=("--loss", loss))
     assert "no output updates an input, so every step repeats the first" \
         in stderr
     assert f"'{loss}' has a backward" in stderr
@@ -203,13 +225,13 @@ def test_amp_run_says_when_nothing_carries(plain_steps, tmp_path):
     carry = []
     for out, name in pairs.items():
         carry += ["--carry", f"{renamed[out]}:{name}"]
-    records, stderr = api.train(odd, 3, args=("--loss", loss, *carry))
+    records, stderr = api.train(hidden, 3, args=("--loss", loss, *carry))
     assert "repeats" not in stderr
     assert records[2]["loss"] < records[0]["loss"]
     updates = ",".join(f"{name}:{renamed[out]}" for out, name in
                        pairs.items())
-    records, _ = api.train(odd, 3, f"precision=fp16 {FORCED} loss={loss} "
-                                   f"updates={updates}")
+    records, _ = api.train(hidden, 3, f"precision=fp16 {FORCED} loss={loss} "
+                                      f"updates={updates}")
     assert records[2]["loss"] < records[0]["loss"]
 
 
