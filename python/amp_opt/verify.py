@@ -7,6 +7,7 @@ compare() gives the error of every tensor. The error of a tensor is
 max|onnx - eager| / max(max|eager|, 1e-6), the largest deviation relative
 to the tensor's scale.
 """
+import collections
 import copy
 import json
 
@@ -79,6 +80,32 @@ def run_carried(path, data, carried, loss="loss", steps=2):
             if out in outputs:
                 state[name] = outputs[out]
     return losses, state
+
+
+def low_precision_after_unscale(model_proto):
+    """The unscaled gradients of a converted step (`<grad>.unscaled`,
+    docs/LossScaling.md) and the values downstream of them that are FP16 or
+    BF16: the optimizer region must stay FP32, so the second list must be
+    empty."""
+    graph = model_proto.graph
+    types = {v.name: v.type.tensor_type.elem_type
+             for v in list(graph.value_info) + list(graph.output)}
+    users = collections.defaultdict(list)
+    for node in graph.node:
+        for name in node.input:
+            users[name].append(node)
+    unscaled = [v for v in types if v.endswith(".unscaled")]
+    low = {onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
+    seen, bad, work = set(unscaled), [], list(unscaled)
+    while work:
+        for node in users[work.pop()]:
+            for name in node.output:
+                if name and name not in seen:
+                    seen.add(name)
+                    work.append(name)
+                    if types.get(name) in low:
+                        bad.append(name)
+    return unscaled, bad
 
 
 def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):

@@ -130,6 +130,15 @@ def test_fp16_step_tracks_fp32_in_onnx_runtime(key, plain_steps, tmp_path,
     assert verify.roles(model)["loss_scaling"]["mode"] == "dynamic"
     assert "amp.loss_scale" in [i.name for i in model.graph.input]
     assert "amp.loss_scale.updated" in [o.name for o in model.graph.output]
+    # One unscale per distinct gradient (the two biases of a residual
+    # block's BatchNorms share theirs), and the optimizer stays FP32.
+    roles = training_attr(path, f"loss={loss}")
+    assert len(roles["parameters"]) == len(
+        list(zoo.build(key[0])[0].parameters()))
+    unscaled, low = verify.low_precision_after_unscale(model)
+    assert len(unscaled) == len(set(roles["unscale"])) >= len(
+        set(roles["gradients"]))
+    assert not low, low
     feeds, pairs = data(key[0]), carried(info, kwargs)
     fp32, _ = verify.run_carried(path, feeds, pairs, loss, steps=2)
     fp16, state = verify.run_carried(out, feeds, pairs, loss, steps=2)

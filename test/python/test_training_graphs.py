@@ -3,7 +3,6 @@
 counts per file, printed; and after --amp-pipeline="precision=fp16" no
 value downstream of a gradient's unscale is low precision in the exported
 ONNX (docs/TrainingGraphs.md)."""
-import collections
 import json
 import os
 import re
@@ -12,7 +11,7 @@ import subprocess
 import onnx
 import pytest
 
-from amp_opt import zoo
+from amp_opt import verify, zoo
 from amp_opt.numerics import FORCED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,30 +56,13 @@ def analyze(path):
 
 
 def low_precision_after_unscale(path, out):
-    """Values downstream of an unscaled gradient that are FP16 or BF16."""
+    """Converts `path` to FP16 (GEMMs forced) into `out`; returns
+    verify.low_precision_after_unscale of the result."""
     proc = subprocess.run([AMP_OPT, path, f"--amp-pipeline=precision=fp16 "
                            f"{FORCED}", "-o", out], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
-    graph = onnx.load(out).graph
-    types = {v.name: v.type.tensor_type.elem_type
-             for v in list(graph.value_info) + list(graph.output)}
-    users = collections.defaultdict(list)
-    for node in graph.node:
-        for name in node.input:
-            users[name].append(node)
-    unscaled = [v for v in types if v.endswith(".unscaled")]
-    low = {onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
-    seen, bad, work = set(unscaled), [], list(unscaled)
-    while work:
-        for node in users[work.pop()]:
-            for name in node.output:
-                if name and name not in seen:
-                    seen.add(name)
-                    work.append(name)
-                    if types.get(name) in low:
-                        bad.append(name)
-    return unscaled, bad
+    return verify.low_precision_after_unscale(onnx.load(out))
 
 
 @pytest.mark.parametrize("path", corpus_graphs() or ["(absent)"])
