@@ -401,10 +401,9 @@ bool mlir::amp::hasOneElement(Value value) {
 namespace {
 /// What the seed search knows about a function body.
 struct SeedSearch {
-  SeedSearch(Block &body, Value loss,
-             const llvm::DenseSet<Operation *> &forward,
+  SeedSearch(Block &body, const llvm::DenseSet<Operation *> &forward,
              ArrayRef<Value> updatedInputs)
-      : body(body), loss(loss), forward(forward) {
+      : body(body), forward(forward) {
     // What the forward computes from the graph's inputs, and the data it
     // reads (inputs that no output updates).
     llvm::DenseSet<Value> fromInputs(body.getArguments().begin(),
@@ -461,7 +460,6 @@ struct SeedSearch {
   }
 
   Block &body;
-  Value loss;
   const llvm::DenseSet<Operation *> &forward;
   llvm::DenseSet<Value> activations;
 };
@@ -484,7 +482,7 @@ SmallVector<Value>
 mlir::amp::findSeeds(Block &body, Value loss,
                      const llvm::DenseSet<Operation *> &forward,
                      ArrayRef<Value> updatedInputs, std::string &why) {
-  SeedSearch search(body, loss, forward, updatedInputs);
+  SeedSearch search(body, forward, updatedInputs);
   SmallVector<Value> aliases = getLossAliases(loss);
   int64_t lossElements = getNumElements(loss);
   auto func = dyn_cast<func::FuncOp>(body.getParentOp());
