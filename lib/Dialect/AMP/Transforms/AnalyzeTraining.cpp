@@ -76,9 +76,10 @@ private:
   /// conventions.
   LogicalResult findUpdates(func::FuncOp func, const ValueNames &names,
                             TrainingRoles &roles, bool byName);
-  /// A whole step without markers, from its dataflow.
-  LogicalResult analyzeDataflow(func::FuncOp func, const ValueNames &names,
-                                TrainingRoles &roles);
+  /// A whole step without markers, from its dataflow; `inferred` are the
+  /// updates found by their arithmetic.
+  LogicalResult analyzeDataflow(func::FuncOp func, TrainingRoles &roles,
+                                SmallVector<std::pair<Value, Value>> inferred);
 
   std::string loss, seed;
   SmallVector<std::string> updatePairs;
@@ -607,28 +608,40 @@ static void warnOfHiddenBackward(func::FuncOp func,
          "updates=<input>:<output>";
 }
 
-LogicalResult AnalyzeTrainingPass::analyzeDataflow(func::FuncOp func,
-                                                   const ValueNames &names,
-                                                   TrainingRoles &roles) {
+LogicalResult AnalyzeTrainingPass::analyzeDataflow(
+    func::FuncOp func, TrainingRoles &roles,
+    SmallVector<std::pair<Value, Value>> inferred) {
   Block &body = func.getBody().front();
-  roles.kind = "training_step";
-  roles.hasBackward = true;
   llvm::DenseSet<Operation *> forward = reach(body, roles.loss, true);
+  // An update found by its arithmetic never feeds the loss, and counts only
+  // in a step with a backward seed: arithmetic alone does not make a step.
+  llvm::erase_if(inferred, [&](auto pair) {
+    Operation *producer = pair.first.getDefiningOp();
+    return producer && forward.contains(producer);
+  });
+  std::string why;
   if (roles.seeds.empty()) {
-    std::string why;
     SmallVector<Value> updatedInputs;
-    for (auto [updated, previous] : roles.updates)
+    for (auto [updated, previous] :
+         llvm::concat<std::pair<Value, Value>>(roles.updates, inferred))
       updatedInputs.push_back(previous);
     roles.seeds = findSeeds(body, roles.loss, forward, updatedInputs, why);
-    if (roles.seeds.empty()) {
-      emitWarning(func.getLoc())
-          << "training step with " << roles.updates.size()
-          << " updated inputs and loss '" << onnxg::getValueName(roles.loss)
-          << "', but no backward seed found: " << why
-          << "; name it with seed=<tensor>. Without it no loss scaling or "
-             "barrier is placed";
-      return success();
-    }
+  }
+  if (!roles.seeds.empty())
+    llvm::append_range(roles.updates, inferred);
+  if (roles.updates.empty())
+    return success();
+  roles.kind = "training_step";
+  roles.hasBackward = true;
+  roles.gradients.clear();
+  if (roles.seeds.empty()) {
+    emitWarning(func.getLoc())
+        << "training step with " << roles.updates.size()
+        << " updated inputs and loss '" << onnxg::getValueName(roles.loss)
+        << "', but no backward seed found: " << why
+        << "; name it with seed=<tensor>. Without it no loss scaling or "
+           "barrier is placed";
+    return success();
   }
   SeedLinearity linearity(body, roles.seeds);
 
@@ -820,29 +833,7 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     roles.updates.clear();
     return success();
   }
-  // Arithmetic alone does not either: an update found by it counts in a
-  // step with a backward seed, and never feeds the loss.
-  if (!inferred.empty()) {
-    Block &body = func.getBody().front();
-    llvm::DenseSet<Operation *> forward = reach(body, roles.loss, true);
-    llvm::erase_if(inferred, [&](auto pair) {
-      Operation *producer = pair.first.getDefiningOp();
-      return producer && forward.contains(producer);
-    });
-    SmallVector<Value> updatedInputs;
-    for (auto [updated, previous] :
-         llvm::concat<std::pair<Value, Value>>(roles.updates, inferred))
-      updatedInputs.push_back(previous);
-    std::string why;
-    if (roles.seeds.empty() && !inferred.empty())
-      roles.seeds = findSeeds(body, roles.loss, forward, updatedInputs, why);
-    if (!roles.seeds.empty())
-      llvm::append_range(roles.updates, inferred);
-    if (roles.updates.empty())
-      return success();
-  }
-  roles.gradients.clear();
-  return analyzeDataflow(func, names, roles);
+  return analyzeDataflow(func, roles, std::move(inferred));
 }
 
 /// Gives gradients and seeds that ONNX shape inference left untyped (it does
