@@ -19,6 +19,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
 #include "amp/InitAll.h"
 #include "amp/Target/ONNX/Import.h"
 
@@ -309,26 +310,24 @@ static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
             previousOf[cast<StringAttr>(pair[0]).getValue()] =
                 cast<StringAttr>(pair[1]).str();
   }
-  // --carry <output>:<input>; names may hold ':', so every split is tried.
+  // --carry <output>:<input>.
   llvm::StringSet<> outputNames;
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     if (auto name = func.getResultAttrOfType<StringAttr>(
             i, onnxg::ONNXGraphDialect::kNameAttrName))
       outputNames.insert(name.getValue());
   for (StringRef spec : carryPairs) {
-    bool found = false;
-    for (size_t colon = spec.find(':'); colon != StringRef::npos && !found;
-         colon = spec.find(':', colon + 1)) {
-      StringRef output = spec.take_front(colon),
-                input = spec.drop_front(colon + 1);
-      if (outputNames.contains(output) && inputByName.count(input)) {
-        previousOf[output] = input.str();
-        found = true;
-      }
-    }
-    if (!found)
-      fail("--carry " + spec.str() +
-           ": expected <output>:<input> naming an output and an input");
+    auto splits =
+        amp::getNamePairSplits(spec, [&](StringRef output, StringRef input) {
+          return outputNames.contains(output) && inputByName.count(input);
+        });
+    if (splits.size() != 1)
+      fail("--carry " + spec.str() + ": " +
+           (splits.empty() ? "expected <output>:<input> naming an output and "
+                             "an input"
+                           : "several splits name an output and an input; "
+                             "rename them"));
+    previousOf[splits.front().first] = splits.front().second.str();
   }
   if (training) {
     auto parameters = training.getAs<ArrayAttr>("parameters");

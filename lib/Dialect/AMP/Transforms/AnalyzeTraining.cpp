@@ -367,16 +367,11 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
     inputs[onnxg::getValueName(arg)] = arg;
   const llvm::StringMap<Value> &outputs = names.getOutputs();
 
-  // updates=<input>:<output>: names may hold ':', so every split is tried.
+  // updates=<input>:<output>.
   for (StringRef entry : updatePairs) {
-    SmallVector<std::pair<BlockArgument, Value>> splits;
-    for (size_t colon = entry.find(':'); colon != StringRef::npos;
-         colon = entry.find(':', colon + 1)) {
-      BlockArgument input = inputs.lookup(entry.take_front(colon));
-      Value output = outputs.lookup(entry.drop_front(colon + 1));
-      if (input && output)
-        splits.push_back({input, output});
-    }
+    auto splits = getNamePairSplits(entry, [&](StringRef in, StringRef out) {
+      return inputs.count(in) && outputs.count(out);
+    });
     if (splits.size() != 1)
       return emitError(func.getLoc())
              << "updates='" << entry << "': "
@@ -384,7 +379,8 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
                                   "input and an output of the graph"
                                 : "several splits name an input and an "
                                   "output; rename them");
-    auto [input, output] = splits.front();
+    BlockArgument input = inputs.lookup(splits.front().first);
+    Value output = outputs.lookup(splits.front().second);
     if (input.getType() != output.getType())
       return emitError(func.getLoc())
              << "updates='" << entry << "': input type " << input.getType()

@@ -325,6 +325,20 @@ mlir::amp::getAffineUpdateSources(Value output) {
   return found;
 }
 
+SmallVector<std::pair<StringRef, StringRef>>
+mlir::amp::getNamePairSplits(StringRef spec,
+                             function_ref<bool(StringRef, StringRef)> isPair) {
+  SmallVector<std::pair<StringRef, StringRef>> splits;
+  for (size_t colon = spec.find(':'); colon != StringRef::npos;
+       colon = spec.find(':', colon + 1)) {
+    StringRef first = spec.take_front(colon),
+              second = spec.drop_front(colon + 1);
+    if (isPair(first, second))
+      splits.push_back({first, second});
+  }
+  return splits;
+}
+
 StringRef mlir::amp::stripRolePrefix(StringRef name) {
   static constexpr StringLiteral kRoles[] = {
       "param.",  "params.", "parameter.", "parameters.", "state.",

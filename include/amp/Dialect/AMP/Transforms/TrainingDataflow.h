@@ -18,6 +18,7 @@
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -87,6 +88,14 @@ bool isUpdateName(llvm::StringRef output, llvm::StringRef input);
 /// `dy * x`).
 llvm::SmallVector<std::pair<BlockArgument, unsigned>>
 getAffineUpdateSources(Value output);
+
+/// The ways to split `spec` at a ':' into two names that `isPair` accepts:
+/// tensor names may hold ':' themselves (`onnx::Mul_3`), so every ':' is
+/// tried. One split is the answer; none or several are errors to report.
+llvm::SmallVector<std::pair<llvm::StringRef, llvm::StringRef>>
+getNamePairSplits(
+    llvm::StringRef spec,
+    llvm::function_ref<bool(llvm::StringRef, llvm::StringRef)> isPair);
 
 /// `name` without a role prefix (`param.`, `state.`, ...), or `name`.
 llvm::StringRef stripRolePrefix(llvm::StringRef name);
