@@ -338,45 +338,43 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     model_proto = onnx.load_from_string(buffer.getvalue())
     _finish(model_proto, names[:num_state_inputs], values[:num_state_inputs],
             grad_names)
-    if plain is not None:
-        onnx.checker.check_model(model_proto)
-        _save_atomically(model_proto, path)
-        return {"path": path, "nodes": len(model_proto.graph.node),
-                "parameters": len(params), "loss": loss_name,
-                "inputs": names[:num_state_inputs],
-                "outputs": [o.name for o in model_proto.graph.output],
-                "decomposed": [str(op) for op in decomposed]}
-
-    roles = {
-        "amp_opt.format": FORMAT,
-        "amp_opt.loss": "loss",
-        "amp_opt.loss_seed": SEED,
-        "amp_opt.inputs": input_names,
-        "amp_opt.targets": target_names,
-        "amp_opt.parameters": [
-            {"name": name, "aliases": aliases, "gradient": f"{name}.grad",
-             "updated": updated(name),
-             "state": {key: f"{name}.{key}" for key in state_keys},
-             "state_updated": {key: updated(f"{name}.{key}")
-                               for key in state_keys}}
-            for name, _, aliases in params],
-        "amp_opt.buffers": [{"name": name, "updated": updated(name)}
-                            for name, _ in buffers],
-        "amp_opt.optimizer": dict(
-            type=optimizer, step=("optimizer.step" if with_step else None),
-            step_updated=(updated("optimizer.step") if with_step else None),
-            **hyper),
-    }
-    for key, value in roles.items():
-        entry = model_proto.metadata_props.add()
-        entry.key = key
-        entry.value = value if isinstance(value, str) else json.dumps(value)
-    model_proto.producer_name = "amp_opt.export"
+    if plain is None:
+        # Our format records the roles (docs/TrainingStepFormat.md).
+        roles = {
+            "amp_opt.format": FORMAT,
+            "amp_opt.loss": loss_name,
+            "amp_opt.loss_seed": SEED,
+            "amp_opt.inputs": input_names,
+            "amp_opt.targets": target_names,
+            "amp_opt.parameters": [
+                {"name": name, "aliases": aliases,
+                 "gradient": f"{name}.grad", "updated": updated(name),
+                 "state": {key: f"{name}.{key}" for key in state_keys},
+                 "state_updated": {key: updated(f"{name}.{key}")
+                                   for key in state_keys}}
+                for name, _, aliases in params],
+            "amp_opt.buffers": [{"name": name, "updated": updated(name)}
+                                for name, _ in buffers],
+            "amp_opt.optimizer": dict(
+                type=optimizer,
+                step=("optimizer.step" if with_step else None),
+                step_updated=(updated("optimizer.step") if with_step
+                              else None),
+                **hyper),
+        }
+        for key, value in roles.items():
+            entry = model_proto.metadata_props.add()
+            entry.key = key
+            entry.value = (value if isinstance(value, str)
+                           else json.dumps(value))
+        model_proto.producer_name = "amp_opt.export"
     onnx.checker.check_model(model_proto)
     _save_atomically(model_proto, path)
     return {"path": path, "nodes": len(model_proto.graph.node),
-            "parameters": len(params), "decomposed": [str(op) for op in
-                                                      decomposed]}
+            "parameters": len(params), "loss": loss_name,
+            "inputs": names[:num_state_inputs],
+            "outputs": [o.name for o in model_proto.graph.output],
+            "decomposed": [str(op) for op in decomposed]}
 
 
 class _Naming:
