@@ -50,7 +50,7 @@ def run_exported(path, inputs, targets, steps=2):
         carried[opt["step_updated"]] = opt["step"]
     data = dict(zip(meta["inputs"], inputs))
     data.update(zip(meta["targets"], targets))
-    return run_carried(path, data, carried, "loss", steps)
+    return run_carried(path, data, carried, meta["loss"], steps)
 
 
 def run_carried(path, data, carried, loss="loss", steps=2):
