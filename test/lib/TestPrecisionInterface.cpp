@@ -54,10 +54,12 @@ struct TestPrecisionInterfacePass
 namespace mlir::amp::test {
 void registerTestCostModelPass();
 void registerTestPolicyPass();
+void registerTestPrecisionCutPass();
 
 void registerTestPasses() {
   PassRegistration<TestPrecisionInterfacePass>();
   registerTestCostModelPass();
   registerTestPolicyPass();
+  registerTestPrecisionCutPass();
 }
 } // namespace mlir::amp::test

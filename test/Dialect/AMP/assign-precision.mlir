@@ -1,8 +1,9 @@
-// amp-assign-precision: which ops go low precision, and why.
-// RUN: amp-opt %s --amp-assign-precision=remarks=true -verify-diagnostics -split-input-file -o /dev/null
-// RUN: amp-opt %s --amp-assign-precision="rule=downstream" -split-input-file 2>&1 | FileCheck %s --check-prefix=DOWN
-// RUN: amp-opt %s --amp-assign-precision="precision=bf16" -split-input-file 2>&1 | FileCheck %s --check-prefix=BF16
-// RUN: amp-opt %s --amp-assign-precision="op-class=MatMul:always" -split-input-file 2>&1 | FileCheck %s --check-prefix=FORCED
+// amp-assign-precision with assign=propagate: which ops go low precision by
+// the anchors' rules, and why (assign-precision-optimal.mlir has the min-cut).
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate remarks=true" -verify-diagnostics -split-input-file -o /dev/null
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate rule=downstream" -split-input-file 2>&1 | FileCheck %s --check-prefix=DOWN
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate precision=bf16" -split-input-file 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate op-class=MatMul:always" -split-input-file 2>&1 | FileCheck %s --check-prefix=FORCED
 
 // TensorFlow's rule (fp16's default): infer ops go low only between two low
 // ops; keep-fp32 ops deny low precision downstream.

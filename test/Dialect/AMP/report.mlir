@@ -16,7 +16,7 @@
 
 // Estimates that rest on the default size of a dynamic dimension name it,
 // per decision and for the whole report, and the summary says how to set it.
-// GUESS: amp: modeled times assume default-dim-size=1 for dims batch, ? (set sizes with dim=<name>:<size>)
+// GUESS: amp: modeled times assume default-dim-size=64 for dims batch, ? (set sizes with dim=<name>:<size>)
 // GUESS-JSON:      "guessed_dims": [
 // GUESS-JSON-NEXT:   "batch"
 // GUESS-JSON-NEXT: ],
@@ -30,7 +30,7 @@
 // GUESS-JSON-NEXT:   "?"
 // GUESS-JSON-NEXT: ],
 // GUESS-JSON:      "sizes_guessed": true
-// NAMED: modeled times assume default-dim-size=1 for dims ? (set
+// NAMED: modeled times assume default-dim-size=64 for dims ? (set
 // NAMED-JSON-NOT: "batch"
 // NAMED-JSON:     "name": "mm",
 // NAMED-JSON:     "guessed_dims": [

@@ -4,10 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// amp-assign-precision: seeds low precision at always ops the cost model
-// favours, denies it downstream of keep-fp32 ops and of amp.unscale, and
-// spreads it through infer and follow ops by TensorFlow's "between" rule or
-// PAI's "downstream" rule. Decisions become attributes; no type changes.
+// amp-assign-precision: with assign=optimal, one min-cut over every op's
+// modeled time and the casts between them decides the whole function (the
+// class and policy pin some ops); with assign=propagate, low precision is
+// seeded at always ops the cost model favours, denied downstream of keep-fp32
+// ops and of amp.unscale, and spread through infer and follow ops by
+// TensorFlow's "between" rule or PAI's "downstream" rule. Decisions become
+// attributes; no type changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 #include "amp/Dialect/AMP/Transforms/CostModel.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/AMP/Transforms/Policy.h"
+#include "amp/Dialect/AMP/Transforms/PrecisionCut.h"
 #include "amp/Interfaces/CastFusionOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,7 +38,7 @@ using namespace mlir::amp;
 
 namespace {
 /// What the pass knows about one op of the body.
-struct OpState {
+struct DecisionState {
   PrecisionClass precisionClass;
   PolicySource source;
   bool low = false;
@@ -46,6 +50,14 @@ struct OpState {
   StringRef reason;
   /// Dynamic dimensions whose sizes the cost model guessed, comma-separated.
   std::string guessedDims;
+};
+
+/// The ops of a function body and of its subgraphs, in pre-order, with what
+/// the pass knows of each, and the blocks that hold them.
+struct Decisions {
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, DecisionState> states;
+  SmallVector<Block *> blocks;
 };
 
 class AssignPrecisionPass
@@ -62,13 +74,24 @@ private:
     CostModel &model;
     FloatType low;
     bool between;
+    /// The cost model with 8x the default dimension size, for the
+    /// sensitivity of the optimal assignment.
+    CostModel *scaledModel;
     /// amp.unscale and every op after it, in any block of the function.
     llvm::DenseSet<Operation *> barrier;
   };
 
-  /// Decides the ops of `body`, then those of the subgraphs of its ops.
-  /// `afterBarrier`: the op that holds `body` is after amp.unscale.
-  void assign(Block &body, Options &options, bool afterBarrier);
+  /// Decides the ops of `body` by propagation, then those of the subgraphs
+  /// of its ops, and adds them to `decisions`. `afterBarrier`: the op that
+  /// holds `body` is after amp.unscale.
+  void propagate(Block &body, Options &options, bool afterBarrier,
+                 Decisions &decisions);
+  /// Decides the ops of `decisions` again by the min-cut, keeping the
+  /// propagated labels for comparison; records the objective's values on
+  /// `func`.
+  void assignOptimal(func::FuncOp func, Decisions &decisions, Options &options);
+  /// Sets the decision attributes, with remarks when asked.
+  void writeDecisions(const Decisions &decisions, FloatType low);
 
   /// Data results of `op` (all results for ops without the interface).
   static SmallVector<Value> getDataResults(Operation *op);
@@ -87,13 +110,13 @@ private:
   /// which amp-fuse-casts converts in place, instead of after it.
   static void
   followUsersOfConstants(ArrayRef<Operation *> ops, Block &body,
-                         llvm::DenseMap<Operation *, OpState> &states,
+                         llvm::DenseMap<Operation *, DecisionState> &states,
                          FloatType low,
                          const llvm::DenseSet<Operation *> &barrier);
   /// Whether `op` has data operands and low ops of `body` produce them all.
   static bool
   allDataProducersLow(Operation *op, Block &body,
-                      const llvm::DenseMap<Operation *, OpState> &states);
+                      const llvm::DenseMap<Operation *, DecisionState> &states);
 };
 } // namespace
 
@@ -124,6 +147,20 @@ static Value getValueSource(Value value) {
     value = only;
   }
   return value;
+}
+
+/// Whether the policy, not the op table, gave the op its class.
+static bool isFromPolicy(const DecisionState &state) {
+  return state.source == PolicySource::OpType ||
+         state.source == PolicySource::NodeName;
+}
+
+/// Whether `op` is a constant whose own value `low` cannot hold.
+static bool isConstantOutOfRange(Operation *op, FloatType low) {
+  auto constant = dyn_cast<CastFusionOpInterface>(op);
+  return constant && llvm::any_of(op->getResults(), [&](OpResult result) {
+           return constant.hasValuesOutOfRange(result.getResultNumber(), low);
+         });
 }
 
 /// Whether `op` has regions holding ops with PrecisionOpInterface.
@@ -222,7 +259,7 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
 
 void AssignPrecisionPass::followUsersOfConstants(
     ArrayRef<Operation *> ops, Block &body,
-    llvm::DenseMap<Operation *, OpState> &states, FloatType low,
+    llvm::DenseMap<Operation *, DecisionState> &states, FloatType low,
     const llvm::DenseSet<Operation *> &barrier) {
   llvm::DenseSet<Operation *> fromConstants;
   // A constant value: an initializer, or the result of a follow op computed
@@ -235,7 +272,7 @@ void AssignPrecisionPass::followUsersOfConstants(
              !isa<PrecisionOpInterface>(producer)));
   };
   for (Operation *op : ops) {
-    const OpState &state = states[op];
+    const DecisionState &state = states[op];
     auto precisionOp = cast<PrecisionOpInterface>(op);
     if (state.precisionClass != PrecisionClass::Follow || state.low ||
         state.denied || state.outOfRange || barrier.contains(op))
@@ -277,7 +314,7 @@ void AssignPrecisionPass::followUsersOfConstants(
 
 bool AssignPrecisionPass::allDataProducersLow(
     Operation *op, Block &body,
-    const llvm::DenseMap<Operation *, OpState> &states) {
+    const llvm::DenseMap<Operation *, DecisionState> &states) {
   auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
   if (!precisionOp)
     return false;
@@ -295,8 +332,8 @@ bool AssignPrecisionPass::allDataProducersLow(
   return any;
 }
 
-void AssignPrecisionPass::assign(Block &body, Options &options,
-                                 bool afterBarrier) {
+void AssignPrecisionPass::propagate(Block &body, Options &options,
+                                    bool afterBarrier, Decisions &decisions) {
   const PrecisionPolicy &policy = options.policy;
   CostModel &model = options.model;
   DimSizes &sizes = model.getSizes();
@@ -305,14 +342,14 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
   llvm::DenseSet<Operation *> &barrier = options.barrier;
   // Every op of the body in order; the block is a DAG in that order.
   SmallVector<Operation *> ops;
-  llvm::DenseMap<Operation *, OpState> states;
+  llvm::DenseMap<Operation *, DecisionState> states;
   llvm::DenseMap<Value, bool> rangeChecked;
   for (Operation &op : body) {
     // Only ops that implement PrecisionOpInterface are decided; others
     // (initializers, terminators, unknown dialects) keep their types.
     if (!isa<PrecisionOpInterface>(op))
       continue;
-    OpState state;
+    DecisionState state;
     state.precisionClass = policy.classify(&op, &state.source);
     // An op with subgraphs (regions holding ops this pass decides, unlike a
     // linalg body) keeps its types while its bodies are decided after the
@@ -346,11 +383,6 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
     PrecisionClass c = states[op].precisionClass;
     return c == PrecisionClass::Infer || c == PrecisionClass::Follow;
   };
-  auto fromPolicy = [&](const OpState &state) {
-    return state.source == PolicySource::OpType ||
-           state.source == PolicySource::NodeName;
-  };
-
   // The barrier: amp.unscale and everything after it stays FP32, also in
   // subgraphs, which may read values of enclosing blocks directly; so does
   // the optimizer region amp-analyze-training found.
@@ -394,11 +426,11 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
     });
   };
   for (Operation *op : ops) {
-    OpState &state = states[op];
+    DecisionState &state = states[op];
     if (isPropagating(op)) {
       SmallVector<Operation *> producers = getDataProducers(op, body);
       for (Operation *producer : producers) {
-        const OpState &from = states[producer];
+        const DecisionState &from = states[producer];
         if (from.precisionClass == PrecisionClass::KeepFP32 ||
             (from.denied && isPropagating(producer)))
           state.denied = true;
@@ -414,7 +446,7 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
         barrier.contains(op) || state.outOfRange)
       continue;
     // An op the policy makes always goes low without asking the cost model.
-    if (fromPolicy(state)) {
+    if (isFromPolicy(state)) {
       state.low = true;
       state.reason = "policy";
       continue;
@@ -437,7 +469,7 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
   }
 
   for (Operation *op : ops) {
-    OpState &state = states[op];
+    DecisionState &state = states[op];
     switch (state.precisionClass) {
     case PrecisionClass::Always:
       if (barrier.contains(op))
@@ -448,11 +480,11 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
     case PrecisionClass::Infer:
     case PrecisionClass::Follow: {
       bool isFollow = state.precisionClass == PrecisionClass::Follow;
-      state.reason = barrier.contains(op) ? "barrier"
-                     : state.outOfRange   ? "range"
-                     : fromPolicy(state)  ? "policy"
-                     : isFollow           ? "follow"
-                                          : "infer";
+      state.reason = barrier.contains(op)  ? "barrier"
+                     : state.outOfRange    ? "range"
+                     : isFromPolicy(state) ? "policy"
+                     : isFollow            ? "follow"
+                                           : "infer";
       bool onPath =
           afterLow.contains(op) && (!between || beforeLow.contains(op));
       // A follow op takes the precision of its data producers when they
@@ -466,19 +498,36 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       if (barrier.contains(op) && !isa<UnscaleOp>(op))
         state.reason = "barrier";
       else if (state.reason.empty())
-        state.reason = fromPolicy(state) ? "policy" : "keep-fp32";
+        state.reason = isFromPolicy(state) ? "policy" : "keep-fp32";
       break;
     case PrecisionClass::NeverTouch:
       if (state.reason.empty())
-        state.reason = fromPolicy(state) ? "policy" : "never-touch";
+        state.reason = isFromPolicy(state) ? "policy" : "never-touch";
       break;
     }
   }
   followUsersOfConstants(ops, body, states, low, barrier);
 
-  Builder builder(&getContext());
+  decisions.blocks.push_back(&body);
   for (Operation *op : ops) {
-    const OpState &state = states[op];
+    decisions.ops.push_back(op);
+    decisions.states[op] = states[op];
+  }
+  // Subgraph bodies are decided like function bodies: their arguments and
+  // results keep their types, so each loop-carried value has one precision,
+  // and casts at the body's edges connect it to low-precision ops inside.
+  for (Operation *op : ops)
+    if (states[op].hasSubgraph)
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          propagate(block, options, barrier.contains(op), decisions);
+}
+
+void AssignPrecisionPass::writeDecisions(const Decisions &decisions,
+                                         FloatType low) {
+  Builder builder(&getContext());
+  for (Operation *op : decisions.ops) {
+    const DecisionState &state = decisions.states.at(op);
     Type type = state.low ? Type(low) : builder.getF32Type();
     op->setAttr(kPrecisionAttrName, TypeAttr::get(type));
     op->setAttr(kReasonAttrName, builder.getStringAttr(state.reason));
@@ -490,15 +539,216 @@ void AssignPrecisionPass::assign(Block &body, Options &options,
       remark << "; guessed sizes of dims " << state.guessedDims;
     appendNodeName(remark, op);
   }
+}
 
-  // Subgraph bodies are decided like function bodies: their arguments and
-  // results keep their types, so each loop-carried value has one precision,
-  // and casts at the body's edges connect it to low-precision ops inside.
-  for (Operation *op : ops)
-    if (states[op].hasSubgraph)
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          assign(block, options, barrier.contains(op));
+/// How the min-cut treats `op`: pinned FP32 by its class, by the barrier or
+/// by a constant out of range; pinned low by a policy `always`; else free.
+static PrecisionCut::Pin getPin(Operation *op, const DecisionState &state,
+                                FloatType low,
+                                const llvm::DenseSet<Operation *> &barrier) {
+  PrecisionClass precisionClass = state.precisionClass;
+  if (precisionClass == PrecisionClass::KeepFP32 ||
+      precisionClass == PrecisionClass::NeverTouch || barrier.contains(op) ||
+      state.outOfRange || isConstantOutOfRange(op, low))
+    return PrecisionCut::Pin::FP32;
+  if (precisionClass == PrecisionClass::Always && isFromPolicy(state))
+    return PrecisionCut::Pin::Low;
+  return PrecisionCut::Pin::None;
+}
+
+namespace {
+/// The assignment problem of one function under one cost model: every op of
+/// `decisions` with its times, and every float value read or written as data
+/// with the casts it would need, as amp-materialize-casts and amp-fuse-casts
+/// make them.
+class ProblemBuilder {
+public:
+  ProblemBuilder(const Decisions &decisions, ArrayRef<PrecisionCut::Pin> pins,
+                 CostModel &model, FloatType low)
+      : decisions(decisions), pins(pins), model(model), low(low) {
+    for (auto [position, op] : llvm::enumerate(decisions.ops))
+      index[op] = position;
+  }
+
+  /// The problem; `guesses` receives, per op, the dimensions whose sizes its
+  /// times guessed.
+  PrecisionCut build(SmallVectorImpl<std::string> *guesses = nullptr);
+
+private:
+  void addValue(Value value);
+
+  const Decisions &decisions;
+  ArrayRef<PrecisionCut::Pin> pins;
+  CostModel &model;
+  FloatType low;
+  llvm::DenseMap<Operation *, unsigned> index;
+  PrecisionCut problem;
+};
+} // namespace
+
+PrecisionCut ProblemBuilder::build(SmallVectorImpl<std::string> *guesses) {
+  problem = PrecisionCut();
+  DimSizes &sizes = model.getSizes();
+  auto f32 = Float32Type::get(low.getContext());
+  for (auto [position, op] : llvm::enumerate(decisions.ops)) {
+    auto precisionOp = cast<PrecisionOpInterface>(op);
+    sizes.resetGuesses();
+    double fp32Us = model.getOpTimeUs(precisionOp, f32);
+    double lowUs = pins[position] == PrecisionCut::Pin::FP32
+                       ? fp32Us
+                       : model.getOpTimeUs(precisionOp, low);
+    if (guesses)
+      guesses->push_back(llvm::join(sizes.getGuesses(), ","));
+    problem.addOp(fp32Us, lowUs, pins[position]);
+  }
+  for (Block *block : decisions.blocks) {
+    for (BlockArgument argument : block->getArguments())
+      addValue(argument);
+    for (Operation &op : *block)
+      for (Value result : op.getResults())
+        addValue(result);
+  }
+  return std::move(problem);
+}
+
+void ProblemBuilder::addValue(Value value) {
+  if (!isFloatTensor(value.getType()))
+    return;
+  auto type = cast<FloatType>(getElementTypeOrSelf(value.getType()));
+  // A value already in the low type is read as it is by every op.
+  if (type == low)
+    return;
+  Type lowTensor = cast<TensorType>(value.getType()).clone(low);
+  SmallVector<unsigned> consumers;
+  // Readers of the value in its type before; readers of either type (a
+  // Cast node, an amp.cast), which keep a constant from converting itself.
+  bool otherReaders = false, anyTypeReaders = false;
+  // A Cast node of the graph already converts it to the low type, and
+  // amp-fuse-casts reuses it.
+  bool converted = false;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    unsigned operand = use.getOperandNumber();
+    auto it = index.find(user);
+    if (it != index.end() &&
+        cast<PrecisionOpInterface>(user).isPrecisionDataOperand(operand)) {
+      consumers.push_back(it->second);
+      continue;
+    }
+    if (isa<CastOp>(user)) {
+      anyTypeReaders = true;
+      continue;
+    }
+    if (auto conversion = dyn_cast<CastFusionOpInterface>(user)) {
+      converted |= user->getBlock() == value.getParentBlock() &&
+                   user->getNumResults() == 1 &&
+                   user->getResult(0).getType() == lowTensor &&
+                   conversion.isConversionOf(0, operand);
+      if (conversion.canReadOperandAs(operand, low)) {
+        anyTypeReaders = true;
+        continue;
+      }
+    }
+    otherReaders = true;
+  }
+  double downUs = converted ? 0 : model.getCastTimeUs(value, type, low);
+  auto result = dyn_cast<OpResult>(value);
+  auto producer = result ? index.find(result.getOwner()) : index.end();
+  if (producer != index.end() &&
+      cast<PrecisionOpInterface>(result.getOwner())
+          .isPrecisionDataResult(result.getResultNumber())) {
+    problem.addResult(producer->second, consumers, otherReaders,
+                      model.getCastTimeUs(value, low, type), downUs);
+    return;
+  }
+  // A constant converts itself when only low ops read it.
+  auto constant =
+      result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+  bool foldable =
+      constant && constant.canWriteResultAs(result.getResultNumber(), low);
+  problem.addInput(consumers, otherReaders || anyTypeReaders, downUs, foldable);
+}
+
+void AssignPrecisionPass::assignOptimal(func::FuncOp func, Decisions &decisions,
+                                        Options &options) {
+  SmallVector<PrecisionCut::Pin> pins;
+  SmallVector<bool> propagated;
+  for (Operation *op : decisions.ops) {
+    const DecisionState &state = decisions.states[op];
+    pins.push_back(getPin(op, state, options.low, options.barrier));
+    propagated.push_back(state.low);
+  }
+  SmallVector<std::string> guesses;
+  PrecisionCut problem =
+      ProblemBuilder(decisions, pins, options.model, options.low)
+          .build(&guesses);
+  SmallVector<bool> cut = problem.solve();
+  // The cut is optimal to the nanosecond; in exact arithmetic, the
+  // propagation rules' labeling or the baseline may still win a near-tie.
+  double cutUs = problem.evaluate(cut);
+  for (SmallVector<bool> other : {propagated, problem.getBaseline()}) {
+    double otherUs = problem.evaluate(other);
+    if (otherUs < cutUs) {
+      cut = std::move(other);
+      cutUs = otherUs;
+    }
+  }
+  int64_t freeOps = 0;
+  bool guessed = false;
+  for (auto [position, op] : llvm::enumerate(decisions.ops)) {
+    DecisionState &state = decisions.states[op];
+    switch (pins[position]) {
+    case PrecisionCut::Pin::FP32:
+      state.low = false;
+      if (isConstantOutOfRange(op, options.low))
+        state.reason = "range";
+      continue;
+    case PrecisionCut::Pin::Low:
+      state.low = true;
+      state.reason = "policy";
+      continue;
+    case PrecisionCut::Pin::None:
+      break;
+    }
+    ++freeOps;
+    state.low = cut[position];
+    state.guessedDims = guesses[position];
+    guessed |= !state.guessedDims.empty();
+    if (isFromPolicy(state))
+      state.reason = "policy";
+    else if (state.precisionClass == PrecisionClass::Always)
+      state.reason = state.low ? "always-list" : "cost-model";
+    else
+      state.reason =
+          state.precisionClass == PrecisionClass::Infer ? "infer" : "follow";
+  }
+
+  Builder builder(&getContext());
+  SmallVector<NamedAttribute> summary{
+      builder.getNamedAttr("mode", builder.getStringAttr("optimal")),
+      builder.getNamedAttr("low", TypeAttr::get(options.low)),
+      builder.getNamedAttr("cut_us",
+                           builder.getF64FloatAttr(problem.evaluate(cut))),
+      builder.getNamedAttr("propagate_us", builder.getF64FloatAttr(
+                                               problem.evaluate(propagated))),
+      builder.getNamedAttr(
+          "baseline_us",
+          builder.getF64FloatAttr(problem.evaluate(problem.getBaseline()))),
+      builder.getNamedAttr("free_ops", builder.getI64IntegerAttr(freeOps))};
+  // How many decisions change when every guessed dimension is 8x larger.
+  if (guessed && options.scaledModel) {
+    SmallVector<bool> scaled =
+        ProblemBuilder(decisions, pins, *options.scaledModel, options.low)
+            .build()
+            .solve();
+    int64_t changed = 0;
+    for (auto [position, pin] : llvm::enumerate(pins))
+      changed +=
+          pin == PrecisionCut::Pin::None && scaled[position] != cut[position];
+    summary.push_back(builder.getNamedAttr("sensitivity_changed",
+                                           builder.getI64IntegerAttr(changed)));
+  }
+  func->setAttr(kAssignmentAttrName, builder.getDictionaryAttr(summary));
 }
 
 void AssignPrecisionPass::runOnOperation() {
@@ -509,6 +759,12 @@ void AssignPrecisionPass::runOnOperation() {
                        << precision << "'; expected fp16 or bf16";
     return signalPassFailure();
   }
+  if (assignMode != "optimal" && assignMode != "propagate") {
+    module.emitError() << "amp-assign-precision: unknown assign '" << assignMode
+                       << "'; expected optimal or propagate";
+    return signalPassFailure();
+  }
+  bool optimal = assignMode == "optimal";
   std::string infer =
       rule.empty() ? (low.isF16() ? "between" : "downstream") : rule.getValue();
   if (infer != "between" && infer != "downstream") {
@@ -516,6 +772,10 @@ void AssignPrecisionPass::runOnOperation() {
                        << "'; expected between or downstream";
     return signalPassFailure();
   }
+  if (optimal && !rule.empty())
+    module.emitWarning() << "amp-assign-precision: rule=" << rule
+                         << " applies to assign=propagate; assign=optimal "
+                            "decides infer and follow ops by their cost";
   std::optional<CostModel> model = CostModel::create(
       device, defaultDimSize, dimSizes, module, "amp-assign-precision");
   if (!model)
@@ -525,14 +785,34 @@ void AssignPrecisionPass::runOnOperation() {
                        << " has no " << precision;
     return signalPassFailure();
   }
+  std::optional<CostModel> scaledModel =
+      CostModel::create(device, defaultDimSize * kSensitivityFactor, dimSizes,
+                        module, "amp-assign-precision");
   PrecisionPolicy policy;
   if (failed(policy.addSources(policyFile, opClasses, nodeClasses,
                                module.getLoc())))
     return signalPassFailure();
+  Builder builder(&getContext());
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
-    Options options{policy, *model, low, infer == "between", {}};
-    assign(func.getBody().front(), options, /*afterBarrier=*/false);
+    Options options{policy,
+                    *model,
+                    low,
+                    infer == "between",
+                    scaledModel ? &*scaledModel : nullptr,
+                    {}};
+    Decisions decisions;
+    propagate(func.getBody().front(), options, /*afterBarrier=*/false,
+              decisions);
+    if (optimal)
+      assignOptimal(func, decisions, options);
+    else
+      func->setAttr(
+          kAssignmentAttrName,
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("mode", builder.getStringAttr("propagate")),
+               builder.getNamedAttr("low", TypeAttr::get(low))}));
+    writeDecisions(decisions, low);
   }
 }

@@ -118,7 +118,13 @@ double CostModel::getOpTimeUs(PrecisionOpInterface op, FloatType type) {
 }
 
 double CostModel::getCastTimeUs(Value value, FloatType type) {
-  double bytes = sizes.getBytes(value) + sizes.getBytes(value, type.getWidth());
+  return getCastTimeUs(
+      value, cast<FloatType>(getElementTypeOrSelf(value.getType())), type);
+}
+
+double CostModel::getCastTimeUs(Value value, FloatType from, FloatType to) {
+  double bytes = sizes.getBytes(value, from.getWidth()) +
+                 sizes.getBytes(value, to.getWidth());
   return bytes / device.bytesPerSecond * 1e6 + device.launchUs;
 }
 

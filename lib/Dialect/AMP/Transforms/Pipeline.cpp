@@ -24,10 +24,14 @@ namespace {
 struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
   Option<std::string> precision{*this, "precision", llvm::cl::init("fp16"),
                                 llvm::cl::desc("fp16 or bf16")};
+  Option<std::string> assign{
+      *this, "assign", llvm::cl::init("optimal"),
+      llvm::cl::desc("optimal (one min-cut over the whole function) or "
+                     "propagate (the anchors' rules)")};
   Option<std::string> rule{
       *this, "rule",
-      llvm::cl::desc("infer rule: between or downstream (default: between "
-                     "for fp16, downstream for bf16)")};
+      llvm::cl::desc("infer rule of assign=propagate: between or downstream "
+                     "(default: between for fp16, downstream for bf16)")};
   Option<std::string> device{*this, "device", llvm::cl::init("h100"),
                              llvm::cl::desc("h100, a100 or v100")};
   Option<std::string> policy{
@@ -37,7 +41,7 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
   ListOption<std::string> nodeClasses{
       *this, "node-class", llvm::cl::desc("node overrides, name:class")};
   Option<int64_t> defaultDimSize{
-      *this, "default-dim-size", llvm::cl::init(1),
+      *this, "default-dim-size", llvm::cl::init(kDefaultDimSize),
       llvm::cl::desc("size assumed for dynamic dimensions without a dim")};
   ListOption<std::string> dimSizes{
       *this, "dim",
@@ -102,6 +106,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   pm.addPass(createAMPInsertLossScaling(scaling));
   AMPAssignPrecisionOptions assign;
   assign.precision = options.precision;
+  assign.assignMode = options.assign;
   assign.rule = options.rule;
   assign.device = options.device;
   assign.policyFile = options.policy;

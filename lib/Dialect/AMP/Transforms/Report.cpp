@@ -74,6 +74,13 @@ void ReportPass::runOnOperation() {
 
   int64_t total = 0, low = 0, inserted = 0, fused = 0, remaining = 0;
   double flops = 0, lowFlops = 0, fp32Us = 0, ampUs = 0;
+  // What amp-assign-precision's objective said: the modeled time of the
+  // propagation rules' decisions and of the cut, and how many decisions
+  // change with the guessed dimensions 8x larger.
+  double propagateUs = 0, cutUs = 0;
+  bool anyOptimal = false;
+  int64_t freeOps = 0, sensitivityChanged = 0;
+  bool sensitivityKnown = false;
   std::string precision = "low precision";
   // Per op type: [total, low precision].
   llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> byType;
@@ -103,6 +110,11 @@ void ReportPass::runOnOperation() {
       fused += count.getInt();
     if (func.isExternal())
       continue;
+    auto assignment = func->getAttrOfType<DictionaryAttr>(kAssignmentAttrName);
+    auto mode =
+        assignment ? assignment.getAs<StringAttr>("mode") : StringAttr();
+    auto lowType = assignment ? assignment.getAs<TypeAttr>("low") : TypeAttr();
+    double ampUsBefore = ampUs;
     // Every op of the body and of its subgraphs, in order.
     SmallVector<Operation *> ops;
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -133,14 +145,6 @@ void ReportPass::runOnOperation() {
       if (isLow)
         precision = isa<BFloat16Type>(decision.getValue()) ? "bf16" : "fp16";
       sizes.resetGuesses();
-      if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op)) {
-        double opFlops = precisionOp.estimateFlops(sizes);
-        flops += opFlops;
-        lowFlops += isLow ? opFlops : 0;
-        fp32Us += model->getOpTimeUs(precisionOp, cast<FloatType>(f32));
-        ampUs += model->getOpTimeUs(precisionOp,
-                                    cast<FloatType>(decision.getValue()));
-      }
       std::string typeName;
       llvm::raw_string_ostream os(typeName);
       os << decision.getValue();
@@ -148,6 +152,33 @@ void ReportPass::runOnOperation() {
                                {"op_type", type},
                                {"precision", typeName},
                                {"reason", reason ? reason.getValue() : ""}};
+      if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op)) {
+        double opFlops = precisionOp.estimateFlops(sizes);
+        flops += opFlops;
+        lowFlops += isLow ? opFlops : 0;
+        double opFP32Us = model->getOpTimeUs(precisionOp, cast<FloatType>(f32));
+        fp32Us += opFP32Us;
+        ampUs += model->getOpTimeUs(precisionOp,
+                                    cast<FloatType>(decision.getValue()));
+        // The op's time at each label, and the casts it reads and whose
+        // input it writes.
+        llvm::json::Object times{{"fp32", opFP32Us}};
+        auto lowLabel = isLow     ? dyn_cast<FloatType>(decision.getValue())
+                        : lowType ? dyn_cast<FloatType>(lowType.getValue())
+                                  : FloatType();
+        if (lowLabel)
+          times["low"] = model->getOpTimeUs(precisionOp, lowLabel);
+        entry["time_us"] = std::move(times);
+        int64_t castsIn = llvm::count_if(op.getOperands(), [](Value value) {
+          return value.getDefiningOp<CastOp>() != nullptr;
+        });
+        int64_t castsOut = llvm::count_if(op.getResults(), [](Value value) {
+          return llvm::any_of(value.getUsers(), [](Operation *user) {
+            return isa<CastOp>(user);
+          });
+        });
+        entry["casts"] = llvm::json::Object{{"in", castsIn}, {"out", castsOut}};
+      }
       if (auto region = op.getAttrOfType<StringAttr>(kRegionAttrName))
         entry["region"] = region.getValue();
       if (!sizes.getGuesses().empty()) {
@@ -160,6 +191,25 @@ void ReportPass::runOnOperation() {
       }
       decisions.push_back(std::move(entry));
     }
+    // The objective's values: those of the cut, or with assign=propagate the
+    // modeled time of this function itself.
+    if (mode && mode.getValue() == "optimal") {
+      anyOptimal = true;
+      auto number = [&](StringRef key) {
+        auto value = assignment.getAs<FloatAttr>(key);
+        return value ? value.getValueAsDouble() : 0.0;
+      };
+      propagateUs += number("propagate_us");
+      cutUs += number("cut_us");
+      if (auto count = assignment.getAs<IntegerAttr>("free_ops"))
+        freeOps += count.getInt();
+      if (auto count = assignment.getAs<IntegerAttr>("sensitivity_changed")) {
+        sensitivityChanged += count.getInt();
+        sensitivityKnown = true;
+      }
+    } else {
+      propagateUs += ampUs - ampUsBefore;
+    }
   }
 
   // The summary, for people.
@@ -168,8 +218,11 @@ void ReportPass::runOnOperation() {
       << llvm::format("%.1f", flops > 0 ? 100 * lowFlops / flops : 0.0)
       << "% of FLOPs), " << remaining << " casts (" << inserted << " inserted, "
       << fused << " fused), modeled " << llvm::format("%.1f", fp32Us)
-      << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device
-      << "\n";
+      << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device;
+  if (anyOptimal)
+    err << " (propagation rules: " << llvm::format("%.1f", propagateUs)
+        << " us)";
+  err << "\n";
   if (!trainingSummary.empty()) {
     const llvm::json::Object *settings = lossScaling.getAsObject();
     std::optional<StringRef> mode = settings->getString("mode");
@@ -182,6 +235,10 @@ void ReportPass::runOnOperation() {
     err << "amp: modeled times assume default-dim-size=" << defaultDimSize
         << " for dims " << llvm::join(guessedDims, ", ")
         << " (set sizes with dim=<name>:<size>)\n";
+  if (sensitivityKnown)
+    err << "amp: sensitivity: " << sensitivityChanged << " of " << freeOps
+        << " cost-decided ops change with default-dim-size="
+        << defaultDimSize.getValue() * kSensitivityFactor << "\n";
   if (file.empty())
     return;
 
@@ -203,7 +260,18 @@ void ReportPass::runOnOperation() {
            {"remaining", remaining}}},
       {"flops",
        llvm::json::Object{{"total", flops}, {"low_precision", lowFlops}}},
-      {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us}, {"amp", ampUs}}},
+      {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us},
+                                             {"amp", ampUs},
+                                             {"propagate", propagateUs}}},
+      {"cut_us", anyOptimal ? llvm::json::Value(cutUs) : nullptr},
+      {"sensitivity",
+       sensitivityKnown ? llvm::json::Value(llvm::json::Object{
+                              {"default_dim_size", defaultDimSize.getValue()},
+                              {"scaled_dim_size",
+                               defaultDimSize.getValue() * kSensitivityFactor},
+                              {"cost_decided_ops", freeOps},
+                              {"changed", sensitivityChanged}})
+                        : nullptr},
       {"sizes_guessed", !guessedDims.empty()},
       {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
       {"training", std::move(training)},

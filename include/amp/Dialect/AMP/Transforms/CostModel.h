@@ -73,6 +73,8 @@ public:
   double getOpTimeUs(PrecisionOpInterface op, FloatType type);
   /// Microseconds of a kernel converting `value` to `type`.
   double getCastTimeUs(Value value, FloatType type);
+  /// The same for `value` held in `from`, whatever its type is now.
+  double getCastTimeUs(Value value, FloatType from, FloatType to);
 
   /// FP32 against low precision for one op. `isLow` says which inputs are
   /// already low precision (by their type when null); `readInFP32` which

@@ -21,6 +21,17 @@ inline constexpr llvm::StringLiteral kCastsInsertedAttrName =
 /// The casts amp-fuse-casts folded into other ops, for the report.
 inline constexpr llvm::StringLiteral kCastsFusedAttrName = "amp.casts_fused";
 
+/// What amp-assign-precision's objective says of a function (mode, low,
+/// cut_us, propagate_us, baseline_us, free_ops, sensitivity_changed), for
+/// the report.
+inline constexpr llvm::StringLiteral kAssignmentAttrName = "amp.assignment";
+/// The factor the sensitivity of the optimal assignment scales the default
+/// dimension size by.
+inline constexpr int64_t kSensitivityFactor = 8;
+/// The size the cost model assumes for a dynamic dimension without a `dim`
+/// entry: a training batch, not a single sample (Passes.td repeats it).
+inline constexpr int64_t kDefaultDimSize = 64;
+
 /// What amp-analyze-training found in a function (docs/TrainingGraphs.md):
 /// `{kind, loss, seeds, parameters, gradients, updates}`, values by name.
 inline constexpr llvm::StringLiteral kTrainingAttrName = "amp.training";

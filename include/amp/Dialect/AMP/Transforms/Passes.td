@@ -171,9 +171,12 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
   let options = [
     Option<"precision", "precision", "std::string", "\"fp16\"",
            "low precision type: fp16 or bf16">,
+    Option<"assignMode", "assign", "std::string", "\"optimal\"",
+           "optimal (one min-cut over the whole function) or propagate "
+           "(the anchors' rules)">,
     Option<"rule", "rule", "std::string", "\"\"",
-           "infer rule: between or downstream (default: between for fp16, "
-           "downstream for bf16)">,
+           "infer rule of assign=propagate: between or downstream (default: "
+           "between for fp16, downstream for bf16)">,
     Option<"device", "device", "std::string", "\"h100\"",
            "device profile of the cost model: h100, a100 or v100">,
     Option<"policyFile", "policy", "std::string", "\"\"",
@@ -182,7 +185,7 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
                "op type overrides, OpType:class">,
     ListOption<"nodeClasses", "node-class", "std::string",
                "node name overrides, name:class">,
-    Option<"defaultDimSize", "default-dim-size", "int64_t", "1",
+    Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
            "size the cost model assumes for dynamic dimensions without a "
            "`dim` entry">,
     ListOption<"dimSizes", "dim", "std::string",
@@ -280,7 +283,7 @@ def AMPReport : Pass<"amp-report", "ModuleOp"> {
            "JSON report to write (none when empty)">,
     Option<"device", "device", "std::string", "\"h100\"",
            "device profile of the modeled times">,
-    Option<"defaultDimSize", "default-dim-size", "int64_t", "1",
+    Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
            "size assumed for dynamic dimensions without a `dim` entry">,
     ListOption<"dimSizes", "dim", "std::string",
                "sizes of named dynamic dimensions, <name>:<size>">,
