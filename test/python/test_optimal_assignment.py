@@ -1,0 +1,117 @@
+"""assign=optimal through --amp-pipeline: never modeled slower than FP32 or
+than the propagation rules, on the corpus's forward graphs and on a CNN
+training step from our exporter, whose convolutions and their gradients go
+FP16 with the ops between them."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+from amp_opt import AmpOptError, api
+from amp_opt import export as export_module
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)),
+                                "bench"))
+
+import corpus_fp16  # noqa: E402
+
+
+def _amp_opt():
+    try:
+        return api.find_amp_opt()
+    except AmpOptError as error:
+        pytest.skip(str(error))
+
+
+def _report(amp_opt, path, folder, options):
+    report = os.path.join(folder, "report.json")
+    proc = subprocess.run(
+        [amp_opt, path, "-o", os.path.join(folder, "out.onnx"),
+         f"--amp-pipeline=report={report} {options}"],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    with open(report) as f:
+        return json.load(f), proc.stderr
+
+
+def _check_guarantees(optimal, propagate):
+    times = optimal["modeled_time_us"]
+    tolerance = 1e-9 * times["fp32"]
+    assert times["amp"] <= times["fp32"] + tolerance
+    assert times["amp"] <= propagate["modeled_time_us"]["amp"] + tolerance
+    # The report's propagate figure is the objective of the rules' labels.
+    assert times["propagate"] == pytest.approx(
+        propagate["modeled_time_us"]["amp"], rel=1e-9)
+    # The cut's objective bounds what materialization and fusion made.
+    assert times["amp"] <= optimal["cut_us"] + tolerance
+
+
+def test_corpus_forward_graphs_never_slower(tmp_path):
+    amp_opt = _amp_opt()
+    paths = list(corpus_fp16.corpus_forward_graphs(corpus_fp16.CORPUS)) \
+        if os.path.isdir(corpus_fp16.CORPUS) else []
+    if not paths:
+        pytest.skip(f"no corpus at {corpus_fp16.CORPUS}")
+    gains = {}
+    for path in paths:
+        optimal, _ = _report(amp_opt, path, str(tmp_path), "")
+        propagate, _ = _report(amp_opt, path, str(tmp_path),
+                               "assign=propagate")
+        _check_guarantees(optimal, propagate)
+        gains[os.path.basename(path)] = (
+            optimal["modeled_time_us"]["amp"],
+            propagate["modeled_time_us"]["amp"],
+            optimal["modeled_time_us"]["fp32"])
+    # light_inception_v2: the rules make it slower than FP32, the cut faster.
+    amp, rules, fp32 = gains["light_inception_v2.onnx"]
+    assert rules > fp32 and amp < fp32
+    assert sum(amp < rules for amp, rules, _ in gains.values()) >= 5
+
+
+class _ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_cnn_step_convolutions_and_gradients_low(tmp_path):
+    amp_opt = _amp_opt()
+    torch.manual_seed(0)
+    path = str(tmp_path / "cnn.onnx")
+    export_module.export_training_step(
+        _ConvNet(), (torch.randn(32, 3, 32, 32),), (torch.randint(0, 10, (32,)),),
+        nn.CrossEntropyLoss(), path, optimizer="sgd", lr=0.01, momentum=0.9)
+    optimal, summary = _report(amp_opt, path, str(tmp_path), "")
+    propagate, _ = _report(amp_opt, path, str(tmp_path), "assign=propagate")
+    _check_guarantees(optimal, propagate)
+    times = optimal["modeled_time_us"]
+    assert times["amp"] < times["fp32"] and times["amp"] < times["propagate"]
+    assert "loss scaling dynamic" in summary
+    convs = [d for d in optimal["decisions"]
+             if d["op_type"] in ("Conv", "ConvTranspose")]
+    # The 64-channel convolutions (forward, input and weight gradients)
+    # are the large ones; the 3-channel stem and its weight gradient are
+    # launch-bound and may stay FP32.
+    large = [d for d in convs if d["time_us"]["fp32"] > 20]
+    assert len(large) == 6
+    assert {d["region"] for d in large} == {"forward", "backward"}
+    assert all(d["precision"] == "f16" for d in large), large
+    # A Relu between two FP16 convolutions runs in FP16 too.
+    relus = [d for d in optimal["decisions"]
+             if d["op_type"] == "Relu" and d["region"] == "forward"]
+    assert any(d["precision"] == "f16" for d in relus)
