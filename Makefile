@@ -72,10 +72,12 @@ demo: build
 	@echo "== round trip: $(BUILD)/demo.onnx against the original"
 	@/usr/bin/python3 test/utils/compare_onnx.py examples/mlp_training_step.onnx \
 	  $(BUILD)/demo.onnx
-	@echo "== FP16 conversion, GEMMs forced by the policy (too small for the cost model):"
-	@echo "   amp-opt examples/mlp_training_step.onnx --amp-pipeline=\"precision=fp16 op-class=Gemm:always,MatMul:always report=$(BUILD)/demo.report.json\" -o $(BUILD)/demo.fp16.onnx"
-	@$(BUILD)/bin/amp-opt examples/mlp_training_step.onnx \
-	  --amp-pipeline="precision=fp16 op-class=Gemm:always,MatMul:always report=$(BUILD)/demo.report.json" \
+	@echo "== FP16 conversion of the same step, 256 -> 1024 -> 16 wide, at a batch of 8192:"
+	@/usr/bin/python3 examples/make_mlp_training_step.py --features 256 \
+	  --hidden 1024 --classes 16 -o $(BUILD)/mlp_wide_step.onnx >/dev/null
+	@echo "   amp-opt $(BUILD)/mlp_wide_step.onnx --amp-pipeline=\"precision=fp16 dim=batch:8192 report=$(BUILD)/demo.report.json\" -o $(BUILD)/demo.fp16.onnx"
+	@$(BUILD)/bin/amp-opt $(BUILD)/mlp_wide_step.onnx \
+	  --amp-pipeline="precision=fp16 dim=batch:8192 report=$(BUILD)/demo.report.json" \
 	  -o $(BUILD)/demo.fp16.onnx
 	@/usr/bin/python3 examples/show_report.py $(BUILD)/demo.report.json
 

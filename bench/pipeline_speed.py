@@ -5,10 +5,13 @@ On the graphs of bench/roundtrip.py (MatMul + Add + Relu blocks), times in
 the same run and on the same files:
   amp-opt IN -o OUT                                     (import + export)
   amp-opt IN -o OUT --amp-pipeline="precision=fp16 op-class=MatMul:always"
+  the same with assign=propagate
 The policy sends every MatMul low, so every op is decided, cast and every
 weight converted in place (the cost model alone keeps these 16x16 GEMMs
-FP32). The target of issue 4 is a ratio within 5 at 100k nodes. Prints a
-table and appends it, with the machine and date, to
+FP32). Targets: the pipeline within 5x import + export at 100k nodes
+(issue 4); assign=optimal (the default: min-cut, with the propagation rules
+and the 8x sensitivity computed too) within 1.5x assign=propagate (issue
+18). Prints a table and appends it, with the machine and date, to
 bench/results/pipeline_speed.md.
 """
 import os
@@ -18,6 +21,7 @@ import tempfile
 from roundtrip import make_graph, paired, parse_arguments, record
 
 PIPELINE = "--amp-pipeline=precision=fp16 op-class=MatMul:always"
+PROPAGATE = PIPELINE + " assign=propagate"
 
 
 def main():
@@ -29,16 +33,21 @@ def main():
             path = os.path.join(tmp, f"g{size}.onnx")
             n = make_graph(size, path)
             out = os.path.join(tmp, "out.onnx")
-            rows.append((n,) + paired(
-                [args.amp_opt, path, "-o", out, PIPELINE],
-                [args.amp_opt, path, "-o", out], args.repeat))
+            optimal = paired([args.amp_opt, path, "-o", out, PIPELINE],
+                             [args.amp_opt, path, "-o", out], args.repeat)
+            propagate = paired([args.amp_opt, path, "-o", out, PIPELINE],
+                               [args.amp_opt, path, "-o", out, PROPAGATE],
+                               args.repeat)
+            rows.append((n,) + optimal + propagate[2:])
             print(f"  {n} nodes done", file=sys.stderr)
 
     header = ("| nodes | pipeline s | pipeline peak MiB | import+export s | "
-              "import+export peak MiB | median paired ratio |\n"
-              "|---:|---:|---:|---:|---:|---:|")
+              "import+export peak MiB | median paired ratio | "
+              "assign=propagate s | propagate peak MiB | optimal / propagate "
+              "|\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     lines = [f"| {n} | {pt:.3f} | {pm:.0f} | {at:.3f} | {am:.0f} | "
-             f"{ratio:.2f} |" for n, pt, pm, at, am, ratio in rows]
+             f"{ratio:.2f} | {qt:.3f} | {qm:.0f} | {qratio:.2f} |"
+             for n, pt, pm, at, am, ratio, qt, qm, qratio in rows]
     table = "\n".join([header] + lines)
     print(table)
     if not args.no_record:

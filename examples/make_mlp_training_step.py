@@ -7,8 +7,10 @@ hand, and the parameter update. Parameters are graph inputs with their
 current values as initializers; metadata_props records the roles in the
 format of amp_opt.export (docs/TrainingStepFormat.md), including the
 backward seed `loss.seed` (the gradient of the loss, 1), which loss scaling
-multiplies.
+multiplies. Options give other widths and another output file (`make demo`
+writes a wider MLP to build/ for its FP16 conversion).
 """
+import argparse
 import json
 import os
 
@@ -16,7 +18,14 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-N, D, H, C = 16, 4, 8, 3
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--features", type=int, default=4)
+parser.add_argument("--hidden", type=int, default=8)
+parser.add_argument("--classes", type=int, default=3)
+parser.add_argument("-o", "--output", default=os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "mlp_training_step.onnx"))
+args = parser.parse_args()
+N, D, H, C = 16, args.features, args.hidden, args.classes
 rng = np.random.default_rng(0)
 params = {
     "fc1.weight": rng.standard_normal((H, D)).astype(np.float32) * 0.5,
@@ -98,7 +107,6 @@ helper.set_model_props(model, {
     key: value if isinstance(value, str) else json.dumps(value)
     for key, value in roles.items()})
 onnx.checker.check_model(model)
-out = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                   "mlp_training_step.onnx")
+out = args.output
 onnx.save(model, out)
 print(f"wrote {out}: {len(nodes)} nodes")
