@@ -130,6 +130,20 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
     type attribute) and the reason for it (`amp.reason`), without changing
     any type; amp-materialize-casts applies the decisions.
 
+    With `assign=optimal` (the default), one s-t min-cut (Boost.Graph's
+    Boykov-Kolmogorov max-flow) labels every op of the function and its
+    subgraphs FP32 or low so that the sum of the ops' modeled times and of
+    the casts between them (one per value and target type, as
+    materialization and fusion make them) is least; ties go to FP32. The
+    class and policy pin ops: keep-fp32, never-touch, the barrier below,
+    `range`, `unsupported-type`, `fp64` and `unknown-type` to FP32, a policy
+    `always` low; always, infer and follow ops are otherwise free. The
+    function attribute `amp.assignment` records the objective of the cut,
+    of the propagation rules' labels and of all FP32, and how many
+    decisions change with `default-dim-size` 8x larger
+    (docs/OptimalAssignment.md). With `assign=propagate`, the rules below
+    decide:
+
     1. Each op's class comes from the precision policy (the op table,
        overridden by `policy`, `op-class` and `node-class`).
     2. Always ops go low precision when the cost model (`device`) says they
