@@ -19,6 +19,14 @@ using namespace mlir::amp;
 
 #include "amp/Interfaces/CastFusionOpInterface.cpp.inc"
 
+bool mlir::amp::isConversionTo(OpOperand &use, Type type) {
+  Operation *user = use.getOwner();
+  auto conversion = dyn_cast<CastFusionOpInterface>(user);
+  return conversion && user->getNumResults() == 1 &&
+         user->getResult(0).getType() == type &&
+         conversion.isConversionOf(0, use.getOperandNumber());
+}
+
 //===----------------------------------------------------------------------===//
 // Exact casts
 //===----------------------------------------------------------------------===//

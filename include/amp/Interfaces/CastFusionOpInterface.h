@@ -39,4 +39,13 @@ bool hasValuesOutOfRange(ElementsAttr value, FloatType type);
 
 #include "amp/Interfaces/CastFusionOpInterface.h.inc"
 
+namespace mlir::amp {
+
+/// Whether the op `use` belongs to has one result, of type `type`, that
+/// converts that operand (a Cast node of the graph): a cast of the same value
+/// to `type` can reuse it.
+bool isConversionTo(OpOperand &use, Type type);
+
+} // namespace mlir::amp
+
 #endif // AMP_INTERFACES_CASTFUSIONOPINTERFACE_H

@@ -639,11 +639,9 @@ void ProblemBuilder::addValue(Value value) {
       anyTypeReaders = true;
       continue;
     }
+    converted |= user->getBlock() == value.getParentBlock() &&
+                 isConversionTo(use, lowTensor);
     if (auto conversion = dyn_cast<CastFusionOpInterface>(user)) {
-      converted |= user->getBlock() == value.getParentBlock() &&
-                   user->getNumResults() == 1 &&
-                   user->getResult(0).getType() == lowTensor &&
-                   conversion.isConversionOf(0, operand);
       if (conversion.canReadOperandAs(operand, low)) {
         anyTypeReaders = true;
         continue;

@@ -72,11 +72,8 @@ static bool isPlainCastTo(Operation *user, Type element) {
 int64_t FuseCastsPass::reuseExistingConversion(CastOp castOp) {
   for (OpOperand &use : castOp.getInput().getUses()) {
     Operation *other = use.getOwner();
-    auto conversion = dyn_cast<CastFusionOpInterface>(other);
-    if (!conversion || other->getBlock() != castOp->getBlock() ||
-        other->getNumResults() != 1 ||
-        other->getResult(0).getType() != castOp.getType() ||
-        !conversion.isConversionOf(0, use.getOperandNumber()))
+    if (other->getBlock() != castOp->getBlock() ||
+        !isConversionTo(use, castOp.getType()))
       continue;
     // A later conversion moves up to the cast, where its operands exist.
     if (castOp->isBeforeInBlock(other)) {
