@@ -33,6 +33,8 @@ public:
       : defaultSize(defaultSize), namedSizes(std::move(namedSizes)),
         getDimName(std::move(getDimName)) {}
 
+  /// The size a dynamic dimension without a named size takes.
+  int64_t getDefaultSize() const { return defaultSize; }
   /// The size of dimension `dim` of `value`'s shaped type: itself, the size
   /// given for its name, or the default (a guess). 1 for other types.
   double getSize(Value value, unsigned dim);

@@ -542,14 +542,15 @@ void AssignPrecisionPass::writeDecisions(const Decisions &decisions,
 }
 
 /// How the min-cut treats `op`: pinned FP32 by its class, by the barrier or
-/// by a constant out of range; pinned low by a policy `always`; else free.
+/// by a constant out of range (an input, or `ownValueOutOfRange`: its own
+/// value); pinned low by a policy `always`; else free.
 static PrecisionCut::Pin getPin(Operation *op, const DecisionState &state,
-                                FloatType low,
+                                bool ownValueOutOfRange,
                                 const llvm::DenseSet<Operation *> &barrier) {
   PrecisionClass precisionClass = state.precisionClass;
   if (precisionClass == PrecisionClass::KeepFP32 ||
       precisionClass == PrecisionClass::NeverTouch || barrier.contains(op) ||
-      state.outOfRange || isConstantOutOfRange(op, low))
+      state.outOfRange || ownValueOutOfRange)
     return PrecisionCut::Pin::FP32;
   if (precisionClass == PrecisionClass::Always && isFromPolicy(state))
     return PrecisionCut::Pin::Low;
@@ -670,10 +671,12 @@ void ProblemBuilder::addValue(Value value) {
 void AssignPrecisionPass::assignOptimal(func::FuncOp func, Decisions &decisions,
                                         Options &options) {
   SmallVector<PrecisionCut::Pin> pins;
-  SmallVector<bool> propagated;
+  SmallVector<bool> propagated, ownValueOutOfRange;
   for (Operation *op : decisions.ops) {
     const DecisionState &state = decisions.states[op];
-    pins.push_back(getPin(op, state, options.low, options.barrier));
+    ownValueOutOfRange.push_back(isConstantOutOfRange(op, options.low));
+    pins.push_back(
+        getPin(op, state, ownValueOutOfRange.back(), options.barrier));
     propagated.push_back(state.low);
   }
   SmallVector<std::string> guesses;
@@ -684,12 +687,16 @@ void AssignPrecisionPass::assignOptimal(func::FuncOp func, Decisions &decisions,
   // The cut is optimal to the nanosecond; in exact arithmetic, the
   // propagation rules' labeling or the baseline may still win a near-tie.
   double cutUs = problem.evaluate(cut);
-  for (SmallVector<bool> other : {propagated, problem.getBaseline()}) {
-    double otherUs = problem.evaluate(other);
-    if (otherUs < cutUs) {
-      cut = std::move(other);
-      cutUs = otherUs;
-    }
+  double propagateUs = problem.evaluate(propagated);
+  SmallVector<bool> baseline = problem.getBaseline();
+  double baselineUs = problem.evaluate(baseline);
+  if (propagateUs < cutUs) {
+    cut = propagated;
+    cutUs = propagateUs;
+  }
+  if (baselineUs < cutUs) {
+    cut = baseline;
+    cutUs = baselineUs;
   }
   int64_t freeOps = 0;
   bool guessed = false;
@@ -698,7 +705,7 @@ void AssignPrecisionPass::assignOptimal(func::FuncOp func, Decisions &decisions,
     switch (pins[position]) {
     case PrecisionCut::Pin::FP32:
       state.low = false;
-      if (isConstantOutOfRange(op, options.low))
+      if (ownValueOutOfRange[position])
         state.reason = "range";
       continue;
     case PrecisionCut::Pin::Low:
@@ -725,13 +732,10 @@ void AssignPrecisionPass::assignOptimal(func::FuncOp func, Decisions &decisions,
   SmallVector<NamedAttribute> summary{
       builder.getNamedAttr("mode", builder.getStringAttr("optimal")),
       builder.getNamedAttr("low", TypeAttr::get(options.low)),
-      builder.getNamedAttr("cut_us",
-                           builder.getF64FloatAttr(problem.evaluate(cut))),
-      builder.getNamedAttr("propagate_us", builder.getF64FloatAttr(
-                                               problem.evaluate(propagated))),
-      builder.getNamedAttr(
-          "baseline_us",
-          builder.getF64FloatAttr(problem.evaluate(problem.getBaseline()))),
+      builder.getNamedAttr("cut_us", builder.getF64FloatAttr(cutUs)),
+      builder.getNamedAttr("propagate_us",
+                           builder.getF64FloatAttr(propagateUs)),
+      builder.getNamedAttr("baseline_us", builder.getF64FloatAttr(baselineUs)),
       builder.getNamedAttr("free_ops", builder.getI64IntegerAttr(freeOps))};
   // How many decisions change when every guessed dimension is 8x larger.
   if (guessed && options.scaledModel) {
@@ -745,6 +749,10 @@ void AssignPrecisionPass::assignOptimal(func::FuncOp func, Decisions &decisions,
           pin == PrecisionCut::Pin::None && scaled[position] != cut[position];
     summary.push_back(builder.getNamedAttr("sensitivity_changed",
                                            builder.getI64IntegerAttr(changed)));
+    summary.push_back(builder.getNamedAttr(
+        "sensitivity_dim_size",
+        builder.getI64IntegerAttr(
+            options.scaledModel->getSizes().getDefaultSize())));
   }
   func->setAttr(kAssignmentAttrName, builder.getDictionaryAttr(summary));
 }

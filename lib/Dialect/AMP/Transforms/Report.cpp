@@ -79,7 +79,7 @@ void ReportPass::runOnOperation() {
   // change with the guessed dimensions 8x larger.
   double propagateUs = 0, cutUs = 0;
   bool anyOptimal = false;
-  int64_t freeOps = 0, sensitivityChanged = 0;
+  int64_t freeOps = 0, sensitivityChanged = 0, sensitivityDimSize = 0;
   bool sensitivityKnown = false;
   std::string precision = "low precision";
   // Per op type: [total, low precision].
@@ -207,6 +207,8 @@ void ReportPass::runOnOperation() {
         sensitivityChanged += count.getInt();
         sensitivityKnown = true;
       }
+      if (auto size = assignment.getAs<IntegerAttr>("sensitivity_dim_size"))
+        sensitivityDimSize = size.getInt();
     } else {
       propagateUs += ampUs - ampUsBefore;
     }
@@ -238,7 +240,7 @@ void ReportPass::runOnOperation() {
   if (sensitivityKnown)
     err << "amp: sensitivity: " << sensitivityChanged << " of " << freeOps
         << " cost-decided ops change with default-dim-size="
-        << defaultDimSize.getValue() * kSensitivityFactor << "\n";
+        << sensitivityDimSize << "\n";
   if (file.empty())
     return;
 
@@ -265,13 +267,13 @@ void ReportPass::runOnOperation() {
                                              {"propagate", propagateUs}}},
       {"cut_us", anyOptimal ? llvm::json::Value(cutUs) : nullptr},
       {"sensitivity",
-       sensitivityKnown ? llvm::json::Value(llvm::json::Object{
-                              {"default_dim_size", defaultDimSize.getValue()},
-                              {"scaled_dim_size",
-                               defaultDimSize.getValue() * kSensitivityFactor},
-                              {"cost_decided_ops", freeOps},
-                              {"changed", sensitivityChanged}})
-                        : nullptr},
+       sensitivityKnown
+           ? llvm::json::Value(llvm::json::Object{
+                 {"default_dim_size", sensitivityDimSize / kSensitivityFactor},
+                 {"scaled_dim_size", sensitivityDimSize},
+                 {"cost_decided_ops", freeOps},
+                 {"changed", sensitivityChanged}})
+           : nullptr},
       {"sizes_guessed", !guessedDims.empty()},
       {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
       {"training", std::move(training)},

@@ -22,8 +22,8 @@ inline constexpr llvm::StringLiteral kCastsInsertedAttrName =
 inline constexpr llvm::StringLiteral kCastsFusedAttrName = "amp.casts_fused";
 
 /// What amp-assign-precision's objective says of a function (mode, low,
-/// cut_us, propagate_us, baseline_us, free_ops, sensitivity_changed), for
-/// the report.
+/// cut_us, propagate_us, baseline_us, free_ops, sensitivity_changed,
+/// sensitivity_dim_size), for the report.
 inline constexpr llvm::StringLiteral kAssignmentAttrName = "amp.assignment";
 /// The factor the sensitivity of the optimal assignment scales the default
 /// dimension size by.
