@@ -49,9 +49,9 @@ def _corpus_file_and_amp_opt(path):
                          ids=[os.path.basename(m[0]) for m in MODELS])
 def test_fp16_graph_matches_fp32_in_ort(path, forced, tmp_path, needs_ort):
     path, amp_opt = _corpus_file_and_amp_opt(path)
-    out, _, low_ops = corpus_fp16.convert_ours(
+    out, _, report = corpus_fp16.convert_ours(
         amp_opt, path, str(tmp_path), corpus_fp16.FORCED if forced else "")
-    assert low_ops > 0
+    assert report["ops"]["low_precision"] > 0
     model, converted = onnx.load(path), onnx.load(out)
     if corpus_fp16.checker_passes(model):
         onnx.checker.check_model(converted)

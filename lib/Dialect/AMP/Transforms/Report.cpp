@@ -156,6 +156,7 @@ void ReportPass::runOnOperation() {
         double opFlops = precisionOp.estimateFlops(sizes);
         flops += opFlops;
         lowFlops += isLow ? opFlops : 0;
+        entry["flops"] = opFlops;
         double opFP32Us = model->getOpTimeUs(precisionOp, cast<FloatType>(f32));
         fp32Us += opFP32Us;
         ampUs += model->getOpTimeUs(precisionOp,
