@@ -116,17 +116,8 @@ FailureOr<bool> amp::lowering::lowerAMPOp(Operation *op, OpBuilder &b) {
   b.setInsertionPoint(op);
   Value replacement;
   if (auto castOp = dyn_cast<CastOp>(op)) {
-    Value input = castOp.getInput();
-    if (std::optional<APFloat> scale = castOp.getScale()) {
-      auto scaleType = RankedTensorType::get({}, b.getF32Type());
-      Value factor = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(scaleType, *scale));
-      replacement = scaleBy(b, loc, input, factor,
-                            cast<RankedTensorType>(castOp.getType()), false);
-    } else {
-      replacement =
-          convertTensor(b, loc, input, castOp.getType().getElementType());
-    }
+    replacement = convertTensor(b, loc, castOp.getInput(),
+                                castOp.getType().getElementType());
   } else if (auto unscale = dyn_cast<UnscaleOp>(op)) {
     replacement = scaleBy(b, loc, unscale.getInput(), unscale.getScale(),
                           cast<RankedTensorType>(unscale.getType()),

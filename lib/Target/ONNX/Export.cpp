@@ -381,8 +381,6 @@ LogicalResult Exporter::exportNode(NodeOp node, onnx::GraphProto &graph) {
 }
 
 LogicalResult Exporter::exportCast(amp::CastOp cast, onnx::GraphProto &graph) {
-  if (cast.getScale())
-    return cast.emitError("a scaled amp.cast has no ONNX form yet");
   std::optional<int32_t> to = getOnnxDataType(cast.getType().getElementType());
   if (!to)
     return cast.emitError("cast to ") << cast.getType() << " has no ONNX form";

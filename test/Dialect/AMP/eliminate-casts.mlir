@@ -57,13 +57,13 @@ func.func @innocuous_double_rounding(%x: tensor<4xf64>)
   return %1, %2 : tensor<4xf16>, tensor<4xbf16>
 }
 
-// A scaled FP8 cast is not touched.
-// CHECK-LABEL: func.func @scaled
+// A cast that an FP8 quantize reads stays.
+// CHECK-LABEL: func.func @quantized
 // CHECK:         amp.cast %{{.*}} : tensor<4xf16> to tensor<4xf32>
-// CHECK:         amp.cast %{{.*}} {scale = 2.000000e+00 : f32} : tensor<4xf32> to tensor<4xf8E4M3FN>
-func.func @scaled(%x: tensor<4xf16>) -> tensor<4xf8E4M3FN> {
+// CHECK:         amp.quantize
+func.func @quantized(%x: tensor<4xf16>, %s: tensor<f32>) -> tensor<4xf8E4M3FN> {
   %0 = amp.cast %x : tensor<4xf16> to tensor<4xf32>
-  %1 = amp.cast %0 {scale = 2.0 : f32} : tensor<4xf32> to tensor<4xf8E4M3FN>
+  %1, %2 = amp.quantize %0 by %s : tensor<4xf32>, tensor<f32> to tensor<4xf8E4M3FN>
   return %1 : tensor<4xf8E4M3FN>
 }
 

@@ -4,12 +4,10 @@
 // CHECK-LABEL: func.func @casts(
 // CHECK:         amp.cast %{{.*}} : tensor<8xf32> to tensor<8xf16>
 // CHECK:         amp.cast %{{.*}} : tensor<8xf32> to tensor<8xbf16>
-// CHECK:         amp.cast %{{.*}} {scale = 5.000000e-01 : f32} : tensor<8xf32> to tensor<8xf8E4M3FN>
-func.func @casts(%x: tensor<8xf32>) -> (tensor<8xf16>, tensor<8xbf16>, tensor<8xf8E4M3FN>) {
+func.func @casts(%x: tensor<8xf32>) -> (tensor<8xf16>, tensor<8xbf16>) {
   %h = amp.cast %x : tensor<8xf32> to tensor<8xf16>
   %b = amp.cast %x : tensor<8xf32> to tensor<8xbf16>
-  %q = amp.cast %x {scale = 0.5 : f32} : tensor<8xf32> to tensor<8xf8E4M3FN>
-  return %h, %b, %q : tensor<8xf16>, tensor<8xbf16>, tensor<8xf8E4M3FN>
+  return %h, %b : tensor<8xf16>, tensor<8xbf16>
 }
 
 // CHECK-LABEL: func.func @unscale(

@@ -7,6 +7,8 @@
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace mlir::amp;
 
@@ -17,4 +19,12 @@ void AMPDialect::initialize() {
 #define GET_OP_LIST
 #include "amp/Dialect/AMP/IR/AMPOps.cpp.inc"
       >();
+}
+
+Operation *AMPDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto typed = dyn_cast<TypedAttr>(value);
+  if (!typed || typed.getType() != type)
+    return nullptr;
+  return arith::ConstantOp::create(builder, loc, type, typed);
 }

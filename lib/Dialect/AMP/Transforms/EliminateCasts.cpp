@@ -35,7 +35,7 @@ struct FoldExactCastChain : OpRewritePattern<CastOp> {
   LogicalResult matchAndRewrite(CastOp outer,
                                 PatternRewriter &rewriter) const override {
     auto inner = outer.getInput().getDefiningOp<CastOp>();
-    if (!inner || inner.getScale() || outer.getScale())
+    if (!inner)
       return failure();
     Type from = inner.getInput().getType().getElementType();
     auto via = cast<FloatType>(inner.getType().getElementType());
@@ -47,7 +47,7 @@ struct FoldExactCastChain : OpRewritePattern<CastOp> {
       return success();
     }
     rewriter.replaceOpWithNewOp<CastOp>(outer, outer.getType(),
-                                        inner.getInput(), FloatAttr());
+                                        inner.getInput());
     return success();
   }
 };

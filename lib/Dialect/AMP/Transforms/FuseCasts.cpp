@@ -62,11 +62,10 @@ private:
 };
 } // namespace
 
-/// Whether `user` is an unscaled amp.cast to `element`.
+/// Whether `user` is an amp.cast to `element`.
 static bool isPlainCastTo(Operation *user, Type element) {
   auto castOp = dyn_cast<CastOp>(user);
-  return castOp && !castOp.getScale() &&
-         castOp.getType().getElementType() == element;
+  return castOp && castOp.getType().getElementType() == element;
 }
 
 int64_t FuseCastsPass::reuseExistingConversion(CastOp castOp) {
@@ -124,8 +123,7 @@ FuseCastsPass::fuseIntoConsumers(CastOp castOp,
                                  llvm::SetVector<Operation *> &touched) {
   Value input = castOp.getInput();
   auto narrow = cast<FloatType>(getElementTypeOrSelf(input.getType()));
-  if (castOp.getScale() ||
-      !isExactIn(narrow, cast<FloatType>(castOp.getType().getElementType())))
+  if (!isExactIn(narrow, cast<FloatType>(castOp.getType().getElementType())))
     return 0;
   for (OpOperand &use : llvm::make_early_inc_range(castOp->getUses())) {
     auto consumer = dyn_cast<CastFusionOpInterface>(use.getOwner());
@@ -168,7 +166,7 @@ void FuseCastsPass::fuse(func::FuncOp func) {
   llvm::SetVector<Operation *> touched;
   int64_t fused = 0;
   for (CastOp castOp : casts) {
-    if (gone.contains(castOp) || castOp.getScale())
+    if (gone.contains(castOp))
       continue;
     if (int64_t count = reuseExistingConversion(castOp)) {
       fused += count;

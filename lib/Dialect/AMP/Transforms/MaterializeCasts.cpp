@@ -46,9 +46,9 @@ public:
         builder.setInsertionPointAfter(def);
       else
         builder.setInsertionPointToStart(value.getParentBlock());
-      cached = CastOp::create(builder, value.getLoc(), type.clone(element),
-                              value, FloatAttr())
-                   .getResult();
+      cached =
+          CastOp::create(builder, value.getLoc(), type.clone(element), value)
+              .getResult();
     }
     return cached;
   }

@@ -12,6 +12,7 @@
 #define AMP_DIALECT_AMP_IR_AMPOPS_TD
 
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "amp/Interfaces/PrecisionOpInterface.td"
 
@@ -23,6 +24,9 @@ def AMP_Dialect : Dialect {
     Ops that amp-opt's passes insert into a training graph: precision casts,
     loss scaling, FP8 scaling and recomputation markers.
   }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  // Folded FP8 scales and histories become arith.constant ops.
+  let hasConstantMaterializer = 1;
 }
 
 class AMP_Op<string mnemonic, list<Trait> traits = []>
@@ -32,23 +36,23 @@ class AMP_Op<string mnemonic, list<Trait> traits = []>
 // CastOp
 //===----------------------------------------------------------------------===//
 
+def AMP_CastFloat : AnyTypeOf<[F16, BF16, F32, F64], "f16, bf16, f32 or f64">;
+
 def AMP_CastOp : AMP_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let summary = "Change the floating-point precision of a tensor";
   let description = [{
     Rounds each element to the result element type (round to nearest even).
-    Casts to 8-bit floats carry a `scale` the input is multiplied by before
-    rounding: `amp.cast %x {scale = 0.5 : f32} : ...`; other casts have none.
-    A cast to the input type folds to its input.
+    The types are FP32, FP16, BF16 or FP64; FP8 data is made by
+    `amp.quantize`, which scales and saturates. A cast to the input type
+    folds to its input.
 
     ```mlir
     %h = amp.cast %x : tensor<8xf32> to tensor<8xf16>
     ```
   }];
-  let arguments = (ins TensorOf<[AnyFloat]>:$input,
-                       OptionalAttr<F32Attr>:$scale);
-  let results = (outs TensorOf<[AnyFloat]>:$result);
+  let arguments = (ins TensorOf<[AMP_CastFloat]>:$input);
+  let results = (outs TensorOf<[AMP_CastFloat]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
-  let hasVerifier = 1;
   let hasFolder = 1;
 }
 
@@ -183,6 +187,203 @@ def AMP_UpdateScaleOp : AMP_Op<"update_scale", [Pure]> {
   let results = (outs AMP_F32Scalar:$new_scale,
                       AMP_I64Scalar:$new_count);
   let assemblyFormat = "$scale `,` $count `,` $finite attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// FP8
+//===----------------------------------------------------------------------===//
+
+def AMP_FP8 : AnyTypeOf<[F8E4M3FN, F8E5M2], "an FP8 type (f8E4M3FN or f8E5M2)">;
+def AMP_HighFloat : AnyTypeOf<[F32, F16, BF16], "f32, f16 or bf16">;
+
+def AMP_QuantizeOp : AMP_Op<"quantize", [Pure,
+    AllShapesMatch<["input", "result"]>,
+    AllTypesMatch<["scale", "scale_inv"]>]> {
+  let summary = "Scale a tensor into FP8, saturating";
+  let description = [{
+    `result = saturate(round(input * scale))` in the result's FP8 type:
+    values beyond its largest finite value (448 for f8E4M3FN, 57344 for
+    f8E5M2) become that value, as CUDA's `.satfinite` conversions and ONNX's
+    `Cast(saturate=1)` do; NaN stays NaN. Also returns `scale_inv = 1 /
+    scale`, the dequantization factor that `amp.dequantize` and
+    `amp.scaled_matmul` take. The data and its scale are separate values.
+
+    `scale` is a 0-d FP32 tensor (per-tensor scaling) or, with `block`, one
+    FP32 scale per block: `block` has the input's rank, and the scale's
+    dimensions are the input's divided by the block's, rounded up (1x128 for
+    activations and gradients, 128x128 for weights).
+
+    The op only reads its scale: the amax that a recipe records is a
+    separate `amp.amax`, and the history update is `amp.fp8_update`. A
+    recomputed quantize (amp-recompute) clones this op alone, so it reuses
+    the forward's scale and updates no history.
+
+    ```mlir
+    %q, %inv = amp.quantize %x by %scale
+        : tensor<64x128xbf16>, tensor<f32> to tensor<64x128xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins TensorOf<[AMP_HighFloat]>:$input,
+                       TensorOf<[F32]>:$scale,
+                       OptionalAttr<DenseI64ArrayAttr>:$block);
+  let results = (outs TensorOf<[AMP_FP8]>:$result,
+                      TensorOf<[F32]>:$scale_inv);
+  let assemblyFormat = [{
+    $input `by` $scale attr-dict `:` type($input) `,` type($scale) `to`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AMP_DequantizeOp : AMP_Op<"dequantize", [Pure,
+    AllShapesMatch<["input", "result"]>]> {
+  let summary = "Widen an FP8 tensor and multiply it by its dequantization factor";
+  let description = [{
+    `result = input * scale_inv`, computed in FP32 and rounded to the
+    result type. `scale_inv` is what `amp.quantize` returned: 0-d, or one
+    factor per block with `block` as there.
+
+    ```mlir
+    %x = amp.dequantize %q by %inv
+        : tensor<64x128xf8E4M3FN>, tensor<f32> to tensor<64x128xbf16>
+    ```
+  }];
+  let arguments = (ins TensorOf<[AMP_FP8]>:$input,
+                       TensorOf<[F32]>:$scale_inv,
+                       OptionalAttr<DenseI64ArrayAttr>:$block);
+  let results = (outs TensorOf<[AMP_HighFloat]>:$result);
+  let assemblyFormat = [{
+    $input `by` $scale_inv attr-dict `:` type($input) `,` type($scale_inv)
+    `to` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AMP_AmaxOp : AMP_Op<"amax", [Pure]> {
+  let summary = "The largest magnitude of a tensor, or of each block";
+  let description = [{
+    `max(|input|)` as a 0-d FP32 tensor, or with `block` one per block (the
+    result's dimensions are the input's divided by the block's, rounded
+    up). A NaN anywhere makes the result NaN, an infinity makes it
+    infinite, so that `amp.compute_scale` and `amp.fp8_update` keep the
+    previous scale. Folds when the input is a constant.
+
+    ```mlir
+    %a = amp.amax %x : tensor<64x128xbf16> to tensor<f32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[AnyFloat]>:$input,
+                       OptionalAttr<DenseI64ArrayAttr>:$block);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def AMP_ComputeScaleOp : AMP_Op<"compute_scale", [Pure,
+    AllTypesMatch<["amax", "result"]>]> {
+  let summary = "The FP8 scale for an amax (Transformer Engine's formula)";
+  let description = [{
+    Per element of `amax`: `scale = (max / amax) / 2^margin`, where `max`
+    is the largest finite value of the FP8 type the scale is for (448 for
+    E4M3, 57344 for E5M2). An amax of 0, infinity or NaN gives `previous`
+    when it is there (delayed scaling) and 1 otherwise (current scaling);
+    a quotient that overflows FP32 becomes the largest finite FP32.
+    With `pow2`, the scale is rounded down to a power of two (block
+    scaling). Folds when its operands are constants.
+
+    ```mlir
+    %s = amp.compute_scale %amax previous %s0
+        {max = 448.0 : f32, margin = 0 : i64} : tensor<f32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$amax,
+                       Optional<TensorOf<[F32]>>:$previous,
+                       F32Attr:$max, DefaultValuedAttr<I64Attr, "0">:$margin,
+                       UnitAttr:$pow2);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $amax (`previous` $previous^)? attr-dict `:` type($amax)
+    (`,` type($previous)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def AMP_FP8UpdateOp : AMP_Op<"fp8_update", [Pure, SameVariadicOperandSize,
+    SameVariadicResultSize, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "One step of delayed scaling for every FP8 tensor at once";
+  let description = [{
+    For each FP8 tensor `i` of the step, given its amax history
+    (`histories[i]`, length L, slot 0 zero on entry), this step's amax
+    (`amaxes[i]`, 0-d) and the scale this step used (`scales[i]`):
+    1. slot 0 of the history takes this step's amax;
+    2. `amax = max(history)` (`algo = "max"`) or `history[0]`
+       (`"most_recent"`);
+    3. the new scale is `amp.compute_scale` of that amax with `max =
+       maxes[i]`, `margin` and the previous scale (0, infinity, NaN: kept);
+    4. the history rolls by one toward the front (`new[i] = h[i + 1]`,
+       `new[L - 1] = h[0]`) and slot 0 is cleared.
+    Transformer Engine's `DelayedScaling` does the same in one kernel per
+    step. The results are the new histories, then the new scales; they are
+    the step's state (`amp.fp8.<tensor>.amax_history`,
+    `amp.fp8.<tensor>.scale`). Never recomputed. Folds on constants.
+
+    ```mlir
+    %h2, %s2 = amp.fp8_update histories(%h) amaxes(%a) scales(%s)
+        {maxes = array<f32: 448.0>, margin = 0 : i64, algo = "max"}
+        : tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<TensorOf<[F32]>>:$histories,
+                       Variadic<AMP_F32Scalar>:$amaxes,
+                       Variadic<AMP_F32Scalar>:$scales,
+                       DenseF32ArrayAttr:$maxes,
+                       DefaultValuedAttr<I64Attr, "0">:$margin,
+                       DefaultValuedAttr<StrAttr, "\"max\"">:$algo);
+  let results = (outs Variadic<TensorOf<[F32]>>:$new_histories,
+                      Variadic<AMP_F32Scalar>:$new_scales);
+  let assemblyFormat = [{
+    `histories` `(` $histories `)` `amaxes` `(` $amaxes `)` `scales` `(`
+    $scales `)` attr-dict `:` type($histories)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def AMP_ScaledMatMulOp : AMP_Op<"scaled_matmul", [Pure]> {
+  let summary = "A GEMM on FP8 operands with their dequantization factors";
+  let description = [{
+    `result = (a * a_scale_inv) x (b * b_scale_inv) + bias`, accumulated in
+    FP32 and rounded to the result type (f32, f16 or bf16). `a` is
+    `[..., M, K]` (`[..., K, M]` with `transpose_a`), `b` is `[K, N]`
+    (`[N, K]` with `transpose_b`) or has `a`'s batch dimensions first; the
+    result is `[..., M, N]`. The factors are 0-d, or per block with
+    `a_block` / `b_block` as in `amp.quantize`. The optional `bias` is `[N]`.
+
+    cuBLASLt's FP8 GEMMs need K and N to be multiples of 16 and reject two
+    E5M2 operands; the verifier enforces both (HYBRID recipes pair an E5M2
+    gradient with an E4M3 activation or weight).
+
+    ```mlir
+    %y = amp.scaled_matmul %a, %a_inv, %b, %b_inv
+        : tensor<64x128xf8E4M3FN>, tensor<f32>, tensor<128x256xf8E4M3FN>,
+          tensor<f32> to tensor<64x256xbf16>
+    ```
+  }];
+  let arguments = (ins TensorOf<[AMP_FP8]>:$a, TensorOf<[F32]>:$a_scale_inv,
+                       TensorOf<[AMP_FP8]>:$b, TensorOf<[F32]>:$b_scale_inv,
+                       Optional<TensorOf<[AMP_HighFloat]>>:$bias,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b,
+                       OptionalAttr<DenseI64ArrayAttr>:$a_block,
+                       OptionalAttr<DenseI64ArrayAttr>:$b_block);
+  let results = (outs TensorOf<[AMP_HighFloat]>:$result);
+  let assemblyFormat = [{
+    $a `,` $a_scale_inv `,` $b `,` $b_scale_inv (`bias` $bias^)? attr-dict
+    `:` type($a) `,` type($a_scale_inv) `,` type($b) `,` type($b_scale_inv)
+    (`,` type($bias)^)? `to` type($result)
+  }];
   let hasVerifier = 1;
 }
 
