@@ -16,19 +16,9 @@
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
-namespace {
-/// One operand of a contraction: its value and whether its last two
-/// dimensions are transposed.
-struct ContractionOperand {
-  Value value;
-  bool transposed;
-};
-} // namespace
-
-/// sum_k op(A)[..., m, k] * op(B)[..., k, n] in f32, with the batch
-/// dimensions broadcast; both operands have rank >= 2.
-static Value buildContraction(OpBuilder &b, Location loc, ContractionOperand a,
-                              ContractionOperand bOperand) {
+Value amp::lowering::buildContraction(OpBuilder &b, Location loc,
+                                      ContractionOperand a,
+                                      ContractionOperand bOperand) {
   auto aType = cast<RankedTensorType>(a.value.getType());
   auto bType = cast<RankedTensorType>(bOperand.value.getType());
   int64_t batchRank = std::max(aType.getRank(), bType.getRank()) - 2;

@@ -203,6 +203,18 @@ Value buildElementwise(
     ValueRange operands,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// One operand of a contraction: its value and whether its last two
+/// dimensions are transposed.
+struct ContractionOperand {
+  Value value;
+  bool transposed;
+};
+
+/// sum_k op(A)[..., m, k] * op(B)[..., k, n] in f32 (f64 for f64 B), with
+/// the batch dimensions broadcast; both operands have rank >= 2.
+Value buildContraction(OpBuilder &b, Location loc, ContractionOperand a,
+                       ContractionOperand bOperand);
+
 /// acc + x * y in the accumulator's type, for contraction bodies (x and y
 /// converted first).
 Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,

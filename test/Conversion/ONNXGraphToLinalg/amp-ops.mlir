@@ -56,3 +56,40 @@ func.func @update_scale(%s: tensor<f32>, %c: tensor<i64>, %ok: tensor<i1>) -> (t
   %0, %1 = amp.update_scale %s, %c, %ok {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, min_scale = 1.0 : f32, max_scale = 16777216.0 : f32}
   return %0, %1 : tensor<f32>, tensor<i64>
 }
+
+// -----
+
+// FP8: a block scale reaches each element through d floordiv block; the
+// quantized value saturates (clamped to +-448) before it is truncated; the
+// amax reduces |x| into the block grid with a NaN-propagating max.
+// CHECK-DAG:   #[[$BLOCK:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 16)>
+// CHECK-LABEL: func.func @quantize_blocks(
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$BLOCK]]], iterator_types = ["reduction", "reduction"]}
+// CHECK:           math.absf
+// CHECK:           arith.maximumf
+// CHECK:         arith.cmpf ogt
+// CHECK:         arith.divf
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$BLOCK]], #{{.*}}]
+// CHECK:           arith.mulf
+// CHECK:           arith.minimumf %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.truncf %{{.*}} : f32 to f8E4M3FN
+func.func @quantize_blocks(%x: tensor<4x32xf32>) -> tensor<4x32xf8E4M3FN> {
+  %a = amp.amax %x {block = array<i64: 1, 16>} : tensor<4x32xf32> to tensor<4x2xf32>
+  %s = amp.compute_scale %a {max = 448.0 : f32} : tensor<4x2xf32>
+  %q, %i = amp.quantize %x by %s {block = array<i64: 1, 16>} : tensor<4x32xf32>, tensor<4x2xf32> to tensor<4x32xf8E4M3FN>
+  return %q : tensor<4x32xf8E4M3FN>
+}
+
+// -----
+
+// The scaled GEMM contracts the dequantized operands in f32 and rounds once.
+// CHECK-LABEL: func.func @scaled_matmul(
+// CHECK:         arith.extf %{{.*}} : f8E4M3FN to f32
+// CHECK:         arith.extf %{{.*}} : f8E5M2 to f32
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:         arith.truncf %{{.*}} : f32 to bf16
+func.func @scaled_matmul(%a: tensor<4x32xf8E4M3FN>, %b: tensor<32x16xf8E5M2>, %s: tensor<f32>) -> tensor<4x16xbf16> {
+  %y = amp.scaled_matmul %a, %s, %b, %s : tensor<4x32xf8E4M3FN>, tensor<f32>, tensor<32x16xf8E5M2>, tensor<f32> to tensor<4x16xbf16>
+  return %y : tensor<4x16xbf16>
+}

@@ -1,0 +1,109 @@
+"""The amp dialect's FP8 ops run on the CPU (amp-run) exactly as the numpy
+references of amp_opt.fp8 compute them: E4M3/E5M2 rounding with
+saturation, per-tensor and block scales, Transformer Engine's scale formula
+and amax-history roll (docs/FP8.md)."""
+import os
+
+import numpy as np
+import pytest
+
+from amp_opt import api, fp8
+
+# One function of every FP8 op; its inputs: x [4, 32], w [32, 16], an amax
+# history h [8] and a previous scale s0.
+PROGRAM = """
+func.func @main(%x: tensor<4x32xf32> loc("x"), %w: tensor<32x16xf32> loc("w"),
+                %h: tensor<8xf32> loc("h"), %s0: tensor<f32> loc("s0"))
+    -> (tensor<f32>, tensor<f32>, tensor<4x32xf32>, tensor<4x16xbf16>,
+        tensor<4x2xf32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>) {
+  %a = amp.amax %x : tensor<4x32xf32> to tensor<f32>
+  %s = amp.compute_scale %a previous %s0 {max = 448.0 : f32, margin = MARGIN : i64} : tensor<f32>, tensor<f32>
+  %q, %inv = amp.quantize %x by %s : tensor<4x32xf32>, tensor<f32> to tensor<4x32xf8E4M3FN>
+  %d = amp.dequantize %q by %inv : tensor<4x32xf8E4M3FN>, tensor<f32> to tensor<4x32xf32>
+  %aw = amp.amax %w {block = array<i64: 16, 16>} : tensor<32x16xf32> to tensor<2x1xf32>
+  %sw = amp.compute_scale %aw {max = 448.0 : f32, pow2} : tensor<2x1xf32>
+  %qw, %iw = amp.quantize %w by %sw {block = array<i64: 16, 16>} : tensor<32x16xf32>, tensor<2x1xf32> to tensor<32x16xf8E4M3FN>
+  %y = amp.scaled_matmul %q, %inv, %qw, %iw {b_block = array<i64: 16, 16>} : tensor<4x32xf8E4M3FN>, tensor<f32>, tensor<32x16xf8E4M3FN>, tensor<2x1xf32> to tensor<4x16xbf16>
+  %ab = amp.amax %x {block = array<i64: 1, 16>} : tensor<4x32xf32> to tensor<4x2xf32>
+  %h2, %s2 = amp.fp8_update histories(%h) amaxes(%a) scales(%s0) {maxes = array<f32: 448.0>, algo = "ALGO"} : tensor<8xf32>
+  %g, %ginv = amp.quantize %x by %s0 : tensor<4x32xf32>, tensor<f32> to tensor<4x32xf8E5M2>
+  %gd = amp.dequantize %g by %ginv : tensor<4x32xf8E5M2>, tensor<f32> to tensor<4x32xf32>
+  return %a, %s, %d, %y, %ab, %h2, %s2, %gd : tensor<f32>, tensor<f32>, tensor<4x32xf32>, tensor<4x16xbf16>, tensor<4x2xf32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>
+}
+"""
+
+
+def run(tmp_path, inputs, margin=0, algo="max"):
+    path = tmp_path / "fp8.mlir"
+    path.write_text(PROGRAM.replace("MARGIN", str(margin))
+                    .replace("ALGO", algo))
+    args = []
+    for name, value in inputs.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+    out = tmp_path / "out"
+    api.train(str(path), 1, args=args + ["--save-outputs", str(out)])
+    return [np.load(out / f"output{i}.npy") for i in range(8)]
+
+
+def inputs(x_scale=3.0, s0=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    return {"x": (rng.standard_normal((4, 32)) * x_scale).astype(np.float32),
+            "w": (rng.standard_normal((32, 16)) * 0.1).astype(np.float32),
+            "h": np.array([0, 1, 9, 2, 3, 0.5, 1, 1], np.float32),
+            "s0": np.array(s0, np.float32)}
+
+
+def test_rounding_references():
+    assert fp8.round_to(0.1, "e4m3") == 0.1015625
+    assert list(fp8.round_to([0.3, 1.7, -5.1, 300.0, 1000.0, -0.01],
+                             "e4m3")) == [0.3125, 1.75, -5.0, 288.0, 448.0,
+                                          -0.009765625]
+    assert fp8.round_to(1e6, "e5m2") == 57344.0
+    assert fp8.round_to(-np.inf, "e4m3") == -448.0
+    assert np.isnan(fp8.round_to(np.nan, "e5m2"))
+    # Subnormals: E4M3's smallest is 2^-9, E5M2's 2^-16.
+    assert fp8.round_to(2.0 ** -9 * 0.6, "e4m3") == 2.0 ** -9
+    assert fp8.round_to(2.0 ** -17, "e5m2") == 0.0
+
+
+@pytest.mark.parametrize("margin,algo", [(0, "max"), (2, "most_recent")])
+def test_ops_match_the_references(tmp_path, margin, algo):
+    feeds = inputs()
+    a, s, d, y, ab, h2, s2, gd = run(tmp_path, feeds, margin, algo)
+    x, w = feeds["x"], feeds["w"]
+    assert a == fp8.amax(x)
+    assert s == fp8.compute_scale(fp8.amax(x), feeds["s0"], margin=margin)
+    q, inv = fp8.quantize(x, s)
+    np.testing.assert_array_equal(d, fp8.dequantize(q, inv))
+    # The conversion happened: E4M3 keeps 3 mantissa bits.
+    assert np.abs(d - x).max() > 1e-3 * np.abs(x).max()
+    aw = fp8.amax(w, (16, 16))
+    sw = fp8.compute_scale(aw, pow2=True)
+    assert set(np.log2(sw.ravel())) <= set(range(-126, 128))
+    qw, iw = fp8.quantize(w, sw, block=(16, 16))
+    reference = d.astype(np.float64) @ \
+        fp8.dequantize(qw, iw, (16, 16)).astype(np.float64)
+    np.testing.assert_allclose(y.astype(np.float64), reference, rtol=1e-2,
+                               atol=1e-2)
+    np.testing.assert_array_equal(ab, fp8.amax(x, (1, 16)))
+    history, scale = fp8.update_history(feeds["h"], fp8.amax(x),
+                                        feeds["s0"], algo=algo)
+    np.testing.assert_array_equal(h2, history)
+    assert s2 == scale
+    g, ginv = fp8.quantize(x, feeds["s0"], "e5m2")
+    np.testing.assert_array_equal(gd, fp8.dequantize(g, ginv))
+
+
+def test_saturation_and_a_non_finite_amax(tmp_path):
+    """Values beyond 448 / scale saturate; an Inf in the data makes the
+    amax Inf, and the scale stays the previous one."""
+    feeds = inputs(s0=4.0)
+    feeds["x"][0, 0] = np.inf
+    feeds["x"][1, 1] = 512.0
+    a, s, d, _, _, h2, s2, gd = run(tmp_path, feeds)
+    assert np.isinf(a)
+    assert s == 4.0 and s2 == 4.0
+    assert d[0, 0] == 448.0 / 4.0 and d[1, 1] == 448.0 / 4.0
+    assert gd[1, 1] == 512.0  # E5M2 holds 512 * 4 = 2048 exactly
+    assert np.isinf(h2[-1])
