@@ -10,81 +10,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Target/ONNX/Export.h"
+#include "Exporter.h"
+
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
-#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+#include "amp/Target/ONNX/Export.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
-
-#include "onnx/onnx_pb.h"
 
 using namespace mlir;
 using namespace mlir::onnxg;
-
-namespace {
-/// Exports one module. Value names are unique across the whole model.
-class Exporter {
-public:
-  explicit Exporter(ModuleOp module) : module(module) {}
-
-  LogicalResult exportModel(onnx::ModelProto &model);
-
-private:
-  /// A name for a new value: `hint` if free, else `hint_N`. Subgraph inputs
-  /// may shadow names of enclosing graphs, as in ONNX.
-  std::string claimName(StringRef hint, bool mayShadow = false);
-  bool isNameUsed(StringRef name, bool innermostOnly);
-  LogicalResult exportGraph(Block &block, ArrayRef<std::string> outputNames,
-                            ArrayRef<ArrayAttr> inputDims,
-                            ArrayRef<ArrayAttr> outputDims,
-                            onnx::GraphProto &graph);
-  LogicalResult exportOp(Operation *op, onnx::GraphProto &graph);
-  LogicalResult exportNode(NodeOp node, onnx::GraphProto &graph);
-  LogicalResult exportCast(amp::CastOp cast, onnx::GraphProto &graph);
-  LogicalResult exportUnscale(amp::UnscaleOp unscale, onnx::GraphProto &graph);
-  LogicalResult exportScaleLoss(amp::ScaleLossOp op, onnx::GraphProto &graph);
-  LogicalResult exportAllFinite(amp::AllFiniteOp op, onnx::GraphProto &graph);
-  LogicalResult exportUpdateScale(amp::UpdateScaleOp op,
-                                  onnx::GraphProto &graph);
-  /// A new value named after `hint`, computed by a default-domain node.
-  std::string addHelperNode(StringRef opType, ArrayRef<std::string> inputs,
-                            StringRef hint, onnx::GraphProto &graph);
-  /// A new scalar initializer named after `hint`.
-  std::string addScalar(float value, StringRef hint, onnx::GraphProto &graph);
-  std::string addScalar(int64_t value, StringRef hint, onnx::GraphProto &graph);
-  /// A default-domain node named after its one output (made unique).
-  onnx::NodeProto &addNode(StringRef opType, ArrayRef<std::string> inputs,
-                           const std::string &output, onnx::GraphProto &graph);
-  void addCastNode(const std::string &input, const std::string &output,
-                   int32_t to, onnx::GraphProto &graph);
-  LogicalResult exportAttribute(NodeOp node, NamedAttribute named,
-                                onnx::AttributeProto &attr,
-                                onnx::GraphProto &graph);
-  LogicalResult exportType(Type type, ArrayAttr dims, Location loc,
-                           onnx::TypeProto &proto);
-  LogicalResult exportTensor(ElementsAttr value, StringRef name, Location loc,
-                             onnx::TensorProto &tensor);
-  void addValueInfo(Value value, ArrayAttr dims, onnx::GraphProto &graph);
-  void nameResults(Operation *op);
-  void noteDomain(StringRef domain, int64_t opset);
-
-  ModuleOp module;
-  llvm::DenseMap<Value, std::string> names;
-  /// Names taken in each enclosing graph, innermost last.
-  SmallVector<llvm::StringSet<>> nameScopes;
-  /// Opsets of the domains nodes use, to complete opset_import.
-  llvm::StringMap<int64_t> usedDomains;
-  /// Names of the imported nodes and of the nodes added so far: ONNX
-  /// Runtime rejects two nodes with one name.
-  llvm::StringSet<> nodeNames;
-};
-} // namespace
+using namespace mlir::onnxg::detail;
 
 /// The graph name and doc string the importer kept on `op`.
 static void setGraphFields(Operation *op, onnx::GraphProto &graph) {
@@ -380,15 +320,6 @@ LogicalResult Exporter::exportNode(NodeOp node, onnx::GraphProto &graph) {
   return success();
 }
 
-LogicalResult Exporter::exportCast(amp::CastOp cast, onnx::GraphProto &graph) {
-  std::optional<int32_t> to = getOnnxDataType(cast.getType().getElementType());
-  if (!to)
-    return cast.emitError("cast to ") << cast.getType() << " has no ONNX form";
-  addCastNode(names[cast.getInput()], names[cast.getResult()], *to, graph);
-  addValueInfo(cast.getResult(), {}, graph);
-  return success();
-}
-
 onnx::NodeProto &Exporter::addNode(StringRef opType,
                                    ArrayRef<std::string> inputs,
                                    const std::string &output,
@@ -415,25 +346,6 @@ void Exporter::addCastNode(const std::string &input, const std::string &output,
   attr.set_i(to);
 }
 
-/// Mul(Cast(input, to=FLOAT), Reciprocal(scale)); the Cast only for a low
-/// precision input. The helper values are named after the result.
-LogicalResult Exporter::exportUnscale(amp::UnscaleOp unscale,
-                                      onnx::GraphProto &graph) {
-  std::string result = names[unscale.getResult()];
-  std::string input = names[unscale.getInput()];
-  if (!unscale.getInput().getType().getElementType().isF32()) {
-    std::string cast = claimName(result + "/cast", /*mayShadow=*/false);
-    addCastNode(input, cast, onnx::TensorProto::FLOAT, graph);
-    input = cast;
-  }
-  std::string reciprocal =
-      claimName(result + "/reciprocal", /*mayShadow=*/false);
-  addNode("Reciprocal", {names[unscale.getScale()]}, reciprocal, graph);
-  addNode("Mul", {input, reciprocal}, result, graph);
-  addValueInfo(unscale.getResult(), {}, graph);
-  return success();
-}
-
 std::string Exporter::addHelperNode(StringRef opType,
                                     ArrayRef<std::string> inputs,
                                     StringRef hint, onnx::GraphProto &graph) {
@@ -458,101 +370,6 @@ std::string Exporter::addScalar(int64_t value, StringRef hint,
   tensor.set_data_type(onnx::TensorProto::INT64);
   tensor.add_int64_data(value);
   return tensor.name();
-}
-
-/// Mul(input, scale), the scale cast to the input's type when it differs.
-LogicalResult Exporter::exportScaleLoss(amp::ScaleLossOp op,
-                                        onnx::GraphProto &graph) {
-  std::string result = names[op.getResult()];
-  std::string scale = names[op.getScale()];
-  Type element = op.getInput().getType().getElementType();
-  if (!element.isF32()) {
-    std::optional<int32_t> to = getOnnxDataType(element);
-    if (!to)
-      return op.emitError("scaling a ") << element << " seed has no ONNX form";
-    std::string cast = claimName(result + "/scale", /*mayShadow=*/false);
-    addCastNode(scale, cast, *to, graph);
-    scale = cast;
-  }
-  addNode("Mul", {names[op.getInput()], scale}, result, graph);
-  addValueInfo(op.getResult(), {}, graph);
-  return success();
-}
-
-/// Not(IsNaN(Sum(ReduceSum(Sub(g, g)), ...))): g - g is 0 where g is finite
-/// and NaN elsewhere; ReduceSum without axes reduces every dimension.
-LogicalResult Exporter::exportAllFinite(amp::AllFiniteOp op,
-                                        onnx::GraphProto &graph) {
-  std::string result = names[op.getResult()];
-  SmallVector<std::string> sums;
-  for (Value input : op.getInputs()) {
-    std::string name = names[input];
-    if (!cast<ShapedType>(input.getType()).getElementType().isF32())
-      return op.emitError("the finite check of ONNX export takes FP32 "
-                          "gradients, not ")
-             << input.getType();
-    std::string zeros =
-        addHelperNode("Sub", {name, name}, name + "/zeros", graph);
-    std::string sum = claimName(name + "/zero_sum", /*mayShadow=*/false);
-    onnx::AttributeProto &keep =
-        *addNode("ReduceSum", {zeros}, sum, graph).add_attribute();
-    keep.set_name("keepdims");
-    keep.set_type(onnx::AttributeProto::INT);
-    keep.set_i(0);
-    sums.push_back(sum);
-  }
-  std::string total = addHelperNode("Sum", sums, result + "/sum", graph);
-  std::string nan = addHelperNode("IsNaN", {total}, result + "/nan", graph);
-  addNode("Not", {nan}, result, graph);
-  addValueInfo(op.getResult(), {}, graph);
-  return success();
-}
-
-/// The update rule of amp.update_scale in Add, Less, Not, Mul, Min, Max and
-/// Where nodes.
-LogicalResult Exporter::exportUpdateScale(amp::UpdateScaleOp op,
-                                          onnx::GraphProto &graph) {
-  std::string newScale = names[op.getNewScale()];
-  std::string newCount = names[op.getNewCount()];
-  std::string scale = names[op.getScale()], count = names[op.getCount()];
-  std::string finite = names[op.getFinite()];
-  auto scalar = [&](auto value, StringRef what) {
-    return addScalar(value, newScale + "/" + what.str(), graph);
-  };
-  auto node = [&](StringRef type, ArrayRef<std::string> inputs,
-                  StringRef what) {
-    return addHelperNode(type, inputs, newScale + "/" + what.str(), graph);
-  };
-  std::string zero = scalar(int64_t(0), "zero");
-  std::string counted =
-      node("Add", {count, scalar(int64_t(1), "one")}, "counted");
-  std::string early = node(
-      "Less", {counted, scalar(int64_t(op.getGrowthInterval()), "interval")},
-      "before_interval");
-  std::string grow = node("Not", {early}, "grow");
-  std::string grown =
-      node("Min",
-           {node("Mul",
-                 {scale, scalar(op.getGrowthFactor().convertToFloat(),
-                                "growth_factor")},
-                 "times_growth"),
-            scalar(op.getMaxScale().convertToFloat(), "max_scale")},
-           "grown");
-  std::string shrunk =
-      node("Max",
-           {node("Mul",
-                 {scale, scalar(op.getBackoffFactor().convertToFloat(),
-                                "backoff_factor")},
-                 "times_backoff"),
-            scalar(op.getMinScale().convertToFloat(), "min_scale")},
-           "shrunk");
-  std::string cleanScale = node("Where", {grow, grown, scale}, "clean");
-  std::string cleanCount = node("Where", {grow, zero, counted}, "clean_count");
-  addNode("Where", {finite, cleanScale, shrunk}, newScale, graph);
-  addNode("Where", {finite, cleanCount, zero}, newCount, graph);
-  addValueInfo(op.getNewScale(), {}, graph);
-  addValueInfo(op.getNewCount(), {}, graph);
-  return success();
 }
 
 LogicalResult Exporter::exportOp(Operation *op, onnx::GraphProto &graph) {
