@@ -2,8 +2,6 @@
 references of amp_opt.fp8 compute them: E4M3/E5M2 rounding with
 saturation, per-tensor and block scales, Transformer Engine's scale formula
 and amax-history roll (docs/FP8.md)."""
-import os
-
 import numpy as np
 import pytest
 
@@ -33,15 +31,21 @@ func.func @main(%x: tensor<4x32xf32> loc("x"), %w: tensor<32x16xf32> loc("w"),
 """
 
 
-def run(tmp_path, inputs, margin=0, algo="max"):
-    path = tmp_path / "fp8.mlir"
-    path.write_text(PROGRAM.replace("MARGIN", str(margin))
-                    .replace("ALGO", algo))
+def program(margin=0, algo="max", gemm_type="bf16"):
+    return PROGRAM.replace("MARGIN", str(margin)).replace("ALGO", algo) \
+        .replace("4x16xbf16", f"4x16x{gemm_type}")
+
+
+def run(folder, inputs, margin=0, algo="max", text=None):
+    """amp-run's outputs of the program on `inputs`, in `folder`."""
+    folder.mkdir(exist_ok=True)
+    path = folder / "fp8.mlir"
+    path.write_text(text or program(margin, algo))
     args = []
     for name, value in inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
-    out = tmp_path / "out"
+        np.save(folder / f"{name}.npy", value)
+        args += ["--input", f"{name}={folder / f'{name}.npy'}"]
+    out = folder / "out"
     api.train(str(path), 1, args=args + ["--save-outputs", str(out)])
     return [np.load(out / f"output{i}.npy") for i in range(8)]
 
@@ -107,3 +111,32 @@ def test_saturation_and_a_non_finite_amax(tmp_path):
     assert d[0, 0] == 448.0 / 4.0 and d[1, 1] == 448.0 / 4.0
     assert gd[1, 1] == 512.0  # E5M2 holds 512 * 4 = 2048 exactly
     assert np.isinf(h2[-1])
+
+
+def test_onnx_runtime_runs_the_exported_ops(tmp_path, needs_ort):
+    """amp-opt exports the program (opset 19 Cast, Mul, ReduceMax, Where,
+    Slice, Concat, MatMul); ONNX Runtime's outputs equal amp-run's, an Inf
+    in the data included. (The scaled GEMM writes f32 here: the Node.js
+    binding returns no bf16 tensors.)"""
+    from amp_opt import ort
+    import subprocess
+    text = program(margin=1, gemm_type="f32")
+    path = tmp_path / "fp8.mlir"
+    path.write_text(text)
+    exported = tmp_path / "fp8.onnx"
+    subprocess.run([api.find_amp_opt(), str(path), "-o", str(exported)],
+                   check=True)
+    for poison in (None, np.inf, np.nan):
+        feeds = inputs(s0=2.0)
+        if poison is not None:
+            feeds["x"][2, 3] = poison
+        expected = run(tmp_path / f"run_{poison}", feeds, text=text)
+        actual = list(ort.run(str(exported), feeds).values())
+        for index, (got, want) in enumerate(zip(actual, expected)):
+            got = np.asarray(got).reshape(np.shape(want))
+            if index == 3:  # the GEMM: another summation order
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+            else:
+                np.testing.assert_array_equal(got, want, err_msg=str(index))
+        if poison is not None:
+            assert expected[6] == 2.0  # the scale is kept

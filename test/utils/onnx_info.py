@@ -6,10 +6,16 @@ import onnx
 from onnx import helper
 
 
+# Element types newer than Debian's onnx 1.12 (opset 19's FP8).
+NEWER_TYPES = {17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ", 19: "FLOAT8E5M2",
+               20: "FLOAT8E5M2FNUZ"}
+
+
 def type_str(t):
     kind = t.WhichOneof("value")
     if kind == "tensor_type":
-        elt = onnx.TensorProto.DataType.Name(t.tensor_type.elem_type)
+        code = t.tensor_type.elem_type
+        elt = NEWER_TYPES.get(code) or onnx.TensorProto.DataType.Name(code)
         if not t.tensor_type.HasField("shape"):
             return f"{elt}[*]"
         dims = [str(d.dim_value) if d.HasField("dim_value") else

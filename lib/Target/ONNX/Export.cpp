@@ -391,6 +391,9 @@ LogicalResult Exporter::exportOp(Operation *op, onnx::GraphProto &graph) {
     return exportAllFinite(allFinite, graph);
   if (auto update = dyn_cast<amp::UpdateScaleOp>(op))
     return exportUpdateScale(update, graph);
+  if (isa<amp::QuantizeOp, amp::DequantizeOp, amp::AmaxOp, amp::ComputeScaleOp,
+          amp::FP8UpdateOp, amp::ScaledMatMulOp>(op))
+    return exportFP8Op(op, graph);
   if (auto select = dyn_cast<amp::UpdateIfFiniteOp>(op)) {
     addNode("Where",
             {names[select.getFinite()], names[select.getUpdated()],
@@ -569,6 +572,15 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
       imported.insert(isDefaultDomain(domain) ? "" : domain);
     }
   }
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (isDefaultDomain(opset.domain()) && opset.version() < requiredOpset)
+      return emitError(module.getLoc(), "FP8 types need ONNX opset ")
+             << requiredOpset << " or later; the model imports opset "
+             << opset.version()
+             << " (upgrade it first, e.g. with "
+                "onnx.version_converter.convert_version)";
+  if (requiredOpset)
+    noteDomain("", requiredOpset);
   for (const auto &entry : usedDomains) {
     if (imported.contains(entry.getKey()))
       continue;

@@ -11,7 +11,11 @@
 
 #include "Exporter.h"
 
+#include "amp/Dialect/AMP/IR/FP8.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
+
+#include <cfloat>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::onnxg;
@@ -137,5 +141,353 @@ LogicalResult Exporter::exportUpdateScale(amp::UpdateScaleOp op,
   addNode("Where", {finite, cleanCount, zero}, newCount, graph);
   addValueInfo(op.getNewScale(), {}, graph);
   addValueInfo(op.getNewCount(), {}, graph);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// FP8
+//===----------------------------------------------------------------------===//
+
+static void setIntAttr(onnx::NodeProto &node, StringRef name, int64_t value) {
+  onnx::AttributeProto &attr = *node.add_attribute();
+  attr.set_name(name.str());
+  attr.set_type(onnx::AttributeProto::INT);
+  attr.set_i(value);
+}
+
+static void setIntsAttr(onnx::NodeProto &node, StringRef name,
+                        ArrayRef<int64_t> values) {
+  onnx::AttributeProto &attr = *node.add_attribute();
+  attr.set_name(name.str());
+  attr.set_type(onnx::AttributeProto::INTS);
+  for (int64_t value : values)
+    attr.add_ints(value);
+}
+
+std::string Exporter::addInts(ArrayRef<int64_t> values, StringRef hint,
+                              onnx::GraphProto &graph) {
+  onnx::TensorProto &tensor = *graph.add_initializer();
+  tensor.set_name(claimName(hint, /*mayShadow=*/false));
+  tensor.set_data_type(onnx::TensorProto::INT64);
+  tensor.add_dims(values.size());
+  for (int64_t value : values)
+    tensor.add_int64_data(value);
+  return tensor.name();
+}
+
+std::string Exporter::castToFloat32(Value input, StringRef hint,
+                                    onnx::GraphProto &graph) {
+  if (getElementTypeOrSelf(input.getType()).isF32())
+    return names[input];
+  std::string cast = claimName(hint, /*mayShadow=*/false);
+  addCastNode(names[input], cast, onnx::TensorProto::FLOAT, graph);
+  return cast;
+}
+
+/// The shape [g0, b0, g1, b1, ...] that splits a tensor of `shape` into
+/// blocks, and [g0, 1, g1, 1, ...] for its per-block values; failure when
+/// a dimension is dynamic or not a multiple of its block.
+static FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+getBlockViews(ArrayRef<int64_t> shape, ArrayRef<int64_t> block) {
+  SmallVector<int64_t> data, grid;
+  for (auto [size, blockSize] : llvm::zip(shape, block)) {
+    if (ShapedType::isDynamic(size) || size % blockSize != 0)
+      return failure();
+    data.append({size / blockSize, blockSize});
+    grid.append({size / blockSize, 1});
+  }
+  return std::make_pair(data, grid);
+}
+
+/// The error for a block layout the ONNX form cannot express.
+static LogicalResult emitBlockError(Operation *op, Type type,
+                                    ArrayRef<int64_t> block) {
+  InFlightDiagnostic diag = op->emitError("block scaling of ")
+                            << type << " in blocks of [";
+  llvm::interleaveComma(block, diag);
+  return diag << "] has no ONNX form: each dimension must be static and a "
+                 "multiple of its block";
+}
+
+FailureOr<std::string>
+Exporter::exportScaled(Operation *op, Value data, Value scale,
+                       std::optional<ArrayRef<int64_t>> block, StringRef hint,
+                       onnx::GraphProto &graph) {
+  std::string x = castToFloat32(data, hint.str() + "/float", graph);
+  if (!block) {
+    std::string output = claimName(hint, /*mayShadow=*/false);
+    addNode("Mul", {x, names[scale]}, output, graph);
+    return output;
+  }
+  auto type = cast<RankedTensorType>(data.getType());
+  auto views = getBlockViews(type.getShape(), *block);
+  if (failed(views))
+    return emitBlockError(op, type, *block);
+  std::string blocks = addHelperNode(
+      "Reshape", {x, addInts(views->first, hint.str() + "/blocks", graph)},
+      hint.str() + "/blocked", graph);
+  std::string scales = addHelperNode(
+      "Reshape",
+      {names[scale], addInts(views->second, hint.str() + "/grid", graph)},
+      hint.str() + "/block_scales", graph);
+  std::string product = addHelperNode("Mul", {blocks, scales},
+                                      hint.str() + "/blocked_product", graph);
+  return addHelperNode(
+      "Reshape",
+      {product, addInts(type.getShape(), hint.str() + "/shape", graph)}, hint,
+      graph);
+}
+
+FailureOr<std::string>
+Exporter::exportAmax(Operation *op, Value input,
+                     std::optional<ArrayRef<int64_t>> block, StringRef hint,
+                     onnx::GraphProto &graph) {
+  std::string x = castToFloat32(input, hint.str() + "/float", graph);
+  SmallVector<int64_t> axes;
+  if (block) {
+    auto type = cast<RankedTensorType>(input.getType());
+    auto views = getBlockViews(type.getShape(), *block);
+    if (failed(views))
+      return emitBlockError(op, type, *block);
+    x = addHelperNode("Reshape",
+                      {x, addInts(views->first, hint.str() + "/blocks", graph)},
+                      hint.str() + "/blocked", graph);
+    for (size_t dim = 0; dim < block->size(); ++dim)
+      axes.push_back(2 * dim + 1);
+  }
+  return exportMaxMagnitude(
+      addHelperNode("Abs", {x}, hint.str() + "/abs", graph), axes, hint, graph);
+}
+
+std::string Exporter::exportMaxMagnitude(const std::string &magnitudes,
+                                         ArrayRef<int64_t> axes, StringRef hint,
+                                         onnx::GraphProto &graph) {
+  // ReduceMax (opset 18: axes as an input; none reduces everything); NaN
+  // where any element is NaN, as the CPU lowering's arith.maximumf.
+  auto reduce = [&](StringRef type, const std::string &value, StringRef what) {
+    SmallVector<std::string> inputs = {value};
+    if (!axes.empty())
+      inputs.push_back(addInts(axes, hint.str() + "/axes", graph));
+    std::string output = claimName(hint.str() + "/" + what.str(), false);
+    setIntAttr(addNode(type, inputs, output, graph), "keepdims", 0);
+    return output;
+  };
+  std::string largest = reduce("ReduceMax", magnitudes, "max");
+  std::string nanFlags = claimName(hint.str() + "/nan_flags", false);
+  addCastNode(
+      addHelperNode("IsNaN", {magnitudes}, hint.str() + "/is_nan", graph),
+      nanFlags, onnx::TensorProto::FLOAT, graph);
+  std::string anyNaN =
+      addHelperNode("Greater",
+                    {reduce("ReduceMax", nanFlags, "nan_count"),
+                     addScalar(0.0f, hint.str() + "/zero", graph)},
+                    hint.str() + "/any_nan", graph);
+  return addHelperNode(
+      "Where", {anyNaN, addScalar(NAN, hint.str() + "/nan", graph), largest},
+      hint, graph);
+}
+
+std::string Exporter::exportScaleFormula(const std::string &amax,
+                                         const std::string &previous,
+                                         float fp8Max, int64_t margin,
+                                         bool pow2, StringRef output,
+                                         onnx::GraphProto &graph) {
+  std::string prefix = output.str() + "/";
+  auto scalar = [&](float value, StringRef what) {
+    return addScalar(value, prefix + what.str(), graph);
+  };
+  auto node = [&](StringRef type, ArrayRef<std::string> inputs,
+                  StringRef what) {
+    return addHelperNode(type, inputs, prefix + what.str(), graph);
+  };
+  std::string inf = scalar(INFINITY, "inf");
+  std::string valid =
+      node("And",
+           {node("Greater", {amax, scalar(0.0f, "zero")}, "positive"),
+            node("Less", {amax, inf}, "finite")},
+           "valid");
+  std::string scale =
+      node("Div", {scalar(fp8Max, "fp8_max"), amax}, "quotient");
+  if (margin)
+    scale = node("Mul", {scale, scalar(std::ldexp(1.0f, -margin), "margin")},
+                 "with_margin");
+  scale = node("Where",
+               {node("Equal", {scale, inf}, "overflow"),
+                scalar(FLT_MAX, "flt_max"), scale},
+               "clamped");
+  if (pow2) {
+    // 2^floor(log2(scale)), corrected by one step where rounding of the
+    // logarithm missed.
+    std::string two = scalar(2.0f, "two");
+    std::string power = node("Pow",
+                             {two, node("Floor",
+                                        {node("Div",
+                                              {node("Log", {scale}, "log"),
+                                               scalar(std::log(2.0f), "ln2")},
+                                              "log2")},
+                                        "exponent")},
+                             "power");
+    power = node("Where",
+                 {node("Greater", {power, scale}, "above"),
+                  node("Div", {power, two}, "halved"), power},
+                 "not_above");
+    std::string doubled = node("Mul", {power, two}, "doubled");
+    scale =
+        node("Where",
+             {node("LessOrEqual", {doubled, scale}, "below"), doubled, power},
+             "pow2");
+  }
+  std::string fallback = previous.empty() ? scalar(1.0f, "one") : previous;
+  std::string result = output.str();
+  addNode("Where", {valid, scale, fallback}, result, graph);
+  return result;
+}
+
+LogicalResult Exporter::exportFP8Op(Operation *op, onnx::GraphProto &graph) {
+  requiredOpset = std::max<int64_t>(requiredOpset, 19);
+  if (auto quantize = dyn_cast<amp::QuantizeOp>(op)) {
+    std::string result = names[quantize.getResult()];
+    FailureOr<std::string> scaled =
+        exportScaled(op, quantize.getInput(), quantize.getScale(),
+                     quantize.getBlock(), result + "/scaled", graph);
+    if (failed(scaled))
+      return failure();
+    std::optional<int32_t> to =
+        getOnnxDataType(quantize.getResult().getType().getElementType());
+    // Cast to FP8 saturates by default (opset 19's `saturate` = 1).
+    addCastNode(*scaled, result, *to, graph);
+    addNode("Reciprocal", {names[quantize.getScale()]},
+            names[quantize.getScaleInv()], graph);
+    addValueInfo(quantize.getResult(), {}, graph);
+    addValueInfo(quantize.getScaleInv(), {}, graph);
+    return success();
+  }
+  if (auto dequantize = dyn_cast<amp::DequantizeOp>(op)) {
+    std::string result = names[dequantize.getResult()];
+    Type element = dequantize.getType().getElementType();
+    FailureOr<std::string> scaled =
+        exportScaled(op, dequantize.getInput(), dequantize.getScaleInv(),
+                     dequantize.getBlock(),
+                     element.isF32() ? result : result + "/float", graph);
+    if (failed(scaled))
+      return failure();
+    if (!element.isF32())
+      addCastNode(*scaled, result, *getOnnxDataType(element), graph);
+    else if (*scaled != result)
+      addNode("Identity", {*scaled}, result, graph);
+    addValueInfo(dequantize.getResult(), {}, graph);
+    return success();
+  }
+  if (auto amax = dyn_cast<amp::AmaxOp>(op)) {
+    std::string result = names[amax.getResult()];
+    FailureOr<std::string> value =
+        exportAmax(op, amax.getInput(), amax.getBlock(), result, graph);
+    if (failed(value))
+      return failure();
+    if (*value != result)
+      addNode("Identity", {*value}, result, graph);
+    addValueInfo(amax.getResult(), {}, graph);
+    return success();
+  }
+  if (auto computeScale = dyn_cast<amp::ComputeScaleOp>(op)) {
+    exportScaleFormula(
+        names[computeScale.getAmax()],
+        computeScale.getPrevious() ? names[computeScale.getPrevious()] : "",
+        computeScale.getMax().convertToFloat(), computeScale.getMargin(),
+        computeScale.getPow2(), names[computeScale.getResult()], graph);
+    addValueInfo(computeScale.getResult(), {}, graph);
+    return success();
+  }
+  if (auto update = dyn_cast<amp::FP8UpdateOp>(op)) {
+    bool mostRecent = *amp::fp8::parseAmaxAlgo(update.getAlgo()) ==
+                      amp::fp8::AmaxAlgo::MostRecent;
+    for (auto [index, history] : llvm::enumerate(update.getHistories())) {
+      int64_t length = cast<RankedTensorType>(history.getType()).getDimSize(0);
+      if (ShapedType::isDynamic(length))
+        return op->emitError("an amax history of dynamic length has no ONNX "
+                             "form");
+      Value newHistory = update.getNewHistories()[index];
+      std::string prefix = names[newHistory] + "/";
+      auto slice = [&](const std::string &value, int64_t begin, int64_t end,
+                       StringRef what) {
+        return addHelperNode(
+            "Slice",
+            {value, addInts({begin}, prefix + what.str() + "_begin", graph),
+             addInts({end}, prefix + what.str() + "_end", graph),
+             addInts({0}, prefix + what.str() + "_axis", graph)},
+            prefix + what.str(), graph);
+      };
+      auto concat = [&](ArrayRef<std::string> parts, const std::string &out) {
+        setIntAttr(addNode("Concat", parts, out, graph), "axis", 0);
+      };
+      std::string amax = names[update.getAmaxes()[index]];
+      // Slot 0 takes this step's amax.
+      SmallVector<std::string> stagedParts = {
+          addHelperNode("Reshape", {amax, addInts({1}, prefix + "one", graph)},
+                        prefix + "current", graph)};
+      if (length > 1)
+        stagedParts.push_back(slice(names[history], 1, length, "older"));
+      std::string staged = claimName(prefix + "staged", false);
+      concat(stagedParts, staged);
+      std::string chosen = amax;
+      if (!mostRecent)
+        chosen = exportMaxMagnitude(staged, {}, prefix + "amax", graph);
+      Value newScale = update.getNewScales()[index];
+      exportScaleFormula(chosen, names[update.getScales()[index]],
+                         update.getMaxes()[index], update.getMargin(),
+                         /*pow2=*/false, names[newScale], graph);
+      // Roll toward the front and clear slot 0: [0, h[2:], h[0]].
+      onnx::TensorProto &zero = *graph.add_initializer();
+      zero.set_name(claimName(prefix + "cleared", false));
+      zero.set_data_type(onnx::TensorProto::FLOAT);
+      zero.add_dims(1);
+      zero.add_float_data(0.0f);
+      SmallVector<std::string> rolled = {zero.name()};
+      if (length > 2)
+        rolled.push_back(slice(staged, 2, length, "shifted"));
+      if (length > 1)
+        rolled.push_back(slice(staged, 0, 1, "current_last"));
+      concat(rolled, names[newHistory]);
+      addValueInfo(newHistory, {}, graph);
+      addValueInfo(newScale, {}, graph);
+    }
+    return success();
+  }
+  auto matmul = cast<amp::ScaledMatMulOp>(op);
+  std::string result = names[matmul.getResult()];
+  auto operand = [&](Value data, Value scaleInv,
+                     std::optional<ArrayRef<int64_t>> block, bool transposed,
+                     StringRef what) -> FailureOr<std::string> {
+    FailureOr<std::string> value = exportScaled(
+        op, data, scaleInv, block, result + "/" + what.str(), graph);
+    if (failed(value) || !transposed)
+      return value;
+    int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    std::string output = claimName(result + "/" + what.str() + "_t", false);
+    setIntsAttr(addNode("Transpose", {*value}, output, graph), "perm", perm);
+    return output;
+  };
+  FailureOr<std::string> a =
+      operand(matmul.getA(), matmul.getAScaleInv(), matmul.getABlock(),
+              matmul.getTransposeA(), "a");
+  FailureOr<std::string> b =
+      operand(matmul.getB(), matmul.getBScaleInv(), matmul.getBBlock(),
+              matmul.getTransposeB(), "b");
+  if (failed(a) || failed(b))
+    return failure();
+  Type element = matmul.getType().getElementType();
+  std::string product =
+      addHelperNode("MatMul", {*a, *b}, result + "/product", graph);
+  if (Value bias = matmul.getBias())
+    product = addHelperNode(
+        "Add", {product, castToFloat32(bias, result + "/bias", graph)},
+        result + "/biased", graph);
+  if (element.isF32())
+    addNode("Identity", {product}, result, graph);
+  else
+    addCastNode(product, result, *getOnnxDataType(element), graph);
+  addValueInfo(matmul.getResult(), {}, graph);
   return success();
 }

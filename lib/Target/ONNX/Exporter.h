@@ -48,6 +48,37 @@ private:
   LogicalResult exportUnscale(amp::UnscaleOp unscale, onnx::GraphProto &graph);
   LogicalResult exportScaleLoss(amp::ScaleLossOp op, onnx::GraphProto &graph);
   LogicalResult exportAllFinite(amp::AllFiniteOp op, onnx::GraphProto &graph);
+  /// The FP8 ops (ExportAMPOps.cpp): saturating Cast, Mul and Reciprocal,
+  /// ReduceMax of Abs, the scale formula in Div/Where, the history update
+  /// in Slice/Concat, and the scaled GEMM as a MatMul of the dequantized
+  /// operands (ONNX Runtime rewrites DequantizeLinear -> MatMul into an
+  /// integer kernel that rejects FP8).
+  LogicalResult exportFP8Op(Operation *op, onnx::GraphProto &graph);
+  /// `data` widened to FP32 and multiplied by its per-tensor or per-block
+  /// `scale`, into a value named after `hint`.
+  FailureOr<std::string> exportScaled(Operation *op, Value data, Value scale,
+                                      std::optional<ArrayRef<int64_t>> block,
+                                      StringRef hint, onnx::GraphProto &graph);
+  /// max |input| per block, NaN when an element is not finite.
+  FailureOr<std::string> exportAmax(Operation *op, Value input,
+                                    std::optional<ArrayRef<int64_t>> block,
+                                    StringRef hint, onnx::GraphProto &graph);
+  /// max of `magnitudes` (non-negative) over `axes` (all when empty), NaN
+  /// where a NaN is among them.
+  std::string exportMaxMagnitude(const std::string &magnitudes,
+                                 ArrayRef<int64_t> axes, StringRef hint,
+                                 onnx::GraphProto &graph);
+  /// FP8.h's computeScale on FP32 tensors; `previous` may be empty.
+  std::string exportScaleFormula(const std::string &amax,
+                                 const std::string &previous, float fp8Max,
+                                 int64_t margin, bool pow2, StringRef hint,
+                                 onnx::GraphProto &graph);
+  /// `input` as FP32, through a Cast named after `hint` when it is not.
+  std::string castToFloat32(Value input, StringRef hint,
+                            onnx::GraphProto &graph);
+  /// A 1-D INT64 initializer.
+  std::string addInts(ArrayRef<int64_t> values, StringRef hint,
+                      onnx::GraphProto &graph);
   LogicalResult exportUpdateScale(amp::UpdateScaleOp op,
                                   onnx::GraphProto &graph);
   /// A new value named after `hint`, computed by a default-domain node.
@@ -78,6 +109,8 @@ private:
   SmallVector<llvm::StringSet<>> nameScopes;
   /// Opsets of the domains nodes use, to complete opset_import.
   llvm::StringMap<int64_t> usedDomains;
+  /// The default-domain opset the amp ops' forms need (19 for FP8 types).
+  int64_t requiredOpset = 0;
   /// Names of the imported nodes and of the nodes added so far: ONNX
   /// Runtime rejects two nodes with one name.
   llvm::StringSet<> nodeNames;
