@@ -67,6 +67,9 @@ def test_corpus_forward_graphs_never_slower(tmp_path):
             optimal["modeled_time_us"]["amp"],
             propagate["modeled_time_us"]["amp"],
             optimal["modeled_time_us"]["fp32"])
+    for name, (amp, rules, fp32) in sorted(gains.items()):
+        print(f"{name}: modeled {fp32:.1f} us FP32 -> {amp:.1f} us "
+              f"(propagation rules: {rules:.1f} us)")
     # light_inception_v2: the rules make it slower than FP32, the cut faster.
     amp, rules, fp32 = gains["light_inception_v2.onnx"]
     assert rules > fp32 and amp < fp32
@@ -100,6 +103,9 @@ def test_cnn_step_convolutions_and_gradients_low(tmp_path):
     propagate, _ = _report(amp_opt, path, str(tmp_path), "assign=propagate")
     _check_guarantees(optimal, propagate)
     times = optimal["modeled_time_us"]
+    print(f"CNN step: modeled {times['fp32']:.1f} us FP32 -> "
+          f"{times['amp']:.1f} us (propagation rules: "
+          f"{times['propagate']:.1f} us)")
     assert times["amp"] < times["fp32"] and times["amp"] < times["propagate"]
     assert "loss scaling dynamic" in summary
     convs = [d for d in optimal["decisions"]
