@@ -12,7 +12,7 @@
 // TWO: error: op type 'MatMul' is in two lists: 'always' (policy file '{{.*}}policy-two-lists.json') and 'keep-fp32' (policy file '{{.*}}policy-two-lists.json')
 // TWO-OPTIONS: error: op type 'MatMul' is in two lists: 'always' (pass option) and 'keep-fp32' (pass option)
 // CLASS: error: policy file '{{.*}}policy-bad-class.json', op_types: unknown precision class 'fp16'; expected always, follow, infer, keep-fp32 or never-touch
-// KEY: error: policy file '{{.*}}policy-bad-key.json': unknown key 'ops'; expected op_types or nodes
+// KEY: error: policy file '{{.*}}policy-bad-key.json': unknown key 'ops'; expected op_types, nodes or fp8
 // LIST: error: policy file '{{.*}}policy-not-list.json', nodes.always must be a list of strings
 // JSON: error: policy file '{{.*}}policy-truncated.json' is not valid JSON: {{.+}}
 // MISSING: error: cannot read policy file '{{.*}}missing.json': {{.+}}

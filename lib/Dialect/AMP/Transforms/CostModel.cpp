@@ -128,6 +128,32 @@ double CostModel::getCastTimeUs(Value value, FloatType from, FloatType to) {
   return bytes / device.bytesPerSecond * 1e6 + device.launchUs;
 }
 
+double CostModel::getFP8GemmTimeUs(PrecisionOpInterface op,
+                                   FloatType outputType) {
+  if (device.fp8TensorFlops <= 0)
+    return 0;
+  double flops = op.estimateFlops(sizes);
+  // Data slots at one byte, the result at its own width.
+  double bytes = op.estimateBytes(sizes, 8);
+  for (auto [index, result] : llvm::enumerate(op->getResults()))
+    if (op.isPrecisionDataResult(index))
+      bytes += sizes.getBytes(result, outputType.getWidth()) -
+               sizes.getBytes(result, 8);
+  double computeUs = flops / device.fp8TensorFlops * 1e6;
+  double memoryUs = bytes / device.bytesPerSecond * 1e6;
+  return std::max(computeUs, memoryUs) + device.launchUs;
+}
+
+double CostModel::getQuantizeTimeUs(Value value, bool amaxPass, bool fused) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(value.getType()));
+  double read = sizes.getBytes(value, type.getWidth());
+  double bytes = read + sizes.getBytes(value, 8);
+  double us = bytes / device.bytesPerSecond * 1e6;
+  if (amaxPass)
+    return us + read / device.bytesPerSecond * 1e6 + 2 * device.launchUs;
+  return fused ? us : us + device.launchUs;
+}
+
 CostModel::Comparison
 CostModel::compare(PrecisionOpInterface op, FloatType low,
                    llvm::function_ref<bool(Value)> isLow,

@@ -13,6 +13,7 @@
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -113,31 +114,6 @@ static Value insertAfter(OpBuilder &builder, Value value, Create create,
     return keepIn.empty() || !region || region.getValue() != keepIn;
   });
   return result;
-}
-
-/// Appends an input of `func` named `name` with initial value `value`.
-static Value addStateInput(func::FuncOp func, StringRef name,
-                           DenseElementsAttr value) {
-  Builder builder(func.getContext());
-  unsigned index = func.getNumArguments();
-  NamedAttribute attr = builder.getNamedAttr(
-      onnxg::ONNXGraphDialect::kInitializerAttrName, value);
-  (void)func.insertArgument(index, value.getType(),
-                            builder.getDictionaryAttr(attr),
-                            NameLoc::get(builder.getStringAttr(name)));
-  return func.getArgument(index);
-}
-
-/// Appends `value` to the results of `func` under the output name `name`.
-static void addOutput(func::FuncOp func, StringRef name, Value value) {
-  Builder builder(func.getContext());
-  unsigned index = func.getNumResults();
-  NamedAttribute attr = builder.getNamedAttr(
-      onnxg::ONNXGraphDialect::kNameAttrName, builder.getStringAttr(name));
-  (void)func.insertResult(index, value.getType(),
-                          builder.getDictionaryAttr(attr));
-  Operation *ret = func.getBody().front().getTerminator();
-  ret->insertOperands(ret->getNumOperands(), value);
 }
 
 /// The names in the string array `key` of the `amp.training` attribute.
@@ -318,7 +294,7 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
       // all_finite itself reads the unscaled value, not the gated one.
       finite.getDefiningOp()->replaceUsesOfWith(kept, value);
     }
-    addOutput(func, kFiniteName, finite);
+    addStateOutput(func, kFiniteName, finite);
   }
   auto update = UpdateScaleOp::create(
       builder,
@@ -329,8 +305,10 @@ FailureOr<bool> InsertLossScalingPass::scale(func::FuncOp func,
       builder.getF32FloatAttr(backoffFactor),
       builder.getI64IntegerAttr(growthInterval),
       builder.getF32FloatAttr(minScale), builder.getF32FloatAttr(maxScale));
-  addOutput(func, std::string(kScaleName) + ".updated", update.getNewScale());
-  addOutput(func, std::string(kCountName) + ".updated", update.getNewCount());
+  addStateOutput(func, std::string(kScaleName) + ".updated",
+                 update.getNewScale());
+  addStateOutput(func, std::string(kCountName) + ".updated",
+                 update.getNewCount());
   // The gated uses of gradients now come before the check they read.
   if (!sortTopologically(&body, body.without_terminator()))
     return emitError(func.getLoc(), "the step has a cycle after loss scaling"),

@@ -22,8 +22,36 @@ using namespace mlir::amp;
 
 namespace {
 struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
-  Option<std::string> precision{*this, "precision", llvm::cl::init("fp16"),
-                                llvm::cl::desc("fp16 or bf16")};
+  Option<std::string> precision{
+      *this, "precision", llvm::cl::init("fp16"),
+      llvm::cl::desc("fp16, bf16 or fp8 (GEMMs in FP8 over the base)")};
+  Option<std::string> base{
+      *this, "base", llvm::cl::init("bf16"),
+      llvm::cl::desc("with precision=fp8: the precision of everything "
+                     "else, bf16 or fp16")};
+  Option<std::string> fp8{
+      *this, "fp8", llvm::cl::init("auto"),
+      llvm::cl::desc("with precision=fp8: auto, always or never")};
+  Option<std::string> fp8Recipe{*this, "fp8-recipe", llvm::cl::init("delayed"),
+                                llvm::cl::desc("delayed, current or block")};
+  Option<std::string> fp8Format{
+      *this, "fp8-format", llvm::cl::init("hybrid"),
+      llvm::cl::desc("hybrid (E5M2 gradients) or e4m3")};
+  Option<int64_t> amaxHistory{
+      *this, "amax-history", llvm::cl::init(1024),
+      llvm::cl::desc("amax history length (fp8-recipe=delayed)")};
+  Option<std::string> amaxAlgo{
+      *this, "amax-algo", llvm::cl::init("max"),
+      llvm::cl::desc("max or most_recent (fp8-recipe=delayed)")};
+  Option<int64_t> margin{*this, "margin", llvm::cl::init(0),
+                         llvm::cl::desc("FP8 scales are divided by 2^margin")};
+  ListOption<std::string> fp8OpTypes{
+      *this, "fp8-op",
+      llvm::cl::desc("FP8 per op type, OpType:always or OpType:never")};
+  ListOption<std::string> fp8Nodes{
+      *this, "fp8-node",
+      llvm::cl::desc("FP8 per node, name:always or "
+                     "name:never")};
   Option<std::string> assign{
       *this, "assign", llvm::cl::init("optimal"),
       llvm::cl::desc("optimal (one min-cut over the whole function) or "
@@ -87,6 +115,10 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
 };
 
 void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
+  // FP8 runs the chosen GEMMs over a base assignment in BF16 or FP16.
+  bool isFP8 = options.precision == "fp8";
+  std::string precision =
+      isFP8 ? options.base.getValue() : options.precision.getValue();
   AMPAnalyzeTrainingOptions analyze;
   analyze.lossName = options.loss;
   analyze.seedName = options.seed;
@@ -94,9 +126,9 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   analyze.rolesFile = options.roles;
   pm.addPass(createAMPAnalyzeTraining(analyze));
   AMPInsertLossScalingOptions scaling;
-  scaling.mode = !options.lossScale.empty()    ? options.lossScale.getValue()
-                 : options.precision == "bf16" ? "none"
-                                               : "dynamic";
+  scaling.mode = !options.lossScale.empty() ? options.lossScale.getValue()
+                 : precision == "bf16"      ? "none"
+                                            : "dynamic";
   scaling.initScale = options.initScale;
   scaling.growthInterval = options.growthInterval;
   scaling.growthFactor = options.growthFactor;
@@ -105,7 +137,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   scaling.maxScale = options.maxScale;
   pm.addPass(createAMPInsertLossScaling(scaling));
   AMPAssignPrecisionOptions assign;
-  assign.precision = options.precision;
+  assign.precision = precision;
   assign.assignMode = options.assign;
   assign.rule = options.rule;
   assign.device = options.device;
@@ -122,6 +154,23 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   pm.addPass(createAMPMaterializeCasts(materialize));
   pm.addPass(createAMPEliminateCasts());
   pm.addPass(createAMPFuseCasts());
+  if (isFP8) {
+    AMPFP8Options fp8;
+    fp8.mode = options.fp8;
+    fp8.recipe = options.fp8Recipe;
+    fp8.format = options.fp8Format;
+    fp8.amaxHistory = options.amaxHistory;
+    fp8.amaxAlgo = options.amaxAlgo;
+    fp8.margin = options.margin;
+    fp8.device = options.device;
+    fp8.defaultDimSize = options.defaultDimSize;
+    fp8.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+    fp8.policyFile = options.policy;
+    fp8.fp8OpTypes.assign(options.fp8OpTypes.begin(), options.fp8OpTypes.end());
+    fp8.fp8Nodes.assign(options.fp8Nodes.begin(), options.fp8Nodes.end());
+    fp8.emitRemarks = options.remarks;
+    pm.addPass(createAMPFP8(fp8));
+  }
   AMPReportOptions report;
   report.file = options.report;
   report.device = options.device;

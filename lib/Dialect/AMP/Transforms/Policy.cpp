@@ -51,61 +51,98 @@ PrecisionClass PrecisionPolicy::classify(Operation *op,
   if (!nodeName.empty()) {
     auto it = nodes.find(nodeName);
     if (it != nodes.end())
-      return report(PolicySource::NodeName), it->second.precisionClass;
+      return report(PolicySource::NodeName),
+             static_cast<PrecisionClass>(it->second.choice);
   }
   auto it = opTypes.find(getOpTypeKey(op));
   if (it != opTypes.end())
-    return report(PolicySource::OpType), it->second.precisionClass;
+    return report(PolicySource::OpType),
+           static_cast<PrecisionClass>(it->second.choice);
   if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op))
     return report(PolicySource::Table), precisionOp.getPrecisionClass();
   return report(PolicySource::Unknown), PrecisionClass::NeverTouch;
 }
 
+FP8Choice PrecisionPolicy::classifyFP8(Operation *op) const {
+  StringRef nodeName = getNodeName(op);
+  if (!nodeName.empty()) {
+    auto it = fp8Nodes.find(nodeName);
+    if (it != fp8Nodes.end())
+      return static_cast<FP8Choice>(it->second.choice);
+  }
+  auto it = fp8OpTypes.find(getOpTypeKey(op));
+  if (it != fp8OpTypes.end())
+    return static_cast<FP8Choice>(it->second.choice);
+  return FP8Choice::Default;
+}
+
 LogicalResult PrecisionPolicy::add(llvm::StringMap<Override> &overrides,
                                    StringRef kind, StringRef name,
-                                   PrecisionClass precisionClass,
+                                   unsigned choice, ChoiceName nameOf,
                                    StringRef origin, bool replace,
                                    Location loc) {
   auto [it, inserted] =
-      overrides.try_emplace(name, Override{precisionClass, origin.str()});
+      overrides.try_emplace(name, Override{choice, origin.str()});
   if (inserted)
     return success();
   if (replace && it->second.origin != origin) {
-    it->second = Override{precisionClass, origin.str()};
+    it->second = Override{choice, origin.str()};
     return success();
   }
-  if (it->second.precisionClass == precisionClass)
+  if (it->second.choice == choice)
     return success();
   return emitError(loc) << kind << " '" << name << "' is in two lists: '"
-                        << stringifyPrecisionClass(it->second.precisionClass)
-                        << "' (" << it->second.origin << ") and '"
-                        << stringifyPrecisionClass(precisionClass) << "' ("
-                        << origin << ")";
+                        << nameOf(it->second.choice) << "' ("
+                        << it->second.origin << ") and '" << nameOf(choice)
+                        << "' (" << origin << ")";
+}
+
+static StringRef nameClass(unsigned choice) {
+  return stringifyPrecisionClass(static_cast<PrecisionClass>(choice));
 }
 
 /// The class named `name`, or failure after an error listing the classes.
-static FailureOr<PrecisionClass> parseClass(StringRef name, StringRef where,
-                                            Location loc) {
+static FailureOr<unsigned> parseClass(StringRef name, StringRef where,
+                                      Location loc) {
   if (std::optional<PrecisionClass> parsed = symbolizePrecisionClass(name))
-    return *parsed;
+    return static_cast<unsigned>(*parsed);
   return emitError(loc) << where << ": unknown precision class '" << name
                         << "'; expected always, follow, infer, keep-fp32 or "
                            "never-touch";
 }
 
+static StringRef nameFP8Choice(unsigned choice) {
+  return static_cast<FP8Choice>(choice) == FP8Choice::Always ? "always"
+                                                             : "never";
+}
+
+/// The FP8 choice named `name` (always, never), or failure after an error.
+static FailureOr<unsigned> parseFP8Choice(StringRef name, StringRef where,
+                                          Location loc) {
+  if (name == "always")
+    return static_cast<unsigned>(FP8Choice::Always);
+  if (name == "never")
+    return static_cast<unsigned>(FP8Choice::Never);
+  return emitError(loc) << where << ": unknown FP8 choice '" << name
+                        << "'; expected always or never";
+}
+
 LogicalResult PrecisionPolicy::addEntries(llvm::StringMap<Override> &overrides,
                                           StringRef kind,
                                           ArrayRef<std::string> entries,
+                                          ChoiceParser parse, ChoiceName nameOf,
                                           Location loc) {
   for (StringRef entry : entries) {
-    auto [name, className] = entry.rsplit(':');
-    if (name.empty() || className.empty() || !entry.contains(':'))
+    auto [name, choiceName] = entry.rsplit(':');
+    if (name.empty() || choiceName.empty() || !entry.contains(':'))
       return emitError(loc)
-             << "policy override '" << entry << "' must be written name:class";
-    FailureOr<PrecisionClass> parsed =
-        parseClass(className, "policy override '" + entry.str() + "'", loc);
-    if (failed(parsed) || failed(add(overrides, kind, name, *parsed,
-                                     "pass option", /*replace=*/true, loc)))
+             << "policy override '" << entry << "' must be written name:"
+             << (parse == parseClass ? "class" : "choice");
+    FailureOr<unsigned> parsed =
+        parse(choiceName, "policy override '" + entry.str() + "'", loc);
+    if (failed(parsed) ||
+        failed(add(overrides, kind, name, *parsed, nameOf, "pass option",
+                   /*replace=*/true, loc)))
       return failure();
   }
   return success();
@@ -113,12 +150,22 @@ LogicalResult PrecisionPolicy::addEntries(llvm::StringMap<Override> &overrides,
 
 LogicalResult PrecisionPolicy::addOpTypeOverrides(ArrayRef<std::string> entries,
                                                   Location loc) {
-  return addEntries(opTypes, "op type", entries, loc);
+  return addEntries(opTypes, "op type", entries, parseClass, nameClass, loc);
 }
 
 LogicalResult PrecisionPolicy::addNodeOverrides(ArrayRef<std::string> entries,
                                                 Location loc) {
-  return addEntries(nodes, "node", entries, loc);
+  return addEntries(nodes, "node", entries, parseClass, nameClass, loc);
+}
+
+LogicalResult
+PrecisionPolicy::addFP8Overrides(ArrayRef<std::string> opTypeEntries,
+                                 ArrayRef<std::string> nodeEntries,
+                                 Location loc) {
+  return failure(failed(addEntries(fp8OpTypes, "FP8 op type", opTypeEntries,
+                                   parseFP8Choice, nameFP8Choice, loc)) ||
+                 failed(addEntries(fp8Nodes, "FP8 node", nodeEntries,
+                                   parseFP8Choice, nameFP8Choice, loc)));
 }
 
 LogicalResult PrecisionPolicy::addSources(StringRef file,
@@ -155,35 +202,72 @@ LogicalResult PrecisionPolicy::addFile(StringRef path, Location loc) {
   };
   for (const std::string &section : sortedKeys(*root)) {
     const llvm::json::Value &value = *root->get(section);
+    if (section == "fp8") {
+      // {"fp8": {"op_types": {"always"|"never": [...]}, "nodes": {...}}}
+      auto *fp8 = value.getAsObject();
+      if (!fp8)
+        return emitError(loc)
+               << origin << ": 'fp8' must hold op_types and nodes";
+      for (const std::string &part : sortedKeys(*fp8)) {
+        bool isOpTypes = part == "op_types";
+        if (!isOpTypes && part != "nodes")
+          return emitError(loc) << origin << ", fp8: unknown key '" << part
+                                << "'; expected op_types or nodes";
+        auto *choices = fp8->getObject(part);
+        if (!choices)
+          return emitError(loc) << origin << ", fp8." << part
+                                << " must map always and never to lists";
+        if (failed(addFileSection(*choices, isOpTypes ? fp8OpTypes : fp8Nodes,
+                                  isOpTypes ? "FP8 op type" : "FP8 node",
+                                  "fp8." + part, origin, parseFP8Choice,
+                                  nameFP8Choice, loc)))
+          return failure();
+      }
+      continue;
+    }
     llvm::StringMap<Override> *overrides = section == "op_types" ? &opTypes
                                            : section == "nodes"  ? &nodes
                                                                  : nullptr;
     if (!overrides)
       return emitError(loc) << origin << ": unknown key '" << section
-                            << "'; expected op_types or nodes";
-    StringRef kind = section == "op_types" ? "op type" : "node";
+                            << "'; expected op_types, nodes or fp8";
     auto *classes = value.getAsObject();
     if (!classes)
       return emitError(loc) << origin << ": '" << section
                             << "' must map precision classes to lists";
-    for (const std::string &className : sortedKeys(*classes)) {
-      std::string where = origin + ", " + section;
-      FailureOr<PrecisionClass> parsed = parseClass(className, where, loc);
-      if (failed(parsed))
-        return failure();
-      const llvm::json::Array *names = classes->getArray(className);
-      if (!names)
+    if (failed(addFileSection(*classes, *overrides,
+                              section == "op_types" ? "op type" : "node",
+                              section, origin, parseClass, nameClass, loc)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult PrecisionPolicy::addFileSection(
+    const llvm::json::Object &choices, llvm::StringMap<Override> &overrides,
+    StringRef kind, StringRef section, StringRef origin, ChoiceParser parse,
+    ChoiceName nameOf, Location loc) {
+  SmallVector<std::string> keys;
+  for (const auto &entry : choices)
+    keys.push_back(entry.first.str());
+  llvm::sort(keys);
+  for (const std::string &choiceName : keys) {
+    std::string where = (origin + ", " + section).str();
+    FailureOr<unsigned> parsed = parse(choiceName, where, loc);
+    if (failed(parsed))
+      return failure();
+    const llvm::json::Array *names = choices.getArray(choiceName);
+    if (!names)
+      return emitError(loc)
+             << where << "." << choiceName << " must be a list of strings";
+    for (const llvm::json::Value &name : *names) {
+      std::optional<StringRef> text = name.getAsString();
+      if (!text)
         return emitError(loc)
-               << where << "." << className << " must be a list of strings";
-      for (const llvm::json::Value &name : *names) {
-        std::optional<StringRef> text = name.getAsString();
-        if (!text)
-          return emitError(loc)
-                 << where << "." << className << " must be a list of strings";
-        if (failed(add(*overrides, kind, *text, *parsed, origin,
-                       /*replace=*/false, loc)))
-          return failure();
-      }
+               << where << "." << choiceName << " must be a list of strings";
+      if (failed(add(overrides, kind, *text, *parsed, nameOf, origin,
+                     /*replace=*/false, loc)))
+        return failure();
     }
   }
   return success();

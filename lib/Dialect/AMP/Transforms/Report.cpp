@@ -82,6 +82,9 @@ void ReportPass::runOnOperation() {
   int64_t freeOps = 0, sensitivityChanged = 0, sensitivityDimSize = 0;
   bool sensitivityKnown = false;
   std::string precision = "low precision";
+  // What amp-fp8 did: GEMMs in FP8, quantizations, scaling states.
+  int64_t fp8Gemms = 0, quantizations = 0, fp8States = 0;
+  StringRef fp8Recipe, fp8Format;
   // Per op type: [total, low precision].
   llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> byType;
   // Owns the op type keys byType refers to.
@@ -110,6 +113,12 @@ void ReportPass::runOnOperation() {
       fused += count.getInt();
     if (func.isExternal())
       continue;
+    if (auto record = func->getAttrOfType<DictionaryAttr>(kFP8AttrName)) {
+      fp8Recipe = record.getAs<StringAttr>("recipe").getValue();
+      fp8Format = record.getAs<StringAttr>("format").getValue();
+      if (auto states = record.getAs<IntegerAttr>("states"))
+        fp8States += states.getInt();
+    }
     auto assignment = func->getAttrOfType<DictionaryAttr>(kAssignmentAttrName);
     auto mode =
         assignment ? assignment.getAs<StringAttr>("mode") : StringAttr();
@@ -128,6 +137,48 @@ void ReportPass::runOnOperation() {
         ampUs += model->getCastTimeUs(
             castOp.getInput(),
             cast<FloatType>(castOp.getType().getElementType()));
+        continue;
+      }
+      if (auto record = op.getAttrOfType<DictionaryAttr>(kFP8AttrName)) {
+        // amp-fp8's quantizations and GEMMs, with their modeled times.
+        auto number = [&](StringRef key) {
+          auto value = record.getAs<FloatAttr>(key);
+          return value ? value.getValueAsDouble() : 0.0;
+        };
+        if (isa<QuantizeOp>(op)) {
+          ampUs += number("time_us");
+          ++quantizations;
+          continue;
+        }
+        auto opType = record.getAs<StringAttr>("op_type");
+        StringRef type =
+            typeNames.insert(opType ? opType.getValue() : "scaled_matmul")
+                .first->getKey();
+        auto &counts = byType[type];
+        ++counts.first;
+        ++counts.second;
+        ++total;
+        ++low;
+        ++fp8Gemms;
+        flops += number("flops");
+        lowFlops += number("flops");
+        fp32Us += number("fp32_us");
+        ampUs += number("fp8_us");
+        llvm::json::Object entry{
+            {"name", PrecisionPolicy::getNodeName(&op)},
+            {"op_type", type},
+            {"precision", "fp8"},
+            {"reason", "fp8"},
+            {"flops", number("flops")},
+            {"time_us", llvm::json::Object{{"fp32", number("fp32_us")},
+                                           {"base", number("base_us")},
+                                           {"fp8", number("fp8_us")}}},
+            {"formats", llvm::json::Object{
+                            {"a", record.getAs<StringAttr>("a").getValue()},
+                            {"b", record.getAs<StringAttr>("b").getValue()}}}};
+        if (auto region = op.getAttrOfType<StringAttr>(kRegionAttrName))
+          entry["region"] = region.getValue();
+        decisions.push_back(std::move(entry));
         continue;
       }
       auto decision = op.getAttrOfType<TypeAttr>(kPrecisionAttrName);
@@ -215,6 +266,8 @@ void ReportPass::runOnOperation() {
     }
   }
 
+  if (fp8Gemms)
+    precision = "fp8";
   // The summary, for people.
   llvm::raw_ostream &err = llvm::errs();
   err << "amp: " << low << " of " << total << " ops in " << precision << " ("
@@ -238,6 +291,10 @@ void ReportPass::runOnOperation() {
     err << "amp: modeled times assume default-dim-size=" << defaultDimSize
         << " for dims " << llvm::join(guessedDims, ", ")
         << " (set sizes with dim=<name>:<size>)\n";
+  if (!fp8Recipe.empty())
+    err << "amp: fp8: " << fp8Gemms << " GEMMs in FP8 (recipe " << fp8Recipe
+        << ", " << fp8Format << "), " << quantizations << " quantizations, "
+        << fp8States << " scaling states\n";
   if (sensitivityKnown)
     err << "amp: sensitivity: " << sensitivityChanged << " of " << freeOps
         << " cost-decided ops change with default-dim-size="
@@ -279,6 +336,13 @@ void ReportPass::runOnOperation() {
       {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
       {"training", std::move(training)},
       {"loss_scaling", std::move(lossScaling)},
+      {"fp8", fp8Recipe.empty() ? llvm::json::Value(nullptr)
+                                : llvm::json::Value(llvm::json::Object{
+                                      {"recipe", fp8Recipe},
+                                      {"format", fp8Format},
+                                      {"gemms", fp8Gemms},
+                                      {"quantizations", quantizations},
+                                      {"states", fp8States}})},
       {"decisions", std::move(decisions)}};
   llvm::Error error =
       llvm::writeToOutput(file, [&](llvm::raw_ostream &os) -> llvm::Error {

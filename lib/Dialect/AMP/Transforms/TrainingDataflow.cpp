@@ -572,3 +572,28 @@ mlir::amp::findSeeds(Block &body, Value loss,
           "linear in it";
   return seeds;
 }
+
+/// Appends an input of `func` named `name` with initial value `value`.
+Value mlir::amp::addStateInput(func::FuncOp func, StringRef name,
+                               DenseElementsAttr value) {
+  Builder builder(func.getContext());
+  unsigned index = func.getNumArguments();
+  NamedAttribute attr = builder.getNamedAttr(
+      onnxg::ONNXGraphDialect::kInitializerAttrName, value);
+  (void)func.insertArgument(index, value.getType(),
+                            builder.getDictionaryAttr(attr),
+                            NameLoc::get(builder.getStringAttr(name)));
+  return func.getArgument(index);
+}
+
+/// Appends `value` to the results of `func` under the output name `name`.
+void mlir::amp::addStateOutput(func::FuncOp func, StringRef name, Value value) {
+  Builder builder(func.getContext());
+  unsigned index = func.getNumResults();
+  NamedAttribute attr = builder.getNamedAttr(
+      onnxg::ONNXGraphDialect::kNameAttrName, builder.getStringAttr(name));
+  (void)func.insertResult(index, value.getType(),
+                          builder.getDictionaryAttr(attr));
+  Operation *ret = func.getBody().front().getTerminator();
+  ret->insertOperands(ret->getNumOperands(), value);
+}

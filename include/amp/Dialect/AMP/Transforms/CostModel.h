@@ -76,6 +76,17 @@ public:
   /// The same for `value` held in `from`, whatever its type is now.
   double getCastTimeUs(Value value, FloatType from, FloatType to);
 
+  /// Microseconds of `op` (a GEMM) on FP8 operands on the FP8 tensor cores,
+  /// writing its result in `outputType`; 0 when the device has no FP8.
+  double getFP8GemmTimeUs(PrecisionOpInterface op, FloatType outputType);
+  /// Microseconds of quantizing `value` to an 8-bit type: a pass that reads
+  /// it, records its amax and writes one byte per element. `fused`: the
+  /// pass is the epilogue of the value's producer (no launch of its own, as
+  /// Transformer Engine fuses the cast into LayerNorm, GELU, ...); with
+  /// `amaxPass` (current scaling) a launched kernel reads the value for its
+  /// amax first, and the cast cannot be fused.
+  double getQuantizeTimeUs(Value value, bool amaxPass, bool fused);
+
   /// FP32 against low precision for one op. `isLow` says which inputs are
   /// already low precision (by their type when null); `readInFP32` which
   /// data results some user will read in FP32 (none when null).

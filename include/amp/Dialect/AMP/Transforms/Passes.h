@@ -39,6 +39,9 @@ inline constexpr llvm::StringLiteral kTrainingAttrName = "amp.training";
 inline constexpr llvm::StringLiteral kRegionAttrName = "amp.region";
 /// The loss-scaling settings amp-insert-loss-scaling applied, for the report.
 inline constexpr llvm::StringLiteral kLossScalingAttrName = "amp.loss_scaling";
+/// amp-fp8's record: on an FP8 GEMM its modeled times and formats, on a
+/// function the recipe, the GEMMs and the scaling states.
+inline constexpr llvm::StringLiteral kFP8AttrName = "amp.fp8";
 
 #define GEN_PASS_DECL
 #include "amp/Dialect/AMP/Transforms/Passes.h.inc"

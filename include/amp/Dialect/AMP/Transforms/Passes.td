@@ -281,6 +281,75 @@ def AMPFuseCasts : Pass<"amp-fuse-casts", "ModuleOp"> {
   }];
 }
 
+def AMPFP8 : Pass<"amp-fp8", "ModuleOp"> {
+  let summary = "Run the GEMMs that gain from it in FP8, with scaling state";
+  let description = [{
+    Runs after the assignment and cast passes, on the GEMMs of the forward
+    and backward (`MatMul`, `Gemm`, `com.microsoft::FusedMatMul`), whatever
+    base precision they got. Each eligible GEMM becomes `amp.scaled_matmul`
+    on operands that `amp.quantize` scales into FP8; its result keeps the
+    GEMM's type. docs/FP8.md has the rules; in short:
+
+    - **Eligible**: not in the optimizer or after `amp.unscale`, not pinned
+      FP32 by a class or policy, operands of rank 2 or more (b of rank 2 or
+      a's), static K and N multiples of 16 (of 128 for `recipe=block`),
+      `alpha` 1, a `Gemm`'s C absent or a bias [N] with `beta` 1, not two
+      gradient operands. A GEMM of two batched activations (attention's
+      Q·Kᵀ and P·V and their gradients) stays in its precision unless
+      `fp8=always` or the policy asks for it, as Transformer Engine does.
+    - **Decision** (`fp8=auto`): one s-t min-cut (PrecisionCut) over the
+      eligible GEMMs and their quantizations: a GEMM goes FP8 when its base
+      time minus its FP8 time pays for the quantizations it needs, each
+      quantization (one per value and format) counted once however many
+      GEMMs share it; ties keep the base precision. `fp8=always` converts
+      every eligible GEMM, `fp8=never` none. The policy file's `fp8`
+      section and `fp8-op` / `fp8-node` force or forbid FP8.
+    - **Formats**: `format=hybrid` quantizes gradients (values that depend
+      on the backward seed) to E5M2 and activations and weights to E4M3;
+      `format=e4m3` uses E4M3 everywhere.
+    - **Recipes**: `delayed` quantizes with the scale of the previous step
+      and records the amax; one `amp.fp8_update` per step updates every
+      history (`amax-history`, `amax-algo`, `margin`) and scale, threaded
+      as the inputs `amp.fp8.<value>.amax_history` (zeros) and
+      `amp.fp8.<value>.scale` (1) and the outputs `<input>.updated`
+      (metadata `amp_opt.fp8`). `current` computes each scale from the
+      tensor itself. `block` scales blocks of 1x128 (activations and
+      gradients, along K) and 128x128 (weights) with power-of-two scales.
+
+    Each FP8 GEMM gets `amp.fp8` (its modeled times and formats); the
+    function gets `amp.fp8` (recipe, GEMMs, states) for amp-report.
+  }];
+  let options = [
+    Option<"mode", "fp8", "std::string", "\"auto\"",
+           "auto (the cost model decides), always or never">,
+    Option<"recipe", "recipe", "std::string", "\"delayed\"",
+           "delayed, current or block">,
+    Option<"format", "format", "std::string", "\"hybrid\"",
+           "hybrid (E5M2 gradients, E4M3 otherwise) or e4m3">,
+    Option<"amaxHistory", "amax-history", "int64_t", "1024",
+           "length of each amax history (delayed)">,
+    Option<"amaxAlgo", "amax-algo", "std::string", "\"max\"",
+           "max or most_recent (delayed)">,
+    Option<"margin", "margin", "int64_t", "0",
+           "the scale is divided by 2^margin">,
+    Option<"device", "device", "std::string", "\"h100\"",
+           "cost model profile: h100, a100 or v100">,
+    Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
+           "size assumed for a dynamic dimension without a dim entry">,
+    ListOption<"dimSizes", "dim", "std::string",
+               "sizes of named dynamic dimensions, <name>:<size>">,
+    Option<"policyFile", "policy", "std::string", "\"\"",
+           "JSON policy file; its fp8 section forces or forbids FP8">,
+    ListOption<"fp8OpTypes", "fp8-op", "std::string",
+               "FP8 per op type, OpType:always or OpType:never">,
+    ListOption<"fp8Nodes", "fp8-node", "std::string",
+               "FP8 per node, name:always or name:never">,
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per GEMM: FP8 or not, and why">,
+  ];
+  let dependentDialects = ["::mlir::amp::AMPDialect"];
+}
+
 def AMPReport : Pass<"amp-report", "ModuleOp"> {
   let summary = "Write the mixed-precision report and print its summary";
   let description = [{

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
 
 #include <string>
 
@@ -24,6 +25,10 @@ namespace mlir::amp {
 
 /// Where an op's class came from, for remarks and the report.
 enum class PolicySource { Table, OpType, NodeName, Unknown };
+
+/// What a policy says of FP8 for an op (amp-fp8): nothing (the cost model
+/// decides), always or never.
+enum class FP8Choice { Default, Always, Never };
 
 llvm::StringRef stringifyPolicySource(PolicySource source);
 
@@ -40,6 +45,11 @@ public:
                                    Location loc);
   LogicalResult addNodeOverrides(llvm::ArrayRef<std::string> entries,
                                  Location loc);
+  /// FP8 overrides written `name:always` or `name:never`, for op types and
+  /// node names; they replace the file's `fp8` section.
+  LogicalResult addFP8Overrides(llvm::ArrayRef<std::string> opTypeEntries,
+                                llvm::ArrayRef<std::string> nodeEntries,
+                                Location loc);
   /// All three, as the passes' options give them: the file (none when
   /// empty), then the op-type and the node overrides.
   LogicalResult addSources(llvm::StringRef file,
@@ -51,6 +61,9 @@ public:
   /// the op's own (PrecisionOpInterface); never-touch for other ops.
   PrecisionClass classify(Operation *op, PolicySource *source = nullptr) const;
 
+  /// The FP8 choice for `op`: a node-name override, else an op-type one.
+  FP8Choice classifyFP8(Operation *op) const;
+
   /// The op type that overrides match: `Type` for the default ONNX domain,
   /// `domain::Type` for others, the op name for non-ONNX ops.
   static std::string getOpTypeKey(Operation *op);
@@ -58,19 +71,36 @@ public:
   static llvm::StringRef getNodeName(Operation *op);
 
 private:
+  /// A precision class, or an FP8Choice in the fp8 maps.
   struct Override {
-    PrecisionClass precisionClass;
+    unsigned choice;
     std::string origin; ///< "policy file 'p.json'" or "pass option"
   };
+  /// The spelling of a choice in one kind of map.
+  using ChoiceName = llvm::StringRef (*)(unsigned);
+  /// Parses a choice's spelling; failure after an error naming `where`.
+  using ChoiceParser = FailureOr<unsigned> (*)(llvm::StringRef name,
+                                               llvm::StringRef where,
+                                               Location loc);
   LogicalResult add(llvm::StringMap<Override> &overrides, llvm::StringRef kind,
-                    llvm::StringRef name, PrecisionClass precisionClass,
+                    llvm::StringRef name, unsigned choice, ChoiceName nameOf,
                     llvm::StringRef origin, bool replace, Location loc);
   LogicalResult addEntries(llvm::StringMap<Override> &overrides,
                            llvm::StringRef kind,
-                           llvm::ArrayRef<std::string> entries, Location loc);
+                           llvm::ArrayRef<std::string> entries,
+                           ChoiceParser parse, ChoiceName nameOf, Location loc);
+  /// One section of a policy file: {choice: [name, ...]} for op types or
+  /// nodes.
+  LogicalResult addFileSection(const llvm::json::Object &choices,
+                               llvm::StringMap<Override> &overrides,
+                               llvm::StringRef kind, llvm::StringRef where,
+                               llvm::StringRef origin, ChoiceParser parse,
+                               ChoiceName nameOf, Location loc);
 
   llvm::StringMap<Override> opTypes;
   llvm::StringMap<Override> nodes;
+  llvm::StringMap<Override> fp8OpTypes;
+  llvm::StringMap<Override> fp8Nodes;
 };
 
 } // namespace mlir::amp

@@ -14,7 +14,9 @@
 #ifndef AMP_DIALECT_AMP_TRANSFORMS_TRAININGDATAFLOW_H
 #define AMP_DIALECT_AMP_TRANSFORMS_TRAININGDATAFLOW_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -110,6 +112,16 @@ llvm::SmallVector<Value> findSeeds(Block &body, Value loss,
                                    const llvm::DenseSet<Operation *> &forward,
                                    llvm::ArrayRef<Value> updatedInputs,
                                    std::string &why);
+
+/// Appends an input of the step `func` named `name` with initial value
+/// `value` (exported as an initializer): state the step carries, such as
+/// the loss scale or an FP8 amax history.
+Value addStateInput(func::FuncOp func, llvm::StringRef name,
+                    DenseElementsAttr value);
+
+/// Appends `value` to the results of `func` under the output name `name`
+/// (`<input>.updated` for state that feeds the next step).
+void addStateOutput(func::FuncOp func, llvm::StringRef name, Value value);
 
 } // namespace mlir::amp
 
