@@ -452,6 +452,30 @@ LogicalResult FP8Pass::convert(func::FuncOp func, CostModel &model,
     cut.addInput(readers, /*otherReaders=*/false, quantizationUs[index],
                  /*foldable=*/false);
   }
+  // An amp.cast that only GEMMs read goes away when all of them are FP8
+  // (quantizations read around it): it costs only while one stays in the
+  // base precision. A producer pinned FP8 that costs nothing carries it.
+  llvm::MapVector<Operation *, SmallVector<unsigned>> castReaders;
+  for (auto [index, gemm] : llvm::enumerate(gemms))
+    for (Value operand : {gemm.a, gemm.b})
+      if (auto castOp = operand.getDefiningOp<CastOp>())
+        castReaders[castOp].push_back(index);
+  for (auto &entry : castReaders) {
+    Operation *castOp = entry.first;
+    ArrayRef<unsigned> readers = entry.second;
+    if (!llvm::all_of(castOp->getUsers(), [&](Operation *user) {
+          return llvm::any_of(readers, [&](unsigned index) {
+            return gemms[index].node.getOperation() == user;
+          });
+        }))
+      continue;
+    unsigned carrier = cut.addOp(0, 0, PrecisionCut::Pin::Low);
+    cut.addResult(carrier, readers, /*otherReaders=*/false,
+                  model.getCastTimeUs(cast<CastOp>(castOp).getInput(),
+                                      cast<FloatType>(getElementTypeOrSelf(
+                                          castOp->getResult(0)))),
+                  /*downUs=*/0);
+  }
   SmallVector<bool> fp8 = cut.solve();
   SmallVector<Gemm *> chosen;
   for (auto [index, gemm] : llvm::enumerate(gemms)) {
