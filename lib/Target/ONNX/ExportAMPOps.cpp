@@ -21,6 +21,22 @@ using namespace mlir;
 using namespace mlir::onnxg;
 using namespace mlir::onnxg::detail;
 
+static void setIntAttr(onnx::NodeProto &node, StringRef name, int64_t value) {
+  onnx::AttributeProto &attr = *node.add_attribute();
+  attr.set_name(name.str());
+  attr.set_type(onnx::AttributeProto::INT);
+  attr.set_i(value);
+}
+
+static void setIntsAttr(onnx::NodeProto &node, StringRef name,
+                        ArrayRef<int64_t> values) {
+  onnx::AttributeProto &attr = *node.add_attribute();
+  attr.set_name(name.str());
+  attr.set_type(onnx::AttributeProto::INTS);
+  for (int64_t value : values)
+    attr.add_ints(value);
+}
+
 LogicalResult Exporter::exportCast(amp::CastOp cast, onnx::GraphProto &graph) {
   std::optional<int32_t> to = getOnnxDataType(cast.getType().getElementType());
   if (!to)
@@ -35,12 +51,8 @@ LogicalResult Exporter::exportCast(amp::CastOp cast, onnx::GraphProto &graph) {
 LogicalResult Exporter::exportUnscale(amp::UnscaleOp unscale,
                                       onnx::GraphProto &graph) {
   std::string result = names[unscale.getResult()];
-  std::string input = names[unscale.getInput()];
-  if (!unscale.getInput().getType().getElementType().isF32()) {
-    std::string cast = claimName(result + "/cast", /*mayShadow=*/false);
-    addCastNode(input, cast, onnx::TensorProto::FLOAT, graph);
-    input = cast;
-  }
+  std::string input =
+      castToFloat32(unscale.getInput(), result + "/cast", graph);
   std::string reciprocal =
       claimName(result + "/reciprocal", /*mayShadow=*/false);
   addNode("Reciprocal", {names[unscale.getScale()]}, reciprocal, graph);
@@ -83,11 +95,7 @@ LogicalResult Exporter::exportAllFinite(amp::AllFiniteOp op,
     std::string zeros =
         addHelperNode("Sub", {name, name}, name + "/zeros", graph);
     std::string sum = claimName(name + "/zero_sum", /*mayShadow=*/false);
-    onnx::AttributeProto &keep =
-        *addNode("ReduceSum", {zeros}, sum, graph).add_attribute();
-    keep.set_name("keepdims");
-    keep.set_type(onnx::AttributeProto::INT);
-    keep.set_i(0);
+    setIntAttr(addNode("ReduceSum", {zeros}, sum, graph), "keepdims", 0);
     sums.push_back(sum);
   }
   std::string total = addHelperNode("Sum", sums, result + "/sum", graph);
@@ -148,22 +156,6 @@ LogicalResult Exporter::exportUpdateScale(amp::UpdateScaleOp op,
 // FP8
 //===----------------------------------------------------------------------===//
 
-static void setIntAttr(onnx::NodeProto &node, StringRef name, int64_t value) {
-  onnx::AttributeProto &attr = *node.add_attribute();
-  attr.set_name(name.str());
-  attr.set_type(onnx::AttributeProto::INT);
-  attr.set_i(value);
-}
-
-static void setIntsAttr(onnx::NodeProto &node, StringRef name,
-                        ArrayRef<int64_t> values) {
-  onnx::AttributeProto &attr = *node.add_attribute();
-  attr.set_name(name.str());
-  attr.set_type(onnx::AttributeProto::INTS);
-  for (int64_t value : values)
-    attr.add_ints(value);
-}
-
 std::string Exporter::addInts(ArrayRef<int64_t> values, StringRef hint,
                               onnx::GraphProto &graph) {
   onnx::TensorProto &tensor = *graph.add_initializer();
@@ -209,82 +201,90 @@ static LogicalResult emitBlockError(Operation *op, Type type,
                  "multiple of its block";
 }
 
-FailureOr<std::string>
-Exporter::exportScaled(Operation *op, Value data, Value scale,
-                       std::optional<ArrayRef<int64_t>> block, StringRef hint,
-                       onnx::GraphProto &graph) {
-  std::string x = castToFloat32(data, hint.str() + "/float", graph);
-  if (!block) {
-    std::string output = claimName(hint, /*mayShadow=*/false);
-    addNode("Mul", {x, names[scale]}, output, graph);
-    return output;
-  }
+FailureOr<std::string> Exporter::exportFloatBlocks(
+    Operation *op, Value data, std::optional<ArrayRef<int64_t>> block,
+    StringRef prefix, SmallVectorImpl<int64_t> &grid, onnx::GraphProto &graph) {
+  std::string x = castToFloat32(data, prefix.str() + "/float", graph);
+  if (!block)
+    return x;
   auto type = cast<RankedTensorType>(data.getType());
   auto views = getBlockViews(type.getShape(), *block);
   if (failed(views))
     return emitBlockError(op, type, *block);
-  std::string blocks = addHelperNode(
-      "Reshape", {x, addInts(views->first, hint.str() + "/blocks", graph)},
-      hint.str() + "/blocked", graph);
-  std::string scales = addHelperNode(
-      "Reshape",
-      {names[scale], addInts(views->second, hint.str() + "/grid", graph)},
-      hint.str() + "/block_scales", graph);
-  std::string product = addHelperNode("Mul", {blocks, scales},
-                                      hint.str() + "/blocked_product", graph);
+  grid.assign(views->second);
   return addHelperNode(
-      "Reshape",
-      {product, addInts(type.getShape(), hint.str() + "/shape", graph)}, hint,
-      graph);
+      "Reshape", {x, addInts(views->first, prefix.str() + "/blocks", graph)},
+      prefix.str() + "/blocked", graph);
 }
 
-FailureOr<std::string>
-Exporter::exportAmax(Operation *op, Value input,
-                     std::optional<ArrayRef<int64_t>> block, StringRef hint,
-                     onnx::GraphProto &graph) {
-  std::string x = castToFloat32(input, hint.str() + "/float", graph);
+LogicalResult Exporter::exportScaled(Operation *op, Value data, Value scale,
+                                     std::optional<ArrayRef<int64_t>> block,
+                                     const std::string &output,
+                                     onnx::GraphProto &graph) {
+  SmallVector<int64_t> grid;
+  FailureOr<std::string> x =
+      exportFloatBlocks(op, data, block, output, grid, graph);
+  if (failed(x))
+    return failure();
+  if (!block) {
+    addNode("Mul", {*x, names[scale]}, output, graph);
+    return success();
+  }
+  std::string scales = addHelperNode(
+      "Reshape", {names[scale], addInts(grid, output + "/grid", graph)},
+      output + "/block_scales", graph);
+  std::string product =
+      addHelperNode("Mul", {*x, scales}, output + "/blocked_product", graph);
+  auto shape = cast<RankedTensorType>(data.getType()).getShape();
+  addNode("Reshape", {product, addInts(shape, output + "/shape", graph)},
+          output, graph);
+  return success();
+}
+
+LogicalResult Exporter::exportAmax(Operation *op, Value input,
+                                   std::optional<ArrayRef<int64_t>> block,
+                                   const std::string &output,
+                                   onnx::GraphProto &graph) {
+  SmallVector<int64_t> grid;
+  FailureOr<std::string> x =
+      exportFloatBlocks(op, input, block, output, grid, graph);
+  if (failed(x))
+    return failure();
+  // The block view [g0, b0, g1, b1, ...] reduces over the b dimensions.
   SmallVector<int64_t> axes;
-  if (block) {
-    auto type = cast<RankedTensorType>(input.getType());
-    auto views = getBlockViews(type.getShape(), *block);
-    if (failed(views))
-      return emitBlockError(op, type, *block);
-    x = addHelperNode("Reshape",
-                      {x, addInts(views->first, hint.str() + "/blocks", graph)},
-                      hint.str() + "/blocked", graph);
+  if (block)
     for (size_t dim = 0; dim < block->size(); ++dim)
       axes.push_back(2 * dim + 1);
-  }
-  return exportMaxMagnitude(
-      addHelperNode("Abs", {x}, hint.str() + "/abs", graph), axes, hint, graph);
+  exportMaxMagnitude(addHelperNode("Abs", {*x}, output + "/abs", graph), axes,
+                     output, graph);
+  return success();
 }
 
-std::string Exporter::exportMaxMagnitude(const std::string &magnitudes,
-                                         ArrayRef<int64_t> axes, StringRef hint,
-                                         onnx::GraphProto &graph) {
+void Exporter::exportMaxMagnitude(const std::string &magnitudes,
+                                  ArrayRef<int64_t> axes,
+                                  const std::string &output,
+                                  onnx::GraphProto &graph) {
   // ReduceMax (opset 18: axes as an input; none reduces everything); NaN
   // where any element is NaN, as the CPU lowering's arith.maximumf.
   auto reduce = [&](StringRef type, const std::string &value, StringRef what) {
     SmallVector<std::string> inputs = {value};
     if (!axes.empty())
-      inputs.push_back(addInts(axes, hint.str() + "/axes", graph));
-    std::string output = claimName(hint.str() + "/" + what.str(), false);
-    setIntAttr(addNode(type, inputs, output, graph), "keepdims", 0);
-    return output;
+      inputs.push_back(addInts(axes, output + "/axes", graph));
+    std::string reduced = claimName(output + "/" + what.str(), false);
+    setIntAttr(addNode(type, inputs, reduced, graph), "keepdims", 0);
+    return reduced;
   };
   std::string largest = reduce("ReduceMax", magnitudes, "max");
-  std::string nanFlags = claimName(hint.str() + "/nan_flags", false);
-  addCastNode(
-      addHelperNode("IsNaN", {magnitudes}, hint.str() + "/is_nan", graph),
-      nanFlags, onnx::TensorProto::FLOAT, graph);
+  std::string nanFlags = claimName(output + "/nan_flags", false);
+  addCastNode(addHelperNode("IsNaN", {magnitudes}, output + "/is_nan", graph),
+              nanFlags, onnx::TensorProto::FLOAT, graph);
   std::string anyNaN =
       addHelperNode("Greater",
                     {reduce("ReduceMax", nanFlags, "nan_count"),
-                     addScalar(0.0f, hint.str() + "/zero", graph)},
-                    hint.str() + "/any_nan", graph);
-  return addHelperNode(
-      "Where", {anyNaN, addScalar(NAN, hint.str() + "/nan", graph), largest},
-      hint, graph);
+                     addScalar(0.0f, output + "/zero", graph)},
+                    output + "/any_nan", graph);
+  addNode("Where", {anyNaN, addScalar(NAN, output + "/nan", graph), largest},
+          output, graph);
 }
 
 std::string Exporter::exportScaleFormula(const std::string &amax,
@@ -347,15 +347,14 @@ LogicalResult Exporter::exportFP8Op(Operation *op, onnx::GraphProto &graph) {
   requiredOpset = std::max<int64_t>(requiredOpset, 19);
   if (auto quantize = dyn_cast<amp::QuantizeOp>(op)) {
     std::string result = names[quantize.getResult()];
-    FailureOr<std::string> scaled =
-        exportScaled(op, quantize.getInput(), quantize.getScale(),
-                     quantize.getBlock(), result + "/scaled", graph);
-    if (failed(scaled))
+    std::string scaled = claimName(result + "/scaled", false);
+    if (failed(exportScaled(op, quantize.getInput(), quantize.getScale(),
+                            quantize.getBlock(), scaled, graph)))
       return failure();
     std::optional<int32_t> to =
         getOnnxDataType(quantize.getResult().getType().getElementType());
     // Cast to FP8 saturates by default (opset 19's `saturate` = 1).
-    addCastNode(*scaled, result, *to, graph);
+    addCastNode(scaled, result, *to, graph);
     addNode("Reciprocal", {names[quantize.getScale()]},
             names[quantize.getScaleInv()], graph);
     addValueInfo(quantize.getResult(), {}, graph);
@@ -365,27 +364,20 @@ LogicalResult Exporter::exportFP8Op(Operation *op, onnx::GraphProto &graph) {
   if (auto dequantize = dyn_cast<amp::DequantizeOp>(op)) {
     std::string result = names[dequantize.getResult()];
     Type element = dequantize.getType().getElementType();
-    FailureOr<std::string> scaled =
-        exportScaled(op, dequantize.getInput(), dequantize.getScaleInv(),
-                     dequantize.getBlock(),
-                     element.isF32() ? result : result + "/float", graph);
-    if (failed(scaled))
+    std::string scaled =
+        element.isF32() ? result : claimName(result + "/float", false);
+    if (failed(exportScaled(op, dequantize.getInput(), dequantize.getScaleInv(),
+                            dequantize.getBlock(), scaled, graph)))
       return failure();
     if (!element.isF32())
-      addCastNode(*scaled, result, *getOnnxDataType(element), graph);
-    else if (*scaled != result)
-      addNode("Identity", {*scaled}, result, graph);
+      addCastNode(scaled, result, *getOnnxDataType(element), graph);
     addValueInfo(dequantize.getResult(), {}, graph);
     return success();
   }
   if (auto amax = dyn_cast<amp::AmaxOp>(op)) {
-    std::string result = names[amax.getResult()];
-    FailureOr<std::string> value =
-        exportAmax(op, amax.getInput(), amax.getBlock(), result, graph);
-    if (failed(value))
+    if (failed(exportAmax(op, amax.getInput(), amax.getBlock(),
+                          names[amax.getResult()], graph)))
       return failure();
-    if (*value != result)
-      addNode("Identity", {*value}, result, graph);
     addValueInfo(amax.getResult(), {}, graph);
     return success();
   }
@@ -430,8 +422,10 @@ LogicalResult Exporter::exportFP8Op(Operation *op, onnx::GraphProto &graph) {
       std::string staged = claimName(prefix + "staged", false);
       concat(stagedParts, staged);
       std::string chosen = amax;
-      if (!mostRecent)
-        chosen = exportMaxMagnitude(staged, {}, prefix + "amax", graph);
+      if (!mostRecent) {
+        chosen = claimName(prefix + "amax", false);
+        exportMaxMagnitude(staged, {}, chosen, graph);
+      }
       Value newScale = update.getNewScales()[index];
       exportScaleFormula(chosen, names[update.getScales()[index]],
                          update.getMaxes()[index], update.getMargin(),
@@ -458,15 +452,16 @@ LogicalResult Exporter::exportFP8Op(Operation *op, onnx::GraphProto &graph) {
   auto operand = [&](Value data, Value scaleInv,
                      std::optional<ArrayRef<int64_t>> block, bool transposed,
                      StringRef what) -> FailureOr<std::string> {
-    FailureOr<std::string> value = exportScaled(
-        op, data, scaleInv, block, result + "/" + what.str(), graph);
-    if (failed(value) || !transposed)
+    std::string value = claimName(result + "/" + what.str(), false);
+    if (failed(exportScaled(op, data, scaleInv, block, value, graph)))
+      return failure();
+    if (!transposed)
       return value;
     int64_t rank = cast<RankedTensorType>(data.getType()).getRank();
     SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(perm[rank - 1], perm[rank - 2]);
     std::string output = claimName(result + "/" + what.str() + "_t", false);
-    setIntsAttr(addNode("Transpose", {*value}, output, graph), "perm", perm);
+    setIntsAttr(addNode("Transpose", {value}, output, graph), "perm", perm);
     return output;
   };
   FailureOr<std::string> a =
@@ -477,16 +472,20 @@ LogicalResult Exporter::exportFP8Op(Operation *op, onnx::GraphProto &graph) {
               matmul.getTransposeB(), "b");
   if (failed(a) || failed(b))
     return failure();
+  // The last node writes the result, a Cast when it is not FP32.
   Type element = matmul.getType().getElementType();
+  Value bias = matmul.getBias();
   std::string product =
-      addHelperNode("MatMul", {*a, *b}, result + "/product", graph);
-  if (Value bias = matmul.getBias())
-    product = addHelperNode(
-        "Add", {product, castToFloat32(bias, result + "/bias", graph)},
-        result + "/biased", graph);
-  if (element.isF32())
-    addNode("Identity", {product}, result, graph);
-  else
+      !bias && element.isF32() ? result : claimName(result + "/product", false);
+  addNode("MatMul", {*a, *b}, product, graph);
+  if (bias) {
+    std::string biased =
+        element.isF32() ? result : claimName(result + "/biased", false);
+    addNode("Add", {product, castToFloat32(bias, result + "/bias", graph)},
+            biased, graph);
+    product = biased;
+  }
+  if (!element.isF32())
     addCastNode(product, result, *getOnnxDataType(element), graph);
   addValueInfo(matmul.getResult(), {}, graph);
   return success();

@@ -54,20 +54,27 @@ private:
   /// operands (ONNX Runtime rewrites DequantizeLinear -> MatMul into an
   /// integer kernel that rejects FP8).
   LogicalResult exportFP8Op(Operation *op, onnx::GraphProto &graph);
-  /// `data` widened to FP32 and multiplied by its per-tensor or per-block
-  /// `scale`, into a value named after `hint`.
-  FailureOr<std::string> exportScaled(Operation *op, Value data, Value scale,
-                                      std::optional<ArrayRef<int64_t>> block,
-                                      StringRef hint, onnx::GraphProto &graph);
-  /// max |input| per block, NaN when an element is not finite.
-  FailureOr<std::string> exportAmax(Operation *op, Value input,
-                                    std::optional<ArrayRef<int64_t>> block,
-                                    StringRef hint, onnx::GraphProto &graph);
+  /// `data` widened to FP32 and, with `block`, reshaped to its block view
+  /// [g0, b0, g1, b1, ...]; `grid` gets [g0, 1, g1, 1, ...], the shape its
+  /// per-block values broadcast in. Helper names start with `prefix`.
+  FailureOr<std::string>
+  exportFloatBlocks(Operation *op, Value data,
+                    std::optional<ArrayRef<int64_t>> block, StringRef prefix,
+                    SmallVectorImpl<int64_t> &grid, onnx::GraphProto &graph);
+  /// `data` widened to FP32 times its per-tensor or per-block `scale`, as
+  /// the value named `output` (claimed by the caller).
+  LogicalResult exportScaled(Operation *op, Value data, Value scale,
+                             std::optional<ArrayRef<int64_t>> block,
+                             const std::string &output,
+                             onnx::GraphProto &graph);
+  /// max |input| (per block), NaN where a NaN is, as the value `output`.
+  LogicalResult exportAmax(Operation *op, Value input,
+                           std::optional<ArrayRef<int64_t>> block,
+                           const std::string &output, onnx::GraphProto &graph);
   /// max of `magnitudes` (non-negative) over `axes` (all when empty), NaN
-  /// where a NaN is among them.
-  std::string exportMaxMagnitude(const std::string &magnitudes,
-                                 ArrayRef<int64_t> axes, StringRef hint,
-                                 onnx::GraphProto &graph);
+  /// where a NaN is among them, as the value `output`.
+  void exportMaxMagnitude(const std::string &magnitudes, ArrayRef<int64_t> axes,
+                          const std::string &output, onnx::GraphProto &graph);
   /// FP8.h's computeScale on FP32 tensors; `previous` may be empty.
   std::string exportScaleFormula(const std::string &amax,
                                  const std::string &previous, float fp8Max,
