@@ -47,7 +47,9 @@ struct Quantization {
   Value value;
   FloatType format;
   SmallVector<int64_t> block;
-  OperandRole role;
+  /// The GEMMs (indices) that read it, and its modeled time.
+  SmallVector<unsigned> readers;
+  double us = 0;
   /// Filled when rewriting.
   Value data, scaleInv;
 };
@@ -70,9 +72,9 @@ struct FP8Pass : amp::impl::AMPFP8Base<FP8Pass> {
   void runOnOperation() override;
 
 private:
-  LogicalResult convert(func::FuncOp func, CostModel &model,
-                        const PrecisionPolicy &policy,
-                        llvm::json::Array &states, int64_t &converted);
+  void convert(func::FuncOp func, CostModel &model,
+               const PrecisionPolicy &policy, llvm::json::Array &states,
+               int64_t &converted);
   /// The GEMM `node` as a Gemm, or the reason it is not eligible.
   FailureOr<Gemm> match(onnxg::NodeOp node, std::string &why);
   /// The quantization of `value` for `gemm` in `role`, deduplicated.
@@ -85,7 +87,6 @@ private:
   llvm::DenseMap<std::pair<Value, unsigned>, unsigned> quantizationIndex;
   const SeedLinearity *linearity = nullptr;
   llvm::StringSet<> parameters;
-  std::vector<double> quantizationUs;
 };
 } // namespace
 
@@ -218,14 +219,27 @@ unsigned FP8Pass::quantize(Value value, OperandRole role,
   auto [it, inserted] =
       quantizationIndex.try_emplace({value, layout}, quantizations.size());
   if (inserted)
-    quantizations.push_back({value, fp8Type, block, role, {}, {}});
+    quantizations.push_back({value, fp8Type, block, {}, 0, {}, {}});
   return it->second;
 }
 
-/// `name` made safe as a part of a state name.
+/// The part of a state's name that names its value: the value's name, or
+/// `value<index>` for an unnamed one.
 static std::string getStateStem(Value value, unsigned index) {
   StringRef name = onnxg::getValueName(value);
   return name.empty() ? ("value" + Twine(index)).str() : name.str();
+}
+
+/// "e4m3" or "e5m2".
+static StringRef getFormatName(FloatType format) {
+  return isa<Float8E5M2Type>(format) ? "e5m2" : "e4m3";
+}
+
+/// The `block` attribute of a quantization, null for per-tensor scaling.
+static DenseI64ArrayAttr getBlockAttr(Builder &builder,
+                                      const Quantization &quant) {
+  return quant.block.empty() ? nullptr
+                             : builder.getDenseI64ArrayAttr(quant.block);
 }
 
 void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
@@ -242,19 +256,20 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
   }
   SmallVector<Value> histories, amaxes, scales;
   SmallVector<float> maxes;
-  SmallVector<std::string> stems;
+  // "amp.fp8.<value>" of each delayed-scaling state, in order.
+  SmallVector<std::string> prefixes;
   for (unsigned index : needed) {
     Quantization &quant = quantizations[index];
     Value value = quant.value;
     Location loc = value.getLoc();
+    auto valueType = cast<RankedTensorType>(value.getType());
     float fp8Max = fp8::getMaxFinite(quant.format);
-    std::string stem = getStateStem(value, index);
-    if (llvm::is_contained(stems, stem))
-      stem += isa<Float8E5M2Type>(quant.format) ? ".e5m2" : ".e4m3";
-    stems.push_back(stem);
     Value scale;
     if (recipe == "delayed") {
-      std::string prefix = "amp.fp8." + stem;
+      std::string prefix = "amp.fp8." + getStateStem(value, index);
+      if (llvm::is_contained(prefixes, prefix))
+        prefix += ("." + getFormatName(quant.format)).str();
+      prefixes.push_back(prefix);
       auto historyType = RankedTensorType::get({amaxHistory}, f32);
       Value history = addStateInput(
           func, prefix + ".amax_history",
@@ -270,39 +285,32 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
       maxes.push_back(fp8Max);
       states.push_back(llvm::json::Object{
           {"value", onnxg::getValueName(value)},
-          {"format", isa<Float8E5M2Type>(quant.format) ? "e5m2" : "e4m3"},
+          {"format", getFormatName(quant.format)},
           {"amax_history", prefix + ".amax_history"},
           {"amax_history_updated", prefix + ".amax_history.updated"},
           {"scale", prefix + ".scale"},
           {"scale_updated", prefix + ".scale.updated"}});
     } else {
       builder.setInsertionPointAfterValue(value);
-      auto valueType = cast<RankedTensorType>(value.getType());
-      DenseI64ArrayAttr block = quant.block.empty()
-                                    ? nullptr
-                                    : builder.getDenseI64ArrayAttr(quant.block);
       auto gridType =
           quant.block.empty()
               ? scalarType
               : RankedTensorType::get(
                     fp8::getBlockGridShape(valueType.getShape(), quant.block),
                     f32);
-      Value amax = AmaxOp::create(builder, loc, gridType, value, block);
+      Value amax = AmaxOp::create(builder, loc, gridType, value,
+                                  getBlockAttr(builder, quant));
       scale = ComputeScaleOp::create(
           builder, loc, gridType, amax, Value(),
           builder.getF32FloatAttr(fp8Max), builder.getI64IntegerAttr(margin),
           recipe == "block" ? builder.getUnitAttr() : nullptr);
     }
-    auto valueType = cast<RankedTensorType>(value.getType());
     auto quantizeOp = QuantizeOp::create(
         builder, loc, valueType.clone(quant.format), scale.getType(), value,
-        scale,
-        quant.block.empty() ? nullptr
-                            : builder.getDenseI64ArrayAttr(quant.block));
-    quantizeOp->setAttr(
-        kFP8AttrName,
-        builder.getDictionaryAttr(builder.getNamedAttr(
-            "time_us", builder.getF64FloatAttr(quantizationUs[index]))));
+        scale, getBlockAttr(builder, quant));
+    quantizeOp->setAttr(kFP8AttrName,
+                        builder.getDictionaryAttr(builder.getNamedAttr(
+                            "time_us", builder.getF64FloatAttr(quant.us))));
     quant.data = quantizeOp.getResult();
     quant.scaleInv = quantizeOp.getScaleInv();
   }
@@ -311,19 +319,12 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
     builder.setInsertionPoint(node);
     Quantization &a = quantizations[gemm->quantA];
     Quantization &b = quantizations[gemm->quantB];
-    auto blockAttr = [&](Quantization &quant) {
-      return quant.block.empty() ? nullptr
-                                 : builder.getDenseI64ArrayAttr(quant.block);
-    };
     auto matmul = ScaledMatMulOp::create(
         builder, node.getLoc(), node.getResult(0).getType(), a.data, a.scaleInv,
         b.data, b.scaleInv, gemm->bias,
         gemm->transposeA ? builder.getUnitAttr() : nullptr,
-        gemm->transposeB ? builder.getUnitAttr() : nullptr, blockAttr(a),
-        blockAttr(b));
-    auto formatName = [](Quantization &quant) {
-      return isa<Float8E5M2Type>(quant.format) ? "e5m2" : "e4m3";
-    };
+        gemm->transposeB ? builder.getUnitAttr() : nullptr,
+        getBlockAttr(builder, a), getBlockAttr(builder, b));
     matmul->setAttr(
         kFP8AttrName,
         builder.getDictionaryAttr({
@@ -337,8 +338,10 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
                                  builder.getF64FloatAttr(gemm->baseUs)),
             builder.getNamedAttr("fp8_us",
                                  builder.getF64FloatAttr(gemm->fp8Us)),
-            builder.getNamedAttr("a", builder.getStringAttr(formatName(a))),
-            builder.getNamedAttr("b", builder.getStringAttr(formatName(b))),
+            builder.getNamedAttr(
+                "a", builder.getStringAttr(getFormatName(a.format))),
+            builder.getNamedAttr(
+                "b", builder.getStringAttr(getFormatName(b.format))),
         }));
     if (auto region = node->getAttrOfType<StringAttr>(kRegionAttrName))
       matmul->setAttr(kRegionAttrName, region);
@@ -359,8 +362,7 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
                                     scales, builder.getDenseF32ArrayAttr(maxes),
                                     builder.getI64IntegerAttr(margin),
                                     builder.getStringAttr(amaxAlgo));
-  for (auto [index, stem] : llvm::enumerate(stems)) {
-    std::string prefix = "amp.fp8." + stem;
+  for (auto [index, prefix] : llvm::enumerate(prefixes)) {
     addStateOutput(func, prefix + ".amax_history.updated",
                    update.getNewHistories()[index]);
     addStateOutput(func, prefix + ".scale.updated",
@@ -368,12 +370,11 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
   }
 }
 
-LogicalResult FP8Pass::convert(func::FuncOp func, CostModel &model,
-                               const PrecisionPolicy &policy,
-                               llvm::json::Array &states, int64_t &converted) {
+void FP8Pass::convert(func::FuncOp func, CostModel &model,
+                      const PrecisionPolicy &policy, llvm::json::Array &states,
+                      int64_t &converted) {
   quantizations.clear();
   quantizationIndex.clear();
-  quantizationUs.clear();
   parameters.clear();
   // Gradients are the values that depend on the backward seeds.
   std::optional<SeedLinearity> seedLinearity;
@@ -408,7 +409,7 @@ LogicalResult FP8Pass::convert(func::FuncOp func, CostModel &model,
   // Costs, quantizations and the cut.
   PrecisionCut cut;
   FloatType f32 = Float32Type::get(&getContext());
-  for (Gemm &gemm : gemms) {
+  for (auto [gemmIndex, gemm] : llvm::enumerate(gemms)) {
     auto op = cast<PrecisionOpInterface>(gemm.node.getOperation());
     model.getSizes().resetGuesses();
     gemm.fp32Us = model.getOpTimeUs(op, f32);
@@ -430,6 +431,9 @@ LogicalResult FP8Pass::convert(func::FuncOp func, CostModel &model,
     };
     gemm.quantA = quantize(source(gemm.a), roleOf(gemm.a), !gemm.transposeA);
     gemm.quantB = quantize(source(gemm.b), roleOf(gemm.b), gemm.transposeB);
+    quantizations[gemm.quantA].readers.push_back(gemmIndex);
+    if (gemm.quantB != gemm.quantA)
+      quantizations[gemm.quantB].readers.push_back(gemmIndex);
     PrecisionCut::Pin pin = PrecisionCut::Pin::None;
     bool allowed = gemm.choice == FP8Choice::Always || mode == "always" ||
                    !gemm.batchedActivations;
@@ -440,16 +444,11 @@ LogicalResult FP8Pass::convert(func::FuncOp func, CostModel &model,
       pin = PrecisionCut::Pin::Low;
     cut.addOp(gemm.baseUs, gemm.fp8Us, pin);
   }
-  for (Quantization &quant : quantizations)
-    quantizationUs.push_back(model.getQuantizeTimeUs(
-        quant.value, recipe == "current",
-        /*fused=*/quant.value.getDefiningOp() != nullptr));
-  for (auto [index, quant] : llvm::enumerate(quantizations)) {
-    SmallVector<unsigned> readers;
-    for (auto [gemmIndex, gemm] : llvm::enumerate(gemms))
-      if (gemm.quantA == index || gemm.quantB == index)
-        readers.push_back(gemmIndex);
-    cut.addInput(readers, /*otherReaders=*/false, quantizationUs[index],
+  for (Quantization &quant : quantizations) {
+    quant.us = model.getQuantizeTimeUs(quant.value, recipe == "current",
+                                       /*fused=*/quant.value.getDefiningOp() !=
+                                           nullptr);
+    cut.addInput(quant.readers, /*otherReaders=*/false, quant.us,
                  /*foldable=*/false);
   }
   // An amp.cast that only GEMMs read goes away when all of them are FP8
@@ -503,7 +502,6 @@ LogicalResult FP8Pass::convert(func::FuncOp func, CostModel &model,
   converted += chosen.size();
   if (!chosen.empty())
     rewrite(func, chosen, states);
-  return success();
 }
 
 void FP8Pass::runOnOperation() {
@@ -553,8 +551,7 @@ void FP8Pass::runOnOperation() {
       continue;
     llvm::json::Array funcStates;
     int64_t funcConverted = 0;
-    if (failed(convert(func, *model, policy, funcStates, funcConverted)))
-      return signalPassFailure();
+    convert(func, *model, policy, funcStates, funcConverted);
     Builder builder(&getContext());
     func->setAttr(
         kFP8AttrName,
