@@ -145,18 +145,15 @@ OpFoldResult AmaxOp::fold(FoldAdaptor adaptor) {
                                    : SmallVector<int64_t>(inputType.getShape());
   SmallVector<float> amax(type.getNumElements(), 0.0f);
   SmallVector<int64_t> strides = computeStrides(type.getShape());
+  SmallVector<int64_t> inputStrides = computeStrides(inputType.getShape());
   int64_t index = 0;
   for (APFloat value : input.getValues<APFloat>()) {
-    SmallVector<int64_t> position =
-        delinearize(index++, computeStrides(inputType.getShape()));
+    SmallVector<int64_t> position = delinearize(index++, inputStrides);
     int64_t cell = 0;
     for (auto [dim, coordinate] : llvm::enumerate(position))
       cell += (coordinate / block[dim]) * (type.getRank() ? strides[dim] : 0);
-    float magnitude = std::fabs(value.convertToDouble());
     float &slot = amax[cell];
-    slot = std::isnan(magnitude) || std::isnan(slot)
-               ? NAN
-               : std::max(slot, magnitude);
+    slot = fp8::maxOrNaN(slot, std::fabs(value.convertToDouble()));
   }
   return DenseElementsAttr::get(type, ArrayRef<float>(amax));
 }

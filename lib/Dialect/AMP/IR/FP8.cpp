@@ -40,6 +40,10 @@ float fp8::computeScale(float amax, std::optional<float> previous, float fp8Max,
   return scale;
 }
 
+float fp8::maxOrNaN(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+
 std::optional<fp8::AmaxAlgo> fp8::parseAmaxAlgo(StringRef name) {
   return llvm::StringSwitch<std::optional<AmaxAlgo>>(name)
       .Case("max", AmaxAlgo::Max)
@@ -55,11 +59,9 @@ float fp8::updateHistory(MutableArrayRef<float> history, float amax,
   history[0] = amax;
   float chosen = history[0];
   if (algo == AmaxAlgo::Max)
+    // A NaN anywhere keeps the previous scale.
     for (float value : history)
-      // A NaN anywhere keeps the previous scale, as in TE's kernel.
-      chosen = std::isnan(value) || std::isnan(chosen)
-                   ? NAN
-                   : std::max(chosen, value);
+      chosen = maxOrNaN(chosen, value);
   float scale = computeScale(chosen, previous, fp8Max, margin, false);
   std::rotate(history.begin(), history.begin() + 1, history.end());
   history[0] = 0.0f;

@@ -60,6 +60,13 @@ static llvm::json::Value describeTraining(DictionaryAttr roles,
                             {"updates", count("updates")}};
 }
 
+/// The float `key` of a record the passes leave (amp.assignment, amp.fp8),
+/// 0 when it is absent.
+static double getNumber(DictionaryAttr record, StringRef key) {
+  auto value = record.getAs<FloatAttr>(key);
+  return value ? value.getValueAsDouble() : 0.0;
+}
+
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::optional<CostModel> model =
@@ -141,10 +148,7 @@ void ReportPass::runOnOperation() {
       }
       if (auto record = op.getAttrOfType<DictionaryAttr>(kFP8AttrName)) {
         // amp-fp8's quantizations and GEMMs, with their modeled times.
-        auto number = [&](StringRef key) {
-          auto value = record.getAs<FloatAttr>(key);
-          return value ? value.getValueAsDouble() : 0.0;
-        };
+        auto number = [&](StringRef key) { return getNumber(record, key); };
         if (isa<QuantizeOp>(op)) {
           ampUs += number("time_us");
           ++quantizations;
@@ -247,10 +251,7 @@ void ReportPass::runOnOperation() {
     // modeled time of this function itself.
     if (mode && mode.getValue() == "optimal") {
       anyOptimal = true;
-      auto number = [&](StringRef key) {
-        auto value = assignment.getAs<FloatAttr>(key);
-        return value ? value.getValueAsDouble() : 0.0;
-      };
+      auto number = [&](StringRef key) { return getNumber(assignment, key); };
       propagateUs += number("propagate_us");
       cutUs += number("cut_us");
       if (auto count = assignment.getAs<IntegerAttr>("free_ops"))

@@ -34,6 +34,9 @@ float getMaxFinite(FloatType type);
 float computeScale(float amax, std::optional<float> previous, float fp8Max,
                    int64_t margin, bool pow2);
 
+/// max(a, b), NaN when either is NaN: how amaxes combine (arith.maximumf).
+float maxOrNaN(float a, float b);
+
 /// How the amax history gives the amax a scale is computed from.
 enum class AmaxAlgo { Max, MostRecent };
 
