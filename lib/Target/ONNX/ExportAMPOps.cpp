@@ -176,19 +176,30 @@ std::string Exporter::castToFloat32(Value input, StringRef hint,
   return cast;
 }
 
-/// The shape [g0, b0, g1, b1, ...] that splits a tensor of `shape` into
-/// blocks, and [g0, 1, g1, 1, ...] for its per-block values; failure when
-/// a dimension is dynamic or not a multiple of its block.
-static FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
-getBlockViews(ArrayRef<int64_t> shape, ArrayRef<int64_t> block) {
-  SmallVector<int64_t> data, grid;
+namespace {
+/// How a tensor splits into blocks: `padded` is its shape rounded up to
+/// whole blocks (the last block of a dimension may be partial), `data` the
+/// view [g0, b0, g1, b1, ...] of the padded tensor, `grid` [g0, 1, g1, 1,
+/// ...], the shape its per-block values broadcast in.
+struct BlockViews {
+  SmallVector<int64_t> padded, data, grid;
+};
+} // namespace
+
+/// The block views of a tensor of `shape`; failure when a dimension is
+/// dynamic.
+static FailureOr<BlockViews> getBlockViews(ArrayRef<int64_t> shape,
+                                           ArrayRef<int64_t> block) {
+  BlockViews views;
   for (auto [size, blockSize] : llvm::zip(shape, block)) {
-    if (ShapedType::isDynamic(size) || size % blockSize != 0)
+    if (ShapedType::isDynamic(size))
       return failure();
-    data.append({size / blockSize, blockSize});
-    grid.append({size / blockSize, 1});
+    int64_t blocks = llvm::divideCeil(size, blockSize);
+    views.padded.push_back(blocks * blockSize);
+    views.data.append({blocks, blockSize});
+    views.grid.append({blocks, 1});
   }
-  return std::make_pair(data, grid);
+  return views;
 }
 
 /// The error for a block layout the ONNX form cannot express.
@@ -197,23 +208,32 @@ static LogicalResult emitBlockError(Operation *op, Type type,
   InFlightDiagnostic diag = op->emitError("block scaling of ")
                             << type << " in blocks of [";
   llvm::interleaveComma(block, diag);
-  return diag << "] has no ONNX form: each dimension must be static and a "
-                 "multiple of its block";
+  return diag << "] has no ONNX form: each dimension must be static";
 }
 
 FailureOr<std::string> Exporter::exportFloatBlocks(
     Operation *op, Value data, std::optional<ArrayRef<int64_t>> block,
-    StringRef prefix, SmallVectorImpl<int64_t> &grid, onnx::GraphProto &graph) {
+    StringRef prefix, SmallVectorImpl<int64_t> &grid,
+    SmallVectorImpl<int64_t> &padded, onnx::GraphProto &graph) {
   std::string x = castToFloat32(data, prefix.str() + "/float", graph);
   if (!block)
     return x;
   auto type = cast<RankedTensorType>(data.getType());
-  auto views = getBlockViews(type.getShape(), *block);
+  FailureOr<BlockViews> views = getBlockViews(type.getShape(), *block);
   if (failed(views))
     return emitBlockError(op, type, *block);
-  grid.assign(views->second);
+  grid.assign(views->grid);
+  padded.assign(views->padded);
+  // Partial blocks are padded with zeros, which change no amax.
+  if (views->padded != type.getShape()) {
+    SmallVector<int64_t> pads(type.getRank(), 0);
+    for (auto [size, paddedSize] : llvm::zip(type.getShape(), views->padded))
+      pads.push_back(paddedSize - size);
+    x = addHelperNode("Pad", {x, addInts(pads, prefix.str() + "/pads", graph)},
+                      prefix.str() + "/padded", graph);
+  }
   return addHelperNode(
-      "Reshape", {x, addInts(views->first, prefix.str() + "/blocks", graph)},
+      "Reshape", {x, addInts(views->data, prefix.str() + "/blocks", graph)},
       prefix.str() + "/blocked", graph);
 }
 
@@ -221,9 +241,9 @@ LogicalResult Exporter::exportScaled(Operation *op, Value data, Value scale,
                                      std::optional<ArrayRef<int64_t>> block,
                                      const std::string &output,
                                      onnx::GraphProto &graph) {
-  SmallVector<int64_t> grid;
+  SmallVector<int64_t> grid, padded;
   FailureOr<std::string> x =
-      exportFloatBlocks(op, data, block, output, grid, graph);
+      exportFloatBlocks(op, data, block, output, grid, padded, graph);
   if (failed(x))
     return failure();
   if (!block) {
@@ -236,7 +256,18 @@ LogicalResult Exporter::exportScaled(Operation *op, Value data, Value scale,
   std::string product =
       addHelperNode("Mul", {*x, scales}, output + "/blocked_product", graph);
   auto shape = cast<RankedTensorType>(data.getType()).getShape();
-  addNode("Reshape", {product, addInts(shape, output + "/shape", graph)},
+  if (ArrayRef<int64_t>(padded) == shape) {
+    addNode("Reshape", {product, addInts(shape, output + "/shape", graph)},
+            output, graph);
+    return success();
+  }
+  std::string unblocked = addHelperNode(
+      "Reshape", {product, addInts(padded, output + "/padded_shape", graph)},
+      output + "/unblocked", graph);
+  SmallVector<int64_t> starts(shape.size(), 0);
+  addNode("Slice",
+          {unblocked, addInts(starts, output + "/starts", graph),
+           addInts(shape, output + "/ends", graph)},
           output, graph);
   return success();
 }
@@ -245,9 +276,9 @@ LogicalResult Exporter::exportAmax(Operation *op, Value input,
                                    std::optional<ArrayRef<int64_t>> block,
                                    const std::string &output,
                                    onnx::GraphProto &graph) {
-  SmallVector<int64_t> grid;
+  SmallVector<int64_t> grid, padded;
   FailureOr<std::string> x =
-      exportFloatBlocks(op, input, block, output, grid, graph);
+      exportFloatBlocks(op, input, block, output, grid, padded, graph);
   if (failed(x))
     return failure();
   // The block view [g0, b0, g1, b1, ...] reduces over the b dimensions.

@@ -54,13 +54,15 @@ private:
   /// operands (ONNX Runtime rewrites DequantizeLinear -> MatMul into an
   /// integer kernel that rejects FP8).
   LogicalResult exportFP8Op(Operation *op, onnx::GraphProto &graph);
-  /// `data` widened to FP32 and, with `block`, reshaped to its block view
+  /// `data` widened to FP32 and, with `block`, padded with zeros to whole
+  /// blocks (`padded` gets that shape) and reshaped to its block view
   /// [g0, b0, g1, b1, ...]; `grid` gets [g0, 1, g1, 1, ...], the shape its
   /// per-block values broadcast in. Helper names start with `prefix`.
   FailureOr<std::string>
   exportFloatBlocks(Operation *op, Value data,
                     std::optional<ArrayRef<int64_t>> block, StringRef prefix,
-                    SmallVectorImpl<int64_t> &grid, onnx::GraphProto &graph);
+                    SmallVectorImpl<int64_t> &grid,
+                    SmallVectorImpl<int64_t> &padded, onnx::GraphProto &graph);
   /// `data` widened to FP32 times its per-tensor or per-block `scale`, as
   /// the value named `output` (claimed by the caller).
   LogicalResult exportScaled(Operation *op, Value data, Value scale,

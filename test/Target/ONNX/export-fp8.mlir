@@ -2,10 +2,13 @@
 // quantize is a saturating Cast of x * scale, dequantize a Mul of the
 // widened data, the scaled GEMM a MatMul of the dequantized operands (no
 // DequantizeLinear -> MatMul, which ONNX Runtime rewrites into an integer
-// kernel that rejects FP8); a model below opset 19 and a block layout that
-// does not divide the shape are errors.
+// kernel that rejects FP8); a dimension its block does not divide is padded
+// to whole blocks; a model below opset 19 and a block layout over a dynamic
+// dimension are errors.
 // RUN: amp-opt %s -o %t.onnx
 // RUN: %onnx_info %t.onnx | FileCheck %s
+// RUN: amp-opt %S/Inputs/export-fp8-partial-block.mlir -o %t.partial.onnx
+// RUN: %onnx_info %t.partial.onnx | FileCheck %S/Inputs/export-fp8-partial-block.mlir --check-prefix=PARTIAL
 // RUN: rm -f %t.bad.onnx
 // RUN: not amp-opt %S/Inputs/export-fp8-old-opset.mlir -o %t.bad.onnx 2>&1 | FileCheck %S/Inputs/export-fp8-old-opset.mlir --check-prefix=OPSET
 // RUN: not amp-opt %S/Inputs/export-fp8-bad-block.mlir -o %t.bad.onnx 2>&1 | FileCheck %S/Inputs/export-fp8-bad-block.mlir --check-prefix=BLOCK
