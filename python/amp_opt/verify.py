@@ -58,7 +58,9 @@ def run_carried(path, data, carried, loss="loss", steps=2):
     (input name -> array) and each output of `carried` (output name ->
     input name) into its input; the other inputs keep their initializers.
     The state amp-insert-loss-scaling adds (docs/LossScaling.md) is carried
-    too. Returns the losses and the final state."""
+    too, and, as amp-run does, every output `X.updated` of an input `X`
+    (FP8 scaling state, docs/FP8.md). Returns the losses and the final
+    state."""
     model_proto = onnx.load(path)
     meta = roles(model_proto)
     state = {init.name: numpy_helper.to_array(init)
@@ -69,6 +71,10 @@ def run_carried(path, data, carried, loss="loss", steps=2):
     for key in ("scale", "count"):
         if scaling.get(f"{key}_updated"):
             carried[scaling[f"{key}_updated"]] = scaling[key]
+    for output in model_proto.graph.output:
+        stem = output.name[:-len(".updated")]
+        if output.name.endswith(".updated") and stem in graph_inputs:
+            carried.setdefault(output.name, stem)
     losses = []
     for _ in range(steps):
         feeds = {}

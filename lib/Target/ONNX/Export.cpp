@@ -577,8 +577,8 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
       return emitError(module.getLoc(), "FP8 types need ONNX opset ")
              << requiredOpset << " or later; the model imports opset "
              << opset.version()
-             << " (upgrade it first, e.g. with "
-                "onnx.version_converter.convert_version)";
+             << " (run --onnxg-upgrade-opset first, as "
+                "--amp-pipeline=\"precision=fp8\" does)";
   if (requiredOpset)
     noteDomain("", requiredOpset);
   for (const auto &entry : usedDomains) {

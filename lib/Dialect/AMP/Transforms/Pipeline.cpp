@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// --amp-pipeline="precision=fp16 ...": amp-analyze-training,
+// --amp-pipeline="precision=fp16 ...": (with precision=fp8,
+// onnxg-upgrade-opset) amp-analyze-training,
 // amp-insert-loss-scaling, amp-assign-precision, amp-materialize-casts,
 // amp-eliminate-casts, amp-fuse-casts and amp-report with one set of options
 // (docs/Pipeline.md).
@@ -12,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -119,6 +121,9 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   bool isFP8 = options.precision == "fp8";
   std::string precision =
       isFP8 ? options.base.getValue() : options.precision.getValue();
+  // FP8 types exist from ONNX opset 19 on; nodes created later take it.
+  if (isFP8)
+    pm.addPass(onnxg::createONNXGraphUpgradeOpset());
   AMPAnalyzeTrainingOptions analyze;
   analyze.lossName = options.loss;
   analyze.seedName = options.seed;

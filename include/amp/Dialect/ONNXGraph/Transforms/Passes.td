@@ -45,4 +45,36 @@ def ONNXGraphExpandGradients
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def ONNXGraphUpgradeOpset : Pass<"onnxg-upgrade-opset", "ModuleOp"> {
+  let summary = "Raise the model's default-domain ONNX opset";
+  let description = [{
+    Rewrites the nodes of the default ONNX domain for a newer opset and
+    records that opset in `onnxg.opset_imports`, so that the exporter may
+    write what only the newer opset has (FP8 types need opset 19). The
+    nodes whose meaning changed between opset 13 and 19 are rewritten as
+    ONNX's version converter does (its adapters for 13 to 16, ONNX 1.13's
+    and 1.14's changelogs after):
+
+    - 14: a BatchNormalization with running-statistics outputs gets
+      `training_mode = 1`; one with the saved mean and variance outputs
+      (4 or 5 outputs) is an error, as in ONNX's converter;
+    - 16: a RoiAlign without `coordinate_transformation_mode` keeps its old
+      default, `output_half_pixel`;
+    - 18: the `axes` attribute of ReduceMax, ReduceMin, ReduceMean,
+      ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum and
+      ReduceLogSumExp becomes an int64 Constant input.
+
+    Every other change in between only adds types, attributes with the old
+    behaviour as default, or new ops. A module at `opset` or later is left
+    as it is; one older than 13 is an error that says to upgrade it to 17
+    first with `onnx.version_converter.convert_version`. Each upgrade is
+    reported as a remark. `--amp-pipeline="precision=fp8"` runs this pass
+    first.
+  }];
+  let options = [
+    Option<"opset", "opset", "int64_t", /*default=*/"19",
+           "Opset to raise the default domain to (18 or 19)">,
+  ];
+}
+
 #endif // AMP_DIALECT_ONNXGRAPH_TRANSFORMS_PASSES_TD
