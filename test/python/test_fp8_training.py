@@ -39,6 +39,18 @@ def test_fp8_step_trains_next_to_bf16(name, recipe, zoo_steps, tmp_path):
     if recipe != "block":
         assert formats == {"e4m3", "e5m2"}
     assert (report["fp8"]["states"] > 0) == (recipe == "delayed")
+    # Each FP8 GEMM carries its share of the quantizations it reads: the
+    # shares add up to every quantization's time, counted once (the step's
+    # modeled time holds no cast here).
+    assert report["casts"]["remaining"] == 0
+    gemms = [d for d in report["decisions"] if d["precision"] == "fp8"]
+    shares = sum(d["time_us"]["quantize"] for d in gemms)
+    assert all(d["time_us"]["quantize"] > 0 for d in gemms)
+    assert report["modeled_time_us"]["amp"] == pytest.approx(
+        sum(d["time_us"]["fp8"] for d in gemms) + shares + sum(
+            d["time_us"][d["precision"] == "f32" and "fp32" or "low"]
+            for d in report["decisions"] if d["precision"] != "fp8"),
+        rel=1e-6)
     bf16, _ = api.train(path, STEPS, amp_pipeline="precision=bf16")
     fp8, _ = api.train(path, STEPS, amp_pipeline=f"precision=fp8 {options}")
     reference = [r["loss"] for r in bf16]

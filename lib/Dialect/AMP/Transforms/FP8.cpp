@@ -61,6 +61,9 @@ struct Gemm {
   bool transposeA = false, transposeB = false;
   FloatType baseType;
   double fp32Us = 0, baseUs = 0, fp8Us = 0, flops = 0;
+  /// With FP8: its share of the quantizations it reads, each split evenly
+  /// among the FP8 GEMMs that read it.
+  double quantizeUs = 0;
   FP8Choice choice = FP8Choice::Default;
   bool batchedActivations = false;
   unsigned quantA = 0, quantB = 0;
@@ -338,6 +341,8 @@ void FP8Pass::rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
                                  builder.getF64FloatAttr(gemm->baseUs)),
             builder.getNamedAttr("fp8_us",
                                  builder.getF64FloatAttr(gemm->fp8Us)),
+            builder.getNamedAttr("quantize_us",
+                                 builder.getF64FloatAttr(gemm->quantizeUs)),
             builder.getNamedAttr(
                 "a", builder.getStringAttr(getFormatName(a.format))),
             builder.getNamedAttr(
@@ -476,6 +481,13 @@ void FP8Pass::convert(func::FuncOp func, CostModel &model,
                   /*downUs=*/0);
   }
   SmallVector<bool> fp8 = cut.solve();
+  for (Quantization &quant : quantizations) {
+    auto fp8Readers = llvm::count_if(
+        quant.readers, [&](unsigned reader) { return fp8[reader]; });
+    for (unsigned reader : quant.readers)
+      if (fp8[reader])
+        gemms[reader].quantizeUs += quant.us / fp8Readers;
+  }
   SmallVector<Gemm *> chosen;
   for (auto [index, gemm] : llvm::enumerate(gemms)) {
     if (emitRemarks) {
@@ -486,9 +498,13 @@ void FP8Pass::convert(func::FuncOp func, CostModel &model,
         os << "FP8";
       else
         os << "stays " << gemm.baseType;
+      double quantizeUs = quantizations[gemm.quantA].us;
+      if (gemm.quantB != gemm.quantA)
+        quantizeUs += quantizations[gemm.quantB].us;
       os << ": " << llvm::format("%.2f", gemm.baseUs) << " us in "
          << gemm.baseType << ", " << llvm::format("%.2f", gemm.fp8Us)
-         << " us in FP8";
+         << " us in FP8 plus " << llvm::format("%.2f", quantizeUs)
+         << " us quantizing its operands";
       if (gemm.choice != FP8Choice::Default)
         os << " (policy "
            << (gemm.choice == FP8Choice::Always ? "always" : "never") << ")";

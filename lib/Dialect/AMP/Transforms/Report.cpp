@@ -174,9 +174,11 @@ void ReportPass::runOnOperation() {
             {"precision", "fp8"},
             {"reason", "fp8"},
             {"flops", number("flops")},
-            {"time_us", llvm::json::Object{{"fp32", number("fp32_us")},
-                                           {"base", number("base_us")},
-                                           {"fp8", number("fp8_us")}}},
+            {"time_us",
+             llvm::json::Object{{"fp32", number("fp32_us")},
+                                {"base", number("base_us")},
+                                {"fp8", number("fp8_us")},
+                                {"quantize", number("quantize_us")}}},
             {"formats", llvm::json::Object{
                             {"a", record.getAs<StringAttr>("a").getValue()},
                             {"b", record.getAs<StringAttr>("b").getValue()}}}};
