@@ -33,6 +33,15 @@ def heading(what):
             f"{os.cpu_count()} cores): {what}")
 
 
+def record(lines, out, name):
+    """Prints the Markdown table `lines` and appends it to `out`/`name`."""
+    table = "\n".join(lines) + "\n"
+    print(table)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, name), "a") as f:
+        f.write(table + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -66,14 +75,18 @@ def main():
             f"{s['fp32']['final']:.5g} | {s['fp16']['final']:.5g} "
             f"({100 * s['fp16']['gap']:.3f}%, {s['fp16']['skipped']}) | "
             f"{s['bf16']['final']:.5g} ({100 * s['bf16']['gap']:.3f}%) |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "amp_run_numerics.md"), "a") as f:
-        f.write(table + "\n")
+    record(lines, args.out, "amp_run_numerics.md")
     with open(os.path.join(args.out, "amp_run_numerics.json"), "w") as f:
         json.dump(results, f, indent=1)
 
+    plot_curves(results, os.path.join(args.out, "amp_run_numerics.png"),
+                reference="fp32")
+
+
+def plot_curves(results, png, reference):
+    """Plots {graph: {"curves": {run: losses}}} on a log scale, one panel
+    per graph, `reference`'s curve solid and the others dashed, to `png`
+    (with python3-matplotlib; says so and returns without it)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -85,17 +98,16 @@ def main():
     figure, axes = plt.subplots(2, columns, figsize=(5 * columns, 8),
                                 squeeze=False)
     for axis, (graph, result) in zip(axes.T.flat, results.items()):
-        for precision, losses in result["curves"].items():
-            axis.plot(range(1, len(losses) + 1), losses, label=precision,
-                      linewidth=1.5 if precision == "fp32" else 1,
-                      linestyle="-" if precision == "fp32" else "--")
+        for run, losses in result["curves"].items():
+            axis.plot(range(1, len(losses) + 1), losses, label=run,
+                      linewidth=1.5 if run == reference else 1,
+                      linestyle="-" if run == reference else "--")
         axis.set_yscale("log")
         axis.set_title(graph)
         axis.set_xlabel("step")
         axis.set_ylabel("loss")
         axis.legend()
     figure.tight_layout()
-    png = os.path.join(args.out, "amp_run_numerics.png")
     figure.savefig(png, dpi=90)
     print(f"plot: {png}", file=sys.stderr)
 

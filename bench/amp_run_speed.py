@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 from amp_opt import api, ort, zoo  # noqa: E402
-from amp_run_numerics import heading  # noqa: E402
+from amp_run_numerics import heading, record  # noqa: E402
 
 
 def main():
@@ -67,11 +67,7 @@ def main():
         lines.append(f"| {name} | {lower:.2f} | {jit:.2f} | {step:.2f} | "
                      f"{create:.2f} | {ort_step:.2f} | "
                      f"{step / ort_step:.2g}x |")
-    table = "\n".join(lines) + "\n"
-    print(table)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "amp_run_speed.md"), "a") as f:
-        f.write(table + "\n")
+    record(lines, args.out, "amp_run_speed.md")
 
 
 if __name__ == "__main__":

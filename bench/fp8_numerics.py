@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Numerics proof for FP8: does FP8 training track BF16 in amp-run?
+
+Trains the zoo's transformer and GPT steps (SGD) for --steps steps with
+amp-run, from one seed, in BF16 and in FP8 with each recipe (delayed,
+current, block), and checks issue 19's bounds: every step's loss within 2%
+of BF16's first loss from BF16's loss at that step, the final loss within
+3% of BF16's, no NaN. The FP8 GEMM count comes from the report: a run with
+none would prove nothing, so it fails the bounds.
+
+The small steps are too small for the cost model to pick BF16 or FP8
+GEMMs, so there every GEMM is BF16 (numerics.FORCED, in both runs) and
+every eligible one FP8 (fp8=always); the large ones run with the cost
+model's choices (fp8=auto). Prints a table, appends it with the machine and
+date to bench/results/fp8_numerics.md, writes the curves to
+fp8_numerics_<size>.json and plots them to fp8_numerics_<size>.png.
+"""
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+from amp_opt import api, numerics, zoo  # noqa: E402
+from amp_run_numerics import heading, plot_curves, record  # noqa: E402
+
+RECIPES = ("delayed", "current", "block")
+STEP_BOUND = 0.02  # of BF16's first loss, at every step
+FINAL_BOUND = 0.03  # of BF16's final loss
+
+
+def fp8_gemms(path, pipeline):
+    """The FP8 GEMM count of the report of `pipeline` on `path`."""
+    with tempfile.TemporaryDirectory() as folder:
+        report = os.path.join(folder, "report.json")
+        subprocess.run([api.find_amp_opt(), path, "-o", os.devnull,
+                        f"--amp-pipeline={pipeline} report={report}"],
+                       check=True, capture_output=True)
+        with open(report) as f:
+            return json.load(f)["fp8"]["gemms"]
+
+
+def compare(bf16, fp8):
+    """Issue 19's bounds for one FP8 curve against BF16's."""
+    finite = all(x is not None and math.isfinite(x) for x in fp8)
+    if not finite:
+        return {"finite": False, "step_gap": math.inf,
+                "final_gap": math.inf}
+    step_gap = max(abs(a - b) for a, b in zip(fp8, bf16)) / abs(bf16[0])
+    final_gap = abs(fp8[-1] - bf16[-1]) / abs(bf16[-1])
+    return {"finite": True, "step_gap": step_gap, "final_gap": final_gap}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=["small", "large"],
+                        default="small")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--models", nargs="+", default=["transformer", "gpt"])
+    parser.add_argument("--zoo-dir", help="reuse <model>_sgd_<size>.onnx "
+                        "from this folder (python3 -m amp_opt.zoo writes "
+                        "them) instead of exporting")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="amp-run processes at once")
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args()
+    small = args.size == "small"
+    base = numerics.FORCED if small else ""
+    fp8_options = "fp8=always" if small else "fp8=auto"
+    runs = {"bf16": f"precision=bf16 {base}"}
+    for recipe in RECIPES:
+        runs[f"fp8 {recipe}"] = (f"precision=fp8 {base} {fp8_options} "
+                                 f"fp8-recipe={recipe}")
+
+    results = {}
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for name in args.models:
+            paths[name] = os.path.join(args.zoo_dir or folder,
+                                       f"{name}_sgd_{args.size}.onnx")
+            if not args.zoo_dir:
+                zoo.export(name, "sgd", paths[name], size=args.size,
+                           seed=args.seed)
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            futures = {(name, run): pool.submit(api.train, paths[name],
+                                                args.steps, pipeline,
+                                                seed=args.seed,
+                                                timeout=None)
+                       for name in args.models
+                       for run, pipeline in runs.items()}
+            gemms = {(name, run): fp8_gemms(paths[name], pipeline)
+                     for name in args.models
+                     for run, pipeline in runs.items() if run != "bf16"}
+            for name in args.models:
+                curves = {}
+                for run in runs:
+                    records, _ = futures[name, run].result()
+                    curves[run] = [r["loss"] for r in records]
+                    print(f"{name} {run} done", file=sys.stderr)
+                results[name] = {
+                    "curves": curves,
+                    "fp8": {run: {"gemms": gemms[name, run],
+                                  **compare(curves["bf16"], curves[run])}
+                            for run in runs if run != "bf16"}}
+
+    lines = [heading(f"{args.size} zoo, SGD, {args.steps} steps, seed "
+                     f"{args.seed}, FP8 {fp8_options}"
+                     f"{', GEMMs forced to BF16' if small else ''}"),
+             "",
+             "Command: `/usr/bin/python3 bench/fp8_numerics.py --size "
+             f"{args.size} --steps {args.steps}`",
+             "",
+             f"Bounds: every step within {100 * STEP_BOUND:g}% of BF16's "
+             f"first loss, final within {100 * FINAL_BOUND:g}% of BF16's, "
+             "no NaN, at least one FP8 GEMM.",
+             "",
+             "| graph | BF16 first -> final | recipe | FP8 GEMMs | "
+             "FP8 final | largest step gap | final gap | bounds |",
+             "|---|---|---|---|---|---|---|---|"]
+    failed = False
+    for name, result in results.items():
+        bf16 = result["curves"]["bf16"]
+        for run, fp8 in result["fp8"].items():
+            ok = (fp8["finite"] and fp8["gemms"] > 0
+                  and fp8["step_gap"] <= STEP_BOUND
+                  and fp8["final_gap"] <= FINAL_BOUND)
+            failed |= not ok
+            lines.append(
+                f"| {name} | {bf16[0]:.5g} -> {bf16[-1]:.5g} | "
+                f"{run.split()[1]} | {fp8['gemms']} | "
+                f"{result['curves'][run][-1]:.5g} | "
+                f"{100 * fp8['step_gap']:.3f}% | "
+                f"{100 * fp8['final_gap']:.3f}% | "
+                f"{'met' if ok else 'MISSED'} |")
+    record(lines, args.out, "fp8_numerics.md")
+    with open(os.path.join(args.out, f"fp8_numerics_{args.size}.json"),
+              "w") as f:
+        json.dump(results, f, indent=1)
+    plot_curves(results,
+                os.path.join(args.out, f"fp8_numerics_{args.size}.png"),
+                reference="bf16")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
