@@ -265,17 +265,24 @@ func.func @fp64(%x: tensor<4096x1024xf64>, %w: tensor<1024x1024xf64>) {
 
 // An op whose ONNX schema at its opset does not allow the low type stays
 // FP32 and stops propagation: MatMul takes bfloat16 only from opset 13, but
-// float16 from opset 1.
+// float16 from opset 1. A node newer than libonnx's schemas (opset 19, after
+// onnxg-upgrade-opset) is judged by the newest it knows: Conv takes no
+// bfloat16 before opset 22.
 // BF16-LABEL: func.func @schema_types
 // BF16: onnxg.node "MatMul"{{.*}}amp.precision = f32, amp.reason = "unsupported-type"
 // BF16: onnxg.node "MatMul"{{.*}}amp.precision = bf16, amp.reason = "always-list"
-func.func @schema_types(%x: tensor<4096x1024xf32>, %w: tensor<1024x1024xf32>) {
+// BF16: onnxg.node "Conv"{{.*}}amp.precision = f32, amp.reason = "unsupported-type"
+func.func @schema_types(%x: tensor<4096x1024xf32>, %w: tensor<1024x1024xf32>,
+                        %img: tensor<8x64x56x56xf32>, %k: tensor<64x64x3x3xf32>) {
   // expected-remark @+1 {{'f16' (always-list)}}
   %0 = onnxg.node "MatMul"(%x, %w) opset 9
       : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
   // expected-remark @+1 {{'f16' (always-list)}}
   %1 = onnxg.node "MatMul"(%x, %w) opset 13
       : (tensor<4096x1024xf32>, tensor<1024x1024xf32>) -> tensor<4096x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %2 = onnxg.node "Conv"(%img, %k) opset 19
+      : (tensor<8x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<8x64x54x54xf32>
   return
 }
 

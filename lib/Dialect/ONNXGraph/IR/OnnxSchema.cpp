@@ -17,10 +17,13 @@
 using namespace mlir;
 using namespace mlir::onnxg;
 
-/// The registry's schema for `node`, or null when the node's opset is newer
-/// than what this libonnx knows (its schemas would be for an older version)
-/// or no schema exists.
-static const onnx::OpSchema *findSchema(NodeOp node) {
+/// The registry's schema for `node`, or null when no schema exists. A node
+/// newer than what this libonnx knows (1.12: opset 17) has none, unless
+/// `newestKnown`: then the newest known version stands in. That is right
+/// for type questions only: opsets 18 and 19 changed arities (the
+/// reductions' axes input) but no floating-point type constraint besides
+/// adding FP8.
+static const onnx::OpSchema *findSchema(NodeOp node, bool newestKnown) {
   std::string domain = node.getDomain().str();
   auto opset = static_cast<int64_t>(node.getOpset());
   if (domain == "ai.onnx")
@@ -28,8 +31,13 @@ static const onnx::OpSchema *findSchema(NodeOp node) {
   const auto &versions =
       onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto range = versions.find(domain);
-  if (range == versions.end() || opset > range->second.second || opset < 1)
+  if (range == versions.end() || opset < 1)
     return nullptr;
+  if (opset > range->second.second) {
+    if (!newestKnown)
+      return nullptr;
+    opset = range->second.second;
+  }
   const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
       node.getOpType().str(), static_cast<int>(opset), domain);
   if (!schema || schema->Deprecated())
@@ -56,7 +64,7 @@ static void appendTypeParameters(
 bool mlir::onnxg::getSchemaTypeParameters(
     NodeOp node, SmallVectorImpl<std::string> &inputs,
     SmallVectorImpl<std::string> &outputs) {
-  const onnx::OpSchema *schema = findSchema(node);
+  const onnx::OpSchema *schema = findSchema(node, /*newestKnown=*/true);
   if (!schema)
     return false;
   appendTypeParameters(schema->inputs(), node.getNumOperands(), inputs);
@@ -66,7 +74,7 @@ bool mlir::onnxg::getSchemaTypeParameters(
 
 bool mlir::onnxg::schemaAllowsElementType(NodeOp node, StringRef typeParameter,
                                           int32_t onnxDataType) {
-  const onnx::OpSchema *schema = findSchema(node);
+  const onnx::OpSchema *schema = findSchema(node, /*newestKnown=*/true);
   if (!schema || typeParameter.empty())
     return true;
   std::string wanted =
@@ -96,7 +104,7 @@ static LogicalResult checkArity(NodeOp node, StringRef what, size_t count,
 }
 
 LogicalResult mlir::onnxg::verifyAgainstOnnxSchema(NodeOp node) {
-  const onnx::OpSchema *schema = findSchema(node);
+  const onnx::OpSchema *schema = findSchema(node, /*newestKnown=*/false);
   if (!schema)
     return success();
   if (failed(checkArity(node, "inputs", node.getInputs().size(),
