@@ -170,6 +170,17 @@ NodeOp mlir::onnxg::createNode(OpBuilder &builder, StringRef opType,
   return cast<NodeOp>(builder.create(state));
 }
 
+NodeOp mlir::onnxg::createI64Constant(OpBuilder &builder,
+                                      ArrayRef<int64_t> values,
+                                      StringRef nodeName,
+                                      StringRef outputName) {
+  auto type =
+      RankedTensorType::get({int64_t(values.size())}, builder.getI64Type());
+  return createNode(
+      builder, "Constant", type, {}, nodeName, outputName,
+      builder.getNamedAttr("value", DenseElementsAttr::get(type, values)));
+}
+
 StringRef mlir::onnxg::getDimName(Value value, unsigned dim) {
   // Function arguments carry their names as argument attributes, op results
   // in one array per result on the op.

@@ -41,12 +41,15 @@ public:
   LogicalResult run();
 
 private:
+  /// A new node name, "<Gradient node>/<opType>_<n>".
+  std::string nextName(StringRef opType);
   /// A new node named after the Gradient node.
   Value create(StringRef opType, Type type, ValueRange inputs,
                ArrayRef<NamedAttribute> attrs = {});
   /// A splat constant of `type` (a 0-d tensor of `elementType` when `type`
   /// is null).
   Value createSplat(Type elementType, double value, RankedTensorType type = {});
+  /// A Constant of the int64 `values`.
   Value createI64s(ArrayRef<int64_t> values);
   /// `value` summed over the dimensions ONNX broadcast it to from `type`.
   FailureOr<Value> sumToShape(Value value, Type type, NodeOp node);
@@ -79,12 +82,16 @@ InFlightDiagnostic GradientExpansion::emitError(NodeOp node) {
   return emitError() << "cannot differentiate " << node.describe() << ": ";
 }
 
-Value GradientExpansion::create(StringRef opType, Type type, ValueRange inputs,
-                                ArrayRef<NamedAttribute> attrs) {
+std::string GradientExpansion::nextName(StringRef opType) {
   StringRef prefix = gradient.getNodeName();
   if (prefix.empty())
     prefix = "Gradient";
-  std::string name = (prefix + "/" + opType + "_" + Twine(created++)).str();
+  return (prefix + "/" + opType + "_" + Twine(created++)).str();
+}
+
+Value GradientExpansion::create(StringRef opType, Type type, ValueRange inputs,
+                                ArrayRef<NamedAttribute> attrs) {
+  std::string name = nextName(opType);
   return createNode(builder, opType, type, inputs, name, name + "_output",
                     attrs)
       .getResult(0);
@@ -101,11 +108,9 @@ Value GradientExpansion::createSplat(Type elementType, double value,
 }
 
 Value GradientExpansion::createI64s(ArrayRef<int64_t> values) {
-  auto type =
-      RankedTensorType::get({int64_t(values.size())}, builder.getI64Type());
-  return create(
-      "Constant", type, {},
-      builder.getNamedAttr("value", DenseElementsAttr::get(type, values)));
+  std::string name = nextName("Constant");
+  return createI64Constant(builder, values, name, name + "_output")
+      .getResult(0);
 }
 
 FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,

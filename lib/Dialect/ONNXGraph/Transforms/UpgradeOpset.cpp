@@ -50,14 +50,10 @@ static bool moveAxesToInput(NodeOp node) {
   if (!axes)
     return false;
   OpBuilder builder(node);
-  auto type =
-      RankedTensorType::get({int64_t(axes.size())}, builder.getI64Type());
   std::string name = node.getNodeName().str() + "/axes";
-  NodeOp constant =
-      createNode(builder, "Constant", type, {}, name, name,
-                 builder.getNamedAttr(
-                     "value", DenseElementsAttr::get(type, axes.asArrayRef())));
-  node->insertOperands(1, constant->getResult(0));
+  node->insertOperands(
+      1,
+      createI64Constant(builder, axes.asArrayRef(), name, name)->getResult(0));
   NamedAttrList attrs(node.getOnnxAttrsOrEmpty());
   attrs.erase("axes");
   node.setOnnxAttrsAttr(attrs.getDictionary(node.getContext()));
@@ -129,11 +125,10 @@ struct UpgradeOpsetPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (opset < 14 || opset > kNewestOpset) {
+    if (opset <= kOldestOpset || opset > kNewestOpset) {
       module.emitError("onnxg-upgrade-opset: opset=")
-          << int64_t(opset)
-          << " is out of range: this pass upgrades to opsets 14 "
-          << "to " << kNewestOpset;
+          << int64_t(opset) << " is out of range: this pass upgrades to opsets "
+          << kOldestOpset + 1 << " to " << kNewestOpset;
       return signalPassFailure();
     }
     int64_t from = getOpsetImport(module, "", 0);

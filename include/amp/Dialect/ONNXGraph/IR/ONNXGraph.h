@@ -92,6 +92,11 @@ NodeOp createNode(OpBuilder &builder, llvm::StringRef opType, Type resultType,
                   llvm::ArrayRef<NamedAttribute> attrs = {},
                   llvm::StringRef domain = "", int64_t minOpset = 1);
 
+/// Creates, like createNode, an ONNX Constant node holding the 1-D int64
+/// tensor `values` (axes, shapes).
+NodeOp createI64Constant(OpBuilder &builder, llvm::ArrayRef<int64_t> values,
+                         llvm::StringRef nodeName, llvm::StringRef outputName);
+
 /// The symbolic name (ONNX `dim_param`) the importer recorded for dimension
 /// `dim` of `value` in `onnxg.dims`, or "" when it has none.
 llvm::StringRef getDimName(Value value, unsigned dim);

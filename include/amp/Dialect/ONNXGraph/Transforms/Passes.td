@@ -73,7 +73,7 @@ def ONNXGraphUpgradeOpset : Pass<"onnxg-upgrade-opset", "ModuleOp"> {
   }];
   let options = [
     Option<"opset", "opset", "int64_t", /*default=*/"19",
-           "Opset to raise the default domain to (18 or 19)">,
+           "Opset to raise the default domain to (14 to 19)">,
   ];
 }
 
