@@ -115,3 +115,23 @@ def test_onnx_runtime_runs_the_exported_fp8_step(name, recipe, extra,
           f"{expected}")
     np.testing.assert_allclose(losses, expected, rtol=1e-3)
     assert losses[-1] < losses[0]
+
+
+def test_fp8_step_without_our_metadata(zoo_steps, tmp_path):
+    """The same transformer step exported the plain way (no amp_opt
+    metadata, next_* update names): the training step is found from its
+    dataflow, the FP8 GEMMs and their scaling state appear, and amp-run
+    trains it exactly as the step with metadata."""
+    from amp_opt import zoo
+    plain = str(tmp_path / "plain.onnx")
+    zoo.export("transformer", "sgd", plain, plain="next")
+    options = "precision=fp8 fp8=always"
+    report = fp8_report(plain, "fp8=always", tmp_path)
+    assert report["training"]["kind"] == "training_step"
+    assert report["fp8"]["gemms"] > 0 and report["fp8"]["states"] > 0
+    losses = [r["loss"] for r in api.train(plain, 3, options)[0]]
+    expected = [r["loss"]
+                for r in api.train(zoo_steps["transformer", "sgd"], 3,
+                                   options)[0]]
+    assert losses == expected
+    assert losses[-1] < losses[0]
