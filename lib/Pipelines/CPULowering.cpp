@@ -6,8 +6,11 @@
 //
 // --amp-lower-to-cpu: what amp-run JIT-compiles. The pass list follows
 // ../shared/TOOLCHAIN.md: FP16 and BF16 run natively after
-// convert-arith-to-llvm; what is left of FP8 goes through
-// convert-arith-to-apfloat and a second convert-arith-to-llvm.
+// convert-arith-to-llvm; FP8 casts become integer arithmetic
+// (amp-expand-fp8-casts) and what is left of FP8 goes through
+// convert-arith-to-apfloat and a second convert-arith-to-llvm. GEMMs are
+// calls to libamp_cpu_runtime (OpenBLAS), which the code must be linked or
+// JIT-loaded with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,9 +26,12 @@
 using namespace mlir;
 
 /// The textual pass list after convert-onnxg-to-linalg: upstream passes, and
-/// ours (amp-vectorize-contractions, amp-copy-repeated-results).
+/// ours (GEMMs: amp-raise-contractions, amp-fuse-elementwise in place of
+/// linalg-fuse-elementwise-ops, and amp-contractions-to-blas after
+/// bufferization; amp-vectorize-contractions for other contractions;
+/// amp-copy-repeated-results).
 static constexpr llvm::StringLiteral kCPULoweringPipeline =
-    "func.func(canonicalize,cse,linalg-fuse-elementwise-ops,"
+    "func.func(canonicalize,cse,amp-raise-contractions,amp-fuse-elementwise,"
     "convert-elementwise-to-linalg,amp-vectorize-contractions,canonicalize,"
     "amp-copy-repeated-results),"
     "one-shot-bufferize{bufferize-function-boundaries "
@@ -33,8 +39,8 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "buffer-results-to-out-params{hoist-static-allocs=true "
     "modify-public-functions=true},"
     "buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,"
-    "func.func(convert-linalg-to-loops,canonicalize),"
+    "convert-bufferization-to-memref,amp-contractions-to-blas,"
+    "func.func(convert-linalg-to-loops,canonicalize,amp-expand-fp8-casts),"
     "convert-vector-to-scf{full-unroll=true},lower-affine,"
     "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "convert-vector-to-llvm,"

@@ -141,3 +141,101 @@ def test_onnx_runtime_runs_the_exported_ops(tmp_path, needs_ort):
                 np.testing.assert_array_equal(got, want, err_msg=str(index))
         if poison is not None:
             assert expected[6] == 2.0  # the scale is kept
+
+
+# Raw (non-saturating) casts f32 -> FP8 -> f32 and the FP8 codes, which the
+# CPU pipeline computes with integer arithmetic (amp-expand-fp8-casts).
+CASTS = """
+#id = affine_map<(d0) -> (d0)>
+func.func @main(%x: tensor<SIZExf32> loc("x"))
+    -> (tensor<SIZExTYPE>, tensor<SIZExf32>, tensor<SIZExi8>) {
+  %e8 = tensor.empty() : tensor<SIZExTYPE>
+  %e32 = tensor.empty() : tensor<SIZExf32>
+  %ei = tensor.empty() : tensor<SIZExi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<SIZExf32>) outs(%e8 : tensor<SIZExTYPE>) {
+  ^bb0(%in: f32, %out: TYPE):
+    %t = arith.truncf %in : f32 to TYPE
+    linalg.yield %t : TYPE
+  } -> tensor<SIZExTYPE>
+  %back = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%q : tensor<SIZExTYPE>) outs(%e32 : tensor<SIZExf32>) {
+  ^bb0(%in: TYPE, %out: f32):
+    %w = arith.extf %in : TYPE to f32
+    linalg.yield %w : f32
+  } -> tensor<SIZExf32>
+  %codes = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%q : tensor<SIZExTYPE>) outs(%ei : tensor<SIZExi8>) {
+  ^bb0(%in: TYPE, %out: i8):
+    %c = arith.bitcast %in : TYPE to i8
+    linalg.yield %c : i8
+  } -> tensor<SIZExi8>
+  return %q, %back, %codes : tensor<SIZExTYPE>, tensor<SIZExf32>, tensor<SIZExi8>
+}
+"""
+
+
+def decode(codes, fmt):
+    """The values of every FP8 code (NaN and infinity included)."""
+    mantissa_bits, min_exponent, _ = fp8.FORMATS[fmt]
+    bias = 1 - min_exponent
+    codes = codes.astype(np.int64)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent = (codes & 0x7F) >> mantissa_bits
+    mantissa = codes & ((1 << mantissa_bits) - 1)
+    top = 0x7F >> mantissa_bits
+    value = np.where(exponent == 0,
+                     mantissa * 2.0 ** (1 - bias - mantissa_bits),
+                     (1 + mantissa / 2.0 ** mantissa_bits) *
+                     2.0 ** (exponent - bias))
+    if fmt == "e4m3":
+        value = np.where((codes & 0x7F) == 0x7F, np.nan, value)
+    else:
+        value = np.where(exponent == top,
+                         np.where(mantissa == 0, np.inf, np.nan), value)
+    return sign * value
+
+
+@pytest.mark.parametrize("fmt,mlir_type", [("e4m3", "f8E4M3FN"),
+                                           ("e5m2", "f8E5M2")])
+def test_casts_round_to_nearest_even_bit_for_bit(fmt, mlir_type, tmp_path):
+    """Every FP8 value, the midpoints between neighbours (ties go to the
+    even code), the f32 numbers next to them, subnormals of both formats,
+    and overflow: past the largest finite value E5M2 gives infinity and
+    E4M3FN (no infinity) NaN, as APFloat and ONNX's saturate=0 do."""
+    values = decode(np.arange(256), fmt)
+    finite = np.unique(values[np.isfinite(values)])
+    largest = fp8.FORMATS[fmt][2]
+    step_past = 2.0 ** (np.floor(np.log2(largest)) - fp8.FORMATS[fmt][0])
+    middles = (finite[1:] + finite[:-1]) / 2
+    edges = np.concatenate([finite, middles, [largest + step_past / 2,
+                                              largest + step_past, 1e30,
+                                              np.inf, -np.inf, np.nan,
+                                              1e-40, -1e-45]])
+    x = np.concatenate([edges.astype(np.float32),
+                        np.nextafter(edges.astype(np.float32), np.inf),
+                        np.nextafter(edges.astype(np.float32), -np.inf)])
+    x = x.astype(np.float32)
+    path = tmp_path / "casts.mlir"
+    path.write_text(CASTS.replace("TYPE", mlir_type)
+                    .replace("SIZE", str(x.size)))
+    np.save(tmp_path / "x.npy", x)
+    lowered = tmp_path / "lowered.mlir"
+    api.train(str(path), 1, args=["--input", f"x={tmp_path / 'x.npy'}",
+                                  "--save-outputs", str(tmp_path / "out"),
+                                  "--dump-lowered", str(lowered)])
+    back = np.load(tmp_path / "out" / "output1.npy")
+    codes = np.load(tmp_path / "out" / "output2.npy").view(np.uint8)
+
+    # The reference: nearest even below the overflow threshold (halfway
+    # past the largest value), then infinity (E5M2) or NaN (E4M3FN).
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        rounded = np.where(np.abs(x64) >= largest + step_past / 2,
+                           np.sign(x64) * (np.inf if fmt == "e5m2"
+                                           else np.nan),
+                           fp8.round_to(x64, fmt))
+    rounded = np.where(np.isnan(x64), np.nan, rounded)
+    np.testing.assert_array_equal(back, rounded.astype(np.float32))
+    np.testing.assert_array_equal(decode(codes, fmt), back)
+    # Zeros keep their sign; -0 and +0 are different codes.
+    assert set(codes[x == 0]) <= {0x00, 0x80}
+    # The casts are integer arithmetic, not calls to APFloat.
+    assert "_mlir_apfloat" not in lowered.read_text()

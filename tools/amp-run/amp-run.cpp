@@ -584,7 +584,8 @@ int main(int argc, char **argv) {
   std::string libDir = AMP_MLIR_LIB_DIR;
   std::string libs[] = {libDir + "/libmlir_c_runner_utils.so",
                         libDir + "/libmlir_float16_utils.so",
-                        libDir + "/libmlir_apfloat_wrappers.so"};
+                        libDir + "/libmlir_apfloat_wrappers.so",
+                        AMP_CPU_RUNTIME_LIB};
   for (const std::string &lib : libs)
     libraries.push_back(lib);
   ExecutionEngineOptions options;

@@ -89,4 +89,93 @@ def VectorizeContractions
   ];
 }
 
+def RaiseContractions : Pass<"amp-raise-contractions", "func::FuncOp"> {
+  let summary = "Turn GEMM-like linalg.generic ops into linalg.contract";
+  let description = [{
+    The first half of the CPU pipeline's BLAS path. Each linalg.generic
+    whose body is `acc + a * b` (operands widened to the accumulator by
+    `arith.extf` or already of its type; f32 accumulator with f32, f16 or
+    bf16 operands, or f64 throughout), whose maps are projected
+    permutations, and whose every reduction loop indexes both inputs and
+    every parallel loop the output and one input, becomes the equivalent
+    `linalg.contract`. An input dimension indexed by the constant 0 (a
+    broadcast batch of size 1) is dropped by a rank-reducing
+    `tensor.extract_slice` first. As a named op the contraction is out of
+    reach of `linalg-fuse-elementwise-ops`, so its operands stay plain
+    tensors that `amp-contractions-to-blas` can hand to BLAS after
+    bufferization. Other generics are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
+  let summary = "linalg-fuse-elementwise-ops that keeps linalg.contract "
+                "ops whole";
+  let description = [{
+    The CPU pipeline's elementwise fusion: the patterns of upstream's
+    `linalg-fuse-elementwise-ops` (elementwise producers into consumers,
+    reshapes folded by expansion, constant folding) under a control that
+    never fuses into a `linalg.contract`. Upstream's pass rewrites a
+    contraction whose operand is a reshape into a generic and may then fuse
+    its single-use producers into the multiply-accumulate body: an FP8
+    weight's whole quantization ends up recomputed for every product, and
+    the GEMM is lost to the BLAS path. Here the reshape and the producers
+    stay outside, computed once.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
+def ContractionsToBLAS : Pass<"amp-contractions-to-blas", "ModuleOp"> {
+  let summary = "Call the CPU runtime's BLAS GEMMs for linalg.contract on "
+                "memrefs";
+  let description = [{
+    The second half of the CPU pipeline's BLAS path, after bufferization.
+    Each `linalg.contract` on memrefs whose types the runtime takes (f32
+    output with f32, f16 or bf16 inputs, or f64 throughout) becomes a call
+    to `amp_contract_<A>_<B>_<C>` of libamp_cpu_runtime
+    (include/amp/Runtime/CPURuntime.h): every operand is passed as a
+    strided view over all loops of the contraction (stride 0 on the loops
+    it does not index, built with `memref.reinterpret_cast`), cast to an
+    unranked memref, with an i64 that says which operands each loop
+    indexes. The runtime runs one OpenBLAS GEMM per batch index, packing
+    operands whose layout or type BLAS cannot take. The declarations carry
+    `llvm.emit_c_interface`. Other contractions are left for
+    `convert-linalg-to-loops`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def ExpandFP8Casts : Pass<"amp-expand-fp8-casts", "func::FuncOp"> {
+  let summary = "Rewrite FP8 truncf and extf as integer bit arithmetic";
+  let description = [{
+    The CPU pipeline's FP8 conversions. `convert-arith-to-apfloat` turns
+    each FP8 `arith.truncf` and `arith.extf` into a call to an APFloat
+    wrapper per element, which made FP8 steps several times slower than
+    BF16 ones. This pass rewrites casts between f8E4M3FN or f8E5M2 and
+    f32, f16 or bf16 (scalars or vectors) into i32 shifts, masks, adds and
+    selects that LLVM vectorizes:
+
+    - `truncf` rounds to nearest even (the mantissa's dropped bits for
+      normal results, an f32 addition of 2^23 for subnormal ones), gives
+      NaN for NaN, and from halfway past the largest finite value on
+      infinity (E5M2) or NaN (E4M3FN, which has no infinity; APFloat
+      rounds the tie at 464 up as well). The CPU pipeline's casts clamp
+      first when they saturate.
+    - `extf` decodes sign, exponent and mantissa, subnormals exactly,
+      infinity and NaN.
+
+    The results equal APFloat's bit for bit for every non-NaN value (NaN
+    payloads are the canonical quiet NaN). A `truncf` with a rounding mode
+    other than to-nearest-even, and casts from f64, are left to
+    `convert-arith-to-apfloat`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // AMP_CONVERSION_PASSES_TD

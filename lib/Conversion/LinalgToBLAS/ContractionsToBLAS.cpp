@@ -1,0 +1,151 @@
+//===- ContractionsToBLAS.cpp - linalg.contract to runtime GEMM calls -----===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp-contractions-to-blas pass: replaces each linalg.contract on
+// memrefs by a call to the CPU runtime's amp_contract_* function
+// (include/amp/Runtime/CPURuntime.h), which runs it through OpenBLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "amp/Runtime/CPURuntime.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_CONTRACTIONSTOBLAS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp::runtime;
+
+/// The name of an element type in the runtime's entry points, or "" for
+/// one it does not take.
+static StringRef getTypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF64())
+    return "f64";
+  return "";
+}
+
+/// The entry point that computes `op`, or "" when the runtime has none.
+static std::string getEntryName(linalg::ContractOp op) {
+  SmallVector<Type> types;
+  for (Value operand : op->getOperands())
+    types.push_back(cast<MemRefType>(operand.getType()).getElementType());
+  if (types.size() != 3 || op.getNumLoops() > kMaxContractLoops)
+    return "";
+  bool f64 = types[2].isF64() && types[0].isF64() && types[1].isF64();
+  bool f32 = types[2].isF32() &&
+             llvm::all_of(ArrayRef(types).take_front(2), [](Type type) {
+               return type.isF32() || type.isF16() || type.isBF16();
+             });
+  if (!f64 && !f32)
+    return "";
+  return (kContractPrefix + getTypeName(types[0]) + "_" +
+          getTypeName(types[1]) + "_" + getTypeName(types[2]))
+      .str();
+}
+
+/// `memref` as a view over all `loopSizes` loops of the contraction: the
+/// stride of the dimension that `map` says indexes a loop, 0 for loops it
+/// does not index; then cast to an unranked memref.
+static Value buildLoopView(OpBuilder &b, Location loc, Value memref,
+                           AffineMap map, ArrayRef<Value> loopSizes) {
+  auto type = cast<MemRefType>(memref.getType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  SmallVector<OpFoldResult> strides(loopSizes.size(), zero);
+  for (auto [position, expr] : llvm::enumerate(map.getResults()))
+    strides[cast<AffineDimExpr>(expr).getPosition()] =
+        metadata.getStrides()[position];
+  SmallVector<int64_t> dynamic(loopSizes.size(), ShapedType::kDynamic);
+  auto viewType = MemRefType::get(
+      dynamic, type.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, dynamic),
+      type.getMemorySpace());
+  // Sizes as values, constant or not, as the all-dynamic type says.
+  SmallVector<OpFoldResult> sizes(loopSizes.begin(), loopSizes.end());
+  Value view = memref::ReinterpretCastOp::create(
+      b, loc, viewType, metadata.getBaseBuffer(),
+      OpFoldResult(metadata.getOffset()), sizes, strides);
+  auto unranked =
+      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace());
+  return memref::CastOp::create(b, loc, unranked, view);
+}
+
+/// The runtime's `roles` argument: which operands index each loop.
+static int64_t getRoles(linalg::ContractOp op) {
+  uint64_t roles = 0;
+  for (auto [operand, map] : llvm::enumerate(op.getIndexingMapsArray())) {
+    uint64_t bit = operand == 0 ? kInA : operand == 1 ? kInB : kInC;
+    for (AffineExpr expr : map.getResults())
+      roles |= bit << (kRoleBits * cast<AffineDimExpr>(expr).getPosition());
+  }
+  return int64_t(roles);
+}
+
+namespace {
+struct ContractionsToBLASPass
+    : amp::impl::ContractionsToBLASBase<ContractionsToBLASPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<linalg::ContractOp> contractions;
+    module.walk([&](linalg::ContractOp op) {
+      if (op.hasPureBufferSemantics() && !getEntryName(op).empty() &&
+          llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+            return map.isProjectedPermutation();
+          }))
+        contractions.push_back(op);
+    });
+    for (linalg::ContractOp op : contractions) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      SmallVector<Value> loopSizes;
+      auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+      for (Range range : linalgOp.createLoopRanges(b, loc))
+        loopSizes.push_back(
+            getValueOrCreateConstantIndexOp(b, loc, range.size));
+      SmallVector<Value> arguments = {
+          arith::ConstantIntOp::create(b, loc, getRoles(op), 64)};
+      for (auto [operand, map] :
+           llvm::zip(op->getOperands(), op.getIndexingMapsArray()))
+        arguments.push_back(buildLoopView(b, loc, operand, map, loopSizes));
+      func::FuncOp callee =
+          getOrDeclare(symbols, module, getEntryName(op), arguments);
+      func::CallOp::create(b, loc, callee, arguments);
+      op.erase();
+    }
+  }
+
+  /// The private declaration of the entry point `name`, with the C
+  /// interface that passes memref descriptors by pointer.
+  func::FuncOp getOrDeclare(SymbolTable &symbols, ModuleOp module,
+                            StringRef name, ValueRange arguments) {
+    if (auto existing = symbols.lookup<func::FuncOp>(name))
+      return existing;
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    auto declaration = func::FuncOp::create(
+        b, module.getLoc(), name,
+        b.getFunctionType(TypeRange(arguments), TypeRange()));
+    declaration.setPrivate();
+    declaration->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                         b.getUnitAttr());
+    symbols.insert(declaration);
+    return declaration;
+  }
+};
+} // namespace

@@ -1,0 +1,242 @@
+//===- Contract.cpp - Contractions of strided views through OpenBLAS ------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp_contract_* entry points: C += sum over the K loops of A * B, with
+// every operand a strided view over all loops of the contraction (stride 0
+// on the loops it does not index). Loops are batch (A, B, C), M (A, C),
+// N (B, C) or K (A, B); each batch index is one cblas_sgemm (cblas_dgemm
+// for f64) of the collapsed M x K and K x N matrices. An operand whose
+// layout BLAS cannot read, or whose type is not C's, is packed into a
+// row-major matrix of C's type first (exact: f16 and bf16 widen to f32).
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Runtime/CPURuntime.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+using namespace mlir::amp::runtime;
+
+namespace {
+/// The bits of an f16 or bf16 element, as the JIT-compiled code stores them.
+struct F16Bits {
+  uint16_t bits;
+};
+struct BF16Bits {
+  uint16_t bits;
+};
+
+template <typename Acc, typename T>
+Acc widen(T value) {
+  return Acc(value);
+}
+template <>
+float widen<float, F16Bits>(F16Bits value) {
+  _Float16 half;
+  std::memcpy(&half, &value.bits, sizeof(half));
+  return float(half);
+}
+template <>
+float widen<float, BF16Bits>(BF16Bits value) {
+  uint32_t bits = uint32_t(value.bits) << 16;
+  float result;
+  std::memcpy(&result, &bits, sizeof(result));
+  return result;
+}
+
+[[noreturn]] void fail(const char *message) {
+  std::fprintf(stderr, "amp_contract: %s\n", message);
+  std::abort();
+}
+
+/// The offsets of a group of loops, their indices enumerated in row-major
+/// order (the group's last loop fastest).
+std::vector<int64_t> getGroupOffsets(const std::vector<unsigned> &loops,
+                                     const int64_t *sizes,
+                                     const int64_t *strides) {
+  std::vector<int64_t> offsets = {0};
+  for (unsigned loop : loops) {
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * sizes[loop]);
+    for (int64_t offset : offsets)
+      for (int64_t i = 0; i < sizes[loop]; ++i)
+        next.push_back(offset + i * strides[loop]);
+    offsets = std::move(next);
+  }
+  return offsets;
+}
+
+/// The common difference of `offsets` when they are i * stride (any stride
+/// for a single offset), else 0.
+int64_t getProgressionStride(const std::vector<int64_t> &offsets) {
+  if (offsets.size() < 2)
+    return 1;
+  int64_t stride = offsets[1] - offsets[0];
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] != int64_t(i) * stride)
+      return 0;
+  return stride;
+}
+
+/// One operand as a rows x cols matrix: its offsets, and how BLAS reads it
+/// in place (leading dimension and transpose) when it can.
+struct MatrixLayout {
+  std::vector<int64_t> rowOffsets, colOffsets;
+  bool direct = false;
+  CBLAS_TRANSPOSE transpose = CblasNoTrans;
+  int64_t leadingDim = 1;
+
+  MatrixLayout(const std::vector<unsigned> &rowLoops,
+               const std::vector<unsigned> &colLoops, const int64_t *sizes,
+               const int64_t *strides, bool sameType)
+      : rowOffsets(getGroupOffsets(rowLoops, sizes, strides)),
+        colOffsets(getGroupOffsets(colLoops, sizes, strides)) {
+    int64_t rows = getRows(), cols = getCols();
+    int64_t rowStride = getProgressionStride(rowOffsets);
+    int64_t colStride = getProgressionStride(colOffsets);
+    if (!sameType || rowStride <= 0 || colStride <= 0)
+      return;
+    if ((cols == 1 || colStride == 1) && (rows == 1 || rowStride >= cols)) {
+      direct = true;
+      leadingDim = rows == 1 ? std::max<int64_t>(cols, 1) : rowStride;
+    } else if ((rows == 1 || rowStride == 1) &&
+               (cols == 1 || colStride >= rows)) {
+      direct = true;
+      transpose = CblasTrans;
+      leadingDim = cols == 1 ? std::max<int64_t>(rows, 1) : colStride;
+    }
+  }
+  int64_t getRows() const { return rowOffsets.size(); }
+  int64_t getCols() const { return colOffsets.size(); }
+
+  /// Copies the matrix at `base` into `packed`, row-major, widened.
+  template <typename Acc, typename T>
+  void pack(const T *base, std::vector<Acc> &packed) const {
+    packed.resize(size_t(getRows()) * getCols());
+    Acc *out = packed.data();
+    for (int64_t row : rowOffsets)
+      for (int64_t col : colOffsets)
+        *out++ = widen<Acc>(base[row + col]);
+  }
+};
+
+void gemm(CBLAS_TRANSPOSE transA, CBLAS_TRANSPOSE transB, int m, int n, int k,
+          const float *a, int lda, const float *b, int ldb, float beta,
+          float *c, int ldc) {
+  cblas_sgemm(CblasRowMajor, transA, transB, m, n, k, 1.0f, a, lda, b, ldb,
+              beta, c, ldc);
+}
+void gemm(CBLAS_TRANSPOSE transA, CBLAS_TRANSPOSE transB, int m, int n, int k,
+          const double *a, int lda, const double *b, int ldb, double beta,
+          double *c, int ldc) {
+  cblas_dgemm(CblasRowMajor, transA, transB, m, n, k, 1.0, a, lda, b, ldb, beta,
+              c, ldc);
+}
+
+template <typename Acc, typename TA, typename TB>
+void contract(int64_t roles, const UnrankedMemRefType<TA> &aMemRef,
+              const UnrankedMemRefType<TB> &bMemRef,
+              const UnrankedMemRefType<Acc> &cMemRef) {
+  DynamicMemRefType<TA> a(aMemRef);
+  DynamicMemRefType<TB> b(bMemRef);
+  DynamicMemRefType<Acc> c(cMemRef);
+  if (a.rank != c.rank || b.rank != c.rank || c.rank > kMaxContractLoops)
+    fail("the operands must be views over the same loops");
+  const int64_t *sizes = c.sizes;
+  std::vector<unsigned> batch, m, n, k;
+  for (unsigned loop = 0; loop < c.rank; ++loop) {
+    uint64_t role = (uint64_t(roles) >> (kRoleBits * loop)) & 7;
+    if (role == (kInA | kInB | kInC))
+      batch.push_back(loop);
+    else if (role == (kInA | kInC))
+      m.push_back(loop);
+    else if (role == (kInB | kInC))
+      n.push_back(loop);
+    else if (role == (kInA | kInB))
+      k.push_back(loop);
+    else
+      fail("a loop must index two or three of the operands");
+  }
+  MatrixLayout aLayout(m, k, sizes, a.strides, std::is_same_v<TA, Acc>);
+  MatrixLayout bLayout(k, n, sizes, b.strides, std::is_same_v<TB, Acc>);
+  MatrixLayout cLayout(m, n, sizes, c.strides, /*sameType=*/true);
+  int64_t rows = cLayout.getRows(), cols = cLayout.getCols();
+  int64_t depth = aLayout.getCols();
+  if (rows == 0 || cols == 0 || depth == 0)
+    return;
+  if (rows > INT_MAX || cols > INT_MAX || depth > INT_MAX ||
+      aLayout.leadingDim > INT_MAX || bLayout.leadingDim > INT_MAX ||
+      cLayout.leadingDim > INT_MAX)
+    fail("a matrix exceeds BLAS's 32-bit sizes");
+
+  std::vector<int64_t> aBatch = getGroupOffsets(batch, sizes, a.strides);
+  std::vector<int64_t> bBatch = getGroupOffsets(batch, sizes, b.strides);
+  std::vector<int64_t> cBatch = getGroupOffsets(batch, sizes, c.strides);
+  std::vector<Acc> aPacked, bPacked, cPacked;
+  for (size_t i = 0; i < cBatch.size(); ++i) {
+    const TA *aBase = a.data + a.offset + aBatch[i];
+    const TB *bBase = b.data + b.offset + bBatch[i];
+    Acc *cBase = c.data + c.offset + cBatch[i];
+    const Acc *aData = reinterpret_cast<const Acc *>(aBase);
+    const Acc *bData = reinterpret_cast<const Acc *>(bBase);
+    int64_t lda = aLayout.leadingDim, ldb = bLayout.leadingDim;
+    if (!aLayout.direct) {
+      aLayout.pack(aBase, aPacked);
+      aData = aPacked.data();
+      lda = depth;
+    }
+    if (!bLayout.direct) {
+      bLayout.pack(bBase, bPacked);
+      bData = bPacked.data();
+      ldb = cols;
+    }
+    CBLAS_TRANSPOSE transA = aLayout.direct ? aLayout.transpose : CblasNoTrans;
+    CBLAS_TRANSPOSE transB = bLayout.direct ? bLayout.transpose : CblasNoTrans;
+    if (cLayout.direct && cLayout.transpose == CblasNoTrans) {
+      gemm(transA, transB, rows, cols, depth, aData, lda, bData, ldb, Acc(1),
+           cBase, cLayout.leadingDim);
+      continue;
+    }
+    // C in a layout BLAS cannot write: a row-major product, added in.
+    cPacked.assign(size_t(rows) * cols, Acc(0));
+    gemm(transA, transB, rows, cols, depth, aData, lda, bData, ldb, Acc(0),
+         cPacked.data(), cols);
+    const Acc *sum = cPacked.data();
+    for (int64_t row : cLayout.rowOffsets)
+      for (int64_t col : cLayout.colOffsets)
+        cBase[row + col] += *sum++;
+  }
+}
+} // namespace
+
+// The entry points, through the C interface of memref arguments
+// (llvm.emit_c_interface): `roles` then A, B and C as unranked memrefs.
+#define AMP_CONTRACT(NAME, TA, TB, ACC)                                        \
+  extern "C" void _mlir_ciface_amp_contract_##NAME(                            \
+      int64_t roles, UnrankedMemRefType<TA> *a, UnrankedMemRefType<TB> *b,     \
+      UnrankedMemRefType<ACC> *c) {                                            \
+    contract<ACC, TA, TB>(roles, *a, *b, *c);                                  \
+  }
+
+AMP_CONTRACT(f32_f32_f32, float, float, float)
+AMP_CONTRACT(f32_f16_f32, float, F16Bits, float)
+AMP_CONTRACT(f32_bf16_f32, float, BF16Bits, float)
+AMP_CONTRACT(f16_f32_f32, F16Bits, float, float)
+AMP_CONTRACT(f16_f16_f32, F16Bits, F16Bits, float)
+AMP_CONTRACT(f16_bf16_f32, F16Bits, BF16Bits, float)
+AMP_CONTRACT(bf16_f32_f32, BF16Bits, float, float)
+AMP_CONTRACT(bf16_f16_f32, BF16Bits, F16Bits, float)
+AMP_CONTRACT(bf16_bf16_f32, BF16Bits, BF16Bits, float)
+AMP_CONTRACT(f64_f64_f64, double, double, double)

@@ -1,0 +1,50 @@
+// RUN: amp-opt %s --pass-pipeline="builtin.module(func.func(amp-fuse-elementwise))" | FileCheck %s
+// RUN: amp-opt %s --pass-pipeline="builtin.module(func.func(linalg-fuse-elementwise-ops))" | FileCheck %s --check-prefix=UPSTREAM
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+
+// A weight scaled by a single-use elementwise op and an activation reshaped
+// from 3-D feed a contraction: both stay outside it, computed once, and
+// the contraction stays a linalg.contract. Upstream's pass folds the
+// reshape into it (a generic over 4 loops) and fuses the scaling into the
+// multiply-accumulate body. Elementwise chains elsewhere still fuse.
+// CHECK-LABEL: func.func @gemm_operands_stay_outside
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<32x16xf32>)
+// CHECK:           arith.mulf
+// CHECK:         tensor.collapse_shape
+// CHECK:         linalg.contract
+// CHECK:         linalg.generic
+// CHECK:           arith.negf
+// CHECK-NEXT:      arith.addf
+// CHECK-NOT:     linalg.generic
+// UPSTREAM-LABEL: func.func @gemm_operands_stay_outside
+// UPSTREAM-NOT:   linalg.contract
+// UPSTREAM:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// UPSTREAM:         arith.mulf
+// UPSTREAM:         arith.mulf
+// UPSTREAM:         arith.addf
+func.func @gemm_operands_stay_outside(%x: tensor<2x4x32xf32>, %w: tensor<32x16xf32>, %acc: tensor<8x16xf32>, %s: f32) -> tensor<8x16xf32> {
+  %e = tensor.empty() : tensor<32x16xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x16xf32>) outs(%e : tensor<32x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %s : f32
+    linalg.yield %0 : f32
+  } -> tensor<32x16xf32>
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+  %y = linalg.contract indexing_maps = [#a, #b, #c] ins(%flat, %scaled : tensor<8x32xf32>, tensor<32x16xf32>) outs(%acc : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<8x16xf32>) outs(%e2 : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = arith.negf %in : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%n, %y : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e2 : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.addf %in, %in_0 : f32
+    linalg.yield %2 : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}

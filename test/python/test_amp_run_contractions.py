@@ -1,0 +1,156 @@
+"""amp-run's GEMMs go through OpenBLAS (amp-raise-contractions,
+amp-contractions-to-blas, libamp_cpu_runtime) and give numpy's products
+for every layout the runtime meets: transposed operands, batch loops,
+broadcast weights and batches, several M or K loops, an output BLAS cannot
+write in place, operands it has to pack (f16, bf16, non-collapsible
+loops), and f64."""
+import re
+
+import numpy as np
+import pytest
+
+from amp_opt import api
+
+LETTERS = "abcdefgh"
+
+
+def to_type(x, element):
+    """x rounded to `element` (nearest even), as float64."""
+    if element == "f16":
+        return x.astype(np.float16).astype(np.float64)
+    if element == "bf16":
+        bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    return x.astype(np.float64)
+
+
+# (name, loops with sizes, A's and B's and C's loops in storage order,
+#  operand element type, accumulator type). A loop letter that is "0" in an
+# input indexes a size-1 dimension by the constant 0 (a broadcast batch).
+CASES = [
+    ("plain", dict(m=8, n=16, k=32), "mk", "kn", "mn", "f32", "f32"),
+    ("transposed", dict(m=8, n=16, k=32), "km", "nk", "mn", "f32", "f32"),
+    ("batch_weight", dict(b=2, m=8, n=16, k=32), "bmk", "kn", "bmn", "f32",
+     "f32"),
+    ("attention", dict(b=2, h=3, m=8, n=8, k=4), "bhmk", "bhnk", "bhmn",
+     "f32", "f32"),
+    ("output_transposed", dict(m=8, n=16, k=32), "mk", "kn", "nm", "f32",
+     "f32"),
+    ("two_reductions", dict(m=8, n=16, t=4, s=2), "tsm", "tsn", "mn", "f32",
+     "f32"),
+    ("uncollapsible_m", dict(b=2, m=8, n=16, k=32), "mbk", "kn", "bmn",
+     "f32", "f32"),
+    ("broadcast_batch", dict(b=3, m=6, n=10, k=12), "0mk", "bkn", "bmn",
+     "f32", "f32"),
+    ("bf16", dict(m=8, n=16, k=32), "mk", "nk", "mn", "bf16", "f32"),
+    ("f16_batch", dict(b=2, m=8, n=16, k=32), "bmk", "bkn", "bmn", "f16",
+     "f32"),
+    ("f64", dict(m=8, n=16, k=32), "mk", "kn", "mn", "f64", "f64"),
+]
+
+
+def shape_of(loops, sizes):
+    return [1 if loop == "0" else sizes[loop] for loop in loops]
+
+
+def tensor(shape, element):
+    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+
+
+def program(sizes, a, b, c, element, acc):
+    """An MLIR function: f32 (or f64) inputs rounded to `element`, one
+    multiply-accumulate generic into a zero accumulator."""
+    loops = list(sizes)
+    dims = ", ".join(loops)
+
+    def map_of(operand):
+        return f"affine_map<({dims}) -> ({', '.join(operand)})>"
+
+    source = "f64" if acc == "f64" else "f32"
+    a_shape, b_shape = shape_of(a, sizes), shape_of(b, sizes)
+    c_shape = shape_of(c, sizes)
+    lines = [f"func.func @main(%x: {tensor(a_shape, source)} loc(\"x\"), "
+             f"%y: {tensor(b_shape, source)} loc(\"y\")) -> "
+             f"{tensor(c_shape, acc)} {{"]
+    operands = []
+    for name, shape in (("x", a_shape), ("y", b_shape)):
+        if element == source:
+            operands.append(f"%{name}")
+            continue
+        rank = len(shape)
+        identity = ", ".join(f"d{i}" for i in range(rank))
+        imap = f"affine_map<({identity}) -> ({identity})>"
+        parallel = ", ".join(['"parallel"'] * rank)
+        lines += [
+            f"  %{name}e = tensor.empty() : {tensor(shape, element)}",
+            f"  %{name}t = linalg.generic {{indexing_maps = [{imap}, {imap}], "
+            f"iterator_types = [{parallel}]}} "
+            f"ins(%{name} : {tensor(shape, source)}) "
+            f"outs(%{name}e : {tensor(shape, element)}) {{",
+            f"  ^bb0(%in: {source}, %out: {element}):",
+            f"    %t = arith.truncf %in : {source} to {element}",
+            f"    linalg.yield %t : {element}",
+            f"  }} -> {tensor(shape, element)}"]
+        operands.append(f"%{name}t")
+    iterators = ", ".join('"parallel"' if loop in c else '"reduction"'
+                          for loop in loops)
+    widen = element != acc
+    body = ["  ^bb0(%p: ELEMENT, %q: ELEMENT, %r: ACC):".replace(
+        "ELEMENT", element).replace("ACC", acc)]
+    if widen:
+        body += [f"    %pw = arith.extf %p : {element} to {acc}",
+                 f"    %qw = arith.extf %q : {element} to {acc}"]
+    p, q = ("%pw", "%qw") if widen else ("%p", "%q")
+    body += [f"    %m = arith.mulf {p}, {q} : {acc}",
+             f"    %s = arith.addf %r, %m : {acc}",
+             f"    linalg.yield %s : {acc}"]
+    lines += [
+        f"  %zero = arith.constant 0.0 : {acc}",
+        f"  %ce = tensor.empty() : {tensor(c_shape, acc)}",
+        f"  %acc = linalg.fill ins(%zero : {acc}) outs(%ce : "
+        f"{tensor(c_shape, acc)}) -> {tensor(c_shape, acc)}",
+        f"  %out = linalg.generic {{indexing_maps = [{map_of(a)}, "
+        f"{map_of(b)}, {map_of(c)}], iterator_types = [{iterators}]}} "
+        f"ins({operands[0]}, {operands[1]} : "
+        f"{tensor(a_shape, element)}, {tensor(b_shape, element)}) "
+        f"outs(%acc : {tensor(c_shape, acc)}) {{",
+        *body,
+        f"  }} -> {tensor(c_shape, acc)}",
+        f"  return %out : {tensor(c_shape, acc)}",
+        "}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
+def test_gemm_through_blas_matches_numpy(case, tmp_path):
+    name, sizes, a, b, c, element, acc = case
+    rng = np.random.default_rng(len(name))
+    dtype = np.float64 if acc == "f64" else np.float32
+    x = rng.standard_normal(shape_of(a, sizes)).astype(dtype)
+    y = rng.standard_normal(shape_of(b, sizes)).astype(dtype)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    path = tmp_path / f"{name}.mlir"
+    path.write_text(program(sizes, a, b, c, element, acc))
+    lowered = tmp_path / "lowered.mlir"
+    api.train(str(path), 1, args=[
+        "--input", f"x={tmp_path / 'x.npy'}", "--input",
+        f"y={tmp_path / 'y.npy'}", "--save-outputs", str(tmp_path / "out"),
+        "--dump-lowered", str(lowered)])
+    # The product went through the runtime, with the operand types.
+    calls = re.findall(r"call @amp_contract_(\w+)\(", lowered.read_text())
+    assert calls == [f"{element}_{element}_{acc}"]
+
+    letters = {loop: LETTERS[i] for i, loop in enumerate(sizes)}
+    spec = ",".join("".join(letters[loop] for loop in operand if loop != "0")
+                    for operand in (a, b)) + "->" + "".join(
+                        letters[loop] for loop in c)
+    squeeze = [i for i, loop in enumerate(a) if loop == "0"]
+    expected = np.einsum(spec, to_type(x, element).squeeze(tuple(squeeze)),
+                         to_type(y, element))
+    got = np.load(tmp_path / "out" / "output0.npy")
+    assert got.dtype == dtype and got.shape == expected.shape
+    tolerance = 1e-12 if acc == "f64" else 1e-5
+    np.testing.assert_allclose(got, expected, rtol=tolerance,
+                               atol=tolerance * np.abs(expected).max())
