@@ -53,12 +53,14 @@ struct TestPrecisionInterfacePass
 
 namespace mlir::amp::test {
 void registerTestCostModelPass();
+void registerTestMemoryPlanPass();
 void registerTestPolicyPass();
 void registerTestPrecisionCutPass();
 
 void registerTestPasses() {
   PassRegistration<TestPrecisionInterfacePass>();
   registerTestCostModelPass();
+  registerTestMemoryPlanPass();
   registerTestPolicyPass();
   registerTestPrecisionCutPass();
 }

@@ -57,6 +57,28 @@
 // CHECK:      "flops": {
 // CHECK-NEXT:   "low_precision": 32768,
 // CHECK-NEXT:   "total": 33280
+// The memory planner: inputs 6144 bytes; the FP16 copies (1024 + 2048)
+// and the MatMul's result (1024) are live at the MatMul.
+// CHECK:      "memory": {
+// CHECK-NEXT:   "function": "f",
+// CHECK-NEXT:   "input_bytes": 6144,
+// CHECK-NEXT:   "peak_at": "mm",
+// CHECK-NEXT:   "peak_bytes": 10240,
+// CHECK-NEXT:   "peak_holders": [
+// CHECK-NEXT:     {
+// CHECK-NEXT:       "bytes": 2048,
+// CHECK-NEXT:       "name": "amp.cast"
+// CHECK-NEXT:     },
+// CHECK-NEXT:     {
+// CHECK-NEXT:       "bytes": 1024,
+// CHECK-NEXT:       "name": "amp.cast"
+// CHECK-NEXT:     },
+// CHECK-NEXT:     {
+// CHECK-NEXT:       "bytes": 1024,
+// CHECK-NEXT:       "name": "mm"
+// CHECK-NEXT:     }
+// CHECK-NEXT:   ]
+// CHECK-NEXT: },
 // CHECK:      "by_type": {
 // CHECK-NEXT:   "MatMul": {
 // CHECK-NEXT:     "low_precision": 1,

@@ -11,8 +11,10 @@
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/CostModel.h"
+#include "amp/Dialect/AMP/Transforms/MemoryPlan.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/AMP/Transforms/Policy.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -60,6 +62,43 @@ static llvm::json::Value describeTraining(DictionaryAttr roles,
                             {"updates", count("updates")}};
 }
 
+/// A value's name for people: its ONNX name, else its producer's node
+/// name, else the producer's op name.
+static std::string getHolderName(Value value) {
+  StringRef name = onnxg::getValueName(value);
+  if (!name.empty())
+    return name.str();
+  Operation *producer = value.getDefiningOp();
+  if (!producer)
+    return "";
+  name = PrecisionPolicy::getNodeName(producer);
+  return name.empty() ? producer->getName().getStringRef().str() : name.str();
+}
+
+/// The report's `memory` section: the planner's peak, what the inputs
+/// take, the activations the backward keeps, and the largest values live
+/// at the peak.
+static llvm::json::Value describeMemory(const MemoryPlan &plan,
+                                        func::FuncOp func) {
+  llvm::json::Array top;
+  for (const MemoryPlan::Holder &holder : plan.getPeakHolders(5))
+    top.push_back(llvm::json::Object{{"name", getHolderName(holder.value)},
+                                     {"bytes", holder.bytes}});
+  llvm::json::Object memory{
+      {"function", func.getSymName()},
+      {"peak_bytes", plan.getPeakBytes()},
+      {"peak_at", plan.getPeakOp()
+                      ? PrecisionPolicy::getNodeName(plan.getPeakOp())
+                      : StringRef()},
+      {"input_bytes", plan.getInputBytes()},
+      {"peak_holders", std::move(top)}};
+  if (plan.hasRegions()) {
+    memory["saved_activation_bytes"] = plan.getSavedBytes();
+    memory["saved_activations"] = int64_t(plan.getSavedActivations().size());
+  }
+  return memory;
+}
+
 /// The float `key` of a record the passes leave (amp.assignment, amp.fp8),
 /// 0 when it is absent.
 static double getNumber(DictionaryAttr record, StringRef key) {
@@ -101,6 +140,8 @@ void ReportPass::runOnOperation() {
   llvm::json::Value training = nullptr;
   llvm::json::Value lossScaling = llvm::json::Object{{"mode", "none"}};
   std::string trainingSummary;
+  llvm::json::Value memory = nullptr;
+  double peakBytes = 0;
   for (auto func : module.getOps<func::FuncOp>()) {
     auto roles = func->getAttrOfType<DictionaryAttr>(kTrainingAttrName);
     auto kind = roles ? roles.getAs<StringAttr>("kind") : StringAttr();
@@ -249,6 +290,14 @@ void ReportPass::runOnOperation() {
       }
       decisions.push_back(std::move(entry));
     }
+    // The memory planner's view of the converted step: the function with
+    // the highest peak.
+    MemoryPlan plan(func.getBody().front(), sizes);
+    sizes.resetGuesses();
+    if (memory == nullptr || plan.getPeakBytes() > peakBytes) {
+      peakBytes = plan.getPeakBytes();
+      memory = describeMemory(plan, func);
+    }
     // The objective's values: those of the cut, or with assign=propagate the
     // modeled time of this function itself.
     if (mode && mode.getValue() == "optimal") {
@@ -338,6 +387,7 @@ void ReportPass::runOnOperation() {
       {"sizes_guessed", !guessedDims.empty()},
       {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
       {"training", std::move(training)},
+      {"memory", std::move(memory)},
       {"loss_scaling", std::move(lossScaling)},
       {"fp8", fp8Recipe.empty() ? llvm::json::Value(nullptr)
                                 : llvm::json::Value(llvm::json::Object{

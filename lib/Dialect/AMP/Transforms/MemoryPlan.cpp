@@ -1,0 +1,90 @@
+//===- MemoryPlan.cpp - Live bytes of a training step ---------------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/AMP/Transforms/MemoryPlan.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
+
+#include "mlir/IR/Operation.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+/// The amp.region of `op`, or "".
+static StringRef getRegion(Operation *op) {
+  auto region = op->getAttrOfType<StringAttr>(kRegionAttrName);
+  return region ? region.getValue() : "";
+}
+
+MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
+  for (BlockArgument argument : body.getArguments())
+    inputBytes += sizes.getBytes(argument);
+  llvm::DenseMap<Operation *, size_t> index;
+  for (auto [position, op] : llvm::enumerate(body))
+    index[&op] = position;
+  size_t count = index.size();
+  Operation *terminator =
+      body.mightHaveTerminator() ? body.getTerminator() : nullptr;
+
+  // Live ranges, and the activations a backward op reads.
+  for (Operation &op : body) {
+    bool forward = getRegion(&op) == "forward";
+    regions |= !getRegion(&op).empty();
+    for (Value result : op.getResults()) {
+      Interval interval{
+          {result, sizes.getBytes(result)}, index[&op], index[&op]};
+      bool readByBackward = false;
+      for (OpOperand &use : result.getUses()) {
+        Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
+        if (!reader)
+          continue;
+        // A returned value stays until the step ends.
+        size_t last = reader == terminator ? count : index[reader];
+        interval.last = std::max(interval.last, last);
+        readByBackward |= getRegion(reader) == "backward";
+      }
+      if (forward && readByBackward) {
+        saved.push_back(interval.holder);
+        savedBytes += interval.holder.bytes;
+      }
+      intervals.push_back(interval);
+    }
+  }
+
+  // A sweep: allocate at the definition, free after the last reader.
+  SmallVector<double> delta(count + 2, 0.0);
+  for (const Interval &interval : intervals) {
+    delta[interval.first] += interval.holder.bytes;
+    delta[interval.last + 1] -= interval.holder.bytes;
+  }
+  double live = inputBytes;
+  peakBytes = inputBytes;
+  for (auto [position, op] : llvm::enumerate(body)) {
+    live += delta[position];
+    liveBytes.push_back(live);
+    if (live > peakBytes || !peakOp) {
+      peakBytes = std::max(peakBytes, live);
+      peakOp = &op;
+      peakIndex = position;
+    }
+  }
+}
+
+SmallVector<MemoryPlan::Holder> MemoryPlan::getPeakHolders(size_t count) const {
+  SmallVector<const Interval *> live;
+  for (const Interval &interval : intervals)
+    if (interval.first <= peakIndex && peakIndex <= interval.last &&
+        interval.holder.bytes > 0)
+      live.push_back(&interval);
+  // Largest first; equal sizes in block order.
+  llvm::sort(live, [](const Interval *a, const Interval *b) {
+    return std::make_pair(-a->holder.bytes, a) <
+           std::make_pair(-b->holder.bytes, b);
+  });
+  SmallVector<Holder> holders;
+  for (const Interval *interval : llvm::ArrayRef(live).take_front(count))
+    holders.push_back(interval->holder);
+  return holders;
+}
