@@ -127,6 +127,18 @@ def test_amp_tracks_fp32_for_200_steps(name, optimizer, steps):
     assert summary["bf16"]["skipped"] == 0
 
 
+def test_fp32_pipeline_trains_exactly_as_the_step(steps):
+    """--amp-pipeline="precision=fp32" runs the training analysis and the
+    report but converts nothing: the losses equal those of the step run as
+    it is, bit for bit, and they move."""
+    path = steps["transformer", "sgd"]
+    plain, _ = api.train(path, 5)
+    piped, _ = api.train(path, 5, "precision=fp32")
+    assert [r["loss"] for r in piped] == [r["loss"] for r in plain]
+    assert plain[-1]["loss"] != plain[0]["loss"]
+    assert all(r["loss_scale"] == 1 for r in piped)
+
+
 def test_scaler_skips_overflowing_steps_and_recovers(steps):
     options = f"precision=fp16 {numerics.FORCED} init-scale=1099511627776"  # 2^40
     records, _ = api.train(steps["mlp", "sgd"], 40, options)

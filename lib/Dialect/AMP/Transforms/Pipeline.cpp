@@ -26,7 +26,8 @@ namespace {
 struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
   Option<std::string> precision{
       *this, "precision", llvm::cl::init("fp16"),
-      llvm::cl::desc("fp16, bf16 or fp8 (GEMMs in FP8 over the base)")};
+      llvm::cl::desc("fp16, bf16, fp8 (GEMMs in FP8 over the base) or fp32 "
+                     "(every stage but the conversion)")};
   Option<std::string> base{
       *this, "base", llvm::cl::init("bf16"),
       llvm::cl::desc("with precision=fp8: the precision of everything "
@@ -116,6 +117,9 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       llvm::cl::desc("keep the graph's input and output types")};
 };
 
+void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
+                         StringRef precision, bool isFP8);
+
 void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   // FP8 runs the chosen GEMMs over a base assignment in BF16 or FP16.
   bool isFP8 = options.precision == "fp8";
@@ -131,9 +135,10 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   analyze.rolesFile = options.roles;
   pm.addPass(createAMPAnalyzeTraining(analyze));
   AMPInsertLossScalingOptions scaling;
-  scaling.mode = !options.lossScale.empty() ? options.lossScale.getValue()
-                 : precision == "bf16"      ? "none"
-                                            : "dynamic";
+  bool isFP32 = precision == "fp32";
+  scaling.mode = !options.lossScale.empty()      ? options.lossScale.getValue()
+                 : precision == "bf16" || isFP32 ? "none"
+                                                 : "dynamic";
   scaling.initScale = options.initScale;
   scaling.growthInterval = options.growthInterval;
   scaling.growthFactor = options.growthFactor;
@@ -141,8 +146,23 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   scaling.minScale = options.minScale;
   scaling.maxScale = options.maxScale;
   pm.addPass(createAMPInsertLossScaling(scaling));
+  // FP32 keeps every op as it is: the training analysis and the report
+  // (and the stages that do not convert) still run.
+  if (!isFP32)
+    addConversionPasses(pm, options, precision, isFP8);
+  AMPReportOptions report;
+  report.file = options.report;
+  report.device = options.device;
+  report.defaultDimSize = options.defaultDimSize;
+  report.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+  pm.addPass(createAMPReport(report));
+}
+
+/// The passes that convert: the assignment, casts, and FP8's GEMMs.
+void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
+                         StringRef precision, bool isFP8) {
   AMPAssignPrecisionOptions assign;
-  assign.precision = precision;
+  assign.precision = precision.str();
   assign.assignMode = options.assign;
   assign.rule = options.rule;
   assign.device = options.device;
@@ -176,12 +196,6 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
     fp8.emitRemarks = options.remarks;
     pm.addPass(createAMPFP8(fp8));
   }
-  AMPReportOptions report;
-  report.file = options.report;
-  report.device = options.device;
-  report.defaultDimSize = options.defaultDimSize;
-  report.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
-  pm.addPass(createAMPReport(report));
 }
 } // namespace
 

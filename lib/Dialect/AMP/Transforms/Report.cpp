@@ -322,15 +322,21 @@ void ReportPass::runOnOperation() {
     precision = "fp8";
   // The summary, for people.
   llvm::raw_ostream &err = llvm::errs();
-  err << "amp: " << low << " of " << total << " ops in " << precision << " ("
-      << llvm::format("%.1f", flops > 0 ? 100 * lowFlops / flops : 0.0)
-      << "% of FLOPs), " << remaining << " casts (" << inserted << " inserted, "
-      << fused << " fused), modeled " << llvm::format("%.1f", fp32Us)
-      << " us FP32 -> " << llvm::format("%.1f", ampUs) << " us on " << device;
-  if (anyOptimal)
-    err << " (propagation rules: " << llvm::format("%.1f", propagateUs)
-        << " us)";
-  err << "\n";
+  if (total == 0 && remaining == 0) {
+    // Nothing was decided (precision=fp32): every op kept its types.
+    err << "amp: no precision decisions: every op keeps its types\n";
+  } else {
+    err << "amp: " << low << " of " << total << " ops in " << precision << " ("
+        << llvm::format("%.1f", flops > 0 ? 100 * lowFlops / flops : 0.0)
+        << "% of FLOPs), " << remaining << " casts (" << inserted
+        << " inserted, " << fused << " fused), modeled "
+        << llvm::format("%.1f", fp32Us) << " us FP32 -> "
+        << llvm::format("%.1f", ampUs) << " us on " << device;
+    if (anyOptimal)
+      err << " (propagation rules: " << llvm::format("%.1f", propagateUs)
+          << " us)";
+    err << "\n";
+  }
   if (!trainingSummary.empty()) {
     const llvm::json::Object *settings = lossScaling.getAsObject();
     std::optional<StringRef> mode = settings->getString("mode");
