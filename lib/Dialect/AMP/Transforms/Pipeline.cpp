@@ -117,47 +117,6 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       llvm::cl::desc("keep the graph's input and output types")};
 };
 
-void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
-                         StringRef precision, bool isFP8);
-
-void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
-  // FP8 runs the chosen GEMMs over a base assignment in BF16 or FP16.
-  bool isFP8 = options.precision == "fp8";
-  std::string precision =
-      isFP8 ? options.base.getValue() : options.precision.getValue();
-  // FP8 types exist from ONNX opset 19 on; nodes created later take it.
-  if (isFP8)
-    pm.addPass(onnxg::createONNXGraphUpgradeOpset());
-  AMPAnalyzeTrainingOptions analyze;
-  analyze.lossName = options.loss;
-  analyze.seedName = options.seed;
-  analyze.updateNames.assign(options.updates.begin(), options.updates.end());
-  analyze.rolesFile = options.roles;
-  pm.addPass(createAMPAnalyzeTraining(analyze));
-  AMPInsertLossScalingOptions scaling;
-  bool isFP32 = precision == "fp32";
-  scaling.mode = !options.lossScale.empty()      ? options.lossScale.getValue()
-                 : precision == "bf16" || isFP32 ? "none"
-                                                 : "dynamic";
-  scaling.initScale = options.initScale;
-  scaling.growthInterval = options.growthInterval;
-  scaling.growthFactor = options.growthFactor;
-  scaling.backoffFactor = options.backoffFactor;
-  scaling.minScale = options.minScale;
-  scaling.maxScale = options.maxScale;
-  pm.addPass(createAMPInsertLossScaling(scaling));
-  // FP32 keeps every op as it is: the training analysis and the report
-  // (and the stages that do not convert) still run.
-  if (!isFP32)
-    addConversionPasses(pm, options, precision, isFP8);
-  AMPReportOptions report;
-  report.file = options.report;
-  report.device = options.device;
-  report.defaultDimSize = options.defaultDimSize;
-  report.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
-  pm.addPass(createAMPReport(report));
-}
-
 /// The passes that convert: the assignment, casts, and FP8's GEMMs.
 void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
                          StringRef precision, bool isFP8) {
@@ -196,6 +155,45 @@ void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
     fp8.emitRemarks = options.remarks;
     pm.addPass(createAMPFP8(fp8));
   }
+}
+
+void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
+  // FP8 runs the chosen GEMMs over a base assignment in BF16 or FP16.
+  bool isFP8 = options.precision == "fp8";
+  std::string precision =
+      isFP8 ? options.base.getValue() : options.precision.getValue();
+  // FP8 types exist from ONNX opset 19 on; nodes created later take it.
+  if (isFP8)
+    pm.addPass(onnxg::createONNXGraphUpgradeOpset());
+  AMPAnalyzeTrainingOptions analyze;
+  analyze.lossName = options.loss;
+  analyze.seedName = options.seed;
+  analyze.updateNames.assign(options.updates.begin(), options.updates.end());
+  analyze.rolesFile = options.roles;
+  pm.addPass(createAMPAnalyzeTraining(analyze));
+  AMPInsertLossScalingOptions scaling;
+  // precision=fp32 only (base=fp32 is an error of amp-assign-precision).
+  bool isFP32 = options.precision == "fp32";
+  scaling.mode = !options.lossScale.empty()      ? options.lossScale.getValue()
+                 : precision == "bf16" || isFP32 ? "none"
+                                                 : "dynamic";
+  scaling.initScale = options.initScale;
+  scaling.growthInterval = options.growthInterval;
+  scaling.growthFactor = options.growthFactor;
+  scaling.backoffFactor = options.backoffFactor;
+  scaling.minScale = options.minScale;
+  scaling.maxScale = options.maxScale;
+  pm.addPass(createAMPInsertLossScaling(scaling));
+  // FP32 keeps every op as it is: the training analysis and the report
+  // (and the stages that do not convert) still run.
+  if (!isFP32)
+    addConversionPasses(pm, options, precision, isFP8);
+  AMPReportOptions report;
+  report.file = options.report;
+  report.device = options.device;
+  report.defaultDimSize = options.defaultDimSize;
+  report.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+  pm.addPass(createAMPReport(report));
 }
 } // namespace
 
