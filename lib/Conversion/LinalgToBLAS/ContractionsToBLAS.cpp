@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EntryPoints.h"
+
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/CPURuntime.h"
 
@@ -26,37 +28,41 @@ namespace mlir::amp {
 using namespace mlir;
 using namespace mlir::amp::runtime;
 
-/// The name of an element type in the runtime's entry points, or "" for
-/// one it does not take.
+/// The name of an element type in the runtime's entry points.
 static StringRef getTypeName(Type type) {
-  if (type.isF32())
-    return "f32";
   if (type.isF16())
     return "f16";
   if (type.isBF16())
     return "bf16";
-  if (type.isF64())
-    return "f64";
-  return "";
+  return type.isF64() ? "f64" : "f32";
 }
 
-/// The entry point that computes `op`, or "" when the runtime has none.
-static std::string getEntryName(linalg::ContractOp op) {
-  SmallVector<Type> types;
-  for (Value operand : op->getOperands())
-    types.push_back(cast<MemRefType>(operand.getType()).getElementType());
-  if (types.size() != 3 || op.getNumLoops() > kMaxContractLoops)
-    return "";
-  bool f64 = types[2].isF64() && types[0].isF64() && types[1].isF64();
-  bool f32 = types[2].isF32() &&
-             llvm::all_of(ArrayRef(types).take_front(2), [](Type type) {
-               return type.isF32() || type.isF16() || type.isBF16();
-             });
+std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc) {
+  auto isInput = [](Type type) {
+    return type.isF32() || type.isF16() || type.isBF16();
+  };
+  bool f64 = acc.isF64() && a.isF64() && b.isF64();
+  bool f32 = acc.isF32() && isInput(a) && isInput(b);
   if (!f64 && !f32)
     return "";
-  return (kContractPrefix + getTypeName(types[0]) + "_" +
-          getTypeName(types[1]) + "_" + getTypeName(types[2]))
+  return (kContractPrefix + getTypeName(a) + "_" + getTypeName(b) + "_" +
+          getTypeName(acc))
       .str();
+}
+
+/// The entry point that computes `op` (on memrefs, with projected
+/// permutations), or "" when the runtime has none.
+static std::string getEntryName(linalg::ContractOp op) {
+  if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3 ||
+      op.getNumLoops() > kMaxContractLoops ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isProjectedPermutation(); }))
+    return "";
+  auto elementType = [&](unsigned operand) {
+    return cast<MemRefType>(op->getOperand(operand).getType()).getElementType();
+  };
+  return amp::getContractEntryName(elementType(0), elementType(1),
+                                   elementType(2));
 }
 
 /// `memref` as a view over all `loopSizes` loops of the contraction: the
@@ -103,15 +109,13 @@ struct ContractionsToBLASPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<linalg::ContractOp> contractions;
+    SmallVector<std::pair<linalg::ContractOp, std::string>> contractions;
     module.walk([&](linalg::ContractOp op) {
-      if (op.hasPureBufferSemantics() && !getEntryName(op).empty() &&
-          llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
-            return map.isProjectedPermutation();
-          }))
-        contractions.push_back(op);
+      std::string name = getEntryName(op);
+      if (!name.empty())
+        contractions.emplace_back(op, std::move(name));
     });
-    for (linalg::ContractOp op : contractions) {
+    for (auto &[op, name] : contractions) {
       OpBuilder b(op);
       Location loc = op.getLoc();
       SmallVector<Value> loopSizes;
@@ -124,8 +128,7 @@ struct ContractionsToBLASPass
       for (auto [operand, map] :
            llvm::zip(op->getOperands(), op.getIndexingMapsArray()))
         arguments.push_back(buildLoopView(b, loc, operand, map, loopSizes));
-      func::FuncOp callee =
-          getOrDeclare(symbols, module, getEntryName(op), arguments);
+      func::FuncOp callee = getOrDeclare(symbols, module, name, arguments);
       func::CallOp::create(b, loc, callee, arguments);
       op.erase();
     }

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EntryPoints.h"
+
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -32,16 +34,6 @@ static BlockArgument getWidenedArgument(Value value, Type accType) {
   return dyn_cast<BlockArgument>(value);
 }
 
-/// Whether the BLAS runtime takes these element types (CPURuntime.h).
-static bool isSupportedTypes(Type a, Type b, Type acc) {
-  if (acc.isF64())
-    return a.isF64() && b.isF64();
-  auto isInput = [](Type type) {
-    return type.isF32() || type.isF16() || type.isBF16();
-  };
-  return acc.isF32() && isInput(a) && isInput(b);
-}
-
 /// Whether the body of `op` is `acc + widen(a) * widen(b)`, in either
 /// order, and nothing else.
 static bool isMultiplyAccumulate(linalg::GenericOp op) {
@@ -51,7 +43,7 @@ static bool isMultiplyAccumulate(linalg::GenericOp op) {
   BlockArgument a = body.getArgument(0), b = body.getArgument(1),
                 acc = body.getArgument(2);
   Type accType = acc.getType();
-  if (!isSupportedTypes(a.getType(), b.getType(), accType))
+  if (amp::getContractEntryName(a.getType(), b.getType(), accType).empty())
     return false;
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();

@@ -90,6 +90,14 @@ int64_t getProgressionStride(const std::vector<int64_t> &offsets) {
   return stride;
 }
 
+/// A GEMM operand as BLAS takes it.
+template <typename Acc>
+struct BLASOperand {
+  const Acc *data;
+  int64_t leadingDim;
+  CBLAS_TRANSPOSE transpose;
+};
+
 /// One operand as a rows x cols matrix: its offsets, and how BLAS reads it
 /// in place (leading dimension and transpose) when it can.
 struct MatrixLayout {
@@ -121,14 +129,18 @@ struct MatrixLayout {
   int64_t getRows() const { return rowOffsets.size(); }
   int64_t getCols() const { return colOffsets.size(); }
 
-  /// Copies the matrix at `base` into `packed`, row-major, widened.
+  /// What BLAS reads for the matrix at `base`: the matrix in place, or a
+  /// row-major copy widened into `packed`.
   template <typename Acc, typename T>
-  void pack(const T *base, std::vector<Acc> &packed) const {
+  BLASOperand<Acc> getOperand(const T *base, std::vector<Acc> &packed) const {
+    if (direct)
+      return {reinterpret_cast<const Acc *>(base), leadingDim, transpose};
     packed.resize(size_t(getRows()) * getCols());
     Acc *out = packed.data();
     for (int64_t row : rowOffsets)
       for (int64_t col : colOffsets)
         *out++ = widen<Acc>(base[row + col]);
+    return {packed.data(), getCols(), CblasNoTrans};
   }
 };
 
@@ -189,30 +201,20 @@ void contract(int64_t roles, const UnrankedMemRefType<TA> &aMemRef,
     const TA *aBase = a.data + a.offset + aBatch[i];
     const TB *bBase = b.data + b.offset + bBatch[i];
     Acc *cBase = c.data + c.offset + cBatch[i];
-    const Acc *aData = reinterpret_cast<const Acc *>(aBase);
-    const Acc *bData = reinterpret_cast<const Acc *>(bBase);
-    int64_t lda = aLayout.leadingDim, ldb = bLayout.leadingDim;
-    if (!aLayout.direct) {
-      aLayout.pack(aBase, aPacked);
-      aData = aPacked.data();
-      lda = depth;
-    }
-    if (!bLayout.direct) {
-      bLayout.pack(bBase, bPacked);
-      bData = bPacked.data();
-      ldb = cols;
-    }
-    CBLAS_TRANSPOSE transA = aLayout.direct ? aLayout.transpose : CblasNoTrans;
-    CBLAS_TRANSPOSE transB = bLayout.direct ? bLayout.transpose : CblasNoTrans;
+    BLASOperand<Acc> aOperand = aLayout.getOperand(aBase, aPacked);
+    BLASOperand<Acc> bOperand = bLayout.getOperand(bBase, bPacked);
+    auto product = [&](Acc beta, Acc *out, int64_t ldc) {
+      gemm(aOperand.transpose, bOperand.transpose, rows, cols, depth,
+           aOperand.data, aOperand.leadingDim, bOperand.data,
+           bOperand.leadingDim, beta, out, ldc);
+    };
     if (cLayout.direct && cLayout.transpose == CblasNoTrans) {
-      gemm(transA, transB, rows, cols, depth, aData, lda, bData, ldb, Acc(1),
-           cBase, cLayout.leadingDim);
+      product(Acc(1), cBase, cLayout.leadingDim);
       continue;
     }
     // C in a layout BLAS cannot write: a row-major product, added in.
     cPacked.assign(size_t(rows) * cols, Acc(0));
-    gemm(transA, transB, rows, cols, depth, aData, lda, bData, ldb, Acc(0),
-         cPacked.data(), cols);
+    product(Acc(0), cPacked.data(), cols);
     const Acc *sum = cPacked.data();
     for (int64_t row : cLayout.rowOffsets)
       for (int64_t col : cLayout.colOffsets)

@@ -25,8 +25,6 @@ MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
   for (auto [position, op] : llvm::enumerate(body))
     index[&op] = position;
   size_t count = index.size();
-  Operation *terminator =
-      body.mightHaveTerminator() ? body.getTerminator() : nullptr;
 
   // Live ranges, and the activations a backward op reads.
   for (Operation &op : body) {
@@ -40,9 +38,8 @@ MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
         Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
         if (!reader)
           continue;
-        // A returned value stays until the step ends.
-        size_t last = reader == terminator ? count : index[reader];
-        interval.last = std::max(interval.last, last);
+        // The terminator is last: a returned value stays to the end.
+        interval.last = std::max(interval.last, index[reader]);
         readByBackward |= getRegion(reader) == "backward";
       }
       if (forward && readByBackward) {
@@ -54,7 +51,7 @@ MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
   }
 
   // A sweep: allocate at the definition, free after the last reader.
-  SmallVector<double> delta(count + 2, 0.0);
+  SmallVector<double> delta(count + 1, 0.0);
   for (const Interval &interval : intervals) {
     delta[interval.first] += interval.holder.bytes;
     delta[interval.last + 1] -= interval.holder.bytes;
@@ -64,8 +61,8 @@ MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
   for (auto [position, op] : llvm::enumerate(body)) {
     live += delta[position];
     liveBytes.push_back(live);
-    if (live > peakBytes || !peakOp) {
-      peakBytes = std::max(peakBytes, live);
+    if (!peakOp || live > peakBytes) {
+      peakBytes = live;
       peakOp = &op;
       peakIndex = position;
     }

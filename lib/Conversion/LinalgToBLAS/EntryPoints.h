@@ -1,0 +1,28 @@
+//===- EntryPoints.h - The runtime's contraction entry points ---*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Which element types libamp_cpu_runtime has a GEMM for, shared by the two
+// passes of the BLAS path so that they raise exactly what can be called.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
+#define AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
+
+#include "mlir/IR/Types.h"
+
+#include <string>
+
+namespace mlir::amp {
+
+/// The runtime's entry point `amp_contract_<A>_<B>_<C>` for these operand
+/// and accumulator element types (f32 with f32, f16 or bf16 operands, or
+/// f64 throughout), or "" when it has none.
+std::string getContractEntryName(Type a, Type b, Type acc);
+
+} // namespace mlir::amp
+
+#endif // AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
