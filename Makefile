@@ -14,7 +14,7 @@ CMAKE_FLAGS ?=
 PACKAGES := cmake ninja-build clang-22 lld libclang-rt-22-dev llvm-22-dev \
   libmlir-22-dev mlir-22-tools llvm-22-tools libonnx-dev libprotobuf-dev \
   protobuf-compiler python3-onnx python3-numpy python3-torch python3-pytest \
-  python3-matplotlib libopenblas-dev libboost-graph-dev
+  python3-matplotlib libopenblas-dev libboost-graph-dev libglpk-dev
 # ONNX Runtime for the numerics tests: npm's onnxruntime-node, into
 # $(BUILD)/npm (CPU binaries ship in the package; its install script would
 # fetch CUDA ones, hence --ignore-scripts).

@@ -7,6 +7,7 @@
 #include "amp/Interfaces/PrecisionOpInterface.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -71,6 +72,15 @@ double mlir::amp::detail::estimateElementwiseFlops(Operation *op,
   for (Value result : op->getResults())
     largest = std::max(largest, sizes.getNumElements(result));
   return largest;
+}
+
+RecomputeKind
+mlir::amp::detail::getDefaultRecomputeKind(PrecisionOpInterface op) {
+  if (op->getNumRegions() != 0 || !isPure(op))
+    return RecomputeKind::Never;
+  return op.getPrecisionClass() == PrecisionClass::Always
+             ? RecomputeKind::ComputeIntensive
+             : RecomputeKind::Cheap;
 }
 
 double mlir::amp::detail::estimateAllBytes(PrecisionOpInterface op,

@@ -62,6 +62,7 @@ bool isFloatTensor(Type type);
 
 namespace detail {
 double estimateElementwiseFlops(Operation *op, DimSizes &sizes);
+RecomputeKind getDefaultRecomputeKind(PrecisionOpInterface op);
 double estimateAllBytes(PrecisionOpInterface op, DimSizes &sizes,
                         unsigned dataBits);
 } // namespace detail

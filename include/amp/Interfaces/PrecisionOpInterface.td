@@ -30,6 +30,22 @@ def AMP_PrecisionClass : I32EnumAttr<"PrecisionClass",
   let genSpecializedAttr = 0;
 }
 
+def AMP_RecomputeKind : I32EnumAttr<"RecomputeKind",
+    "whether amp-recompute may clone an op into the backward "
+    "(docs/Recompute.md)", [
+      // Cheap to run again: elementwise, data movement, casts, norms.
+      I32EnumAttrCase<"Cheap", 0, "cheap">,
+      // GEMMs, convolutions, attention: cloned only when a budget needs it.
+      I32EnumAttrCase<"ComputeIntensive", 1, "compute-intensive">,
+      // Draws random numbers: a clone would draw others. Never cloned.
+      I32EnumAttrCase<"Random", 2, "random">,
+      // Side effects, state updates, optimizers, control flow, unknown ops.
+      I32EnumAttrCase<"Never", 3, "never">,
+    ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
+
 def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
   let cppNamespace = "::mlir::amp";
   let description = [{
@@ -69,6 +85,17 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
         region that computes on the data.
       }], "void", "adaptToDataType", (ins "::mlir::FloatType":$type),
       /*methodBody=*/"", /*defaultImplementation=*/"return;">,
+    InterfaceMethod<[{
+        Whether amp-recompute may run the op again in the backward. By
+        default: always ops are compute-intensive, other ops without memory
+        effects or regions cheap, the rest never.
+      }], "::mlir::amp::RecomputeKind", "getRecomputeKind", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::amp::detail::getDefaultRecomputeKind(
+            ::llvm::cast<::mlir::amp::PrecisionOpInterface>(
+                $_op.getOperation()));
+      }]>,
     InterfaceMethod<[{
         Floating-point operations of one execution (a multiply-add counts
         two). Dynamic dimensions take their sizes from `sizes`.

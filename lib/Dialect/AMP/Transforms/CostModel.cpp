@@ -122,6 +122,18 @@ double CostModel::getOpTimeUs(PrecisionOpInterface op, FloatType type) {
   return std::max(computeUs, memoryUs) + device.launchUs;
 }
 
+double CostModel::getOtherOpTimeUs(Operation *op, double flops, bool fp8) {
+  double bytes = 0;
+  for (Value operand : op->getOperands())
+    bytes += sizes.getBytes(operand);
+  for (Value result : op->getResults())
+    bytes += sizes.getBytes(result);
+  double peak = fp8 ? device.fp8TensorFlops : device.fp32Flops;
+  double computeUs = peak > 0 ? flops / peak * 1e6 : 0;
+  return std::max(computeUs, bytes / device.bytesPerSecond * 1e6) +
+         device.launchUs;
+}
+
 double CostModel::getCastTimeUs(Value value, FloatType type) {
   return getCastTimeUs(
       value, cast<FloatType>(getElementTypeOrSelf(value.getType())), type);

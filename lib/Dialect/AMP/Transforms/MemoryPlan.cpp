@@ -12,12 +12,6 @@
 using namespace mlir;
 using namespace mlir::amp;
 
-/// The amp.region of `op`, or "".
-static StringRef getRegion(Operation *op) {
-  auto region = op->getAttrOfType<StringAttr>(kRegionAttrName);
-  return region ? region.getValue() : "";
-}
-
 MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
   for (BlockArgument argument : body.getArguments())
     inputBytes += sizes.getBytes(argument);
@@ -28,8 +22,8 @@ MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
 
   // Live ranges, and the activations a backward op reads.
   for (Operation &op : body) {
-    bool forward = getRegion(&op) == "forward";
-    regions |= !getRegion(&op).empty();
+    bool forward = getRegionName(&op) == "forward";
+    regions |= !getRegionName(&op).empty();
     for (Value result : op.getResults()) {
       Interval interval{
           {result, sizes.getBytes(result)}, index[&op], index[&op]};
@@ -40,7 +34,7 @@ MemoryPlan::MemoryPlan(Block &body, DimSizes &sizes) {
           continue;
         // The terminator is last: a returned value stays to the end.
         interval.last = std::max(interval.last, index[reader]);
-        readByBackward |= getRegion(reader) == "backward";
+        readByBackward |= getRegionName(reader) == "backward";
       }
       if (forward && readByBackward) {
         saved.push_back(interval.holder);

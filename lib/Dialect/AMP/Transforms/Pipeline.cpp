@@ -7,7 +7,8 @@
 // --amp-pipeline="precision=fp16 ...": (with precision=fp8,
 // onnxg-upgrade-opset) amp-analyze-training,
 // amp-insert-loss-scaling, amp-assign-precision, amp-materialize-casts,
-// amp-eliminate-casts, amp-fuse-casts and amp-report with one set of options
+// amp-eliminate-casts, amp-fuse-casts, (amp-fp8), (amp-recompute) and
+// amp-report with one set of options
 // (docs/Pipeline.md).
 //
 //===----------------------------------------------------------------------===//
@@ -112,6 +113,17 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
                           llvm::cl::desc("smallest loss scale")};
   Option<double> maxScale{*this, "max-scale", llvm::cl::init(16777216.0),
                           llvm::cl::desc("largest loss scale")};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("none, sqrt, mincut, budget or optimal (default: none, "
+                     "budget with a memory-budget)")};
+  Option<std::string> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("saved-activation bytes to stay within: <n>, <n>KiB, "
+                     "<n>MiB, <n>GiB or <n>%")};
+  Option<double> optimalTimeLimit{
+      *this, "optimal-time-limit", llvm::cl::init(120),
+      llvm::cl::desc("recompute=optimal: seconds the MILP may search")};
   Option<bool> keepIOTypes{
       *this, "keep-io-types", llvm::cl::init(true),
       llvm::cl::desc("keep the graph's input and output types")};
@@ -188,6 +200,21 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
   // (and the stages that do not convert) still run.
   if (!isFP32)
     addConversionPasses(pm, options, precision, isFP8);
+  // Recomputation weighs activations at their converted types.
+  std::string recompute = options.recompute;
+  if (recompute.empty())
+    recompute = options.memoryBudget.empty() ? "none" : "budget";
+  if (recompute != "none" || !options.memoryBudget.empty()) {
+    AMPRecomputeOptions remat;
+    remat.mode = recompute;
+    remat.memoryBudget = options.memoryBudget;
+    remat.optimalTimeLimit = options.optimalTimeLimit;
+    remat.device = options.device;
+    remat.defaultDimSize = options.defaultDimSize;
+    remat.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+    remat.emitRemarks = options.remarks;
+    pm.addPass(createAMPRecompute(remat));
+  }
   AMPReportOptions report;
   report.file = options.report;
   report.device = options.device;

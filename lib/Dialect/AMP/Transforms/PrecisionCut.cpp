@@ -13,11 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/AMP/Transforms/PrecisionCut.h"
+#include "amp/Dialect/AMP/Transforms/MinCut.h"
 
 #include "llvm/ADT/STLExtras.h"
-
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/boykov_kolmogorov_max_flow.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -85,102 +83,12 @@ llvm::SmallVector<bool> PrecisionCut::getBaseline() const {
   return low;
 }
 
-namespace {
-using Capacity = int64_t;
-using Traits =
-    boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
-struct VertexProperties {
-  boost::default_color_type color;
-  Capacity distance;
-  Traits::edge_descriptor predecessor;
-};
-struct EdgeProperties {
-  Capacity capacity;
-  Capacity residual;
-  Traits::edge_descriptor reverse;
-};
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS,
-                                    VertexProperties, EdgeProperties>;
-
-/// The cut graph before its infinite capacities are known: edges of finite
-/// capacity in nanoseconds (the model's resolution: smaller differences are
-/// ties), and infinite ones marked.
-class CutGraphBuilder {
-public:
-  explicit CutGraphBuilder(unsigned numOps)
-      : numVertices(numOps + 2), source(numOps), sink(numOps + 1) {}
-
-  unsigned addVertex() { return numVertices++; }
-  void addEdge(unsigned from, unsigned to, double us) {
-    Capacity capacity = std::llround(std::max(us, 0.0) * 1e3);
-    if (capacity > 0)
-      edges.push_back({from, to, capacity});
-  }
-  void addInfiniteEdge(unsigned from, unsigned to) {
-    edges.push_back({from, to, -1});
-  }
-
-  /// The vertices on the source side of a minimum cut, the smallest such
-  /// set: those the residual graph reaches from the source.
-  std::vector<bool> solve() const;
-
-  unsigned getSource() const { return source; }
-  unsigned getSink() const { return sink; }
-
-private:
-  struct Edge {
-    unsigned from, to;
-    Capacity capacity; ///< -1: infinite
-  };
-  unsigned numVertices;
-  const unsigned source, sink;
-  std::vector<Edge> edges;
-};
-} // namespace
-
-std::vector<bool> CutGraphBuilder::solve() const {
-  // Infinite: more than every finite edge together.
-  Capacity infinite = 1;
-  for (const Edge &edge : edges)
-    infinite += std::max<Capacity>(edge.capacity, 0);
-  Graph graph(numVertices);
-  for (const Edge &edge : edges) {
-    Capacity capacity = edge.capacity < 0 ? infinite : edge.capacity;
-    auto forward = boost::add_edge(edge.from, edge.to, graph).first;
-    auto backward = boost::add_edge(edge.to, edge.from, graph).first;
-    graph[forward].capacity = capacity;
-    graph[backward].capacity = 0;
-    graph[forward].reverse = backward;
-    graph[backward].reverse = forward;
-  }
-  boost::boykov_kolmogorov_max_flow(
-      graph, boost::get(&EdgeProperties::capacity, graph),
-      boost::get(&EdgeProperties::residual, graph),
-      boost::get(&EdgeProperties::reverse, graph),
-      boost::get(&VertexProperties::predecessor, graph),
-      boost::get(&VertexProperties::color, graph),
-      boost::get(&VertexProperties::distance, graph),
-      boost::get(boost::vertex_index, graph), source, sink);
-  std::vector<bool> reached(numVertices);
-  std::vector<unsigned> worklist{source};
-  reached[source] = true;
-  while (!worklist.empty()) {
-    unsigned vertex = worklist.back();
-    worklist.pop_back();
-    for (auto edge :
-         boost::make_iterator_range(boost::out_edges(vertex, graph))) {
-      unsigned target = boost::target(edge, graph);
-      if (graph[edge].residual > 0 && !reached[target]) {
-        reached[target] = true;
-        worklist.push_back(target);
-      }
-    }
-  }
-  return reached;
-}
+/// A capacity in whole nanoseconds, the model's resolution: smaller
+/// differences are ties.
+static int64_t toNs(double us) { return std::llround(std::max(us, 0.0) * 1e3); }
 
 llvm::SmallVector<bool> PrecisionCut::solve() const {
-  CutGraphBuilder graph(ops.size());
+  MinCutGraph graph(ops.size());
   unsigned source = graph.getSource(), sink = graph.getSink();
   // Terminal edges: what an op pays at each label, beyond the smaller.
   std::vector<double> fp32Us(ops.size()), lowUs(ops.size());
@@ -201,13 +109,13 @@ llvm::SmallVector<bool> PrecisionCut::solve() const {
         unsigned anyLow = graph.addVertex();
         for (unsigned consumer : term.consumers)
           graph.addInfiniteEdge(consumer, anyLow);
-        graph.addEdge(anyLow, sink, term.downUs);
+        graph.addEdge(anyLow, sink, toNs(term.downUs));
       }
       // ...plus downUs when any is FP32, less downUs (a constant): paid
       // when they disagree.
       if (foldable) {
         unsigned anyFP32 = graph.addVertex();
-        graph.addEdge(source, anyFP32, term.downUs);
+        graph.addEdge(source, anyFP32, toNs(term.downUs));
         for (unsigned consumer : term.consumers)
           graph.addInfiniteEdge(anyFP32, consumer);
       }
@@ -218,21 +126,21 @@ llvm::SmallVector<bool> PrecisionCut::solve() const {
     if (term.otherReaders) {
       lowUs[producer] += term.upUs;
     } else if (term.consumers.size() == 1) {
-      graph.addEdge(producer, term.consumers[0], term.upUs);
+      graph.addEdge(producer, term.consumers[0], toNs(term.upUs));
     } else if (!term.consumers.empty()) {
       unsigned castUp = graph.addVertex();
-      graph.addEdge(producer, castUp, term.upUs);
+      graph.addEdge(producer, castUp, toNs(term.upUs));
       for (unsigned consumer : term.consumers)
         graph.addInfiniteEdge(castUp, consumer);
     }
     // A cast down when the producer is FP32 and a consumer is low.
     if (term.consumers.size() == 1) {
-      graph.addEdge(term.consumers[0], producer, term.downUs);
+      graph.addEdge(term.consumers[0], producer, toNs(term.downUs));
     } else if (!term.consumers.empty()) {
       unsigned castDown = graph.addVertex();
       for (unsigned consumer : term.consumers)
         graph.addInfiniteEdge(consumer, castDown);
-      graph.addEdge(castDown, producer, term.downUs);
+      graph.addEdge(castDown, producer, toNs(term.downUs));
     }
   }
   for (auto [index, op] : llvm::enumerate(ops)) {
@@ -240,11 +148,11 @@ llvm::SmallVector<bool> PrecisionCut::solve() const {
     if (op.pin == Pin::Low)
       graph.addInfiniteEdge(source, index);
     else
-      graph.addEdge(source, index, fp32Us[index] - common);
+      graph.addEdge(source, index, toNs(fp32Us[index] - common));
     if (op.pin == Pin::FP32)
       graph.addInfiniteEdge(index, sink);
     else
-      graph.addEdge(index, sink, lowUs[index] - common);
+      graph.addEdge(index, sink, toNs(lowUs[index] - common));
   }
   std::vector<bool> sourceSide = graph.solve();
   return llvm::SmallVector<bool>(sourceSide.begin(),

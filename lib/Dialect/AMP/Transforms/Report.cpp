@@ -14,6 +14,7 @@
 #include "amp/Dialect/AMP/Transforms/MemoryPlan.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/AMP/Transforms/Policy.h"
+#include "amp/Dialect/AMP/Transforms/RecomputePlan.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,6 +107,66 @@ static double getNumber(DictionaryAttr record, StringRef key) {
   return value ? value.getValueAsDouble() : 0.0;
 }
 
+/// The report's `recompute` section from amp-recompute's record and the
+/// planner's view of the step after it; `summary` gets its line.
+static llvm::json::Value describeRecompute(DictionaryAttr record,
+                                           const MemoryPlan &plan,
+                                           func::FuncOp func,
+                                           std::string &summary) {
+  auto number = [&](StringRef key) { return getNumber(record, key); };
+  llvm::json::Object byType;
+  if (auto types = record.getAs<DictionaryAttr>("recomputed_by_type"))
+    for (NamedAttribute entry : types)
+      byType[entry.getName().getValue()] =
+          cast<IntegerAttr>(entry.getValue()).getInt();
+  int64_t recomputed = 0;
+  if (auto count = record.getAs<IntegerAttr>("recomputed"))
+    recomputed = count.getInt();
+  llvm::json::Array saved;
+  for (const MemoryPlan::Holder &holder : plan.getSavedActivations())
+    saved.push_back(llvm::json::Object{
+        {"name", getHolderName(holder.value)},
+        {"bytes", holder.bytes},
+        {"reason",
+         getSaveReason(getRecomputeKind(holder.value.getDefiningOp()))}});
+  StringRef mode = "";
+  if (auto value = record.getAs<StringAttr>("mode"))
+    mode = value.getValue();
+  double extraPercent =
+      number("flops_before") > 0
+          ? 100 * number("extra_flops") / number("flops_before")
+          : 0.0;
+  llvm::raw_string_ostream os(summary);
+  os << "amp: recompute=" << mode << ": " << recomputed << " ops recomputed (+"
+     << llvm::format("%.2f", extraPercent) << "% FLOPs), saved activations "
+     << llvm::format("%.1f", number("saved_bytes_before") / 1e6) << " MB -> "
+     << llvm::format("%.1f", number("saved_bytes_after") / 1e6) << " MB, peak "
+     << llvm::format("%.1f", number("peak_bytes_before") / 1e6) << " MB -> "
+     << llvm::format("%.1f", number("peak_bytes_after") / 1e6) << " MB\n";
+  llvm::json::Object section{
+      {"function", func.getSymName()},
+      {"mode", mode},
+      {"budget_bytes", record.get("budget_bytes")
+                           ? llvm::json::Value(number("budget_bytes"))
+                           : nullptr},
+      {"saved_activation_bytes",
+       llvm::json::Object{{"before", number("saved_bytes_before")},
+                          {"after", number("saved_bytes_after")}}},
+      {"peak_bytes", llvm::json::Object{{"before", number("peak_bytes_before")},
+                                        {"after", number("peak_bytes_after")}}},
+      {"recomputed_ops", recomputed},
+      {"recomputed_by_type", std::move(byType)},
+      {"extra_flops", number("extra_flops")},
+      {"extra_flops_percent", extraPercent},
+      {"extra_modeled_us", number("extra_us")},
+      {"saved", std::move(saved)}};
+  if (auto met = record.getAs<BoolAttr>("budget_met"))
+    section["budget_met"] = met.getValue();
+  if (auto proven = record.getAs<BoolAttr>("optimal_proven"))
+    section["optimal_proven"] = proven.getValue();
+  return section;
+}
+
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::optional<CostModel> model =
@@ -140,7 +201,8 @@ void ReportPass::runOnOperation() {
   llvm::json::Value training = nullptr;
   llvm::json::Value lossScaling = llvm::json::Object{{"mode", "none"}};
   std::string trainingSummary;
-  llvm::json::Value memory = nullptr;
+  llvm::json::Value memory = nullptr, recompute = nullptr;
+  std::string recomputeSummary;
   double peakBytes = 0;
   for (auto func : module.getOps<func::FuncOp>()) {
     auto roles = func->getAttrOfType<DictionaryAttr>(kTrainingAttrName);
@@ -298,6 +360,8 @@ void ReportPass::runOnOperation() {
       peakBytes = plan.getPeakBytes();
       memory = describeMemory(plan, func);
     }
+    if (auto record = func->getAttrOfType<DictionaryAttr>(kRecomputeAttrName))
+      recompute = describeRecompute(record, plan, func, recomputeSummary);
     // The objective's values: those of the cut, or with assign=propagate the
     // modeled time of this function itself.
     if (mode && mode.getValue() == "optimal") {
@@ -353,6 +417,7 @@ void ReportPass::runOnOperation() {
     err << "amp: fp8: " << fp8Gemms << " GEMMs in FP8 (recipe " << fp8Recipe
         << ", " << fp8Format << "), " << quantizations << " quantizations, "
         << fp8States << " scaling states\n";
+  err << recomputeSummary;
   if (sensitivityKnown)
     err << "amp: sensitivity: " << sensitivityChanged << " of " << freeOps
         << " cost-decided ops change with default-dim-size="
@@ -394,6 +459,7 @@ void ReportPass::runOnOperation() {
       {"guessed_dims", llvm::json::Array(guessedDims.getArrayRef())},
       {"training", std::move(training)},
       {"memory", std::move(memory)},
+      {"recompute", std::move(recompute)},
       {"loss_scaling", std::move(lossScaling)},
       {"fp8", fp8Recipe.empty() ? llvm::json::Value(nullptr)
                                 : llvm::json::Value(llvm::json::Object{

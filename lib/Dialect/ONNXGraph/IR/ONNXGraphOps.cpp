@@ -412,6 +412,26 @@ amp::PrecisionClass NodeOp::getPrecisionClass() {
   return info->precision;
 }
 
+amp::RecomputeKind NodeOp::getRecomputeKind() {
+  const OpInfo *info = lookupOp(getDomain(), getOpType());
+  if (!info || getNumRegions() != 0)
+    return amp::RecomputeKind::Never;
+  switch (info->family) {
+  case OpFamily::Random:
+    return amp::RecomputeKind::Random;
+  case OpFamily::Contraction:
+  case OpFamily::Convolution:
+    return amp::RecomputeKind::ComputeIntensive;
+  case OpFamily::Optimizer:
+  case OpFamily::Runtime:
+  case OpFamily::Sequence:
+  case OpFamily::Custom:
+    return amp::RecomputeKind::Never;
+  default:
+    return amp::RecomputeKind::Cheap;
+  }
+}
+
 /// Whether `pred(isInput, index)` holds for a data slot of `node` in the
 /// table.
 static bool

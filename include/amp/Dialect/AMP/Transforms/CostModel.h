@@ -87,6 +87,11 @@ public:
   /// amax first, and the cast cannot be fused.
   double getQuantizeTimeUs(Value value, bool amaxPass, bool fused);
 
+  /// Microseconds of an op the interface does not describe: `flops` on the
+  /// FP8 tensor cores (`fp8`) or at the FP32 rate, its operands and results
+  /// read and written at their own width.
+  double getOtherOpTimeUs(Operation *op, double flops, bool fp8);
+
   /// FP32 against low precision for one op. `isLow` says which inputs are
   /// already low precision (by their type when null); `readInFP32` which
   /// data results some user will read in FP32 (none when null).

@@ -37,11 +37,20 @@ inline constexpr int64_t kDefaultDimSize = 64;
 inline constexpr llvm::StringLiteral kTrainingAttrName = "amp.training";
 /// The part of the step an op belongs to: forward, backward or optimizer.
 inline constexpr llvm::StringLiteral kRegionAttrName = "amp.region";
+/// The amp.region of `op`, or "" when it has none.
+inline llvm::StringRef getRegionName(Operation *op) {
+  auto region = op->getAttrOfType<StringAttr>(kRegionAttrName);
+  return region ? region.getValue() : "";
+}
 /// The loss-scaling settings amp-insert-loss-scaling applied, for the report.
 inline constexpr llvm::StringLiteral kLossScalingAttrName = "amp.loss_scaling";
 /// amp-fp8's record: on an FP8 GEMM its modeled times and formats, on a
 /// function the recipe, the GEMMs and the scaling states.
 inline constexpr llvm::StringLiteral kFP8AttrName = "amp.fp8";
+/// amp-recompute's record on a function (mode, budget, the planner's bytes
+/// before, extra FLOPs), and the mark on each op it cloned.
+inline constexpr llvm::StringLiteral kRecomputeAttrName = "amp.recompute";
+inline constexpr llvm::StringLiteral kRecomputedAttrName = "amp.recomputed";
 
 #define GEN_PASS_DECL
 #include "amp/Dialect/AMP/Transforms/Passes.h.inc"

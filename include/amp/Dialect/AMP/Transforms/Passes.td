@@ -350,6 +350,68 @@ def AMPFP8 : Pass<"amp-fp8", "ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AMPDialect"];
 }
 
+def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
+  let summary = "Recompute forward values in the backward to save memory";
+  let description = [{
+    Chooses which forward results the backward keeps (saved activations)
+    and which it recomputes: a recomputed op is cloned into the backward
+    right before its first backward reader, which reads the clone, so the
+    forward's value is freed after its last forward use. Runs on the
+    regions amp-analyze-training marks (`amp.region`), after the precision
+    passes: an activation weighs its bytes after AMP (FP16 two, FP8 one).
+    docs/Recompute.md has the rules; in short:
+
+    - `mode=mincut` (AOTAutograd's partitioner): the fewest saved bytes
+      among plans that clone no GEMM, convolution or attention, by one s-t
+      min-cut over the forward's ops (Boost.Graph).
+    - `mode=budget` with `memory-budget`: the min-cut first; when its plan
+      keeps more than the budget, a knapsack keeps the compute-intensive
+      values worth the most FLOPs within it and the cut is solved again.
+      The memory planner checks the result; a budget no plan meets gets a
+      warning ("cannot reduce ... below X; reached Y, from Z") and the
+      smallest plan.
+    - `mode=sqrt`: Chen's sqrt(n) segments, a baseline that recomputes
+      GEMMs too (about one extra forward).
+    - `mode=optimal`: the exact optimum of the same choice by MILP (GLPK),
+      with `memory-budget` the fewest extra FLOPs within it, without it the
+      fewest saved bytes with GEMMs banned; for graphs of at most
+      `optimal-max-ops` forward ops, stopped after `optimal-time-limit`
+      seconds.
+    - Never cloned, in any mode: random ops (Dropout and the
+      `com.microsoft` dropouts keep their output and mask), ops with side
+      effects or regions, optimizer ops, loss scaling and FP8 amax, scale
+      and history ops (a recomputed `amp.quantize` reads the forward's
+      scale). Values live past the backward anyway (function results,
+      optimizer inputs) cost nothing to keep; graph inputs and parameters
+      are never in question.
+
+    Clones get `amp.region = "backward"`, `amp.recomputed` and their names
+    with a `.recompute` suffix. The function gets `amp.recompute` (mode,
+    the planner's saved-activation and peak bytes before and after, the
+    recomputed ops by type, extra FLOPs and modeled time, saved and banned
+    values) for amp-report.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"mincut\"",
+           "none, sqrt, mincut, budget or optimal">,
+    Option<"memoryBudget", "memory-budget", "std::string", "\"\"",
+           "saved-activation bytes to stay within: a number of bytes, "
+           "<n>KiB, <n>MiB, <n>GiB or <n>% of the saved activations">,
+    Option<"optimalMaxOps", "optimal-max-ops", "int64_t", "3000",
+           "mode=optimal: the most forward ops the MILP takes">,
+    Option<"optimalTimeLimit", "optimal-time-limit", "double", "120",
+           "mode=optimal: seconds the MILP may search">,
+    Option<"device", "device", "std::string", "\"h100\"",
+           "cost model profile of the modeled extra time">,
+    Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
+           "size assumed for a dynamic dimension without a dim entry">,
+    ListOption<"dimSizes", "dim", "std::string",
+               "sizes of named dynamic dimensions, <name>:<size>">,
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per recomputed op and saved value, and a summary">,
+  ];
+}
+
 def AMPReport : Pass<"amp-report", "ModuleOp"> {
   let summary = "Write the mixed-precision report and print its summary";
   let description = [{

@@ -1,0 +1,124 @@
+//===- RecomputePlan.h - Which activations to recompute ---------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The choice amp-recompute makes (docs/Recompute.md), as a problem over the
+// forward's ops: each op the backward needs is either saved (its results
+// stay live across the forward/backward boundary) or recomputed (cloned
+// into the backward, which then needs its operands). Solvers: AOTAutograd's
+// min-cut, its knapsack under a budget, Chen's sqrt(n) segments, and an
+// exact MILP (GLPK) to measure them against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_TRANSFORMS_RECOMPUTEPLAN_H
+#define AMP_DIALECT_AMP_TRANSFORMS_RECOMPUTEPLAN_H
+
+#include "amp/Interfaces/PrecisionOpInterface.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::amp {
+
+/// Whether amp-recompute may clone `op`: its PrecisionOpInterface answer;
+/// for amp ops, the scaled GEMM compute-intensive, casts, quantize and
+/// dequantize cheap, loss-scaling and FP8 state ops never; other ops cheap
+/// when pure and without regions.
+RecomputeKind getRecomputeKind(Operation *op);
+
+/// Why a value of an op of `kind` is kept, for remarks and the report
+/// ("compute-intensive", "random", "never recomputed", "chosen by the
+/// plan").
+llvm::StringRef getSaveReason(RecomputeKind kind);
+
+class RecomputeProblem {
+public:
+  /// Adds a forward op, in an order where operands come first. `kind`:
+  /// whether it may be cloned; `flops` and `us`: what a clone costs.
+  unsigned addNode(RecomputeKind kind, double flops, double us);
+  /// Result `result` of `node` takes `bytes`; `liveAnyway`: it stays live
+  /// past the backward whatever the plan (a function result, read by the
+  /// optimizer), so keeping it costs nothing; `readByBackward`: a backward
+  /// op reads it. Results nothing reads need not be added.
+  void addResult(unsigned node, unsigned result, double bytes, bool liveAnyway,
+                 bool readByBackward);
+  /// `node` reads result `result` of the earlier node `operand`.
+  void addOperand(unsigned node, unsigned operand, unsigned result);
+
+  unsigned getNumNodes() const { return nodes.size(); }
+  RecomputeKind getKind(unsigned node) const { return nodes[node].kind; }
+  /// Whether no plan may clone `node`: random, never, or free to keep (all
+  /// its read results live anyway).
+  bool isAlwaysBanned(unsigned node) const;
+  double getFlops(unsigned node) const { return nodes[node].flops; }
+
+  struct Plan {
+    llvm::SmallVector<bool> recomputed, saved;
+    /// The bytes of the saved nodes' results that the backward or a clone
+    /// reads, as the memory planner counts saved activations.
+    double savedBytes = 0;
+    double extraFlops = 0, extraUs = 0;
+    unsigned numRecomputed = 0;
+  };
+
+  /// Recomputes the nodes of `candidates` that the backward needs, directly
+  /// or through another recomputed node, and are not always banned; saves
+  /// every other needed node.
+  Plan evaluate(llvm::ArrayRef<bool> candidates) const;
+  /// Nothing recomputed.
+  Plan getSaveAll() const;
+  /// AOTAutograd's min-cut: the least saved bytes among plans that clone no
+  /// node of `banned` (nor an always-banned one). Ties go to saving values
+  /// nearer the backward.
+  Plan solveMinCut(llvm::ArrayRef<bool> banned) const;
+  /// The bans of `mincut`: compute-intensive nodes.
+  llvm::SmallVector<bool> getComputeIntensiveBans() const;
+  /// The bans of `budget`: relaxed by a knapsack that keeps the
+  /// compute-intensive nodes worth the most FLOPs within `budgetBytes`, with
+  /// the min-cut re-solved until its plan meets the budget. None when even
+  /// no ban but the fixed ones meets it.
+  std::optional<Plan> solveBudget(double budgetBytes) const;
+  /// Chen's sqrt(n): every ceil(sqrt(n))-th node kept, the rest recomputed
+  /// (compute-intensive ones too).
+  Plan solveSqrt() const;
+
+  /// The exact optimum by MILP (GLPK): with `budgetBytes`, the least extra
+  /// FLOPs whose saved bytes fit it (only fixed bans); without, the least
+  /// saved bytes with compute-intensive nodes banned (what the min-cut
+  /// solves). `proven` is false when the time limit stopped the search with
+  /// a feasible plan. None with `error` set when there is no plan.
+  std::optional<Plan> solveOptimal(std::optional<double> budgetBytes,
+                                   double timeLimitSeconds, bool &proven,
+                                   std::string &error) const;
+
+private:
+  struct Result {
+    double bytes = 0;
+    bool liveAnyway = false, readByBackward = false;
+  };
+  struct Operand {
+    unsigned node, result;
+  };
+  struct Node {
+    RecomputeKind kind;
+    double flops, us;
+    llvm::SmallVector<Result, 1> results;
+    llvm::SmallVector<Operand, 2> operands;
+    llvm::SmallVector<unsigned, 2> users;
+  };
+  bool isNeeded(unsigned node) const;
+  /// What saving `node` costs the cut: its read results not live anyway.
+  double getCutBytes(unsigned node) const;
+
+  std::vector<Node> nodes;
+};
+
+} // namespace mlir::amp
+
+#endif // AMP_DIALECT_AMP_TRANSFORMS_RECOMPUTEPLAN_H

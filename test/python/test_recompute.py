@@ -1,0 +1,110 @@
+"""amp-recompute through the paths a user runs: --amp-pipeline in amp-run
+and the exported ONNX in ONNX Runtime. Recomputation must not change a
+single bit of training: the losses and every parameter after 20 steps are
+identical with and without it, for FP32, FP16, BF16 and FP8, on every zoo
+step; and the rewrite must have happened (ops recomputed, fewer saved
+activation bytes), or the comparison would prove nothing."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from amp_opt import api
+
+STEPS = 20
+# (precision pipeline, models): FP8 runs every eligible GEMM in FP8 on the
+# transformers, where its GEMMs are.
+CASES = [(model, precision) for model in ("mlp", "cnn", "transformer", "gpt")
+         for precision in ("precision=fp32", "precision=fp16",
+                           "precision=bf16")] + [
+    (model, "precision=fp8 fp8=always") for model in ("transformer", "gpt")]
+
+
+def train(path, pipeline, tmp_path, tag):
+    out = tmp_path / tag
+    report = tmp_path / f"{tag}.json"
+    records, _ = api.train(path, STEPS, f"{pipeline} report={report}",
+                           args=["--save-outputs", str(out)])
+    outputs = {f[:-4]: np.load(out / f) for f in sorted(os.listdir(out))}
+    import json
+    with open(report) as f:
+        return records, outputs, json.load(f)
+
+
+@pytest.mark.parametrize("model,precision", CASES)
+def test_training_is_bit_identical_with_recompute(model, precision,
+                                                  zoo_steps, tmp_path):
+    path = zoo_steps[model, "sgd"]
+    base, base_out, _ = train(path, precision, tmp_path, "base")
+    remat, remat_out, report = train(
+        path, f"{precision} recompute=mincut", tmp_path, "remat")
+    section = report["recompute"]
+    assert section["recomputed_ops"] > 0, section
+    saved = section["saved_activation_bytes"]
+    assert saved["after"] < saved["before"], saved
+    # Training moved, and moved identically.
+    assert base[-1]["loss"] < base[0]["loss"]
+    assert [r["loss"] for r in remat] == [r["loss"] for r in base]
+    assert remat_out.keys() == base_out.keys()
+    for name, value in base_out.items():
+        assert value.dtype == remat_out[name].dtype
+        assert value.tobytes() == remat_out[name].tobytes(), name
+
+
+def test_budget_and_sqrt_are_bit_identical(zoo_steps, tmp_path):
+    """The modes that recompute GEMMs too (a budget below the min-cut's,
+    Chen's segments) still train exactly as the step."""
+    path = zoo_steps["gpt", "sgd"]
+    base, base_out, _ = train(path, "precision=bf16", tmp_path, "base")
+    for options in ("memory-budget=10%", "recompute=sqrt"):
+        tag = options.split("=")[0]
+        remat, remat_out, report = train(
+            path, f"precision=bf16 {options}", tmp_path, tag)
+        section = report["recompute"]
+        gemms = sum(section["recomputed_by_type"].get(t, 0)
+                    for t in ("MatMul", "Gemm"))
+        assert gemms > 0, section
+        assert [r["loss"] for r in remat] == [r["loss"] for r in base]
+        for name, value in base_out.items():
+            assert value.tobytes() == remat_out[name].tobytes(), name
+
+
+@pytest.mark.parametrize("model,precision", [
+    ("transformer", "precision=fp32"), ("gpt", "precision=bf16"),
+    ("cnn", "precision=fp16")])
+def test_onnx_runtime_runs_the_recomputed_step_bit_for_bit(
+        model, precision, zoo_steps, tmp_path, needs_ort):
+    """The exported step with recomputation passes the ONNX checker and
+    gives ONNX Runtime's losses and state of the step without it, bit for
+    bit, over three steps."""
+    import onnx
+    from amp_opt import verify
+    path = zoo_steps[model, "sgd"]
+    saved = tmp_path / "inputs"
+    api.train(path, 1, precision, args=["--save-inputs", str(saved)])
+    results = []
+    for tag, options in (("base", ""), ("remat", "recompute=mincut")):
+        exported = tmp_path / f"{tag}.onnx"
+        subprocess.run([api.find_amp_opt(), path, "-o", str(exported),
+                        f"--amp-pipeline={precision} {options}"], check=True,
+                       capture_output=True)
+        model_proto = onnx.load(str(exported))
+        onnx.checker.check_model(model_proto, full_check=True)
+        meta = verify.roles(model_proto)
+
+        def load(name):
+            return np.load(saved / (name.replace("/", "_") + ".npy"))
+
+        results.append((model_proto, verify.run_exported(
+            str(exported), [load(n) for n in meta["inputs"]],
+            [load(n) for n in meta["targets"]], steps=3)))
+    (base_proto, (base_losses, base_state)), \
+        (remat_proto, (remat_losses, remat_state)) = results
+    assert sum(n.name.endswith(".recompute") for n in remat_proto.graph.node) \
+        > 0
+    assert len(remat_proto.graph.node) > len(base_proto.graph.node)
+    assert remat_losses == base_losses
+    assert base_losses[-1] < base_losses[0]
+    for name, value in base_state.items():
+        assert value.tobytes() == remat_state[name].tobytes(), name
