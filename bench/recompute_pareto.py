@@ -84,8 +84,9 @@ def main():
                      "bench/recompute_pareto.py " +
                      " ".join(sys.argv[1:]) + "`)"), "",
              "| graph | precision | mode | budget | saved MB | saved % | "
-             "peak MB | extra FLOPs % | recomputed | amp-opt s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "peak MB | extra FLOPs % | extra modeled time % | recomputed | "
+             "amp-opt s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as folder:
         for label, path, precisions in graphs(args, folder):
             for precision in precisions:
@@ -107,7 +108,7 @@ def main():
                     if result is None:
                         lines.append(f"| {label} | {precision} | {mode} | "
                                      f"{budget}% | failed or timed out | | "
-                                     "| | | |")
+                                     "| | | | |")
                         continue
                     saved = result["saved_activation_bytes"]
                     share = 100 * saved["after"] / max(saved["before"], 1)
@@ -117,6 +118,9 @@ def main():
                                  share=share,
                                  peak=result["peak_bytes"]["after"],
                                  extra=result["extra_flops_percent"],
+                                 extra_time=result["extra_modeled_percent"],
+                                 recomputed_by_type=result[
+                                     "recomputed_by_type"],
                                  recomputed=result["recomputed_ops"],
                                  proven=result.get("optimal_proven"),
                                  met=not result["warning"])
@@ -129,6 +133,7 @@ def main():
                         f"{'' if budget is None else f'{budget}%'}{note} | "
                         f"{saved['after'] / 1e6:.1f} | {share:.1f} | "
                         f"{point['peak'] / 1e6:.1f} | {point['extra']:.2f} | "
+                        f"{point['extra_time']:.2f} | "
                         f"{point['recomputed']} | {result['seconds']:.1f} |")
                     print(lines[-1], flush=True)
     lines.append("")

@@ -108,3 +108,32 @@ def test_onnx_runtime_runs_the_recomputed_step_bit_for_bit(
     assert base_losses[-1] < base_losses[0]
     for name, value in base_state.items():
         assert value.tobytes() == remat_state[name].tobytes(), name
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn", "transformer", "gpt"])
+def test_heuristics_within_ten_percent_of_the_milp(model, zoo_steps):
+    """On graphs small enough for the MILP: the min-cut's saved bytes are
+    the optimum's (the same problem), and at each budget the budget mode's
+    extra modeled time is within 10% of the proven optimum's."""
+    path = zoo_steps[model, "sgd"]
+
+    def recompute(options):
+        _, report = api.convert(path, "bf16", **options)
+        return report["recompute"]
+
+    mincut = recompute({"recompute": "mincut"})
+    optimum = recompute({"recompute": "optimal"})
+    assert optimum["optimal_proven"]
+    assert mincut["saved_activation_bytes"] == \
+        optimum["saved_activation_bytes"]
+    for budget in ("50%", "25%", "10%"):
+        heuristic = recompute({"memory_budget": budget})
+        exact = recompute({"recompute": "optimal", "memory_budget": budget})
+        assert exact["optimal_proven"], budget
+        limit = exact["budget_bytes"]
+        for plan in (heuristic, exact):
+            assert plan["saved_activation_bytes"]["after"] <= limit, budget
+        print(f"{model} {budget}: budget {heuristic['extra_modeled_us']:.2f}"
+              f" us, optimal {exact['extra_modeled_us']:.2f} us")
+        assert heuristic["extra_modeled_us"] <= \
+            1.10 * exact["extra_modeled_us"] + 1e-6, budget

@@ -7,7 +7,7 @@
 // clone Cast and Mul before the first backward reader, named with a
 // `.recompute` suffix; the forward keeps its own for the loss.
 // CHECK-LABEL: func.func @chain(
-// CHECK-SAME:    amp.recompute = {{{.*}}mode = "{{mincut|optimal}}"{{.*}}recomputed = 2 : i64, recomputed_by_type = {Cast = 1 : i64, Mul = 1 : i64}, saved_bytes_after = 6.400000e+01 : f64, saved_bytes_before = 2.560000e+02 : f64}
+// CHECK-SAME:    amp.recompute = {{{.*}}mode = "{{mincut|optimal}}"{{.*}}recomputed = 2 : i64, recomputed_by_type = {Cast = 1 : i64, Mul = 1 : i64}, saved_bytes_after = 6.400000e+01 : f64, saved_bytes_before = 2.560000e+02 : f64, us_before = {{.*}}}
 // CHECK:         %[[H:.*]] = onnxg.node "MatMul"
 // CHECK:         %[[R:.*]] = onnxg.node "Cast"(%[[H]]) {{.*}}{amp.region = "forward"}
 // CHECK:         %[[S:.*]] = onnxg.node "Mul"(%[[R]], %[[R]]) {{.*}}{amp.region = "forward"}

@@ -377,9 +377,12 @@ void RecomputePass::runOnOperation() {
     if (!plan)
       return signalPassFailure();
 
-    double totalFlops = 0;
-    for (Operation &op : body.without_terminator())
-      totalFlops += estimateOpFlops(&op, sizes);
+    double totalFlops = 0, totalUs = 0;
+    for (Operation &op : body.without_terminator()) {
+      double flops = estimateOpFlops(&op, sizes);
+      totalFlops += flops;
+      totalUs += estimateOpUs(&op, flops, *model);
+    }
     if (emitRemarks)
       for (unsigned node = 0; node != problem.getNumNodes(); ++node)
         if (plan->saved[node])
@@ -420,6 +423,7 @@ void RecomputePass::runOnOperation() {
     record.set("extra_flops", builder.getF64FloatAttr(plan->extraFlops));
     record.set("flops_before", builder.getF64FloatAttr(totalFlops));
     record.set("extra_us", builder.getF64FloatAttr(plan->extraUs));
+    record.set("us_before", builder.getF64FloatAttr(totalUs));
     func->setAttr(kRecomputeAttrName, record.getDictionary(&getContext()));
     if (emitRemarks)
       func.emitRemark()

@@ -134,7 +134,8 @@ llvm::SmallVector<bool> RecomputeProblem::getComputeIntensiveBans() const {
 }
 
 RecomputeProblem::Plan
-RecomputeProblem::solveMinCut(llvm::ArrayRef<bool> banned) const {
+RecomputeProblem::solveMinCut(llvm::ArrayRef<bool> banned,
+                              double timeWeight) const {
   unsigned count = nodes.size();
   // Steps to the backward, capped: saving nearer it breaks ties (AOTAutograd
   // weighs bytes by 1.1^distance; here the distance only orders equal
@@ -152,6 +153,12 @@ RecomputeProblem::solveMinCut(llvm::ArrayRef<bool> banned) const {
     unsigned in = 2 * node, out = 2 * node + 1;
     if (banned[node] || isAlwaysBanned(node))
       graph.addInfiniteEdge(graph.getSource(), in);
+    else if (timeWeight > 0)
+      // A clone's modeled time, in the bytes' units.
+      graph.addEdge(graph.getSource(), in,
+                    std::llround(std::min(timeWeight * nodes[node].us *
+                                              (kDistanceCap + 1),
+                                          1e15)));
     graph.addEdge(in, out,
                   std::llround(getCutBytes(node)) * (kDistanceCap + 1) +
                       distance[node]);
@@ -205,18 +212,57 @@ static llvm::SmallVector<bool> solveKnapsack(llvm::ArrayRef<double> weights,
   return chosen;
 }
 
+RecomputeProblem::Plan
+RecomputeProblem::improveWithin(Plan plan, double budgetBytes) const {
+  // Passes over the clones, the costliest first: one that the budget does
+  // not need goes.
+  for (unsigned pass = 0; pass != 4; ++pass) {
+    llvm::SmallVector<unsigned> clones;
+    for (unsigned node = 0, e = nodes.size(); node != e; ++node)
+      if (plan.recomputed[node])
+        clones.push_back(node);
+    llvm::sort(clones, [&](unsigned a, unsigned b) {
+      return std::make_pair(-nodes[a].us, a) < std::make_pair(-nodes[b].us, b);
+    });
+    bool changed = false;
+    for (unsigned node : clones) {
+      if (!plan.recomputed[node])
+        continue;
+      llvm::SmallVector<bool> candidates(plan.recomputed);
+      candidates[node] = false;
+      Plan smaller = evaluate(candidates);
+      if (smaller.savedBytes <= budgetBytes &&
+          smaller.extraUs < plan.extraUs) {
+        plan = std::move(smaller);
+        changed = true;
+      }
+    }
+    if (!changed)
+      break;
+  }
+  return plan;
+}
+
 std::optional<RecomputeProblem::Plan>
 RecomputeProblem::solveBudget(double budgetBytes) const {
-  llvm::SmallVector<bool> bans = getComputeIntensiveBans();
-  Plan plan = solveMinCut(bans);
-  if (plan.savedBytes <= budgetBytes)
-    return plan;
-  Plan floor = solveMinCut(llvm::SmallVector<bool>(nodes.size(), false));
+  llvm::SmallVector<bool> noBans(nodes.size(), false);
+  Plan floor = solveMinCut(noBans);
   if (floor.savedBytes > budgetBytes)
     return std::nullopt;
+  Plan best = floor;
+  auto consider = [&](Plan plan) {
+    if (plan.savedBytes <= budgetBytes && plan.extraUs < best.extraUs)
+      best = std::move(plan);
+  };
+  // AOTAutograd's way: the min-cut without recomputed GEMMs, then a
+  // knapsack that keeps the compute-intensive nodes worth the most modeled
+  // time within the budget.
+  llvm::SmallVector<bool> bans = getComputeIntensiveBans();
+  Plan plan = solveMinCut(bans);
+  consider(plan);
   // The knapsack's items: the compute-intensive nodes the floor recomputes,
-  // worth the FLOPs their clones cost, weighing the bytes keeping them
-  // costs.
+  // worth the modeled time their clones cost, weighing the bytes keeping
+  // them costs.
   llvm::SmallVector<unsigned> items;
   llvm::SmallVector<double> weights, values;
   for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
@@ -224,23 +270,39 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
       continue;
     items.push_back(node);
     weights.push_back(getCutBytes(node));
-    values.push_back(nodes[node].flops);
+    values.push_back(nodes[node].us);
   }
   // Room for the items: the budget less what the floor keeps anyway;
   // tightened by each plan's excess, as the re-solved cut may keep other
   // values than the items.
   double capacity = budgetBytes - floor.savedBytes;
-  for (unsigned attempt = 0; attempt != 16 && capacity > 0; ++attempt) {
+  for (unsigned attempt = 0;
+       plan.savedBytes > budgetBytes && attempt != 16 && capacity > 0;
+       ++attempt) {
     llvm::SmallVector<bool> keep = solveKnapsack(weights, values, capacity);
     llvm::SmallVector<bool> relaxed(nodes.size(), false);
     for (auto [index, node] : llvm::enumerate(items))
       relaxed[node] = keep[index];
-    Plan candidate = solveMinCut(relaxed);
-    if (candidate.savedBytes <= budgetBytes)
-      return candidate;
-    capacity -= candidate.savedBytes - budgetBytes;
+    plan = solveMinCut(relaxed);
+    consider(plan);
+    capacity -= plan.savedBytes - budgetBytes;
   }
-  return floor;
+  // The Lagrangian: one min-cut of bytes plus `weight` times the modeled
+  // time gives a plan on the lower hull of the bytes/time front; the
+  // largest weight that still fits the budget, by bisection over its
+  // decades (bytes per microsecond).
+  double low = 1e-6, high = 1e12;
+  for (unsigned step = 0; step != 40; ++step) {
+    double weight = std::sqrt(low * high);
+    Plan weighed = solveMinCut(noBans, weight);
+    if (weighed.savedBytes <= budgetBytes) {
+      consider(std::move(weighed));
+      low = weight;
+    } else {
+      high = weight;
+    }
+  }
+  return improveWithin(std::move(best), budgetBytes);
 }
 
 RecomputeProblem::Plan RecomputeProblem::solveSqrt() const {
@@ -282,7 +344,7 @@ RecomputeProblem::solveOptimal(std::optional<double> budgetBytes,
     if (banned)
       glp_set_col_bnds(lp, column, GLP_FX, 0, 0);
     if (budgetBytes)
-      glp_set_obj_coef(lp, column, nodes[node].flops);
+      glp_set_obj_coef(lp, column, nodes[node].us);
   }
   std::vector<llvm::SmallVector<int, 1>> keptColumn(count);
   for (unsigned node = 0; node != count; ++node) {

@@ -159,6 +159,9 @@ static llvm::json::Value describeRecompute(DictionaryAttr record,
       {"extra_flops", number("extra_flops")},
       {"extra_flops_percent", extraPercent},
       {"extra_modeled_us", number("extra_us")},
+      {"extra_modeled_percent",
+       number("us_before") > 0 ? 100 * number("extra_us") / number("us_before")
+                               : 0.0},
       {"saved", std::move(saved)}};
   if (auto met = record.getAs<BoolAttr>("budget_met"))
     section["budget_met"] = met.getValue();

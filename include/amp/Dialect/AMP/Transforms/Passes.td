@@ -364,17 +364,18 @@ def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
     - `mode=mincut` (AOTAutograd's partitioner): the fewest saved bytes
       among plans that clone no GEMM, convolution or attention, by one s-t
       min-cut over the forward's ops (Boost.Graph).
-    - `mode=budget` with `memory-budget`: the min-cut first; when its plan
-      keeps more than the budget, a knapsack keeps the compute-intensive
-      values worth the most FLOPs within it and the cut is solved again.
-      The memory planner checks the result; a budget no plan meets gets a
-      warning ("cannot reduce ... below X; reached Y, from Z") and the
-      smallest plan.
+    - `mode=budget` with `memory-budget`: the plan of least modeled extra
+      time within the budget among the min-cut's, AOTAutograd's knapsack
+      over the compute-intensive values (the cut solved again without the
+      bans it lifts), and Lagrangian min-cuts of bytes plus weighted time;
+      then clones the budget does not need are dropped. The memory planner
+      checks the result; a budget no plan meets gets a warning ("cannot
+      reduce ... below X; reached Y, from Z") and the smallest plan.
     - `mode=sqrt`: Chen's sqrt(n) segments, a baseline that recomputes
       GEMMs too (about one extra forward).
     - `mode=optimal`: the exact optimum of the same choice by MILP (GLPK),
-      with `memory-budget` the fewest extra FLOPs within it, without it the
-      fewest saved bytes with GEMMs banned; for graphs of at most
+      with `memory-budget` the least extra modeled time within it, without
+      it the fewest saved bytes with GEMMs banned; for graphs of at most
       `optimal-max-ops` forward ops, stopped after `optimal-time-limit`
       seconds.
     - Never cloned, in any mode: random ops (Dropout and the
@@ -388,8 +389,7 @@ def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
     Clones get `amp.region = "backward"`, `amp.recomputed` and their names
     with a `.recompute` suffix. The function gets `amp.recompute` (mode,
     the planner's saved-activation and peak bytes before and after, the
-    recomputed ops by type, extra FLOPs and modeled time, saved and banned
-    values) for amp-report.
+    recomputed ops by type, extra FLOPs and modeled time) for amp-report.
   }];
   let options = [
     Option<"mode", "mode", "std::string", "\"mincut\"",

@@ -75,21 +75,28 @@ public:
   Plan getSaveAll() const;
   /// AOTAutograd's min-cut: the least saved bytes among plans that clone no
   /// node of `banned` (nor an always-banned one). Ties go to saving values
-  /// nearer the backward.
-  Plan solveMinCut(llvm::ArrayRef<bool> banned) const;
+  /// nearer the backward. With `timeWeight`, the least saved bytes plus
+  /// `timeWeight` times the clones' modeled microseconds.
+  Plan solveMinCut(llvm::ArrayRef<bool> banned, double timeWeight = 0) const;
   /// The bans of `mincut`: compute-intensive nodes.
   llvm::SmallVector<bool> getComputeIntensiveBans() const;
-  /// The bans of `budget`: relaxed by a knapsack that keeps the
-  /// compute-intensive nodes worth the most FLOPs within `budgetBytes`, with
-  /// the min-cut re-solved until its plan meets the budget. None when even
-  /// no ban but the fixed ones meets it.
+  /// The plan of least modeled time found within `budgetBytes`: the
+  /// min-cut without recomputed compute-intensive nodes; AOTAutograd's
+  /// knapsack, which keeps the compute-intensive nodes worth the most
+  /// modeled time within the budget and solves the cut again; and the
+  /// Lagrangian min-cuts of bytes plus weighted time; then clones the budget
+  /// does not need are dropped. None when even the floor (the min-cut with
+  /// the fixed bans only) does not fit.
   std::optional<Plan> solveBudget(double budgetBytes) const;
+  /// `plan` without the clones, costliest first, whose removal keeps it
+  /// within `budgetBytes`.
+  Plan improveWithin(Plan plan, double budgetBytes) const;
   /// Chen's sqrt(n): every ceil(sqrt(n))-th node kept, the rest recomputed
   /// (compute-intensive ones too).
   Plan solveSqrt() const;
 
   /// The exact optimum by MILP (GLPK): with `budgetBytes`, the least extra
-  /// FLOPs whose saved bytes fit it (only fixed bans); without, the least
+  /// modeled time whose saved bytes fit it (only fixed bans); without, the least
   /// saved bytes with compute-intensive nodes banned (what the min-cut
   /// solves). `proven` is false when the time limit stopped the search with
   /// a feasible plan. None with `error` set when there is no plan.
