@@ -1,7 +1,7 @@
-// RUN: amp-opt %s --amp-recompute="mode=mincut" | FileCheck %s --check-prefixes=CHECK,MINCUT
-// RUN: amp-opt %s --amp-recompute="mode=sqrt" | FileCheck %s --check-prefixes=CHECK
-// RUN: amp-opt %s --amp-recompute="mode=budget memory-budget=0" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefixes=CHECK,BUDGET
-// RUN: not amp-opt %s --amp-recompute="mode=optimal memory-budget=0" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOPLAN
+// RUN: amp-opt %s -split-input-file --amp-recompute="mode=mincut" | FileCheck %s --check-prefixes=CHECK,MINCUT
+// RUN: amp-opt %s -split-input-file --amp-recompute="mode=sqrt" | FileCheck %s --check-prefixes=CHECK
+// RUN: amp-opt %s -split-input-file --amp-recompute="mode=budget memory-budget=0" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefixes=CHECK,BUDGET
+// RUN: not amp-opt %s -split-input-file --amp-recompute="mode=optimal memory-budget=0" -mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=NOPLAN
 
 // The rules every mode keeps. Dropout is never cloned: a clone would draw
 // another mask; its output and mask are saved. amp.amax (FP8 state) is
@@ -46,4 +46,25 @@ func.func @rules(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %scale: tensor<f32>)
   %g = onnxg.node "Mul"(%m, %qf) opset 17 {amp.region = "backward"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %g2 = onnxg.node "Mul"(%g, %r) opset 17 {amp.region = "backward"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %loss, %amax, %gx, %g2 : tensor<f32>, tensor<f32>, tensor<4x8xbf16>, tensor<4x8xf32>
+}
+
+// -----
+
+// Never cloned either, whatever the budget: loss scaling and optimizer ops
+// (here in the forward, read by the backward), even where recomputing them
+// would save bytes.
+// CHECK-LABEL: func.func @stateful(
+// CHECK-COUNT-1: amp.scale_loss
+// CHECK-NOT:     amp.scale_loss
+// CHECK-COUNT-1: "Momentum"
+// CHECK-NOT:     "Momentum"
+// CHECK:         return
+func.func @stateful(%x: tensor<4x8xf32>, %s: tensor<f32>, %r: tensor<f32>, %t: tensor<i64>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %scaled = amp.scale_loss %x by %s {amp.region = "forward"} : tensor<4x8xf32>, tensor<f32> to tensor<4x8xf32>
+  %m = onnxg.node "Momentum"(%r, %t, %x, %x, %x) domain "ai.onnx.preview.training" opset 1 attributes {alpha = 0.9 : f32, beta = 1.0 : f32, mode = "standard", norm_coefficient = 0.0 : f32} {amp.region = "forward"} : (tensor<f32>, tensor<i64>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = onnxg.node "Add"(%scaled, %m) opset 17 {amp.region = "forward"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g1 = onnxg.node "Mul"(%scaled, %x) opset 17 {amp.region = "backward"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g2 = onnxg.node "Mul"(%m, %g1) opset 17 {amp.region = "backward"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a, %g2 : tensor<4x8xf32>, tensor<4x8xf32>
 }

@@ -155,10 +155,10 @@ RecomputeProblem::solveMinCut(llvm::ArrayRef<bool> banned,
       graph.addInfiniteEdge(graph.getSource(), in);
     else if (timeWeight > 0)
       // A clone's modeled time, in the bytes' units.
-      graph.addEdge(graph.getSource(), in,
-                    std::llround(std::min(timeWeight * nodes[node].us *
-                                              (kDistanceCap + 1),
-                                          1e15)));
+      graph.addEdge(
+          graph.getSource(), in,
+          std::llround(std::min(
+              timeWeight * nodes[node].us * (kDistanceCap + 1), 1e15)));
     graph.addEdge(in, out,
                   std::llround(getCutBytes(node)) * (kDistanceCap + 1) +
                       distance[node]);
@@ -231,8 +231,7 @@ RecomputeProblem::improveWithin(Plan plan, double budgetBytes) const {
       llvm::SmallVector<bool> candidates(plan.recomputed);
       candidates[node] = false;
       Plan smaller = evaluate(candidates);
-      if (smaller.savedBytes <= budgetBytes &&
-          smaller.extraUs < plan.extraUs) {
+      if (smaller.savedBytes <= budgetBytes && smaller.extraUs < plan.extraUs) {
         plan = std::move(smaller);
         changed = true;
       }

@@ -129,6 +129,13 @@ static llvm::json::Value describeRecompute(DictionaryAttr record,
         {"bytes", holder.bytes},
         {"reason",
          getSaveReason(getRecomputeKind(holder.value.getDefiningOp()))}});
+  llvm::json::Array clones;
+  func.walk([&](Operation *op) {
+    if (!op->hasAttr(kRecomputedAttrName))
+      return;
+    StringRef name = PrecisionPolicy::getNodeName(op);
+    clones.push_back(name.empty() ? op->getName().getStringRef() : name);
+  });
   StringRef mode = "";
   if (auto value = record.getAs<StringAttr>("mode"))
     mode = value.getValue();
@@ -156,6 +163,7 @@ static llvm::json::Value describeRecompute(DictionaryAttr record,
                                         {"after", number("peak_bytes_after")}}},
       {"recomputed_ops", recomputed},
       {"recomputed_by_type", std::move(byType)},
+      {"recomputed_nodes", std::move(clones)},
       {"extra_flops", number("extra_flops")},
       {"extra_flops_percent", extraPercent},
       {"extra_modeled_us", number("extra_us")},

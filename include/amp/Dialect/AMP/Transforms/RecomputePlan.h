@@ -96,8 +96,8 @@ public:
   Plan solveSqrt() const;
 
   /// The exact optimum by MILP (GLPK): with `budgetBytes`, the least extra
-  /// modeled time whose saved bytes fit it (only fixed bans); without, the least
-  /// saved bytes with compute-intensive nodes banned (what the min-cut
+  /// modeled time whose saved bytes fit it (only fixed bans); without, the
+  /// least saved bytes with compute-intensive nodes banned (what the min-cut
   /// solves). `proven` is false when the time limit stopped the search with
   /// a feasible plan. None with `error` set when there is no plan.
   std::optional<Plan> solveOptimal(std::optional<double> budgetBytes,
