@@ -148,9 +148,17 @@ RecomputeProblem::solveMinCut(llvm::ArrayRef<bool> banned,
     for (unsigned user : nodes[node].users)
       distance[node] = std::min(distance[node], distance[user] + 1);
   }
-  MinCutGraph graph(2 * count);
+  // Vertices: one `in` per node, then one `out` per result, so that saving
+  // a result costs its own bytes (LayerNorm's statistics, not its output).
+  std::vector<unsigned> firstOut(count);
+  unsigned vertices = count;
   for (unsigned node = 0; node != count; ++node) {
-    unsigned in = 2 * node, out = 2 * node + 1;
+    firstOut[node] = vertices;
+    vertices += nodes[node].results.size();
+  }
+  MinCutGraph graph(vertices);
+  for (unsigned node = 0; node != count; ++node) {
+    unsigned in = node;
     if (banned[node] || isAlwaysBanned(node))
       graph.addInfiniteEdge(graph.getSource(), in);
     else if (timeWeight > 0)
@@ -159,18 +167,21 @@ RecomputeProblem::solveMinCut(llvm::ArrayRef<bool> banned,
           graph.getSource(), in,
           std::llround(std::min(
               timeWeight * nodes[node].us * (kDistanceCap + 1), 1e15)));
-    graph.addEdge(in, out,
-                  std::llround(getCutBytes(node)) * (kDistanceCap + 1) +
-                      distance[node]);
-    if (isNeeded(node))
-      graph.addInfiniteEdge(out, graph.getSink());
+    for (auto [index, result] : llvm::enumerate(nodes[node].results)) {
+      unsigned out = firstOut[node] + index;
+      double bytes = result.liveAnyway ? 0.0 : result.bytes;
+      graph.addEdge(in, out,
+                    std::llround(bytes) * (kDistanceCap + 1) + distance[node]);
+      if (result.readByBackward)
+        graph.addInfiniteEdge(out, graph.getSink());
+    }
     for (const Operand &operand : nodes[node].operands)
-      graph.addInfiniteEdge(2 * operand.node + 1, in);
+      graph.addInfiniteEdge(firstOut[operand.node] + operand.result, in);
   }
   std::vector<bool> sourceSide = graph.solve();
   llvm::SmallVector<bool> candidates(count);
   for (unsigned node = 0; node != count; ++node)
-    candidates[node] = !sourceSide[2 * node];
+    candidates[node] = !sourceSide[node];
   return evaluate(candidates);
 }
 
@@ -291,6 +302,7 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
   // largest weight that still fits the budget, by bisection over its
   // decades (bytes per microsecond).
   double low = 1e-6, high = 1e12;
+  std::optional<Plan> over;
   for (unsigned step = 0; step != 40; ++step) {
     double weight = std::sqrt(low * high);
     Plan weighed = solveMinCut(noBans, weight);
@@ -298,10 +310,43 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
       consider(std::move(weighed));
       low = weight;
     } else {
+      over = std::move(weighed);
       high = weight;
     }
   }
+  // The hull's plan just over the budget, completed greedily: the clone
+  // that saves the most bytes per microsecond until it fits.
+  if (over)
+    consider(completeWithin(std::move(*over), budgetBytes));
   return improveWithin(std::move(best), budgetBytes);
+}
+
+RecomputeProblem::Plan
+RecomputeProblem::completeWithin(Plan plan, double budgetBytes) const {
+  for (unsigned step = 0; step != 256 && plan.savedBytes > budgetBytes;
+       ++step) {
+    std::optional<Plan> bestStep;
+    double bestRatio = 0;
+    for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
+      if (!plan.saved[node] || isAlwaysBanned(node))
+        continue;
+      llvm::SmallVector<bool> candidates(plan.recomputed);
+      candidates[node] = true;
+      Plan larger = evaluate(candidates);
+      double freed = plan.savedBytes - larger.savedBytes;
+      if (freed <= 0)
+        continue;
+      double ratio = freed / std::max(larger.extraUs - plan.extraUs, 1e-9);
+      if (!bestStep || ratio > bestRatio) {
+        bestRatio = ratio;
+        bestStep = std::move(larger);
+      }
+    }
+    if (!bestStep)
+      break;
+    plan = std::move(*bestStep);
+  }
+  return plan;
 }
 
 RecomputeProblem::Plan RecomputeProblem::solveSqrt() const {

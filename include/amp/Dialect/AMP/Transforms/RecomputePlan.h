@@ -88,6 +88,9 @@ public:
   /// does not need are dropped. None when even the floor (the min-cut with
   /// the fixed bans only) does not fit.
   std::optional<Plan> solveBudget(double budgetBytes) const;
+  /// `plan` with clones added, the most bytes freed per microsecond first,
+  /// until it fits `budgetBytes` (or no clone frees bytes).
+  Plan completeWithin(Plan plan, double budgetBytes) const;
   /// `plan` without the clones, costliest first, whose removal keeps it
   /// within `budgetBytes`.
   Plan improveWithin(Plan plan, double budgetBytes) const;
