@@ -259,20 +259,15 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
   Plan floor = solveMinCut(noBans);
   if (floor.savedBytes > budgetBytes)
     return std::nullopt;
-  Plan best = floor;
-  auto consider = [&](Plan plan) {
-    if (plan.savedBytes <= budgetBytes && plan.extraUs < best.extraUs)
-      best = std::move(plan);
-  };
-  // AOTAutograd's way: the min-cut without recomputed GEMMs, then a
-  // knapsack that keeps the compute-intensive nodes worth the most modeled
-  // time within the budget.
+  // GEMMs are recomputed only when no plan without them fits.
   llvm::SmallVector<bool> bans = getComputeIntensiveBans();
-  Plan plan = solveMinCut(bans);
-  consider(plan);
-  // The knapsack's items: the compute-intensive nodes the floor recomputes,
-  // worth the modeled time their clones cost, weighing the bytes keeping
-  // them costs.
+  if (std::optional<Plan> plan = searchWithin(budgetBytes, bans))
+    return plan;
+  Plan best = *searchWithin(budgetBytes, noBans);
+  // AOTAutograd's knapsack: keep the compute-intensive nodes worth the most
+  // modeled time within the budget, unban the others, solve the cut again.
+  // Its items: the compute-intensive nodes the floor recomputes, weighing
+  // the bytes keeping them costs.
   llvm::SmallVector<unsigned> items;
   llvm::SmallVector<double> weights, values;
   for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
@@ -286,17 +281,28 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
   // tightened by each plan's excess, as the re-solved cut may keep other
   // values than the items.
   double capacity = budgetBytes - floor.savedBytes;
-  for (unsigned attempt = 0;
-       plan.savedBytes > budgetBytes && attempt != 16 && capacity > 0;
-       ++attempt) {
+  for (unsigned attempt = 0; attempt != 16 && capacity > 0; ++attempt) {
     llvm::SmallVector<bool> keep = solveKnapsack(weights, values, capacity);
     llvm::SmallVector<bool> relaxed(nodes.size(), false);
     for (auto [index, node] : llvm::enumerate(items))
       relaxed[node] = keep[index];
-    plan = solveMinCut(relaxed);
-    consider(plan);
+    Plan plan = solveMinCut(relaxed);
+    if (plan.savedBytes <= budgetBytes) {
+      if (plan.extraUs < best.extraUs)
+        best = improveWithin(std::move(plan), budgetBytes);
+      break;
+    }
     capacity -= plan.savedBytes - budgetBytes;
   }
+  return best;
+}
+
+std::optional<RecomputeProblem::Plan>
+RecomputeProblem::searchWithin(double budgetBytes,
+                               llvm::ArrayRef<bool> bans) const {
+  Plan best = solveMinCut(bans);
+  if (best.savedBytes > budgetBytes)
+    return std::nullopt;
   // The Lagrangian: one min-cut of bytes plus `weight` times the modeled
   // time gives a plan on the lower hull of the bytes/time front; the
   // largest weight that still fits the budget, by bisection over its
@@ -305,9 +311,10 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
   std::optional<Plan> over;
   for (unsigned step = 0; step != 40; ++step) {
     double weight = std::sqrt(low * high);
-    Plan weighed = solveMinCut(noBans, weight);
+    Plan weighed = solveMinCut(bans, weight);
     if (weighed.savedBytes <= budgetBytes) {
-      consider(std::move(weighed));
+      if (weighed.extraUs < best.extraUs)
+        best = std::move(weighed);
       low = weight;
     } else {
       over = std::move(weighed);
@@ -315,20 +322,24 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
     }
   }
   // The hull's plan just over the budget, completed greedily: the clone
-  // that saves the most bytes per microsecond until it fits.
-  if (over)
-    consider(completeWithin(std::move(*over), budgetBytes));
+  // that frees the most bytes per microsecond until it fits.
+  if (over) {
+    Plan completed = completeWithin(std::move(*over), budgetBytes, bans);
+    if (completed.savedBytes <= budgetBytes && completed.extraUs < best.extraUs)
+      best = std::move(completed);
+  }
   return improveWithin(std::move(best), budgetBytes);
 }
 
 RecomputeProblem::Plan
-RecomputeProblem::completeWithin(Plan plan, double budgetBytes) const {
+RecomputeProblem::completeWithin(Plan plan, double budgetBytes,
+                                 llvm::ArrayRef<bool> bans) const {
   for (unsigned step = 0; step != 256 && plan.savedBytes > budgetBytes;
        ++step) {
     std::optional<Plan> bestStep;
     double bestRatio = 0;
     for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
-      if (!plan.saved[node] || isAlwaysBanned(node))
+      if (!plan.saved[node] || bans[node] || isAlwaysBanned(node))
         continue;
       llvm::SmallVector<bool> candidates(plan.recomputed);
       candidates[node] = true;
@@ -371,6 +382,11 @@ RecomputeProblem::solveOptimal(std::optional<double> budgetBytes,
                                double timeLimitSeconds, bool &proven,
                                std::string &error) const {
   unsigned count = nodes.size();
+  // GEMMs are recomputed only when no plan without them fits the budget;
+  // the min-cut, exact for the least bytes, says whether one does.
+  bool banComputeIntensive =
+      !budgetBytes ||
+      solveMinCut(getComputeIntensiveBans()).savedBytes <= *budgetBytes;
   glp_term_out(GLP_OFF);
   std::unique_ptr<glp_prob, GLPKDeleter> owner(glp_create_prob());
   glp_prob *lp = owner.get();
@@ -382,9 +398,9 @@ RecomputeProblem::solveOptimal(std::optional<double> budgetBytes,
   for (unsigned node = 0; node != count; ++node) {
     int column = node + 1;
     glp_set_col_kind(lp, column, GLP_BV);
-    bool banned =
-        isAlwaysBanned(node) ||
-        (!budgetBytes && nodes[node].kind == RecomputeKind::ComputeIntensive);
+    bool banned = isAlwaysBanned(node) ||
+                  (banComputeIntensive &&
+                   nodes[node].kind == RecomputeKind::ComputeIntensive);
     if (banned)
       glp_set_col_bnds(lp, column, GLP_FX, 0, 0);
     if (budgetBytes)

@@ -365,10 +365,11 @@ def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
       among plans that clone no GEMM, convolution or attention, by one s-t
       min-cut over the forward's ops (Boost.Graph).
     - `mode=budget` with `memory-budget`: the plan of least modeled extra
-      time within the budget among the min-cut's, AOTAutograd's knapsack
+      time within the budget among the min-cut's, Lagrangian min-cuts of
+      bytes plus weighted time and a greedy completion, with GEMMs banned
+      when a plan without them fits; otherwise also AOTAutograd's knapsack
       over the compute-intensive values (the cut solved again without the
-      bans it lifts), and Lagrangian min-cuts of bytes plus weighted time;
-      then clones the budget does not need are dropped. The memory planner
+      bans it lifts); then clones the budget does not need are dropped. The memory planner
       checks the result; a budget no plan meets gets a warning ("cannot
       reduce ... below X; reached Y, from Z") and the smallest plan.
     - `mode=sqrt`: Chen's sqrt(n) segments, a baseline that recomputes

@@ -80,17 +80,23 @@ public:
   Plan solveMinCut(llvm::ArrayRef<bool> banned, double timeWeight = 0) const;
   /// The bans of `mincut`: compute-intensive nodes.
   llvm::SmallVector<bool> getComputeIntensiveBans() const;
-  /// The plan of least modeled time found within `budgetBytes`: the
-  /// min-cut without recomputed compute-intensive nodes; AOTAutograd's
-  /// knapsack, which keeps the compute-intensive nodes worth the most
-  /// modeled time within the budget and solves the cut again; and the
-  /// Lagrangian min-cuts of bytes plus weighted time; then clones the budget
-  /// does not need are dropped. None when even the floor (the min-cut with
-  /// the fixed bans only) does not fit.
+  /// A plan of little modeled time within `budgetBytes`, with no
+  /// compute-intensive node recomputed when such a plan fits: the min-cut's,
+  /// Lagrangian min-cuts of bytes plus weighted time, the hull's plan just
+  /// over the budget completed greedily, then clones the budget does not
+  /// need dropped; without the bans, also AOTAutograd's knapsack, which
+  /// keeps the compute-intensive nodes worth the most modeled time within
+  /// the budget and solves the cut again. None when even the floor (the
+  /// min-cut with the fixed bans only) does not fit.
   std::optional<Plan> solveBudget(double budgetBytes) const;
-  /// `plan` with clones added, the most bytes freed per microsecond first,
-  /// until it fits `budgetBytes` (or no clone frees bytes).
-  Plan completeWithin(Plan plan, double budgetBytes) const;
+  /// The search of solveBudget among plans that clone no node of `bans`;
+  /// none when none fits.
+  std::optional<Plan> searchWithin(double budgetBytes,
+                                   llvm::ArrayRef<bool> bans) const;
+  /// `plan` with clones not in `bans` added, the most bytes freed per
+  /// microsecond first, until it fits `budgetBytes` (or none frees bytes).
+  Plan completeWithin(Plan plan, double budgetBytes,
+                      llvm::ArrayRef<bool> bans) const;
   /// `plan` without the clones, costliest first, whose removal keeps it
   /// within `budgetBytes`.
   Plan improveWithin(Plan plan, double budgetBytes) const;
@@ -99,8 +105,9 @@ public:
   Plan solveSqrt() const;
 
   /// The exact optimum by MILP (GLPK): with `budgetBytes`, the least extra
-  /// modeled time whose saved bytes fit it (only fixed bans); without, the
-  /// least saved bytes with compute-intensive nodes banned (what the min-cut
+  /// modeled time whose saved bytes fit it, compute-intensive nodes banned
+  /// when a plan without them fits (as in solveBudget); without, the least
+  /// saved bytes with compute-intensive nodes banned (what the min-cut
   /// solves). `proven` is false when the time limit stopped the search with
   /// a feasible plan. None with `error` set when there is no plan.
   std::optional<Plan> solveOptimal(std::optional<double> budgetBytes,
