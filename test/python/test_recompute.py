@@ -73,10 +73,11 @@ def test_budget_and_sqrt_are_bit_identical(zoo_steps, tmp_path):
 
 @pytest.mark.parametrize("model,precision", [
     ("transformer", "precision=fp32"), ("gpt", "precision=bf16"),
-    ("cnn", "precision=fp16")])
+    ("cnn", "precision=fp16"), ("transformer", "precision=fp8 fp8=always")])
 def test_onnx_runtime_runs_the_recomputed_step_bit_for_bit(
         model, precision, zoo_steps, tmp_path, needs_ort):
-    """The exported step with recomputation passes the ONNX checker and
+    """The exported step with recomputation passes the ONNX checker (the
+    full check, shape inference included, except for FP8) and
     gives ONNX Runtime's losses and state of the step without it, bit for
     bit, over three steps."""
     import onnx
@@ -91,7 +92,9 @@ def test_onnx_runtime_runs_the_recomputed_step_bit_for_bit(
                         f"--amp-pipeline={precision} {options}"], check=True,
                        capture_output=True)
         model_proto = onnx.load(str(exported))
-        onnx.checker.check_model(model_proto, full_check=True)
+        # Debian's onnx (1.12) has no FP8 in its shape inference.
+        onnx.checker.check_model(model_proto,
+                                 full_check="fp8" not in precision)
         meta = verify.roles(model_proto)
 
         def load(name):
