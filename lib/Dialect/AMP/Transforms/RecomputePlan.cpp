@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 
 using namespace mlir;
@@ -308,27 +309,42 @@ RecomputeProblem::searchWithin(double budgetBytes,
   // largest weight that still fits the budget, by bisection over its
   // decades (bytes per microsecond).
   double low = 1e-6, high = 1e12;
-  std::optional<Plan> over;
+  // Every distinct hull plan on each side of the budget.
+  std::map<double, Plan> under, over;
+  under.emplace(best.savedBytes, best);
   for (unsigned step = 0; step != 40; ++step) {
     double weight = std::sqrt(low * high);
     Plan weighed = solveMinCut(bans, weight);
     if (weighed.savedBytes <= budgetBytes) {
-      if (weighed.extraUs < best.extraUs)
-        best = std::move(weighed);
       low = weight;
+      under.emplace(weighed.savedBytes, std::move(weighed));
     } else {
-      over = std::move(weighed);
       high = weight;
+      over.emplace(weighed.savedBytes, std::move(weighed));
     }
   }
-  // The hull's plan just over the budget, completed greedily: the clone
-  // that frees the most bytes per microsecond until it fits.
-  if (over) {
-    Plan completed = completeWithin(std::move(*over), budgetBytes, bans);
-    if (completed.savedBytes <= budgetBytes && completed.extraUs < best.extraUs)
+  // The hull's plans nearest the budget: those under it pruned, those over
+  // it completed greedily (the clone that frees the most bytes per
+  // microsecond until it fits), then pruned.
+  constexpr unsigned kStarts = 4;
+  unsigned started = 0;
+  for (auto it = under.rbegin(); it != under.rend() && started != kStarts;
+       ++it, ++started) {
+    Plan pruned = improveWithin(it->second, budgetBytes);
+    if (pruned.extraUs < best.extraUs)
+      best = std::move(pruned);
+  }
+  started = 0;
+  for (auto it = over.begin(); it != over.end() && started != kStarts;
+       ++it, ++started) {
+    Plan completed = completeWithin(it->second, budgetBytes, bans);
+    if (completed.savedBytes > budgetBytes)
+      continue;
+    completed = improveWithin(std::move(completed), budgetBytes);
+    if (completed.extraUs < best.extraUs)
       best = std::move(completed);
   }
-  return improveWithin(std::move(best), budgetBytes);
+  return best;
 }
 
 RecomputeProblem::Plan
