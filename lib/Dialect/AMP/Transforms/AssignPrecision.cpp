@@ -387,9 +387,8 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
   // subgraphs, which may read values of enclosing blocks directly; so does
   // the optimizer region amp-analyze-training found.
   for (Operation *op : ops) {
-    auto region = op->getAttrOfType<StringAttr>(kRegionAttrName);
     bool after = afterBarrier || isa<UnscaleOp>(op) ||
-                 (region && region.getValue() == "optimizer") ||
+                 getRegionName(op) == "optimizer" ||
                  llvm::any_of(op->getOperands(), [&](Value operand) {
                    Operation *producer = operand.getDefiningOp();
                    return producer && barrier.contains(producer);

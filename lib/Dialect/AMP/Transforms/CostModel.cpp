@@ -110,10 +110,8 @@ double CostModel::getPeakFlops(PrecisionOpInterface op, FloatType type) const {
 
 double CostModel::getOpTimeUs(PrecisionOpInterface op, FloatType type) {
   // An ONNX Constant launches no kernel: runtimes keep it as an initializer.
-  if (auto node = dyn_cast<onnxg::NodeOp>(op.getOperation()))
-    if (node.getOpType() == "Constant" &&
-        onnxg::isDefaultDomain(node.getDomain()))
-      return 0;
+  if (onnxg::isConstantNode(op))
+    return 0;
   double flops = op.estimateFlops(sizes);
   double bytes = op.estimateBytes(sizes, type.getWidth());
   double peak = getPeakFlops(op, type);

@@ -107,9 +107,8 @@ FailureOr<Gemm> FP8Pass::match(onnxg::NodeOp node, std::string &why) {
     why = reason.str();
     return failure();
   };
-  if (auto region = node->getAttrOfType<StringAttr>(kRegionAttrName))
-    if (region.getValue() == "optimizer")
-      return fail("in the optimizer");
+  if (getRegionName(node) == "optimizer")
+    return fail("in the optimizer");
   auto decision = node->getAttrOfType<TypeAttr>(kPrecisionAttrName);
   auto reason = node->getAttrOfType<StringAttr>(kReasonAttrName);
   if (!decision || !reason)

@@ -109,9 +109,7 @@ static Value insertAfter(OpBuilder &builder, Value value, Create create,
     Operation *owner = block->findAncestorOpInBlock(*use.getOwner());
     if (owner == result.getDefiningOp())
       return false;
-    auto region =
-        owner ? owner->getAttrOfType<StringAttr>(kRegionAttrName) : nullptr;
-    return keepIn.empty() || !region || region.getValue() != keepIn;
+    return keepIn.empty() || !owner || getRegionName(owner) != keepIn;
   });
   return result;
 }

@@ -80,11 +80,13 @@ std::optional<Budget> parseBudget(StringRef text) {
   return Budget{value * factor, percent};
 }
 
-/// What one function's forward looks like to the planner.
+/// What one function's forward looks like to the planner, and the whole
+/// step's FLOPs and modeled time before recomputation.
 struct ForwardGraph {
   RecomputeProblem problem;
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, unsigned> nodes;
+  double totalFlops = 0, totalUs = 0;
 };
 
 struct RecomputePass : amp::impl::AMPRecomputeBase<RecomputePass> {
@@ -117,13 +119,10 @@ static bool keepsLive(Operation *reader) {
          getRegionName(reader) == "optimizer";
 }
 
-/// Whether `op` is a constant, whose value runtimes keep with the model
-/// (an ONNX Constant is an initializer to them): keeping it costs nothing.
+/// Whether `op` is a constant, whose value runtimes keep with the model:
+/// keeping it costs nothing.
 static bool isConstant(Operation *op) {
-  if (auto node = dyn_cast<onnxg::NodeOp>(op))
-    return node.getOpType() == "Constant" &&
-           onnxg::isDefaultDomain(node.getDomain());
-  return op->hasTrait<OpTrait::ConstantLike>();
+  return onnxg::isConstantNode(op) || op->hasTrait<OpTrait::ConstantLike>();
 }
 
 /// FLOPs of one run of `op`.
@@ -158,11 +157,13 @@ ForwardGraph RecomputePass::buildForward(func::FuncOp func, CostModel &model) {
   Block &body = func.getBody().front();
   DimSizes &sizes = model.getSizes();
   for (Operation &op : body.without_terminator()) {
+    double flops = estimateOpFlops(&op, sizes);
+    double us = estimateOpUs(&op, flops, model);
+    forward.totalFlops += flops;
+    forward.totalUs += us;
     if (getRegionName(&op) != "forward")
       continue;
-    double flops = estimateOpFlops(&op, sizes);
-    unsigned node = forward.problem.addNode(getRecomputeKind(&op), flops,
-                                            estimateOpUs(&op, flops, model));
+    unsigned node = forward.problem.addNode(getRecomputeKind(&op), flops, us);
     forward.nodes[&op] = node;
     forward.ops.push_back(&op);
     for (Value operand : op.getOperands())
@@ -197,19 +198,18 @@ RecomputePass::choosePlan(func::FuncOp func, const RecomputeProblem &problem,
   if (mode == "sqrt")
     return problem.solveSqrt();
   if (mode == "budget") {
-    if (std::optional<RecomputeProblem::Plan> plan =
-            problem.solveBudget(*budgetBytes))
+    bool met = false;
+    RecomputeProblem::Plan plan = problem.solveBudget(*budgetBytes, met);
+    if (met)
       return plan;
-    RecomputeProblem::Plan floor =
-        problem.solveMinCut(SmallVector<bool>(problem.getNumNodes(), false));
     func.emitWarning() << "amp-recompute: cannot reduce the saved activations "
                           "below the budget of "
                        << formatCount(*budgetBytes) << " bytes; reached "
-                       << formatCount(floor.savedBytes) << ", from "
+                       << formatCount(plan.savedBytes) << ", from "
                        << formatCount(savedBefore)
                        << " (random, stateful and live values stay)";
     record.set("budget_met", builder.getBoolAttr(false));
-    return floor;
+    return plan;
   }
   // mode == "optimal"
   if (int64_t(problem.getNumNodes()) > optimalMaxOps.getValue()) {
@@ -377,12 +377,6 @@ void RecomputePass::runOnOperation() {
     if (!plan)
       return signalPassFailure();
 
-    double totalFlops = 0, totalUs = 0;
-    for (Operation &op : body.without_terminator()) {
-      double flops = estimateOpFlops(&op, sizes);
-      totalFlops += flops;
-      totalUs += estimateOpUs(&op, flops, *model);
-    }
     if (emitRemarks)
       for (unsigned node = 0; node != problem.getNumNodes(); ++node)
         if (plan->saved[node])
@@ -421,23 +415,25 @@ void RecomputePass::runOnOperation() {
     record.set("recomputed", builder.getI64IntegerAttr(plan->numRecomputed));
     record.set("recomputed_by_type", builder.getDictionaryAttr(types));
     record.set("extra_flops", builder.getF64FloatAttr(plan->extraFlops));
-    record.set("flops_before", builder.getF64FloatAttr(totalFlops));
+    record.set("flops_before", builder.getF64FloatAttr(forward.totalFlops));
     record.set("extra_us", builder.getF64FloatAttr(plan->extraUs));
-    record.set("us_before", builder.getF64FloatAttr(totalUs));
+    record.set("us_before", builder.getF64FloatAttr(forward.totalUs));
     func->setAttr(kRecomputeAttrName, record.getDictionary(&getContext()));
     if (emitRemarks)
-      func.emitRemark()
-          << "amp-recompute: mode=" << mode << ": saved activations "
-          << formatCount(before.getSavedBytes()) << " -> "
-          << formatCount(after.getSavedBytes()) << " bytes, peak "
-          << formatCount(before.getPeakBytes()) << " -> "
-          << formatCount(after.getPeakBytes()) << " bytes, "
-          << plan->numRecomputed << " ops recomputed, +"
-          << llvm::formatv("{0:F2}", totalFlops > 0
-                                         ? 100 * plan->extraFlops / totalFlops
-                                         : 0.0)
-                 .str()
-          << "% FLOPs";
+      func.emitRemark() << "amp-recompute: mode=" << mode
+                        << ": saved activations "
+                        << formatCount(before.getSavedBytes()) << " -> "
+                        << formatCount(after.getSavedBytes()) << " bytes, peak "
+                        << formatCount(before.getPeakBytes()) << " -> "
+                        << formatCount(after.getPeakBytes()) << " bytes, "
+                        << plan->numRecomputed << " ops recomputed, +"
+                        << llvm::formatv("{0:F2}", forward.totalFlops > 0
+                                                       ? 100 *
+                                                             plan->extraFlops /
+                                                             forward.totalFlops
+                                                       : 0.0)
+                               .str()
+                        << "% FLOPs";
   }
   if (!anyTraining)
     module.emitWarning()

@@ -254,17 +254,19 @@ RecomputeProblem::improveWithin(Plan plan, double budgetBytes) const {
   return plan;
 }
 
-std::optional<RecomputeProblem::Plan>
-RecomputeProblem::solveBudget(double budgetBytes) const {
+RecomputeProblem::Plan RecomputeProblem::solveBudget(double budgetBytes,
+                                                     bool &met) const {
   llvm::SmallVector<bool> noBans(nodes.size(), false);
   Plan floor = solveMinCut(noBans);
-  if (floor.savedBytes > budgetBytes)
-    return std::nullopt;
+  met = floor.savedBytes <= budgetBytes;
+  if (!met)
+    return floor;
   // GEMMs are recomputed only when no plan without them fits.
   llvm::SmallVector<bool> bans = getComputeIntensiveBans();
-  if (std::optional<Plan> plan = searchWithin(budgetBytes, bans))
-    return plan;
-  Plan best = *searchWithin(budgetBytes, noBans);
+  Plan gemmFree = solveMinCut(bans);
+  if (gemmFree.savedBytes <= budgetBytes)
+    return searchWithin(budgetBytes, bans, std::move(gemmFree));
+  Plan best = searchWithin(budgetBytes, noBans, floor);
   // AOTAutograd's knapsack: keep the compute-intensive nodes worth the most
   // modeled time within the budget, unban the others, solve the cut again.
   // Its items: the compute-intensive nodes the floor recomputes, weighing
@@ -298,12 +300,10 @@ RecomputeProblem::solveBudget(double budgetBytes) const {
   return best;
 }
 
-std::optional<RecomputeProblem::Plan>
-RecomputeProblem::searchWithin(double budgetBytes,
-                               llvm::ArrayRef<bool> bans) const {
-  Plan best = solveMinCut(bans);
-  if (best.savedBytes > budgetBytes)
-    return std::nullopt;
+RecomputeProblem::Plan RecomputeProblem::searchWithin(double budgetBytes,
+                                                      llvm::ArrayRef<bool> bans,
+                                                      Plan start) const {
+  Plan best = std::move(start);
   // The Lagrangian: one min-cut of bytes plus `weight` times the modeled
   // time gives a plan on the lower hull of the bytes/time front; the
   // largest weight that still fits the budget, by bisection over its

@@ -113,6 +113,12 @@ bool mlir::onnxg::getOnnxNames(Location loc, StringRef &nodeName,
   return true;
 }
 
+bool mlir::onnxg::isConstantNode(Operation *op) {
+  auto node = dyn_cast<NodeOp>(op);
+  return node && node.getOpType() == "Constant" &&
+         isDefaultDomain(node.getDomain());
+}
+
 Location mlir::onnxg::makeNodeLoc(MLIRContext *ctx, StringRef nodeName,
                                   ArrayRef<std::string> outputNames,
                                   Location fileLoc) {

@@ -82,17 +82,17 @@ public:
   llvm::SmallVector<bool> getComputeIntensiveBans() const;
   /// A plan of little modeled time within `budgetBytes`, with no
   /// compute-intensive node recomputed when such a plan fits: the min-cut's,
-  /// Lagrangian min-cuts of bytes plus weighted time, the hull's plan just
-  /// over the budget completed greedily, then clones the budget does not
-  /// need dropped; without the bans, also AOTAutograd's knapsack, which
-  /// keeps the compute-intensive nodes worth the most modeled time within
-  /// the budget and solves the cut again. None when even the floor (the
-  /// min-cut with the fixed bans only) does not fit.
-  std::optional<Plan> solveBudget(double budgetBytes) const;
-  /// The search of solveBudget among plans that clone no node of `bans`;
-  /// none when none fits.
-  std::optional<Plan> searchWithin(double budgetBytes,
-                                   llvm::ArrayRef<bool> bans) const;
+  /// Lagrangian min-cuts of bytes plus weighted time, the hull's plans near
+  /// the budget completed greedily, then clones the budget does not need
+  /// dropped; without the bans, also AOTAutograd's knapsack, which keeps the
+  /// compute-intensive nodes worth the most modeled time within the budget
+  /// and solves the cut again. When even the floor (the min-cut with the
+  /// fixed bans only) does not fit, `met` is false and the plan is the floor.
+  Plan solveBudget(double budgetBytes, bool &met) const;
+  /// The search of solveBudget among plans that clone no node of `bans`,
+  /// from `start`, the min-cut under `bans`, which fits the budget.
+  Plan searchWithin(double budgetBytes, llvm::ArrayRef<bool> bans,
+                    Plan start) const;
   /// `plan` with clones not in `bans` added, the most bytes freed per
   /// microsecond first, until it fits `budgetBytes` (or none frees bytes).
   Plan completeWithin(Plan plan, double budgetBytes,

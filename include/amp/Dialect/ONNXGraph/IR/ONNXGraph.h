@@ -67,6 +67,11 @@ inline bool isDefaultDomain(llvm::StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// Whether `op` is an ONNX Constant node (default domain): runtimes keep its
+/// value as an initializer, so it launches no kernel and costs no memory
+/// beyond the model's.
+bool isConstantNode(Operation *op);
+
 /// The node and output names recorded in an op's location by the importer:
 /// `fused<"onnx.outputs">[NodeName, Output...]`. Returns false when `loc` has
 /// no such record.
