@@ -129,6 +129,14 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       llvm::cl::desc("keep the graph's input and output types")};
 };
 
+/// Gives a pass the cost model's options: device and dimension sizes.
+template <typename PassOptions>
+void setCostModelOptions(const AMPPipelineOptions &options, PassOptions &pass) {
+  pass.device = options.device;
+  pass.defaultDimSize = options.defaultDimSize;
+  pass.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+}
+
 /// The passes that convert: the assignment, casts, and FP8's GEMMs.
 void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
                          StringRef precision, bool isFP8) {
@@ -136,13 +144,11 @@ void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
   assign.precision = precision.str();
   assign.assignMode = options.assign;
   assign.rule = options.rule;
-  assign.device = options.device;
+  setCostModelOptions(options, assign);
   assign.policyFile = options.policy;
   assign.opClasses.assign(options.opClasses.begin(), options.opClasses.end());
   assign.nodeClasses.assign(options.nodeClasses.begin(),
                             options.nodeClasses.end());
-  assign.defaultDimSize = options.defaultDimSize;
-  assign.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
   assign.emitRemarks = options.remarks;
   pm.addPass(createAMPAssignPrecision(assign));
   AMPMaterializeCastsOptions materialize;
@@ -158,9 +164,7 @@ void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
     fp8.amaxHistory = options.amaxHistory;
     fp8.amaxAlgo = options.amaxAlgo;
     fp8.margin = options.margin;
-    fp8.device = options.device;
-    fp8.defaultDimSize = options.defaultDimSize;
-    fp8.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+    setCostModelOptions(options, fp8);
     fp8.policyFile = options.policy;
     fp8.fp8OpTypes.assign(options.fp8OpTypes.begin(), options.fp8OpTypes.end());
     fp8.fp8Nodes.assign(options.fp8Nodes.begin(), options.fp8Nodes.end());
@@ -209,17 +213,13 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
     remat.mode = recompute;
     remat.memoryBudget = options.memoryBudget;
     remat.optimalTimeLimit = options.optimalTimeLimit;
-    remat.device = options.device;
-    remat.defaultDimSize = options.defaultDimSize;
-    remat.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+    setCostModelOptions(options, remat);
     remat.emitRemarks = options.remarks;
     pm.addPass(createAMPRecompute(remat));
   }
   AMPReportOptions report;
   report.file = options.report;
-  report.device = options.device;
-  report.defaultDimSize = options.defaultDimSize;
-  report.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
+  setCostModelOptions(options, report);
   pm.addPass(createAMPReport(report));
 }
 } // namespace
