@@ -137,7 +137,54 @@ def test_heuristics_within_ten_percent_of_the_milp(model, zoo_steps):
         limit = exact["budget_bytes"]
         for plan in (heuristic, exact):
             assert plan["saved_activation_bytes"]["after"] <= limit, budget
-        print(f"{model} {budget}: budget {heuristic['extra_modeled_us']:.2f}"
-              f" us, optimal {exact['extra_modeled_us']:.2f} us")
-        assert heuristic["extra_modeled_us"] <= \
-            1.10 * exact["extra_modeled_us"] + 1e-6, budget
+        # The search's fastest plan for the budget alone (peak-check=false):
+        # the peak check may pass it over for one of lower peak, which the
+        # MILP does not model.
+        fastest = heuristic["fastest_extra_modeled_us"]
+        print(f"{model} {budget}: budget {fastest:.2f} us (after the peak "
+              f"check {heuristic['extra_modeled_us']:.2f} us), optimal "
+              f"{exact['extra_modeled_us']:.2f} us")
+        assert fastest <= 1.10 * exact["extra_modeled_us"] + 1e-6, budget
+
+
+def test_smaller_budgets_never_raise_the_peak(tmp_path):
+    """A GPT step whose peak is its activations (vocab 2048 logits over 256
+    tokens, at the loss): the planner's peak falls with the budget, though
+    the fastest plans at some budgets recompute the loss's LogSoftmax,
+    whose clone runs at the peak (pytorch#197838); the peak check passes
+    over them (peak_skipped_plans), and the plans still fit the budget and
+    train exactly as the step."""
+    from amp_opt import zoo
+    sizes = dict(zoo.SIZES["gpt"])
+    try:
+        zoo.SIZES["gpt"]["peak"] = dict(vocab=2048, dim=32, heads=2,
+                                        layers=2, seq=256, batch=2)
+        path = str(tmp_path / "gpt_peak.onnx")
+        zoo.export("gpt", "sgd", path, size="peak")
+    finally:
+        zoo.SIZES["gpt"] = sizes
+    peaks, unchecked, skipped = [], [], 0
+    for percent in range(100, 0, -10):
+        _, report = api.convert(path, "bf16", memory_budget=f"{percent}%",
+                                peak_check="false")
+        unchecked.append(report["recompute"]["peak_bytes"]["after"])
+        _, report = api.convert(path, "bf16", memory_budget=f"{percent}%")
+        section = report["recompute"]
+        assert section.get("budget_met", True)
+        assert section["saved_activation_bytes"]["after"] <= \
+            section["budget_bytes"] + 1e-6
+        peaks.append(section["peak_bytes"]["after"])
+        skipped += section["peak_skipped_plans"]
+    print("peaks (bytes, 100% .. 10%):", peaks, "unchecked:", unchecked)
+    # The fastest plans alone do raise the peak on this step.
+    assert any(a < b for a, b in zip(unchecked, unchecked[1:])), unchecked
+    assert peaks[0] > peaks[-1]
+    assert all(a >= b for a, b in zip(peaks, peaks[1:])), peaks
+    assert skipped > 0
+    base, base_out, _ = train(path, "precision=bf16", tmp_path, "base")
+    remat, remat_out, report = train(
+        path, "precision=bf16 memory-budget=70%", tmp_path, "remat")
+    assert report["recompute"]["recomputed_ops"] > 0
+    assert [r["loss"] for r in remat] == [r["loss"] for r in base]
+    for name, value in base_out.items():
+        assert value.tobytes() == remat_out[name].tobytes(), name

@@ -121,6 +121,10 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       *this, "memory-budget",
       llvm::cl::desc("saved-activation bytes to stay within: <n>, <n>KiB, "
                      "<n>MiB, <n>GiB or <n>%")};
+  Option<bool> peakCheck{
+      *this, "peak-check", llvm::cl::init(true),
+      llvm::cl::desc("recompute=budget: no smaller budget raises the memory "
+                     "planner's peak (false: the fastest plan)")};
   Option<double> optimalTimeLimit{
       *this, "optimal-time-limit", llvm::cl::init(120),
       llvm::cl::desc("recompute=optimal: seconds the MILP may search")};
@@ -213,6 +217,7 @@ void buildAMPPipeline(OpPassManager &pm, const AMPPipelineOptions &options) {
     remat.mode = recompute;
     remat.memoryBudget = options.memoryBudget;
     remat.optimalTimeLimit = options.optimalTimeLimit;
+    remat.peakCheck = options.peakCheck;
     setCostModelOptions(options, remat);
     remat.emitRemarks = options.remarks;
     pm.addPass(createAMPRecompute(remat));

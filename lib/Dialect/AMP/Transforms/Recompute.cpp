@@ -80,12 +80,16 @@ std::optional<Budget> parseBudget(StringRef text) {
   return Budget{value * factor, percent};
 }
 
-/// What one function's forward looks like to the planner, and the whole
-/// step's FLOPs and modeled time before recomputation.
-struct ForwardGraph {
-  RecomputeProblem problem;
+/// A function's forward ops, in block order, and each op's node.
+struct ForwardOps {
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, unsigned> nodes;
+};
+
+/// What one function's forward looks like to the planner, and the whole
+/// step's FLOPs and modeled time before recomputation.
+struct ForwardGraph : ForwardOps {
+  RecomputeProblem problem;
   double totalFlops = 0, totalUs = 0;
 };
 
@@ -98,12 +102,21 @@ private:
   ForwardGraph buildForward(func::FuncOp func, CostModel &model);
   /// Chooses the plan for `func`; none after an error.
   std::optional<RecomputeProblem::Plan>
-  choosePlan(func::FuncOp func, const RecomputeProblem &problem,
-             std::optional<double> budgetBytes, double savedBefore,
-             NamedAttrList &record);
-  /// Clones the ops `plan` recomputes before their first backward readers.
-  void rewrite(func::FuncOp func, const ForwardGraph &forward,
-               const RecomputeProblem::Plan &plan);
+  choosePlan(func::FuncOp func, const ForwardGraph &forward,
+             std::optional<double> budgetBytes, const MemoryPlan &before,
+             DimSizes &sizes, NamedAttrList &record);
+  /// The plan of mode=budget (docs/Recompute.md, "Peak check").
+  RecomputeProblem::Plan
+  chooseBudgetPlan(func::FuncOp func, const ForwardGraph &forward,
+                   double budgetBytes, const MemoryPlan &before,
+                   DimSizes &sizes, NamedAttrList &record);
+  /// The memory planner's peak for `func` after `plan`, on a copy.
+  double measurePeak(func::FuncOp func, const ForwardGraph &forward,
+                     const RecomputeProblem::Plan &plan, DimSizes &sizes);
+  /// Clones the ops `plan` recomputes before their first backward readers
+  /// in `body`, with a remark each when `remarks`.
+  void rewrite(Block &body, const ForwardOps &forward,
+               const RecomputeProblem::Plan &plan, bool remarks);
 };
 } // namespace
 
@@ -188,29 +201,151 @@ ForwardGraph RecomputePass::buildForward(func::FuncOp func, CostModel &model) {
   return forward;
 }
 
+double RecomputePass::measurePeak(func::FuncOp func,
+                                  const ForwardGraph &forward,
+                                  const RecomputeProblem::Plan &plan,
+                                  DimSizes &sizes) {
+  IRMapping mapping;
+  OwningOpRef<func::FuncOp> copy = func.clone(mapping);
+  ForwardOps copied;
+  for (auto [node, op] : llvm::enumerate(forward.ops)) {
+    Operation *clone = mapping.lookup(op);
+    copied.ops.push_back(clone);
+    copied.nodes[clone] = node;
+  }
+  Block &body = copy->getBody().front();
+  rewrite(body, copied, plan, /*remarks=*/false);
+  return MemoryPlan(body, sizes).getPeakBytes();
+}
+
+RecomputeProblem::Plan
+RecomputePass::chooseBudgetPlan(func::FuncOp func, const ForwardGraph &forward,
+                                double budgetBytes, const MemoryPlan &before,
+                                DimSizes &sizes, NamedAttrList &record) {
+  Builder builder(&getContext());
+  const RecomputeProblem &problem = forward.problem;
+  double savedBefore = before.getSavedBytes();
+  bool met = false;
+  SmallVector<RecomputeProblem::Plan> asked =
+      problem.solveBudget(budgetBytes, met);
+  if (!met) {
+    func.emitWarning() << "amp-recompute: cannot reduce the saved activations "
+                          "below the budget of "
+                       << formatCount(budgetBytes) << " bytes; reached "
+                       << formatCount(asked.front().savedBytes) << ", from "
+                       << formatCount(savedBefore)
+                       << " (random, stateful and live values stay)";
+    record.set("budget_met", builder.getBoolAttr(false));
+    return asked.front();
+  }
+  // The fastest plan, which the peak check may pass over.
+  record.set("fastest_extra_us",
+             builder.getF64FloatAttr(asked.front().extraUs));
+  if (!peakCheck)
+    return asked.front();
+  // The ladder: 90%, 80%, ..., 10% of the saved activations, then the
+  // budget. Each rung takes its fastest plan whose peak is no higher than
+  // the rung above's, among the plans found for it and for the smaller
+  // rungs (which fit it too), so that a smaller budget never raises the
+  // planner's peak (pytorch#197838). The rungs above the budget choose the
+  // same whatever the budget.
+  struct Candidate {
+    RecomputeProblem::Plan plan;
+    bool onGrid, recomputesComputeIntensive;
+    size_t order;
+  };
+  std::vector<Candidate> candidates;
+  auto addCandidate = [&](RecomputeProblem::Plan plan, bool onGrid) {
+    bool computeIntensive = false;
+    for (unsigned node = 0; node != problem.getNumNodes(); ++node)
+      computeIntensive |=
+          plan.recomputed[node] &&
+          problem.getKind(node) == RecomputeKind::ComputeIntensive;
+    candidates.push_back(
+        {std::move(plan), onGrid, computeIntensive, candidates.size()});
+  };
+  // GEMMs are recomputed only on rungs no plan without them fits.
+  double gemmFreeFloor =
+      problem.solveMinCut(problem.getComputeIntensiveBans()).savedBytes;
+  SmallVector<double> rungs;
+  for (int percent = 90; percent > 0; percent -= 10) {
+    double rung = savedBefore * percent / 100;
+    bool fits = false;
+    SmallVector<RecomputeProblem::Plan> plans = problem.solveBudget(rung, fits);
+    if (!fits)
+      break;
+    for (RecomputeProblem::Plan &plan : plans)
+      addCandidate(std::move(plan), /*onGrid=*/true);
+    if (rung > budgetBytes)
+      rungs.push_back(rung);
+  }
+  for (RecomputeProblem::Plan &plan : asked)
+    addCandidate(std::move(plan), /*onGrid=*/false);
+  rungs.push_back(budgetBytes);
+  // Fastest first; equals in the order found.
+  llvm::sort(candidates, [](const Candidate &a, const Candidate &b) {
+    return std::make_pair(a.plan.extraUs, a.order) <
+           std::make_pair(b.plan.extraUs, b.order);
+  });
+
+  std::map<SmallVector<bool>, double> peaks;
+  auto getPeak = [&](const RecomputeProblem::Plan &plan) {
+    auto [it, inserted] = peaks.try_emplace(plan.recomputed, 0.0);
+    if (inserted)
+      it->second = measurePeak(func, forward, plan, sizes);
+    return it->second;
+  };
+  // Of the plans that fit a rung with no bound met, the lowest peak among
+  // the fastest few.
+  constexpr unsigned kFallbackPlans = 16;
+  double peakBound = before.getPeakBytes();
+  const RecomputeProblem::Plan *chosen = nullptr;
+  unsigned skipped = 0;
+  for (double rung : rungs) {
+    bool last = rung == budgetBytes;
+    const RecomputeProblem::Plan *pick = nullptr, *lowest = nullptr;
+    unsigned fitting = 0;
+    skipped = 0;
+    for (const Candidate &candidate : candidates) {
+      if (candidate.plan.savedBytes > rung || (!last && !candidate.onGrid) ||
+          (candidate.recomputesComputeIntensive && gemmFreeFloor <= rung))
+        continue;
+      double peak = getPeak(candidate.plan);
+      if (peak <= peakBound) {
+        pick = &candidate.plan;
+        break;
+      }
+      ++skipped;
+      if (!lowest || peak < getPeak(*lowest))
+        lowest = &candidate.plan;
+      if (++fitting == kFallbackPlans)
+        break;
+    }
+    if (!pick)
+      pick = lowest;
+    if (!pick)
+      continue;
+    chosen = pick;
+    peakBound = std::min(peakBound, getPeak(*chosen));
+  }
+  record.set("peak_checked_plans", builder.getI64IntegerAttr(peaks.size()));
+  record.set("peak_skipped_plans", builder.getI64IntegerAttr(skipped));
+  return *chosen;
+}
+
 std::optional<RecomputeProblem::Plan>
-RecomputePass::choosePlan(func::FuncOp func, const RecomputeProblem &problem,
-                          std::optional<double> budgetBytes, double savedBefore,
+RecomputePass::choosePlan(func::FuncOp func, const ForwardGraph &forward,
+                          std::optional<double> budgetBytes,
+                          const MemoryPlan &before, DimSizes &sizes,
                           NamedAttrList &record) {
   Builder builder(&getContext());
+  const RecomputeProblem &problem = forward.problem;
   if (mode == "mincut")
     return problem.solveMinCut(problem.getComputeIntensiveBans());
   if (mode == "sqrt")
     return problem.solveSqrt();
-  if (mode == "budget") {
-    bool met = false;
-    RecomputeProblem::Plan plan = problem.solveBudget(*budgetBytes, met);
-    if (met)
-      return plan;
-    func.emitWarning() << "amp-recompute: cannot reduce the saved activations "
-                          "below the budget of "
-                       << formatCount(*budgetBytes) << " bytes; reached "
-                       << formatCount(plan.savedBytes) << ", from "
-                       << formatCount(savedBefore)
-                       << " (random, stateful and live values stay)";
-    record.set("budget_met", builder.getBoolAttr(false));
-    return plan;
-  }
+  if (mode == "budget")
+    return chooseBudgetPlan(func, forward, *budgetBytes, before, sizes, record);
   // mode == "optimal"
   if (int64_t(problem.getNumNodes()) > optimalMaxOps.getValue()) {
     func.emitError() << "amp-recompute: mode=optimal takes at most "
@@ -241,9 +376,8 @@ static std::string getCloneName(StringRef name) {
   return name.empty() ? "" : (name + ".recompute").str();
 }
 
-void RecomputePass::rewrite(func::FuncOp func, const ForwardGraph &forward,
-                            const RecomputeProblem::Plan &plan) {
-  Block &body = func.getBody().front();
+void RecomputePass::rewrite(Block &body, const ForwardOps &forward,
+                            const RecomputeProblem::Plan &plan, bool remarks) {
   MLIRContext *ctx = &getContext();
   llvm::DenseMap<Operation *, Operation *> clones;
   auto isRecomputed = [&](Operation *op) {
@@ -278,7 +412,7 @@ void RecomputePass::rewrite(func::FuncOp func, const ForwardGraph &forward,
           onnxg::makeNodeLoc(ctx, getCloneName(nodeName), names, fileLoc));
     }
     clones[op] = clone;
-    if (emitRemarks) {
+    if (remarks) {
       StringRef readerName = PrecisionPolicy::getNodeName(before);
       op->emitRemark() << "recomputed before '"
                        << (readerName.empty()
@@ -373,7 +507,7 @@ void RecomputePass::runOnOperation() {
       budgetBytes = budget->getBytes(before.getSavedBytes());
     NamedAttrList record;
     std::optional<RecomputeProblem::Plan> plan =
-        choosePlan(func, problem, budgetBytes, before.getSavedBytes(), record);
+        choosePlan(func, forward, budgetBytes, before, sizes, record);
     if (!plan)
       return signalPassFailure();
 
@@ -387,7 +521,7 @@ void RecomputePass::runOnOperation() {
     for (unsigned node = 0; node != problem.getNumNodes(); ++node)
       if (plan->recomputed[node])
         ++byType[PrecisionPolicy::getOpTypeKey(forward.ops[node])];
-    rewrite(func, forward, *plan);
+    rewrite(body, forward, *plan, emitRemarks);
 
     MemoryPlan after(body, sizes);
     sizes.resetGuesses();

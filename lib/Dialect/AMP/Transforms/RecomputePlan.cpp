@@ -23,6 +23,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -254,56 +255,84 @@ RecomputeProblem::improveWithin(Plan plan, double budgetBytes) const {
   return plan;
 }
 
-RecomputeProblem::Plan RecomputeProblem::solveBudget(double budgetBytes,
-                                                     bool &met) const {
+/// Adds `plan` to `plans` when it fits `budgetBytes`, and the plan without
+/// the clones the budget does not need (cheaper, but often with a higher
+/// peak: amp-recompute checks both).
+static void addWithin(const RecomputeProblem &problem,
+                      RecomputeProblem::Plan plan, double budgetBytes,
+                      llvm::SmallVectorImpl<RecomputeProblem::Plan> &plans) {
+  if (plan.savedBytes > budgetBytes)
+    return;
+  plans.push_back(problem.improveWithin(plan, budgetBytes));
+  plans.push_back(std::move(plan));
+}
+
+llvm::SmallVector<RecomputeProblem::Plan>
+RecomputeProblem::solveBudget(double budgetBytes, bool &met) const {
   llvm::SmallVector<bool> noBans(nodes.size(), false);
   Plan floor = solveMinCut(noBans);
   met = floor.savedBytes <= budgetBytes;
   if (!met)
-    return floor;
+    return {floor};
+  llvm::SmallVector<Plan> plans;
   // GEMMs are recomputed only when no plan without them fits.
   llvm::SmallVector<bool> bans = getComputeIntensiveBans();
   Plan gemmFree = solveMinCut(bans);
-  if (gemmFree.savedBytes <= budgetBytes)
-    return searchWithin(budgetBytes, bans, std::move(gemmFree));
-  Plan best = searchWithin(budgetBytes, noBans, floor);
-  // AOTAutograd's knapsack: keep the compute-intensive nodes worth the most
-  // modeled time within the budget, unban the others, solve the cut again.
-  // Its items: the compute-intensive nodes the floor recomputes, weighing
-  // the bytes keeping them costs.
-  llvm::SmallVector<unsigned> items;
-  llvm::SmallVector<double> weights, values;
-  for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
-    if (!bans[node] || !floor.recomputed[node])
-      continue;
-    items.push_back(node);
-    weights.push_back(getCutBytes(node));
-    values.push_back(nodes[node].us);
-  }
-  // Room for the items: the budget less what the floor keeps anyway;
-  // tightened by each plan's excess, as the re-solved cut may keep other
-  // values than the items.
-  double capacity = budgetBytes - floor.savedBytes;
-  for (unsigned attempt = 0; attempt != 16 && capacity > 0; ++attempt) {
-    llvm::SmallVector<bool> keep = solveKnapsack(weights, values, capacity);
-    llvm::SmallVector<bool> relaxed(nodes.size(), false);
-    for (auto [index, node] : llvm::enumerate(items))
-      relaxed[node] = keep[index];
-    Plan plan = solveMinCut(relaxed);
-    if (plan.savedBytes <= budgetBytes) {
-      if (plan.extraUs < best.extraUs)
-        best = improveWithin(std::move(plan), budgetBytes);
-      break;
+  if (gemmFree.savedBytes <= budgetBytes) {
+    searchWithin(budgetBytes, bans, gemmFree, plans);
+  } else {
+    searchWithin(budgetBytes, noBans, floor, plans);
+    // AOTAutograd's knapsack: keep the compute-intensive nodes worth the
+    // most modeled time within the budget, unban the others, solve the cut
+    // again. Its items: the compute-intensive nodes the floor recomputes,
+    // weighing the bytes keeping them costs.
+    llvm::SmallVector<unsigned> items;
+    llvm::SmallVector<double> weights, values;
+    for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
+      if (!bans[node] || !floor.recomputed[node])
+        continue;
+      items.push_back(node);
+      weights.push_back(getCutBytes(node));
+      values.push_back(nodes[node].us);
     }
-    capacity -= plan.savedBytes - budgetBytes;
+    // Room for the items: the budget less what the floor keeps anyway;
+    // tightened by each plan's excess, as the re-solved cut may keep other
+    // values than the items.
+    double capacity = budgetBytes - floor.savedBytes;
+    for (unsigned attempt = 0; attempt != 16 && capacity > 0; ++attempt) {
+      llvm::SmallVector<bool> keep = solveKnapsack(weights, values, capacity);
+      llvm::SmallVector<bool> relaxed(nodes.size(), false);
+      for (auto [index, node] : llvm::enumerate(items))
+        relaxed[node] = keep[index];
+      Plan plan = solveMinCut(relaxed);
+      if (plan.savedBytes <= budgetBytes) {
+        addWithin(*this, std::move(plan), budgetBytes, plans);
+        break;
+      }
+      capacity -= plan.savedBytes - budgetBytes;
+    }
   }
-  return best;
+  // Fastest first, in the order found among equals; equal clone sets once.
+  llvm::SmallVector<unsigned> order(plans.size());
+  std::iota(order.begin(), order.end(), 0u);
+  llvm::sort(order, [&](unsigned a, unsigned b) {
+    return std::make_pair(plans[a].extraUs, a) <
+           std::make_pair(plans[b].extraUs, b);
+  });
+  llvm::SmallVector<Plan> distinct;
+  for (unsigned index : order)
+    if (llvm::none_of(distinct, [&](const Plan &other) {
+          return other.recomputed == plans[index].recomputed;
+        }))
+      distinct.push_back(std::move(plans[index]));
+  return distinct;
 }
 
-RecomputeProblem::Plan RecomputeProblem::searchWithin(double budgetBytes,
-                                                      llvm::ArrayRef<bool> bans,
-                                                      Plan start) const {
-  Plan best = std::move(start);
+void RecomputeProblem::searchWithin(double budgetBytes,
+                                    llvm::ArrayRef<bool> bans,
+                                    const Plan &start,
+                                    llvm::SmallVectorImpl<Plan> &plans) const {
+  addWithin(*this, start, budgetBytes, plans);
   // The Lagrangian: one min-cut of bytes plus `weight` times the modeled
   // time gives a plan on the lower hull of the bytes/time front; the
   // largest weight that still fits the budget, by bisection over its
@@ -311,7 +340,6 @@ RecomputeProblem::Plan RecomputeProblem::searchWithin(double budgetBytes,
   double low = 1e-6, high = 1e12;
   // Every distinct hull plan on each side of the budget.
   std::map<double, Plan> under, over;
-  under.emplace(best.savedBytes, best);
   for (unsigned step = 0; step != 40; ++step) {
     double weight = std::sqrt(low * high);
     Plan weighed = solveMinCut(bans, weight);
@@ -323,28 +351,19 @@ RecomputeProblem::Plan RecomputeProblem::searchWithin(double budgetBytes,
       over.emplace(weighed.savedBytes, std::move(weighed));
     }
   }
-  // The hull's plans nearest the budget: those under it pruned, those over
-  // it completed greedily (the clone that frees the most bytes per
-  // microsecond until it fits), then pruned.
+  // The hull's plans nearest the budget: those under it as they are, those
+  // over it completed greedily (the clone that frees the most bytes per
+  // microsecond until it fits).
   constexpr unsigned kStarts = 4;
   unsigned started = 0;
   for (auto it = under.rbegin(); it != under.rend() && started != kStarts;
-       ++it, ++started) {
-    Plan pruned = improveWithin(it->second, budgetBytes);
-    if (pruned.extraUs < best.extraUs)
-      best = std::move(pruned);
-  }
+       ++it, ++started)
+    addWithin(*this, it->second, budgetBytes, plans);
   started = 0;
   for (auto it = over.begin(); it != over.end() && started != kStarts;
-       ++it, ++started) {
-    Plan completed = completeWithin(it->second, budgetBytes, bans);
-    if (completed.savedBytes > budgetBytes)
-      continue;
-    completed = improveWithin(std::move(completed), budgetBytes);
-    if (completed.extraUs < best.extraUs)
-      best = std::move(completed);
-  }
-  return best;
+       ++it, ++started)
+    addWithin(*this, completeWithin(it->second, budgetBytes, bans), budgetBytes,
+              plans);
 }
 
 RecomputeProblem::Plan

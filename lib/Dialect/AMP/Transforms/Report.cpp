@@ -175,6 +175,11 @@ static llvm::json::Value describeRecompute(DictionaryAttr record,
     section["budget_met"] = met.getValue();
   if (auto proven = record.getAs<BoolAttr>("optimal_proven"))
     section["optimal_proven"] = proven.getValue();
+  for (StringRef key : {"peak_checked_plans", "peak_skipped_plans"})
+    if (auto count = record.getAs<IntegerAttr>(key))
+      section[key] = count.getInt();
+  if (record.get("fastest_extra_us"))
+    section["fastest_extra_modeled_us"] = number("fastest_extra_us");
   return section;
 }
 

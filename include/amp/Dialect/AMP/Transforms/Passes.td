@@ -369,9 +369,14 @@ def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
       bytes plus weighted time and a greedy completion, with GEMMs banned
       when a plan without them fits; otherwise also AOTAutograd's knapsack
       over the compute-intensive values (the cut solved again without the
-      bans it lifts); then clones the budget does not need are dropped. The memory planner
-      checks the result; a budget no plan meets gets a warning ("cannot
-      reduce ... below X; reached Y, from Z") and the smallest plan.
+      bans it lifts), each with and without the clones the budget does
+      not need. With `peak-check` (default), the memory planner measures
+      the candidates' peaks on a ladder of budgets (90%, 80%, ... of the
+      saved activations, then the budget) and each rung takes its fastest
+      plan whose peak is no higher than the rung above's, so that a
+      smaller budget never raises the peak. A budget no plan meets gets a
+      warning ("cannot reduce ... below X; reached Y, from Z") and the
+      smallest plan.
     - `mode=sqrt`: Chen's sqrt(n) segments, a baseline that recomputes
       GEMMs too (about one extra forward).
     - `mode=optimal`: the exact optimum of the same choice by MILP (GLPK),
@@ -398,6 +403,9 @@ def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
     Option<"memoryBudget", "memory-budget", "std::string", "\"\"",
            "saved-activation bytes to stay within: a number of bytes, "
            "<n>KiB, <n>MiB, <n>GiB or <n>% of the saved activations">,
+    Option<"peakCheck", "peak-check", "bool", "true",
+           "mode=budget: the fastest plan whose planner peak is no higher "
+           "than a larger budget's (false: the fastest plan)">,
     Option<"optimalMaxOps", "optimal-max-ops", "int64_t", "3000",
            "mode=optimal: the most forward ops the MILP takes">,
     Option<"optimalTimeLimit", "optimal-time-limit", "double", "120",

@@ -80,19 +80,23 @@ public:
   Plan solveMinCut(llvm::ArrayRef<bool> banned, double timeWeight = 0) const;
   /// The bans of `mincut`: compute-intensive nodes.
   llvm::SmallVector<bool> getComputeIntensiveBans() const;
-  /// A plan of little modeled time within `budgetBytes`, with no
-  /// compute-intensive node recomputed when such a plan fits: the min-cut's,
-  /// Lagrangian min-cuts of bytes plus weighted time, the hull's plans near
-  /// the budget completed greedily, then clones the budget does not need
-  /// dropped; without the bans, also AOTAutograd's knapsack, which keeps the
-  /// compute-intensive nodes worth the most modeled time within the budget
-  /// and solves the cut again. When even the floor (the min-cut with the
-  /// fixed bans only) does not fit, `met` is false and the plan is the floor.
-  Plan solveBudget(double budgetBytes, bool &met) const;
+  /// Plans of little modeled time within `budgetBytes`, fastest first and
+  /// distinct, for amp-recompute to check with the memory planner; none
+  /// recomputes a compute-intensive node when such a plan fits. They come
+  /// from the min-cut, Lagrangian min-cuts of bytes plus weighted time, the
+  /// hull's plans near the budget completed greedily, each also with the
+  /// clones the budget does not need dropped; without the bans, also from
+  /// AOTAutograd's knapsack, which keeps the compute-intensive nodes worth
+  /// the most modeled time within the budget and solves the cut again. When
+  /// even the floor (the min-cut with the fixed bans only) does not fit,
+  /// `met` is false and the only plan is the floor.
+  llvm::SmallVector<Plan> solveBudget(double budgetBytes, bool &met) const;
   /// The search of solveBudget among plans that clone no node of `bans`,
-  /// from `start`, the min-cut under `bans`, which fits the budget.
-  Plan searchWithin(double budgetBytes, llvm::ArrayRef<bool> bans,
-                    Plan start) const;
+  /// from `start`, the min-cut under `bans`, which fits the budget: adds
+  /// the plans it finds within the budget to `plans`.
+  void searchWithin(double budgetBytes, llvm::ArrayRef<bool> bans,
+                    const Plan &start,
+                    llvm::SmallVectorImpl<Plan> &plans) const;
   /// `plan` with clones not in `bans` added, the most bytes freed per
   /// microsecond first, until it fits `budgetBytes` (or none frees bytes).
   Plan completeWithin(Plan plan, double budgetBytes,
