@@ -67,13 +67,19 @@ def main():
     parser.add_argument("--zoo-dir", help="reuse <model>_sgd_<size>.onnx "
                         "from this folder (python3 -m amp_opt.zoo writes "
                         "them) instead of exporting")
+    parser.add_argument("--lr", type=float, help="SGD learning rate of "
+                        "the exported steps (default: the zoo's, 0.01); "
+                        "exports even with --zoo-dir")
+    parser.add_argument("--fp8", choices=["auto", "always"],
+                        help="which GEMMs go FP8 (default: always for "
+                        "small, auto for large)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="amp-run processes at once")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
     small = args.size == "small"
     base = numerics.FORCED if small else ""
-    fp8_options = "fp8=always" if small else "fp8=auto"
+    fp8_options = f"fp8={args.fp8 or ('always' if small else 'auto')}"
     runs = {"bf16": f"precision=bf16 {base}"}
     for recipe in RECIPES:
         runs[f"fp8 {recipe}"] = (f"precision=fp8 {base} {fp8_options} "
@@ -83,11 +89,12 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         paths = {}
         for name in args.models:
-            paths[name] = os.path.join(args.zoo_dir or folder,
+            reuse = args.zoo_dir and args.lr is None
+            paths[name] = os.path.join(args.zoo_dir if reuse else folder,
                                        f"{name}_sgd_{args.size}.onnx")
-            if not args.zoo_dir:
+            if not reuse:
                 zoo.export(name, "sgd", paths[name], size=args.size,
-                           seed=args.seed)
+                           seed=args.seed, lr=args.lr)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {(name, run): pool.submit(api.train, paths[name],
                                                 args.steps, pipeline,
@@ -110,12 +117,13 @@ def main():
                                   **compare(curves["bf16"], curves[run])}
                             for run in runs if run != "bf16"}}
 
-    lines = [heading(f"{args.size} zoo, SGD, {args.steps} steps, seed "
-                     f"{args.seed}, FP8 {fp8_options}"
+    lr = args.lr if args.lr is not None else zoo.OPTIMIZERS["sgd"]["lr"]
+    lines = [heading(f"{args.size} zoo, SGD (lr {lr:g}), {args.steps} steps, "
+                     f"seed {args.seed}, FP8 {fp8_options}"
                      f"{', GEMMs forced to BF16' if small else ''}"),
              "",
-             "Command: `/usr/bin/python3 bench/fp8_numerics.py --size "
-             f"{args.size} --steps {args.steps}`",
+             "Command: `/usr/bin/python3 bench/fp8_numerics.py " +
+             " ".join(sys.argv[1:]) + "`",
              "",
              f"Bounds: every step within {100 * STEP_BOUND:g}% of BF16's "
              f"first loss, final within {100 * FINAL_BOUND:g}% of BF16's, "

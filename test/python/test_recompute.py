@@ -13,12 +13,15 @@ import pytest
 from amp_opt import api
 
 STEPS = 20
-# (model, precision pipeline): FP8 runs every eligible GEMM in FP8.
-CASES = [(model, precision) for model in ("mlp", "cnn", "transformer", "gpt")
+# (model, optimizer, precision pipeline): FP8 runs every eligible GEMM in
+# FP8; the Adam steps once each in BF16 and, for the transformers, FP8.
+MODELS = ("mlp", "cnn", "transformer", "gpt")
+CASES = [(model, "sgd", precision) for model in MODELS
          for precision in ("precision=fp32", "precision=fp16",
-                           "precision=bf16")] + [
-    (model, "precision=fp8 fp8=always") for model in ("mlp", "cnn",
-                                                      "transformer", "gpt")]
+                           "precision=bf16", "precision=fp8 fp8=always")] + [
+    (model, "adam", "precision=bf16") for model in MODELS] + [
+    (model, "adam", "precision=fp8 fp8=always")
+    for model in ("transformer", "gpt")]
 
 
 def train(path, pipeline, tmp_path, tag):
@@ -32,10 +35,10 @@ def train(path, pipeline, tmp_path, tag):
         return records, outputs, json.load(f)
 
 
-@pytest.mark.parametrize("model,precision", CASES)
-def test_training_is_bit_identical_with_recompute(model, precision,
+@pytest.mark.parametrize("model,optimizer,precision", CASES)
+def test_training_is_bit_identical_with_recompute(model, optimizer, precision,
                                                   zoo_steps, tmp_path):
-    path = zoo_steps[model, "sgd"]
+    path = zoo_steps[model, optimizer]
     base, base_out, _ = train(path, precision, tmp_path, "base")
     remat, remat_out, report = train(
         path, f"{precision} recompute=mincut", tmp_path, "remat")
