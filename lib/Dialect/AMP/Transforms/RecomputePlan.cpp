@@ -282,6 +282,10 @@ RecomputeProblem::solveBudget(double budgetBytes, bool &met) const {
     searchWithin(budgetBytes, bans, gemmFree, plans);
   } else {
     searchWithin(budgetBytes, noBans, floor, plans);
+    // Just over the budget, the GEMM-free plan needs a few clones more:
+    // greedily, GEMMs included.
+    addWithin(*this, completeWithin(gemmFree, budgetBytes, noBans), budgetBytes,
+              plans);
     // AOTAutograd's knapsack: keep the compute-intensive nodes worth the
     // most modeled time within the budget, unban the others, solve the cut
     // again. Its items: the compute-intensive nodes the floor recomputes,
@@ -369,23 +373,48 @@ void RecomputeProblem::searchWithin(double budgetBytes,
 RecomputeProblem::Plan
 RecomputeProblem::completeWithin(Plan plan, double budgetBytes,
                                  llvm::ArrayRef<bool> bans) const {
+  constexpr unsigned kDepth = 4;
   for (unsigned step = 0; step != 256 && plan.savedBytes > budgetBytes;
        ++step) {
     std::optional<Plan> bestStep;
     double bestRatio = 0;
-    for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
-      if (!plan.saved[node] || bans[node] || isAlwaysBanned(node))
-        continue;
-      llvm::SmallVector<bool> candidates(plan.recomputed);
-      candidates[node] = true;
+    auto consider = [&](llvm::ArrayRef<bool> candidates) {
       Plan larger = evaluate(candidates);
       double freed = plan.savedBytes - larger.savedBytes;
       if (freed <= 0)
-        continue;
+        return false;
       double ratio = freed / std::max(larger.extraUs - plan.extraUs, 1e-9);
       if (!bestStep || ratio > bestRatio) {
         bestRatio = ratio;
         bestStep = std::move(larger);
+      }
+      return true;
+    };
+    auto mayClone = [&](unsigned node) {
+      return !bans[node] && !isAlwaysBanned(node);
+    };
+    for (unsigned node = 0, e = nodes.size(); node != e; ++node) {
+      if (!plan.saved[node] || !mayClone(node))
+        continue;
+      // The node alone; when that frees nothing, with its producers up to
+      // kDepth levels up (a Split frees nothing alone when its GEMM's
+      // output must be kept instead).
+      llvm::SmallVector<bool> candidates(plan.recomputed);
+      candidates[node] = true;
+      if (consider(candidates))
+        continue;
+      llvm::SmallVector<unsigned> frontier{node};
+      for (unsigned level = 0; level != kDepth && !frontier.empty(); ++level) {
+        llvm::SmallVector<unsigned> next;
+        for (unsigned reader : frontier)
+          for (const Operand &operand : nodes[reader].operands)
+            if (!candidates[operand.node] && mayClone(operand.node)) {
+              candidates[operand.node] = true;
+              next.push_back(operand.node);
+            }
+        if (!next.empty())
+          consider(candidates);
+        frontier = std::move(next);
       }
     }
     if (!bestStep)
