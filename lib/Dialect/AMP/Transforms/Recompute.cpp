@@ -264,9 +264,6 @@ RecomputePass::chooseBudgetPlan(func::FuncOp func, const ForwardGraph &forward,
     candidates.push_back(
         {std::move(plan), onGrid, computeIntensive, candidates.size()});
   };
-  // GEMMs are recomputed only on rungs no plan without them fits.
-  double gemmFreeFloor =
-      problem.solveMinCut(problem.getComputeIntensiveBans()).savedBytes;
   SmallVector<double> rungs;
   for (int percent = 90; percent > 0; percent -= 10) {
     double rung = savedBefore * percent / 100;
@@ -308,7 +305,9 @@ RecomputePass::chooseBudgetPlan(func::FuncOp func, const ForwardGraph &forward,
     skipped = 0;
     for (const Candidate &candidate : candidates) {
       if (candidate.plan.savedBytes > rung || (!last && !candidate.onGrid) ||
-          (candidate.recomputesComputeIntensive && gemmFreeFloor <= rung))
+          // GEMMs are recomputed only on rungs no plan without them fits.
+          (candidate.recomputesComputeIntensive &&
+           !problem.mayRecomputeComputeIntensive(rung)))
         continue;
       double peak = getPeak(candidate.plan);
       if (peak <= peakBound) {
@@ -341,7 +340,7 @@ RecomputePass::choosePlan(func::FuncOp func, const ForwardGraph &forward,
   Builder builder(&getContext());
   const RecomputeProblem &problem = forward.problem;
   if (mode == "mincut")
-    return problem.solveMinCut(problem.getComputeIntensiveBans());
+    return problem.getComputeIntensiveFree();
   if (mode == "sqrt")
     return problem.solveSqrt();
   if (mode == "budget")

@@ -44,12 +44,16 @@ StringRef mlir::amp::getSaveReason(RecomputeKind kind) {
 
 unsigned RecomputeProblem::addNode(RecomputeKind kind, double flops,
                                    double us) {
+  cachedFloor.reset();
+  cachedComputeIntensiveFree.reset();
   nodes.push_back({kind, flops, us, {}, {}, {}});
   return nodes.size() - 1;
 }
 
 void RecomputeProblem::addResult(unsigned node, unsigned result, double bytes,
                                  bool liveAnyway, bool readByBackward) {
+  cachedFloor.reset();
+  cachedComputeIntensiveFree.reset();
   auto &results = nodes[node].results;
   if (results.size() <= result)
     results.resize(result + 1);
@@ -59,6 +63,8 @@ void RecomputeProblem::addResult(unsigned node, unsigned result, double bytes,
 void RecomputeProblem::addOperand(unsigned node, unsigned operand,
                                   unsigned result) {
   assert(operand < node && "operands come first");
+  cachedFloor.reset();
+  cachedComputeIntensiveFree.reset();
   auto &results = nodes[operand].results;
   if (results.size() <= result)
     results.resize(result + 1);
@@ -133,6 +139,23 @@ llvm::SmallVector<bool> RecomputeProblem::getComputeIntensiveBans() const {
   for (auto [index, node] : llvm::enumerate(nodes))
     banned[index] = node.kind == RecomputeKind::ComputeIntensive;
   return banned;
+}
+
+const RecomputeProblem::Plan &RecomputeProblem::getFloor() const {
+  if (!cachedFloor)
+    cachedFloor = solveMinCut(llvm::SmallVector<bool>(nodes.size(), false));
+  return *cachedFloor;
+}
+
+const RecomputeProblem::Plan &
+RecomputeProblem::getComputeIntensiveFree() const {
+  if (!cachedComputeIntensiveFree)
+    cachedComputeIntensiveFree = solveMinCut(getComputeIntensiveBans());
+  return *cachedComputeIntensiveFree;
+}
+
+bool RecomputeProblem::mayRecomputeComputeIntensive(double budgetBytes) const {
+  return getComputeIntensiveFree().savedBytes > budgetBytes;
 }
 
 RecomputeProblem::Plan
@@ -270,15 +293,15 @@ static void addWithin(const RecomputeProblem &problem,
 llvm::SmallVector<RecomputeProblem::Plan>
 RecomputeProblem::solveBudget(double budgetBytes, bool &met) const {
   llvm::SmallVector<bool> noBans(nodes.size(), false);
-  Plan floor = solveMinCut(noBans);
+  const Plan &floor = getFloor();
   met = floor.savedBytes <= budgetBytes;
   if (!met)
     return {floor};
   llvm::SmallVector<Plan> plans;
   // GEMMs are recomputed only when no plan without them fits.
   llvm::SmallVector<bool> bans = getComputeIntensiveBans();
-  Plan gemmFree = solveMinCut(bans);
-  if (gemmFree.savedBytes <= budgetBytes) {
+  const Plan &gemmFree = getComputeIntensiveFree();
+  if (!mayRecomputeComputeIntensive(budgetBytes)) {
     searchWithin(budgetBytes, bans, gemmFree, plans);
   } else {
     searchWithin(budgetBytes, noBans, floor, plans);
@@ -449,8 +472,7 @@ RecomputeProblem::solveOptimal(std::optional<double> budgetBytes,
   // GEMMs are recomputed only when no plan without them fits the budget;
   // the min-cut, exact for the least bytes, says whether one does.
   bool banComputeIntensive =
-      !budgetBytes ||
-      solveMinCut(getComputeIntensiveBans()).savedBytes <= *budgetBytes;
+      !budgetBytes || !mayRecomputeComputeIntensive(*budgetBytes);
   glp_term_out(GLP_OFF);
   std::unique_ptr<glp_prob, GLPKDeleter> owner(glp_create_prob());
   glp_prob *lp = owner.get();

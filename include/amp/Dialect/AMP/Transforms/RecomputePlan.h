@@ -80,6 +80,15 @@ public:
   Plan solveMinCut(llvm::ArrayRef<bool> banned, double timeWeight = 0) const;
   /// The bans of `mincut`: compute-intensive nodes.
   llvm::SmallVector<bool> getComputeIntensiveBans() const;
+  /// The min-cut with only the fixed bans: the fewest saved bytes any plan
+  /// reaches. Solved once.
+  const Plan &getFloor() const;
+  /// The min-cut with the compute-intensive nodes banned too (`mincut`'s
+  /// plan). Solved once.
+  const Plan &getComputeIntensiveFree() const;
+  /// Whether a plan within `budgetBytes` may recompute compute-intensive
+  /// nodes: only when no plan without them fits.
+  bool mayRecomputeComputeIntensive(double budgetBytes) const;
   /// Plans of little modeled time within `budgetBytes`, fastest first and
   /// distinct, for amp-recompute to check with the memory planner; none
   /// recomputes a compute-intensive node when such a plan fits. They come
@@ -138,6 +147,9 @@ private:
   double getCutBytes(unsigned node) const;
 
   std::vector<Node> nodes;
+  /// getFloor's and getComputeIntensiveFree's plans, once solved; adding to
+  /// the problem drops them.
+  mutable std::optional<Plan> cachedFloor, cachedComputeIntensiveFree;
 };
 
 } // namespace mlir::amp
