@@ -35,9 +35,11 @@ def test_fp8_step_trains_next_to_bf16(name, recipe, zoo_steps, tmp_path):
     assert report["fp8"]["gemms"] > 0
     formats = {d["formats"]["a"] for d in report["decisions"]
                if d["precision"] == "fp8"}
-    # HYBRID: the backward's gradient operands are E5M2.
-    if recipe != "block":
-        assert formats == {"e4m3", "e5m2"}
+    # fp8-format=auto: HYBRID (the backward's gradient operands E5M2) for
+    # the per-tensor recipes, E4M3 everywhere for block scaling (as TE).
+    assert formats == ({"e4m3"} if recipe == "block" else {"e4m3", "e5m2"})
+    assert report["fp8"]["format"] == ("e4m3" if recipe == "block"
+                                       else "hybrid")
     assert (report["fp8"]["states"] > 0) == (recipe == "delayed")
     # Each FP8 GEMM carries its share of the quantizations it reads: the
     # shares add up to every quantization's time, counted once (the step's

@@ -8,7 +8,7 @@
 
 // MODE: error: amp-fp8: bad fp8 'sometimes'; expected auto, always or never
 // RECIPE: error: amp-fp8: bad recipe 'mxfp8'; expected delayed, current or block
-// FORMAT: error: amp-fp8: bad format 'e5m2'; expected hybrid or e4m3 (E5M2 everywhere is not a training recipe)
+// FORMAT: error: amp-fp8: bad format 'e5m2'; expected auto, hybrid or e4m3 (E5M2 everywhere is not a training recipe)
 // ALGO: error: amp-fp8: bad amax-algo 'mean'; expected max or most_recent
 // CHOICE: error: policy override 'MatMul:sometimes': unknown FP8 choice 'sometimes'; expected always or never
 // HISTORY: error: amp-fp8: amax-history must be positive and margin in [0, 64]

@@ -34,10 +34,10 @@
 // CURRENT-NOT:   amp.fp8_update
 // Block scaling: 128x128 blocks for the weight, 1x128 along K for the
 // activation and the gradient (K is its last dimension in dy x w^T), with
-// power-of-two scales.
+// power-of-two scales, E4M3 everywhere (format=auto, as TE).
 // BLOCK-DAG:     amp.quantize {{.*}} block = array<i64: 128, 128>} : tensor<128x256xf32>, tensor<1x2xf32>
 // BLOCK-DAG:     amp.quantize {{.*}} block = array<i64: 1, 128>} : tensor<64x128xbf16>, tensor<64x1xf32>
-// BLOCK-DAG:     amp.quantize {{.*}} block = array<i64: 1, 128>} : tensor<64x256xbf16>, tensor<64x2xf32>
+// BLOCK-DAG:     amp.quantize {{.*}} block = array<i64: 1, 128>} : tensor<64x256xbf16>, tensor<64x2xf32> to tensor<64x256xf8E4M3FN>
 // BLOCK-DAG:     amp.compute_scale {{.*}} pow2
 // A policy that forbids FP8 for an op type wins over fp8=always; the
 // Gemm still goes FP8.

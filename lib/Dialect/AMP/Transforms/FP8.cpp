@@ -86,6 +86,8 @@ private:
   void rewrite(func::FuncOp func, ArrayRef<Gemm *> chosen,
                llvm::json::Array &states);
 
+  /// `format` with auto resolved: hybrid or e4m3.
+  std::string formatName;
   std::vector<Quantization> quantizations;
   llvm::DenseMap<std::pair<Value, unsigned>, unsigned> quantizationIndex;
   const SeedLinearity *linearity = nullptr;
@@ -199,7 +201,7 @@ static bool derivesFromParameter(Value value,
 unsigned FP8Pass::quantize(Value value, OperandRole role,
                            bool contractsLastDim) {
   MLIRContext *ctx = value.getContext();
-  FloatType fp8Type = role == OperandRole::Gradient && format == "hybrid"
+  FloatType fp8Type = role == OperandRole::Gradient && formatName == "hybrid"
                           ? FloatType(Float8E5M2Type::get(ctx))
                           : FloatType(Float8E4M3FNType::get(ctx));
   SmallVector<int64_t> block;
@@ -531,12 +533,17 @@ void FP8Pass::runOnOperation() {
                        << "'; expected delayed, current or block";
     return signalPassFailure();
   }
-  if (format != "hybrid" && format != "e4m3") {
+  if (format != "auto" && format != "hybrid" && format != "e4m3") {
     module.emitError() << "amp-fp8: bad format '" << format
-                       << "'; expected hybrid or e4m3 (E5M2 everywhere is "
-                          "not a training recipe)";
+                       << "'; expected auto, hybrid or e4m3 (E5M2 everywhere "
+                          "is not a training recipe)";
     return signalPassFailure();
   }
+  // TE's defaults: HYBRID for the per-tensor recipes, E4M3 for block
+  // scaling, whose per-block scales need less range.
+  formatName = format != "auto"    ? format.getValue()
+               : recipe == "block" ? "e4m3"
+                                   : "hybrid";
   if (!fp8::parseAmaxAlgo(amaxAlgo)) {
     module.emitError() << "amp-fp8: bad amax-algo '" << amaxAlgo
                        << "'; expected max or most_recent";
@@ -572,7 +579,7 @@ void FP8Pass::runOnOperation() {
         kFP8AttrName,
         builder.getDictionaryAttr(
             {builder.getNamedAttr("recipe", builder.getStringAttr(recipe)),
-             builder.getNamedAttr("format", builder.getStringAttr(format)),
+             builder.getNamedAttr("format", builder.getStringAttr(formatName)),
              builder.getNamedAttr("gemms",
                                   builder.getI64IntegerAttr(funcConverted)),
              builder.getNamedAttr(
@@ -582,7 +589,7 @@ void FP8Pass::runOnOperation() {
       states.push_back(std::move(state));
   }
   llvm::json::Object settings{{"recipe", std::string(recipe)},
-                              {"format", std::string(format)},
+                              {"format", formatName},
                               {"gemms", converted},
                               {"states", std::move(states)}};
   if (recipe == "delayed") {

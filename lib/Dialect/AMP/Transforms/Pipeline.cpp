@@ -39,8 +39,9 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
   Option<std::string> fp8Recipe{*this, "fp8-recipe", llvm::cl::init("delayed"),
                                 llvm::cl::desc("delayed, current or block")};
   Option<std::string> fp8Format{
-      *this, "fp8-format", llvm::cl::init("hybrid"),
-      llvm::cl::desc("hybrid (E5M2 gradients) or e4m3")};
+      *this, "fp8-format", llvm::cl::init("auto"),
+      llvm::cl::desc("auto (hybrid, or e4m3 with fp8-recipe=block), hybrid "
+                     "(E5M2 gradients) or e4m3")};
   Option<int64_t> amaxHistory{
       *this, "amax-history", llvm::cl::init(1024),
       llvm::cl::desc("amax history length (fp8-recipe=delayed)")};

@@ -306,7 +306,8 @@ def AMPFP8 : Pass<"amp-fp8", "ModuleOp"> {
       section and `fp8-op` / `fp8-node` force or forbid FP8.
     - **Formats**: `format=hybrid` quantizes gradients (values that depend
       on the backward seed) to E5M2 and activations and weights to E4M3;
-      `format=e4m3` uses E4M3 everywhere.
+      `format=e4m3` uses E4M3 everywhere. `format=auto` (the default) is
+      TE's choice: hybrid for `delayed` and `current`, e4m3 for `block`.
     - **Recipes**: `delayed` quantizes with the scale of the previous step
       and records the amax; one `amp.fp8_update` per step updates every
       history (`amax-history`, `amax-algo`, `margin`) and scale, threaded
@@ -324,8 +325,9 @@ def AMPFP8 : Pass<"amp-fp8", "ModuleOp"> {
            "auto (the cost model decides), always or never">,
     Option<"recipe", "recipe", "std::string", "\"delayed\"",
            "delayed, current or block">,
-    Option<"format", "format", "std::string", "\"hybrid\"",
-           "hybrid (E5M2 gradients, E4M3 otherwise) or e4m3">,
+    Option<"format", "format", "std::string", "\"auto\"",
+           "auto (hybrid, or e4m3 with recipe=block), hybrid (E5M2 "
+           "gradients, E4M3 otherwise) or e4m3">,
     Option<"amaxHistory", "amax-history", "int64_t", "1024",
            "length of each amax history (delayed)">,
     Option<"amaxAlgo", "amax-algo", "std::string", "\"max\"",
