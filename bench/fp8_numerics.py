@@ -11,9 +11,17 @@ none would prove nothing, so it fails the bounds.
 The small steps are too small for the cost model to pick BF16 or FP8
 GEMMs, so there every GEMM is BF16 (numerics.FORCED, in both runs) and
 every eligible one FP8 (fp8=always); the large ones run with the cost
-model's choices (fp8=auto). Prints a table, appends it with the machine and
-date to bench/results/fp8_numerics.md, writes the curves to
-fp8_numerics_<size>.json and plots them to fp8_numerics_<size>.png.
+model's choices (fp8=auto), and a recipe for which the cost model picks no
+GEMM (current scaling, whose extra amax pass costs more than hidden-768
+GEMMs gain) runs with fp8=always instead, marked in the table. Prints a
+table, appends it with the machine and date to bench/results/fp8_numerics.md,
+writes the curves to fp8_numerics_<size>.json and plots them to
+fp8_numerics_<size>.png.
+
+BF16 training is deterministic: --bf16-from takes BF16 curves from an
+earlier run's JSON, each only when a fresh BF16 run reproduces its first
+REPLAY_STEPS losses exactly (the same graph, seed and learning rate), which
+saves one large run per model.
 """
 import argparse
 import concurrent.futures
@@ -33,6 +41,7 @@ from amp_run_numerics import heading, plot_curves, record  # noqa: E402
 RECIPES = ("delayed", "current", "block")
 STEP_BOUND = 0.02  # of BF16's first loss, at every step
 FINAL_BOUND = 0.03  # of BF16's final loss
+REPLAY_STEPS = 3
 
 
 def fp8_gemms(path, pipeline):
@@ -44,6 +53,29 @@ def fp8_gemms(path, pipeline):
                        check=True, capture_output=True)
         with open(report) as f:
             return json.load(f)["fp8"]["gemms"]
+
+
+def reusable_bf16(results_path, name, path, pipeline, args):
+    """The BF16 curve of `name` in an earlier run's JSON, if a fresh run of
+    REPLAY_STEPS steps reproduces its start exactly; else None."""
+    if not results_path:
+        return None
+    with open(results_path) as f:
+        curve = json.load(f).get(name, {}).get("curves", {}).get("bf16")
+    if not curve or len(curve) < args.steps:
+        print(f"{name}: no {args.steps}-step BF16 curve in {results_path}",
+              file=sys.stderr)
+        return None
+    records, _ = api.train(path, REPLAY_STEPS, pipeline, seed=args.seed,
+                           timeout=None)
+    replay = [r["loss"] for r in records]
+    if replay != curve[:REPLAY_STEPS]:
+        print(f"{name}: BF16 replay {replay} differs from "
+              f"{curve[:REPLAY_STEPS]}; running BF16", file=sys.stderr)
+        return None
+    print(f"{name}: BF16 curve reused from {results_path} (first "
+          f"{REPLAY_STEPS} steps reproduced)", file=sys.stderr)
+    return curve[:args.steps]
 
 
 def compare(bf16, fp8):
@@ -73,17 +105,27 @@ def main():
     parser.add_argument("--fp8", choices=["auto", "always"],
                         help="which GEMMs go FP8 (default: always for "
                         "small, auto for large)")
+    parser.add_argument("--recipes", nargs="+", choices=RECIPES,
+                        default=list(RECIPES))
     parser.add_argument("--jobs", type=int, default=1,
                         help="amp-run processes at once")
+    parser.add_argument("--bf16-from", metavar="JSON",
+                        help="reuse the BF16 curves of this earlier "
+                        "fp8_numerics_<size>.json where a short BF16 run "
+                        "reproduces them")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
     small = args.size == "small"
     base = numerics.FORCED if small else ""
-    fp8_options = f"fp8={args.fp8 or ('always' if small else 'auto')}"
-    runs = {"bf16": f"precision=bf16 {base}"}
-    for recipe in RECIPES:
-        runs[f"fp8 {recipe}"] = (f"precision=fp8 {base} {fp8_options} "
-                                 f"fp8-recipe={recipe}")
+    fp8_mode = args.fp8 or ("always" if small else "auto")
+    fp8_options = f"fp8={fp8_mode}"
+
+    def pipelines(mode):
+        runs = {"bf16": f"precision=bf16 {base}"}
+        for recipe in args.recipes:
+            runs[f"fp8 {recipe}"] = (f"precision=fp8 {base} fp8={mode} "
+                                     f"fp8-recipe={recipe}")
+        return runs
 
     results = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -95,35 +137,54 @@ def main():
             if not reuse:
                 zoo.export(name, "sgd", paths[name], size=args.size,
                            seed=args.seed, lr=args.lr)
+        runs = pipelines(fp8_mode)
+        chosen = {(name, run): pipeline for name in args.models
+                  for run, pipeline in runs.items()}
+        gemms, forced = {}, set()
+        for (name, run), pipeline in chosen.items():
+            if run == "bf16":
+                continue
+            gemms[name, run] = fp8_gemms(paths[name], pipeline)
+            if gemms[name, run] == 0 and fp8_mode == "auto":
+                chosen[name, run] = pipelines("always")[run]
+                gemms[name, run] = fp8_gemms(paths[name], chosen[name, run])
+                forced.add((name, run))
+        reused = {}
+        for name in args.models:
+            curve = reusable_bf16(args.bf16_from, name, paths[name],
+                                  runs["bf16"], args)
+            if curve:
+                reused[name] = curve
+                del chosen[name, "bf16"]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {(name, run): pool.submit(api.train, paths[name],
-                                                args.steps, pipeline,
-                                                seed=args.seed,
-                                                timeout=None)
-                       for name in args.models
-                       for run, pipeline in runs.items()}
-            gemms = {(name, run): fp8_gemms(paths[name], pipeline)
-                     for name in args.models
-                     for run, pipeline in runs.items() if run != "bf16"}
+            futures = {key: pool.submit(api.train, paths[key[0]],
+                                        args.steps, pipeline, seed=args.seed,
+                                        timeout=None)
+                       for key, pipeline in chosen.items()}
             for name in args.models:
                 curves = {}
                 for run in runs:
+                    if run == "bf16" and name in reused:
+                        curves[run] = reused[name]
+                        continue
                     records, _ = futures[name, run].result()
                     curves[run] = [r["loss"] for r in records]
                     print(f"{name} {run} done", file=sys.stderr)
                 results[name] = {
                     "curves": curves,
                     "fp8": {run: {"gemms": gemms[name, run],
+                                  "forced": (name, run) in forced,
                                   **compare(curves["bf16"], curves[run])}
                             for run in runs if run != "bf16"}}
 
     lr = args.lr if args.lr is not None else zoo.OPTIMIZERS["sgd"]["lr"]
+    command = ("/usr/bin/python3 bench/fp8_numerics.py " +
+               " ".join(sys.argv[1:]))
     lines = [heading(f"{args.size} zoo, SGD (lr {lr:g}), {args.steps} steps, "
                      f"seed {args.seed}, FP8 {fp8_options}"
                      f"{', GEMMs forced to BF16' if small else ''}"),
              "",
-             "Command: `/usr/bin/python3 bench/fp8_numerics.py " +
-             " ".join(sys.argv[1:]) + "`",
+             f"Command: `{command}`",
              "",
              f"Bounds: every step within {100 * STEP_BOUND:g}% of BF16's "
              f"first loss, final within {100 * FINAL_BOUND:g}% of BF16's, "
@@ -142,16 +203,32 @@ def main():
             failed |= not ok
             lines.append(
                 f"| {name} | {bf16[0]:.5g} -> {bf16[-1]:.5g} | "
-                f"{run.split()[1]} | {fp8['gemms']} | "
+                f"{run.split()[1]} | {fp8['gemms']}"
+                f"{' (fp8=always: auto picks none)' if fp8['forced'] else ''}"
+                " | "
                 f"{result['curves'][run][-1]:.5g} | "
                 f"{100 * fp8['step_gap']:.3f}% | "
                 f"{100 * fp8['final_gap']:.3f}% | "
                 f"{'met' if ok else 'MISSED'} |")
     record(lines, args.out, "fp8_numerics.md")
-    with open(os.path.join(args.out, f"fp8_numerics_{args.size}.json"),
-              "w") as f:
-        json.dump(results, f, indent=1)
-    plot_curves(results,
+    # Models not run this time keep their curves, and so do recipes not
+    # run this time next to the same BF16 curve (the same settings).
+    json_path = os.path.join(args.out, f"fp8_numerics_{args.size}.json")
+    merged = {}
+    if os.path.exists(json_path):
+        with open(json_path) as f:
+            merged = json.load(f)
+    for name, result in results.items():
+        earlier = merged.get(name, {})
+        if earlier.get("curves", {}).get("bf16") == result["curves"]["bf16"]:
+            earlier["curves"].update(result["curves"])
+            earlier["fp8"].update(result["fp8"])
+            earlier.setdefault("commands", []).append(command)
+        else:
+            merged[name] = {**result, "commands": [command]}
+    with open(json_path, "w") as f:
+        json.dump(merged, f, indent=1)
+    plot_curves(merged,
                 os.path.join(args.out, f"fp8_numerics_{args.size}.png"),
                 reference="bf16")
     return 1 if failed else 0
