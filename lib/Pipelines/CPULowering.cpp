@@ -56,10 +56,16 @@ void amp::addGraphToLinalgPasses(OpPassManager &pm) {
 }
 
 LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
-                                            bool convertGraph) {
+                                            bool convertGraph,
+                                            bool gemmRecords) {
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  return parsePassPipeline(kCPULoweringPipeline, pm, llvm::errs());
+  std::string pipeline = kCPULoweringPipeline.str();
+  if (gemmRecords) {
+    static constexpr llvm::StringLiteral kBLAS = "amp-contractions-to-blas,";
+    pipeline.insert(pipeline.find(kBLAS), "amp-contractions-to-gemm-records,");
+  }
+  return parsePassPipeline(pipeline, pm, llvm::errs());
 }
 
 void amp::registerAMPLoweringPipelines() {

@@ -3,13 +3,18 @@ amp-contractions-to-blas, libamp_cpu_runtime) and give numpy's products
 for every layout the runtime meets: transposed operands, batch loops,
 broadcast weights and batches, several M or K loops, an output BLAS cannot
 write in place, operands it has to pack (f16, bf16, non-collapsible
-loops), and f64."""
+loops), and f64. With --gemm-records the same products run through the
+CUDA backend's cuBLASLt-style records (amp-contractions-to-gemm-records),
+executed by OpenBLAS's column-major GEMM: a wrong transpose, leading
+dimension or batch stride fails here, and on every zoo step."""
+import os
 import re
+import subprocess
 
 import numpy as np
 import pytest
 
-from amp_opt import api
+from amp_opt import api, numerics, zoo
 
 LETTERS = "abcdefgh"
 
@@ -122,8 +127,9 @@ def program(sizes, a, b, c, element, acc):
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.parametrize("records", [False, True], ids=["blas", "records"])
 @pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
-def test_gemm_through_blas_matches_numpy(case, tmp_path):
+def test_gemm_through_blas_matches_numpy(case, records, tmp_path):
     name, sizes, a, b, c, element, acc = case
     rng = np.random.default_rng(len(name))
     dtype = np.float64 if acc == "f64" else np.float32
@@ -137,10 +143,13 @@ def test_gemm_through_blas_matches_numpy(case, tmp_path):
     api.train(str(path), 1, args=[
         "--input", f"x={tmp_path / 'x.npy'}", "--input",
         f"y={tmp_path / 'y.npy'}", "--save-outputs", str(tmp_path / "out"),
-        "--dump-lowered", str(lowered)])
-    # The product went through the runtime, with the operand types.
-    calls = re.findall(r"call @amp_contract_(\w+)\(", lowered.read_text())
-    assert calls == [f"{element}_{element}_{acc}"]
+        "--dump-lowered", str(lowered)] + (["--gemm-records"] if records
+                                           else []))
+    # The product went through the runtime, with the operand types; every
+    # case has a record.
+    entry = "amp_gemm_" if records else "amp_contract_"
+    calls = re.findall(r"call @(amp_\w+)\(", lowered.read_text())
+    assert calls == [f"{entry}{element}_{element}_{acc}"]
 
     letters = {loop: LETTERS[i] for i, loop in enumerate(sizes)}
     spec = ",".join("".join(letters[loop] for loop in operand if loop != "0")
@@ -154,3 +163,51 @@ def test_gemm_through_blas_matches_numpy(case, tmp_path):
     tolerance = 1e-12 if acc == "f64" else 1e-5
     np.testing.assert_allclose(got, expected, rtol=tolerance,
                                atol=tolerance * np.abs(expected).max())
+
+
+# (pipeline, the relative size of one unit in the last place of its lowest
+# precision): the records sum in another order than the BLAS path (the
+# operands swapped), so a value rounded to that precision may differ by it.
+RECORD_PRECISIONS = {"fp32": ("precision=fp32", 1e-5),
+                     "fp16": (numerics.PRECISIONS["fp16"], 2.0 ** -10),
+                     "bf16": (numerics.PRECISIONS["bf16"], 2.0 ** -7),
+                     "fp8": ("precision=fp8 fp8=always", 2.0 ** -3)}
+
+
+@pytest.mark.parametrize("precision", RECORD_PRECISIONS)
+@pytest.mark.parametrize("name", zoo.MODELS)
+def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
+                                            tmp_path):
+    """Every GEMM of every small zoo step has a record, and a step
+    through the records give the BLAS path's outputs: within one unit in
+    the last place of the step's lowest precision, and 99% of the values
+    within FP32's rounding (a wrong layout changes nearly all)."""
+    pipeline, ulp = RECORD_PRECISIONS[precision]
+    if name == "cnn" and precision == "fp8":
+        pytest.skip("the CNN has no FP8-eligible GEMM")
+    outputs = {}
+    for records in (False, True):
+        folder = tmp_path / ("records" if records else "blas")
+        lowered = tmp_path / f"{folder.name}.mlir"
+        subprocess.run(
+            [api.find_tool("amp-run"), zoo_steps[name, "sgd"], "--steps", "1",
+             f"--amp-pipeline={pipeline}", "--save-outputs", str(folder),
+             "--dump-lowered", str(lowered)] +
+            (["--gemm-records"] if records else []),
+            check=True, capture_output=True)
+        text = lowered.read_text()
+        outputs[records] = {f: np.load(folder / f)
+                            for f in sorted(os.listdir(folder))}
+        if records:
+            assert "call @amp_contract_" not in text
+            assert len(re.findall(r"call @amp_gemm_", text)) == gemms
+        else:
+            gemms = len(re.findall(r"call @amp_contract_", text))
+            assert gemms > 0
+    assert outputs[True].keys() == outputs[False].keys()
+    for f, blas in outputs[False].items():
+        got = outputs[True][f].astype(np.float64)
+        blas = blas.astype(np.float64)
+        np.testing.assert_allclose(got, blas, rtol=ulp, atol=1e-6, err_msg=f)
+        close = np.isclose(got, blas, rtol=1e-5, atol=1e-6)
+        assert close.mean() >= 0.99, f

@@ -74,6 +74,12 @@ static cl::opt<std::string>
 static cl::opt<std::string> device("device", cl::init("cpu"),
                                    cl::desc("cpu (cuda is not available yet)"),
                                    cl::cat(category));
+static cl::opt<bool> gemmRecords(
+    "gemm-records", cl::init(false),
+    cl::desc("run the GEMMs through the CUDA backend's cuBLASLt-style "
+             "records (amp-contractions-to-gemm-records), executed on the "
+             "CPU, to check them against the BLAS path"),
+    cl::cat(category));
 static cl::opt<std::string>
     lossName("loss",
              cl::desc("name of the loss tensor, where the graph does "
@@ -563,7 +569,8 @@ int main(int argc, char **argv) {
   StringRef funcName = func.getSymName();
   std::string entry = ("_mlir_ciface_" + funcName).str();
   PassManager lower(&context);
-  if (failed(amp::buildCPULoweringPipeline(lower, /*convertGraph=*/false)))
+  if (failed(amp::buildCPULoweringPipeline(lower, /*convertGraph=*/false,
+                                           gemmRecords)))
     fail("cannot build the CPU pipeline");
   if (failed(lower.run(*module)))
     fail("lowering " + inputFile + " to the CPU failed");

@@ -128,6 +128,36 @@ def FuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def ContractionsToGemmRecords
+    : Pass<"amp-contractions-to-gemm-records", "ModuleOp"> {
+  let summary = "Describe each linalg.contract on memrefs as a cuBLASLt-style "
+                "GEMM record and call amp_gemm with it";
+  let description = [{
+    The GEMM half of the CUDA backend's library calls, checked on the CPU.
+    Each `linalg.contract` on memrefs with static shapes and strides whose
+    loops group into batch, M, N and K dimensions that every operand lays
+    out contiguously, and whose operands a column-major GEMM reads in place
+    (C with contiguous columns, or contiguous rows with A and B swapped:
+    C^T = B^T A^T), gets a record (include/amp/Runtime/GemmRecord.h): m, n,
+    k, batch, the transposes, leading dimensions, batch strides (0 for an
+    operand shared by every batch) and element types, as cuBLASLt's matrix
+    layouts take them. The record becomes a constant `memref.global` and the
+    contraction a call to `amp_gemm_<A>_<B>_<D>(record, A, B, D)` (unranked
+    memrefs; `llvm.emit_c_interface`). libamp_cpu_runtime executes a record
+    with OpenBLAS's column-major GEMM, which reads the same fields the same
+    way, so amp-run (`--gemm-records`) checks every record against the
+    BLAS path. Other contractions are left for `amp-contractions-to-blas`;
+    `remarks=true` prints each record, or why a contraction has none.
+  }];
+  let options = [
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per contraction: its record, or why it has none">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def ContractionsToBLAS : Pass<"amp-contractions-to-blas", "ModuleOp"> {
   let summary = "Call the CPU runtime's BLAS GEMMs for linalg.contract on "
                 "memrefs";

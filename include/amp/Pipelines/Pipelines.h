@@ -24,9 +24,13 @@ void addGraphToLinalgPasses(OpPassManager &pm);
 /// (unless `convertGraph` is false: the module is on linalg already),
 /// elementwise fusion, one-shot bufferization with results turned into
 /// out-parameters, loops, and the LLVM dialect (FP8 through
-/// convert-arith-to-apfloat). Returns failure when a pass cannot be built.
+/// convert-arith-to-apfloat). `gemmRecords` runs the GEMMs that have a
+/// record through amp-contractions-to-gemm-records (the CUDA backend's
+/// cuBLASLt records, executed on the CPU). Returns failure when a pass
+/// cannot be built.
 LogicalResult buildCPULoweringPipeline(OpPassManager &pm,
-                                       bool convertGraph = true);
+                                       bool convertGraph = true,
+                                       bool gemmRecords = false);
 
 /// Registers --amp-lower-to-cpu.
 void registerAMPLoweringPipelines();

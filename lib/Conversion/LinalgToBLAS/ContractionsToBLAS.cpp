@@ -50,6 +50,21 @@ std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc) {
       .str();
 }
 
+func::FuncOp amp::getOrDeclareEntryPoint(SymbolTable &symbols, ModuleOp module,
+                                         StringRef name, ValueRange arguments) {
+  if (auto existing = symbols.lookup<func::FuncOp>(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto declaration = func::FuncOp::create(
+      b, module.getLoc(), name,
+      b.getFunctionType(TypeRange(arguments), TypeRange()));
+  declaration.setPrivate();
+  declaration->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                       b.getUnitAttr());
+  symbols.insert(declaration);
+  return declaration;
+}
+
 /// The entry point that computes `op` (on memrefs, with projected
 /// permutations), or "" when the runtime has none.
 static std::string getEntryName(linalg::ContractOp op) {
@@ -128,27 +143,11 @@ struct ContractionsToBLASPass
       for (auto [operand, map] :
            llvm::zip(op->getOperands(), op.getIndexingMapsArray()))
         arguments.push_back(buildLoopView(b, loc, operand, map, loopSizes));
-      func::FuncOp callee = getOrDeclare(symbols, module, name, arguments);
+      func::FuncOp callee =
+          amp::getOrDeclareEntryPoint(symbols, module, name, arguments);
       func::CallOp::create(b, loc, callee, arguments);
       op.erase();
     }
-  }
-
-  /// The private declaration of the entry point `name`, with the C
-  /// interface that passes memref descriptors by pointer.
-  func::FuncOp getOrDeclare(SymbolTable &symbols, ModuleOp module,
-                            StringRef name, ValueRange arguments) {
-    if (auto existing = symbols.lookup<func::FuncOp>(name))
-      return existing;
-    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-    auto declaration = func::FuncOp::create(
-        b, module.getLoc(), name,
-        b.getFunctionType(TypeRange(arguments), TypeRange()));
-    declaration.setPrivate();
-    declaration->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                         b.getUnitAttr());
-    symbols.insert(declaration);
-    return declaration;
   }
 };
 } // namespace

@@ -12,6 +12,9 @@
 #ifndef AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
 #define AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Types.h"
 
 #include <string>
@@ -22,6 +25,12 @@ namespace mlir::amp {
 /// and accumulator element types (f32 with f32, f16 or bf16 operands, or
 /// f64 throughout), or "" when it has none.
 std::string getContractEntryName(Type a, Type b, Type acc);
+
+/// The private declaration of the runtime entry point `name` taking
+/// `arguments`, with the C interface that passes memref descriptors by
+/// pointer (`llvm.emit_c_interface`); declared once per module.
+func::FuncOp getOrDeclareEntryPoint(SymbolTable &symbols, ModuleOp module,
+                                    StringRef name, ValueRange arguments);
 
 } // namespace mlir::amp
 

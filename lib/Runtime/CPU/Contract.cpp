@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runtime/CPURuntime.h"
+#include "amp/Runtime/GemmRecord.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 using namespace mlir::amp::runtime;
@@ -146,15 +148,15 @@ struct MatrixLayout {
 
 void gemm(CBLAS_TRANSPOSE transA, CBLAS_TRANSPOSE transB, int m, int n, int k,
           const float *a, int lda, const float *b, int ldb, float beta,
-          float *c, int ldc) {
-  cblas_sgemm(CblasRowMajor, transA, transB, m, n, k, 1.0f, a, lda, b, ldb,
-              beta, c, ldc);
+          float *c, int ldc, CBLAS_ORDER order = CblasRowMajor) {
+  cblas_sgemm(order, transA, transB, m, n, k, 1.0f, a, lda, b, ldb, beta, c,
+              ldc);
 }
 void gemm(CBLAS_TRANSPOSE transA, CBLAS_TRANSPOSE transB, int m, int n, int k,
           const double *a, int lda, const double *b, int ldb, double beta,
-          double *c, int ldc) {
-  cblas_dgemm(CblasRowMajor, transA, transB, m, n, k, 1.0, a, lda, b, ldb, beta,
-              c, ldc);
+          double *c, int ldc, CBLAS_ORDER order = CblasRowMajor) {
+  cblas_dgemm(order, transA, transB, m, n, k, 1.0, a, lda, b, ldb, beta, c,
+              ldc);
 }
 
 template <typename Acc, typename TA, typename TB>
@@ -223,6 +225,75 @@ void contract(int64_t roles, const UnrankedMemRefType<TA> &aMemRef,
 }
 } // namespace
 
+namespace {
+template <typename T>
+constexpr int64_t kDataType = std::is_same_v<T, float>      ? kGemmF32
+                              : std::is_same_v<T, F16Bits>  ? kGemmF16
+                              : std::is_same_v<T, BF16Bits> ? kGemmBF16
+                                                            : kGemmF64;
+
+/// The `rows` x `cols` matrix op(X) at `base` as BLAS reads it: in place, or
+/// widened to the accumulator's type, with the same layout, into `widened`.
+template <typename Acc, typename T>
+const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
+                            int64_t cols, int64_t leadingDim,
+                            std::vector<Acc> &widened) {
+  if constexpr (std::is_same_v<T, Acc>)
+    return base;
+  int64_t storedRows = transposed ? cols : rows;
+  int64_t storedCols = transposed ? rows : cols;
+  widened.resize(size_t(leadingDim) * (storedCols - 1) + storedRows);
+  for (size_t i = 0; i < widened.size(); ++i)
+    widened[i] = widen<Acc>(base[i]);
+  return widened.data();
+}
+
+/// Executes a GEMM record (GemmRecord.h) as cuBLASLt would: a column-major
+/// D += op(A) op(B) per batch, every field checked first.
+template <typename Acc, typename TA, typename TB>
+void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
+                const UnrankedMemRefType<TA> &aMemRef,
+                const UnrankedMemRefType<TB> &bMemRef,
+                const UnrankedMemRefType<Acc> &dMemRef) {
+  DynamicMemRefType<int64_t> recordRef(recordMemRef);
+  if (recordRef.rank != 1 || recordRef.sizes[0] != kGemmRecordFields)
+    fail("a GEMM record is a 1-d memref of kGemmRecordFields i64");
+  const int64_t *record = recordRef.data + recordRef.offset;
+  int64_t m = record[kGemmM], n = record[kGemmN], k = record[kGemmK];
+  int64_t batch = record[kGemmBatch];
+  bool transA = record[kGemmTransA], transB = record[kGemmTransB];
+  int64_t lda = record[kGemmLdA], ldb = record[kGemmLdB];
+  int64_t ldd = record[kGemmLdD];
+  if (record[kGemmTypeA] != kDataType<TA> ||
+      record[kGemmTypeB] != kDataType<TB> ||
+      record[kGemmTypeD] != kDataType<Acc>)
+    fail("a GEMM record's types differ from its entry point's");
+  if (m < 1 || n < 1 || k < 1 || batch < 1)
+    fail("a GEMM record's m, n, k and batch must be positive");
+  // cuBLASLt's layout rule: a leading dimension spans its stored rows.
+  if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
+    fail("a GEMM record's leading dimension is below its matrix's rows");
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
+      ldb > INT_MAX || ldd > INT_MAX)
+    fail("a matrix exceeds BLAS's 32-bit sizes");
+  DynamicMemRefType<TA> a(aMemRef);
+  DynamicMemRefType<TB> b(bMemRef);
+  DynamicMemRefType<Acc> d(dMemRef);
+  std::vector<Acc> aWidened, bWidened;
+  for (int64_t i = 0; i < batch; ++i) {
+    const Acc *aData =
+        getRecordOperand<Acc>(a.data + a.offset + i * record[kGemmBatchStrideA],
+                              transA, m, k, lda, aWidened);
+    const Acc *bData =
+        getRecordOperand<Acc>(b.data + b.offset + i * record[kGemmBatchStrideB],
+                              transB, k, n, ldb, bWidened);
+    gemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+         m, n, k, aData, lda, bData, ldb, Acc(1),
+         d.data + d.offset + i * record[kGemmBatchStrideD], ldd, CblasColMajor);
+  }
+}
+} // namespace
+
 // The entry points, through the C interface of memref arguments
 // (llvm.emit_c_interface): `roles` then A, B and C as unranked memrefs.
 #define AMP_CONTRACT(NAME, TA, TB, ACC)                                        \
@@ -242,3 +313,22 @@ AMP_CONTRACT(bf16_f32_f32, BF16Bits, float, float)
 AMP_CONTRACT(bf16_f16_f32, BF16Bits, F16Bits, float)
 AMP_CONTRACT(bf16_bf16_f32, BF16Bits, BF16Bits, float)
 AMP_CONTRACT(f64_f64_f64, double, double, double)
+
+// The GEMM record entry points: the record, then A, B and D.
+#define AMP_GEMM(NAME, TA, TB, ACC)                                            \
+  extern "C" void _mlir_ciface_amp_gemm_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<ACC> *d) {                 \
+    gemmRecord<ACC, TA, TB>(*record, *a, *b, *d);                              \
+  }
+
+AMP_GEMM(f32_f32_f32, float, float, float)
+AMP_GEMM(f32_f16_f32, float, F16Bits, float)
+AMP_GEMM(f32_bf16_f32, float, BF16Bits, float)
+AMP_GEMM(f16_f32_f32, F16Bits, float, float)
+AMP_GEMM(f16_f16_f32, F16Bits, F16Bits, float)
+AMP_GEMM(f16_bf16_f32, F16Bits, BF16Bits, float)
+AMP_GEMM(bf16_f32_f32, BF16Bits, float, float)
+AMP_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float)
+AMP_GEMM(bf16_bf16_f32, BF16Bits, BF16Bits, float)
+AMP_GEMM(f64_f64_f64, double, double, double)

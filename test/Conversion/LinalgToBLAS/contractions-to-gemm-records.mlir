@@ -1,0 +1,95 @@
+// RUN: amp-opt %s --amp-contractions-to-gemm-records | FileCheck %s
+// RUN: amp-opt %s --amp-contractions-to-gemm-records=remarks=true -verify-diagnostics -o /dev/null
+
+// Row-major C = A B is the column-major C^T = B^T A^T: the record swaps
+// the operands (swapped=1). x's batch loop b indexes x and y only, an M
+// loop: b and m collapse into one M of 16 (stride 32 in x, 16 in y).
+// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<16xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1]>
+// CHECK-DAG:   func.func private @amp_gemm_bf16_bf16_f32(memref<*xi64>, memref<*xbf16>, memref<*xbf16>, memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME:    %[[X:.*]]: memref<2x8x32xbf16>, %[[W:.*]]: memref<32x16xbf16>, %[[Y:.*]]: memref<2x8x16xf32>)
+// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<16xi64>
+// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<16xi64> to memref<*xi64>
+// CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<32x16xbf16> to memref<*xbf16>
+// CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x8x32xbf16> to memref<*xbf16>
+// CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<2x8x16xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_bf16_bf16_f32(%[[RU]], %[[WU]], %[[XU]], %[[YU]])
+// CHECK-NOT:     linalg.contract
+#xa = affine_map<(b, m, n, k) -> (b, m, k)>
+#wb = affine_map<(b, m, n, k) -> (k, n)>
+#yc = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @linear(%x: memref<2x8x32xbf16>, %w: memref<32x16xbf16>, %y: memref<2x8x16xf32>) {
+  // expected-remark @below {{GEMM record: m=16 n=16 k=32 batch=1 trans_a=0 trans_b=0 lda=16 ldb=32 ldd=16 stride_a=0 stride_b=0 stride_d=0 type_a=2 type_b=2 type_d=0 swapped=1}}
+  linalg.contract indexing_maps = [#xa, #wb, #yc] ins(%x, %w : memref<2x8x32xbf16>, memref<32x16xbf16>) outs(%y : memref<2x8x16xf32>)
+  return
+}
+
+// Gemm with transB = 1: the weight is stored n x k, read transposed
+// (trans_a=1, lda=k). Two identical contractions share one record.
+// CHECK-LABEL: func.func @transposed_weight(
+// CHECK-COUNT-2: call @amp_gemm_f32_f32_f32(
+#a2 = affine_map<(m, n, k) -> (m, k)>
+#bt = affine_map<(m, n, k) -> (n, k)>
+#c2 = affine_map<(m, n, k) -> (m, n)>
+func.func @transposed_weight(%x: memref<8x32xf32>, %w: memref<16x32xf32>, %y: memref<8x16xf32>) {
+  // expected-remark @below {{GEMM record: m=16 n=8 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=16 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=1}}
+  linalg.contract indexing_maps = [#a2, #bt, #c2] ins(%x, %w : memref<8x32xf32>, memref<16x32xf32>) outs(%y : memref<8x16xf32>)
+  // expected-remark @below {{GEMM record: m=16 n=8 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=16}}
+  linalg.contract indexing_maps = [#a2, #bt, #c2] ins(%x, %w : memref<8x32xf32>, memref<16x32xf32>) outs(%y : memref<8x16xf32>)
+  return
+}
+
+// A batched product (attention's scores q k^T over 4 heads): one GEMM per
+// batch, with batch strides; k is read transposed.
+// CHECK-LABEL: func.func @batched(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+#qa = affine_map<(b, m, n, k) -> (b, m, k)>
+#kb = affine_map<(b, m, n, k) -> (b, n, k)>
+#sc = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @batched(%q: memref<4x8x16xf32>, %k: memref<4x8x16xf32>, %s: memref<4x8x8xf32>) {
+  // expected-remark @below {{GEMM record: m=8 n=8 k=16 batch=4 trans_a=1 trans_b=0 lda=16 ldb=16 ldd=8 stride_a=128 stride_b=128 stride_d=64 type_a=0 type_b=0 type_d=0 swapped=1}}
+  linalg.contract indexing_maps = [#qa, #kb, #sc] ins(%q, %k : memref<4x8x16xf32>, memref<4x8x16xf32>) outs(%s : memref<4x8x8xf32>)
+  return
+}
+
+// C with contiguous rows (a transposed output view): no swap.
+// CHECK-LABEL: func.func @column_major_output(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+#ct = affine_map<(m, n, k) -> (n, m)>
+func.func @column_major_output(%x: memref<8x32xf32>, %w: memref<32x16xf32>, %y: memref<16x8xf32>) {
+  // expected-remark @below {{GEMM record: m=8 n=16 k=32 batch=1 trans_a=1 trans_b=1 lda=32 ldb=16 ldd=8 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=0}}
+  linalg.contract indexing_maps = [#a2, affine_map<(m, n, k) -> (k, n)>, #ct] ins(%x, %w : memref<8x32xf32>, memref<32x16xf32>) outs(%y : memref<16x8xf32>)
+  return
+}
+
+// A convolution as a GEMM over images: the image loop i indexes x and y
+// but does not collapse with the pixels p, so it becomes the batch, the
+// weight shared by every batch (stride 0).
+// CHECK-LABEL: func.func @shared_weight(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+func.func @shared_weight(%w: memref<16x32xf32>, %x: memref<2x32x8xf32>, %y: memref<2x16x8xf32>) {
+  // expected-remark @below {{GEMM record: m=8 n=16 k=32 batch=2 trans_a=0 trans_b=0 lda=8 ldb=32 ldd=8 stride_a=256 stride_b=0 stride_d=128 type_a=0 type_b=0 type_d=0 swapped=1}}
+  linalg.contract indexing_maps = [affine_map<(i, m, p, k) -> (m, k)>, affine_map<(i, m, p, k) -> (i, k, p)>, affine_map<(i, m, p, k) -> (i, m, p)>] ins(%w, %x : memref<16x32xf32>, memref<2x32x8xf32>) outs(%y : memref<2x16x8xf32>)
+  return
+}
+
+// No record: left for amp-contractions-to-blas.
+// CHECK-LABEL: func.func @no_record(
+// CHECK-COUNT-4: linalg.contract
+// CHECK-NOT:     call
+#split = affine_map<(m, n, k1, k2) -> (k1, m, k2)>
+#split_w = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
+func.func @no_record(%x: memref<?x32xf32>, %w: memref<32x16xf32>, %y: memref<?x16xf32>,
+                     %h: memref<8x32xf16>, %wh: memref<32x16xf16>, %yh: memref<8x16xf16>,
+                     %xs: memref<4x8x2xf32>, %ws: memref<4x2x16xf32>,
+                     %xo: memref<8x32xf32, strided<[64, 2]>>, %yo: memref<8x16xf32>) {
+  // expected-remark @below {{no GEMM record: operand 0 has a dynamic shape or stride}}
+  linalg.contract indexing_maps = [#a2, affine_map<(m, n, k) -> (k, n)>, #c2] ins(%x, %w : memref<?x32xf32>, memref<32x16xf32>) outs(%y : memref<?x16xf32>)
+  // expected-remark @below {{no GEMM record: element types (an f32 accumulator over f32, f16 or bf16, or f64 throughout)}}
+  linalg.contract indexing_maps = [#a2, affine_map<(m, n, k) -> (k, n)>, #c2] ins(%h, %wh : memref<8x32xf16>, memref<32x16xf16>) outs(%yh : memref<8x16xf16>)
+  // expected-remark @below {{no GEMM record: the reduction loops are not contiguous in an operand}}
+  linalg.contract indexing_maps = [#split, #split_w, affine_map<(m, n, k1, k2) -> (m, n)>] ins(%xs, %ws : memref<4x8x2xf32>, memref<4x2x16xf32>) outs(%yo : memref<8x16xf32>)
+  // expected-remark @below {{no GEMM record: no column-major layout reads the operands in place}}
+  linalg.contract indexing_maps = [#a2, affine_map<(m, n, k) -> (k, n)>, #c2] ins(%xo, %w : memref<8x32xf32, strided<[64, 2]>>, memref<32x16xf32>) outs(%yo : memref<8x16xf32>)
+  return
+}
