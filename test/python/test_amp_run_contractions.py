@@ -190,7 +190,7 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
     for records in (False, True):
         folder = tmp_path / ("records" if records else "blas")
         lowered = tmp_path / f"{folder.name}.mlir"
-        subprocess.run(
+        run = subprocess.run(
             [api.find_tool("amp-run"), zoo_steps[name, "sgd"], "--steps", "1",
              f"--amp-pipeline={pipeline}", "--save-outputs", str(folder),
              "--dump-lowered", str(lowered)] +
@@ -202,6 +202,8 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
         if records:
             assert "call @amp_contract_" not in text
             assert len(re.findall(r"call @amp_gemm_", text)) == gemms
+            assert (f"GEMM records: {gemms} of {gemms} GEMMs"
+                    in run.stderr.decode())
         else:
             gemms = len(re.findall(r"call @amp_contract_", text))
             assert gemms > 0

@@ -21,9 +21,12 @@
 #include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
 #include "amp/InitAll.h"
+#include "amp/Runtime/CPURuntime.h"
+#include "amp/Runtime/GemmRecord.h"
 #include "amp/Target/ONNX/Import.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
@@ -575,6 +578,19 @@ int main(int argc, char **argv) {
   if (failed(lower.run(*module)))
     fail("lowering " + inputFile + " to the CPU failed");
   double lowerSeconds = secondsSince(start);
+  if (gemmRecords) {
+    // Say how many GEMMs the records took: the rest went through BLAS.
+    unsigned records = 0, blas = 0;
+    module->walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (!callee)
+        return;
+      records += callee->starts_with(amp::runtime::kGemmEntryPrefix);
+      blas += callee->starts_with(amp::runtime::kContractPrefix);
+    });
+    llvm::errs() << "amp-run: GEMM records: " << records << " of "
+                 << records + blas << " GEMMs (the others through BLAS)\n";
+  }
   if (!dumpLowered.empty()) {
     auto output = openOutputFile(dumpLowered, &errorMessage);
     if (!output)
