@@ -37,7 +37,8 @@ static StringRef getTypeName(Type type) {
   return type.isF64() ? "f64" : "f32";
 }
 
-std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc) {
+std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc,
+                                            StringRef prefix) {
   auto isInput = [](Type type) {
     return type.isF32() || type.isF16() || type.isBF16();
   };
@@ -45,7 +46,7 @@ std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc) {
   bool f32 = acc.isF32() && isInput(a) && isInput(b);
   if (!f64 && !f32)
     return "";
-  return (kContractPrefix + getTypeName(a) + "_" + getTypeName(b) + "_" +
+  return (prefix + getTypeName(a) + "_" + getTypeName(b) + "_" +
           getTypeName(acc))
       .str();
 }

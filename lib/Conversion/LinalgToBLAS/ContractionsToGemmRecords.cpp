@@ -23,7 +23,6 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <array>
-#include <cstring>
 #include <optional>
 
 namespace mlir::amp {
@@ -98,16 +97,13 @@ collapseLoops(ArrayRef<unsigned> loops, ArrayRef<AffineMap> maps,
   return group;
 }
 
-static std::optional<int64_t> getDataType(Type type) {
-  if (type.isF32())
-    return kGemmF32;
+/// A record's code for an element type getContractEntryName accepts.
+static int64_t getDataType(Type type) {
   if (type.isF16())
     return kGemmF16;
   if (type.isBF16())
     return kGemmBF16;
-  if (type.isF64())
-    return kGemmF64;
-  return std::nullopt;
+  return type.isF64() ? kGemmF64 : kGemmF32;
 }
 
 /// The record of `op`, or the reason it has none in `why`.
@@ -123,7 +119,7 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
     why = "an indexing map is not a projected permutation";
     return std::nullopt;
   }
-  std::array<int64_t, 3> types;
+  std::array<Type, 3> elementTypes;
   SmallVector<SmallVector<int64_t>> strides;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     auto type = cast<MemRefType>(operand.getType());
@@ -135,18 +131,12 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
       why = "operand " + std::to_string(i) + " has a dynamic shape or stride";
       return std::nullopt;
     }
-    std::optional<int64_t> dataType = getDataType(type.getElementType());
-    if (!dataType) {
-      why = "element type of operand " + std::to_string(i);
-      return std::nullopt;
-    }
-    types[i] = *dataType;
+    elementTypes[i] = type.getElementType();
     strides.push_back(std::move(operandStrides));
   }
-  bool f64 =
-      types[0] == kGemmF64 && types[1] == kGemmF64 && types[2] == kGemmF64;
-  if (!f64 &&
-      (types[2] != kGemmF32 || types[0] == kGemmF64 || types[1] == kGemmF64)) {
+  if (amp::getContractEntryName(elementTypes[0], elementTypes[1],
+                                elementTypes[2])
+          .empty()) {
     why = "element types (an f32 accumulator over f32, f16 or bf16, or f64 "
           "throughout)";
     return std::nullopt;
@@ -230,9 +220,9 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
     record[kGemmBatchStrideA] = batchStride(a);
     record[kGemmBatchStrideB] = batchStride(b);
     record[kGemmBatchStrideD] = batchStride(2);
-    record[kGemmTypeA] = types[a];
-    record[kGemmTypeB] = types[b];
-    record[kGemmTypeD] = types[2];
+    record[kGemmTypeA] = getDataType(elementTypes[a]);
+    record[kGemmTypeB] = getDataType(elementTypes[b]);
+    record[kGemmTypeD] = getDataType(elementTypes[2]);
     record[kGemmSwapped] = swapped;
     return record;
   }
@@ -249,6 +239,8 @@ struct ContractionsToGemmRecordsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<std::pair<linalg::ContractOp, GemmRecord>> records;
+    // One global per distinct record, by its value.
+    llvm::DenseMap<Attribute, StringAttr> globals;
     module.walk([&](linalg::ContractOp op) {
       std::string why;
       if (std::optional<GemmRecord> record = deriveRecord(op, why))
@@ -256,27 +248,31 @@ struct ContractionsToGemmRecordsPass
       else if (emitRemarks)
         op.emitRemark() << "no GEMM record: " << why;
     });
-    for (auto [index, entry] : llvm::enumerate(records)) {
-      auto &[op, record] = entry;
+    for (auto &[op, record] : records) {
       if (emitRemarks)
         emitRecordRemark(op, record);
       OpBuilder b(op);
       Location loc = op.getLoc();
-      Value recordValue = getRecord(b, symbols, module, loc, record);
-      SmallVector<Value> arguments = {recordValue};
+      SmallVector<Value> arguments = {
+          getRecord(b, symbols, module, globals, loc, record)};
       // A, B and D in the record's order.
       unsigned first = record[kGemmSwapped] ? 1 : 0;
+      SmallVector<Type, 3> types;
       for (unsigned i : {first, 1 - first, 2u}) {
         Value operand = op->getOperand(i);
         auto type = cast<MemRefType>(operand.getType());
+        types.push_back(type.getElementType());
         arguments.push_back(memref::CastOp::create(
             b, loc,
             UnrankedMemRefType::get(type.getElementType(),
                                     type.getMemorySpace()),
             operand));
       }
-      func::CallOp::create(b, loc, getOrDeclare(symbols, module, arguments),
-                           arguments);
+      std::string name = amp::getContractEntryName(types[0], types[1], types[2],
+                                                   kGemmEntryPrefix);
+      func::CallOp::create(
+          b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
+          arguments);
       op.erase();
     }
   }
@@ -292,38 +288,25 @@ struct ContractionsToGemmRecordsPass
   }
 
   /// The record as a constant global memref, one global per distinct
-  /// record.
+  /// record (`globals`).
   Value getRecord(OpBuilder &b, SymbolTable &symbols, ModuleOp module,
-                  Location loc, const GemmRecord &record) {
+                  llvm::DenseMap<Attribute, StringAttr> &globals, Location loc,
+                  const GemmRecord &record) {
     auto type = MemRefType::get({kGemmRecordFields}, b.getI64Type());
     auto value = DenseIntElementsAttr::get(
         RankedTensorType::get({kGemmRecordFields}, b.getI64Type()),
         ArrayRef<int64_t>(record));
-    auto [it, inserted] = globals.try_emplace(value, "");
-    if (inserted) {
+    StringAttr &name = globals[value];
+    if (!name) {
       OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
       auto global = memref::GlobalOp::create(
           top, loc, "amp_gemm_record", top.getStringAttr("private"), type,
           value, /*constant=*/true, /*alignment=*/nullptr);
-      symbols.insert(global);
-      it->second = global.getSymName().str();
+      name = symbols.insert(global);
     }
-    Value ranked = memref::GetGlobalOp::create(b, loc, type, it->second);
+    Value ranked = memref::GetGlobalOp::create(b, loc, type, name);
     return memref::CastOp::create(
         b, loc, UnrankedMemRefType::get(b.getI64Type(), 0), ranked);
   }
-
-  /// The entry point `amp_gemm_<A>_<B>_<D>` for these arguments.
-  func::FuncOp getOrDeclare(SymbolTable &symbols, ModuleOp module,
-                            ValueRange arguments) {
-    std::string name = kGemmEntryPrefix;
-    for (Value argument : arguments.drop_front())
-      llvm::raw_string_ostream(name)
-          << (name.size() > strlen(kGemmEntryPrefix) ? "_" : "")
-          << cast<UnrankedMemRefType>(argument.getType()).getElementType();
-    return amp::getOrDeclareEntryPoint(symbols, module, name, arguments);
-  }
-
-  llvm::DenseMap<Attribute, std::string> globals;
 };
 } // namespace

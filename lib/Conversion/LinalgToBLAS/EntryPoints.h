@@ -12,6 +12,8 @@
 #ifndef AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
 #define AMP_LIB_CONVERSION_LINALGTOBLAS_ENTRYPOINTS_H
 
+#include "amp/Runtime/CPURuntime.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -21,10 +23,12 @@
 
 namespace mlir::amp {
 
-/// The runtime's entry point `amp_contract_<A>_<B>_<C>` for these operand
-/// and accumulator element types (f32 with f32, f16 or bf16 operands, or
-/// f64 throughout), or "" when it has none.
-std::string getContractEntryName(Type a, Type b, Type acc);
+/// The runtime's entry point `<prefix><A>_<B>_<C>` (`amp_contract_` for the
+/// BLAS path, `amp_gemm_` for GEMM records) for these operand and
+/// accumulator element types (f32 with f32, f16 or bf16 operands, or f64
+/// throughout), or "" when it has none.
+std::string getContractEntryName(Type a, Type b, Type acc,
+                                 StringRef prefix = runtime::kContractPrefix);
 
 /// The private declaration of the runtime entry point `name` taking
 /// `arguments`, with the C interface that passes memref descriptors by
