@@ -232,20 +232,31 @@ constexpr int64_t kDataType = std::is_same_v<T, float>      ? kGemmF32
                               : std::is_same_v<T, BF16Bits> ? kGemmBF16
                                                             : kGemmF64;
 
+/// A record operand widened to the accumulator's type, and the matrix it
+/// was widened from (an operand shared by every batch is widened once).
+template <typename Acc>
+struct WidenedOperand {
+  const void *source = nullptr;
+  std::vector<Acc> data;
+};
+
 /// The `rows` x `cols` matrix op(X) at `base` as BLAS reads it: in place, or
 /// widened to the accumulator's type, with the same layout, into `widened`.
 template <typename Acc, typename T>
 const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
                             int64_t cols, int64_t leadingDim,
-                            std::vector<Acc> &widened) {
+                            WidenedOperand<Acc> &widened) {
   if constexpr (std::is_same_v<T, Acc>)
     return base;
+  if (widened.source == base)
+    return widened.data.data();
   int64_t storedRows = transposed ? cols : rows;
   int64_t storedCols = transposed ? rows : cols;
-  widened.resize(size_t(leadingDim) * (storedCols - 1) + storedRows);
-  for (size_t i = 0; i < widened.size(); ++i)
-    widened[i] = widen<Acc>(base[i]);
-  return widened.data();
+  widened.data.resize(size_t(leadingDim) * (storedCols - 1) + storedRows);
+  for (size_t i = 0; i < widened.data.size(); ++i)
+    widened.data[i] = widen<Acc>(base[i]);
+  widened.source = base;
+  return widened.data.data();
 }
 
 /// Executes a GEMM record (GemmRecord.h) as cuBLASLt would: a column-major
@@ -279,7 +290,7 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   DynamicMemRefType<TA> a(aMemRef);
   DynamicMemRefType<TB> b(bMemRef);
   DynamicMemRefType<Acc> d(dMemRef);
-  std::vector<Acc> aWidened, bWidened;
+  WidenedOperand<Acc> aWidened, bWidened;
   for (int64_t i = 0; i < batch; ++i) {
     const Acc *aData =
         getRecordOperand<Acc>(a.data + a.offset + i * record[kGemmBatchStrideA],
