@@ -62,8 +62,10 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
     addGraphToLinalgPasses(pm);
   std::string pipeline = kCPULoweringPipeline.str();
   if (gemmRecords) {
-    static constexpr llvm::StringLiteral kBLAS = "amp-contractions-to-blas,";
-    pipeline.insert(pipeline.find(kBLAS), "amp-contractions-to-gemm-records,");
+    // Before the BLAS pass, which takes the contractions without a record.
+    size_t blas = pipeline.find("amp-contractions-to-blas,");
+    assert(blas != std::string::npos && "the pipeline has the BLAS pass");
+    pipeline.insert(blas, "amp-contractions-to-gemm-records,");
   }
   return parsePassPipeline(pipeline, pm, llvm::errs());
 }

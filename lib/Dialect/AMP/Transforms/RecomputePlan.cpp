@@ -44,16 +44,14 @@ StringRef mlir::amp::getSaveReason(RecomputeKind kind) {
 
 unsigned RecomputeProblem::addNode(RecomputeKind kind, double flops,
                                    double us) {
-  cachedFloor.reset();
-  cachedComputeIntensiveFree.reset();
+  dropCachedPlans();
   nodes.push_back({kind, flops, us, {}, {}, {}});
   return nodes.size() - 1;
 }
 
 void RecomputeProblem::addResult(unsigned node, unsigned result, double bytes,
                                  bool liveAnyway, bool readByBackward) {
-  cachedFloor.reset();
-  cachedComputeIntensiveFree.reset();
+  dropCachedPlans();
   auto &results = nodes[node].results;
   if (results.size() <= result)
     results.resize(result + 1);
@@ -63,8 +61,7 @@ void RecomputeProblem::addResult(unsigned node, unsigned result, double bytes,
 void RecomputeProblem::addOperand(unsigned node, unsigned operand,
                                   unsigned result) {
   assert(operand < node && "operands come first");
-  cachedFloor.reset();
-  cachedComputeIntensiveFree.reset();
+  dropCachedPlans();
   auto &results = nodes[operand].results;
   if (results.size() <= result)
     results.resize(result + 1);
@@ -139,6 +136,11 @@ llvm::SmallVector<bool> RecomputeProblem::getComputeIntensiveBans() const {
   for (auto [index, node] : llvm::enumerate(nodes))
     banned[index] = node.kind == RecomputeKind::ComputeIntensive;
   return banned;
+}
+
+void RecomputeProblem::dropCachedPlans() {
+  cachedFloor.reset();
+  cachedComputeIntensiveFree.reset();
 }
 
 const RecomputeProblem::Plan &RecomputeProblem::getFloor() const {

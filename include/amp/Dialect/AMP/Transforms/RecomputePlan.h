@@ -147,6 +147,9 @@ private:
   double getCutBytes(unsigned node) const;
 
   std::vector<Node> nodes;
+  /// Drops the cached plans: the problem changed.
+  void dropCachedPlans();
+
   /// getFloor's and getComputeIntensiveFree's plans, once solved; adding to
   /// the problem drops them.
   mutable std::optional<Plan> cachedFloor, cachedComputeIntensiveFree;
