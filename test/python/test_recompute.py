@@ -35,25 +35,36 @@ def train(path, pipeline, tmp_path, tag):
         return records, outputs, json.load(f)
 
 
-@pytest.mark.parametrize("model,optimizer,precision", CASES)
-def test_training_is_bit_identical_with_recompute(model, optimizer, precision,
-                                                  zoo_steps, tmp_path):
-    path = zoo_steps[model, optimizer]
-    base, base_out, _ = train(path, precision, tmp_path, "base")
-    remat, remat_out, report = train(
-        path, f"{precision} recompute=mincut", tmp_path, "remat")
-    section = report["recompute"]
-    assert section["recomputed_ops"] > 0, section
-    assert len(section["recomputed_nodes"]) == section["recomputed_ops"]
-    saved = section["saved_activation_bytes"]
-    assert saved["after"] < saved["before"], saved
-    # Training moved, and moved identically.
-    assert base[-1]["loss"] < base[0]["loss"]
+def assert_trains_identically(base, base_out, remat, remat_out):
+    """The same losses at every step and the same outputs, bit for bit."""
     assert [r["loss"] for r in remat] == [r["loss"] for r in base]
     assert remat_out.keys() == base_out.keys()
     for name, value in base_out.items():
         assert value.dtype == remat_out[name].dtype
         assert value.tobytes() == remat_out[name].tobytes(), name
+
+
+def check_mincut_trains_identically(path, pipeline, tmp_path):
+    """Trains `path` with and without recompute=mincut: ops were
+    recomputed, fewer activation bytes saved, the loss moved, and training
+    is identical."""
+    base, base_out, _ = train(path, pipeline, tmp_path, "base")
+    remat, remat_out, report = train(
+        path, f"{pipeline} recompute=mincut", tmp_path, "remat")
+    section = report["recompute"]
+    assert section["recomputed_ops"] > 0, section
+    assert len(section["recomputed_nodes"]) == section["recomputed_ops"]
+    saved = section["saved_activation_bytes"]
+    assert saved["after"] < saved["before"], saved
+    assert base[-1]["loss"] < base[0]["loss"]
+    assert_trains_identically(base, base_out, remat, remat_out)
+
+
+@pytest.mark.parametrize("model,optimizer,precision", CASES)
+def test_training_is_bit_identical_with_recompute(model, optimizer, precision,
+                                                  zoo_steps, tmp_path):
+    check_mincut_trains_identically(zoo_steps[model, optimizer], precision,
+                                    tmp_path)
 
 
 def test_budget_and_sqrt_are_bit_identical(zoo_steps, tmp_path):
@@ -69,9 +80,7 @@ def test_budget_and_sqrt_are_bit_identical(zoo_steps, tmp_path):
         gemms = sum(section["recomputed_by_type"].get(t, 0)
                     for t in ("MatMul", "Gemm"))
         assert gemms > 0, section
-        assert [r["loss"] for r in remat] == [r["loss"] for r in base]
-        for name, value in base_out.items():
-            assert value.tobytes() == remat_out[name].tobytes(), name
+        assert_trains_identically(base, base_out, remat, remat_out)
 
 
 @pytest.mark.parametrize("model,precision", [
@@ -188,9 +197,7 @@ def test_smaller_budgets_never_raise_the_peak(tmp_path):
     remat, remat_out, report = train(
         path, "precision=bf16 memory-budget=70%", tmp_path, "remat")
     assert report["recompute"]["recomputed_ops"] > 0
-    assert [r["loss"] for r in remat] == [r["loss"] for r in base]
-    for name, value in base_out.items():
-        assert value.tobytes() == remat_out[name].tobytes(), name
+    assert_trains_identically(base, base_out, remat, remat_out)
 
 
 @pytest.mark.parametrize("model,optimizer,plain,loss", [
@@ -205,16 +212,5 @@ def test_plain_steps_train_identically_with_recompute(model, optimizer, plain,
     from amp_opt import zoo
     path = str(tmp_path / f"{model}_{optimizer}_plain.onnx")
     zoo.export(model, optimizer, path, plain=plain, loss_name=loss)
-    pipeline = f"precision=bf16 loss={loss}"
-    base, base_out, _ = train(path, pipeline, tmp_path, "base")
-    remat, remat_out, report = train(
-        path, f"{pipeline} recompute=mincut", tmp_path, "remat")
-    section = report["recompute"]
-    assert section["recomputed_ops"] > 0, section
-    saved = section["saved_activation_bytes"]
-    assert saved["after"] < saved["before"], saved
-    assert base[-1]["loss"] < base[0]["loss"]
-    assert [r["loss"] for r in remat] == [r["loss"] for r in base]
-    assert remat_out.keys() == base_out.keys()
-    for name, value in base_out.items():
-        assert value.tobytes() == remat_out[name].tobytes(), name
+    check_mincut_trains_identically(path, f"precision=bf16 loss={loss}",
+                                    tmp_path)
