@@ -120,12 +120,12 @@ def main():
     fp8_mode = args.fp8 or ("always" if small else "auto")
     fp8_options = f"fp8={fp8_mode}"
 
-    def pipelines(mode):
-        runs = {"bf16": f"precision=bf16 {base}"}
-        for recipe in args.recipes:
-            runs[f"fp8 {recipe}"] = (f"precision=fp8 {base} fp8={mode} "
-                                     f"fp8-recipe={recipe}")
-        return runs
+    def fp8_pipeline(recipe, mode):
+        return f"precision=fp8 {base} fp8={mode} fp8-recipe={recipe}"
+
+    runs = {"bf16": f"precision=bf16 {base}",
+            **{f"fp8 {recipe}": fp8_pipeline(recipe, fp8_mode)
+               for recipe in args.recipes}}
 
     results = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -137,7 +137,6 @@ def main():
             if not reuse:
                 zoo.export(name, "sgd", paths[name], size=args.size,
                            seed=args.seed, lr=args.lr)
-        runs = pipelines(fp8_mode)
         chosen = {(name, run): pipeline for name in args.models
                   for run, pipeline in runs.items()}
         gemms, forced = {}, set()
@@ -146,7 +145,7 @@ def main():
                 continue
             gemms[name, run] = fp8_gemms(paths[name], pipeline)
             if gemms[name, run] == 0 and fp8_mode == "auto":
-                chosen[name, run] = pipelines("always")[run]
+                chosen[name, run] = fp8_pipeline(run.split()[1], "always")
                 gemms[name, run] = fp8_gemms(paths[name], chosen[name, run])
                 forced.add((name, run))
         reused = {}
