@@ -146,6 +146,9 @@ class GPT(nn.Module):
     def __init__(self, vocab, dim, heads, layers, seq):
         super().__init__()
         self.tokens = nn.Embedding(vocab, dim)
+        # GPT-2's initialization: with nn.Embedding's N(0, 1) the tied head's
+        # logits start with a standard deviation of sqrt(dim).
+        nn.init.normal_(self.tokens.weight, std=0.02)
         self.pos = nn.Parameter(torch.randn(seq, dim) * 0.02)
         self.blocks = nn.ModuleList(GPTBlock(dim, heads, seq)
                                     for _ in range(layers))
