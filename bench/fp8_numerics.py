@@ -5,8 +5,10 @@ Trains the zoo's transformer and GPT steps (SGD) for --steps steps with
 amp-run, from one seed, in BF16 and in FP8 with each recipe (delayed,
 current, block), and checks issue 19's bounds: every step's loss within 2%
 of BF16's first loss from BF16's loss at that step, the final loss within
-3% of BF16's, no NaN. The FP8 GEMM count comes from the report: a run with
-none would prove nothing, so it fails the bounds.
+3% of BF16's, no NaN. With --fp32, an FP32 run's gaps to BF16 show how far
+two precisions part without FP8: the noise floor. The FP8 GEMM count comes
+from the report: a run with none would prove nothing, so it fails the
+bounds.
 
 The small steps are too small for the cost model to pick BF16 or FP8
 GEMMs, so there every GEMM is BF16 (numerics.FORCED, in both runs) and
@@ -25,6 +27,7 @@ saves one large run per model.
 """
 import argparse
 import concurrent.futures
+import fcntl
 import json
 import math
 import os
@@ -105,14 +108,18 @@ def main():
     parser.add_argument("--fp8", choices=["auto", "always"],
                         help="which GEMMs go FP8 (default: always for "
                         "small, auto for large)")
-    parser.add_argument("--recipes", nargs="+", choices=RECIPES,
-                        default=list(RECIPES))
+    parser.add_argument("--recipes", nargs="*", choices=RECIPES,
+                        default=list(RECIPES),
+                        help="none: only BF16 (and FP32 with --fp32)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="amp-run processes at once")
     parser.add_argument("--bf16-from", metavar="JSON",
                         help="reuse the BF16 curves of this earlier "
                         "fp8_numerics_<size>.json where a short BF16 run "
                         "reproduces them")
+    parser.add_argument("--fp32", action="store_true",
+                        help="also train in FP32 and report its gaps to "
+                        "BF16: the noise floor the FP8 gaps compare with")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
     small = args.size == "small"
@@ -124,6 +131,7 @@ def main():
         return f"precision=fp8 {base} fp8={mode} fp8-recipe={recipe}"
 
     runs = {"bf16": f"precision=bf16 {base}",
+            **({"fp32": None} if args.fp32 else {}),
             **{f"fp8 {recipe}": fp8_pipeline(recipe, fp8_mode)
                for recipe in args.recipes}}
 
@@ -141,7 +149,7 @@ def main():
                   for run, pipeline in runs.items()}
         gemms, forced = {}, set()
         for (name, run), pipeline in chosen.items():
-            if run == "bf16":
+            if not run.startswith("fp8"):
                 continue
             gemms[name, run] = fp8_gemms(paths[name], pipeline)
             if gemms[name, run] == 0 and fp8_mode == "auto":
@@ -174,7 +182,10 @@ def main():
                     "fp8": {run: {"gemms": gemms[name, run],
                                   "forced": (name, run) in forced,
                                   **compare(curves["bf16"], curves[run])}
-                            for run in runs if run != "bf16"}}
+                            for run in runs if run.startswith("fp8")}}
+                if "fp32" in curves:
+                    results[name]["fp32"] = compare(curves["bf16"],
+                                                    curves["fp32"])
 
     lr = args.lr if args.lr is not None else zoo.OPTIMIZERS["sgd"]["lr"]
     command = ("/usr/bin/python3 bench/fp8_numerics.py " +
@@ -195,6 +206,13 @@ def main():
     failed = False
     for name, result in results.items():
         bf16 = result["curves"]["bf16"]
+        if "fp32" in result:
+            fp32 = result["fp32"]
+            lines.append(
+                f"| {name} | {bf16[0]:.5g} -> {bf16[-1]:.5g} | FP32 | - | "
+                f"{result['curves']['fp32'][-1]:.5g} | "
+                f"{100 * fp32['step_gap']:.3f}% | "
+                f"{100 * fp32['final_gap']:.3f}% | noise floor |")
         for run, fp8 in result["fp8"].items():
             ok = (fp8["finite"] and fp8["gemms"] > 0
                   and fp8["step_gap"] <= STEP_BOUND
@@ -213,23 +231,33 @@ def main():
     # Models not run this time keep their curves, and so do recipes not
     # run this time next to the same BF16 curve (the same settings).
     json_path = os.path.join(args.out, f"fp8_numerics_{args.size}.json")
-    merged = {}
-    if os.path.exists(json_path):
-        with open(json_path) as f:
-            merged = json.load(f)
-    for name, result in results.items():
-        earlier = merged.get(name, {})
-        if earlier.get("curves", {}).get("bf16") == result["curves"]["bf16"]:
-            earlier["curves"].update(result["curves"])
-            earlier["fp8"].update(result["fp8"])
-            earlier.setdefault("commands", []).append(command)
-        else:
-            merged[name] = {**result, "commands": [command]}
-    with open(json_path, "w") as f:
-        json.dump(merged, f, indent=1)
-    plot_curves(merged,
-                os.path.join(args.out, f"fp8_numerics_{args.size}.png"),
-                reference="bf16")
+    # Two runs of this script (other models) may merge at once.
+    folder_fd = os.open(args.out, os.O_RDONLY)
+    try:
+        fcntl.flock(folder_fd, fcntl.LOCK_EX)
+        merged = {}
+        if os.path.exists(json_path):
+            with open(json_path) as f:
+                merged = json.load(f)
+        for name, result in results.items():
+            earlier = merged.get(name, {})
+            same_bf16 = (earlier.get("curves", {}).get("bf16") ==
+                         result["curves"]["bf16"])
+            if same_bf16:
+                earlier["curves"].update(result["curves"])
+                earlier["fp8"].update(result["fp8"])
+                if "fp32" in result:
+                    earlier["fp32"] = result["fp32"]
+                earlier.setdefault("commands", []).append(command)
+            else:
+                merged[name] = {**result, "commands": [command]}
+        with open(json_path, "w") as f:
+            json.dump(merged, f, indent=1)
+        plot_curves(merged,
+                    os.path.join(args.out, f"fp8_numerics_{args.size}.png"),
+                    reference="bf16")
+    finally:
+        os.close(folder_fd)
     return 1 if failed else 0
 
 
