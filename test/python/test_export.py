@@ -2,6 +2,7 @@
 valid ONNX, their roles are recorded, and ONNX Runtime computes the same
 step as eager PyTorch."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -227,6 +228,17 @@ def test_zoo_cli_writes_every_graph(tmp_path):
     assert len(index) == len(zoo.MODELS) * len(zoo.OPTIMIZERS)
     for name in index:
         check_roles(str(tmp_path / name))
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_zoo_gpt_starts_near_a_uniform_guess(size):
+    # GPT-2's embedding init: with N(0, 1) the large GPT's tied head
+    # started the loss at 541, not near ln(vocab).
+    vocab = zoo.SIZES["gpt"][size]["vocab"]
+    model, inputs, targets, loss_fn = zoo.build("gpt", size)
+    with torch.no_grad():
+        loss = loss_fn(model(*inputs), *targets).item()
+    assert abs(loss - math.log(vocab)) < 1, (loss, math.log(vocab))
 
 
 @pytest.mark.parametrize("opset", [13, 15])
