@@ -22,11 +22,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-from amp_opt import api, numerics, zoo  # noqa: E402
+from amp_opt import api, zoo  # noqa: E402
 from amp_run_numerics import heading, record  # noqa: E402
+from fp8_numerics import RECIPES, base_options, fp8_pipeline  # noqa: E402
 
-MOMENTUM = ".momentum_buffer.updated"
-RECIPES = ("delayed", "current", "block")
+MOMENTUM_FILE = ".momentum_buffer.updated.npy"
 
 
 def run_step(path, pipeline, seed, folder):
@@ -37,8 +37,9 @@ def run_step(path, pipeline, seed, folder):
     if pipeline:
         command.append(f"--amp-pipeline={pipeline}")
     subprocess.run(command, check=True, capture_output=True)
-    return {name[:-len(MOMENTUM) - 4]: np.load(os.path.join(folder, name))
-            for name in os.listdir(folder) if name.endswith(MOMENTUM + ".npy")}
+    return {name.removesuffix(MOMENTUM_FILE):
+            np.load(os.path.join(folder, name))
+            for name in os.listdir(folder) if name.endswith(MOMENTUM_FILE)}
 
 
 def kind(name):
@@ -62,11 +63,8 @@ def main():
                         "exporting")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
-    # Small steps are too small for the cost model to pick BF16 GEMMs.
-    base = numerics.FORCED if args.size == "small" else ""
-    runs = {"bf16": f"precision=bf16 {base}",
-            **{recipe: f"precision=fp8 {base} fp8={args.fp8} "
-               f"fp8-recipe={recipe}"
+    runs = {"bf16": f"precision=bf16 {base_options(args.size)}",
+            **{recipe: fp8_pipeline(args.size, recipe, args.fp8)
                for recipe in args.recipes}}
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(args.zoo_dir or folder,
@@ -92,7 +90,7 @@ def main():
              "Per parameter kind: the relative error against FP32, "
              "||g - g_fp32|| / ||g_fp32||, and in parentheses the gain, "
              "<g, g_fp32> / <g_fp32, g_fp32> (below 1: the gradient is "
-             "biased small, and training lags).",
+             "biased small).",
              "",
              "| parameter kind | " + " | ".join(runs) + " |",
              "|---|" + "---|" * len(runs)]

@@ -81,6 +81,26 @@ def reusable_bf16(results_path, name, path, pipeline, args):
     return curve[:args.steps]
 
 
+def base_options(size):
+    """The pipeline options both BF16 and FP8 runs of `size` take: the
+    small steps are too small for the cost model to pick BF16 GEMMs."""
+    return numerics.FORCED if size == "small" else ""
+
+
+def fp8_pipeline(size, recipe, mode):
+    """The FP8 run of `recipe` with `fp8=mode`."""
+    return (f"precision=fp8 {base_options(size)} fp8={mode} "
+            f"fp8-recipe={recipe}")
+
+
+def table_row(name, bf16, label, gemms, curve, gaps, verdict):
+    """One Markdown row: a run's curve and its compare() gaps to BF16's."""
+    return (f"| {name} | {bf16[0]:.5g} -> {bf16[-1]:.5g} | {label} | "
+            f"{gemms} | {curve[-1]:.5g} | {100 * gaps['step_gap']:.3f}% | "
+            f"{100 * gaps['final_gap']:.3f}% | {gaps['steps_behind']} | "
+            f"{verdict} |")
+
+
 def steps_behind(curve, reference):
     """How many steps before its end `reference` first reached `curve`'s
     final loss (negative: `curve` reached `reference`'s that much earlier).
@@ -134,16 +154,11 @@ def main():
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
     small = args.size == "small"
-    base = numerics.FORCED if small else ""
     fp8_mode = args.fp8 or ("always" if small else "auto")
     fp8_options = f"fp8={fp8_mode}"
-
-    def fp8_pipeline(recipe, mode):
-        return f"precision=fp8 {base} fp8={mode} fp8-recipe={recipe}"
-
-    runs = {"bf16": f"precision=bf16 {base}",
+    runs = {"bf16": f"precision=bf16 {base_options(args.size)}",
             **({"fp32": None} if args.fp32 else {}),
-            **{f"fp8 {recipe}": fp8_pipeline(recipe, fp8_mode)
+            **{f"fp8 {recipe}": fp8_pipeline(args.size, recipe, fp8_mode)
                for recipe in args.recipes}}
 
     results = {}
@@ -164,7 +179,8 @@ def main():
                 continue
             gemms[name, run] = fp8_gemms(paths[name], pipeline)
             if gemms[name, run] == 0 and fp8_mode == "auto":
-                chosen[name, run] = fp8_pipeline(run.split()[1], "always")
+                chosen[name, run] = fp8_pipeline(args.size, run.split()[1],
+                                                 "always")
                 gemms[name, run] = fp8_gemms(paths[name], chosen[name, run])
                 forced.add((name, run))
         reused = {}
@@ -219,28 +235,19 @@ def main():
     for name, result in results.items():
         bf16 = result["curves"]["bf16"]
         if "fp32" in result:
-            fp32 = result["fp32"]
-            lines.append(
-                f"| {name} | {bf16[0]:.5g} -> {bf16[-1]:.5g} | FP32 | - | "
-                f"{result['curves']['fp32'][-1]:.5g} | "
-                f"{100 * fp32['step_gap']:.3f}% | "
-                f"{100 * fp32['final_gap']:.3f}% | "
-                f"{fp32['steps_behind']} | noise floor |")
+            lines.append(table_row(name, bf16, "FP32", "-",
+                                   result["curves"]["fp32"], result["fp32"],
+                                   "noise floor"))
         for run, fp8 in result["fp8"].items():
             ok = (fp8["finite"] and fp8["gemms"] > 0
                   and fp8["step_gap"] <= STEP_BOUND
                   and fp8["final_gap"] <= FINAL_BOUND)
             failed |= not ok
-            lines.append(
-                f"| {name} | {bf16[0]:.5g} -> {bf16[-1]:.5g} | "
-                f"{run.split()[1]} | {fp8['gemms']}"
-                f"{' (fp8=always: auto picks none)' if fp8['forced'] else ''}"
-                " | "
-                f"{result['curves'][run][-1]:.5g} | "
-                f"{100 * fp8['step_gap']:.3f}% | "
-                f"{100 * fp8['final_gap']:.3f}% | "
-                f"{fp8['steps_behind']} | "
-                f"{'met' if ok else 'MISSED'} |")
+            forced = " (fp8=always: auto picks none)" if fp8["forced"] else ""
+            lines.append(table_row(name, bf16, run.split()[1],
+                                   f"{fp8['gemms']}{forced}",
+                                   result["curves"][run], fp8,
+                                   "met" if ok else "MISSED"))
     record(lines, args.out, "fp8_numerics.md")
     # Models not run this time keep their curves, and so do recipes not
     # run this time next to the same BF16 curve (the same settings).
