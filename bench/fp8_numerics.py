@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Numerics proof for FP8: does FP8 training track BF16 in amp-run?
 
-Trains the zoo's transformer and GPT steps (SGD) for --steps steps with
+Trains the zoo's transformer and GPT steps (SGD, or Adam with --optimizer)
+for --steps steps with
 amp-run, from one seed, in BF16 and in FP8 with each recipe (delayed,
 current, block), and checks issue 19's bounds: every step's loss within 2%
 of BF16's first loss from BF16's loss at that step, the final loss within
@@ -81,6 +82,12 @@ def reusable_bf16(results_path, name, path, pipeline, args):
     return curve[:args.steps]
 
 
+def key(name, args):
+    """A model's key in the results: its name, with the optimizer unless
+    SGD."""
+    return name if args.optimizer == "sgd" else f"{name} {args.optimizer}"
+
+
 def base_options(size):
     """The pipeline options both BF16 and FP8 runs of `size` take: the
     small steps are too small for the cost model to pick BF16 GEMMs."""
@@ -123,19 +130,30 @@ def compare(bf16, fp8):
             "steps_behind": steps_behind(fp8, bf16)}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def training_arguments(description):
+    """A parser with the options of a zoo training run: --size, --steps,
+    --seed, --optimizer."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--size", choices=["small", "large"],
                         default="small")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--optimizer", choices=["sgd", "adam"],
+                        default="sgd", help="the zoo's optimizer, with its "
+                        "hyperparameters but the learning rate")
+    return parser
+
+
+def main():
+    parser = training_arguments(__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["transformer", "gpt"])
-    parser.add_argument("--zoo-dir", help="reuse <model>_sgd_<size>.onnx "
+    parser.add_argument("--zoo-dir", help="reuse <model>_<optimizer>_"
+                        "<size>.onnx "
                         "from this folder (python3 -m amp_opt.zoo writes "
                         "them) instead of exporting")
-    parser.add_argument("--lr", type=float, help="SGD learning rate of "
-                        "the exported steps (default: the zoo's, 0.01); "
-                        "exports even with --zoo-dir")
+    parser.add_argument("--lr", type=float, help="learning rate of the "
+                        "exported steps (default: the zoo's, SGD 0.01, Adam "
+                        "0.001); exports even with --zoo-dir")
     parser.add_argument("--fp8", choices=["auto", "always"],
                         help="which GEMMs go FP8 (default: always for "
                         "small, auto for large)")
@@ -167,9 +185,10 @@ def main():
         for name in args.models:
             reuse = args.zoo_dir and args.lr is None
             paths[name] = os.path.join(args.zoo_dir if reuse else folder,
-                                       f"{name}_sgd_{args.size}.onnx")
+                                       f"{name}_{args.optimizer}_"
+                                       f"{args.size}.onnx")
             if not reuse:
-                zoo.export(name, "sgd", paths[name], size=args.size,
+                zoo.export(name, args.optimizer, paths[name], size=args.size,
                            seed=args.seed, lr=args.lr)
         chosen = {(name, run): pipeline for name in args.models
                   for run, pipeline in runs.items()}
@@ -185,7 +204,8 @@ def main():
                 forced.add((name, run))
         reused = {}
         for name in args.models:
-            curve = reusable_bf16(args.bf16_from, name, paths[name],
+            curve = reusable_bf16(args.bf16_from, key(name, args),
+                                  paths[name],
                                   runs["bf16"], args)
             if curve:
                 reused[name] = curve
@@ -204,20 +224,22 @@ def main():
                     records, _ = futures[name, run].result()
                     curves[run] = [r["loss"] for r in records]
                     print(f"{name} {run} done", file=sys.stderr)
-                results[name] = {
+                results[key(name, args)] = {
                     "curves": curves,
                     "fp8": {run: {"gemms": gemms[name, run],
                                   "forced": (name, run) in forced,
                                   **compare(curves["bf16"], curves[run])}
                             for run in runs if run.startswith("fp8")}}
                 if "fp32" in curves:
-                    results[name]["fp32"] = compare(curves["bf16"],
-                                                    curves["fp32"])
+                    results[key(name, args)]["fp32"] = compare(
+                        curves["bf16"], curves["fp32"])
 
-    lr = args.lr if args.lr is not None else zoo.OPTIMIZERS["sgd"]["lr"]
+    lr = (args.lr if args.lr is not None
+          else zoo.OPTIMIZERS[args.optimizer]["lr"])
     command = ("/usr/bin/python3 bench/fp8_numerics.py " +
                " ".join(sys.argv[1:]))
-    lines = [heading(f"{args.size} zoo, SGD (lr {lr:g}), {args.steps} steps, "
+    lines = [heading(f"{args.size} zoo, {args.optimizer.upper()} "
+                     f"(lr {lr:g}), {args.steps} steps, "
                      f"seed {args.seed}, FP8 {fp8_options}"
                      f"{', GEMMs forced to BF16' if small else ''}"),
              "",
