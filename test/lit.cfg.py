@@ -8,6 +8,17 @@ import lit.formats
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
+
+def gpus_answering_nvidia_smi():
+    """Whether nvidia-smi lists a GPU (False without the driver)."""
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                 text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return listing.returncode == 0 and "GPU" in listing.stdout
+
+
 config.name = "AMP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
@@ -53,8 +64,16 @@ else:
 if os.path.exists(os.path.join(config.amp_tools_dir, "amp-import-fuzzer")):
     config.available_features.add("fuzzer")
 
-if os.path.exists("/usr/local/cuda/bin/ptxas"):
-    config.available_features.add("cuda")
+# cuda-toolkit: CMake found the CUDA toolkit (ptxas, cuBLASLt, cuDNN);
+# cuda-device: a GPU answers nvidia-smi. Tests say REQUIRES: either.
+if config.cuda_toolkit_bin_dir:
+    config.available_features.add("cuda-toolkit")
+else:
+    lit_config.note("CUDA tests are skipped: CMake found no CUDA toolkit")
+if gpus_answering_nvidia_smi():
+    config.available_features.add("cuda-device")
+else:
+    lit_config.note("GPU tests are skipped: nvidia-smi lists no GPU")
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
 tools = ["amp-opt", "amp-translate", "amp-run", "not", "count", ToolSubst("amp-import-fuzzer",
