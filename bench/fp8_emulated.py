@@ -18,7 +18,8 @@ stays FP32, so each curve is compared with the FP32 one of the same run.
 None of amp-opt's code runs here: if the emulation lags FP32 by as many
 steps as amp-run's FP8 lags BF16 (bench/results/fp8_numerics.md), the lag
 is FP8 rounding, not amp-opt. Prints a table, appends it to
-bench/results/fp8_emulated.md and writes the curves to fp8_emulated.json.
+bench/results/fp8_emulated.md, writes the curves to fp8_emulated.json and
+plots every run saved there to fp8_emulated.png.
 """
 import json
 import os
@@ -36,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 from amp_opt import api, zoo  # noqa: E402
-from amp_run_numerics import heading, record  # noqa: E402
+from amp_run_numerics import heading, plot_curves, record  # noqa: E402
 from fp8_numerics import compare, training_arguments  # noqa: E402
 
 # (mantissa bits, smallest normal exponent, largest finite value)
@@ -293,6 +294,8 @@ def main():
                       "command": command}
         with open(json_path, "w") as out:
             json.dump(saved, out, indent=1)
+        plot_curves(saved, os.path.join(args.out, "fp8_emulated.png"),
+                    reference="fp32")
 
 
 def train_all(args):
