@@ -136,20 +136,23 @@ class Fp8Matmul(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, a, b, quantizers, weight):
-        qa, qb, qg = quantizers
-        ctx.save_for_backward(a, b)
+        qa, qb, _ = quantizers
         ctx.quantizers, ctx.weight = quantizers, weight
         if weight:
-            return qa(a, -1) @ qb(b.t(), None, weight=True).t()
+            # A weight's 128x128 tiles serve both of its GEMMs: quantized
+            # once, as TE does.
+            w = qb(b.t(), None, weight=True)  # (N, K)
+            ctx.save_for_backward(a, w)
+            return qa(a, -1) @ w.t()
+        ctx.save_for_backward(a, b)
         return qa(a, -1) @ qb(b, -2)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_tensors  # b: the quantized weight (N, K)
         qa, qb, qg = ctx.quantizers
         if ctx.weight:
-            w = qb(b.t(), None, weight=True)  # (N, K)
-            grad_a = qg(grad, -1) @ w
+            grad_a = qg(grad, -1) @ b
             a2, g2 = a.reshape(-1, a.shape[-1]), grad.reshape(-1,
                                                               grad.shape[-1])
             grad_b = qa(a2, 0).t() @ qg(g2, 0)
@@ -204,8 +207,8 @@ def save_step_inputs(path, seed, folder):
 
 
 def train(folder, size, recipe, gemms, optimizer_name, steps, lr, threads):
-    """The loss curve of `steps` SGD steps on the inputs saved in `folder`;
-    recipe None: FP32."""
+    """The loss curve of `steps` steps of `optimizer_name` on the inputs
+    saved in `folder`; recipe None: FP32."""
     torch.set_num_threads(threads)
     inputs = {name.removesuffix(".npy"): np.load(os.path.join(folder, name))
               for name in os.listdir(folder)}
@@ -371,6 +374,7 @@ def table(curves, amp_run, command, args):
                     f" | {100 * apart / abs(curve[0]):.2f}% |")
         lines.append(row)
     return lines
+
 
 if __name__ == "__main__":
     main()

@@ -205,8 +205,7 @@ def main():
         reused = {}
         for name in args.models:
             curve = reusable_bf16(args.bf16_from, key(name, args),
-                                  paths[name],
-                                  runs["bf16"], args)
+                                  paths[name], runs["bf16"], args)
             if curve:
                 reused[name] = curve
                 del chosen[name, "bf16"]

@@ -16,9 +16,14 @@ sys.path.insert(0, BENCH)
 import fp8_emulated  # noqa: E402
 
 
+# The OCP FP8 formats: (mantissa bits, smallest normal exponent, largest
+# finite value), written out here rather than read from the script.
+SPECS = {"e4m3": (3, -6, 448.0), "e5m2": (2, -14, 57344.0)}
+
+
 def grid(fmt):
     """Every finite value of `fmt`, sorted, in float64."""
-    mantissa_bits, min_exponent, largest = fp8_emulated.FORMATS[fmt]
+    mantissa_bits, min_exponent, largest = SPECS[fmt]
     steps = 2 ** mantissa_bits
     values = {k / steps * 2.0 ** min_exponent for k in range(steps)}
     values |= {(1 + k / steps) * 2.0 ** e
@@ -32,7 +37,6 @@ def grid(fmt):
 def test_rounding_is_to_the_nearest_grid_value(fmt):
     values = grid(fmt)
     largest = values[-1].item()
-    assert largest == {"e4m3": 448.0, "e5m2": 57344.0}[fmt]
     torch.manual_seed(0)
     x = torch.randn(100000) * torch.pow(2.0, torch.randint(-24, 20,
                                                            (100000,)).float())
