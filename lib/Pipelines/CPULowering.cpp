@@ -40,7 +40,10 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "modify-public-functions=true},"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,amp-contractions-to-blas,"
-    "func.func(convert-linalg-to-loops,canonicalize,amp-expand-fp8-casts),"
+    "func.func(convert-linalg-to-loops,canonicalize,amp-expand-fp8-casts),";
+
+/// From loops (scf, affine, vector) on memrefs to the LLVM dialect.
+static constexpr llvm::StringLiteral kLoopsToLLVM =
     "convert-vector-to-scf{full-unroll=true},lower-affine,"
     "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "convert-vector-to-llvm,"
@@ -49,6 +52,8 @@ static constexpr llvm::StringLiteral kCPULoweringPipeline =
     "convert-arith-to-llvm,convert-arith-to-apfloat,convert-arith-to-llvm,"
     "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
     "reconcile-unrealized-casts";
+
+llvm::StringRef amp::getCPULoopsToLLVMPasses() { return kLoopsToLLVM; }
 
 void amp::addGraphToLinalgPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
@@ -60,7 +65,7 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
                                             bool gemmRecords) {
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  std::string pipeline = kCPULoweringPipeline.str();
+  std::string pipeline = (kCPULoweringPipeline + kLoopsToLLVM).str();
   if (gemmRecords) {
     // Before the BLAS pass, which takes the contractions without a record.
     size_t blas = pipeline.find("amp-contractions-to-blas,");
@@ -77,5 +82,21 @@ void amp::registerAMPLoweringPipelines() {
       [](OpPassManager &pm) {
         if (failed(buildCPULoweringPipeline(pm)))
           llvm::report_fatal_error("amp-lower-to-cpu: bad pass list");
+      });
+  // Registered without PassPipelineRegistration, whose builder cannot fail:
+  // a missing toolkit is a user error, not a crash.
+  registerPassPipeline(
+      "amp-lower-to-cuda",
+      "Lower a graph to GPU kernels (a cubin per chip) and LLVM host code "
+      "that calls the CUDA runtime and cuBLASLt",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CUDALoweringOptions options;
+        if (failed(options.parseFromString(text)))
+          return errorHandler("amp-lower-to-cuda: bad options '" + text + "'");
+        return buildCUDALoweringPipeline(pm, options);
+      },
+      [](function_ref<void(const detail::PassOptions &)> printOptions) {
+        printOptions(CUDALoweringOptions());
       });
 }

@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -119,6 +120,8 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   amp::registerAllAMPDialects(registry);
   amp::registerAllAMPExternalModels(registry);
+  // gpu-module-to-binary (--amp-lower-to-cuda) translates kernels to LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
 
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv,

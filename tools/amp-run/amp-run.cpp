@@ -83,6 +83,13 @@ static cl::opt<bool> gemmRecords(
              "records (amp-contractions-to-gemm-records), executed on the "
              "CPU, to check them against the BLAS path"),
     cl::cat(category));
+static cl::opt<bool> gridLoops(
+    "grid-loops", cl::init(false),
+    cl::desc("run the CUDA backend's kernels on the CPU: the IR of "
+             "--amp-lower-to-cuda up to its block and thread loops "
+             "(amp-linalg-to-grid-loops), run sequentially, with every "
+             "GEMM that has a record through it"),
+    cl::cat(category));
 static cl::opt<std::string>
     lossName("loss",
              cl::desc("name of the loss tensor, where the graph does "
@@ -572,13 +579,14 @@ int main(int argc, char **argv) {
   StringRef funcName = func.getSymName();
   std::string entry = ("_mlir_ciface_" + funcName).str();
   PassManager lower(&context);
-  if (failed(amp::buildCPULoweringPipeline(lower, /*convertGraph=*/false,
-                                           gemmRecords)))
+  if (failed(gridLoops ? amp::buildGridLoopsOnCPUPipeline(lower)
+                       : amp::buildCPULoweringPipeline(
+                             lower, /*convertGraph=*/false, gemmRecords)))
     fail("cannot build the CPU pipeline");
   if (failed(lower.run(*module)))
     fail("lowering " + inputFile + " to the CPU failed");
   double lowerSeconds = secondsSince(start);
-  if (gemmRecords) {
+  if (gemmRecords || gridLoops) {
     // Say how many GEMMs the records took: the rest went through BLAS.
     unsigned records = 0, blas = 0;
     module->walk([&](LLVM::CallOp call) {
@@ -589,7 +597,8 @@ int main(int argc, char **argv) {
       blas += callee->starts_with(amp::runtime::kContractPrefix);
     });
     llvm::errs() << "amp-run: GEMM records: " << records << " of "
-                 << records + blas << " GEMMs (the others through BLAS)\n";
+                 << records + blas << " GEMMs (the others "
+                 << (gridLoops ? "in grid loops" : "through BLAS") << ")\n";
   }
   if (!dumpLowered.empty()) {
     auto output = openOutputFile(dumpLowered, &errorMessage);

@@ -208,4 +208,68 @@ def ExpandFP8Casts : Pass<"amp-expand-fp8-casts", "func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
+  let summary = "Lower each linalg op on memrefs to a loop nest tiled into a "
+                "GPU grid of blocks and threads";
+  let description = [{
+    The CUDA backend's kernels, before they become kernels. Each linalg op
+    on memrefs becomes one `scf.parallel` of blocks around one
+    `scf.parallel` of threads, with `#gpu.loop_dim_map` mappings that
+    `convert-parallel-loops-to-gpu` turns into a `gpu.launch`:
+    - a `linalg.generic`'s parallel dimensions are interchanged outermost;
+      together they form one index space of `N` points, tiled into
+      `ceil(N / block-size)` blocks of `min(N, block-size)` threads, each
+      thread guarded by `index < N`; the reduction dimensions stay
+      sequential loops inside each thread;
+    - an op with no parallel dimension (a full reduction) runs in a grid of
+      one block of one thread.
+    Without the GPU conversion, `convert-scf-to-cf` runs the same loops
+    sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
+    arithmetic is checked against the CPU path without a GPU.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "threads per block (at most 1024)">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def HostSharedBuffers : Pass<"amp-host-shared-buffers", "ModuleOp"> {
+  let summary = "Allocate the host code's buffers in memory that kernels "
+                "and the host both reach";
+  let description = [{
+    After `gpu-kernel-outlining`, the host functions' `memref.alloc` and
+    `memref.dealloc` become `gpu.alloc host_shared` and `gpu.dealloc`
+    (CUDA managed memory in the runtime), so kernels, cuBLASLt calls and
+    the host's own loads and copies read the same buffers. A constant
+    (`memref.get_global`) that a kernel or a library call reads is copied
+    into such a buffer where it is taken, and freed before each return;
+    the GEMM records that `amp_gemm` reads on the host stay where they are.
+    The step's arguments are the caller's to place.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def MergeGPUObjects : Pass<"amp-merge-gpu-objects", "ModuleOp"> {
+  let summary = "Merge each gpu.binary's cubins into one fatbin";
+  let description = [{
+    `gpu-module-to-binary` gives a `gpu.binary` one object per target, and
+    the host code embeds only the first. This pass hands the cubins of each
+    `gpu.binary` (one per chip, `bin` format) to the toolkit's `fatbinary`
+    and leaves one `fatbin` object in their place, from which the CUDA
+    driver loads the image for the GPU it runs on. A `gpu.binary` with one
+    object, or with objects in another format, is left as it is.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", "\"\"",
+           "root of the CUDA toolkit that has bin/fatbinary">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // AMP_CONVERSION_PASSES_TD

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The pipelines that take a (mixed-precision) graph to executable code:
-// --amp-lower-to-cpu (graph -> linalg -> fused, bufferized loops -> LLVM).
+// --amp-lower-to-cpu (graph -> linalg -> fused, bufferized loops -> LLVM)
+// and --amp-lower-to-cuda (the same fused loops as GPU kernels, GEMMs as
+// cuBLASLt records, host code in LLVM).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #define AMP_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::amp {
 
@@ -32,7 +35,47 @@ LogicalResult buildCPULoweringPipeline(OpPassManager &pm,
                                        bool convertGraph = true,
                                        bool gemmRecords = false);
 
-/// Registers --amp-lower-to-cpu.
+/// The CPU pipeline's passes from loops on memrefs to the LLVM dialect.
+llvm::StringRef getCPULoopsToLLVMPasses();
+
+/// The options of --amp-lower-to-cuda.
+struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
+  ListOption<std::string> chips{
+      *this, "chips",
+      llvm::cl::desc("the chips to compile the kernels for (sm_80, sm_90)"),
+      llvm::cl::list_init<std::string>({"sm_80", "sm_90"})};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("root of the CUDA toolkit that has ptxas (default: the "
+                     "one CMake found)")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("what gpu-module-to-binary embeds: bin (cubin), isa "
+                     "(PTX) or fatbin"),
+      llvm::cl::init("bin")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("threads per block of a kernel"),
+                            llvm::cl::init(256)};
+};
+
+/// Adds the CUDA lowering to `pm` (docs/Lowering.md): addGraphToLinalgPasses
+/// (unless `convertGraph` is false), the CPU pipeline's fusion and
+/// bufferization, GEMM records, grid loops outlined into kernels, buffers
+/// in host-shared memory, ptxas for each chip, and host code in the LLVM
+/// dialect. Returns failure, with a message, for bad options or a missing
+/// ptxas.
+LogicalResult buildCUDALoweringPipeline(OpPassManager &pm,
+                                        const CUDALoweringOptions &options,
+                                        bool convertGraph = true);
+
+/// Adds --amp-lower-to-cuda's passes up to its kernels' grid loops (GEMM
+/// records, amp-linalg-to-grid-loops with `blockSize`), then the CPU's
+/// lowering of loops, where the block and thread loops run sequentially:
+/// the kernels' arithmetic, executed on the CPU (amp-run --grid-loops).
+LogicalResult buildGridLoopsOnCPUPipeline(OpPassManager &pm,
+                                          int64_t blockSize = 256);
+
+/// Registers --amp-lower-to-cpu and --amp-lower-to-cuda.
 void registerAMPLoweringPipelines();
 
 } // namespace mlir::amp

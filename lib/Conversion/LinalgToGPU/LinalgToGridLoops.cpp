@@ -1,0 +1,179 @@
+//===- LinalgToGridLoops.cpp - linalg ops to block and thread loops -------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp-linalg-to-grid-loops pass: each linalg op on memrefs becomes an
+// scf.parallel of blocks around an scf.parallel of threads, mapped for
+// convert-parallel-loops-to-gpu, with the op's reductions sequential in
+// each thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <numeric>
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_LINALGTOGRIDLOOPS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// Maps `loop`'s one dimension to `processor`.
+static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
+  OpBuilder builder(loop);
+  AffineMap identity = builder.getDimIdentityMap();
+  return gpu::setMappingAttr(loop,
+                             {builder.getAttr<gpu::ParallelLoopDimMappingAttr>(
+                                 processor, identity, identity)});
+}
+
+/// A grid of one block of one thread at the rewriter's insertion point; the
+/// rewriter's insertion point moves into the thread's body.
+static LogicalResult createSingleThreadGrid(RewriterBase &rewriter,
+                                            Location loc) {
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto blocks = scf::ParallelOp::create(rewriter, loc, zero, one, one);
+  rewriter.setInsertionPointToStart(blocks.getBody());
+  auto threads = scf::ParallelOp::create(rewriter, loc, zero, one, one);
+  rewriter.setInsertionPointToStart(threads.getBody());
+  return success(succeeded(mapTo(blocks, gpu::Processor::BlockX)) &&
+                 succeeded(mapTo(threads, gpu::Processor::ThreadX)));
+}
+
+/// The number of iterations of `loop`, when its bounds are constants.
+static std::optional<int64_t> getStaticTripCount(scf::ParallelOp loop) {
+  int64_t count = 1;
+  for (auto [lower, upper, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> lb = getConstantIntValue(lower);
+    std::optional<int64_t> ub = getConstantIntValue(upper);
+    std::optional<int64_t> st = getConstantIntValue(step);
+    if (!lb || !ub || !st || *st <= 0)
+      return std::nullopt;
+    count *= std::max<int64_t>(0, (*ub - *lb + *st - 1) / *st);
+  }
+  return count;
+}
+
+/// Collapses `loop`'s dimensions into one and tiles it into blocks of
+/// threads.
+static LogicalResult tileIntoGrid(RewriterBase &rewriter, scf::ParallelOp loop,
+                                  int64_t blockSize) {
+  std::optional<int64_t> tripCount = getStaticTripCount(loop);
+  if (loop.getNumLoops() > 1) {
+    std::vector<unsigned> all(loop.getNumLoops());
+    std::iota(all.begin(), all.end(), 0);
+    Operation *next = loop->getNextNode();
+    collapseParallelLoops(rewriter, loop, {all});
+    loop = cast<scf::ParallelOp>(next->getPrevNode());
+  }
+  int64_t threads = blockSize;
+  if (tripCount)
+    threads = std::clamp<int64_t>(*tripCount, 1, blockSize);
+  auto [blocks, inner] =
+      scf::tileParallelLoop(loop, {threads}, /*noMinMaxBounds=*/true);
+  return success(succeeded(mapTo(blocks, gpu::Processor::BlockX)) &&
+                 succeeded(mapTo(inner, gpu::Processor::ThreadX)));
+}
+
+/// `op` as a linalg.generic whose parallel dimensions come first.
+static FailureOr<linalg::GenericOp>
+genericWithParallelFirst(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic) {
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generalized))
+      return op.emitOpError("has no linalg.generic form to map to a grid");
+    generic = *generalized;
+  }
+  SmallVector<unsigned> order;
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  for (auto [i, iterator] : llvm::enumerate(iterators))
+    if (iterator == utils::IteratorType::parallel)
+      order.push_back(i);
+  for (auto [i, iterator] : llvm::enumerate(iterators))
+    if (iterator != utils::IteratorType::parallel)
+      order.push_back(i);
+  if (llvm::equal(order, llvm::seq<unsigned>(0, order.size())))
+    return generic;
+  return linalg::interchangeGenericOp(rewriter, generic, order);
+}
+
+namespace {
+struct LinalgToGridLoopsPass
+    : amp::impl::LinalgToGridLoopsBase<LinalgToGridLoopsPass> {
+  using LinalgToGridLoopsBase::LinalgToGridLoopsBase;
+
+  LogicalResult lowerToGrid(RewriterBase &rewriter, linalg::LinalgOp op) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic =
+        genericWithParallelFirst(rewriter, op);
+    if (failed(generic))
+      return failure();
+    unsigned numParallel = generic->getNumParallelLoops();
+    if (numParallel == 0) {
+      // A full reduction, or a scalar op: one thread does it all.
+      if (failed(createSingleThreadGrid(rewriter, generic->getLoc())))
+        return failure();
+      rewriter.moveOpBefore(*generic, rewriter.getInsertionBlock(),
+                            rewriter.getInsertionPoint());
+    }
+    FailureOr<linalg::LinalgLoops> loops =
+        linalg::linalgOpToParallelLoops(rewriter, *generic);
+    if (failed(loops))
+      return generic->emitOpError("cannot be lowered to loops");
+    rewriter.eraseOp(*generic);
+    if (numParallel == 0)
+      return success();
+    auto outer = cast<scf::ParallelOp>(loops->front());
+    return tileIntoGrid(rewriter, outer, blockSize);
+  }
+
+  void runOnOperation() override {
+    if (blockSize < 1 || blockSize > 1024) {
+      getOperation().emitError("amp-linalg-to-grid-loops: block-size must be "
+                               "in [1, 1024], got ")
+          << blockSize;
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    WalkResult walk = getOperation().walk([&](linalg::LinalgOp op) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitOpError("must be bufferized before amp-linalg-to-grid-loops");
+        return WalkResult::interrupt();
+      }
+      ops.push_back(op);
+      return WalkResult::skip();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops)
+      if (failed(lowerToGrid(rewriter, op)))
+        return signalPassFailure();
+    // Fold the index arithmetic, but not the loops: canonicalize would fold
+    // a one-block loop away with its mapping.
+    RewritePatternSet patterns(&getContext());
+    affine::AffineApplyOp::getCanonicalizationPatterns(patterns, &getContext());
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,117 @@
+//===- CUDALowering.cpp - Graph to kernels and host code for CUDA ---------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// --amp-lower-to-cuda: the CPU pipeline's fusion and bufferization, then
+// GEMMs as cuBLASLt records (amp_gemm calls), every other linalg op as a
+// grid of blocks and threads (amp-linalg-to-grid-loops) outlined into a
+// kernel, kernels compiled by ptxas for each chip into gpu.binary ops, and
+// host code in the LLVM dialect that calls the runtime's mgpu* functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+/// Up to bufferization: what the CPU pipeline does (CPULowering.cpp), minus
+/// the CPU's contraction vectorization, then the GEMM records.
+static constexpr llvm::StringLiteral kBufferizedKernels =
+    "func.func(canonicalize,cse,amp-raise-contractions,amp-fuse-elementwise,"
+    "convert-elementwise-to-linalg,canonicalize,amp-copy-repeated-results),"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs=true "
+    "modify-public-functions=true},"
+    "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,amp-contractions-to-gemm-records,";
+
+/// Up to the kernels' grid loops: bufferized, GEMMs as records, grid loops
+/// with FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in
+/// LLVM 22).
+static std::string getGridLoopPasses(int64_t blockSize) {
+  return (kBufferizedKernels +
+          "func.func(amp-linalg-to-grid-loops{block-size=" +
+          std::to_string(blockSize) + "},amp-expand-fp8-casts),")
+      .str();
+}
+
+LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm,
+                                               int64_t blockSize) {
+  return parsePassPipeline(getGridLoopPasses(blockSize) +
+                               getCPULoopsToLLVMPasses().str(),
+                           pm, llvm::errs());
+}
+
+/// The PTX ISA each chip needs (../shared/TOOLCHAIN.md): LLVM aborts when a
+/// chip is given an older one.
+static std::optional<llvm::StringRef> getPTXFeatures(llvm::StringRef chip) {
+  if (chip == "sm_80")
+    return llvm::StringRef("+ptx70");
+  if (chip == "sm_90")
+    return llvm::StringRef("+ptx80");
+  return std::nullopt;
+}
+
+LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
+                                             const CUDALoweringOptions &options,
+                                             bool convertGraph) {
+  if (options.blockSize < 1 || options.blockSize > 1024) {
+    llvm::errs() << "amp-lower-to-cuda: block-size must be in [1, 1024], got "
+                 << options.blockSize << "\n";
+    return failure();
+  }
+  if (options.chips.empty()) {
+    llvm::errs() << "amp-lower-to-cuda: no chip to compile for\n";
+    return failure();
+  }
+  std::string toolkit = options.toolkit.empty()
+                            ? std::string(AMP_CUDA_TOOLKIT_ROOT)
+                            : options.toolkit.getValue();
+  llvm::SmallString<128> ptxas(toolkit);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  if (toolkit.empty() || !llvm::sys::fs::can_execute(ptxas)) {
+    llvm::errs() << "amp-lower-to-cuda: no ptxas in the CUDA toolkit '"
+                 << toolkit << "': pass toolkit=<root of the CUDA toolkit>\n";
+    return failure();
+  }
+  if (convertGraph)
+    addGraphToLinalgPasses(pm);
+  std::string pipeline = getGridLoopPasses(options.blockSize);
+  llvm::raw_string_ostream os(pipeline);
+  os << "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
+     << "amp-host-shared-buffers,";
+  for (const std::string &chip : options.chips) {
+    std::optional<llvm::StringRef> features = getPTXFeatures(chip);
+    if (!features) {
+      llvm::errs() << "amp-lower-to-cuda: unknown chip '" << chip
+                   << "' (sm_80 or sm_90)\n";
+      return failure();
+    }
+    os << "nvvm-attach-target{chip=" << chip << " features=" << *features
+       << " O=3},";
+  }
+  // Upstream's gpu-lower-to-nvvm-pipeline, with the CPU pipeline's host
+  // lowering in the middle.
+  os << "convert-vector-to-scf{full-unroll=true},lower-affine,"
+     << "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+     << "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
+     << "reconcile-unrealized-casts),"
+     << "convert-vector-to-llvm,finalize-memref-to-llvm,convert-ub-to-llvm,"
+     << "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+     << "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+     << "gpu-to-llvm,gpu-module-to-binary{toolkit=" << toolkit
+     << " format=" << options.format
+     << "},amp-merge-gpu-objects{toolkit=" << toolkit << "},"
+     << "canonicalize,reconcile-unrealized-casts";
+  return parsePassPipeline(pipeline, pm, llvm::errs());
+}

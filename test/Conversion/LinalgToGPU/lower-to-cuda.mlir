@@ -1,0 +1,26 @@
+// REQUIRES: cuda-toolkit
+// RUN: amp-opt %s --amp-lower-to-cuda | FileCheck %s
+// RUN: not amp-opt %s --amp-lower-to-cuda=chips=sm_70 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not amp-opt %s --amp-lower-to-cuda=toolkit=%t.none 2>&1 | FileCheck %s --check-prefix=TOOLKIT
+
+// A bias add and ReLU after a GEMM: the GEMM is a record, the zeroing of
+// its output one kernel, the fused bias add and ReLU another, each compiled
+// for sm_80 and sm_90 into one fatbin (magic 0xBA55ED50); the host code is
+// LLVM dialect.
+// CHECK-NOT: func.func
+// CHECK:     llvm.func @main(
+// CHECK:       gpu.launch_func @main_kernel::@main_kernel blocks in
+// CHECK:       llvm.call @amp_gemm_f32_f32_f32(
+// CHECK:       gpu.launch_func @main_kernel_0::@main_kernel blocks in
+// CHECK:     gpu.binary @main_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">, "P\EDU\BA
+// CHECK:     gpu.binary @main_kernel_0 [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">, "P\EDU\BA
+// CHECK-NOT: gpu.binary
+
+// CHIP:    amp-lower-to-cuda: unknown chip 'sm_70' (sm_80 or sm_90)
+// TOOLKIT: amp-lower-to-cuda: no ptxas in the CUDA toolkit '{{.*}}.none'
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %y = onnxg.node "MatMul"(%x, %w) opset 19 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %z = onnxg.node "Add"(%y, %b) opset 19 : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %r = onnxg.node "Relu"(%z) opset 19 : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
