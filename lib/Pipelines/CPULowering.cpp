@@ -25,21 +25,28 @@
 
 using namespace mlir;
 
-/// The textual pass list after convert-onnxg-to-linalg: upstream passes, and
-/// ours (GEMMs: amp-raise-contractions, amp-fuse-elementwise in place of
-/// linalg-fuse-elementwise-ops, and amp-contractions-to-blas after
-/// bufferization; amp-vectorize-contractions for other contractions;
-/// amp-copy-repeated-results).
-static constexpr llvm::StringLiteral kCPULoweringPipeline =
+/// Fusion, before bufferization: upstream passes and ours (GEMMs:
+/// amp-raise-contractions, amp-fuse-elementwise in place of
+/// linalg-fuse-elementwise-ops).
+static constexpr llvm::StringLiteral kFusion =
     "func.func(canonicalize,cse,amp-raise-contractions,amp-fuse-elementwise,"
-    "convert-elementwise-to-linalg,amp-vectorize-contractions,canonicalize,"
-    "amp-copy-repeated-results),"
+    "convert-elementwise-to-linalg,";
+
+/// Bufferization with results as out-parameters (amp-copy-repeated-results
+/// first).
+static constexpr llvm::StringLiteral kBufferization =
+    "canonicalize,amp-copy-repeated-results),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs=true "
     "modify-public-functions=true},"
     "buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,amp-contractions-to-blas,"
+    "convert-bufferization-to-memref,";
+
+/// The CPU's loops: GEMMs through BLAS (amp-contractions-to-blas), the rest
+/// as plain loops with FP8 casts as integer arithmetic.
+static constexpr llvm::StringLiteral kCPULoops =
+    "amp-contractions-to-blas,"
     "func.func(convert-linalg-to-loops,canonicalize,amp-expand-fp8-casts),";
 
 /// From loops (scf, affine, vector) on memrefs to the LLVM dialect.
@@ -55,6 +62,13 @@ static constexpr llvm::StringLiteral kLoopsToLLVM =
 
 llvm::StringRef amp::getCPULoopsToLLVMPasses() { return kLoopsToLLVM; }
 
+std::string amp::getFuseAndBufferizePasses(bool vectorizeContractions) {
+  return (kFusion +
+          (vectorizeContractions ? "amp-vectorize-contractions," : "") +
+          kBufferization)
+      .str();
+}
+
 void amp::addGraphToLinalgPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
   pm.addPass(createConvertONNXGraphToLinalg());
@@ -65,7 +79,9 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
                                             bool gemmRecords) {
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  std::string pipeline = (kCPULoweringPipeline + kLoopsToLLVM).str();
+  std::string pipeline =
+      getFuseAndBufferizePasses(/*vectorizeContractions=*/true) +
+      (kCPULoops + kLoopsToLLVM).str();
   if (gemmRecords) {
     // Before the BLAS pass, which takes the contractions without a record.
     size_t blas = pipeline.find("amp-contractions-to-blas,");

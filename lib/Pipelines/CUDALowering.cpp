@@ -23,26 +23,15 @@
 
 using namespace mlir;
 
-/// Up to bufferization: what the CPU pipeline does (CPULowering.cpp), minus
-/// the CPU's contraction vectorization, then the GEMM records.
-static constexpr llvm::StringLiteral kBufferizedKernels =
-    "func.func(canonicalize,cse,amp-raise-contractions,amp-fuse-elementwise,"
-    "convert-elementwise-to-linalg,canonicalize,amp-copy-repeated-results),"
-    "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs=true "
-    "modify-public-functions=true},"
-    "buffer-deallocation-pipeline,"
-    "convert-bufferization-to-memref,amp-contractions-to-gemm-records,";
-
-/// Up to the kernels' grid loops: bufferized, GEMMs as records, grid loops
-/// with FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in
-/// LLVM 22).
+/// Up to the kernels' grid loops: the CPU pipeline's fusion and
+/// bufferization (without its contraction vectorization), GEMMs as records,
+/// grid loops with FP8 casts as integer arithmetic (NVPTX has no f8
+/// truncf/extf in LLVM 22).
 static std::string getGridLoopPasses(int64_t blockSize) {
-  return (kBufferizedKernels +
-          "func.func(amp-linalg-to-grid-loops{block-size=" +
-          std::to_string(blockSize) + "},amp-expand-fp8-casts),")
-      .str();
+  return amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false) +
+         "amp-contractions-to-gemm-records,"
+         "func.func(amp-linalg-to-grid-loops{block-size=" +
+         std::to_string(blockSize) + "},amp-expand-fp8-casts),";
 }
 
 LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm,
@@ -65,11 +54,6 @@ static std::optional<llvm::StringRef> getPTXFeatures(llvm::StringRef chip) {
 LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
                                              const CUDALoweringOptions &options,
                                              bool convertGraph) {
-  if (options.blockSize < 1 || options.blockSize > 1024) {
-    llvm::errs() << "amp-lower-to-cuda: block-size must be in [1, 1024], got "
-                 << options.blockSize << "\n";
-    return failure();
-  }
   if (options.chips.empty()) {
     llvm::errs() << "amp-lower-to-cuda: no chip to compile for\n";
     return failure();

@@ -11,16 +11,13 @@ import subprocess
 import numpy as np
 import pytest
 
-from amp_opt import api, numerics, zoo
+from amp_opt import api, zoo
+from test_amp_run_contractions import RECORD_PRECISIONS
 
-# (pipeline, the relative size of one unit in the last place of its lowest
-# precision): the grid loops sum non-GEMM contractions in another order
-# than the CPU path's vectorized ones, and the GEMMs go through their
-# records, so a value rounded to that precision may differ by one unit.
-PRECISIONS = {"fp32": ("precision=fp32", 1e-5),
-              "fp16": (numerics.PRECISIONS["fp16"], 2.0 ** -10),
-              "bf16": (numerics.PRECISIONS["bf16"], 2.0 ** -7),
-              "fp8": ("precision=fp8 fp8=always", 2.0 ** -3)}
+# The records' tolerances: here too the non-GEMM contractions sum in
+# another order (grid loops, not the CPU's vectorized ones), and the GEMMs
+# go through their records.
+PRECISIONS = RECORD_PRECISIONS
 
 
 def run_step(path, pipeline, folder, extra):

@@ -587,7 +587,8 @@ int main(int argc, char **argv) {
     fail("lowering " + inputFile + " to the CPU failed");
   double lowerSeconds = secondsSince(start);
   if (gemmRecords || gridLoops) {
-    // Say how many GEMMs the records took: the rest went through BLAS.
+    // Say how many GEMMs the records took: the rest went through BLAS, or
+    // into grid loops.
     unsigned records = 0, blas = 0;
     module->walk([&](LLVM::CallOp call) {
       std::optional<StringRef> callee = call.getCallee();

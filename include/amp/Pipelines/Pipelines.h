@@ -35,6 +35,11 @@ LogicalResult buildCPULoweringPipeline(OpPassManager &pm,
                                        bool convertGraph = true,
                                        bool gemmRecords = false);
 
+/// The pass list that fuses elementwise ops and bufferizes a module on
+/// linalg (the first half of --amp-lower-to-cpu and --amp-lower-to-cuda);
+/// `vectorizeContractions` adds amp-vectorize-contractions (CPU only).
+std::string getFuseAndBufferizePasses(bool vectorizeContractions);
+
 /// The CPU pipeline's passes from loops on memrefs to the LLVM dialect.
 llvm::StringRef getCPULoopsToLLVMPasses();
 

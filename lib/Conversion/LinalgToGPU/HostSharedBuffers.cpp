@@ -57,9 +57,9 @@ static void freeShared(RewriterBase &rewriter, Location loc, Value buffer) {
 }
 
 /// Copies the constant `global` into a host-shared buffer that replaces it,
-/// freed before every return of `func`.
+/// freed before each of `returns`.
 static void copyToShared(RewriterBase &rewriter, memref::GetGlobalOp global,
-                         func::FuncOp func) {
+                         ArrayRef<func::ReturnOp> returns) {
   Location loc = global.getLoc();
   MemRefType type = global.getType();
   rewriter.setInsertionPointAfter(global);
@@ -68,10 +68,10 @@ static void copyToShared(RewriterBase &rewriter, memref::GetGlobalOp global,
                                      /*hostShared=*/true);
   rewriter.replaceAllUsesWith(global.getResult(), shared.getMemref());
   memref::CopyOp::create(rewriter, loc, global.getResult(), shared.getMemref());
-  func.walk([&](func::ReturnOp ret) {
+  for (func::ReturnOp ret : returns) {
     rewriter.setInsertionPoint(ret);
     freeShared(rewriter, loc, shared.getMemref());
-  });
+  }
 }
 
 namespace {
@@ -83,14 +83,17 @@ struct HostSharedBuffersPass
       SmallVector<memref::AllocOp> allocs;
       SmallVector<memref::DeallocOp> deallocs;
       SmallVector<memref::GetGlobalOp> globals;
+      SmallVector<func::ReturnOp> returns;
       func.walk([&](Operation *op) {
         if (auto alloc = dyn_cast<memref::AllocOp>(op))
           allocs.push_back(alloc);
         else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
           deallocs.push_back(dealloc);
-        else if (auto global = dyn_cast<memref::GetGlobalOp>(op))
-          if (!isOnlyGemmRecord(global.getResult()))
-            globals.push_back(global);
+        else if (auto global = dyn_cast<memref::GetGlobalOp>(op);
+                 global && !isOnlyGemmRecord(global.getResult()))
+          globals.push_back(global);
+        else if (auto ret = dyn_cast<func::ReturnOp>(op))
+          returns.push_back(ret);
       });
       for (memref::AllocOp alloc : allocs)
         allocateShared(rewriter, alloc);
@@ -100,7 +103,7 @@ struct HostSharedBuffersPass
         rewriter.eraseOp(dealloc);
       }
       for (memref::GetGlobalOp global : globals)
-        copyToShared(rewriter, global, func);
+        copyToShared(rewriter, global, returns);
     }
   }
 };

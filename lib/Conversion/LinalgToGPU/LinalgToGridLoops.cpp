@@ -143,13 +143,17 @@ struct LinalgToGridLoopsPass
     return tileIntoGrid(rewriter, outer, blockSize);
   }
 
+  /// Checks the options once, before any function is rewritten.
+  LogicalResult initialize(MLIRContext *context) override {
+    if (blockSize >= 1 && blockSize <= 1024)
+      return success();
+    return emitError(UnknownLoc::get(context))
+           << "amp-linalg-to-grid-loops: block-size must be in [1, 1024], "
+              "got "
+           << static_cast<int64_t>(blockSize);
+  }
+
   void runOnOperation() override {
-    if (blockSize < 1 || blockSize > 1024) {
-      getOperation().emitError("amp-linalg-to-grid-loops: block-size must be "
-                               "in [1, 1024], got ")
-          << blockSize;
-      return signalPassFailure();
-    }
     SmallVector<linalg::LinalgOp> ops;
     WalkResult walk = getOperation().walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics()) {

@@ -1,4 +1,9 @@
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{block-size=128}))' | FileCheck %s
+// RUN: not amp-opt %s -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{block-size=2048}))' 2>&1 | FileCheck %s --check-prefix=RANGE
+
+// A block size out of range: one error, before any function is rewritten.
+// RANGE:     error: amp-linalg-to-grid-loops: block-size must be in [1, 1024], got 2048
+// RANGE-NOT: error
 
 // An elementwise op: its 2x300 points are one index space, tiled into
 // ceil(600 / 128) = 5 blocks of 128 threads, each guarded.

@@ -2,6 +2,7 @@
 // RUN: amp-opt %s --amp-lower-to-cuda | FileCheck %s
 // RUN: not amp-opt %s --amp-lower-to-cuda=chips=sm_70 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not amp-opt %s --amp-lower-to-cuda=toolkit=%t.none 2>&1 | FileCheck %s --check-prefix=TOOLKIT
+// RUN: not amp-opt %s --amp-lower-to-cuda=block-size=0 2>&1 | FileCheck %s --check-prefix=BLOCK
 
 // A bias add and ReLU after a GEMM: the GEMM is a record, the zeroing of
 // its output one kernel, the fused bias add and ReLU another, each compiled
@@ -18,6 +19,7 @@
 
 // CHIP:    amp-lower-to-cuda: unknown chip 'sm_70' (sm_80 or sm_90)
 // TOOLKIT: amp-lower-to-cuda: no ptxas in the CUDA toolkit '{{.*}}.none'
+// BLOCK:   error: amp-linalg-to-grid-loops: block-size must be in [1, 1024], got 0
 func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
   %y = onnxg.node "MatMul"(%x, %w) opset 19 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   %z = onnxg.node "Add"(%y, %b) opset 19 : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
