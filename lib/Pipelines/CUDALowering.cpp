@@ -30,7 +30,7 @@ using namespace mlir;
 static std::string getGridLoopPasses(int64_t blockSize) {
   return amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false) +
          "amp-contractions-to-gemm-records,"
-         "func.func(amp-linalg-to-grid-loops{block-size=" +
+         "func.func(amp-host-data-to-kernels,amp-linalg-to-grid-loops{block-size=" +
          std::to_string(blockSize) + "},amp-expand-fp8-casts),";
 }
 

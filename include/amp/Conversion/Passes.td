@@ -237,6 +237,27 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
   ];
 }
 
+def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {
+  let summary = "Move the host's reads and writes of buffers into kernels";
+  let description = [{
+    Runs before `amp-linalg-to-grid-loops`, so that the host code of a CUDA
+    step touches no buffer data and the step's buffers may live in device
+    memory:
+    - a `memref.copy` becomes a `linalg.copy`, which the next pass tiles
+      into a grid like any linalg op;
+    - each run of consecutive ops that read or write buffers (the loops of
+      a scatter, a `memref.store` of a scalar) moves into a grid of one
+      block of one thread. Ops that hold linalg ops, grids or calls stay
+      where they are and their regions are searched in turn.
+    An op whose results host code uses cannot move: it stays on the host
+    with a warning that the step's buffers must then be host-accessible.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def HostSharedBuffers : Pass<"amp-host-shared-buffers", "ModuleOp"> {
   let summary = "Allocate the host code's buffers in memory that kernels "
                 "and the host both reach";

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GridMapping.h"
+
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -39,10 +41,8 @@ static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
                                  processor, identity, identity)});
 }
 
-/// A grid of one block of one thread at the rewriter's insertion point; the
-/// rewriter's insertion point moves into the thread's body.
-static LogicalResult createSingleThreadGrid(RewriterBase &rewriter,
-                                            Location loc) {
+LogicalResult amp::createSingleThreadGrid(RewriterBase &rewriter,
+                                         Location loc) {
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   auto blocks = scf::ParallelOp::create(rewriter, loc, zero, one, one);
@@ -127,7 +127,7 @@ struct LinalgToGridLoopsPass
     unsigned numParallel = generic->getNumParallelLoops();
     if (numParallel == 0) {
       // A full reduction, or a scalar op: one thread does it all.
-      if (failed(createSingleThreadGrid(rewriter, generic->getLoc())))
+      if (failed(amp::createSingleThreadGrid(rewriter, generic->getLoc())))
         return failure();
       rewriter.moveOpBefore(*generic, rewriter.getInsertionBlock(),
                             rewriter.getInsertionPoint());

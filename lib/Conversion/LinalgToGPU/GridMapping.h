@@ -1,0 +1,25 @@
+//===- GridMapping.h - Loops mapped to a GPU grid ---------------*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Helpers of the LinalgToGPU passes that build scf.parallel loops mapped to
+// blocks and threads for convert-parallel-loops-to-gpu.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H
+#define AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::amp {
+
+/// A grid of one block of one thread at the rewriter's insertion point; the
+/// rewriter's insertion point moves into the thread's body.
+LogicalResult createSingleThreadGrid(RewriterBase &rewriter, Location loc);
+
+} // namespace mlir::amp
+
+#endif // AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H

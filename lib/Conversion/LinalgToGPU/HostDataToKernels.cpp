@@ -1,0 +1,135 @@
+//===- HostDataToKernels.cpp - Host reads and writes into kernels ---------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp-host-data-to-kernels pass: what is left of a step on the host
+// after bufferization besides linalg ops (buffer copies, the loops of
+// scatters and other element-by-element code) would read and write the
+// step's buffers from the CPU. Copies become linalg.copy ops, which
+// amp-linalg-to-grid-loops tiles like any other; each run of the other
+// ops becomes a grid of one block of one thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GridMapping.h"
+
+#include "amp/Conversion/Passes.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_HOSTDATATOKERNELS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// Whether `op` holds work that gets kernels of its own or stays on the
+/// host by design: linalg ops, grids, calls (the runtime's GEMMs).
+static bool holdsKernelOrCall(Operation *op) {
+  WalkResult walk = op->walk([](Operation *nested) {
+    return isa<linalg::LinalgOp, scf::ParallelOp, CallOpInterface>(nested)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
+
+/// Whether `op` reads or writes buffer data, itself or in its regions, and
+/// can move into a kernel whole.
+static bool isHostDataAccess(Operation *op) {
+  if (op->hasTrait<OpTrait::IsTerminator>() || holdsKernelOrCall(op))
+    return false;
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  return effects &&
+         llvm::any_of(*effects, [](const MemoryEffects::EffectInstance &e) {
+           return isa<MemoryEffects::Read, MemoryEffects::Write>(
+               e.getEffect());
+         });
+}
+
+/// Whether a result of `op` is used outside `run`.
+static bool hasUseOutside(Operation *op, ArrayRef<Operation *> run) {
+  for (Operation *user : op->getUsers())
+    if (llvm::none_of(run, [&](Operation *member) {
+          return member->isAncestor(user);
+        }))
+      return true;
+  return false;
+}
+
+namespace {
+struct HostDataToKernelsPass
+    : amp::impl::HostDataToKernelsBase<HostDataToKernelsPass> {
+
+  /// Moves `run`, consecutive ops of one block, into a single-thread grid.
+  LogicalResult moveIntoGrid(RewriterBase &rewriter,
+                             ArrayRef<Operation *> run) {
+    if (run.empty())
+      return success();
+    rewriter.setInsertionPoint(run.front());
+    if (failed(amp::createSingleThreadGrid(rewriter, run.front()->getLoc())))
+      return failure();
+    for (Operation *op : run)
+      rewriter.moveOpBefore(op, rewriter.getInsertionBlock(),
+                            rewriter.getInsertionPoint());
+    return success();
+  }
+
+  /// Moves the runs of host data accesses in `block` into grids, and those
+  /// of the blocks of ops that stay on the host.
+  LogicalResult moveBlock(RewriterBase &rewriter, Block &block) {
+    SmallVector<Operation *> run;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (isHostDataAccess(&op)) {
+        run.push_back(&op);
+        continue;
+      }
+      if (failed(moveRun(rewriter, run)))
+        return failure();
+      run.clear();
+      if (holdsKernelOrCall(&op) && !isa<linalg::LinalgOp>(op))
+        for (Region &region : op.getRegions())
+          for (Block &nested : region)
+            if (failed(moveBlock(rewriter, nested)))
+              return failure();
+    }
+    return moveRun(rewriter, run);
+  }
+
+  /// Moves `run` into grids, split around the ops whose results host code
+  /// uses: those stay on the host, with a warning.
+  LogicalResult moveRun(RewriterBase &rewriter, ArrayRef<Operation *> run) {
+    size_t start = 0;
+    for (size_t i = 0; i < run.size(); ++i) {
+      if (!hasUseOutside(run[i], run.slice(start)))
+        continue;
+      run[i]->emitWarning("reads or writes buffers on the host, which uses "
+                          "its results: the step's buffers must be "
+                          "host-accessible (CUDA managed memory)");
+      if (failed(moveIntoGrid(rewriter, run.slice(start, i - start))))
+        return failure();
+      start = i + 1;
+    }
+    return moveIntoGrid(rewriter, run.slice(start));
+  }
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Copies first: they become linalg ops, and leave the runs.
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                  copy.getTarget());
+    }
+    for (Block &block : getOperation().getBody())
+      if (failed(moveBlock(rewriter, block)))
+        return signalPassFailure();
+  }
+};
+} // namespace

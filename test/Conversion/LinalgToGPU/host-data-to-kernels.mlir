@@ -1,0 +1,71 @@
+// RUN: amp-opt %s -split-input-file -verify-diagnostics -pass-pipeline='builtin.module(func.func(amp-host-data-to-kernels))' | FileCheck %s
+
+// A copy becomes a linalg op, for amp-linalg-to-grid-loops to tile.
+// CHECK-LABEL: func.func @copy
+// CHECK:         linalg.copy ins(%{{.*}} : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
+// CHECK-NOT:     memref.copy
+func.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) {
+  memref.copy %in, %out : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// A scatter's loop and the store after it: one run, one single-thread grid.
+// The constants they use stay outside (kernel outlining passes them in).
+// CHECK-LABEL: func.func @scatter
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for
+// CHECK:               memref.load
+// CHECK:               memref.store
+// CHECK:             memref.store
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-NEXT:    return
+func.func @scatter(%index: memref<8xindex>, %out: memref<8x10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %j = memref.load %index[%i] : memref<8xindex>
+    memref.store %one, %out[%i, %j] : memref<8x10xf32>
+  }
+  memref.store %one, %out[%c0, %c0] : memref<8x10xf32>
+  return
+}
+
+// -----
+
+// An op that holds a linalg op stays on the host; its region's runs move.
+// CHECK-LABEL: func.func @nested
+// CHECK:         scf.if
+// CHECK-NEXT:      linalg.fill
+// CHECK:           scf.parallel
+// CHECK:             scf.parallel
+// CHECK-NEXT:          memref.store
+func.func @nested(%flag: i1, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  scf.if %flag {
+    linalg.fill ins(%one : f32) outs(%out : memref<4xf32>)
+    memref.store %one, %out[%c0] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A load whose value the host uses cannot move: it stays, with a warning.
+// CHECK-LABEL: func.func @host_uses_value
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0
+// CHECK-NEXT:    memref.load
+// CHECK-NEXT:    arith.cmpf
+func.func @host_uses_value(%in: memref<4xf32>) -> i1 {
+  %c0 = arith.constant 0 : index
+  // expected-warning @+1 {{reads or writes buffers on the host, which uses its results: the step's buffers must be host-accessible (CUDA managed memory)}}
+  %x = memref.load %in[%c0] : memref<4xf32>
+  %positive = arith.cmpf ogt, %x, %x : f32
+  return %positive : i1
+}
