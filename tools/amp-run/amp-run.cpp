@@ -13,8 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostTensor.h"
-#include "StepGraph.h"
+#include "amp/StepDriver/HostTensor.h"
+#include "amp/StepDriver/StepGraph.h"
+#include "amp/StepDriver/StepInterface.h"
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
@@ -47,8 +48,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
-
-#include <onnx/onnx_pb.h>
 
 #include <chrono>
 #include <cmath>
@@ -150,250 +149,9 @@ static cl::opt<std::string>
                          "to this file"),
                 cl::cat(category));
 
-namespace {
-/// A function argument: its ONNX name, type, and initial value or the range
-/// of generated integer values.
-struct StepInput {
-  std::string name;
-  RankedTensorType type;
-  ElementsAttr initializer;
-  /// Generated integers are drawn from [0, bound).
-  int64_t bound = 0;
-  /// A trained parameter; its gradient output's name, if any.
-  bool isParameter = false;
-  std::string gradient;
-  /// An output carries into it (optimizer or accumulator state).
-  bool isState = false;
-  /// The update count of an ONNX Runtime optimizer, which starts at 1.
-  bool isStepCount = false;
-};
-
-/// A function result and the input it feeds in the next step (-1: none).
-struct StepOutput {
-  std::string name;
-  RankedTensorType type;
-  int carriedTo = -1;
-};
-} // namespace
-
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-/// Gives the symbolic dimensions of the model's inputs the sizes --dim
-/// names and drops the inferred value_info, so that the importer's ONNX
-/// shape inference propagates static shapes. Returns the new bytes.
-static std::string specializeDims(llvm::StringRef bytes) {
-  llvm::StringMap<int64_t> sizes;
-  for (StringRef spec : dimSizes) {
-    auto [name, text] = spec.split('=');
-    int64_t size = 0;
-    if (text.getAsInteger(10, size) || size < 1)
-      fail("--dim expects name=N with N >= 1, got '" + spec + "'");
-    sizes[name] = size;
-  }
-  onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
-    fail(inputFile + " is not a valid ONNX model");
-  std::vector<std::string> missing;
-  for (onnx::ValueInfoProto &input : *model.mutable_graph()->mutable_input()) {
-    if (!input.type().has_tensor_type())
-      continue;
-    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (int i = 0; i < shape->dim_size(); ++i) {
-      onnx::TensorShapeProto_Dimension *dim = shape->mutable_dim(i);
-      if (dim->has_dim_value())
-        continue;
-      auto it = sizes.find(dim->dim_param());
-      if (it == sizes.end()) {
-        missing.push_back(
-            "'" + input.name() + "' dimension " + std::to_string(i) +
-            (dim->dim_param().empty() ? std::string(" (unnamed)")
-                                      : " ('" + dim->dim_param() + "')"));
-        continue;
-      }
-      dim->set_dim_value(it->second);
-    }
-  }
-  if (!missing.empty())
-    fail("amp-run needs static shapes; give the size of input " +
-         llvm::join(missing, ", ") + " with --dim name=N");
-  model.mutable_graph()->clear_value_info();
-  for (onnx::ValueInfoProto &output :
-       *model.mutable_graph()->mutable_output()) {
-    if (!output.type().has_tensor_type())
-      continue;
-    auto *shape = output.mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (onnx::TensorShapeProto_Dimension &dim : *shape->mutable_dim()) {
-      auto it = sizes.find(dim.dim_param());
-      if (!dim.has_dim_value() && it != sizes.end())
-        dim.set_dim_value(it->second);
-    }
-  }
-  std::string result;
-  model.SerializeToString(&result);
-  return result;
-}
-
-/// Follows an integer input through reshapes to the ops that index with it;
-/// returns the smallest size it indexes (0 when none is found).
-static int64_t findIndexBound(Value value, unsigned depth = 0) {
-  if (depth > 8)
-    return 0;
-  int64_t bound = 0;
-  auto merge = [&](int64_t size) {
-    if (size > 0 && !ShapedType::isDynamic(size))
-      bound = bound ? std::min(bound, size) : size;
-  };
-  for (OpOperand &use : value.getUses()) {
-    auto node = dyn_cast<onnxg::NodeOp>(use.getOwner());
-    if (!node)
-      continue;
-    StringRef type = node.getOpType();
-    unsigned operand = use.getOperandNumber();
-    auto dimOf = [&](unsigned i, int64_t axis) -> int64_t {
-      auto shaped = dyn_cast<RankedTensorType>(node.getOperand(i).getType());
-      if (!shaped)
-        return 0;
-      if (axis < 0)
-        axis += shaped.getRank();
-      return axis >= 0 && axis < shaped.getRank() ? shaped.getDimSize(axis) : 0;
-    };
-    int64_t axis = 0;
-    if (auto attr = dyn_cast_or_null<IntegerAttr>(
-            node.getOnnxAttrsOrEmpty().get("axis")))
-      axis = attr.getInt();
-    if (operand == 1 && (type == "Gather" || type == "GatherElements" ||
-                         type == "ScatterElements"))
-      merge(dimOf(0, axis));
-    else if (operand == 1 && (type.contains("SoftmaxCrossEntropyLoss") ||
-                              type == "NegativeLogLikelihoodLoss"))
-      merge(dimOf(0, 1));
-    else if (operand == 0 &&
-             llvm::is_contained({"Reshape", "Unsqueeze", "Squeeze", "Flatten",
-                                 "Identity", "Cast", "Expand"},
-                                type))
-      merge(findIndexBound(node.getResult(0), depth + 1));
-  }
-  return bound;
-}
-
-static std::string getName(Value value, unsigned position, bool isInput) {
-  std::string name = onnxg::getValueName(value).str();
-  if (name.empty())
-    name = (isInput ? "input" : "output") + std::to_string(position);
-  return name;
-}
-
-/// Reads the step's inputs and outputs (after convert-onnxg-to-linalg,
-/// which types what ONNX could not) and decides which output carries into
-/// which input. `bounds` are the index ranges of the integer inputs.
-static void describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
-                         const llvm::StringSet<> &stepCounts,
-                         const llvm::StringSet<> &buffers,
-                         bool restartAccumulators,
-                         std::vector<StepInput> &inputs,
-                         std::vector<StepOutput> &outputs, std::string &loss) {
-  Block &body = func.getBody().front();
-  llvm::StringMap<int> inputByName;
-  for (BlockArgument arg : body.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    StepInput input;
-    input.name = getName(arg, arg.getArgNumber(), true);
-    if (!type || !type.hasStaticShape())
-      fail("input '" + input.name + "' has type " +
-           printToString(arg.getType()) + ": amp-run needs static shapes");
-    input.type = type;
-    input.initializer = func.getArgAttrOfType<ElementsAttr>(
-        arg.getArgNumber(), onnxg::ONNXGraphDialect::kInitializerAttrName);
-    if (isa<IntegerType>(type.getElementType()) && !input.initializer)
-      input.bound = bounds[arg.getArgNumber()];
-    input.isStepCount = stepCounts.contains(input.name);
-    input.isState = buffers.contains(input.name);
-    inputByName[input.name] = inputs.size();
-    inputs.push_back(input);
-  }
-  llvm::StringMap<std::string> previousOf;
-  auto training = func->getAttrOfType<DictionaryAttr>(amp::kTrainingAttrName);
-  if (training) {
-    if (auto name = training.getAs<StringAttr>("loss"))
-      loss = name.str();
-    for (StringRef key : {"updates", "buffers"})
-      if (auto updates = training.getAs<ArrayAttr>(key))
-        for (auto pair : updates.getAsRange<ArrayAttr>())
-          if (pair.size() == 2)
-            previousOf[cast<StringAttr>(pair[0]).getValue()] =
-                cast<StringAttr>(pair[1]).str();
-  }
-  // --carry <output>:<input>.
-  llvm::StringSet<> outputNames;
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (auto name = func.getResultAttrOfType<StringAttr>(
-            i, onnxg::ONNXGraphDialect::kNameAttrName))
-      outputNames.insert(name.getValue());
-  for (StringRef spec : carryPairs) {
-    auto splits =
-        amp::getNamePairSplits(spec, [&](StringRef output, StringRef input) {
-          return outputNames.contains(output) && inputByName.count(input);
-        });
-    if (splits.size() != 1)
-      fail("--carry " + spec.str() + ": " +
-           (splits.empty() ? "expected <output>:<input> naming an output and "
-                             "an input"
-                           : "several splits name an output and an input; "
-                             "rename them"));
-    previousOf[splits.front().first] = splits.front().second.str();
-  }
-  if (training) {
-    auto parameters = training.getAs<ArrayAttr>("parameters");
-    auto gradients = training.getAs<ArrayAttr>("gradients");
-    for (auto [i, name] :
-         llvm::enumerate(parameters.getAsValueRange<StringAttr>())) {
-      auto it = inputByName.find(name);
-      if (it == inputByName.end())
-        continue;
-      inputs[it->second].isParameter = true;
-      if (gradients && i < gradients.size())
-        inputs[it->second].gradient =
-            cast<StringAttr>(gradients[i]).getValue().str();
-    }
-  }
-  auto terminator = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [i, value] : llvm::enumerate(terminator.getOperands())) {
-    StepOutput output;
-    auto nameAttr = func.getResultAttrOfType<StringAttr>(
-        i, onnxg::ONNXGraphDialect::kNameAttrName);
-    output.name = nameAttr ? nameAttr.str() : getName(value, i, false);
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || !type.hasStaticShape())
-      fail("output '" + output.name + "' has type " +
-           printToString(value.getType()) + ": amp-run needs static shapes");
-    output.type = type;
-    // `X.updated` feeds `X`, as do the analysis's [updated, previous] pairs.
-    std::string previous = previousOf.lookup(output.name);
-    StringRef name = output.name;
-    if (StringRef stem = name;
-        previous.empty() && stem.consume_back(".updated"))
-      previous = stem.str();
-    // ONNX Runtime's gradient accumulators: X.accumulation.out -> .buffer,
-    // unless an optimizer consumes them each step (the buffers stay zero).
-    if (StringRef stem = name;
-        previous.empty() && stem.consume_back(".accumulation.out"))
-      previous =
-          restartAccumulators ? "" : (stem + ".accumulation.buffer").str();
-    auto it = inputByName.find(previous);
-    if (it != inputByName.end() && inputs[it->second].type != type &&
-        llvm::is_contained(carryPairs, output.name + ":" + previous))
-      fail("--carry " + output.name + ":" + previous +
-           ": the output has type " + printToString(type) + ", the input " +
-           printToString(inputs[it->second].type));
-    if (it != inputByName.end() && inputs[it->second].type == type) {
-      output.carriedTo = it->second;
-      inputs[it->second].isState = true;
-    }
-    outputs.push_back(output);
-  }
 }
 
 /// Fills an input without a value: parameters from U(-1/sqrt(fan_in),
@@ -466,35 +224,6 @@ static std::string formatNumber(double value) {
   return text;
 }
 
-/// Reads an ONNX model (with --dim applied) or an MLIR file.
-static OwningOpRef<ModuleOp> importGraph(StringRef path, MLIRContext &context,
-                                         llvm::SourceMgr &sourceMgr) {
-  std::string errorMessage;
-  auto input = openInputFile(path, &errorMessage);
-  if (!input)
-    fail(errorMessage);
-  OwningOpRef<ModuleOp> module;
-  if (onnxg::isOnnxInput(path, input->getBuffer())) {
-    onnxg::ImportOptions options;
-    std::string bytes = specializeDims(input->getBuffer());
-    module = onnxg::importOnnxModel(bytes, path, &context, options);
-  } else {
-    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  }
-  if (!module)
-    fail("cannot read " + path);
-  return module;
-}
-
-/// The one graph of `module`.
-static func::FuncOp getGraph(ModuleOp module, StringRef path) {
-  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
-  if (funcs.size() != 1 || funcs[0].isExternal())
-    fail(path + " must hold exactly one graph");
-  return funcs[0];
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -524,10 +253,11 @@ int main(int argc, char **argv) {
   // Import, and append the optimizer graph.
   auto start = std::chrono::steady_clock::now();
   std::string errorMessage;
-  OwningOpRef<ModuleOp> module = importGraph(inputFile, context, sourceMgr);
+  OwningOpRef<ModuleOp> module =
+      importStep(inputFile, dimSizes, context, sourceMgr);
   if (!optimizerFile.empty()) {
     OwningOpRef<ModuleOp> optimizer =
-        importGraph(optimizerFile, context, sourceMgr);
+        importStep(optimizerFile, dimSizes, context, sourceMgr);
     appendOptimizer(getGraph(*module, inputFile),
                     getGraph(*optimizer, optimizerFile));
   }
@@ -557,7 +287,7 @@ int main(int argc, char **argv) {
   std::string loss = lossName;
   // An optimizer that runs every step (a graph, or host SGD) consumes the
   // accumulated gradients, so the accumulators restart.
-  describeStep(func, bounds, stepCounts, buffers,
+  describeStep(func, bounds, stepCounts, buffers, carryPairs,
                /*restartAccumulators=*/!optimizerFile.empty() ||
                    sgdLearningRate != 0,
                inputs, outputs, loss);

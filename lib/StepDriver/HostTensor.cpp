@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostTensor.h"
+#include "amp/StepDriver/HostTensor.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"

@@ -1,27 +1,44 @@
-//===- StepGraph.h - Edits amp-run makes to the step graph ------*- C++ -*-===//
+//===- StepGraph.h - Edits the step driver makes to a step ------*- C++ -*-===//
 //
 // Part of amp-opt, under the Apache License v2.0.
 //
 //===----------------------------------------------------------------------===//
 //
-// What amp-run adds to an imported training step before it lowers it: an
-// ONNX Runtime optimizer graph appended to the step (--optimizer), outputs
-// for state the step keeps hidden (in-place accumulators, the overflow
-// check), and the inputs that count optimizer updates.
+// How amp-run and amp-compile read a training step, and what they add to
+// it before they lower it: an ONNX Runtime optimizer graph appended to the
+// step (--optimizer), outputs for state the step keeps hidden (in-place
+// accumulators, the overflow check), and the inputs that count optimizer
+// updates.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_TOOLS_AMP_RUN_STEPGRAPH_H
-#define AMP_TOOLS_AMP_RUN_STEPGRAPH_H
+#ifndef AMP_STEPDRIVER_STEPGRAPH_H
+#define AMP_STEPDRIVER_STEPGRAPH_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/SourceMgr.h"
 
 namespace amprun {
 
-/// Prints "amp-run: error: <message>" and exits with status 1.
+/// The tool that prints the step driver's errors ("amp-run" unless set).
+extern const char *toolName;
+
+/// Prints "<toolName>: error: <message>" and exits with status 1.
 [[noreturn]] void fail(const llvm::Twine &message);
+
+/// Reads an ONNX model, its inputs' symbolic dimensions given sizes by
+/// `dims` ("name=N"; every one must have a size), or an MLIR file.
+mlir::OwningOpRef<mlir::ModuleOp> importStep(llvm::StringRef path,
+                                             llvm::ArrayRef<std::string> dims,
+                                             mlir::MLIRContext &context,
+                                             llvm::SourceMgr &sourceMgr);
+
+/// The one graph of `module`, read from `path`.
+mlir::func::FuncOp getGraph(mlir::ModuleOp module, llvm::StringRef path);
 
 /// Returns `value` from `func` as an output named `name`, unless it is
 /// returned already.
@@ -50,4 +67,4 @@ llvm::StringSet<> findAccumulatorBuffers(mlir::func::FuncOp func);
 
 } // namespace amprun
 
-#endif // AMP_TOOLS_AMP_RUN_STEPGRAPH_H
+#endif // AMP_STEPDRIVER_STEPGRAPH_H

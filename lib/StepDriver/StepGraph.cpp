@@ -1,12 +1,12 @@
-//===- StepGraph.cpp - Edits amp-run makes to the step graph --------------===//
+//===- StepGraph.cpp - Edits the step driver makes to a step --------------===//
 //
 // Part of amp-opt, under the Apache License v2.0.
 //
 //===----------------------------------------------------------------------===//
 
-#include "StepGraph.h"
+#include "amp/StepDriver/StepGraph.h"
 
-#include "HostTensor.h"
+#include "amp/StepDriver/HostTensor.h"
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
@@ -19,8 +19,10 @@
 using namespace mlir;
 using namespace amprun;
 
+const char *amprun::toolName = "amp-run";
+
 void amprun::fail(const llvm::Twine &message) {
-  llvm::errs() << "amp-run: error: " << message << "\n";
+  llvm::errs() << toolName << ": error: " << message << "\n";
   exit(1);
 }
 

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_TOOLS_AMP_RUN_HOSTTENSOR_H
-#define AMP_TOOLS_AMP_RUN_HOSTTENSOR_H
+#ifndef AMP_STEPDRIVER_HOSTTENSOR_H
+#define AMP_STEPDRIVER_HOSTTENSOR_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -82,4 +82,4 @@ readNpz(llvm::StringRef path);
 
 } // namespace amprun
 
-#endif // AMP_TOOLS_AMP_RUN_HOSTTENSOR_H
+#endif // AMP_STEPDRIVER_HOSTTENSOR_H
