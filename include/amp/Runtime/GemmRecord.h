@@ -19,6 +19,7 @@
 #ifndef AMP_RUNTIME_GEMMRECORD_H
 #define AMP_RUNTIME_GEMMRECORD_H
 
+#include <climits>
 #include <cstdint>
 
 namespace mlir::amp::runtime {
@@ -53,6 +54,28 @@ enum GemmRecordField : unsigned {
 
 /// Element types of a record's operands.
 enum GemmDataType : int64_t { kGemmF32, kGemmF16, kGemmBF16, kGemmF64 };
+
+/// What is wrong with `record` for an entry point of operand types
+/// `typeA`, `typeB` and `typeD` (GemmDataType), or null when nothing is.
+inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
+                                   int64_t typeB, int64_t typeD) {
+  int64_t m = record[kGemmM], n = record[kGemmN], k = record[kGemmK];
+  bool transA = record[kGemmTransA], transB = record[kGemmTransB];
+  int64_t lda = record[kGemmLdA], ldb = record[kGemmLdB];
+  int64_t ldd = record[kGemmLdD];
+  if (record[kGemmTypeA] != typeA || record[kGemmTypeB] != typeB ||
+      record[kGemmTypeD] != typeD)
+    return "a GEMM record's types differ from its entry point's";
+  if (m < 1 || n < 1 || k < 1 || record[kGemmBatch] < 1)
+    return "a GEMM record's m, n, k and batch must be positive";
+  // cuBLASLt's layout rule: a leading dimension spans its stored rows.
+  if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
+    return "a GEMM record's leading dimension is below its matrix's rows";
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
+      ldb > INT_MAX || ldd > INT_MAX || record[kGemmBatch] > INT_MAX)
+    return "a matrix exceeds BLAS's 32-bit sizes";
+  return nullptr;
+}
 
 } // namespace mlir::amp::runtime
 

@@ -46,17 +46,15 @@ static bool isHostDataAccess(Operation *op) {
       getEffectsRecursively(op);
   return effects &&
          llvm::any_of(*effects, [](const MemoryEffects::EffectInstance &e) {
-           return isa<MemoryEffects::Read, MemoryEffects::Write>(
-               e.getEffect());
+           return isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect());
          });
 }
 
 /// Whether a result of `op` is used outside `run`.
 static bool hasUseOutside(Operation *op, ArrayRef<Operation *> run) {
   for (Operation *user : op->getUsers())
-    if (llvm::none_of(run, [&](Operation *member) {
-          return member->isAncestor(user);
-        }))
+    if (llvm::none_of(
+            run, [&](Operation *member) { return member->isAncestor(user); }))
       return true;
   return false;
 }

@@ -42,7 +42,7 @@ static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
 }
 
 LogicalResult amp::createSingleThreadGrid(RewriterBase &rewriter,
-                                         Location loc) {
+                                          Location loc) {
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   auto blocks = scf::ParallelOp::create(rewriter, loc, zero, one, one);

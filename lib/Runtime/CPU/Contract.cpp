@@ -275,18 +275,9 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   bool transA = record[kGemmTransA], transB = record[kGemmTransB];
   int64_t lda = record[kGemmLdA], ldb = record[kGemmLdB];
   int64_t ldd = record[kGemmLdD];
-  if (record[kGemmTypeA] != kDataType<TA> ||
-      record[kGemmTypeB] != kDataType<TB> ||
-      record[kGemmTypeD] != kDataType<Acc>)
-    fail("a GEMM record's types differ from its entry point's");
-  if (m < 1 || n < 1 || k < 1 || batch < 1)
-    fail("a GEMM record's m, n, k and batch must be positive");
-  // cuBLASLt's layout rule: a leading dimension spans its stored rows.
-  if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
-    fail("a GEMM record's leading dimension is below its matrix's rows");
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
-      ldb > INT_MAX || ldd > INT_MAX)
-    fail("a matrix exceeds BLAS's 32-bit sizes");
+  if (const char *error =
+          checkGemmRecord(record, kDataType<TA>, kDataType<TB>, kDataType<Acc>))
+    fail(error);
   DynamicMemRefType<TA> a(aMemRef);
   DynamicMemRefType<TB> b(bMemRef);
   DynamicMemRefType<Acc> d(dMemRef);

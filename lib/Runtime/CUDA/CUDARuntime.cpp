@@ -1,0 +1,618 @@
+//===- CUDARuntime.cpp - Kernels and GEMMs of a step on the driver API ----===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The functions that --amp-lower-to-cuda's host code calls: upstream's
+// mgpu* interface (the names and signatures of MLIR's CudaRuntimeWrappers)
+// on the CUDA driver API, and the amp_gemm_* GEMM records on cuBLASLt.
+//
+// - The driver is dlopen'ed on the first step, so that a step library loads
+//   (and fails with one message) where there is none.
+// - A kernel module is loaded from its fatbin on its first launch, and
+//   stays loaded; every kernel runs on one stream, the legacy default
+//   stream, which orders it after the caller's own work on that stream
+//   (PyTorch's default stream, for one).
+// - The first failure of a step is kept, with the step's and the kernel's
+//   names; after it the step's remaining launches and GEMMs are skipped, and
+//   a failed allocation hands out host memory, so the host code runs to its
+//   end without touching the GPU again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Runtime/CUDARuntime.h"
+#include "amp/Runtime/GemmRecord.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cublasLt.h>
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+using namespace mlir::amp::runtime;
+
+namespace {
+
+// The driver's entry points, by the names cuda.h maps them to (cuMemAlloc
+// is cuMemAlloc_v2).
+#define AMP_STRINGIFY_NAME(name) #name
+#define AMP_DRIVER_NAME(name) AMP_STRINGIFY_NAME(name)
+#define AMP_DRIVER_FUNCTIONS(X)                                                \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetDevice)                                                            \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleGetFunction)                                                       \
+  X(cuLaunchKernel)                                                            \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventRecord)                                                             \
+  X(cuMemAlloc)                                                                \
+  X(cuMemAllocManaged)                                                         \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyAsync)                                                             \
+  X(cuMemsetD32Async)                                                          \
+  X(cuMemsetD16Async)
+
+struct Driver {
+#define AMP_DRIVER_POINTER(name) decltype(&name) name = nullptr;
+  AMP_DRIVER_FUNCTIONS(AMP_DRIVER_POINTER)
+#undef AMP_DRIVER_POINTER
+};
+
+/// cuBLASLt's workspace, as cuBLASLt's documentation recommends for Hopper.
+constexpr size_t kGemmWorkspaceBytes = 32 << 20;
+
+/// A kernel module: its fatbin, loaded on first use.
+struct Module {
+  Module(const void *image, unsigned ordinal)
+      : image(image), ordinal(ordinal) {}
+  const void *image;
+  unsigned ordinal;
+  CUmodule module = nullptr;
+  std::map<std::string, struct Kernel *> kernels;
+};
+
+/// A kernel of a module, as the host code holds it.
+struct Kernel {
+  Module *module;
+  std::string name;
+  CUfunction function = nullptr;
+};
+
+/// One GEMM record's cuBLASLt plan, reused while the record is the same.
+struct GemmPlan {
+  int64_t fields[kGemmRecordFields] = {};
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algorithm = {};
+  bool isDouble = false;
+
+  ~GemmPlan() {
+    for (cublasLtMatrixLayout_t layout : {a, b, d})
+      if (layout)
+        cublasLtMatrixLayoutDestroy(layout);
+    if (operation)
+      cublasLtMatmulDescDestroy(operation);
+  }
+};
+
+/// The runtime's state; every step holds `stepLock`.
+struct Runtime {
+  std::recursive_mutex stepLock;
+  void *library = nullptr;
+  Driver driver;
+  /// Why the GPU cannot be used at all, once set up ("" when it can).
+  std::string setupError;
+  bool setUp = false;
+  CUcontext context = nullptr;
+  cublasLtHandle_t blas = nullptr;
+  CUdeviceptr workspace = 0;
+
+  std::string step;
+  std::string error;
+  std::set<void *> hostFallbacks;
+  std::map<const int64_t *, std::unique_ptr<GemmPlan>> gemmPlans;
+  std::vector<std::unique_ptr<Module>> modules;
+  std::vector<std::unique_ptr<Kernel>> kernels;
+
+  bool failed() const { return !setupError.empty() || !error.empty(); }
+
+  /// Keeps the step's first error.
+  void fail(const std::string &message) {
+    if (error.empty())
+      error = (step.empty() ? "" : "step '" + step + "': ") + message;
+  }
+
+  /// Whether `result` is CUDA_SUCCESS; else fails with `what`.
+  bool check(CUresult result, const std::string &what) {
+    if (result == CUDA_SUCCESS)
+      return true;
+    const char *name = "unknown error", *description = "";
+    if (driver.cuGetErrorName)
+      driver.cuGetErrorName(result, &name);
+    if (driver.cuGetErrorString)
+      driver.cuGetErrorString(result, &description);
+    fail(what + ": " + name + " (" + description + ")");
+    return false;
+  }
+
+  bool check(cublasStatus_t status, const std::string &what) {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      return true;
+    fail(what + ": cuBLASLt status " + std::to_string(int(status)));
+    return false;
+  }
+
+  void setUpOnce();
+  bool makeContextCurrent();
+  CUfunction getFunction(Kernel &kernel);
+};
+
+Runtime &getRuntime() {
+  static Runtime *runtime = new Runtime; // never destroyed: outlives users
+  return *runtime;
+}
+
+/// Loads the driver and picks the device; on failure, `setupError` says why.
+void Runtime::setUpOnce() {
+  if (setUp)
+    return;
+  setUp = true;
+  library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    setupError = std::string("no CUDA driver: ") + dlerror();
+    return;
+  }
+#define AMP_DRIVER_LOAD(name)                                                  \
+  driver.name = reinterpret_cast<decltype(&name)>(                             \
+      dlsym(library, AMP_DRIVER_NAME(name)));                                  \
+  if (!driver.name) {                                                          \
+    setupError = "the CUDA driver has no " AMP_DRIVER_NAME(name);              \
+    return;                                                                    \
+  }
+  AMP_DRIVER_FUNCTIONS(AMP_DRIVER_LOAD)
+#undef AMP_DRIVER_LOAD
+  int count = 0;
+  if (!check(driver.cuInit(0), "initializing the CUDA driver") ||
+      !check(driver.cuDeviceGetCount(&count), "counting CUDA devices")) {
+    setupError = error;
+    return;
+  }
+  if (count == 0) {
+    setupError = "no CUDA device";
+    return;
+  }
+  if (!check(driver.cuCtxGetCurrent(&context), "getting the CUDA context")) {
+    setupError = error;
+    return;
+  }
+  if (!context) {
+    const char *env = std::getenv("AMP_CUDA_DEVICE");
+    int ordinal = env ? std::atoi(env) : 0;
+    CUdevice device;
+    if (ordinal < 0 || ordinal >= count) {
+      setupError = "AMP_CUDA_DEVICE=" + std::string(env) + ": there are " +
+                   std::to_string(count) + " CUDA devices";
+      return;
+    }
+    if (!check(driver.cuDeviceGet(&device, ordinal), "getting the device") ||
+        !check(driver.cuDevicePrimaryCtxRetain(&context, device),
+               "creating the device's context")) {
+      setupError = error;
+      return;
+    }
+  }
+  if (!makeContextCurrent() ||
+      !check(cublasLtCreate(&blas), "creating the cuBLASLt handle") ||
+      !check(driver.cuMemAlloc(&workspace, kGemmWorkspaceBytes),
+             "allocating cuBLASLt's workspace"))
+    setupError = error;
+}
+
+bool Runtime::makeContextCurrent() {
+  return check(driver.cuCtxSetCurrent(context), "setting the CUDA context");
+}
+
+CUfunction Runtime::getFunction(Kernel &kernel) {
+  Module &module = *kernel.module;
+  std::string what =
+      "kernel " + std::to_string(module.ordinal) + " (" + kernel.name + ")";
+  if (!module.module &&
+      !check(driver.cuModuleLoadData(&module.module, module.image),
+             "loading " + what))
+    return nullptr;
+  if (!kernel.function &&
+      !check(driver.cuModuleGetFunction(&kernel.function, module.module,
+                                        kernel.name.c_str()),
+             "finding " + what))
+    return nullptr;
+  return kernel.function;
+}
+
+cudaDataType getCudaType(int64_t type) {
+  switch (type) {
+  case kGemmF16:
+    return CUDA_R_16F;
+  case kGemmBF16:
+    return CUDA_R_16BF;
+  case kGemmF64:
+    return CUDA_R_64F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// The cuBLASLt plan of `record`, built when first seen or changed.
+GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
+  std::unique_ptr<GemmPlan> &plan = runtime.gemmPlans[record];
+  if (plan && std::memcmp(plan->fields, record, sizeof(plan->fields)) == 0)
+    return plan.get();
+  plan = std::make_unique<GemmPlan>();
+  std::memcpy(plan->fields, record, sizeof(plan->fields));
+  int64_t m = record[kGemmM], n = record[kGemmN], k = record[kGemmK];
+  bool transA = record[kGemmTransA], transB = record[kGemmTransB];
+  std::string what = "GEMM " + std::to_string(m) + "x" + std::to_string(n) +
+                     "x" + std::to_string(k) + " (batch " +
+                     std::to_string(record[kGemmBatch]) + ")";
+  if (record[kGemmTypeA] != record[kGemmTypeB]) {
+    runtime.fail(what + ": cuBLASLt multiplies two inputs of one type only");
+    return nullptr;
+  }
+  plan->isDouble = record[kGemmTypeD] == kGemmF64;
+  const char *tf32 = std::getenv("AMP_CUDA_TF32");
+  cublasComputeType_t compute =
+      plan->isDouble ? CUBLAS_COMPUTE_64F
+      : record[kGemmTypeA] == kGemmF32 && tf32 && std::strcmp(tf32, "1") == 0
+          ? CUBLAS_COMPUTE_32F_FAST_TF32
+          : CUBLAS_COMPUTE_32F;
+  cudaDataType scale = plan->isDouble ? CUDA_R_64F : CUDA_R_32F;
+  cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int64_t type,
+                        int64_t rows, int64_t cols, int64_t leadingDim,
+                        int64_t batchStride) {
+    int32_t batch = int32_t(record[kGemmBatch]);
+    return runtime.check(cublasLtMatrixLayoutCreate(&layout, getCudaType(type),
+                                                    rows, cols, leadingDim),
+                         what + ": layout") &&
+           runtime.check(cublasLtMatrixLayoutSetAttribute(
+                             layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                             sizeof(batch)),
+                         what + ": batch count") &&
+           runtime.check(cublasLtMatrixLayoutSetAttribute(
+                             layout,
+                             CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                             &batchStride, sizeof(batchStride)),
+                         what + ": batch stride");
+  };
+  if (!runtime.check(cublasLtMatmulDescCreate(&plan->operation, compute, scale),
+                     what + ": descriptor") ||
+      !runtime.check(cublasLtMatmulDescSetAttribute(plan->operation,
+                                                    CUBLASLT_MATMUL_DESC_TRANSA,
+                                                    &opA, sizeof(opA)),
+                     what + ": transpose A") ||
+      !runtime.check(cublasLtMatmulDescSetAttribute(plan->operation,
+                                                    CUBLASLT_MATMUL_DESC_TRANSB,
+                                                    &opB, sizeof(opB)),
+                     what + ": transpose B") ||
+      !makeLayout(plan->a, record[kGemmTypeA], transA ? k : m, transA ? m : k,
+                  record[kGemmLdA], record[kGemmBatchStrideA]) ||
+      !makeLayout(plan->b, record[kGemmTypeB], transB ? n : k, transB ? k : n,
+                  record[kGemmLdB], record[kGemmBatchStrideB]) ||
+      !makeLayout(plan->d, record[kGemmTypeD], m, n, record[kGemmLdD],
+                  record[kGemmBatchStrideD]))
+    return nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic = {};
+  int found = 0;
+  size_t workspaceBytes = kGemmWorkspaceBytes;
+  bool planned =
+      runtime.check(cublasLtMatmulPreferenceCreate(&preference),
+                    what + ": preference") &&
+      runtime.check(cublasLtMatmulPreferenceSetAttribute(
+                        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                        &workspaceBytes, sizeof(workspaceBytes)),
+                    what + ": workspace") &&
+      runtime.check(cublasLtMatmulAlgoGetHeuristic(
+                        runtime.blas, plan->operation, plan->a, plan->b,
+                        plan->d, plan->d, preference, 1, &heuristic, &found),
+                    what + ": algorithm");
+  if (preference)
+    cublasLtMatmulPreferenceDestroy(preference);
+  if (planned && found == 0)
+    runtime.fail(what + ": cuBLASLt has no algorithm for it");
+  if (!planned || found == 0)
+    return nullptr;
+  plan->algorithm = heuristic.algo;
+  return plan.get();
+}
+
+template <typename T>
+const char *getData(const UnrankedMemRefType<T> &memref) {
+  DynamicMemRefType<T> ranked(memref);
+  return reinterpret_cast<const char *>(ranked.data + ranked.offset);
+}
+
+/// Runs a GEMM record (GemmRecord.h): D += op(A) op(B) on the step's
+/// stream.
+void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
+                   const char *a, const char *b, char *d, int64_t typeA,
+                   int64_t typeB, int64_t typeD) {
+  Runtime &runtime = getRuntime();
+  if (runtime.failed())
+    return;
+  DynamicMemRefType<int64_t> recordRef(recordMemRef);
+  if (recordRef.rank != 1 || recordRef.sizes[0] != kGemmRecordFields)
+    return runtime.fail("a GEMM record is a 1-d memref of kGemmRecordFields "
+                        "i64");
+  const int64_t *record = recordRef.data + recordRef.offset;
+  if (const char *error = checkGemmRecord(record, typeA, typeB, typeD))
+    return runtime.fail(error);
+  GemmPlan *plan = getGemmPlan(runtime, record);
+  if (!plan)
+    return;
+  float oneFloat = 1;
+  double oneDouble = 1;
+  const void *one =
+      plan->isDouble ? static_cast<const void *>(&oneDouble) : &oneFloat;
+  runtime.check(cublasLtMatmul(runtime.blas, plan->operation, one, a, plan->a,
+                               b, plan->b, one, d, plan->d, d, plan->d,
+                               &plan->algorithm,
+                               reinterpret_cast<void *>(runtime.workspace),
+                               kGemmWorkspaceBytes, /*stream=*/nullptr),
+                "GEMM " + std::to_string(record[kGemmM]) + "x" +
+                    std::to_string(record[kGemmN]) + "x" +
+                    std::to_string(record[kGemmK]));
+}
+
+/// Element types, as the compiled code stores them.
+struct F16Bits {
+  uint16_t bits;
+};
+struct BF16Bits {
+  uint16_t bits;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// A step.
+//===----------------------------------------------------------------------===//
+
+extern "C" int amp_cuda_step_begin(const char *step) {
+  Runtime &runtime = getRuntime();
+  runtime.stepLock.lock();
+  runtime.step = step ? step : "";
+  runtime.error.clear();
+  runtime.setUpOnce();
+  if (runtime.setupError.empty())
+    runtime.makeContextCurrent();
+  return runtime.failed() ? 1 : 0;
+}
+
+extern "C" int amp_cuda_step_end(void) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed())
+    runtime.check(runtime.driver.cuStreamSynchronize(nullptr),
+                  "finishing the step");
+  if (!runtime.setupError.empty() && runtime.error.empty())
+    runtime.error = "step '" + runtime.step + "': " + runtime.setupError;
+  int status = runtime.error.empty() ? 0 : 1;
+  runtime.stepLock.unlock();
+  return status;
+}
+
+extern "C" const char *amp_cuda_last_error(void) {
+  return getRuntime().error.c_str();
+}
+
+//===----------------------------------------------------------------------===//
+// Upstream's mgpu* interface (mlir/lib/ExecutionEngine/CudaRuntimeWrappers).
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  Runtime &runtime = getRuntime();
+  std::lock_guard<std::recursive_mutex> lock(runtime.stepLock);
+  runtime.modules.push_back(
+      std::make_unique<Module>(data, unsigned(runtime.modules.size())));
+  return runtime.modules.back().get();
+}
+
+extern "C" void mgpuModuleUnload(void * /*module*/) {
+  // Modules stay loaded until the process ends: a step library's
+  // destructors may run after the driver's.
+}
+
+extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
+  auto *module = static_cast<Module *>(handle);
+  Kernel *&kernel = module->kernels[name];
+  if (!kernel) {
+    Runtime &runtime = getRuntime();
+    runtime.kernels.push_back(
+        std::make_unique<Kernel>(Kernel{module, name, nullptr}));
+    kernel = runtime.kernels.back().get();
+  }
+  return kernel;
+}
+
+extern "C" void mgpuLaunchKernel(void *handle, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ,
+                                 int32_t sharedBytes, CUstream stream,
+                                 void **params, void **extra,
+                                 size_t /*paramsCount*/) {
+  Runtime &runtime = getRuntime();
+  if (runtime.failed())
+    return;
+  Kernel &kernel = *static_cast<Kernel *>(handle);
+  CUfunction function = runtime.getFunction(kernel);
+  if (!function)
+    return;
+  runtime.check(runtime.driver.cuLaunchKernel(
+                    function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                    sharedBytes, stream, params, extra),
+                "launching kernel " + std::to_string(kernel.module->ordinal) +
+                    " (" + kernel.name + ") on " + std::to_string(gridX) +
+                    " blocks of " + std::to_string(blockX) + " threads");
+}
+
+extern "C" CUstream mgpuStreamCreate() { return nullptr; }
+
+extern "C" void mgpuStreamDestroy(CUstream) {}
+
+extern "C" void mgpuStreamSynchronize(CUstream stream) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed())
+    runtime.check(runtime.driver.cuStreamSynchronize(stream),
+                  "running the step's kernels");
+}
+
+extern "C" void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed() && event)
+    runtime.check(runtime.driver.cuStreamWaitEvent(stream, event, 0),
+                  "waiting for an event");
+}
+
+extern "C" CUevent mgpuEventCreate() {
+  Runtime &runtime = getRuntime();
+  CUevent event = nullptr;
+  if (!runtime.failed())
+    runtime.check(runtime.driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                  "creating an event");
+  return event;
+}
+
+extern "C" void mgpuEventDestroy(CUevent event) {
+  Runtime &runtime = getRuntime();
+  if (event && runtime.setupError.empty())
+    runtime.driver.cuEventDestroy(event);
+}
+
+extern "C" void mgpuEventSynchronize(CUevent event) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed() && event)
+    runtime.check(runtime.driver.cuEventSynchronize(event),
+                  "waiting for an event");
+}
+
+extern "C" void mgpuEventRecord(CUevent event, CUstream stream) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed() && event)
+    runtime.check(runtime.driver.cuEventRecord(event, stream),
+                  "recording an event");
+}
+
+extern "C" void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/,
+                              bool isHostShared) {
+  Runtime &runtime = getRuntime();
+  if (bytes == 0)
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  if (!runtime.failed() &&
+      runtime.check(isHostShared ? runtime.driver.cuMemAllocManaged(
+                                       &pointer, bytes, CU_MEM_ATTACH_GLOBAL)
+                                 : runtime.driver.cuMemAlloc(&pointer, bytes),
+                    "allocating " + std::to_string(bytes) + " bytes"))
+    return reinterpret_cast<void *>(pointer);
+  // The step has failed: host memory, for the host code to finish with.
+  void *fallback = std::calloc(1, bytes);
+  runtime.hostFallbacks.insert(fallback);
+  return fallback;
+}
+
+extern "C" void mgpuMemFree(void *pointer, CUstream /*stream*/) {
+  Runtime &runtime = getRuntime();
+  if (!pointer)
+    return;
+  if (runtime.hostFallbacks.erase(pointer)) {
+    std::free(pointer);
+    return;
+  }
+  runtime.check(
+      runtime.driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
+      "freeing a buffer");
+}
+
+extern "C" void mgpuMemcpy(void *destination, void *source, size_t bytes,
+                           CUstream stream) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed())
+    runtime.check(runtime.driver.cuMemcpyAsync(
+                      reinterpret_cast<CUdeviceptr>(destination),
+                      reinterpret_cast<CUdeviceptr>(source), bytes, stream),
+                  "copying " + std::to_string(bytes) + " bytes");
+}
+
+extern "C" void mgpuMemset32(void *destination, unsigned int value,
+                             size_t count, CUstream stream) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed())
+    runtime.check(
+        runtime.driver.cuMemsetD32Async(
+            reinterpret_cast<CUdeviceptr>(destination), value, count, stream),
+        "filling a buffer");
+}
+
+extern "C" void mgpuMemset16(void *destination, unsigned short value,
+                             size_t count, CUstream stream) {
+  Runtime &runtime = getRuntime();
+  if (!runtime.failed())
+    runtime.check(
+        runtime.driver.cuMemsetD16Async(
+            reinterpret_cast<CUdeviceptr>(destination), value, count, stream),
+        "filling a buffer");
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM records (amp-contractions-to-gemm-records).
+//===----------------------------------------------------------------------===//
+
+// The record, then A, B and D, like the CPU runtime's entry points; one
+// input type per GEMM (cuBLASLt's rule for these types).
+#define AMP_CUDA_GEMM(NAME, TA, TB, TD, KA, KB, KD)                            \
+  extern "C" void _mlir_ciface_amp_gemm_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<TD> *d) {                  \
+    runGemmRecord(*record, getData(*a), getData(*b),                           \
+                  const_cast<char *>(getData(*d)), KA, KB, KD);                \
+  }
+
+AMP_CUDA_GEMM(f32_f32_f32, float, float, float, kGemmF32, kGemmF32, kGemmF32)
+AMP_CUDA_GEMM(f16_f16_f32, F16Bits, F16Bits, float, kGemmF16, kGemmF16,
+              kGemmF32)
+AMP_CUDA_GEMM(bf16_bf16_f32, BF16Bits, BF16Bits, float, kGemmBF16, kGemmBF16,
+              kGemmF32)
+AMP_CUDA_GEMM(f64_f64_f64, double, double, double, kGemmF64, kGemmF64, kGemmF64)
+// Mixed inputs, which the CPU runtime widens: here they fail the step.
+AMP_CUDA_GEMM(f32_f16_f32, float, F16Bits, float, kGemmF32, kGemmF16, kGemmF32)
+AMP_CUDA_GEMM(f32_bf16_f32, float, BF16Bits, float, kGemmF32, kGemmBF16,
+              kGemmF32)
+AMP_CUDA_GEMM(f16_f32_f32, F16Bits, float, float, kGemmF16, kGemmF32, kGemmF32)
+AMP_CUDA_GEMM(f16_bf16_f32, F16Bits, BF16Bits, float, kGemmF16, kGemmBF16,
+              kGemmF32)
+AMP_CUDA_GEMM(bf16_f32_f32, BF16Bits, float, float, kGemmBF16, kGemmF32,
+              kGemmF32)
+AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
+              kGemmF32)
