@@ -110,10 +110,10 @@ llvm::Error HostTensor::assign(const HostTensor &other) {
   return llvm::Error::success();
 }
 
-void *HostTensor::getDescriptor() {
+void *HostTensor::getDescriptor(void *copy) {
   int64_t rank = type.getRank();
   descriptor.assign(3 + 2 * rank, 0);
-  auto pointer = reinterpret_cast<int64_t>(bytes.data());
+  auto pointer = reinterpret_cast<int64_t>(copy ? copy : bytes.data());
   descriptor[0] = pointer;
   descriptor[1] = pointer;
   int64_t stride = 1;

@@ -23,6 +23,7 @@
 #include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
 #include "amp/InitAll.h"
 #include "amp/Runtime/CPURuntime.h"
+#include "amp/Runtime/CUDARuntime.h"
 #include "amp/Runtime/GemmRecord.h"
 #include "amp/Target/ONNX/Import.h"
 
@@ -37,10 +38,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -73,9 +74,11 @@ static cl::opt<std::string>
                 cl::desc("convert to mixed precision first, with "
                          "--amp-pipeline's options (docs/Pipeline.md)"),
                 cl::cat(category));
-static cl::opt<std::string> device("device", cl::init("cpu"),
-                                   cl::desc("cpu (cuda is not available yet)"),
-                                   cl::cat(category));
+static cl::opt<std::string>
+    device("device", cl::init("cpu"),
+           cl::desc("cpu, or cuda: the step lowered with --amp-lower-to-cuda "
+                    "and run on the GPU through libamp_cuda_runtime"),
+           cl::cat(category));
 static cl::opt<bool> gemmRecords(
     "gemm-records", cl::init(false),
     cl::desc("run the GEMMs through the CUDA backend's cuBLASLt-style "
@@ -224,6 +227,58 @@ static std::string formatNumber(double value) {
   return text;
 }
 
+namespace {
+/// libamp_cuda_runtime, as amp-run calls it around the JIT-compiled step,
+/// which calls it too (the same library, loaded once).
+struct CUDARuntime {
+  int (*begin)(const char *);
+  int (*end)();
+  const char *(*lastError)();
+  void *(*allocate)(uint64_t, void *, bool);
+  std::string step;
+
+  /// Loads the runtime and checks that it reaches a GPU; exits with its
+  /// message when not.
+  static CUDARuntime load(StringRef step) {
+    std::string path = AMP_CUDA_RUNTIME_LIB, error;
+    if (path.empty())
+      fail("--device=cuda: amp-run was built without the CUDA toolkit");
+    auto library =
+        llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &error);
+    if (!library.isValid())
+      fail("--device=cuda: " + error);
+    auto lookup = [&](const char *name) {
+      void *address = library.getAddressOfSymbol(name);
+      if (!address)
+        fail("--device=cuda: " + path + " has no " + name);
+      return address;
+    };
+    CUDARuntime runtime{
+        reinterpret_cast<int (*)(const char *)>(
+            lookup(amp::runtime::kCUDAStepBegin)),
+        reinterpret_cast<int (*)()>(lookup(amp::runtime::kCUDAStepEnd)),
+        reinterpret_cast<const char *(*)()>(
+            lookup(amp::runtime::kCUDALastError)),
+        reinterpret_cast<void *(*)(uint64_t, void *, bool)>(
+            lookup("mgpuMemAlloc")),
+        step.str()};
+    runtime.begin(runtime.step.c_str());
+    if (runtime.end())
+      fail("--device=cuda: " + StringRef(runtime.lastError()));
+    return runtime;
+  }
+
+  /// A buffer of `bytes` that the host and the GPU both reach.
+  void *allocateShared(size_t bytes) {
+    begin(step.c_str());
+    void *buffer = allocate(bytes, nullptr, true);
+    if (end())
+      fail("--device=cuda: " + StringRef(lastError()));
+    return buffer;
+  }
+};
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -231,20 +286,27 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "amp-run: run training steps of an ONNX graph on the CPU\n\n"
-      "  amp-run IN [--steps N] [--amp-pipeline=\"...\"] [--seed S]\n"
+      "amp-run: run training steps of an ONNX graph on the CPU or a GPU\n\n"
+      "  amp-run IN [--steps N] [--device cpu|cuda] [--amp-pipeline=\"...\"] "
+      "[--seed S]\n"
       "Prints one JSON object per step: step, loss, loss_scale, skipped, "
       "time_ms.\n");
-  if (device != "cpu")
-    fail("--device=" + device + ": only the CPU is available yet");
+  if (device != "cpu" && device != "cuda")
+    fail("--device=" + device + ": expected cpu or cuda");
+  std::optional<CUDARuntime> cuda;
+  if (device == "cuda") {
+    if (gridLoops || gemmRecords)
+      fail("--grid-loops and --gemm-records run on the CPU, not with "
+           "--device=cuda");
+    cuda = CUDARuntime::load(inputFile);
+  }
 
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
   amp::registerAllAMPDialects(registry);
   amp::registerAllAMPExternalModels(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
+  registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -309,12 +371,19 @@ int main(int argc, char **argv) {
   StringRef funcName = func.getSymName();
   std::string entry = ("_mlir_ciface_" + funcName).str();
   PassManager lower(&context);
-  if (failed(gridLoops ? amp::buildGridLoopsOnCPUPipeline(lower)
-                       : amp::buildCPULoweringPipeline(
-                             lower, /*convertGraph=*/false, gemmRecords)))
+  if (cuda) {
+    if (failed(amp::buildCUDALoweringPipeline(lower, amp::CUDALoweringOptions(),
+                                              /*convertGraph=*/false)))
+      fail("cannot build the CUDA pipeline");
+  } else if (failed(gridLoops
+                        ? amp::buildGridLoopsOnCPUPipeline(lower)
+                        : amp::buildCPULoweringPipeline(
+                              lower, /*convertGraph=*/false, gemmRecords))) {
     fail("cannot build the CPU pipeline");
+  }
   if (failed(lower.run(*module)))
-    fail("lowering " + inputFile + " to the CPU failed");
+    fail("lowering " + inputFile + " to the " + (cuda ? "GPU" : "CPU") +
+         " failed");
   double lowerSeconds = secondsSince(start);
   if (gemmRecords || gridLoops) {
     // Say how many GEMMs the records took: the rest went through BLAS, or
@@ -351,6 +420,9 @@ int main(int argc, char **argv) {
                         AMP_CPU_RUNTIME_LIB};
   for (const std::string &lib : libs)
     libraries.push_back(lib);
+  std::string cudaRuntime = AMP_CUDA_RUNTIME_LIB;
+  if (cuda)
+    libraries.push_back(cudaRuntime);
   ExecutionEngineOptions options;
   auto transformer = makeOptimizingTransformer(/*optLevel=*/2, 0, nullptr);
   options.transformer = transformer;
@@ -483,11 +555,18 @@ int main(int argc, char **argv) {
                     "or train with --sgd-lr or --optimizer\n";
 
   // Steps. The buffers stay in place, so their descriptors are built once.
-  SmallVector<void *> descriptors;
-  for (HostTensor &tensor : inputTensors)
-    descriptors.push_back(tensor.getDescriptor());
-  for (HostTensor &tensor : outputTensors)
-    descriptors.push_back(tensor.getDescriptor());
+  // On the GPU, each tensor has a copy there: inputs go in before each
+  // step, outputs come back after it.
+  SmallVector<void *> descriptors, inputCopies, outputCopies;
+  for (HostTensor &tensor : inputTensors) {
+    inputCopies.push_back(cuda ? cuda->allocateShared(tensor.size()) : nullptr);
+    descriptors.push_back(tensor.getDescriptor(inputCopies.back()));
+  }
+  for (HostTensor &tensor : outputTensors) {
+    outputCopies.push_back(cuda ? cuda->allocateShared(tensor.size())
+                                : nullptr);
+    descriptors.push_back(tensor.getDescriptor(outputCopies.back()));
+  }
   SmallVector<void *> arguments;
   for (void *&descriptor : descriptors)
     arguments.push_back(&descriptor);
@@ -497,9 +576,20 @@ int main(int argc, char **argv) {
     if (randomKeyInput >= 0)
       inputTensors[randomKeyInput].set(1, step - 1);
     start = std::chrono::steady_clock::now();
+    if (cuda) {
+      for (auto [tensor, copy] : llvm::zip(inputTensors, inputCopies))
+        std::memcpy(copy, tensor.data(), tensor.size());
+      cuda->begin(inputFile.c_str());
+    }
     if (llvm::Error error = (*engine)->invokePacked(entry, arguments))
       fail("running step " + std::to_string(step) + ": " +
            toString(std::move(error)));
+    if (cuda) {
+      if (cuda->end())
+        fail("running step " + std::to_string(step) + ": " + cuda->lastError());
+      for (auto [tensor, copy] : llvm::zip(outputTensors, outputCopies))
+        std::memcpy(tensor.data(), copy, tensor.size());
+    }
     double milliseconds = secondsSince(start) * 1000;
     // An overflow: the graph says so, or the scale backs off.
     bool skipped =

@@ -58,8 +58,9 @@ public:
   llvm::Error assign(const HostTensor &other);
 
   /// The memref descriptor (allocated, aligned, offset, sizes, strides)
-  /// that a `_mlir_ciface_` function takes a pointer to.
-  void *getDescriptor();
+  /// that a `_mlir_ciface_` function takes a pointer to: of this tensor's
+  /// bytes, or of a copy of them at `copy` (a device buffer).
+  void *getDescriptor(void *copy = nullptr);
 
   /// Writes the tensor as a .npy file.
   llvm::Error writeNpy(llvm::StringRef path) const;

@@ -144,16 +144,25 @@ struct Runtime {
       error = (step.empty() ? "" : "step '" + step + "': ") + message;
   }
 
-  /// Whether `result` is CUDA_SUCCESS; else fails with `what`.
-  bool check(CUresult result, const std::string &what) {
-    if (result == CUDA_SUCCESS)
-      return true;
-    const char *name = "unknown error", *description = "";
+  /// `what` failed with `result`, in words.
+  std::string describe(CUresult result, const std::string &what) {
+    const char *name = nullptr, *description = nullptr;
     if (driver.cuGetErrorName)
       driver.cuGetErrorName(result, &name);
     if (driver.cuGetErrorString)
       driver.cuGetErrorString(result, &description);
-    fail(what + ": " + name + " (" + description + ")");
+    if (!name && result == CUDA_ERROR_STUB_LIBRARY)
+      name = "CUDA_ERROR_STUB_LIBRARY (the toolkit's stub, not a driver)";
+    return what + ": " +
+           (name ? std::string(name) : "CUresult " + std::to_string(result)) +
+           (description ? " (" + std::string(description) + ")" : "");
+  }
+
+  /// Whether `result` is CUDA_SUCCESS; else fails with `what`.
+  bool check(CUresult result, const std::string &what) {
+    if (result == CUDA_SUCCESS)
+      return true;
+    fail(describe(result, what));
     return false;
   }
 
@@ -193,20 +202,22 @@ void Runtime::setUpOnce() {
   }
   AMP_DRIVER_FUNCTIONS(AMP_DRIVER_LOAD)
 #undef AMP_DRIVER_LOAD
+  // Until the context is current, failures are the setup's, not a step's.
+  auto setUpCheck = [&](CUresult result, const char *what) {
+    if (result != CUDA_SUCCESS)
+      setupError = describe(result, what);
+    return result == CUDA_SUCCESS;
+  };
   int count = 0;
-  if (!check(driver.cuInit(0), "initializing the CUDA driver") ||
-      !check(driver.cuDeviceGetCount(&count), "counting CUDA devices")) {
-    setupError = error;
+  if (!setUpCheck(driver.cuInit(0), "initializing the CUDA driver") ||
+      !setUpCheck(driver.cuDeviceGetCount(&count), "counting CUDA devices"))
     return;
-  }
   if (count == 0) {
     setupError = "no CUDA device";
     return;
   }
-  if (!check(driver.cuCtxGetCurrent(&context), "getting the CUDA context")) {
-    setupError = error;
+  if (!setUpCheck(driver.cuCtxGetCurrent(&context), "getting the CUDA context"))
     return;
-  }
   if (!context) {
     const char *env = std::getenv("AMP_CUDA_DEVICE");
     int ordinal = env ? std::atoi(env) : 0;
@@ -216,18 +227,22 @@ void Runtime::setUpOnce() {
                    std::to_string(count) + " CUDA devices";
       return;
     }
-    if (!check(driver.cuDeviceGet(&device, ordinal), "getting the device") ||
-        !check(driver.cuDevicePrimaryCtxRetain(&context, device),
-               "creating the device's context")) {
-      setupError = error;
+    if (!setUpCheck(driver.cuDeviceGet(&device, ordinal),
+                    "getting the device") ||
+        !setUpCheck(driver.cuDevicePrimaryCtxRetain(&context, device),
+                    "creating the device's context"))
       return;
-    }
   }
-  if (!makeContextCurrent() ||
-      !check(cublasLtCreate(&blas), "creating the cuBLASLt handle") ||
-      !check(driver.cuMemAlloc(&workspace, kGemmWorkspaceBytes),
-             "allocating cuBLASLt's workspace"))
-    setupError = error;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  if (!setUpCheck(driver.cuCtxSetCurrent(context),
+                  "setting the CUDA context") ||
+      !setUpCheck(driver.cuMemAlloc(&workspace, kGemmWorkspaceBytes),
+                  "allocating cuBLASLt's workspace"))
+    return;
+  status = cublasLtCreate(&blas);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    setupError = "creating the cuBLASLt handle: cuBLASLt status " +
+                 std::to_string(int(status));
 }
 
 bool Runtime::makeContextCurrent() {
