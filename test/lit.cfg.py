@@ -68,6 +68,9 @@ if os.path.exists(os.path.join(config.amp_tools_dir, "amp-import-fuzzer")):
 # cuda-device: a GPU answers nvidia-smi. Tests say REQUIRES: either.
 if config.cuda_toolkit_bin_dir:
     config.available_features.add("cuda-toolkit")
+    # The toolkit's stub libcuda: a driver that answers "no driver".
+    config.substitutions.append(("%cuda_stubs", os.path.join(
+        os.path.dirname(config.cuda_toolkit_bin_dir), "lib64", "stubs")))
 else:
     lit_config.note("CUDA tests are skipped: CMake found no CUDA toolkit")
 if gpus_answering_nvidia_smi():
@@ -77,5 +80,6 @@ else:
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
 tools = ["amp-opt", "amp-translate", "amp-run", "not", "count", ToolSubst("amp-import-fuzzer",
-                                               unresolved="ignore")]
+                                               unresolved="ignore"),
+         ToolSubst("amp-compile", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

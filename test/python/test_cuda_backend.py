@@ -4,6 +4,8 @@
 - --amp-lower-to-cuda compiles it (ptxas accepts every kernel for sm_80 and
   sm_90, merged into one fatbin per kernel) to host code that is LLVM
   dialect only (needs the CUDA toolkit; skipped without it)."""
+import ctypes
+import json
 import os
 import re
 import subprocess
@@ -70,31 +72,151 @@ def toolkit_found():
     return run.returncode == 0
 
 
+def has_cuda_device():
+    """Whether a GPU answers nvidia-smi (then the no-GPU error path is not
+    what a step library does)."""
+    try:
+        run = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                             text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return run.returncode == 0 and "GPU" in run.stdout
+
+
+CALL_STEP = r"""
+#include "STEP.h"
+#include <stdio.h>
+#include <stdlib.h>
+int (*run)(void *const *, void *const *) = STEP;
+const char *(*error)(void) = STEP_error;
+const char *(*signature)(void) = STEP_signature;
+int main(void) {
+  void *in[NUM_INPUTS + 1], *out[NUM_OUTPUTS + 1];
+  for (int i = 0; i < NUM_INPUTS; ++i) in[i] = calloc(1, 1 << 20);
+  for (int i = 0; i < NUM_OUTPUTS; ++i) out[i] = calloc(1, 1 << 20);
+  int status = run(in, out);
+  printf("%d %s\n", status, error());
+  return 0;
+}
+"""
+
+
+def compile_library(path, pipeline, folder, name="step", extra=()):
+    """amp-compile's step library, header and lowered module, and its
+    summary line."""
+    folder.mkdir(exist_ok=True)
+    library = folder / f"{name}.so"
+    lowered = folder / f"{name}.mlir"
+    args = [api.find_tool("amp-compile"), str(path), "-o", str(library),
+            "--dump-lowered", str(lowered)] + list(extra)
+    if pipeline:
+        args.append(f"--amp-pipeline={pipeline}")
+    run = subprocess.run(args, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    summary = run.stderr.strip().splitlines()[-1]
+    return library, folder / f"{name}.h", lowered.read_text(), summary
+
+
+def check_library(library, header, text, summary, name="step"):
+    """The library's kernels, exports, dependencies, header and no-GPU
+    behaviour (docs/AmpCompile.md)."""
+    found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs, (\d+) inputs, "
+                      r"(\d+) outputs", summary)
+    assert found, summary
+    kernels, gemms, inputs, outputs = map(int, found.groups())
+    # ptxas accepted every kernel for both chips: one fatbin each (the
+    # magic 0xBA55ED50), no cubin left.
+    binaries = len(re.findall(r"^  gpu\.binary @", text, re.MULTILINE))
+    objects = re.findall(r"#gpu\.object<#nvvm\.target<[^>]*>, \"(.{8})", text)
+    assert binaries == kernels > 0 and len(objects) == kernels
+    assert all(o.startswith("P\\ED") for o in objects), objects[:3]
+    assert len(re.findall(r"llvm\.call @amp_gemm_", text)) == gemms > 0
+    # Host code is the LLVM dialect only, and touches no buffer itself.
+    assert "func.func" not in text and "unrealized_conversion_cast" not in text
+    # Exactly the three entry points; no LLVM or MLIR at run time.
+    listing = subprocess.run(["nm", "-D", "--defined-only", str(library)],
+                             check=True, capture_output=True,
+                             text=True).stdout
+    symbols = {line.split()[-1] for line in listing.splitlines()}
+    assert symbols == {name, f"{name}_error", f"{name}_signature"}, symbols
+    needed = subprocess.run(["readelf", "-d", str(library)], check=True,
+                            capture_output=True, text=True).stdout
+    assert "libcublasLt" in needed
+    assert "libMLIR" not in needed and "libLLVM" not in needed
+    # The header: its counts are the signature's, its declarations compile
+    # with the documented types; a program links the library and calls it.
+    head = header.read_text()
+    upper = name.upper()
+    assert f"#define {upper}_NUM_INPUTS {inputs}\n" in head
+    assert f"#define {upper}_NUM_OUTPUTS {outputs}\n" in head
+    lib = ctypes.CDLL(str(library))
+    describe = getattr(lib, f"{name}_signature")
+    describe.restype = ctypes.c_char_p
+    signature = json.loads(describe())
+    assert signature["step"] == name
+    assert len(signature["inputs"]) == inputs
+    assert len(signature["outputs"]) == outputs
+    program = library.parent / "call.c"
+    program.write_text(CALL_STEP.replace("STEP", name)
+                       .replace("NUM_INPUTS", f"{upper}_NUM_INPUTS")
+                       .replace("NUM_OUTPUTS", f"{upper}_NUM_OUTPUTS"))
+    binary = library.parent / "call"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", "-I",
+                    str(header.parent), str(program), str(library), "-o",
+                    str(binary), f"-Wl,-rpath,{library.parent}"], check=True)
+    if has_cuda_device():
+        return  # test_cuda_device.py runs it
+    # Without a GPU: status 1, and a message that names the step and why.
+    out = subprocess.run([str(binary)], check=True, capture_output=True,
+                         text=True).stdout
+    assert re.fullmatch(rf"1 step '{name}': (no CUDA driver|initializing the "
+                        r"CUDA driver|no CUDA device).*\n", out), out
+
+
 @pytest.mark.skipif(not toolkit_found(),
                     reason="amp-opt has no CUDA toolkit (ptxas)")
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("name", zoo.MODELS)
-def test_zoo_step_compiles_for_cuda(name, precision, zoo_steps, tmp_path):
+def test_zoo_step_compiles_to_a_library(name, precision, zoo_steps, tmp_path):
+    """amp-compile builds each small zoo step in each precision into a
+    library: ptxas accepts every kernel for sm_80 and sm_90, the library
+    links with no undefined symbol, its header compiles, its exports are
+    the documented three, and without a GPU it fails with one message."""
     pipeline, _ = PRECISIONS[precision]
     if name == "cnn" and precision == "fp8":
         pytest.skip("the CNN has no FP8-eligible GEMM")
-    converted = tmp_path / "converted.mlir"
-    subprocess.run([api.find_tool("amp-opt"), zoo_steps[name, "sgd"],
-                    f"--amp-pipeline={pipeline}", "-o", str(converted)],
-                   check=True, capture_output=True)
-    lowered = tmp_path / "cuda.mlir"
-    subprocess.run([api.find_tool("amp-opt"), str(converted),
-                    "--amp-lower-to-cuda", "-o", str(lowered)], check=True,
-                   capture_output=True)
-    text = lowered.read_text()
-    kernels = len(re.findall(r"^  gpu\.binary @", text, re.MULTILINE))
-    launches = len(re.findall(r"gpu\.launch_func", text))
-    assert kernels > 0 and launches >= kernels
-    # One fatbin per kernel (fatbinary's magic, 0xBA55ED50), no cubin left.
-    objects = re.findall(r"#gpu\.object<#nvvm\.target<[^>]*>, \"(.{8})",
-                         text)
-    assert len(objects) == kernels
-    assert all(o.startswith("P\\ED") for o in objects), objects[:3]
-    # Host code: the LLVM dialect, GEMMs as records.
-    assert "func.func" not in text and "unrealized_conversion_cast" not in text
-    assert "llvm.call @amp_gemm_" in text
+    check_library(*compile_library(zoo_steps[name, "sgd"], pipeline,
+                                   tmp_path / "lib"))
+
+
+ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                         "shared", "corpus", "external")
+ORT_STEPS = {
+    "training_model": ("onnxruntime_onnxruntime-qnn/onnxruntime/test/"
+                       "testdata/training_api/training_model.onnx",
+                       ["input-0_dim0=4", "input-0_dim1=784",
+                        "output-0_dim0=4"]),
+    "gradient_graph": ("onnxruntime_onnxruntime-qnn@8890461/onnxruntime/"
+                       "test/testdata/training_api/gradient_graph.onnx",
+                       ["input1_dim0=4", "input1_dim1=784",
+                        "output-0_dim0=4"]),
+}
+
+
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("artifact", ORT_STEPS)
+def test_ort_artifact_compiles_to_a_library(artifact, precision, tmp_path):
+    """The corpus's ONNX Runtime training artifacts compile too (FP16:
+    with dynamic loss scaling, its state among the outputs)."""
+    relative, dims = ORT_STEPS[artifact]
+    path = os.path.join(ARTIFACTS, relative)
+    if not os.path.isfile(path):
+        pytest.skip(f"{path} is absent (../shared/corpus)")
+    pipeline, _ = PRECISIONS[precision]
+    extra = [a for d in dims for a in ("--dim", d)]
+    compiled = compile_library(path, pipeline, tmp_path / "lib", extra=extra)
+    check_library(*compiled)
+    if precision == "fp16":
+        assert "amp.loss_scale.updated" in compiled[1].read_text()

@@ -384,8 +384,10 @@ static void writeObject(ModuleOp module, StringRef path) {
 /// Links `object` with the CUDA runtime into the shared library `path`.
 static void link(StringRef object, StringRef path) {
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName(linker);
-  if (!cxx)
+  if (!cxx) {
+    llvm::sys::fs::remove(object);
     fail("no C++ compiler '" + linker + "' to link with (set --cxx)");
+  }
   std::string cudaLib = AMP_CUDA_LIB_DIR;
   SmallVector<std::string> command = {*cxx,
                                       "-shared",
@@ -409,10 +411,13 @@ static void link(StringRef object, StringRef path) {
                                          0, 0, &error);
   auto output = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(log);
-  if (status != 0)
+  if (status != 0) {
+    llvm::sys::fs::remove(object);
+    llvm::sys::fs::remove(path);
     fail("linking " + path + " failed" + (error.empty() ? "" : ": " + error) +
          "\n" + (output ? (*output)->getBuffer() : "") +
          "command: " + llvm::join(command, " "));
+  }
 }
 
 int main(int argc, char **argv) {
