@@ -22,7 +22,7 @@ ORT_VERSION := 1.30.0
 ORT := $(BUILD)/npm/node_modules/onnxruntime-node/package.json
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps ort configure build demo test bench docs clean
+.PHONY: all deps ort configure build demo test check-cuda bench docs clean
 
 all: build
 
@@ -85,6 +85,13 @@ demo: build
 test: build ort
 	ninja -C $(BUILD) check-amp
 	/usr/bin/python3 -m pytest -q -p no:cacheprovider test/python
+
+# The CUDA backend on the large zoo (too slow for `make test`): every step
+# and precision compiles to a library (timed in bench/results/cuda_compile.md),
+# and on a machine with a GPU the GPU tests run.
+check-cuda: build
+	/usr/bin/python3 bench/cuda_compile.py --size large
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider test/python/test_cuda_device.py
 
 bench: build
 	/usr/bin/python3 bench/roundtrip.py --amp-opt $(BUILD)/bin/amp-opt

@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""amp-compile on the zoo's training steps: every model in every precision
+compiled to a CUDA step library (the check behind `make check-cuda`).
+
+For each step: kernels before and after fusion (linalg ops left after
+amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs,
+lowering time and compile+link time. Exits 1 when a step does not compile.
+Prints a table and appends it, with the machine and date, to
+bench/results/cuda_compile.md.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+from amp_opt import api, numerics, zoo  # noqa: E402
+from amp_run_numerics import heading, record  # noqa: E402
+
+PRECISIONS = {"fp32": "precision=fp32",
+              "fp16": numerics.PRECISIONS["fp16"],
+              "bf16": numerics.PRECISIONS["bf16"],
+              "fp8": "precision=fp8 fp8=always"}
+
+
+def count_unfused(path, pipeline):
+    """The linalg ops of the converted step before fusion: the kernels
+    that one kernel per op would give."""
+    converted = subprocess.run(
+        [api.find_tool("amp-opt"), path, f"--amp-pipeline={pipeline}"],
+        check=True, capture_output=True, text=True).stdout
+    converted = subprocess.run(
+        [api.find_tool("amp-opt"),
+         "--pass-pipeline=builtin.module(func.func(onnxg-expand-gradients),"
+         "convert-onnxg-to-linalg)"], input=converted,
+        check=True, capture_output=True, text=True).stdout
+    return len(re.findall(r"= linalg\.\w+", converted))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="large", choices=["small", "large"])
+    parser.add_argument("--models", nargs="*", default=list(zoo.MODELS))
+    parser.add_argument("--precisions", nargs="*", default=list(PRECISIONS))
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args()
+    rows, failures = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.models:
+            path = os.path.join(folder, f"{name}_sgd.onnx")
+            zoo.export(name, "sgd", path, size=args.size)
+            for precision in args.precisions:
+                if name == "cnn" and precision == "fp8":
+                    continue  # no FP8-eligible GEMM
+                pipeline = PRECISIONS[precision]
+                library = os.path.join(folder, f"{name}_{precision}.so")
+                start = time.time()
+                run = subprocess.run(
+                    [api.find_tool("amp-compile"), path, "-o", library,
+                     f"--amp-pipeline={pipeline}"],
+                    capture_output=True, text=True)
+                seconds = time.time() - start
+                found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs.*"
+                                  r"lower ([\d.]+) s, compile\+link ([\d.]+) s",
+                                  run.stderr)
+                if run.returncode or not found:
+                    failures.append(f"{name} {precision}: "
+                                    f"{run.stderr.strip()[-500:]}")
+                    print(f"{name} {precision} FAILED", file=sys.stderr)
+                    continue
+                kernels, gemms, lower, link = found.groups()
+                rows.append((name, precision, count_unfused(path, pipeline),
+                             int(kernels), int(gemms), float(lower),
+                             float(link), seconds))
+                print(f"{name} {precision}: {kernels} kernels, {seconds:.1f} s",
+                      file=sys.stderr)
+    lines = [heading(f"zoo --size {args.size}, SGD, amp-compile"),
+             "",
+             f"Command: `/usr/bin/python3 bench/cuda_compile.py --size "
+             f"{args.size} --models {' '.join(args.models)} --precisions "
+             f"{' '.join(args.precisions)}`",
+             "",
+             "| graph | precision | linalg ops before fusion | kernels | "
+             "cuBLASLt GEMMs | lower s | compile+link s | total s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, precision, unfused, kernels, gemms, lower, link, total in rows:
+        lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
+                     f"{gemms} | {lower:.1f} | {link:.1f} | {total:.1f} |")
+    lines += [f"- FAILED {failure}" for failure in failures]
+    record(lines, args.out, "cuda_compile.md")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
