@@ -18,6 +18,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 namespace mlir::amp {
 
@@ -32,6 +35,18 @@ inline void registerAllAMPDialects(DialectRegistry &registry) {
 inline void registerAllAMPExternalModels(DialectRegistry &registry) {
   amp::registerLinalgExternalModels(registry);
   amp::registerTosaExternalModels(registry);
+}
+
+/// What amp-opt, amp-run and amp-compile load: upstream's dialects and
+/// extensions, amp-opt's dialects and external models, and every LLVM IR
+/// translation (gpu-module-to-binary translates kernels; the JIT and
+/// amp-compile translate host code).
+inline void registerAllToolDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllAMPDialects(registry);
+  registerAllAMPExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
 }
 
 /// Registers amp-opt's own passes for the command line.

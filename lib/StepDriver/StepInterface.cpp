@@ -14,7 +14,11 @@
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/StepDriver/HostTensor.h"
 
+#include "amp/Pipelines/Pipelines.h"
+
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace amprun;
@@ -175,4 +179,39 @@ void amprun::describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
     }
     outputs.push_back(output);
   }
+}
+
+func::FuncOp
+amprun::prepareStep(ModuleOp module, StringRef path,
+                    std::optional<StringRef> ampPipeline, StringRef lossName,
+                    ArrayRef<std::string> carryPairs, bool restartAccumulators,
+                    std::vector<StepInput> &inputs,
+                    std::vector<StepOutput> &outputs, std::string &loss) {
+  PassManager prepare(module.getContext());
+  std::string pipeline =
+      ampPipeline ? ("amp-pipeline{" + *ampPipeline + "}").str()
+                  : ("amp-analyze-training{loss=" + lossName + "}").str();
+  if (failed(parsePassPipeline(pipeline, prepare, llvm::errs())))
+    fail("bad --amp-pipeline options: " + ampPipeline.value_or(""));
+  if (failed(prepare.run(module)))
+    fail("converting " + path + " failed");
+  func::FuncOp func = getGraph(module, path);
+  exposeHiddenState(func);
+  llvm::StringSet<> stepCounts = findStepCounts(func);
+  llvm::StringSet<> buffers = findAccumulatorBuffers(func);
+  SmallVector<int64_t> bounds;
+  for (BlockArgument arg : func.getArguments())
+    bounds.push_back(findIndexBound(arg));
+  PassManager convert(module.getContext());
+  amp::addGraphToLinalgPasses(convert);
+  if (failed(convert.run(module)))
+    fail("lowering " + path + " to linalg failed");
+  loss = lossName.str();
+  describeStep(func, bounds, stepCounts, buffers, carryPairs,
+               restartAccumulators, inputs, outputs, loss);
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttrs(i, ArrayRef<NamedAttribute>());
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    func.setResultAttrs(i, ArrayRef<NamedAttribute>());
+  return func;
 }

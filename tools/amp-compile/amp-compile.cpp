@@ -32,7 +32,6 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -445,11 +444,7 @@ int main(int argc, char **argv) {
     fail("bad --lower-options '" + lowerOptions + "'");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  amp::registerAllAMPDialects(registry);
-  amp::registerAllAMPExternalModels(registry);
-  registerAllToLLVMIRTranslations(registry);
+  amp::registerAllToolDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -459,30 +454,16 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> module =
       importStep(inputFile, dimSizes, context, sourceMgr);
-  PassManager prepare(&context);
-  std::string pipeline = ampPipeline.getNumOccurrences()
-                             ? "amp-pipeline{" + ampPipeline + "}"
-                             : "amp-analyze-training{loss=" + lossName + "}";
-  if (failed(parsePassPipeline(pipeline, prepare, llvm::errs())))
-    fail("bad --amp-pipeline options: " + ampPipeline);
-  if (failed(prepare.run(*module)))
-    fail("converting " + inputFile + " failed");
-  func::FuncOp func = getGraph(*module, inputFile);
-  exposeHiddenState(func);
-  llvm::StringSet<> stepCounts = findStepCounts(func);
-  llvm::StringSet<> buffers = findAccumulatorBuffers(func);
-  SmallVector<int64_t> bounds;
-  for (BlockArgument arg : func.getArguments())
-    bounds.push_back(findIndexBound(arg));
-  PassManager convert(&context);
-  amp::addGraphToLinalgPasses(convert);
-  if (failed(convert.run(*module)))
-    fail("lowering " + inputFile + " to linalg failed");
   std::vector<StepInput> inputs;
   std::vector<StepOutput> outputs;
-  std::string loss = lossName;
-  describeStep(func, bounds, stepCounts, buffers, carryPairs,
-               /*restartAccumulators=*/false, inputs, outputs, loss);
+  std::string loss;
+  func::FuncOp func =
+      prepareStep(*module, inputFile,
+                  ampPipeline.getNumOccurrences()
+                      ? std::optional<StringRef>(ampPipeline.getValue())
+                      : std::nullopt,
+                  lossName, carryPairs, /*restartAccumulators=*/false, inputs,
+                  outputs, loss);
   SmallVector<SignatureEntry> inputEntries, outputEntries;
   for (const StepInput &input : inputs)
     inputEntries.push_back(
@@ -500,10 +481,6 @@ int main(int argc, char **argv) {
 
   // Lower, with the graph renamed so that it cannot clash with the caller's
   // symbols (a graph named `main`).
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    func.setArgAttrs(i, ArrayRef<NamedAttribute>());
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.setResultAttrs(i, ArrayRef<NamedAttribute>());
   std::string implName = entry + "_impl";
   func.setSymName(implName);
   PassManager lower(&context);

@@ -24,7 +24,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -116,12 +115,7 @@ int main(int argc, char **argv) {
   amp::registerAllAMPPasses();
   amp::test::registerTestPasses();
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  amp::registerAllAMPDialects(registry);
-  amp::registerAllAMPExternalModels(registry);
-  // gpu-module-to-binary (--amp-lower-to-cuda) translates kernels to LLVM IR.
-  registerAllToLLVMIRTranslations(registry);
+  amp::registerAllToolDialects(registry);
 
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv,

@@ -38,7 +38,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -302,11 +301,7 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  amp::registerAllAMPDialects(registry);
-  amp::registerAllAMPExternalModels(registry);
-  registerAllToLLVMIRTranslations(registry);
+  amp::registerAllToolDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -324,35 +319,20 @@ int main(int argc, char **argv) {
                     getGraph(*optimizer, optimizerFile));
   }
 
-  // Analyze, and convert to mixed precision when asked.
-  PassManager prepare(&context);
-  std::string pipeline = ampPipeline.getNumOccurrences()
-                             ? "amp-pipeline{" + ampPipeline + "}"
-                             : "amp-analyze-training{loss=" + lossName + "}";
-  if (failed(parsePassPipeline(pipeline, prepare, llvm::errs())))
-    fail("bad --amp-pipeline options: " + ampPipeline);
-  if (failed(prepare.run(*module)))
-    fail("converting " + inputFile + " failed");
-  func::FuncOp func = getGraph(*module, inputFile);
-  exposeHiddenState(func);
-  llvm::StringSet<> stepCounts = findStepCounts(func);
-  llvm::StringSet<> buffers = findAccumulatorBuffers(func);
-  SmallVector<int64_t> bounds;
-  for (BlockArgument arg : func.getArguments())
-    bounds.push_back(findIndexBound(arg));
-  PassManager convert(&context);
-  amp::addGraphToLinalgPasses(convert);
-  if (failed(convert.run(*module)))
-    fail("lowering " + inputFile + " to linalg failed");
+  // Analyze, convert to mixed precision when asked, and describe. An
+  // optimizer that runs every step (a graph, or host SGD) consumes the
+  // accumulated gradients, so the accumulators restart.
   std::vector<StepInput> inputs;
   std::vector<StepOutput> outputs;
-  std::string loss = lossName;
-  // An optimizer that runs every step (a graph, or host SGD) consumes the
-  // accumulated gradients, so the accumulators restart.
-  describeStep(func, bounds, stepCounts, buffers, carryPairs,
-               /*restartAccumulators=*/!optimizerFile.empty() ||
-                   sgdLearningRate != 0,
-               inputs, outputs, loss);
+  std::string loss;
+  func::FuncOp func = prepareStep(
+      *module, inputFile,
+      ampPipeline.getNumOccurrences()
+          ? std::optional<StringRef>(ampPipeline.getValue())
+          : std::nullopt,
+      lossName, carryPairs,
+      /*restartAccumulators=*/!optimizerFile.empty() || sgdLearningRate != 0,
+      inputs, outputs, loss);
   if (loss.empty())
     for (const StepOutput &output : outputs)
       if (output.type.getRank() == 0 &&
@@ -361,12 +341,7 @@ int main(int argc, char **argv) {
         break;
       }
 
-  // Lower to LLVM: the arguments' attributes hold the initial values, which
-  // the host keeps.
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    func.setArgAttrs(i, ArrayRef<NamedAttribute>());
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.setResultAttrs(i, ArrayRef<NamedAttribute>());
+  // Lower to LLVM.
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   StringRef funcName = func.getSymName();
   std::string entry = ("_mlir_ciface_" + funcName).str();

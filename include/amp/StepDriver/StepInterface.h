@@ -16,7 +16,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
+
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -62,6 +65,19 @@ void describeStep(mlir::func::FuncOp func, llvm::ArrayRef<int64_t> bounds,
                   llvm::ArrayRef<std::string> carryPairs,
                   bool restartAccumulators, std::vector<StepInput> &inputs,
                   std::vector<StepOutput> &outputs, std::string &loss);
+
+/// What amp-run and amp-compile do to the graph of `module`, read from
+/// `path`, before they lower it: `amp-pipeline{<ampPipeline>}` (or, without
+/// one, amp-analyze-training with `lossName`), its hidden state exposed,
+/// conversion to linalg, describeStep, and the graph's argument and result
+/// attributes dropped (the initial values stay in `inputs`). Returns the
+/// graph; exits with a message on failure.
+mlir::func::FuncOp
+prepareStep(mlir::ModuleOp module, llvm::StringRef path,
+            std::optional<llvm::StringRef> ampPipeline,
+            llvm::StringRef lossName, llvm::ArrayRef<std::string> carryPairs,
+            bool restartAccumulators, std::vector<StepInput> &inputs,
+            std::vector<StepOutput> &outputs, std::string &loss);
 
 } // namespace amprun
 
