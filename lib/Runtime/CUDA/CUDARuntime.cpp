@@ -38,6 +38,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <type_traits>
 
 using namespace mlir::amp::runtime;
 
@@ -158,18 +159,30 @@ struct Runtime {
            (description ? " (" + std::string(description) + ")" : "");
   }
 
+  /// `what` as text: a string, or a callable that spells it, so that the
+  /// calls a step makes many times build their message only on failure.
+  template <typename What>
+  static std::string spell(const What &what) {
+    if constexpr (std::is_invocable_v<const What &>)
+      return what();
+    else
+      return std::string(what);
+  }
+
   /// Whether `result` is CUDA_SUCCESS; else fails with `what`.
-  bool check(CUresult result, const std::string &what) {
+  template <typename What>
+  bool check(CUresult result, const What &what) {
     if (result == CUDA_SUCCESS)
       return true;
-    fail(describe(result, what));
+    fail(describe(result, spell(what)));
     return false;
   }
 
-  bool check(cublasStatus_t status, const std::string &what) {
+  template <typename What>
+  bool check(cublasStatus_t status, const What &what) {
     if (status == CUBLAS_STATUS_SUCCESS)
       return true;
-    fail(what + ": cuBLASLt status " + std::to_string(int(status)));
+    fail(spell(what) + ": cuBLASLt status " + std::to_string(int(status)));
     return false;
   }
 
@@ -249,20 +262,32 @@ bool Runtime::makeContextCurrent() {
   return check(driver.cuCtxSetCurrent(context), "setting the CUDA context");
 }
 
+/// "kernel <module ordinal> (<name>)", as errors name a kernel.
+std::string describeKernel(const Kernel &kernel) {
+  return "kernel " + std::to_string(kernel.module->ordinal) + " (" +
+         kernel.name + ")";
+}
+
 CUfunction Runtime::getFunction(Kernel &kernel) {
+  if (kernel.function)
+    return kernel.function;
   Module &module = *kernel.module;
-  std::string what =
-      "kernel " + std::to_string(module.ordinal) + " (" + kernel.name + ")";
   if (!module.module &&
       !check(driver.cuModuleLoadData(&module.module, module.image),
-             "loading " + what))
+             [&] { return "loading " + describeKernel(kernel); }))
     return nullptr;
-  if (!kernel.function &&
-      !check(driver.cuModuleGetFunction(&kernel.function, module.module,
+  if (!check(driver.cuModuleGetFunction(&kernel.function, module.module,
                                         kernel.name.c_str()),
-             "finding " + what))
+             [&] { return "finding " + describeKernel(kernel); }))
     return nullptr;
   return kernel.function;
+}
+
+/// "GEMM <m>x<n>x<k> (batch <b>)", as errors name a GEMM record.
+std::string describeGemm(const int64_t *record) {
+  return "GEMM " + std::to_string(record[kGemmM]) + "x" +
+         std::to_string(record[kGemmN]) + "x" + std::to_string(record[kGemmK]) +
+         " (batch " + std::to_string(record[kGemmBatch]) + ")";
 }
 
 cudaDataType getCudaType(int64_t type) {
@@ -287,9 +312,7 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
   std::memcpy(plan->fields, record, sizeof(plan->fields));
   int64_t m = record[kGemmM], n = record[kGemmN], k = record[kGemmK];
   bool transA = record[kGemmTransA], transB = record[kGemmTransB];
-  std::string what = "GEMM " + std::to_string(m) + "x" + std::to_string(n) +
-                     "x" + std::to_string(k) + " (batch " +
-                     std::to_string(record[kGemmBatch]) + ")";
+  std::string what = describeGemm(record);
   if (record[kGemmTypeA] != record[kGemmTypeB]) {
     runtime.fail(what + ": cuBLASLt multiplies two inputs of one type only");
     return nullptr;
@@ -396,9 +419,7 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                                &plan->algorithm,
                                reinterpret_cast<void *>(runtime.workspace),
                                kGemmWorkspaceBytes, /*stream=*/nullptr),
-                "GEMM " + std::to_string(record[kGemmM]) + "x" +
-                    std::to_string(record[kGemmN]) + "x" +
-                    std::to_string(record[kGemmK]));
+                [&] { return describeGemm(record); });
 }
 
 /// Element types, as the compiled code stores them.
@@ -431,8 +452,8 @@ extern "C" int amp_cuda_step_end(void) {
   if (!runtime.failed())
     runtime.check(runtime.driver.cuStreamSynchronize(nullptr),
                   "finishing the step");
-  if (!runtime.setupError.empty() && runtime.error.empty())
-    runtime.error = "step '" + runtime.step + "': " + runtime.setupError;
+  if (!runtime.setupError.empty())
+    runtime.fail(runtime.setupError);
   int status = runtime.error.empty() ? 0 : 1;
   runtime.stepLock.unlock();
   return status;
@@ -487,9 +508,11 @@ extern "C" void mgpuLaunchKernel(void *handle, intptr_t gridX, intptr_t gridY,
   runtime.check(runtime.driver.cuLaunchKernel(
                     function, gridX, gridY, gridZ, blockX, blockY, blockZ,
                     sharedBytes, stream, params, extra),
-                "launching kernel " + std::to_string(kernel.module->ordinal) +
-                    " (" + kernel.name + ") on " + std::to_string(gridX) +
-                    " blocks of " + std::to_string(blockX) + " threads");
+                [&] {
+                  return "launching " + describeKernel(kernel) + " on " +
+                         std::to_string(gridX) + " blocks of " +
+                         std::to_string(blockX) + " threads";
+                });
 }
 
 extern "C" CUstream mgpuStreamCreate() { return nullptr; }
@@ -546,10 +569,11 @@ extern "C" void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/,
     return nullptr;
   CUdeviceptr pointer = 0;
   if (!runtime.failed() &&
-      runtime.check(isHostShared ? runtime.driver.cuMemAllocManaged(
-                                       &pointer, bytes, CU_MEM_ATTACH_GLOBAL)
-                                 : runtime.driver.cuMemAlloc(&pointer, bytes),
-                    "allocating " + std::to_string(bytes) + " bytes"))
+      runtime.check(
+          isHostShared ? runtime.driver.cuMemAllocManaged(&pointer, bytes,
+                                                          CU_MEM_ATTACH_GLOBAL)
+                       : runtime.driver.cuMemAlloc(&pointer, bytes),
+          [&] { return "allocating " + std::to_string(bytes) + " bytes"; }))
     return reinterpret_cast<void *>(pointer);
   // The step has failed: host memory, for the host code to finish with.
   void *fallback = std::calloc(1, bytes);
@@ -574,10 +598,11 @@ extern "C" void mgpuMemcpy(void *destination, void *source, size_t bytes,
                            CUstream stream) {
   Runtime &runtime = getRuntime();
   if (!runtime.failed())
-    runtime.check(runtime.driver.cuMemcpyAsync(
-                      reinterpret_cast<CUdeviceptr>(destination),
-                      reinterpret_cast<CUdeviceptr>(source), bytes, stream),
-                  "copying " + std::to_string(bytes) + " bytes");
+    runtime.check(
+        runtime.driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
+                                     reinterpret_cast<CUdeviceptr>(source),
+                                     bytes, stream),
+        [&] { return "copying " + std::to_string(bytes) + " bytes"; });
 }
 
 extern "C" void mgpuMemset32(void *destination, unsigned int value,
