@@ -24,10 +24,10 @@ pytestmark = pytest.mark.skipif(
 STEPS = 3
 
 
-def amp_run(path, pipeline, device, folder):
-    """Losses of STEPS steps, the first step's inputs and the last step's
-    outputs (by name)."""
-    args = [api.find_tool("amp-run"), path, "--steps", str(STEPS),
+def amp_run(path, pipeline, device, folder, steps=STEPS):
+    """Losses of `steps` steps and the last step's outputs (by name); the
+    first step's inputs are left in folder/in."""
+    args = [api.find_tool("amp-run"), path, "--steps", str(steps),
             f"--device={device}", "--save-inputs", str(folder / "in"),
             "--save-outputs", str(folder / "out")]
     if pipeline:
@@ -37,7 +37,7 @@ def amp_run(path, pipeline, device, folder):
     losses = [json.loads(line)["loss"] for line in run.stdout.splitlines()]
     outputs = {f[:-4]: np.load(folder / "out" / f)
                for f in os.listdir(folder / "out")}
-    return losses, folder / "in", outputs
+    return losses, outputs
 
 
 def assert_close(got, expected, ulp, what):
@@ -56,8 +56,8 @@ def test_zoo_step_on_the_gpu(name, precision, zoo_steps, tmp_path):
     path = zoo_steps[name, "sgd"]
     (tmp_path / "cpu").mkdir()
     (tmp_path / "gpu").mkdir()
-    cpu_losses, _, cpu = amp_run(path, pipeline, "cpu", tmp_path / "cpu")
-    gpu_losses, _, gpu = amp_run(path, pipeline, "cuda", tmp_path / "gpu")
+    cpu_losses, cpu = amp_run(path, pipeline, "cpu", tmp_path / "cpu")
+    gpu_losses, gpu = amp_run(path, pipeline, "cuda", tmp_path / "gpu")
     assert cpu_losses[-1] != cpu_losses[0], "the CPU run did not train"
     assert_close(gpu_losses, cpu_losses, ulp, "losses")
     assert gpu.keys() == cpu.keys()
@@ -108,12 +108,7 @@ def test_zoo_step_library_on_the_gpu(name, precision, zoo_steps, tmp_path):
     path = zoo_steps[name, "sgd"]
     folder = tmp_path / "cpu"
     folder.mkdir()
-    args = [api.find_tool("amp-run"), path, "--steps", "1",
-            "--save-inputs", str(folder / "in"),
-            "--save-outputs", str(folder / "out")]
-    if pipeline:
-        args.append(f"--amp-pipeline={pipeline}")
-    subprocess.run(args, check=True, capture_output=True)
+    amp_run(path, pipeline, "cpu", folder, steps=1)
     library, _, _, _ = compile_library(path, pipeline, tmp_path / "lib")
     lib = ctypes.CDLL(str(library))
     lib.step_signature.restype = ctypes.c_char_p
