@@ -99,20 +99,31 @@ struct HostDataToKernelsPass
   }
 
   /// Moves `run` into grids, split around the ops whose results host code
-  /// uses: those stay on the host, with a warning.
+  /// uses: those stay on the host, with a warning. An op whose results a
+  /// later op of its own grid does not take all of stays too, so the ops
+  /// are decided from the last: each one's grid ends at the next op that
+  /// stays.
   LogicalResult moveRun(RewriterBase &rewriter, ArrayRef<Operation *> run) {
-    size_t start = 0;
-    for (size_t i = 0; i < run.size(); ++i) {
-      if (!hasUseOutside(run[i], run.slice(start)))
+    SmallVector<bool> stays(run.size(), false);
+    size_t end = run.size();
+    for (size_t i = run.size(); i-- > 0;) {
+      if (!hasUseOutside(run[i], run.slice(i + 1, end - i - 1)))
         continue;
       run[i]->emitWarning("reads or writes buffers on the host, which uses "
                           "its results: the step's buffers must be "
                           "host-accessible (CUDA managed memory)");
+      stays[i] = true;
+      end = i;
+    }
+    size_t start = 0;
+    for (size_t i = 0; i <= run.size(); ++i) {
+      if (i < run.size() && !stays[i])
+        continue;
       if (failed(moveIntoGrid(rewriter, run.slice(start, i - start))))
         return failure();
       start = i + 1;
     }
-    return moveIntoGrid(rewriter, run.slice(start));
+    return success();
   }
 
   void runOnOperation() override {

@@ -69,3 +69,27 @@ func.func @host_uses_value(%in: memref<4xf32>) -> i1 {
   %positive = arith.cmpf ogt, %x, %x : f32
   return %positive : i1
 }
+
+// -----
+
+// The load feeds a loop that stays on the host: the load stays with it, so
+// no host op takes a value from inside a kernel.
+// CHECK-LABEL: func.func @feeds_host_op
+// CHECK:         %[[FIRST:.*]] = memref.load
+// CHECK-NEXT:    scf.for {{.*}} iter_args(%{{.*}} = %[[FIRST]])
+// CHECK-NOT:     scf.parallel
+func.func @feeds_host_op(%in: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // expected-warning @+1 {{reads or writes buffers on the host, which uses its results}}
+  %first = memref.load %in[%c0] : memref<4xf32>
+  // expected-warning @+1 {{reads or writes buffers on the host, which uses its results}}
+  %sum = scf.for %i = %c1 to %c4 step %c1 iter_args(%acc = %first) -> f32 {
+    %x = memref.load %in[%i] : memref<4xf32>
+    %next = arith.addf %acc, %x : f32
+    scf.yield %next : f32
+  }
+  %twice = arith.addf %sum, %sum : f32
+  return %twice : f32
+}
