@@ -9,7 +9,10 @@
 // scatters and other element-by-element code) would read and write the
 // step's buffers from the CPU. Copies become linalg.copy ops, which
 // amp-linalg-to-grid-loops tiles like any other; each run of the other
-// ops becomes a grid of one block of one thread.
+// ops becomes a grid of one block of one thread. Reads (and the scalar
+// arithmetic on what they read) first sink to just before their first use,
+// past ops that write other buffers, so that a read and the write that
+// uses it fall in one run instead of two.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +21,7 @@
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_HOSTDATATOKERNELS
@@ -59,6 +63,88 @@ static bool hasUseOutside(Operation *op, ArrayRef<Operation *> run) {
   return false;
 }
 
+/// The buffer that `value` views: an allocation or a function argument.
+static Value getBaseBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `op` only reads buffers, or computes without memory effects:
+/// it can move later, past ops that do not write what it reads. `reads`
+/// gets the buffers it reads.
+static bool isReadOnly(Operation *op, SmallVectorImpl<Value> &reads) {
+  if (op->getNumRegions() || op->hasTrait<OpTrait::IsTerminator>())
+    return false;
+  auto effecting = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effecting)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  effecting.getEffects(effects);
+  for (const MemoryEffects::EffectInstance &effect : effects) {
+    if (!isa<MemoryEffects::Read>(effect.getEffect()) || !effect.getValue())
+      return false;
+    reads.push_back(getBaseBuffer(effect.getValue()));
+  }
+  return true;
+}
+
+/// Whether `op` may write one of `buffers`. Distinct allocations and
+/// arguments do not overlap (a step's buffers are separate).
+static bool mayWrite(Operation *op, ArrayRef<Value> buffers) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return true;
+  return llvm::any_of(*effects, [&](const MemoryEffects::EffectInstance &e) {
+    if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+      return false;
+    return !e.getValue() ||
+           llvm::is_contained(buffers, getBaseBuffer(e.getValue()));
+  });
+}
+
+/// Sinks each load in `block`, and the effect-free ops that compute on
+/// loaded values, to just before the first op that uses it, as long as no
+/// op it passes may write what it reads.
+static void sinkReads(Block &block) {
+  llvm::SmallPtrSet<Operation *, 16> sinkable;
+  for (Operation &op : block) {
+    SmallVector<Value> reads;
+    bool loads = isa<memref::LoadOp>(op);
+    bool computesOnLoads = llvm::any_of(op.getOperands(), [&](Value v) {
+      return sinkable.contains(v.getDefiningOp());
+    });
+    if ((loads || computesOnLoads) && isReadOnly(&op, reads))
+      sinkable.insert(&op);
+  }
+  SmallVector<Operation *> order;
+  for (Operation &op : block)
+    if (sinkable.contains(&op))
+      order.push_back(&op);
+  for (Operation *op : llvm::reverse(order)) {
+    Operation *firstUser = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *inBlock = block.findAncestorOpInBlock(*user);
+      if (inBlock && (!firstUser || inBlock->isBeforeInBlock(firstUser)))
+        firstUser = inBlock;
+    }
+    if (!firstUser)
+      continue;
+    SmallVector<Value> reads;
+    isReadOnly(op, reads);
+    Operation *target = op;
+    for (Operation *next = op->getNextNode(); next != firstUser;
+         next = next->getNextNode()) {
+      if (!reads.empty() && mayWrite(next, reads))
+        break;
+      target = next;
+    }
+    if (target != op)
+      op->moveAfter(target);
+  }
+}
+
 namespace {
 struct HostDataToKernelsPass
     : amp::impl::HostDataToKernelsBase<HostDataToKernelsPass> {
@@ -80,12 +166,23 @@ struct HostDataToKernelsPass
   /// Moves the runs of host data accesses in `block` into grids, and those
   /// of the blocks of ops that stay on the host.
   LogicalResult moveBlock(RewriterBase &rewriter, Block &block) {
-    SmallVector<Operation *> run;
+    sinkReads(block);
+    // A run takes the effect-free ops between its accesses (the arithmetic
+    // on what they read), not those after its last access.
+    SmallVector<Operation *> run, between;
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isHostDataAccess(&op)) {
+        run.append(between);
+        between.clear();
         run.push_back(&op);
         continue;
       }
+      if (!run.empty() && op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+          !op.hasTrait<OpTrait::IsTerminator>()) {
+        between.push_back(&op);
+        continue;
+      }
+      between.clear();
       if (failed(moveRun(rewriter, run)))
         return failure();
       run.clear();
@@ -109,11 +206,13 @@ struct HostDataToKernelsPass
     for (size_t i = run.size(); i-- > 0;) {
       if (!hasUseOutside(run[i], run.slice(i + 1, end - i - 1)))
         continue;
+      stays[i] = true;
+      end = i;
+      if (!isHostDataAccess(run[i]))
+        continue; // arithmetic the host uses: its operands say why
       run[i]->emitWarning("reads or writes buffers on the host, which uses "
                           "its results: the step's buffers must be "
                           "host-accessible (CUDA managed memory)");
-      stays[i] = true;
-      end = i;
     }
     size_t start = 0;
     for (size_t i = 0; i <= run.size(); ++i) {

@@ -93,3 +93,50 @@ func.func @feeds_host_op(%in: memref<4xf32>) -> f32 {
   %twice = arith.addf %sum, %sum : f32
   return %twice : f32
 }
+
+// -----
+
+// FP8's scale update: the reads and the arithmetic on them sink past the
+// kernel that writes another buffer, to the store that uses them: one
+// grid, nothing left on the host.
+// CHECK-LABEL: func.func @reads_sink_to_their_use
+// CHECK:         linalg.fill
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK-NEXT:        memref.load %arg0[]
+// CHECK-NEXT:        arith.cmpf
+// CHECK-NEXT:        arith.divf
+// CHECK-NEXT:        memref.load %arg1[]
+// CHECK-NEXT:        arith.select
+// CHECK-NEXT:        memref.store
+// CHECK-NEXT:        scf.reduce
+func.func @reads_sink_to_their_use(%amax: memref<f32>, %scale: memref<f32>,
+                                   %history: memref<4xf32>,
+                                   %new_scale: memref<f32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %a = memref.load %amax[] : memref<f32>
+  %s = memref.load %scale[] : memref<f32>
+  %inverse = arith.divf %one, %a : f32
+  %valid = arith.cmpf ogt, %a, %zero : f32
+  linalg.fill ins(%zero : f32) outs(%history : memref<4xf32>)
+  %next = arith.select %valid, %inverse, %s : f32
+  memref.store %next, %new_scale[] : memref<f32>
+  return
+}
+
+// -----
+
+// A read does not sink past a kernel that writes its buffer: it keeps its
+// value from before, on the host.
+// CHECK-LABEL: func.func @read_before_write_stays
+// CHECK:         memref.load
+// CHECK-NEXT:    linalg.fill
+func.func @read_before_write_stays(%amax: memref<f32>, %out: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  // expected-warning @+1 {{reads or writes buffers on the host, which uses its results}}
+  %a = memref.load %amax[] : memref<f32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<f32>)
+  memref.store %a, %out[] : memref<f32>
+  return
+}
