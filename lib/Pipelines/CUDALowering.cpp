@@ -73,7 +73,7 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
   std::string pipeline = getGridLoopPasses(options.blockSize);
   llvm::raw_string_ostream os(pipeline);
   os << "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
-     << "amp-host-shared-buffers,";
+     << "amp-place-gpu-buffers,func.func(amp-async-gpu-work),";
   for (const std::string &chip : options.chips) {
     std::optional<llvm::StringRef> features = getPTXFeatures(chip);
     if (!features) {

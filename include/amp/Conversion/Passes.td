@@ -258,22 +258,42 @@ def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {
   ];
 }
 
-def HostSharedBuffers : Pass<"amp-host-shared-buffers", "ModuleOp"> {
-  let summary = "Allocate the host code's buffers in memory that kernels "
-                "and the host both reach";
+def PlaceGPUBuffers : Pass<"amp-place-gpu-buffers", "ModuleOp"> {
+  let summary = "Place the host code's buffers in device memory, or in "
+                "memory the host reaches too where host code touches them";
   let description = [{
-    After `gpu-kernel-outlining`, the host functions' `memref.alloc` and
-    `memref.dealloc` become `gpu.alloc host_shared` and `gpu.dealloc`
-    (CUDA managed memory in the runtime), so kernels, cuBLASLt calls and
-    the host's own loads and copies read the same buffers. A constant
-    (`memref.get_global`) that a kernel or a library call reads is copied
-    into such a buffer where it is taken, and freed before each return;
-    the GEMM records that `amp_gemm` reads on the host stay where they are.
-    The step's arguments are the caller's to place.
+    After `gpu-kernel-outlining`, each `memref.alloc` of a host function
+    becomes a `gpu.alloc`: in device memory when only kernels, GEMM calls
+    and frees use it (through views), `host_shared` (CUDA managed memory)
+    when host code reads or writes it too (what
+    `amp-host-data-to-kernels` left on the host, with its warning).
+    `memref.dealloc` becomes `gpu.dealloc`. A constant (`memref.get_global`)
+    that a kernel or a library call reads is copied with `gpu.memcpy` into
+    a device buffer where it is taken, freed before each return; the GEMM
+    records that `amp_gemm` reads on the host stay where they are. The
+    step's arguments are the caller's to place. `amp-async-gpu-work` then
+    puts the allocations, copies and frees on a stream.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
   ];
+}
+
+def AsyncGPUWork : Pass<"amp-async-gpu-work", "func::FuncOp"> {
+  let summary = "Queue a host function's GPU work on one stream; wait only "
+                "where the host touches buffers";
+  let description = [{
+    Kernel launches, device allocations, copies and frees become
+    asynchronous on one stream (`gpu.wait async` at the start of each
+    block), so that the host queues them without waiting for each. The
+    host waits for the stream (`gpu.wait`) only before an op that reads or
+    writes buffers itself, an op with unknown effects or one that holds GPU
+    work in its regions (which get streams of their own), and before the
+    block's terminator. The runtime's GEMM calls (`amp_gemm_*`) run on the
+    same stream in order, so they need no wait. Without this pass each
+    launch waits for its kernel.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def MergeGPUObjects : Pass<"amp-merge-gpu-objects", "ModuleOp"> {

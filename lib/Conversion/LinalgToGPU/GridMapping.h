@@ -4,14 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Helpers of the LinalgToGPU passes that build scf.parallel loops mapped to
-// blocks and threads for convert-parallel-loops-to-gpu.
+// Helpers shared by the LinalgToGPU passes: scf.parallel loops mapped to
+// blocks and threads for convert-parallel-loops-to-gpu, and the runtime's
+// GEMM calls.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H
 #define AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H
 
+#include "amp/Runtime/GemmRecord.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::amp {
@@ -19,6 +23,13 @@ namespace mlir::amp {
 /// A grid of one block of one thread at the rewriter's insertion point; the
 /// rewriter's insertion point moves into the thread's body.
 LogicalResult createSingleThreadGrid(RewriterBase &rewriter, Location loc);
+
+/// Whether `op` calls one of the runtime's GEMMs (amp_gemm_*), which read
+/// their record on the host and run on the step's stream.
+inline bool isGemmCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with(runtime::kGemmEntryPrefix);
+}
 
 } // namespace mlir::amp
 

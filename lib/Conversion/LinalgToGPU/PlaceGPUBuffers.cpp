@@ -1,22 +1,26 @@
-//===- HostSharedBuffers.cpp - Host buffers that kernels reach ------------===//
+//===- PlaceGPUBuffers.cpp - Device or host-shared buffers ----------------===//
 //
 // Part of amp-opt, under the Apache License v2.0.
 //
 //===----------------------------------------------------------------------===//
 //
-// The amp-host-shared-buffers pass: the host code's allocations become
-// gpu.alloc host_shared, and the constants that kernels or library calls
-// read are copied into such allocations.
+// The amp-place-gpu-buffers pass: the host code's allocations become
+// gpu.alloc, in device memory unless host code touches them (then
+// host_shared, CUDA managed memory); the constants that kernels or library
+// calls read are copied into device buffers (host-shared ones when host
+// code reads them too).
 //
 //===----------------------------------------------------------------------===//
 
+#include "GridMapping.h"
+
 #include "amp/Conversion/Passes.h"
-#include "amp/Runtime/GemmRecord.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::amp {
-#define GEN_PASS_DEF_HOSTSHAREDBUFFERS
+#define GEN_PASS_DEF_PLACEGPUBUFFERS
 #include "amp/Conversion/Passes.h.inc"
 } // namespace mlir::amp
 
@@ -28,55 +32,67 @@ static bool isOnlyGemmRecord(Value value) {
   return llvm::all_of(value.getUsers(), [&](Operation *user) {
     if (auto cast = dyn_cast<memref::CastOp>(user))
       return isOnlyGemmRecord(cast.getResult());
-    auto call = dyn_cast<func::CallOp>(user);
-    return call &&
-           call.getCallee().starts_with(amp::runtime::kGemmEntryPrefix) &&
-           call.getNumOperands() > 0 && call.getOperand(0) == value &&
-           llvm::count(call.getOperands(), value) == 1;
+    return amp::isGemmCall(user) && user->getOperand(0) == value &&
+           llvm::count(user->getOperands(), value) == 1;
   });
 }
 
-/// Replaces `alloc` by a gpu.alloc host_shared of the same type.
-static void allocateShared(RewriterBase &rewriter, memref::AllocOp alloc) {
-  rewriter.setInsertionPoint(alloc);
-  auto shared = gpu::AllocOp::create(
-      rewriter, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
-      /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-      alloc.getSymbolOperands(), /*hostShared=*/true);
-  rewriter.replaceOp(alloc, shared.getMemref());
+/// Whether host code reads or writes `buffer` (through views): any use but
+/// a kernel's, a GEMM's, a copy's on the GPU or a free.
+static bool isTouchedByHost(Value buffer) {
+  return llvm::any_of(buffer.getUsers(), [](Operation *user) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+      return isTouchedByHost(view->getResult(0));
+    return !isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::DeallocOp,
+                memref::DeallocOp>(user) &&
+           !amp::isGemmCall(user);
+  });
 }
 
-/// Frees `buffer` at the rewriter's insertion point. gpu-to-llvm lowers only
-/// an asynchronous gpu.dealloc: it gets a stream of its own, waited on.
-static void freeShared(RewriterBase &rewriter, Location loc, Value buffer) {
-  Type tokenType = rewriter.getType<gpu::AsyncTokenType>();
-  auto stream = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange());
-  auto dealloc = gpu::DeallocOp::create(rewriter, loc, tokenType,
-                                        stream.getAsyncToken(), buffer);
-  gpu::WaitOp::create(rewriter, loc, Type(), dealloc.getAsyncToken());
+/// Whether a kernel or a GEMM reads or writes `buffer` (through views).
+static bool isUsedOnGPU(Value buffer) {
+  return llvm::any_of(buffer.getUsers(), [](Operation *user) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+      return isUsedOnGPU(view->getResult(0));
+    return isa<gpu::LaunchFuncOp>(user) || amp::isGemmCall(user);
+  });
 }
 
-/// Copies the constant `global` into a host-shared buffer that replaces it,
-/// freed before each of `returns`.
-static void copyToShared(RewriterBase &rewriter, memref::GetGlobalOp global,
-                         ArrayRef<func::ReturnOp> returns) {
+/// A gpu.alloc of `type` at the rewriter's insertion point.
+static Value createAlloc(RewriterBase &rewriter, Location loc, MemRefType type,
+                         ValueRange dynamicSizes, ValueRange symbols,
+                         bool hostShared) {
+  return gpu::AllocOp::create(rewriter, loc, type, /*asyncToken=*/Type(),
+                              /*asyncDependencies=*/ValueRange(), dynamicSizes,
+                              symbols, hostShared)
+      .getMemref();
+}
+
+/// Copies the constant `global` into a buffer that replaces it, freed
+/// before each of `returns`: a device buffer, or a host-shared one when host
+/// code reads it too.
+static void copyToGPU(RewriterBase &rewriter, memref::GetGlobalOp global,
+                      ArrayRef<func::ReturnOp> returns) {
   Location loc = global.getLoc();
-  MemRefType type = global.getType();
+  bool hostShared = isTouchedByHost(global.getResult());
   rewriter.setInsertionPointAfter(global);
-  auto shared = gpu::AllocOp::create(rewriter, loc, type, Type(), ValueRange(),
-                                     ValueRange(), ValueRange(),
-                                     /*hostShared=*/true);
-  rewriter.replaceAllUsesWith(global.getResult(), shared.getMemref());
-  memref::CopyOp::create(rewriter, loc, global.getResult(), shared.getMemref());
+  Value buffer =
+      createAlloc(rewriter, loc, global.getType(), {}, {}, hostShared);
+  rewriter.replaceAllUsesWith(global.getResult(), buffer);
+  if (hostShared)
+    memref::CopyOp::create(rewriter, loc, global.getResult(), buffer);
+  else
+    gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange(),
+                          buffer, global.getResult());
   for (func::ReturnOp ret : returns) {
     rewriter.setInsertionPoint(ret);
-    freeShared(rewriter, loc, shared.getMemref());
+    gpu::DeallocOp::create(rewriter, loc, Type(), ValueRange(), buffer);
   }
 }
 
 namespace {
-struct HostSharedBuffersPass
-    : amp::impl::HostSharedBuffersBase<HostSharedBuffersPass> {
+struct PlaceGPUBuffersPass
+    : amp::impl::PlaceGPUBuffersBase<PlaceGPUBuffersPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
@@ -90,20 +106,27 @@ struct HostSharedBuffersPass
         else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
           deallocs.push_back(dealloc);
         else if (auto global = dyn_cast<memref::GetGlobalOp>(op);
-                 global && !isOnlyGemmRecord(global.getResult()))
+                 global && isUsedOnGPU(global.getResult()) &&
+                 !isOnlyGemmRecord(global.getResult()))
           globals.push_back(global);
         else if (auto ret = dyn_cast<func::ReturnOp>(op))
           returns.push_back(ret);
       });
-      for (memref::AllocOp alloc : allocs)
-        allocateShared(rewriter, alloc);
+      for (memref::AllocOp alloc : allocs) {
+        rewriter.setInsertionPoint(alloc);
+        rewriter.replaceOp(alloc,
+                           createAlloc(rewriter, alloc.getLoc(),
+                                       alloc.getType(), alloc.getDynamicSizes(),
+                                       alloc.getSymbolOperands(),
+                                       isTouchedByHost(alloc.getMemref())));
+      }
       for (memref::DeallocOp dealloc : deallocs) {
         rewriter.setInsertionPoint(dealloc);
-        freeShared(rewriter, dealloc.getLoc(), dealloc.getMemref());
-        rewriter.eraseOp(dealloc);
+        rewriter.replaceOpWithNewOp<gpu::DeallocOp>(
+            dealloc, Type(), ValueRange(), dealloc.getMemref());
       }
       for (memref::GetGlobalOp global : globals)
-        copyToShared(rewriter, global, returns);
+        copyToGPU(rewriter, global, returns);
     }
   }
 };

@@ -18,6 +18,10 @@
 //   names; after it the step's remaining launches and GEMMs are skipped, and
 //   a failed allocation hands out host memory, so the host code runs to its
 //   end without touching the GPU again.
+// - A step's device buffers come from a cache: a freed buffer is kept for
+//   the next allocation of its size (cuMemFree would wait for the whole
+//   device, after every kernel that used a temporary). Reuse is safe in
+//   stream order, since every kernel and GEMM runs on the one stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,6 +137,10 @@ struct Runtime {
   std::string step;
   std::string error;
   std::set<void *> hostFallbacks;
+  /// The cache of device buffers: free ones by size, and the size of each
+  /// buffer handed out.
+  std::map<uint64_t, std::vector<CUdeviceptr>> freeBuffers;
+  std::map<CUdeviceptr, uint64_t> bufferSizes;
   std::map<const int64_t *, std::unique_ptr<GemmPlan>> gemmPlans;
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<std::unique_ptr<Kernel>> kernels;
@@ -562,17 +570,50 @@ extern "C" void mgpuEventRecord(CUevent event, CUstream stream) {
                   "recording an event");
 }
 
+/// Allocation sizes are rounded up to this, so that buffers of nearby sizes
+/// share the cache.
+static constexpr uint64_t kBufferGranule = 512;
+
+/// A device buffer of `bytes` (a multiple of kBufferGranule), from the cache
+/// or the driver; when the driver has none left, the cache is given back to
+/// it and the allocation tried again.
+static CUresult allocateDevice(Runtime &runtime, uint64_t bytes,
+                               CUdeviceptr &pointer) {
+  std::vector<CUdeviceptr> &cached = runtime.freeBuffers[bytes];
+  if (!cached.empty()) {
+    pointer = cached.back();
+    cached.pop_back();
+    return CUDA_SUCCESS;
+  }
+  CUresult result = runtime.driver.cuMemAlloc(&pointer, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    for (auto &[size, buffers] : runtime.freeBuffers) {
+      for (CUdeviceptr buffer : buffers) {
+        runtime.bufferSizes.erase(buffer);
+        runtime.driver.cuMemFree(buffer);
+      }
+      buffers.clear();
+    }
+    result = runtime.driver.cuMemAlloc(&pointer, bytes);
+  }
+  if (result == CUDA_SUCCESS)
+    runtime.bufferSizes[pointer] = bytes;
+  return result;
+}
+
 extern "C" void *mgpuMemAlloc(uint64_t bytes, CUstream /*stream*/,
                               bool isHostShared) {
   Runtime &runtime = getRuntime();
   if (bytes == 0)
     return nullptr;
   CUdeviceptr pointer = 0;
+  uint64_t rounded =
+      (bytes + kBufferGranule - 1) / kBufferGranule * kBufferGranule;
   if (!runtime.failed() &&
       runtime.check(
           isHostShared ? runtime.driver.cuMemAllocManaged(&pointer, bytes,
                                                           CU_MEM_ATTACH_GLOBAL)
-                       : runtime.driver.cuMemAlloc(&pointer, bytes),
+                       : allocateDevice(runtime, rounded, pointer),
           [&] { return "allocating " + std::to_string(bytes) + " bytes"; }))
     return reinterpret_cast<void *>(pointer);
   // The step has failed: host memory, for the host code to finish with.
@@ -589,9 +630,13 @@ extern "C" void mgpuMemFree(void *pointer, CUstream /*stream*/) {
     std::free(pointer);
     return;
   }
-  runtime.check(
-      runtime.driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
-      "freeing a buffer");
+  auto buffer = reinterpret_cast<CUdeviceptr>(pointer);
+  if (auto cached = runtime.bufferSizes.find(buffer);
+      cached != runtime.bufferSizes.end()) {
+    runtime.freeBuffers[cached->second].push_back(buffer);
+    return;
+  }
+  runtime.check(runtime.driver.cuMemFree(buffer), "freeing a buffer");
 }
 
 extern "C" void mgpuMemcpy(void *destination, void *source, size_t bytes,

@@ -7,12 +7,16 @@
 // A bias add and ReLU after a GEMM: the GEMM is a record, the zeroing of
 // its output one kernel, the fused bias add and ReLU another, each compiled
 // for sm_80 and sm_90 into one fatbin (magic 0xBA55ED50); the host code is
-// LLVM dialect.
+// LLVM dialect, which queues both kernels and the GEMM on one stream and
+// waits for it once.
 // CHECK-NOT: func.func
 // CHECK:     llvm.func @main(
-// CHECK:       gpu.launch_func @main_kernel::@main_kernel blocks in
+// CHECK:       %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK:       gpu.launch_func <%[[STREAM]] : !llvm.ptr> @main_kernel::@main_kernel blocks in
 // CHECK:       llvm.call @amp_gemm_f32_f32_f32(
-// CHECK:       gpu.launch_func @main_kernel_0::@main_kernel blocks in
+// CHECK:       gpu.launch_func <%[[STREAM]] : !llvm.ptr> @main_kernel_0::@main_kernel blocks in
+// CHECK:       llvm.call @mgpuStreamSynchronize(%[[STREAM]])
+// CHECK-NOT:   llvm.call @mgpuStreamSynchronize
 // CHECK:     gpu.binary @main_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">, "P\EDU\BA
 // CHECK:     gpu.binary @main_kernel_0 [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">, "P\EDU\BA
 // CHECK-NOT: gpu.binary
