@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -582,11 +583,42 @@ Value amp::lowering::getElementCount(OpBuilder &b, Location loc, Value input,
   return count;
 }
 
+/// The value of every element of `value`, when they are all equal (a splat,
+/// or a resource blob of equal elements: the zeros an exporter writes out
+/// in full).
+static TypedAttr getUniformElement(ElementsAttr value) {
+  auto type = cast<ShapedType>(value.getType());
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.isSplat() ? dense.getSplatValue<TypedAttr>() : TypedAttr();
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (!resource || bits % 8 || !resource.getRawHandle().getBlob())
+    return {};
+  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+  size_t bytes = bits / 8;
+  if (data.size() != bytes * type.getNumElements() || data.empty())
+    return {};
+  for (size_t i = bytes; i < data.size(); i += bytes)
+    if (std::memcmp(data.data(), data.data() + i, bytes))
+      return {};
+  auto scalar = RankedTensorType::get({}, type.getElementType());
+  return DenseElementsAttr::getFromRawBuffer(scalar, data.take_front(bytes))
+      .getSplatValue<TypedAttr>();
+}
+
 Value amp::lowering::createConstant(OpBuilder &b, Location loc,
                                     ElementsAttr value) {
-  // Scalars and shape-sized vectors; weights stay resources.
+  // Scalars and shape-sized vectors; weights stay resources; a large tensor
+  // of one value is filled, not stored (a kernel on the GPU, not a copy).
   constexpr int64_t kMaxInlinedElements = 64;
   auto type = cast<ShapedType>(value.getType());
+  if (type.getNumElements() > kMaxInlinedElements && type.hasStaticShape())
+    if (TypedAttr element = getUniformElement(value)) {
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType());
+      Value scalar = arith::ConstantOp::create(b, loc, element);
+      return linalg::FillOp::create(b, loc, scalar, empty).result();
+    }
   auto resource = dyn_cast<DenseResourceElementsAttr>(value);
   if (resource && type.getNumElements() <= kMaxInlinedElements &&
       type.getElementType().getIntOrFloatBitWidth() % 8 == 0)
