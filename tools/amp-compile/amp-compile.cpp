@@ -49,6 +49,8 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace amprun;
@@ -144,12 +146,35 @@ struct SignatureEntry {
   std::string name;
   RankedTensorType type;
   std::string carriesTo;
-  bool hasInitializer = false;
+  ElementsAttr initializer;
 };
 
+/// The value of every element of an initializer whose elements are all
+/// equal, as a JSON number (zeroed moments, the loss scale and counters the
+/// pipeline adds), or "" when they differ.
+static std::string getSplatJSON(ElementsAttr initializer) {
+  if (!initializer)
+    return "";
+  HostTensor tensor(cast<RankedTensorType>(initializer.getType()));
+  if (llvm::Error error = tensor.assign(initializer)) {
+    llvm::consumeError(std::move(error));
+    return "";
+  }
+  unsigned bytes = tensor.getElementBytes();
+  for (size_t i = bytes; i < tensor.size(); i += bytes)
+    if (std::memcmp(tensor.data(), tensor.data() + i, bytes))
+      return "";
+  double value = tensor.getNumElements() ? tensor.get(0) : 0.0;
+  if (!std::isfinite(value))
+    return "";
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.9g", value);
+  return text;
+}
+
 /// The signature as JSON: {"step": .., "inputs": [{"name", "dtype",
-/// "shape", "initializer"}], "outputs": [{"name", "dtype", "shape",
-/// "carries_to"}], "loss": ..}.
+/// "shape", "initializer", "value" (splat initializers)}], "outputs": [{"name",
+/// "dtype", "shape", "carries_to"}], "loss": ..}.
 static std::string getSignatureJSON(StringRef entry,
                                     ArrayRef<SignatureEntry> inputs,
                                     ArrayRef<SignatureEntry> outputs,
@@ -171,9 +196,12 @@ static std::string getSignatureJSON(StringRef entry,
       os << ", \"shape\": [";
       llvm::interleaveComma(e.type.getShape(), os);
       os << "]";
-      if (isInput)
-        os << ", \"initializer\": " << (e.hasInitializer ? "true" : "false");
-      else if (!e.carriesTo.empty()) {
+      if (isInput) {
+        os << ", \"initializer\": " << (e.initializer ? "true" : "false");
+        std::string value = getSplatJSON(e.initializer);
+        if (!value.empty())
+          os << ", \"value\": " << value;
+      } else if (!e.carriesTo.empty()) {
         os << ", \"carries_to\": ";
         quote(e.carriesTo);
       }
@@ -314,7 +342,9 @@ static std::string getHeader(StringRef entry, ArrayRef<SignatureEntry> inputs,
          << " [";
       llvm::interleaveComma(e.type.getShape(), os);
       os << "]";
-      if (e.hasInitializer)
+      if (std::string value = getSplatJSON(e.initializer); !value.empty())
+        os << ", starts at " << value;
+      else if (e.initializer)
         os << ", initial value in the model";
       if (!e.carriesTo.empty())
         os << ", feeds input '" << e.carriesTo << "' at the next step";
@@ -338,9 +368,10 @@ static std::string getHeader(StringRef entry, ArrayRef<SignatureEntry> inputs,
      << "const char *" << entry << "_error(void);\n\n"
      << "/* The tensors above as JSON: {\"step\", \"loss\", \"inputs\": "
         "[{\"name\",\n"
-     << " * \"dtype\", \"shape\", \"initializer\"}], \"outputs\": "
-        "[{\"name\", \"dtype\",\n"
-     << " * \"shape\", \"carries_to\"}]}. */\n"
+     << " * \"dtype\", \"shape\", \"initializer\", \"value\"}], "
+        "\"outputs\": [{\"name\",\n"
+     << " * \"dtype\", \"shape\", \"carries_to\"}]}; \"value\": every "
+        "element's start. */\n"
      << "const char *" << entry << "_signature(void);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return text;
@@ -466,12 +497,13 @@ int main(int argc, char **argv) {
                   outputs, loss);
   SmallVector<SignatureEntry> inputEntries, outputEntries;
   for (const StepInput &input : inputs)
-    inputEntries.push_back(
-        {input.name, input.type, "", bool(input.initializer)});
+    inputEntries.push_back({input.name, input.type, "", input.initializer});
   for (const StepOutput &output : outputs)
     outputEntries.push_back(
-        {output.name, output.type,
-         output.carriedTo >= 0 ? inputs[output.carriedTo].name : "", false});
+        {output.name,
+         output.type,
+         output.carriedTo >= 0 ? inputs[output.carriedTo].name : "",
+         {}});
   SmallVector<SignatureEntry> tensors(inputEntries);
   tensors.append(outputEntries);
   for (const SignatureEntry &tensor : tensors)
