@@ -22,10 +22,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 from amp_opt import api, numerics, zoo  # noqa: E402
 from amp_run_numerics import heading, record  # noqa: E402
 
-PRECISIONS = {"fp32": "precision=fp32",
-              "fp16": numerics.PRECISIONS["fp16"],
-              "bf16": numerics.PRECISIONS["bf16"],
-              "fp8": "precision=fp8 fp8=always"}
+PRECISIONS = {name: pipeline for name, (pipeline, _) in
+              numerics.FORCED_PRECISIONS.items()}
 
 
 def count_unfused(path, pipeline):

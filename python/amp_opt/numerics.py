@@ -8,11 +8,21 @@ updates: a run that skipped k of n steps is compared with FP32's step n-k.
 """
 import math
 
+import numpy as np
+
 from . import api
 
 # Every GEMM and convolution in low precision, so that the small zoo models
 # train in FP16/BF16 whatever the cost model says about their size.
 FORCED = "op-class=Gemm:always,MatMul:always,Conv:always,ConvTranspose:always"
+
+# Each precision forced on every eligible op (FP8: every FP8-eligible GEMM),
+# with the unit roundoff of its lowest precision: the tolerance of a
+# backend (GEMM records, grid loops, the GPU) against the CPU path.
+FORCED_PRECISIONS = {"fp32": ("precision=fp32", 1e-5),
+                     "fp16": (f"precision=fp16 {FORCED}", 2.0 ** -10),
+                     "bf16": (f"precision=bf16 {FORCED}", 2.0 ** -7),
+                     "fp8": ("precision=fp8 fp8=always", 2.0 ** -3)}
 
 PRECISIONS = {
     "fp32": None,
@@ -44,3 +54,34 @@ def summarize(curves):
                          "skipped": skipped, "finite": finite,
                          "reference": reference, "gap": gap}
     return summary
+
+
+def norm_error(got, expected):
+    """The norm-wise relative error of `got`."""
+    got = np.asarray(got, np.float64)
+    expected = np.asarray(expected, np.float64)
+    norm = np.linalg.norm(expected)
+    difference = np.linalg.norm(got - expected)
+    return float(difference / norm if norm else difference)
+
+
+def backend_mismatch(got, expected, ulp, fp32=None):
+    """Why a tensor from another backend (the GPU) is not the CPU path's
+    `expected`, or None when it is: every element within two units in the
+    last place `ulp` (or 1e-6), or a norm-wise error within one. Beyond
+    that it is still another summation order's rounding (cuBLASLt's GEMMs,
+    FMAs in kernels) when `got` is no farther from the CPU's FP32 result
+    `fp32` than `expected`, the CPU's own run in this precision, is."""
+    if np.allclose(np.asarray(got, np.float64),
+                   np.asarray(expected, np.float64), rtol=2 * ulp, atol=1e-6):
+        return None
+    error = norm_error(got, expected)
+    if error <= ulp:
+        return None
+    if fp32 is None:
+        return f"norm-wise relative error {error:.3g}"
+    drift, own = norm_error(got, fp32), norm_error(expected, fp32)
+    if drift <= 2 * own + ulp:
+        return None
+    return (f"norm-wise relative error {error:.3g}; from FP32 {drift:.3g}, "
+            f"the CPU's {own:.3g}")

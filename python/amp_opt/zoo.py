@@ -18,7 +18,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import export as export_module
 
 
 class ZooError(ValueError):
@@ -228,6 +227,7 @@ def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0,
     """Exports one zoo training step, with parameters and float inputs of
     `dtype`; returns export_training_step's dict. `export_kwargs` go to
     export_training_step (plain=..., loss_name=..., ...)."""
+    from . import export as export_module  # needs torch's ONNX exporter
     if optimizer not in export_module.optim.DEFAULTS:
         raise ZooError(f"unknown optimizer '{optimizer}'; expected one of "
                        f"{', '.join(sorted(export_module.optim.DEFAULTS))}")
@@ -244,6 +244,7 @@ def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0,
 
 
 def main(argv=None):
+    from .export import ExportError
     parser = argparse.ArgumentParser(
         prog="python3 -m amp_opt.zoo",
         description="Write the zoo's training-step graphs as ONNX.")
@@ -274,7 +275,7 @@ def main(argv=None):
                 print(f"{path}: {info['nodes']} nodes, "
                       f"{os.path.getsize(path) / 2**20:.1f} MiB, "
                       f"{seconds:.1f} s", file=sys.stderr, flush=True)
-    except (ZooError, export_module.ExportError) as error:
+    except (ZooError, ExportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     with open(os.path.join(args.out, "zoo.json"), "w") as f:

@@ -169,10 +169,7 @@ def test_gemm_through_blas_matches_numpy(case, records, tmp_path):
 # precision): the records sum in another order than the BLAS path (the
 # operands swapped), so a value rounded to that precision may differ by one
 # unit, up to two of its value's at the bottom of a binade.
-RECORD_PRECISIONS = {"fp32": ("precision=fp32", 1e-5),
-                     "fp16": (numerics.PRECISIONS["fp16"], 2.0 ** -10),
-                     "bf16": (numerics.PRECISIONS["bf16"], 2.0 ** -7),
-                     "fp8": ("precision=fp8 fp8=always", 2.0 ** -3)}
+RECORD_PRECISIONS = numerics.FORCED_PRECISIONS
 
 
 @pytest.mark.parametrize("precision", RECORD_PRECISIONS)

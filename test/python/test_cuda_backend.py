@@ -156,6 +156,14 @@ def check_library(library, header, text, summary, name="step"):
     assert signature["step"] == name
     assert len(signature["inputs"]) == inputs
     assert len(signature["outputs"]) == outputs
+    # A start value only where every element of an initializer is equal:
+    # the zoo's zeroed momenta, the loss scale.
+    for entry in signature["inputs"]:
+        if entry["name"].endswith(".momentum_buffer"):
+            assert entry.get("value") == 0, entry
+        if entry["name"] == "amp.loss_scale":
+            assert entry.get("value") == 65536, entry
+        assert entry["initializer"] or "value" not in entry, entry
     program = library.parent / "call.c"
     program.write_text(CALL_STEP.replace("STEP", name)
                        .replace("NUM_INPUTS", f"{upper}_NUM_INPUTS")

@@ -1,11 +1,12 @@
 """The CUDA backend on a GPU (skipped without one; see docs/AmpCompile.md,
 "GPU tests"). For every small zoo step and precision:
-- amp-run --device=cuda matches amp-run on the CPU: FP32 within 1e-5, AMP
-  within two units in the last place of its lowest precision, and the loss
-  moves;
-- the amp-compile library, called through ctypes on the CPU run's inputs
-  in CUDA managed memory, gives the CPU run's outputs."""
-import ctypes
+- amp-run --device=cuda matches amp-run on the CPU (numerics.
+  backend_mismatch: within two units in the last place of the step's lowest
+  precision, or no farther from the CPU's FP32 run than the CPU's own run
+  in that precision), and the loss moves;
+- the amp-compile library, trained through amp_opt.step_library from the
+  CPU run's inputs in device memory, gives the CPU run's losses and
+  outputs."""
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from amp_opt import api, zoo
+from amp_opt import api, numerics, step_library, zoo
 from test_cuda_backend import (PRECISIONS, compile_library, has_cuda_device,
                                toolkit_found)
 
@@ -40,11 +41,28 @@ def amp_run(path, pipeline, device, folder, steps=STEPS):
     return losses, outputs
 
 
-def assert_close(got, expected, ulp, what):
-    got = np.asarray(got, np.float64)
-    expected = np.asarray(expected, np.float64)
-    np.testing.assert_allclose(got, expected, rtol=2 * ulp, atol=1e-6,
-                               err_msg=what)
+def assert_matches(got, expected, fp32, ulp):
+    """Every tensor of `got` is the CPU run's (numerics.backend_mismatch),
+    `fp32` being the CPU's FP32 run of the same step."""
+    assert got.keys() == expected.keys()
+    problems = [f"{key}: {problem}" for key in sorted(expected)
+                if (problem := numerics.backend_mismatch(
+                    got[key], expected[key], ulp, fp32.get(key)))]
+    assert not problems, problems
+
+
+def cpu_runs(path, pipeline, folder):
+    """The CPU run in `pipeline` (inputs in folder/cpu/in) and its FP32
+    run: (losses, outputs, FP32 outputs)."""
+    (folder / "cpu").mkdir()
+    losses, outputs = amp_run(path, pipeline, "cpu", folder / "cpu")
+    assert losses[-1] != losses[0], "the CPU run did not train"
+    fp32 = outputs
+    if pipeline != PRECISIONS["fp32"][0]:
+        (folder / "fp32").mkdir()
+        _, fp32 = amp_run(path, PRECISIONS["fp32"][0], "cpu",
+                          folder / "fp32")
+    return losses, outputs, fp32
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -54,49 +72,11 @@ def test_zoo_step_on_the_gpu(name, precision, zoo_steps, tmp_path):
     if name == "cnn" and precision == "fp8":
         pytest.skip("the CNN has no FP8-eligible GEMM")
     path = zoo_steps[name, "sgd"]
-    (tmp_path / "cpu").mkdir()
+    cpu_losses, cpu, fp32 = cpu_runs(path, pipeline, tmp_path)
     (tmp_path / "gpu").mkdir()
-    cpu_losses, cpu = amp_run(path, pipeline, "cpu", tmp_path / "cpu")
     gpu_losses, gpu = amp_run(path, pipeline, "cuda", tmp_path / "gpu")
-    assert cpu_losses[-1] != cpu_losses[0], "the CPU run did not train"
-    assert_close(gpu_losses, cpu_losses, ulp, "losses")
-    assert gpu.keys() == cpu.keys()
-    for key, expected in cpu.items():
-        assert_close(gpu[key], expected, ulp, key)
-
-
-class ManagedMemory:
-    """CUDA managed buffers through the driver (libcuda), on the primary
-    context of device 0 that the step library uses too."""
-
-    def __init__(self):
-        self.cuda = ctypes.CDLL("libcuda.so.1")
-        assert self.cuda.cuInit(0) == 0
-        device = ctypes.c_int()
-        assert self.cuda.cuDeviceGet(ctypes.byref(device), 0) == 0
-        self.context = ctypes.c_void_p()
-        assert self.cuda.cuDevicePrimaryCtxRetain(
-            ctypes.byref(self.context), device) == 0
-        assert self.cuda.cuCtxSetCurrent(self.context) == 0
-        self.buffers = []
-
-    def copy_of(self, array):
-        pointer = ctypes.c_uint64()
-        assert self.cuda.cuMemAllocManaged(ctypes.byref(pointer),
-                                           max(array.nbytes, 1), 1) == 0
-        ctypes.memmove(pointer.value, array.ctypes.data, array.nbytes)
-        self.buffers.append(pointer)
-        return pointer.value
-
-    def read(self, pointer, dtype, shape):
-        out = np.empty(shape, dtype)
-        ctypes.memmove(out.ctypes.data, pointer, out.nbytes)
-        return out
-
-
-DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-          "bfloat16": np.uint16, "bool": np.bool_, "int8": np.int8,
-          "int32": np.int32, "int64": np.int64}
+    assert_matches({"losses": gpu_losses}, {"losses": cpu_losses}, {}, ulp)
+    assert_matches(gpu, cpu, fp32, ulp)
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -106,27 +86,13 @@ def test_zoo_step_library_on_the_gpu(name, precision, zoo_steps, tmp_path):
     if name == "cnn" and precision == "fp8":
         pytest.skip("the CNN has no FP8-eligible GEMM")
     path = zoo_steps[name, "sgd"]
-    folder = tmp_path / "cpu"
-    folder.mkdir()
-    amp_run(path, pipeline, "cpu", folder, steps=1)
+    cpu_losses, cpu, fp32 = cpu_runs(path, pipeline, tmp_path)
     library, _, _, _ = compile_library(path, pipeline, tmp_path / "lib")
-    lib = ctypes.CDLL(str(library))
-    lib.step_signature.restype = ctypes.c_char_p
-    lib.step_error.restype = ctypes.c_char_p
-    signature = json.loads(lib.step_signature())
-    memory = ManagedMemory()
-
-    def npy(kind, entry):
-        return np.load(folder / kind / (entry["name"].replace("/", "_") +
-                                        ".npy"))
-
-    inputs = [memory.copy_of(np.ascontiguousarray(npy("in", e)))
-              for e in signature["inputs"]]
-    outputs = [memory.copy_of(np.zeros(e["shape"], DTYPES[e["dtype"]]))
-               for e in signature["outputs"]]
-    status = lib.step((ctypes.c_void_p * len(inputs))(*inputs),
-                      (ctypes.c_void_p * len(outputs))(*outputs))
-    assert status == 0, lib.step_error()
-    for entry, pointer in zip(signature["outputs"], outputs):
-        got = memory.read(pointer, DTYPES[entry["dtype"]], entry["shape"])
-        assert_close(got, npy("out", entry), ulp, entry["name"])
+    library = step_library.StepLibrary(library)
+    inputs = {e["name"]: np.load(tmp_path / "cpu" / "in" / (e["name"].replace(
+        "/", "_") + ".npy")) for e in library.signature["inputs"]}
+    step = step_library.DeviceStep(library, inputs)
+    losses = step.train(STEPS)
+    assert_matches({"losses": losses}, {"losses": cpu_losses}, {}, ulp)
+    assert_matches({e["name"].replace("/", "_"): step.output(e["name"])
+                    for e in library.signature["outputs"]}, cpu, fp32, ulp)
