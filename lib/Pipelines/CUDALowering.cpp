@@ -24,13 +24,19 @@
 using namespace mlir;
 
 /// Up to the kernels' grid loops: the CPU pipeline's fusion and
-/// bufferization (without its contraction vectorization), GEMMs as records,
-/// grid loops with FP8 casts as integer arithmetic (NVPTX has no f8
-/// truncf/extf in LLVM 22).
+/// bufferization (without its contraction vectorization, and with large
+/// reductions split first), GEMMs as records, grid loops with FP8 casts as
+/// integer arithmetic (NVPTX has no f8 truncf/extf in LLVM 22).
 static std::string getGridLoopPasses(int64_t blockSize) {
-  return amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false) +
+  std::string passes =
+      amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false);
+  size_t bufferize = passes.find("amp-copy-repeated-results");
+  assert(bufferize != std::string::npos && "the pipeline bufferizes");
+  passes.insert(bufferize, "amp-split-reductions,");
+  return passes +
          "amp-contractions-to-gemm-records,"
-         "func.func(amp-host-data-to-kernels,amp-linalg-to-grid-loops{block-size=" +
+         "func.func(amp-host-data-to-kernels,amp-linalg-to-grid-loops{block-"
+         "size=" +
          std::to_string(blockSize) + "},amp-expand-fp8-casts),";
 }
 

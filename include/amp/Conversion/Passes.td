@@ -237,6 +237,32 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
   ];
 }
 
+def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
+  let summary = "Split large reductions with few outputs into a parallel "
+                "partial reduction and a small final one";
+  let description = [{
+    On tensors, before bufferization for the GPU: a grid gives each output
+    element of a reduction one thread, so a full reduction (the all-finite
+    check of dynamic loss scaling, FP8's amax) or one with few outputs runs
+    on a handful of threads. A reduction with fewer than `threads / 4`
+    output elements and at least 8192 reduced elements has its reduction
+    dimensions collapsed into one (where every indexing map keeps them
+    contiguous) and split by upstream `linalg::splitReduction`: `ratio`
+    partial results per output, each thread summing a strided slice (so
+    neighbouring threads read neighbouring elements), then a reduction of
+    the partials. The ratio is the largest divisor of the reduced size that
+    is at most 1024 and gives at most `threads` threads; a size with no
+    divisor of at least 8 stays as it is.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"16384",
+           "Threads to aim for: output elements times the split ratio">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {
   let summary = "Move the host's reads and writes of buffers into kernels";
   let description = [{

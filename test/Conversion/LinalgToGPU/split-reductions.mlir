@@ -1,0 +1,67 @@
+// RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-split-reductions))' | FileCheck %s
+
+// Dynamic loss scaling's all-finite check over a 768x3072 gradient: the
+// two reduction loops collapse into one, split 1024 ways (neighbouring
+// threads read neighbouring elements), then the partials are combined.
+// CHECK-LABEL: func.func @all_finite
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<768x3072xf32> into tensor<2359296xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [2304, 1024]
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[TRUE]] : i1) outs(%{{.*}} : tensor<1024xi1>)
+// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} outs(%[[INIT]] : tensor<1024xi1>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[PARTIAL]] : tensor<1024xi1>)
+func.func @all_finite(%g: tensor<768x3072xf32>, %init: tensor<i1>) -> tensor<i1> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%g : tensor<768x3072xf32>) outs(%init : tensor<i1>) {
+  ^bb0(%x: f32, %acc: i1):
+    %a = math.absf %x : f32
+    %inf = arith.constant 0x7F800000 : f32
+    %finite = arith.cmpf olt, %a, %inf : f32
+    %and = arith.andi %acc, %finite : i1
+    linalg.yield %and : i1
+  } -> tensor<i1>
+  return %r : tensor<i1>
+}
+
+// -----
+
+// A per-channel sum over a large batch (BatchNorm's): 64 outputs, so each
+// gets 256 partial sums (64 * 256 = threads).
+// CHECK-LABEL: func.func @per_channel
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [64, 784, 256]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+func.func @per_channel(%x: tensor<64x200704xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x200704xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// Not split: enough outputs already, a reduction below 8192 elements, and a
+// size with no divisor between 8 and the ratio limit (a prime).
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT:     tensor.expand_shape
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @kept(%many: tensor<8192x64xf32>, %small: tensor<4096xf32>, %prime: tensor<65521xf32>, %o1: tensor<8192xf32>, %o2: tensor<f32>) -> (tensor<8192xf32>, tensor<f32>, tensor<f32>) {
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%many : tensor<8192x64xf32>) outs(%o1 : tensor<8192xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8192xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%small : tensor<4096xf32>) outs(%o2 : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%prime : tensor<65521xf32>) outs(%o2 : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.maximumf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %a, %b, %c : tensor<8192xf32>, tensor<f32>, tensor<f32>
+}
