@@ -107,7 +107,8 @@ def torch_values(name, size, signature):
     each splat initializer's value (moments, counters, loss scale)."""
     from amp_opt import zoo
     model, inputs, targets, _ = zoo.build(name, size)
-    values = {k: v.numpy() for k, v in model.state_dict().items()}
+    values = {k: v.detach().numpy() for k, v in
+              [*model.named_parameters(), *model.named_buffers()]}
     values.update({f"input{i}": x.numpy() for i, x in enumerate(inputs)})
     values.update({f"target{i}": y.numpy() for i, y in enumerate(targets)})
     for e in signature["inputs"]:
