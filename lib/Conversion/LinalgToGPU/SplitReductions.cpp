@@ -78,6 +78,9 @@ struct SplitReductionsPass
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<std::pair<int64_t, int64_t>> volumes = getLoopVolumes(op);
       if (op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
+          llvm::all_of(
+              op.getIndexingMapsArray(),
+              [](AffineMap map) { return map.isProjectedPermutation(); }) &&
           op.getNumReductionLoops() > 0 && volumes &&
           volumes->first * 4 < threads && volumes->second >= kMinReduced)
         candidates.push_back(op);
