@@ -87,11 +87,12 @@ def prepare(args):
                     [r["time_ms"] for r in records[1:] or records]))
             entries.append(entry)
             print(f"{name} {precision}: {entry['summary']}", file=sys.stderr)
+            # After each step, so that a failure keeps what was built.
+            with open(os.path.join(args.dir, "manifest.json"), "w") as f:
+                json.dump({"size": args.size, "steps": args.steps,
+                           "entries": entries}, f, indent=1)
         if args.size == "large":
             os.remove(model)  # the GPU side rebuilds it from the zoo
-    with open(os.path.join(args.dir, "manifest.json"), "w") as f:
-        json.dump({"size": args.size, "steps": args.steps,
-                   "entries": entries}, f, indent=1)
 
 
 #===--- run (needs a GPU, numpy and, for the large size, torch) ---===#
