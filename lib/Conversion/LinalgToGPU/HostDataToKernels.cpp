@@ -20,8 +20,9 @@
 
 #include "amp/Conversion/Passes.h"
 
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_HOSTDATATOKERNELS
@@ -65,9 +66,8 @@ static bool hasUseOutside(Operation *op, ArrayRef<Operation *> run) {
 
 /// The buffer that `value` views: an allocation or a function argument.
 static Value getBaseBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
+  auto memref = dyn_cast<MemrefValue>(value);
+  return memref ? memref::skipViewLikeOps(memref) : value;
 }
 
 /// Whether `op` only reads buffers, or computes without memory effects:
@@ -108,21 +108,18 @@ static bool mayWrite(Operation *op, ArrayRef<Value> buffers) {
 /// loaded values, to just before the first op that uses it, as long as no
 /// op it passes may write what it reads.
 static void sinkReads(Block &block) {
-  llvm::SmallPtrSet<Operation *, 16> sinkable;
+  // The sinkable ops in block order, with the buffers each reads.
+  llvm::MapVector<Operation *, SmallVector<Value>> sinkable;
   for (Operation &op : block) {
-    SmallVector<Value> reads;
     bool loads = isa<memref::LoadOp>(op);
     bool computesOnLoads = llvm::any_of(op.getOperands(), [&](Value v) {
       return sinkable.contains(v.getDefiningOp());
     });
+    SmallVector<Value> reads;
     if ((loads || computesOnLoads) && isReadOnly(&op, reads))
-      sinkable.insert(&op);
+      sinkable[&op] = std::move(reads);
   }
-  SmallVector<Operation *> order;
-  for (Operation &op : block)
-    if (sinkable.contains(&op))
-      order.push_back(&op);
-  for (Operation *op : llvm::reverse(order)) {
+  for (auto &[op, reads] : llvm::reverse(sinkable)) {
     Operation *firstUser = nullptr;
     for (Operation *user : op->getUsers()) {
       Operation *inBlock = block.findAncestorOpInBlock(*user);
@@ -131,8 +128,6 @@ static void sinkReads(Block &block) {
     }
     if (!firstUser)
       continue;
-    SmallVector<Value> reads;
-    isReadOnly(op, reads);
     Operation *target = op;
     for (Operation *next = op->getNextNode(); next != firstUser;
          next = next->getNextNode()) {
