@@ -18,6 +18,7 @@
 #include "amp/StepDriver/StepInterface.h"
 
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Runtime/CUDARuntime.h"
@@ -50,7 +51,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 using namespace amprun;
@@ -153,18 +153,17 @@ struct SignatureEntry {
 /// equal, as a JSON number (zeroed moments, the loss scale and counters the
 /// pipeline adds), or "" when they differ.
 static std::string getSplatJSON(ElementsAttr initializer) {
-  if (!initializer)
+  TypedAttr element =
+      initializer ? onnxg::getUniformElement(initializer) : TypedAttr();
+  double value;
+  if (auto number = dyn_cast_if_present<FloatAttr>(element))
+    value = number.getValueAsDouble();
+  else if (auto integer = dyn_cast_if_present<IntegerAttr>(element))
+    value = integer.getType().isInteger(1)
+                ? double(integer.getValue().getZExtValue())
+                : double(integer.getValue().getSExtValue());
+  else
     return "";
-  HostTensor tensor(cast<RankedTensorType>(initializer.getType()));
-  if (llvm::Error error = tensor.assign(initializer)) {
-    llvm::consumeError(std::move(error));
-    return "";
-  }
-  unsigned bytes = tensor.getElementBytes();
-  for (size_t i = bytes; i < tensor.size(); i += bytes)
-    if (std::memcmp(tensor.data(), tensor.data() + i, bytes))
-      return "";
-  double value = tensor.getNumElements() ? tensor.get(0) : 0.0;
   if (!std::isfinite(value))
     return "";
   std::string text;

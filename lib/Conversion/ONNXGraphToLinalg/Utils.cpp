@@ -19,7 +19,6 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -583,29 +582,6 @@ Value amp::lowering::getElementCount(OpBuilder &b, Location loc, Value input,
   return count;
 }
 
-/// The value of every element of `value`, when they are all equal (a splat,
-/// or a resource blob of equal elements: the zeros an exporter writes out
-/// in full).
-static TypedAttr getUniformElement(ElementsAttr value) {
-  auto type = cast<ShapedType>(value.getType());
-  if (auto dense = dyn_cast<DenseElementsAttr>(value))
-    return dense.isSplat() ? dense.getSplatValue<TypedAttr>() : TypedAttr();
-  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  if (!resource || bits % 8 || !resource.getRawHandle().getBlob())
-    return {};
-  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
-  size_t bytes = bits / 8;
-  if (data.size() != bytes * type.getNumElements() || data.empty())
-    return {};
-  for (size_t i = bytes; i < data.size(); i += bytes)
-    if (std::memcmp(data.data(), data.data() + i, bytes))
-      return {};
-  auto scalar = RankedTensorType::get({}, type.getElementType());
-  return DenseElementsAttr::getFromRawBuffer(scalar, data.take_front(bytes))
-      .getSplatValue<TypedAttr>();
-}
-
 Value amp::lowering::createConstant(OpBuilder &b, Location loc,
                                     ElementsAttr value) {
   // Scalars and shape-sized vectors; weights stay resources; a large tensor
@@ -613,7 +589,7 @@ Value amp::lowering::createConstant(OpBuilder &b, Location loc,
   constexpr int64_t kMaxInlinedElements = 64;
   auto type = cast<ShapedType>(value.getType());
   if (type.getNumElements() > kMaxInlinedElements && type.hasStaticShape())
-    if (TypedAttr element = getUniformElement(value)) {
+    if (TypedAttr element = onnxg::getUniformElement(value)) {
       Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                             type.getElementType());
       Value scalar = arith::ConstantOp::create(b, loc, element);

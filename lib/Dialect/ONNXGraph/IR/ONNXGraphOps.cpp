@@ -14,8 +14,12 @@
 #include "amp/Dialect/ONNXGraph/IR/OpTable.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallBitVector.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::onnxg;
@@ -117,6 +121,34 @@ bool mlir::onnxg::isConstantNode(Operation *op) {
   auto node = dyn_cast<NodeOp>(op);
   return node && node.getOpType() == "Constant" &&
          isDefaultDomain(node.getDomain());
+}
+
+TypedAttr mlir::onnxg::getUniformElement(ElementsAttr value) {
+  auto type = cast<ShapedType>(value.getType());
+  if (type.getNumElements() == 0)
+    return {};
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.isSplat() ? dense.getSplatValue<TypedAttr>() : TypedAttr();
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  Type elementType = type.getElementType();
+  if (!resource || !resource.getRawHandle().getBlob() ||
+      !elementType.isIntOrFloat())
+    return {};
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  if (bits % 8 && bits != 1)
+    return {};
+  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+  size_t bytes = bits == 1 ? 1 : bits / 8;
+  if (data.empty() || data.size() != bytes * type.getNumElements())
+    return {};
+  for (size_t i = bytes; i < data.size(); i += bytes)
+    if (std::memcmp(data.data(), data.data() + i, bytes))
+      return {};
+  if (bits == 1)
+    return IntegerAttr::get(elementType, data.front() != 0);
+  auto scalar = RankedTensorType::get({}, elementType);
+  return DenseElementsAttr::getFromRawBuffer(scalar, data.take_front(bytes))
+      .getSplatValue<TypedAttr>();
 }
 
 Location mlir::onnxg::makeNodeLoc(MLIRContext *ctx, StringRef nodeName,

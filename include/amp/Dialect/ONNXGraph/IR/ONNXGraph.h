@@ -72,6 +72,11 @@ inline bool isDefaultDomain(llvm::StringRef domain) {
 /// beyond the model's.
 bool isConstantNode(Operation *op);
 
+/// The value of every element of `value` when they are all equal (a splat,
+/// or a resource blob of equal elements, booleans one byte each: the zeros
+/// an exporter writes out in full, zeroed moments); null when they differ.
+TypedAttr getUniformElement(ElementsAttr value);
+
 /// The node and output names recorded in an op's location by the importer:
 /// `fused<"onnx.outputs">[NodeName, Output...]`. Returns false when `loc` has
 /// no such record.
