@@ -37,23 +37,29 @@ static bool isOnlyGemmRecord(Value value) {
   });
 }
 
-/// Whether host code reads or writes `buffer` (through views): any use but
-/// a kernel's, a GEMM's, a copy's on the GPU or a free.
-static bool isTouchedByHost(Value buffer) {
-  return llvm::any_of(buffer.getUsers(), [](Operation *user) {
+/// Whether `isUse` holds for a use of `buffer`, or of a view of it.
+static bool hasUseThroughViews(Value buffer,
+                               llvm::function_ref<bool(Operation *)> isUse) {
+  return llvm::any_of(buffer.getUsers(), [&](Operation *user) {
     if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-      return isTouchedByHost(view->getResult(0));
+      return hasUseThroughViews(view->getResult(0), isUse);
+    return isUse(user);
+  });
+}
+
+/// Whether host code reads or writes `buffer`: any use but a kernel's, a
+/// GEMM's, a copy's on the GPU or a free.
+static bool isTouchedByHost(Value buffer) {
+  return hasUseThroughViews(buffer, [](Operation *user) {
     return !isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::DeallocOp,
                 memref::DeallocOp>(user) &&
            !amp::isGemmCall(user);
   });
 }
 
-/// Whether a kernel or a GEMM reads or writes `buffer` (through views).
+/// Whether a kernel or a GEMM reads or writes `buffer`.
 static bool isUsedOnGPU(Value buffer) {
-  return llvm::any_of(buffer.getUsers(), [](Operation *user) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-      return isUsedOnGPU(view->getResult(0));
+  return hasUseThroughViews(buffer, [](Operation *user) {
     return isa<gpu::LaunchFuncOp>(user) || amp::isGemmCall(user);
   });
 }
