@@ -53,8 +53,8 @@ def main():
             path = os.path.join(folder, f"{name}_sgd.onnx")
             zoo.export(name, "sgd", path, size=args.size)
             for precision in args.precisions:
-                if name == "cnn" and precision == "fp8":
-                    continue  # no FP8-eligible GEMM
+                if numerics.why_no_forced_step(name, precision):
+                    continue
                 pipeline = PRECISIONS[precision]
                 library = os.path.join(folder, f"{name}_{precision}.so")
                 start = time.time()

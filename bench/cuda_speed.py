@@ -35,28 +35,21 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-from amp_opt import step_library  # noqa: E402
+from amp_opt import api, step_library  # noqa: E402
 from amp_opt.numerics import (FORCED_PRECISIONS, backend_mismatch,  # noqa
-                              norm_error)
-
-MODELS = ("mlp", "cnn", "transformer", "gpt")
-
-
-def skips(name, precision):
-    return name == "cnn" and precision == "fp8"  # no FP8-eligible GEMM
-
+                              norm_error, why_no_forced_step)
 
 #===--- prepare (needs the build and the CUDA toolkit) ---===#
 
 def prepare(args):
-    from amp_opt import api, zoo
+    from amp_opt import zoo
     os.makedirs(args.dir, exist_ok=True)
     entries = []
-    for name in args.models:
+    for name in args.models or zoo.MODELS:
         model = os.path.join(args.dir, f"{name}.onnx")
         zoo.export(name, "sgd", model, size=args.size)
         for precision in args.precisions:
-            if skips(name, precision):
+            if why_no_forced_step(name, precision):
                 continue
             pipeline, ulp = FORCED_PRECISIONS[precision]
             folder = os.path.join(args.dir, f"{name}_{precision}")
@@ -73,16 +66,12 @@ def prepare(args):
                 sys.exit(f"{name} {precision}: {run.stderr.strip()}")
             entry["summary"] = run.stderr.strip().splitlines()[-1]
             if args.size == "small":
-                run = subprocess.run(
-                    [api.find_tool("amp-run"), model, "--steps",
-                     str(args.steps), f"--amp-pipeline={pipeline}",
-                     "--save-inputs", os.path.join(folder, "in"),
-                     "--save-outputs", os.path.join(folder, "out")],
-                    capture_output=True, text=True)
-                if run.returncode:
-                    sys.exit(f"{name} {precision}: {run.stderr.strip()}")
-                records = [json.loads(line) for line in run.stdout.split("\n")
-                           if line.startswith("{")]
+                try:
+                    records, _ = api.train(model, args.steps, pipeline, args=[
+                        "--save-inputs", os.path.join(folder, "in"),
+                        "--save-outputs", os.path.join(folder, "out")])
+                except api.AmpOptError as error:
+                    sys.exit(f"{name} {precision}: {error}")
                 entry["cpu_losses"] = [r["loss"] for r in records]
                 entry["cpu_ms"] = float(np.median(
                     [r["time_ms"] for r in records[1:] or records]))
@@ -99,9 +88,8 @@ def prepare(args):
 #===--- run (needs a GPU, numpy and, for the large size, torch) ---===#
 
 def cpu_values(folder, signature):
-    return {e["name"]: np.load(os.path.join(
-        folder, "in", e["name"].replace("/", "_") + ".npy"))
-        for e in signature["inputs"]}
+    return {e["name"]: api.load_saved(os.path.join(folder, "in"), e["name"])
+            for e in signature["inputs"]}
 
 
 def torch_values(name, size, signature):
@@ -186,14 +174,19 @@ def run_entry(args, manifest, entry, driver, tf32=False):
         error = norm_error(losses, entry["cpu_losses"])
         if backend_mismatch(losses, entry["cpu_losses"], entry["ulp"]):
             problems.append(f"losses {losses} vs CPU {entry['cpu_losses']}")
+        # The CPU's FP32 run of the same step, where prepare made one.
+        fp32_folder = os.path.join(args.dir, f"{entry['model']}_fp32", "out")
+        compare_fp32 = entry["precision"] != "fp32" and \
+            os.path.isdir(fp32_folder)
         for o in signature["outputs"]:
-            path = os.path.join(folder, "out",
-                                o["name"].replace("/", "_") + ".npy")
-            got, expected = step.output(o["name"]), np.load(path)
+            got = step.output(o["name"])
+            expected = api.load_saved(os.path.join(folder, "out"), o["name"])
             error = max(error, norm_error(got, expected))
-            fp32 = path.replace(f"_{entry['precision']}/", "_fp32/")
-            fp32 = np.load(fp32) if entry["precision"] != "fp32" and \
-                os.path.isfile(fp32) else None
+            try:
+                fp32 = api.load_saved(fp32_folder, o["name"]) \
+                    if compare_fp32 else None
+            except FileNotFoundError:  # state FP32 has not (FP8's, say)
+                fp32 = None
             problem = backend_mismatch(got, expected, entry["ulp"], fp32)
             if problem:
                 problems.append(f"output {o['name']}: {problem}")
@@ -277,7 +270,8 @@ def main():
     p = commands.add_parser("prepare", help="compile and run on the CPU")
     p.add_argument("dir")
     p.add_argument("--size", default="small", choices=["small", "large"])
-    p.add_argument("--models", nargs="*", default=list(MODELS))
+    p.add_argument("--models", nargs="*",
+                   help="zoo models (default: all)")
     p.add_argument("--precisions", nargs="*",
                    default=list(FORCED_PRECISIONS))
     p.add_argument("--steps", type=int, default=3)

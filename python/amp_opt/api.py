@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import tempfile
 
+import numpy as np
 import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -50,6 +51,12 @@ def train(model_path, steps, amp_pipeline=None, seed=0, args=(),
     records = [json.loads(line) for line in proc.stdout.splitlines()
                if line.startswith("{")]
     return records, proc.stderr
+
+
+def load_saved(folder, name):
+    """The tensor `name` that amp-run wrote into `folder` with --save-inputs
+    or --save-outputs (`/` in names becomes `_`)."""
+    return np.load(os.path.join(folder, name.replace("/", "_") + ".npy"))
 
 
 def _pipeline_text(precision, options):

@@ -24,6 +24,15 @@ FORCED_PRECISIONS = {"fp32": ("precision=fp32", 1e-5),
                      "bf16": (f"precision=bf16 {FORCED}", 2.0 ** -7),
                      "fp8": ("precision=fp8 fp8=always", 2.0 ** -3)}
 
+
+def why_no_forced_step(model, precision):
+    """Why the zoo's `model` has no step in the forced `precision` (above),
+    or None when it has one."""
+    if model == "cnn" and precision == "fp8":
+        return "the CNN has no FP8-eligible GEMM"
+    return None
+
+
 PRECISIONS = {
     "fp32": None,
     "fp16": f"precision=fp16 {FORCED}",

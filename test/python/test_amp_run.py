@@ -79,7 +79,7 @@ def test_fp32_step_matches_onnx_runtime(name, optimizer, steps, tmp_path,
     skip = updated_parameters(path)
     compared = 0
     for output, expected in reference.items():
-        actual = np.load(outputs / (output.replace("/", "_") + ".npy"))
+        actual = api.load_saved(outputs, output)
         assert actual.shape == expected.shape, output
         if output in skip:
             continue
@@ -105,7 +105,7 @@ def test_f64_step_accumulates_in_f64(tmp_path, needs_ort):
     feeds = {os.path.basename(f)[:-4]: np.load(f)
              for f in glob.glob(str(inputs / "*.npy"))}
     for output, expected in ort.run(path, feeds).items():
-        actual = np.load(outputs / (output.replace("/", "_") + ".npy"))
+        actual = api.load_saved(outputs, output)
         assert actual.dtype == expected.dtype, output
         tolerance = 1e-12 * max(1.0, float(np.max(np.abs(expected))))
         np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance,

@@ -181,8 +181,8 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
     the last place of the step's lowest precision, and 99% of the values
     within FP32's rounding (a wrong layout changes nearly all)."""
     pipeline, ulp = RECORD_PRECISIONS[precision]
-    if name == "cnn" and precision == "fp8":
-        pytest.skip("the CNN has no FP8-eligible GEMM")
+    if why := numerics.why_no_forced_step(name, precision):
+        pytest.skip(why)
     outputs = {}
     for records in (False, True):
         folder = tmp_path / ("records" if records else "blas")

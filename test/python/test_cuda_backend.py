@@ -13,7 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from amp_opt import api, zoo
+from amp_opt import api, numerics, zoo
 from test_amp_run_contractions import RECORD_PRECISIONS
 
 # The records' tolerances: here too the non-GEMM contractions sum in
@@ -41,8 +41,8 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
     GPU) give the CPU path's outputs: within two units in the last place of
     the step's lowest precision, and 99% within FP32's rounding."""
     pipeline, ulp = PRECISIONS[precision]
-    if name == "cnn" and precision == "fp8":
-        pytest.skip("the CNN has no FP8-eligible GEMM")
+    if why := numerics.why_no_forced_step(name, precision):
+        pytest.skip(why)
     path = zoo_steps[name, "sgd"]
     cpu, cpu_text, _ = run_step(path, pipeline, tmp_path / "cpu", [])
     grid, grid_text, log = run_step(path, pipeline, tmp_path / "grid",
@@ -191,8 +191,8 @@ def test_zoo_step_compiles_to_a_library(name, precision, zoo_steps, tmp_path):
     links with no undefined symbol, its header compiles, its exports are
     the documented three, and without a GPU it fails with one message."""
     pipeline, _ = PRECISIONS[precision]
-    if name == "cnn" and precision == "fp8":
-        pytest.skip("the CNN has no FP8-eligible GEMM")
+    if why := numerics.why_no_forced_step(name, precision):
+        pytest.skip(why)
     check_library(*compile_library(zoo_steps[name, "sgd"], pipeline,
                                    tmp_path / "lib"))
 

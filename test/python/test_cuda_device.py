@@ -7,9 +7,7 @@
 - the amp-compile library, trained through amp_opt.step_library from the
   CPU run's inputs in device memory, gives the CPU run's losses and
   outputs."""
-import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
@@ -28,14 +26,10 @@ STEPS = 3
 def amp_run(path, pipeline, device, folder, steps=STEPS):
     """Losses of `steps` steps and the last step's outputs (by name); the
     first step's inputs are left in folder/in."""
-    args = [api.find_tool("amp-run"), path, "--steps", str(steps),
-            f"--device={device}", "--save-inputs", str(folder / "in"),
-            "--save-outputs", str(folder / "out")]
-    if pipeline:
-        args.append(f"--amp-pipeline={pipeline}")
-    run = subprocess.run(args, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    losses = [json.loads(line)["loss"] for line in run.stdout.splitlines()]
+    records, _ = api.train(path, steps, pipeline, args=[
+        f"--device={device}", "--save-inputs", str(folder / "in"),
+        "--save-outputs", str(folder / "out")])
+    losses = [record["loss"] for record in records]
     outputs = {f[:-4]: np.load(folder / "out" / f)
                for f in os.listdir(folder / "out")}
     return losses, outputs
@@ -69,8 +63,8 @@ def cpu_runs(path, pipeline, folder):
 @pytest.mark.parametrize("name", zoo.MODELS)
 def test_zoo_step_on_the_gpu(name, precision, zoo_steps, tmp_path):
     pipeline, ulp = PRECISIONS[precision]
-    if name == "cnn" and precision == "fp8":
-        pytest.skip("the CNN has no FP8-eligible GEMM")
+    if why := numerics.why_no_forced_step(name, precision):
+        pytest.skip(why)
     path = zoo_steps[name, "sgd"]
     cpu_losses, cpu, fp32 = cpu_runs(path, pipeline, tmp_path)
     (tmp_path / "gpu").mkdir()
@@ -83,14 +77,14 @@ def test_zoo_step_on_the_gpu(name, precision, zoo_steps, tmp_path):
 @pytest.mark.parametrize("name", zoo.MODELS)
 def test_zoo_step_library_on_the_gpu(name, precision, zoo_steps, tmp_path):
     pipeline, ulp = PRECISIONS[precision]
-    if name == "cnn" and precision == "fp8":
-        pytest.skip("the CNN has no FP8-eligible GEMM")
+    if why := numerics.why_no_forced_step(name, precision):
+        pytest.skip(why)
     path = zoo_steps[name, "sgd"]
     cpu_losses, cpu, fp32 = cpu_runs(path, pipeline, tmp_path)
     library, _, _, _ = compile_library(path, pipeline, tmp_path / "lib")
     library = step_library.StepLibrary(library)
-    inputs = {e["name"]: np.load(tmp_path / "cpu" / "in" / (e["name"].replace(
-        "/", "_") + ".npy")) for e in library.signature["inputs"]}
+    inputs = {e["name"]: api.load_saved(tmp_path / "cpu" / "in", e["name"])
+              for e in library.signature["inputs"]}
     step = step_library.DeviceStep(library, inputs)
     losses = step.train(STEPS)
     assert_matches({"losses": losses}, {"losses": cpu_losses}, {}, ulp)

@@ -106,12 +106,9 @@ def test_onnx_runtime_runs_the_exported_fp8_step(name, recipe, extra,
     assert FLOAT8E4M3FN in casts
     meta = verify.roles(model)
 
-    def load(name):
-        return np.load(saved / (name.replace("/", "_") + ".npy"))
-
     losses, _ = verify.run_exported(
-        str(exported), [load(n) for n in meta["inputs"]],
-        [load(n) for n in meta["targets"]], steps=3)
+        str(exported), [api.load_saved(saved, n) for n in meta["inputs"]],
+        [api.load_saved(saved, n) for n in meta["targets"]], steps=3)
     expected = [r["loss"] for r in records]
     print(f"{name} {recipe} {extra}: ONNX Runtime {losses}, amp-run "
           f"{expected}")

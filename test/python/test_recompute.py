@@ -109,12 +109,9 @@ def test_onnx_runtime_runs_the_recomputed_step_bit_for_bit(
                                  full_check="fp8" not in precision)
         meta = verify.roles(model_proto)
 
-        def load(name):
-            return np.load(saved / (name.replace("/", "_") + ".npy"))
-
         results.append((model_proto, verify.run_exported(
-            str(exported), [load(n) for n in meta["inputs"]],
-            [load(n) for n in meta["targets"]], steps=3)))
+            str(exported), [api.load_saved(saved, n) for n in meta["inputs"]],
+            [api.load_saved(saved, n) for n in meta["targets"]], steps=3)))
     (base_proto, (base_losses, base_state)), \
         (remat_proto, (remat_losses, remat_state)) = results
     assert sum(n.name.endswith(".recompute") for n in remat_proto.graph.node) \
