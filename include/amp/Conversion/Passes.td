@@ -220,7 +220,11 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       together they form one index space of `N` points, tiled into
       `ceil(N / block-size)` blocks of `min(N, block-size)` threads, each
       thread guarded by `index < N`; the reduction dimensions stay
-      sequential loops inside each thread;
+      sequential loops inside each thread, `scf.for` loops that carry the
+      outputs in `iter_args` (a register): each output is loaded once
+      before them and stored once after, unless an output is indexed by a
+      reduction dimension or an input reads an output's buffer (then it is
+      loaded and stored at each iteration, as `linalg` lowers it);
     - an op with no parallel dimension (a full reduction) runs in a grid of
       one block of one thread.
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops

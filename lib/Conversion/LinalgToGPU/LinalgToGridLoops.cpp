@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -113,6 +114,133 @@ genericWithParallelFirst(RewriterBase &rewriter, linalg::LinalgOp op) {
   return linalg::interchangeGenericOp(rewriter, generic, order);
 }
 
+/// The values of `map`'s results at `dims`.
+static SmallVector<Value> applyMap(OpBuilder &builder, Location loc,
+                                   AffineMap map, ValueRange dims) {
+  SmallVector<Value> results;
+  for (unsigned i = 0; i < map.getNumResults(); ++i)
+    results.push_back(
+        affine::AffineApplyOp::create(builder, loc, map.getSubMap({i}), dims));
+  return results;
+}
+
+/// Whether `generic`'s reductions can accumulate in registers: no output
+/// is indexed by a reduction dimension, and no input reads an output's
+/// buffer (whose value would change during the loop).
+static bool canAccumulateInRegisters(linalg::GenericOp generic) {
+  unsigned numParallel = generic.getNumParallelLoops();
+  if (generic.getNumReductionLoops() == 0 ||
+      numParallel + generic.getNumReductionLoops() != generic.getNumLoops())
+    return false;
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    AffineMap map = generic.getMatchingIndexingMap(&init);
+    for (unsigned dim = numParallel; dim < map.getNumDims(); ++dim)
+      if (map.isFunctionOfDim(dim))
+        return false;
+    Value buffer =
+        memref::skipViewLikeOps(cast<TypedValue<MemRefType>>(init.get()));
+    for (Value input : generic.getDpsInputs())
+      if (auto memref = dyn_cast<TypedValue<MemRefType>>(input))
+        if (memref::skipViewLikeOps(memref) == buffer)
+          return false;
+  }
+  return true;
+}
+
+/// Lowers `generic`, whose parallel dimensions come first, to an
+/// scf.parallel over those dimensions (none when it has none) around
+/// scf.for loops over its reductions that carry the outputs in iter_args:
+/// each output is loaded once before the loops and stored once after,
+/// where linalgOpToParallelLoops loads and stores it at every iteration
+/// (kept in global memory on a GPU, since kernel pointers may alias).
+static scf::ParallelOp
+lowerWithRegisterAccumulators(RewriterBase &rewriter,
+                              linalg::GenericOp generic) {
+  Location loc = generic.getLoc();
+  unsigned numParallel = generic.getNumParallelLoops();
+  SmallVector<Value> lowers, uppers, steps;
+  for (Range range : cast<linalg::LinalgOp>(generic.getOperation())
+                         .createLoopRanges(rewriter, loc)) {
+    lowers.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, range.offset));
+    uppers.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
+    steps.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, range.stride));
+  }
+  auto firstN = [](ArrayRef<Value> values, unsigned n) {
+    return SmallVector<Value>(values.take_front(n));
+  };
+  auto dropN = [](ArrayRef<Value> values, unsigned n) {
+    return SmallVector<Value>(values.drop_front(n));
+  };
+
+  scf::ParallelOp parallel;
+  SmallVector<Value> dims;
+  if (numParallel > 0) {
+    parallel = scf::ParallelOp::create(
+        rewriter, loc, firstN(lowers, numParallel), firstN(uppers, numParallel),
+        firstN(steps, numParallel));
+    rewriter.setInsertionPointToStart(parallel.getBody());
+    llvm::append_range(dims, parallel.getInductionVars());
+  }
+  // The outputs' indices use the parallel dimensions only; the reduction
+  // dimensions' operands are placeholders.
+  SmallVector<Value> outputDims = dims;
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  outputDims.resize(generic.getNumLoops(), zero);
+  SmallVector<Value> initial;
+  SmallVector<SmallVector<Value>> outputIndices;
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    outputIndices.push_back(applyMap(
+        rewriter, loc, generic.getMatchingIndexingMap(&init), outputDims));
+    initial.push_back(memref::LoadOp::create(rewriter, loc, init.get(),
+                                             outputIndices.back()));
+  }
+
+  Block *body = generic.getBody();
+  scf::LoopNest nest = scf::buildLoopNest(
+      rewriter, loc, dropN(lowers, numParallel), dropN(uppers, numParallel),
+      dropN(steps, numParallel), initial,
+      [&](OpBuilder &builder, Location loc, ValueRange reductionDims,
+          ValueRange accumulators) -> scf::ValueVector {
+        SmallVector<Value> allDims = dims;
+        llvm::append_range(allDims, reductionDims);
+        IRMapping mapping;
+        for (OpOperand *input : generic.getDpsInputOperands()) {
+          BlockArgument arg = generic.getMatchingBlockArgument(input);
+          if (!isa<MemRefType>(input->get().getType())) {
+            mapping.map(arg, input->get());
+            continue;
+          }
+          if (arg.use_empty())
+            continue;
+          mapping.map(arg, memref::LoadOp::create(
+                               builder, loc, input->get(),
+                               applyMap(builder, loc,
+                                        generic.getMatchingIndexingMap(input),
+                                        allDims)));
+        }
+        for (auto [init, accumulator] :
+             llvm::zip(generic.getDpsInitsMutable(), accumulators))
+          mapping.map(generic.getMatchingBlockArgument(&init), accumulator);
+        for (Operation &op : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+            mapping.map(index.getResult(), allDims[index.getDim()]);
+            continue;
+          }
+          builder.clone(op, mapping);
+        }
+        return llvm::map_to_vector(
+            body->getTerminator()->getOperands(),
+            [&](Value value) { return mapping.lookupOrDefault(value); });
+      });
+  for (auto [init, result, indices] :
+       llvm::zip(generic.getDpsInits(), nest.results, outputIndices))
+    memref::StoreOp::create(rewriter, loc, result, init, indices);
+  return parallel;
+}
+
 namespace {
 struct LinalgToGridLoopsPass
     : amp::impl::LinalgToGridLoopsBase<LinalgToGridLoopsPass> {
@@ -132,14 +260,21 @@ struct LinalgToGridLoopsPass
       rewriter.moveOpBefore(*generic, rewriter.getInsertionBlock(),
                             rewriter.getInsertionPoint());
     }
-    FailureOr<linalg::LinalgLoops> loops =
-        linalg::linalgOpToParallelLoops(rewriter, *generic);
-    if (failed(loops))
-      return generic->emitOpError("cannot be lowered to loops");
+    scf::ParallelOp outer;
+    if (canAccumulateInRegisters(*generic)) {
+      rewriter.setInsertionPoint(*generic);
+      outer = lowerWithRegisterAccumulators(rewriter, *generic);
+    } else {
+      FailureOr<linalg::LinalgLoops> loops =
+          linalg::linalgOpToParallelLoops(rewriter, *generic);
+      if (failed(loops))
+        return generic->emitOpError("cannot be lowered to loops");
+      if (numParallel > 0)
+        outer = cast<scf::ParallelOp>(loops->front());
+    }
     rewriter.eraseOp(*generic);
     if (numParallel == 0)
       return success();
-    auto outer = cast<scf::ParallelOp>(loops->front());
     return tileIntoGrid(rewriter, outer, blockSize);
   }
 

@@ -35,13 +35,20 @@ func.func @elementwise(%in: memref<2x300xf32>, %out: memref<2x300xf32>) {
 
 // A column sum: the parallel dimension is interchanged outermost, so its 8
 // columns are 8 threads of one block (no guard: 8 divides 8), each summing
-// its column in a loop.
+// its column in a loop that carries the sum in a register: the output is
+// loaded once before the loop and stored once after it.
 // CHECK-LABEL: func.func @column_sum
+// CHECK-SAME:    (%[[IN:.*]]: memref<100x8xf32>, %[[OUT:.*]]: memref<8xf32>)
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel (%[[THREAD:.*]]) = (%{{.*}}) to (%[[C8:.*]]) step
 // CHECK-NOT:         scf.if
-// CHECK:               scf.for
-// CHECK:                 arith.addf
+// CHECK:             %[[COL:.*]] = arith.addi %[[THREAD]]
+// CHECK:             %[[INIT:.*]] = memref.load %[[OUT]][%[[COL]]]
+// CHECK:             %[[SUM:.*]] = scf.for %[[ROW:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK-NEXT:          %[[X:.*]] = memref.load %[[IN]][%[[ROW]], %[[COL]]]
+// CHECK-NEXT:          %[[NEXT:.*]] = arith.addf %[[X]], %[[ACC]]
+// CHECK-NEXT:          scf.yield %[[NEXT]]
+// CHECK:             memref.store %[[SUM]], %[[OUT]][%[[COL]]]
 // CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
 #in = affine_map<(d0, d1) -> (d0, d1)>
@@ -65,9 +72,12 @@ func.func @column_sum(%in: memref<100x8xf32>, %out: memref<8xf32>) {
 // CHECK:         %[[C1:.*]] = arith.constant 1 : index
 // CHECK:         scf.parallel (%{{.*}}) = (%[[C0]]) to (%[[C1]]) step (%[[C1]])
 // CHECK:           scf.parallel (%{{.*}}) = (%[[C0]]) to (%[[C1]]) step (%[[C1]])
-// CHECK:             scf.for
-// CHECK:               scf.for
-// CHECK:                 arith.addf
+// CHECK:             %[[INIT:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK:             %[[SUM:.*]] = scf.for {{.*}} iter_args(%[[OUTER:.*]] = %[[INIT]])
+// CHECK:               %[[ROW:.*]] = scf.for {{.*}} iter_args(%[[INNER:.*]] = %[[OUTER]])
+// CHECK:                 arith.addf %{{.*}}, %[[INNER]]
+// CHECK:               scf.yield %[[ROW]]
+// CHECK:             memref.store %[[SUM]], %{{.*}}[] : memref<f32>
 // CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
 // CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
 func.func @full_reduction(%in: memref<4x5xf32>, %out: memref<f32>) {
@@ -77,5 +87,60 @@ func.func @full_reduction(%in: memref<4x5xf32>, %out: memref<f32>) {
       %s = arith.addf %x, %acc : f32
       linalg.yield %s : f32
     }
+  return
+}
+
+// -----
+
+// An argmax over rows: two outputs carried together, and linalg.index
+// read as the loop's induction variable.
+// CHECK-LABEL: func.func @row_argmax
+// CHECK:         %[[INITV:.*]] = memref.load %{{.*}} : memref<6xf32>
+// CHECK:         %[[INITI:.*]] = memref.load %{{.*}} : memref<6xi64>
+// CHECK:         %[[BEST:.*]]:2 = scf.for %[[J:.*]] = {{.*}} iter_args(%[[V:.*]] = %[[INITV]], %[[I:.*]] = %[[INITI]])
+// CHECK:           arith.index_cast %[[J]] : index to i64
+// CHECK-NOT:       linalg.index
+// CHECK:           scf.yield
+// CHECK:         memref.store %[[BEST]]#0
+// CHECK:         memref.store %[[BEST]]#1
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_argmax(%in: memref<6x9xf32>, %value: memref<6xf32>,
+                      %index: memref<6xi64>) {
+  linalg.generic {indexing_maps = [#rows, #row, #row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<6x9xf32>) outs(%value, %index : memref<6xf32>, memref<6xi64>) {
+  ^bb0(%x: f32, %best: f32, %at: i64):
+    %j = linalg.index 1 : index
+    %j64 = arith.index_cast %j : index to i64
+    %greater = arith.cmpf ogt, %x, %best : f32
+    %v = arith.select %greater, %x, %best : f32
+    %i = arith.select %greater, %j64, %at : i64
+    linalg.yield %v, %i : f32, i64
+  }
+  return
+}
+
+// -----
+
+// An input that reads the output's buffer sees the sum change during the
+// loop: the output stays in memory, loaded and stored at each iteration.
+// CHECK-LABEL: func.func @input_reads_the_output
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{[^ ]*}} {
+// CHECK:           memref.load
+// CHECK:           memref.load
+// CHECK:           arith.addf
+// CHECK:           memref.store
+#whole = affine_map<(d0, d1) -> (d1)>
+#each = affine_map<(d0, d1) -> (d0)>
+func.func @input_reads_the_output(%acc: memref<16xf32>) {
+  %view = memref.subview %acc[0] [16] [1] : memref<16xf32> to memref<16xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#whole, #each],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%view : memref<16xf32, strided<[1]>>) outs(%acc : memref<16xf32>) {
+  ^bb0(%x: f32, %a: f32):
+    %s = arith.addf %x, %a : f32
+    linalg.yield %s : f32
+  }
   return
 }
