@@ -35,7 +35,8 @@ static std::string getGridLoopPasses(int64_t blockSize) {
   passes.insert(bufferize, "amp-split-reductions,");
   return passes +
          "amp-contractions-to-gemm-records,"
-         "func.func(amp-host-data-to-kernels,amp-linalg-to-grid-loops{block-"
+         "func.func(amp-parallelize-loop-nests,amp-host-data-to-kernels,"
+         "amp-linalg-to-grid-loops{block-"
          "size=" +
          std::to_string(blockSize) + "},amp-expand-fp8-casts),";
 }

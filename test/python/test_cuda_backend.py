@@ -43,7 +43,12 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
     pipeline, ulp = PRECISIONS[precision]
     if why := numerics.why_no_forced_step(name, precision):
         pytest.skip(why)
-    path = zoo_steps[name, "sgd"]
+    compare_grid_to_cpu(zoo_steps[name, "sgd"], pipeline, ulp, tmp_path)
+
+
+def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
+    """Runs one step of `path` through the CPU path and the grid loops and
+    asserts they agree; returns amp-run's log of the grid run."""
     cpu, cpu_text, _ = run_step(path, pipeline, tmp_path / "cpu", [])
     grid, grid_text, log = run_step(path, pipeline, tmp_path / "grid",
                                     ["--grid-loops"])
@@ -61,6 +66,42 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
                                    err_msg=f)
         close = np.isclose(got, expected, rtol=1e-5, atol=1e-6)
         assert close.mean() >= 0.99, f
+    return log
+
+
+def lower_with(path, passes):
+    """`path` converted to linalg and then through `passes` by amp-opt."""
+    run = subprocess.run(
+        [api.find_tool("amp-opt"), path, "-mlir-print-debuginfo=false",
+         "--pass-pipeline=builtin.module(func.func(onnxg-expand-gradients),"
+         f"convert-onnxg-to-linalg,{passes})"],
+        check=True, capture_output=True, text=True)
+    return run.stdout
+
+
+def test_wide_cnn_reductions_and_scatters_run_in_parallel(tmp_path):
+    """A ResNet step on 4 images of 32x32 (the small zoo's are too small to
+    split): its BatchNorm sums over images and pixels are reduced per image
+    first (amp-split-reductions' two steps), its MaxPool gradient scatters
+    each image's channels in parallel (amp-parallelize-loop-nests), and the
+    grid loops still give the CPU path's outputs."""
+    from amp_opt import export
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    path = str(tmp_path / "wide_cnn.onnx")
+    export.export_training_step(
+        zoo.ResNet(8, 2, 1, 10), (torch.randn(4, 3, 32, 32),),
+        (torch.randint(0, 10, (4,)),), torch.nn.CrossEntropyLoss(), path,
+        optimizer="sgd", lr=0.01, momentum=0.9)
+    split = lower_with(path, "func.func(amp-split-reductions)")
+    # Partials of the stem's 8 channels for each of the 4 images.
+    assert re.search(r"linalg.fill .* -> tensor<8x4xf32>", split)
+    scattered = lower_with(
+        path, "one-shot-bufferize{bufferize-function-boundaries},"
+        "func.func(canonicalize,amp-parallelize-loop-nests)")
+    assert re.search(r"scf.parallel \(%\w+, %\w+\) = \(%c0, %c0\) to "
+                     r"\(%c4, %c8\)", scattered)
+    compare_grid_to_cpu(path, *PRECISIONS["fp32"], tmp_path)
 
 
 def toolkit_found():

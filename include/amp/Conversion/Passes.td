@@ -226,7 +226,10 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       reduction dimension or an input reads an output's buffer (then it is
       loaded and stored at each iteration, as `linalg` lowers it);
     - an op with no parallel dimension (a full reduction) runs in a grid of
-      one block of one thread.
+      one block of one thread;
+    - an `scf.parallel` without a mapping outside grids (from
+      `amp-parallelize-loop-nests`) is tiled like a linalg op's parallel
+      dimensions.
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops
     sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
     arithmetic is checked against the CPU path without a GPU.
@@ -249,14 +252,23 @@ def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
     element of a reduction one thread, so a full reduction (the all-finite
     check of dynamic loss scaling, FP8's amax) or one with few outputs runs
     on a handful of threads. A reduction with fewer than `threads / 4`
-    output elements and at least 8192 reduced elements has its reduction
+    output elements and at least 2048 reduced elements has its reduction
     dimensions collapsed into one (where every indexing map keeps them
     contiguous) and split by upstream `linalg::splitReduction`: `ratio`
     partial results per output, each thread summing a strided slice (so
     neighbouring threads read neighbouring elements), then a reduction of
     the partials. The ratio is the largest divisor of the reduced size that
     is at most 1024 and gives at most `threads` threads; a size with no
-    divisor of at least 8 stays as it is.
+    divisor of at least 8 stays as it is. A `linalg.contract` stays whole:
+    it becomes a GEMM record, and the GEMM library splits its own K.
+
+    Reduction dimensions that do not collapse into one (BatchNorm's batch
+    and spatial dimensions, across its channels) are reduced in two steps
+    first, when the reduction has one combiner with a neutral element: the
+    largest group of them that collapses (of at least 8 elements), with
+    the others made parallel and appended to the output (partials starting
+    from the neutral element), then the partials combined over the others
+    into the output. The first step is then split as above.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"16384",
@@ -265,6 +277,29 @@ def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
   ];
+}
+
+def ParallelizeLoopNests : Pass<"amp-parallelize-loop-nests", "func::FuncOp"> {
+  let summary = "Make the independent loops of a loop nest on buffers "
+                "parallel";
+  let description = [{
+    What bufferization leaves of a scatter (ScatterElements, ScatterND,
+    GatherGrad, a MaxPool gradient) is a perfect nest of `scf.for` loops
+    that read and write buffers element by element. Run as it is, it is
+    one GPU thread. This pass finds the loops whose iterations touch
+    disjoint elements of every buffer the nest writes: every load and store
+    of a written buffer, through one view, indexes one dimension with the
+    loop's induction variable itself (ScatterElements' dimensions other
+    than its axis, an embedding gradient's feature dimension). The nest
+    becomes an `scf.parallel` over those loops around the others, in their
+    order, which `amp-linalg-to-grid-loops` tiles into a grid.
+
+    A nest is left as it is when a loop carries values, a bound is
+    computed inside the nest, or its body has a memory effect other than
+    `memref.load` and `memref.store`. Distinct allocations and function
+    arguments are assumed not to overlap (a step's buffers are separate).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
 def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {

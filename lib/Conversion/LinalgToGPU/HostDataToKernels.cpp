@@ -32,7 +32,8 @@ namespace mlir::amp {
 using namespace mlir;
 
 /// Whether `op` holds work that gets kernels of its own or stays on the
-/// host by design: linalg ops, grids, calls (the runtime's GEMMs).
+/// host by design: linalg ops, grids (and amp-parallelize-loop-nests'
+/// parallel loops, to be tiled into grids), calls (the runtime's GEMMs).
 static bool holdsKernelOrCall(Operation *op) {
   WalkResult walk = op->walk([](Operation *nested) {
     return isa<linalg::LinalgOp, scf::ParallelOp, CallOpInterface>(nested)
@@ -181,7 +182,9 @@ struct HostDataToKernelsPass
       if (failed(moveRun(rewriter, run)))
         return failure();
       run.clear();
-      if (holdsKernelOrCall(&op) && !isa<linalg::LinalgOp>(op))
+      // Linalg ops and grids (or loops to be tiled into grids) are kernels
+      // whole; other ops that hold them stay on the host.
+      if (holdsKernelOrCall(&op) && !isa<linalg::LinalgOp, scf::ParallelOp>(op))
         for (Region &region : op.getRegions())
           for (Block &nested : region)
             if (failed(moveBlock(rewriter, nested)))

@@ -290,17 +290,31 @@ struct LinalgToGridLoopsPass
 
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
-    WalkResult walk = getOperation().walk([&](linalg::LinalgOp op) {
-      if (!op.hasPureBufferSemantics()) {
-        op.emitOpError("must be bufferized before amp-linalg-to-grid-loops");
-        return WalkResult::interrupt();
-      }
-      ops.push_back(op);
-      return WalkResult::skip();
-    });
+    SmallVector<scf::ParallelOp> loops;
+    WalkResult walk =
+        getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+          if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+            if (!loop->hasAttr(gpu::getMappingAttrName()))
+              loops.push_back(loop);
+            return WalkResult::skip();
+          }
+          auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+          if (!linalgOp)
+            return WalkResult::advance();
+          if (!linalgOp.hasPureBufferSemantics()) {
+            op->emitOpError(
+                "must be bufferized before amp-linalg-to-grid-loops");
+            return WalkResult::interrupt();
+          }
+          ops.push_back(linalgOp);
+          return WalkResult::skip();
+        });
     if (walk.wasInterrupted())
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp loop : loops)
+      if (failed(tileIntoGrid(rewriter, loop, blockSize)))
+        return signalPassFailure();
     for (linalg::LinalgOp op : ops)
       if (failed(lowerToGrid(rewriter, op)))
         return signalPassFailure();

@@ -7,12 +7,17 @@
 // The amp-split-reductions pass: a reduction with few output elements and
 // many reduced ones becomes a parallel partial reduction and a small final
 // one (upstream linalg::splitReduction), after its reduction dimensions are
-// collapsed into one (linalg::collapseOpIterationDims).
+// collapsed into one (linalg::collapseOpIterationDims). Reduction
+// dimensions that do not collapse together (BatchNorm's batch and spatial
+// ones, across its channels) are reduced in two steps first: the largest
+// group that collapses, then the others.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -25,7 +30,7 @@ namespace mlir::amp {
 using namespace mlir;
 
 /// Reductions smaller than this stay in one thread per output element.
-static constexpr int64_t kMinReduced = 8192;
+static constexpr int64_t kMinReduced = 2048;
 /// The smallest and largest split ratios.
 static constexpr int64_t kMinRatio = 8, kMaxRatio = 1024;
 
@@ -68,6 +73,104 @@ collapseReductionLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
   return collapsed->collapsedOp;
 }
 
+/// The largest group of consecutive reduction loops of `op`, by volume,
+/// that every indexing map keeps contiguous.
+static ReassociationIndices getLargestCollapsibleGroup(linalg::LinalgOp op) {
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  ReassociationIndices best;
+  int64_t bestVolume = 0;
+  for (int64_t first = 0; first < op.getNumLoops(); ++first) {
+    ReassociationIndices group;
+    int64_t volume = 1;
+    for (int64_t dim = first;
+         dim < op.getNumLoops() && !linalg::isParallelIterator(iterators[dim]);
+         ++dim) {
+      group.push_back(dim);
+      volume *= sizes[dim];
+      if (volume > bestVolume && llvm::all_of(maps, [&](AffineMap map) {
+            return linalg::isDimSequencePreserved(map, group);
+          })) {
+        best = group;
+        bestVolume = volume;
+      }
+    }
+  }
+  return best;
+}
+
+/// Reduces `op` in two steps when its reduction loops do not collapse
+/// into one: a partial reduction over `inner` (the other reduction loops
+/// made parallel, their sizes appended to the output, starting from the
+/// combiner's neutral element), then the partials combined into `op`'s
+/// output over the others. Returns the first step.
+static FailureOr<linalg::GenericOp> reduceInTwoSteps(RewriterBase &rewriter,
+                                                     linalg::LinalgOp op,
+                                                     ArrayRef<int64_t> inner) {
+  SmallVector<Operation *> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1)
+    return failure();
+  Operation *combiner = combiners.front();
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  if (!neutral)
+    return failure();
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto initType = cast<RankedTensorType>(init->get().getType());
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outputMap = op.getMatchingIndexingMap(init);
+
+  // The partials: the output's shape and then each outer reduction loop's.
+  SmallVector<int64_t> partialShape(initType.getShape());
+  SmallVector<AffineExpr> partialExprs(outputMap.getResults());
+  SmallVector<int64_t> outer;
+  for (auto [dim, iterator] : llvm::enumerate(iterators)) {
+    if (linalg::isParallelIterator(iterator) || llvm::is_contained(inner, dim))
+      continue;
+    outer.push_back(dim);
+    partialShape.push_back(sizes[dim]);
+    partialExprs.push_back(getAffineDimExpr(dim, context));
+    iterator = utils::IteratorType::parallel;
+  }
+  Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape,
+                                        initType.getElementType());
+  Value neutralValue = arith::ConstantOp::create(rewriter, loc, *neutral);
+  Value partialInit =
+      linalg::FillOp::create(rewriter, loc, neutralValue, empty).getResult(0);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps.back() = AffineMap::get(op.getNumLoops(), 0, partialExprs, context);
+  auto partial = linalg::GenericOp::create(rewriter, loc, partialInit.getType(),
+                                           op.getDpsInputs(), partialInit, maps,
+                                           iterators);
+  rewriter.cloneRegionBefore(op->getRegion(0), partial.getRegion(),
+                             partial.getRegion().begin());
+
+  // The partials combined over the outer loops into the output.
+  int64_t rank = initType.getRank();
+  int64_t finalLoops = rank + outer.size();
+  SmallVector<utils::IteratorType> finalIterators(
+      rank, utils::IteratorType::parallel);
+  finalIterators.append(outer.size(), utils::IteratorType::reduction);
+  auto combined = linalg::GenericOp::create(
+      rewriter, loc, initType, partial.getResult(0), init->get(),
+      {rewriter.getMultiDimIdentityMap(finalLoops),
+       rewriter.getMultiDimIdentityMap(finalLoops).getMajorSubMap(rank)},
+      finalIterators, [&](OpBuilder &b, Location nested, ValueRange args) {
+        IRMapping mapping;
+        BlockArgument acc = op.getRegionOutputArgs().front();
+        for (Value operand : combiner->getOperands())
+          mapping.map(operand, operand == acc ? args[1] : args[0]);
+        linalg::YieldOp::create(b, nested,
+                                b.clone(*combiner, mapping)->getResult(0));
+      });
+  rewriter.replaceOp(op, combined.getResults());
+  return partial;
+}
+
 namespace {
 struct SplitReductionsPass
     : amp::impl::SplitReductionsBase<SplitReductionsPass> {
@@ -77,7 +180,9 @@ struct SplitReductionsPass
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<std::pair<int64_t, int64_t>> volumes = getLoopVolumes(op);
-      if (op.hasPureTensorSemantics() && op.getNumDpsInits() == 1 &&
+      // Contractions are left to the GEMM library (split-K is its own).
+      if (!isa<linalg::ContractOp>(op) && op.hasPureTensorSemantics() &&
+          op.getNumDpsInits() == 1 &&
           llvm::all_of(
               op.getIndexingMapsArray(),
               [](AffineMap map) { return map.isProjectedPermutation(); }) &&
@@ -90,8 +195,24 @@ struct SplitReductionsPass
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgOp> collapsed =
           collapseReductionLoops(rewriter, op);
-      if (failed(collapsed))
-        continue;
+      if (failed(collapsed)) {
+        ReassociationIndices inner = getLargestCollapsibleGroup(op);
+        int64_t innerVolume = 1;
+        for (int64_t dim : inner)
+          innerVolume *= op.getStaticLoopRanges()[dim];
+        // Two steps take the serial work per thread from inner * outer to
+        // about inner + outer.
+        if (innerVolume < kMinRatio)
+          continue;
+        FailureOr<linalg::GenericOp> partial =
+            reduceInTwoSteps(rewriter, op, inner);
+        if (failed(partial))
+          continue;
+        rewriter.setInsertionPoint(*partial);
+        collapsed = collapseReductionLoops(rewriter, *partial);
+        if (failed(collapsed))
+          continue;
+      }
       int64_t parallel = getLoopVolumes(*collapsed)->first;
       auto control = [&](linalg::LinalgOp target) {
         linalg::SplitReductionOptions options;

@@ -140,3 +140,25 @@ func.func @read_before_write_stays(%amax: memref<f32>, %out: memref<f32>) {
   memref.store %a, %out[] : memref<f32>
   return
 }
+
+// -----
+
+// A parallel loop from amp-parallelize-loop-nests is a kernel to be: its
+// loads and stores stay in it, not in a grid of their own.
+// CHECK-LABEL: func.func @parallel_loop_stays_whole
+// CHECK:         scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT:      %[[V:.*]] = memref.load %{{.*}}[%[[I]]]
+// CHECK-NEXT:      memref.store %[[V]], %{{.*}}[%[[I]]]
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+func.func @parallel_loop_stays_whole(%in: memref<8xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %in[%i] : memref<8xf32>
+    memref.store %v, %out[%i] : memref<8xf32>
+  }
+  return
+}

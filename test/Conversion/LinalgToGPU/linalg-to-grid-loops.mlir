@@ -144,3 +144,31 @@ func.func @input_reads_the_output(%acc: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// A parallel loop without a mapping (amp-parallelize-loop-nests' scatter
+// rows) is tiled like a linalg op's parallel dimensions: its 2x3 points
+// are 6 threads of one block; its sequential loop stays in each thread.
+// CHECK-LABEL: func.func @unmapped_parallel_loop
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C6:.*]]) step (%[[C6]])
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C6]]) step
+// CHECK:             scf.for
+// CHECK:               memref.store
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+func.func @unmapped_parallel_loop(%idx: memref<2x3x5xindex>, %out: memref<2x3x7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%n, %c) = (%c0, %c0) to (%c2, %c3) step (%c1, %c1) {
+    scf.for %o = %c0 to %c5 step %c1 {
+      %i = memref.load %idx[%n, %c, %o] : memref<2x3x5xindex>
+      memref.store %one, %out[%n, %c, %i] : memref<2x3x7xf32>
+    }
+  }
+  return
+}

@@ -41,20 +41,47 @@ func.func @per_channel(%x: tensor<64x200704xf32>, %init: tensor<64xf32>) -> tens
 
 // -----
 
-// Not split: enough outputs already, a reduction below 8192 elements, a
+// BatchNorm's sum over an NCHW batch: the batch and spatial loops do not
+// collapse across the channels, so the spatial ones (the larger group,
+// 224*224) are reduced first, with the batch loop parallel (8x64 partials
+// from the neutral element), and those split 32 ways (8 * 64 * 32 =
+// threads); then the 8 partials per channel are summed into the output.
+// CHECK-LABEL: func.func @nchw_channel_sum
+// CHECK-SAME:    (%[[X:.*]]: tensor<8x64x224x224xf32>, %[[INIT:.*]]: tensor<64xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[PINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<64x8xf32>)
+// CHECK:         tensor.collapse_shape %[[X]] {{\[\[}}0], [1], [2, 3]] : tensor<8x64x224x224xf32> into tensor<8x64x50176xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [8, 64, 1568, 32]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%[[PINIT]] : tensor<64x8xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<64x8xf32>) outs(%[[INIT]] : tensor<64xf32>)
+// CHECK:           arith.addf
+// CHECK:         return %[[SUM]]
+func.func @nchw_channel_sum(%x: tensor<8x64x224x224xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%x : tensor<8x64x224x224xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+// Not split: enough outputs already, a reduction below 2048 elements, a
 // size with no divisor between 8 and the ratio limit (a prime), and maps
 // that are not projected permutations (splitting made GPT-2's invalid).
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT:     tensor.expand_shape
 // CHECK-COUNT-4: linalg.generic
 // CHECK-NOT:     linalg.generic
-func.func @kept(%many: tensor<8192x64xf32>, %small: tensor<4096xf32>, %prime: tensor<65521xf32>, %column: tensor<65536x4xf32>, %o1: tensor<8192xf32>, %o2: tensor<f32>) -> (tensor<8192xf32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+func.func @kept(%many: tensor<8192x64xf32>, %small: tensor<1024xf32>, %prime: tensor<65521xf32>, %column: tensor<65536x4xf32>, %o1: tensor<8192xf32>, %o2: tensor<f32>) -> (tensor<8192xf32>, tensor<f32>, tensor<f32>, tensor<f32>) {
   %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%many : tensor<8192x64xf32>) outs(%o1 : tensor<8192xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %s = arith.addf %in, %acc : f32
     linalg.yield %s : f32
   } -> tensor<8192xf32>
-  %b = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%small : tensor<4096xf32>) outs(%o2 : tensor<f32>) {
+  %b = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%small : tensor<1024xf32>) outs(%o2 : tensor<f32>) {
   ^bb0(%in: f32, %acc: f32):
     %s = arith.addf %in, %acc : f32
     linalg.yield %s : f32
@@ -70,4 +97,21 @@ func.func @kept(%many: tensor<8192x64xf32>, %small: tensor<4096xf32>, %prime: te
     linalg.yield %s : f32
   } -> tensor<f32>
   return %a, %b, %c, %d : tensor<8192xf32>, tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A contraction stays whole, whatever its K: it becomes a GEMM record.
+// CHECK-LABEL: func.func @contraction_kept
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         linalg.contract
+// CHECK-NOT:     linalg.generic
+func.func @contraction_kept(%a: tensor<27x401408xf32>, %b: tensor<401408x64xf32>, %c: tensor<27x64xf32>) -> tensor<27x64xf32> {
+  %r = linalg.contract
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (k, n)>,
+                       affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<27x401408xf32>, tensor<401408x64xf32>)
+      outs(%c : tensor<27x64xf32>) -> tensor<27x64xf32>
+  return %r : tensor<27x64xf32>
 }

@@ -1,0 +1,185 @@
+//===- ParallelizeLoopNests.cpp - Independent loops of a nest, parallel ---===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp-parallelize-loop-nests pass: a perfect nest of scf.for loops on
+// buffers (the loops of a scatter) becomes an scf.parallel over the loops
+// whose iterations touch disjoint elements of every buffer the nest
+// writes, around the other loops in their order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_PARALLELIZELOOPNESTS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// The loops of the perfect nest that `outer` begins, outermost first: each
+/// loop's body holds the next loop alone. Empty when a loop carries values
+/// or has a bound computed inside the nest.
+static SmallVector<scf::ForOp> getPerfectNest(scf::ForOp outer) {
+  SmallVector<scf::ForOp> nest = {outer};
+  while (true) {
+    Block *body = nest.back().getBody();
+    if (!llvm::hasSingleElement(body->without_terminator()))
+      break;
+    auto inner = dyn_cast<scf::ForOp>(body->front());
+    if (!inner)
+      break;
+    nest.push_back(inner);
+  }
+  for (scf::ForOp loop : nest)
+    if (loop.getNumRegionIterArgs() != 0 ||
+        !llvm::all_of(
+            ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                       loop.getStep()},
+            [&](Value bound) { return outer.isDefinedOutsideOfLoop(bound); }))
+      return {};
+  return nest;
+}
+
+namespace {
+/// The loads and stores of one buffer in a nest.
+struct BufferAccesses {
+  SmallVector<Operation *> ops;
+  bool written = false;
+};
+} // namespace
+
+/// Whether each iteration of the loop whose induction variable is `iv`
+/// touches its own elements of `buffer`: every access indexes one
+/// dimension, the same for all, with `iv` itself.
+static bool isPartitionedBy(const BufferAccesses &buffer, Value iv) {
+  auto getIndices = [](Operation *op) -> ValueRange {
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return load.getIndices();
+    return cast<memref::StoreOp>(op).getIndices();
+  };
+  auto getMemRef = [](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return load.getMemRef();
+    return cast<memref::StoreOp>(op).getMemRef();
+  };
+  Value view = getMemRef(buffer.ops.front());
+  unsigned rank = getIndices(buffer.ops.front()).size();
+  for (unsigned dim = 0; dim < rank; ++dim)
+    if (llvm::all_of(buffer.ops, [&](Operation *op) {
+          return getMemRef(op) == view && getIndices(op)[dim] == iv;
+        }))
+      return true;
+  return false;
+}
+
+/// The loads and stores in `nest`'s body by the buffer they access, or
+/// nullopt when the body has another memory effect.
+static std::optional<llvm::MapVector<Value, BufferAccesses>>
+getAccesses(scf::ForOp nest) {
+  llvm::MapVector<Value, BufferAccesses> buffers;
+  WalkResult walk = nest.getBody()->walk([&](Operation *op) {
+    Value memref;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      memref = load.getMemRef();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      memref = store.getMemRef();
+    if (!memref) {
+      return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+                     isMemoryEffectFree(op)
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    }
+    BufferAccesses &buffer =
+        buffers[memref::skipViewLikeOps(cast<MemrefValue>(memref))];
+    buffer.ops.push_back(op);
+    buffer.written |= isa<memref::StoreOp>(op);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  return buffers;
+}
+
+/// Rewrites `nest` as an scf.parallel over its loops in `parallel` around
+/// its other loops, in their order.
+static void parallelize(RewriterBase &rewriter,
+                        MutableArrayRef<scf::ForOp> nest,
+                        const llvm::SmallBitVector &parallel) {
+  scf::ForOp outer = nest.front();
+  Location loc = outer.getLoc();
+  SmallVector<Value> lowers, uppers, steps;
+  for (auto [i, loop] : llvm::enumerate(nest))
+    if (parallel.test(i)) {
+      lowers.push_back(loop.getLowerBound());
+      uppers.push_back(loop.getUpperBound());
+      steps.push_back(loop.getStep());
+    }
+  rewriter.setInsertionPoint(outer);
+  auto grid = scf::ParallelOp::create(rewriter, loc, lowers, uppers, steps);
+  rewriter.setInsertionPointToStart(grid.getBody());
+  unsigned next = 0;
+  for (auto [i, loop] : llvm::enumerate(nest)) {
+    Value iv = loop.getInductionVar();
+    if (parallel.test(i)) {
+      rewriter.replaceAllUsesWith(iv, grid.getInductionVars()[next++]);
+      continue;
+    }
+    auto sequential = scf::ForOp::create(rewriter, loc, loop.getLowerBound(),
+                                         loop.getUpperBound(), loop.getStep());
+    rewriter.replaceAllUsesWith(iv, sequential.getInductionVar());
+    rewriter.setInsertionPointToStart(sequential.getBody());
+  }
+  Block *body = nest.back().getBody();
+  Operation *end = rewriter.getInsertionBlock()->getTerminator();
+  for (Operation &op : llvm::make_early_inc_range(body->without_terminator()))
+    rewriter.moveOpBefore(&op, end);
+  rewriter.eraseOp(outer);
+}
+
+namespace {
+struct ParallelizeLoopNestsPass
+    : amp::impl::ParallelizeLoopNestsBase<ParallelizeLoopNestsPass> {
+  using ParallelizeLoopNestsBase::ParallelizeLoopNestsBase;
+
+  void runOnOperation() override {
+    SmallVector<SmallVector<scf::ForOp>> nests;
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<scf::ParallelOp>(op))
+        return WalkResult::skip();
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (!loop)
+        return WalkResult::advance();
+      SmallVector<scf::ForOp> nest = getPerfectNest(loop);
+      if (!nest.empty())
+        nests.push_back(std::move(nest));
+      return WalkResult::skip();
+    });
+    IRRewriter rewriter(&getContext());
+    for (MutableArrayRef<scf::ForOp> nest : nests) {
+      std::optional<llvm::MapVector<Value, BufferAccesses>> buffers =
+          getAccesses(nest.back());
+      if (!buffers)
+        continue;
+      llvm::SmallBitVector parallel(nest.size());
+      for (auto [i, loop] : llvm::enumerate(nest)) {
+        Value iv = loop.getInductionVar();
+        parallel[i] = llvm::all_of(*buffers, [&](const auto &entry) {
+          return !entry.second.written || isPartitionedBy(entry.second, iv);
+        });
+      }
+      if (parallel.any())
+        parallelize(rewriter, nest, parallel);
+    }
+  }
+};
+} // namespace
