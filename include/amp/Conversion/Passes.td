@@ -259,7 +259,11 @@ def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
     neighbouring threads read neighbouring elements), then a reduction of
     the partials. The ratio is the largest divisor of the reduced size that
     is at most 1024 and gives at most `threads` threads; a size with no
-    divisor of at least 8 stays as it is. A `linalg.contract` stays whole:
+    divisor of at least 8 stays as it is. An input that a `linalg.generic`
+    reads at index 0 of a unit dimension (a softmax's row max from a
+    [rows, 1] tensor) is collapsed without that dimension first, since
+    `linalg::splitReduction` needs maps it can invert; other constant
+    indices leave the reduction as it is. A `linalg.contract` stays whole:
     it becomes a GEMM record, and the GEMM library splits its own K.
 
     Reduction dimensions that do not collapse into one (BatchNorm's batch

@@ -171,6 +171,54 @@ static FailureOr<linalg::GenericOp> reduceInTwoSteps(RewriterBase &rewriter,
   return partial;
 }
 
+/// Drops the unit dimensions that `generic`'s inputs index with a constant
+/// 0 (a row's max broadcast from a [rows, 1] tensor in a softmax), which
+/// linalg::splitReduction's maps cannot invert: each such input becomes a
+/// tensor.collapse_shape without them. Fails, changing nothing, when an
+/// input has another kind of constant index.
+static LogicalResult dropZeroIndexedUnitDims(RewriterBase &rewriter,
+                                             linalg::GenericOp generic) {
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  SmallVector<std::pair<OpOperand *, SmallVector<int64_t>>> inputs;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = maps[input->getOperandNumber()];
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    SmallVector<int64_t> zeros;
+    for (auto [i, result] : llvm::enumerate(map.getResults())) {
+      if (isa<AffineDimExpr>(result))
+        continue;
+      if (!type || type.getDimSize(i) != 1 || !isa<AffineConstantExpr>(result))
+        return failure();
+      zeros.push_back(i);
+    }
+    if (!zeros.empty())
+      inputs.emplace_back(input, std::move(zeros));
+  }
+  for (auto &[input, zeros] : inputs) {
+    auto type = cast<RankedTensorType>(input->get().getType());
+    SmallVector<int64_t> shape;
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      if (!llvm::is_contained(zeros, i))
+        shape.push_back(size);
+    auto collapsedType = type.clone(shape);
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(type, collapsedType);
+    if (!groups)
+      return failure();
+    rewriter.setInsertionPoint(generic);
+    Value collapsed = tensor::CollapseShapeOp::create(
+        rewriter, generic.getLoc(), collapsedType, input->get(), *groups);
+    unsigned number = input->getOperandNumber();
+    maps[number] = maps[number].dropResults(zeros);
+    OpOperand *operand = input;
+    rewriter.modifyOpInPlace(generic, [&] { operand->set(collapsed); });
+  }
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+  return success();
+}
+
 namespace {
 struct SplitReductionsPass
     : amp::impl::SplitReductionsBase<SplitReductionsPass> {
@@ -183,15 +231,23 @@ struct SplitReductionsPass
       // Contractions are left to the GEMM library (split-K is its own).
       if (!isa<linalg::ContractOp>(op) && op.hasPureTensorSemantics() &&
           op.getNumDpsInits() == 1 &&
-          llvm::all_of(
-              op.getIndexingMapsArray(),
-              [](AffineMap map) { return map.isProjectedPermutation(); }) &&
+          llvm::all_of(op.getIndexingMapsArray(),
+                       [](AffineMap map) {
+                         return map.isProjectedPermutation(
+                             /*allowZeroInResults=*/true);
+                       }) &&
           op.getNumReductionLoops() > 0 && volumes &&
           volumes->first * 4 < threads && volumes->second >= kMinReduced)
         candidates.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : candidates) {
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!llvm::all_of(
+              op.getIndexingMapsArray(),
+              [](AffineMap map) { return map.isProjectedPermutation(); }) &&
+          (!generic || failed(dropZeroIndexedUnitDims(rewriter, generic))))
+        continue;
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgOp> collapsed =
           collapseReductionLoops(rewriter, op);

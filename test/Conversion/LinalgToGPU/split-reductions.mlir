@@ -115,3 +115,26 @@ func.func @contraction_kept(%a: tensor<27x401408xf32>, %b: tensor<401408x64xf32>
       outs(%c : tensor<27x64xf32>) -> tensor<27x64xf32>
   return %r : tensor<27x64xf32>
 }
+
+// -----
+
+// A softmax's sum of exponentials over a 50257-word vocabulary (29 * 1733),
+// reading each row's max from a [rows, 1] tensor at column 0: that unit
+// dimension is dropped first (splitReduction cannot invert a constant
+// index), then the sum is split 29 ways.
+// CHECK-LABEL: func.func @softmax_denominator
+// CHECK:         %[[MAX:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [4, 1733, 29]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%{{.*}}, %[[MAX]] : tensor<4x1733x29xf32>, tensor<4xf32>)
+// CHECK:           math.exp
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+func.func @softmax_denominator(%x: tensor<4x50257xf32>, %max: tensor<4x1xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %max : tensor<4x50257xf32>, tensor<4x1xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %m: f32, %acc: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %e, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
