@@ -18,7 +18,12 @@ libraries run with AMP_CUDA_TF32=1, FP16 autocast with GradScaler, BF16
 autocast; FP8 next to BF16), the loss after --steps steps compared (FP32
 within 1e-4 relative). Then
 it times both: milliseconds per step.
-Prints a table, appends it with the machine and date to
+`prepare` also compiles two single-op graphs, timed by `run` in a second
+table: an elementwise kernel (Relu(2x) over 2^26 floats) in GB/s next to
+the driver's device-to-device copy of the same bytes, and an 8192^3 GEMM
+(FP32, TF32, FP16, BF16) in TFLOP/s next to torch.matmul's on the same GPU
+and the device's dense peak from its data sheet.
+Prints the tables, appends them with the machine and date to
 bench/results/cuda_speed.md (or --out), exits 1 when a check fails.
 """
 import argparse
@@ -41,9 +46,76 @@ from amp_opt.numerics import (FORCED_PRECISIONS, backend_mismatch,  # noqa
 
 #===--- prepare (needs the build and the CUDA toolkit) ---===#
 
+ELEMENTWISE_SIZE = 1 << 26
+GEMM_SIZE = 8192
+# The GEMM libraries: precision -> (ONNX element type, library, AMP_CUDA_TF32).
+GEMM_PRECISIONS = {"fp32": ("FLOAT", "gemm_fp32", False),
+                   "tf32": ("FLOAT", "gemm_fp32", True),
+                   "fp16": ("FLOAT16", "gemm_fp16", False),
+                   "bf16": ("BFLOAT16", "gemm_bf16", False)}
+
+
+def compile_library(model, library, args, pipeline=None):
+    """amp-compile's library of `model`; its summary line."""
+    command = [api.find_tool("amp-compile"), model, "-o", library,
+               f"--lower-options=chips={args.chips}"]
+    if pipeline:
+        command.append(f"--amp-pipeline={pipeline}")
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode:
+        sys.exit(f"{model}: {run.stderr.strip()}")
+    return run.stderr.strip().splitlines()[-1]
+
+
+def prepare_kernels(args):
+    """The single-op graphs and their libraries, in DIR/kernels."""
+    import onnx
+    from onnx import TensorProto, helper
+    folder = os.path.join(args.dir, "kernels")
+    os.makedirs(folder, exist_ok=True)
+
+    def save(name, nodes, inputs, outputs, initializers=()):
+        graph = helper.make_graph(nodes, name, inputs, outputs,
+                                  initializer=list(initializers))
+        path = os.path.join(folder, f"{name}.onnx")
+        onnx.save(helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        summary = compile_library(path, os.path.join(folder, f"{name}.so"),
+                                  args)
+        os.remove(path)
+        return summary
+
+    n = ELEMENTWISE_SIZE
+    kernels = [{
+        "name": "elementwise", "precision": "fp32",
+        "library": "kernels/elementwise.so", "bytes": 2 * 4 * n,
+        "summary": save(
+            "elementwise",
+            [helper.make_node("Mul", ["x", "two"], ["doubled"]),
+             helper.make_node("Relu", ["doubled"], ["y"])],
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])],
+            [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])}]
+    n = GEMM_SIZE
+    built = {}
+    for precision, (dtype, name, tf32) in GEMM_PRECISIONS.items():
+        if name not in built:
+            element = getattr(TensorProto, dtype)
+            built[name] = save(
+                name, [helper.make_node("MatMul", ["a", "b"], ["c"])],
+                [helper.make_tensor_value_info(x, element, [n, n])
+                 for x in "ab"],
+                [helper.make_tensor_value_info("c", element, [n, n])])
+        kernels.append({"name": "gemm", "precision": precision,
+                        "library": f"kernels/{name}.so", "tf32": tf32,
+                        "flops": 2 * n ** 3, "summary": built[name]})
+    return kernels
+
+
 def prepare(args):
     from amp_opt import zoo
     os.makedirs(args.dir, exist_ok=True)
+    kernels = prepare_kernels(args)
     entries = []
     for name in args.models or zoo.MODELS:
         model = os.path.join(args.dir, f"{name}.onnx")
@@ -56,15 +128,8 @@ def prepare(args):
             os.makedirs(folder, exist_ok=True)
             entry = {"model": name, "precision": precision, "ulp": ulp,
                      "library": f"{name}_{precision}/step.so"}
-            run = subprocess.run(
-                [api.find_tool("amp-compile"), model, "-o",
-                 os.path.join(folder, "step.so"),
-                 f"--amp-pipeline={pipeline}",
-                 f"--lower-options=chips={args.chips}"],
-                capture_output=True, text=True)
-            if run.returncode:
-                sys.exit(f"{name} {precision}: {run.stderr.strip()}")
-            entry["summary"] = run.stderr.strip().splitlines()[-1]
+            entry["summary"] = compile_library(
+                model, os.path.join(folder, "step.so"), args, pipeline)
             if args.size == "small":
                 try:
                     records, _ = api.train(model, args.steps, pipeline, args=[
@@ -80,7 +145,8 @@ def prepare(args):
             # After each step, so that a failure keeps what was built.
             with open(os.path.join(args.dir, "manifest.json"), "w") as f:
                 json.dump({"size": args.size, "steps": args.steps,
-                           "entries": entries}, f, indent=1)
+                           "entries": entries, "kernels": kernels}, f,
+                          indent=1)
         if args.size == "large":
             os.remove(model)  # the GPU side rebuilds it from the zoo
 
@@ -214,6 +280,140 @@ def run_entry(args, manifest, entry, driver, tf32=False):
     return row
 
 
+# Dense peaks from NVIDIA's data sheets, TFLOP/s, by a part of the name.
+PEAK_TFLOPS = [("H100 PCIe", {"fp32": 51.2, "tf32": 378, "fp16": 756,
+                              "bf16": 756}),
+               ("H100", {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4,
+                         "bf16": 989.4}),
+               ("H200", {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4,
+                         "bf16": 989.4})]
+
+
+def time_copy(driver, size, repeats):
+    """GB/s of the driver's device-to-device copy of `size` bytes (read
+    and written)."""
+    source, target = driver.alloc(size), driver.alloc(size)
+    driver.copy(target, source, size)
+    driver.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        driver.copy(target, source, size)
+    driver.synchronize()
+    seconds = (time.perf_counter() - start) / repeats
+    driver.free(source)
+    driver.free(target)
+    return 2 * size / seconds / 1e9
+
+
+def time_torch_matmul(precision, n, repeats):
+    """torch.matmul's TFLOP/s for an n^3 GEMM, or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(
+        precision, torch.float32)
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    a = torch.randn(n, n, device="cuda", dtype=dtype)
+    b = torch.randn(n, n, device="cuda", dtype=dtype)
+    torch.matmul(a, b)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        torch.matmul(a, b)
+    torch.cuda.synchronize()
+    seconds = (time.perf_counter() - start) / repeats
+    return 2 * n ** 3 / seconds / 1e12
+
+
+def run_kernel(args, kernel, driver):
+    """One single-op library: checked, timed and set against its
+    reference, as a row of the kernels table."""
+    if kernel.get("tf32"):
+        os.environ["AMP_CUDA_TF32"] = "1"
+    else:
+        os.environ.pop("AMP_CUDA_TF32", None)
+    path = os.path.join(args.dir, kernel["library"])
+    if kernel.get("tf32"):  # a copy: the runtime plans its GEMMs once
+        copy = path.replace(".so", "_tf32.so")
+        shutil.copyfile(path, copy)
+        path = copy
+    library = step_library.StepLibrary(path)
+    rng = np.random.default_rng(0)
+    values = {e["name"]: rng.standard_normal(e["shape"], np.float32)
+              for e in library.signature["inputs"]
+              if not e.get("initializer")}
+    values.update({e["name"]: np.full(e["shape"], e["value"])
+                   for e in library.signature["inputs"]
+                   if e.get("initializer")})
+    step = step_library.DeviceStep(library, values, driver)
+    step.step()
+    problems = []
+    # The result, on a corner (the whole GEMM is too slow in numpy).
+    got = step.output(library.signature["outputs"][0]["name"])
+    if kernel["name"] == "elementwise":
+        expected = np.maximum(2 * values["x"], 0)
+        if not np.array_equal(got, expected):
+            problems.append("Relu(2x) differs from numpy's")
+    else:
+        a = step_library.as_float(step_library.as_dtype(
+            values["a"][:64], library.signature["inputs"][0]["dtype"]),
+            library.signature["inputs"][0]["dtype"])
+        b = step_library.as_float(step_library.as_dtype(
+            values["b"][:, :64], library.signature["inputs"][1]["dtype"]),
+            library.signature["inputs"][1]["dtype"])
+        expected = a.astype(np.float64) @ b.astype(np.float64)
+        error = norm_error(got[:64, :64], expected)
+        if error > {"fp32": 1e-5, "tf32": 5e-3}.get(kernel["precision"],
+                                                    1e-2):
+            problems.append(f"corner's norm-wise error {error:.2g}")
+    ms = step.time_steps(args.timing_steps)
+    step.close()
+    row = {"kernel": kernel["name"], "precision": kernel["precision"],
+           "kernels": re.search(r"(\d+) kernels", kernel["summary"])[1],
+           "ms": ms, "problems": problems}
+    if kernel["name"] == "elementwise":
+        row["unit"] = "GB/s"
+        row["value"] = kernel["bytes"] / (ms / 1e3) / 1e9
+        row["reference"] = "cuMemcpyDtoD"
+        row["ref_value"] = time_copy(driver, kernel["bytes"] // 2,
+                                     args.timing_steps)
+        return row
+    row["unit"] = "TFLOP/s"
+    row["value"] = kernel["flops"] / (ms / 1e3) / 1e12
+    row["reference"] = "torch.matmul"
+    row["ref_value"] = time_torch_matmul(kernel["precision"], GEMM_SIZE,
+                                         args.timing_steps)
+    peak = next((p for part, p in PEAK_TFLOPS if part in driver.name), None)
+    row["peak"] = peak[kernel["precision"]] if peak else None
+    return row
+
+
+def kernel_table(rows):
+    lines = ["", "Single-op libraries (kernels/ in DIR): an elementwise "
+             f"kernel over {ELEMENTWISE_SIZE} floats, a {GEMM_SIZE}^3 GEMM.",
+             "", "| op | precision | kernels | ms | ours | reference | "
+             "reference's | ratio | data-sheet dense peak | check |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "ms" not in r:
+            lines.append(f"| {r['kernel']} | {r['precision']} | | | | | | "
+                         f"| | FAILED: {r['problems'][0][:200]} |")
+            continue
+        unit, value, ref = r["unit"], r["value"], r["ref_value"]
+        reference = f"{ref:.1f} {unit}" if ref else "(no torch)"
+        ratio = f"{value / ref:.2f}" if ref else ""
+        peak = r.get("peak")
+        peak = f"{peak} TFLOP/s (ours {value / peak:.0%})" if peak else ""
+        check = "ok" if not r["problems"] else \
+            "FAILED: " + "; ".join(r["problems"])
+        lines.append(
+            f"| {r['kernel']} | {r['precision']} | {r['kernels']} | "
+            f"{r['ms']:.3f} | {value:.1f} {unit} | {r['reference']} | "
+            f"{reference} | {ratio} | {peak} | {check} |")
+    return lines
+
+
 def run(args):
     with open(os.path.join(args.dir, "manifest.json")) as f:
         manifest = json.load(f)
@@ -233,6 +433,16 @@ def run(args):
                        "problems": [str(error)]}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
+    kernel_rows = []
+    for kernel in manifest.get("kernels", []):
+        try:
+            row = run_kernel(args, kernel, driver)
+        except step_library.StepLibraryError as error:
+            row = {"kernel": kernel["name"],
+                   "precision": kernel["precision"],
+                   "problems": [str(error)]}
+        kernel_rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
     from amp_run_numerics import heading, record
     size = manifest["size"]
     error_column = "worst norm-wise rel. error" if size == "small" else \
@@ -260,8 +470,10 @@ def run(args):
             f"{r['gemms']} | {r['reference']} | {r['error']:.2g} | "
             f"{r['ms']:.3f} | {r['ref_ms']:.3f} | "
             f"{r['ms'] / r['ref_ms']:.2f} | {check} |")
+    if kernel_rows:
+        lines += kernel_table(kernel_rows)
     record(lines, args.out, "cuda_speed.md")
-    sys.exit(1 if any(r["problems"] for r in rows) else 0)
+    sys.exit(1 if any(r["problems"] for r in rows + kernel_rows) else 0)
 
 
 def main():
