@@ -32,10 +32,10 @@ static constexpr llvm::StringLiteral kFusion =
     "func.func(canonicalize,cse,amp-raise-contractions,amp-fuse-elementwise,"
     "convert-elementwise-to-linalg,";
 
-/// Bufferization with results as out-parameters (amp-copy-repeated-results
-/// first).
+/// Bufferization with results as out-parameters (amp-unshare-fills and
+/// amp-copy-repeated-results first).
 static constexpr llvm::StringLiteral kBufferization =
-    "canonicalize,amp-copy-repeated-results),"
+    "canonicalize,amp-unshare-fills,amp-copy-repeated-results),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs=true "

@@ -62,6 +62,23 @@ def CopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def UnshareFills : Pass<"amp-unshare-fills", "func::FuncOp"> {
+  let summary = "Give each op that writes into a filled tensor its own fill";
+  let description = [{
+    CSE merges equal `tensor.empty` + `linalg.fill` pairs, so that one
+    filled tensor (a zero) becomes the destination of several ops: the
+    accumulators of GEMMs and reductions of one shape. Bufferization can
+    write only one of them in place; every other gets a copy of the filled
+    buffer (a `memref.copy` as large as its output: on the GPU, one more
+    kernel and its traffic per GEMM). This pass clones the fill (and its
+    `tensor.empty`) right before each destination after the first, or
+    before every destination when something else also reads the fill. The
+    pipelines run it right before bufferization, after the last CSE.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def VectorizeContractions
     : Pass<"amp-vectorize-contractions", "func::FuncOp"> {
   let summary = "Tile GEMM-like linalg.generic ops and vectorize the tiles";
@@ -146,8 +163,12 @@ def ContractionsToGemmRecords
     memrefs; `llvm.emit_c_interface`). libamp_cpu_runtime executes a record
     with OpenBLAS's column-major GEMM, which reads the same fields the same
     way, so amp-run (`--gemm-records`) checks every record against the
-    BLAS path. Other contractions are left for `amp-contractions-to-blas`;
-    `remarks=true` prints each record, or why a contraction has none.
+    BLAS path. A zero `linalg.fill` of exactly the output's elements
+    earlier in the block, with no op in between reading or writing that
+    buffer, becomes the record's overwrite flag (beta 0: D is not read)
+    and is erased. Other contractions are left for
+    `amp-contractions-to-blas`; `remarks=true` prints each record, or why
+    a contraction has none.
   }];
   let options = [
     Option<"emitRemarks", "remarks", "bool", "false",
@@ -224,7 +245,11 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       outputs in `iter_args` (a register): each output is loaded once
       before them and stored once after, unless an output is indexed by a
       reduction dimension or an input reads an output's buffer (then it is
-      loaded and stored at each iteration, as `linalg` lowers it);
+      loaded and stored at each iteration, as `linalg` lowers it). Where a
+      `linalg.fill` set exactly an output's elements earlier in the block
+      (nothing touching that buffer in between) and the outputs are indexed
+      by all the parallel dimensions, the registers start from the fill's
+      value instead and the fill (a grid of its own) is erased;
     - an op with no parallel dimension (a full reduction) runs in a grid of
       one block of one thread;
     - an `scf.parallel` without a mapping outside grids (from

@@ -9,10 +9,10 @@
 // compile time and what a runtime's `amp_gemm` executes. The fields are
 // cuBLASLt's (docs/Lowering.md, "GEMM records"): a column-major
 //   D[m x n] += op(A)[m x k] * op(B)[k x n]
-// for each of `batch` batches, with op() a transpose or not, leading
-// dimensions and batch strides in elements. The CPU runtime executes a
-// record with OpenBLAS's column-major GEMM, which reads the same fields the
-// same way, so a wrong layout shows on the CPU.
+// (D = ... with the overwrite flag: beta 0) for each of `batch` batches, with
+// op() a transpose or not, leading dimensions and batch strides in elements.
+// The CPU runtime executes a record with OpenBLAS's column-major GEMM, which
+// reads the same fields the same way, so a wrong layout shows on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +48,8 @@ enum GemmRecordField : unsigned {
   kGemmTypeA, ///< a GemmDataType
   kGemmTypeB,
   kGemmTypeD,
-  kGemmSwapped, ///< 1: A is the contraction's second operand (D = C^T)
+  kGemmSwapped,   ///< 1: A is the contraction's second operand (D = C^T)
+  kGemmOverwrite, ///< 1: D = op(A) op(B) (beta 0: D's zeros not read)
   kGemmRecordFields
 };
 
@@ -68,6 +69,8 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "a GEMM record's types differ from its entry point's";
   if (m < 1 || n < 1 || k < 1 || record[kGemmBatch] < 1)
     return "a GEMM record's m, n, k and batch must be positive";
+  if (record[kGemmOverwrite] != 0 && record[kGemmOverwrite] != 1)
+    return "a GEMM record's overwrite flag must be 0 or 1";
   // cuBLASLt's layout rule: a leading dimension spans its stored rows.
   if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
     return "a GEMM record's leading dimension is below its matrix's rows";

@@ -7,12 +7,15 @@
 // The amp-contractions-to-gemm-records pass: derives, at compile time, the
 // cuBLASLt-style parameter record (include/amp/Runtime/GemmRecord.h) of
 // each linalg.contract on memrefs with static shapes and strides, and
-// replaces the contraction by a call to `amp_gemm` with that record.
+// replaces the contraction by a call to `amp_gemm` with that record. A
+// zero fill of the output just before becomes the record's overwrite flag
+// (cuBLASLt's beta 0) and is erased.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EntryPoints.h"
 
+#include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/GemmRecord.h"
 
@@ -20,6 +23,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include <array>
@@ -207,7 +211,7 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
     auto batchStride = [&](unsigned i) {
       return batch == 1 ? 0 : groups[Batch].strides[i];
     };
-    GemmRecord record;
+    GemmRecord record = {};
     record[kGemmM] = rows.size;
     record[kGemmN] = cols.size;
     record[kGemmK] = gk.size;
@@ -230,6 +234,14 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
   return std::nullopt;
 }
 
+/// The zero fill of `op`'s output just before it, or null.
+static linalg::FillOp getZeroFillBefore(linalg::ContractOp op) {
+  linalg::FillOp fill = amp::getFillOfOutput(op, op.getDpsInits().front());
+  return fill && matchPattern(fill.getInputs().front(), m_AnyZeroFloat())
+             ? fill
+             : nullptr;
+}
+
 namespace {
 struct ContractionsToGemmRecordsPass
     : amp::impl::ContractionsToGemmRecordsBase<ContractionsToGemmRecordsPass> {
@@ -249,6 +261,10 @@ struct ContractionsToGemmRecordsPass
         op.emitRemark() << "no GEMM record: " << why;
     });
     for (auto &[op, record] : records) {
+      linalg::FillOp zeros = getZeroFillBefore(op);
+      record[kGemmOverwrite] = zeros ? 1 : 0;
+      if (zeros)
+        zeros.erase();
       if (emitRemarks)
         emitRecordRemark(op, record);
       OpBuilder b(op);
@@ -281,7 +297,7 @@ struct ContractionsToGemmRecordsPass
     static constexpr const char *kNames[kGemmRecordFields] = {
         "m",      "n",      "k",      "batch",    "trans_a",  "trans_b",
         "lda",    "ldb",    "ldd",    "stride_a", "stride_b", "stride_d",
-        "type_a", "type_b", "type_d", "swapped"};
+        "type_a", "type_b", "type_d", "swapped",  "overwrite"};
     InFlightDiagnostic remark = op.emitRemark() << "GEMM record:";
     for (unsigned field = 0; field < kGemmRecordFields; ++field)
       remark << " " << kNames[field] << "=" << record[field];

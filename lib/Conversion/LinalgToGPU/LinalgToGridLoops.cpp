@@ -13,6 +13,7 @@
 
 #include "GridMapping.h"
 
+#include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -124,22 +125,22 @@ static SmallVector<Value> applyMap(OpBuilder &builder, Location loc,
   return results;
 }
 
-/// Whether `generic`'s reductions can accumulate in registers: no output
-/// is indexed by a reduction dimension, and no input reads an output's
-/// buffer (whose value would change during the loop).
-static bool canAccumulateInRegisters(linalg::GenericOp generic) {
-  unsigned numParallel = generic.getNumParallelLoops();
-  if (generic.getNumReductionLoops() == 0 ||
-      numParallel + generic.getNumReductionLoops() != generic.getNumLoops())
+/// Whether `op`'s reductions can accumulate in registers: no output is
+/// indexed by a reduction dimension, and no input reads an output's buffer
+/// (whose value would change during the loop).
+static bool canAccumulateInRegisters(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (op.getNumReductionLoops() == 0 ||
+      op.getNumParallelLoops() + op.getNumReductionLoops() != op.getNumLoops())
     return false;
-  for (OpOperand &init : generic.getDpsInitsMutable()) {
-    AffineMap map = generic.getMatchingIndexingMap(&init);
-    for (unsigned dim = numParallel; dim < map.getNumDims(); ++dim)
-      if (map.isFunctionOfDim(dim))
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    for (auto [dim, iterator] : llvm::enumerate(iterators))
+      if (!linalg::isParallelIterator(iterator) && map.isFunctionOfDim(dim))
         return false;
     Value buffer =
         memref::skipViewLikeOps(cast<TypedValue<MemRefType>>(init.get()));
-    for (Value input : generic.getDpsInputs())
+    for (Value input : op.getDpsInputs())
       if (auto memref = dyn_cast<TypedValue<MemRefType>>(input))
         if (memref::skipViewLikeOps(memref) == buffer)
           return false;
@@ -150,12 +151,13 @@ static bool canAccumulateInRegisters(linalg::GenericOp generic) {
 /// Lowers `generic`, whose parallel dimensions come first, to an
 /// scf.parallel over those dimensions (none when it has none) around
 /// scf.for loops over its reductions that carry the outputs in iter_args:
-/// each output is loaded once before the loops and stored once after,
-/// where linalgOpToParallelLoops loads and stores it at every iteration
-/// (kept in global memory on a GPU, since kernel pointers may alias).
+/// each output is loaded once before the loops (or starts from its
+/// `initialValues` entry, where not null) and stored once after, where
+/// linalgOpToParallelLoops loads and stores it at every iteration (kept in
+/// global memory on a GPU, since kernel pointers may alias).
 static scf::ParallelOp
-lowerWithRegisterAccumulators(RewriterBase &rewriter,
-                              linalg::GenericOp generic) {
+lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
+                              ArrayRef<Value> initialValues) {
   Location loc = generic.getLoc();
   unsigned numParallel = generic.getNumParallelLoops();
   SmallVector<Value> lowers, uppers, steps;
@@ -191,11 +193,13 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter,
   outputDims.resize(generic.getNumLoops(), zero);
   SmallVector<Value> initial;
   SmallVector<SmallVector<Value>> outputIndices;
-  for (OpOperand &init : generic.getDpsInitsMutable()) {
+  for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
     outputIndices.push_back(applyMap(
         rewriter, loc, generic.getMatchingIndexingMap(&init), outputDims));
-    initial.push_back(memref::LoadOp::create(rewriter, loc, init.get(),
-                                             outputIndices.back()));
+    initial.push_back(i < initialValues.size() && initialValues[i]
+                          ? initialValues[i]
+                          : memref::LoadOp::create(rewriter, loc, init.get(),
+                                                   outputIndices.back()));
   }
 
   Block *body = generic.getBody();
@@ -241,12 +245,35 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter,
   return parallel;
 }
 
+/// For each output of `op` that a linalg.fill sets just before it, the
+/// fill's value, with the fill added to `erased`; null for the others.
+/// Only where `op` will accumulate in registers with outputs indexed by all
+/// its parallel dimensions, so that it overwrites every output element.
+static SmallVector<Value>
+foldOutputFills(linalg::LinalgOp op, SmallVectorImpl<Operation *> &erased) {
+  SmallVector<Value> values(op.getNumDpsInits());
+  if (!canAccumulateInRegisters(op) ||
+      llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        AffineMap map = op.getMatchingIndexingMap(&init);
+        return map.getNumResults() != op.getNumParallelLoops() ||
+               !map.isProjectedPermutation();
+      }))
+    return values;
+  for (auto [i, init] : llvm::enumerate(op.getDpsInits()))
+    if (linalg::FillOp fill = amp::getFillOfOutput(op, init)) {
+      values[i] = fill.getInputs().front();
+      erased.push_back(fill);
+    }
+  return values;
+}
+
 namespace {
 struct LinalgToGridLoopsPass
     : amp::impl::LinalgToGridLoopsBase<LinalgToGridLoopsPass> {
   using LinalgToGridLoopsBase::LinalgToGridLoopsBase;
 
-  LogicalResult lowerToGrid(RewriterBase &rewriter, linalg::LinalgOp op) {
+  LogicalResult lowerToGrid(RewriterBase &rewriter, linalg::LinalgOp op,
+                            ArrayRef<Value> initialValues) {
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> generic =
         genericWithParallelFirst(rewriter, op);
@@ -263,7 +290,7 @@ struct LinalgToGridLoopsPass
     scf::ParallelOp outer;
     if (canAccumulateInRegisters(*generic)) {
       rewriter.setInsertionPoint(*generic);
-      outer = lowerWithRegisterAccumulators(rewriter, *generic);
+      outer = lowerWithRegisterAccumulators(rewriter, *generic, initialValues);
     } else {
       FailureOr<linalg::LinalgLoops> loops =
           linalg::linalgOpToParallelLoops(rewriter, *generic);
@@ -315,9 +342,20 @@ struct LinalgToGridLoopsPass
     for (scf::ParallelOp loop : loops)
       if (failed(tileIntoGrid(rewriter, loop, blockSize)))
         return signalPassFailure();
+    // Reductions start from the fills of their outputs, which go.
+    SmallVector<Operation *> folded;
+    SmallVector<SmallVector<Value>> initialValues;
     for (linalg::LinalgOp op : ops)
-      if (failed(lowerToGrid(rewriter, op)))
+      initialValues.push_back(foldOutputFills(op, folded));
+    llvm::SmallPtrSet<Operation *, 16> foldedSet(folded.begin(), folded.end());
+    for (auto [op, values] : llvm::zip(ops, initialValues)) {
+      if (foldedSet.contains(op.getOperation()))
+        continue;
+      if (failed(lowerToGrid(rewriter, op, values)))
         return signalPassFailure();
+    }
+    for (Operation *fill : folded)
+      rewriter.eraseOp(fill);
     // Fold the index arithmetic, but not the loops: canonicalize would fold
     // a one-block loop away with its mapping.
     RewritePatternSet patterns(&getContext());

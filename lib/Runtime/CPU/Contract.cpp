@@ -260,7 +260,8 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 }
 
 /// Executes a GEMM record (GemmRecord.h) as cuBLASLt would: a column-major
-/// D += op(A) op(B) per batch, every field checked first.
+/// D += op(A) op(B) per batch (D = op(A) op(B), D not read, with the
+/// overwrite flag), every field checked first.
 template <typename Acc, typename TA, typename TB>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
@@ -290,7 +291,7 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
         getRecordOperand<Acc>(b.data + b.offset + i * record[kGemmBatchStrideB],
                               transB, k, n, ldb, bWidened);
     gemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-         m, n, k, aData, lda, bData, ldb, Acc(1),
+         m, n, k, aData, lda, bData, ldb, Acc(record[kGemmOverwrite] ? 0 : 1),
          d.data + d.offset + i * record[kGemmBatchStrideD], ldd, CblasColMajor);
   }
 }

@@ -400,8 +400,8 @@ const char *getData(const UnrankedMemRefType<T> &memref) {
   return reinterpret_cast<const char *>(ranked.data + ranked.offset);
 }
 
-/// Runs a GEMM record (GemmRecord.h): D += op(A) op(B) on the step's
-/// stream.
+/// Runs a GEMM record (GemmRecord.h): D += op(A) op(B) (or D = with the
+/// overwrite flag) on the step's stream.
 void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *a, const char *b, char *d, int64_t typeA,
                    int64_t typeB, int64_t typeD) {
@@ -418,12 +418,15 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   GemmPlan *plan = getGemmPlan(runtime, record);
   if (!plan)
     return;
-  float oneFloat = 1;
-  double oneDouble = 1;
+  // beta 0 with the overwrite flag: cuBLASLt does not read D then.
+  float oneFloat = 1, betaFloat = record[kGemmOverwrite] ? 0 : 1;
+  double oneDouble = 1, betaDouble = betaFloat;
   const void *one =
       plan->isDouble ? static_cast<const void *>(&oneDouble) : &oneFloat;
+  const void *beta =
+      plan->isDouble ? static_cast<const void *>(&betaDouble) : &betaFloat;
   runtime.check(cublasLtMatmul(runtime.blas, plan->operation, one, a, plan->a,
-                               b, plan->b, one, d, plan->d, d, plan->d,
+                               b, plan->b, beta, d, plan->d, d, plan->d,
                                &plan->algorithm,
                                reinterpret_cast<void *>(runtime.workspace),
                                kGemmWorkspaceBytes, /*stream=*/nullptr),

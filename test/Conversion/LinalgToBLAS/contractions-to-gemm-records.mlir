@@ -4,12 +4,12 @@
 // Row-major C = A B is the column-major C^T = B^T A^T: the record swaps
 // the operands (swapped=1). x's batch loop b indexes x and y only, an M
 // loop: b and m collapse into one M of 16 (stride 32 in x, 16 in y).
-// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<16xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1]>
+// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<17xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1, 0]>
 // CHECK-DAG:   func.func private @amp_gemm_bf16_bf16_f32(memref<*xi64>, memref<*xbf16>, memref<*xbf16>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME:    %[[X:.*]]: memref<2x8x32xbf16>, %[[W:.*]]: memref<32x16xbf16>, %[[Y:.*]]: memref<2x8x16xf32>)
-// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<16xi64>
-// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<16xi64> to memref<*xi64>
+// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<17xi64>
+// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<17xi64> to memref<*xi64>
 // CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<32x16xbf16> to memref<*xbf16>
 // CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x8x32xbf16> to memref<*xbf16>
 // CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<2x8x16xf32> to memref<*xf32>
@@ -19,7 +19,7 @@
 #wb = affine_map<(b, m, n, k) -> (k, n)>
 #yc = affine_map<(b, m, n, k) -> (b, m, n)>
 func.func @linear(%x: memref<2x8x32xbf16>, %w: memref<32x16xbf16>, %y: memref<2x8x16xf32>) {
-  // expected-remark @below {{GEMM record: m=16 n=16 k=32 batch=1 trans_a=0 trans_b=0 lda=16 ldb=32 ldd=16 stride_a=0 stride_b=0 stride_d=0 type_a=2 type_b=2 type_d=0 swapped=1}}
+  // expected-remark @below {{GEMM record: m=16 n=16 k=32 batch=1 trans_a=0 trans_b=0 lda=16 ldb=32 ldd=16 stride_a=0 stride_b=0 stride_d=0 type_a=2 type_b=2 type_d=0 swapped=1 overwrite=0}}
   linalg.contract indexing_maps = [#xa, #wb, #yc] ins(%x, %w : memref<2x8x32xbf16>, memref<32x16xbf16>) outs(%y : memref<2x8x16xf32>)
   return
 }
@@ -32,7 +32,7 @@ func.func @linear(%x: memref<2x8x32xbf16>, %w: memref<32x16xbf16>, %y: memref<2x
 #bt = affine_map<(m, n, k) -> (n, k)>
 #c2 = affine_map<(m, n, k) -> (m, n)>
 func.func @transposed_weight(%x: memref<8x32xf32>, %w: memref<16x32xf32>, %y: memref<8x16xf32>) {
-  // expected-remark @below {{GEMM record: m=16 n=8 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=16 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=1}}
+  // expected-remark @below {{GEMM record: m=16 n=8 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=16 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=1 overwrite=0}}
   linalg.contract indexing_maps = [#a2, #bt, #c2] ins(%x, %w : memref<8x32xf32>, memref<16x32xf32>) outs(%y : memref<8x16xf32>)
   // expected-remark @below {{GEMM record: m=16 n=8 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=16}}
   linalg.contract indexing_maps = [#a2, #bt, #c2] ins(%x, %w : memref<8x32xf32>, memref<16x32xf32>) outs(%y : memref<8x16xf32>)
@@ -47,7 +47,7 @@ func.func @transposed_weight(%x: memref<8x32xf32>, %w: memref<16x32xf32>, %y: me
 #kb = affine_map<(b, m, n, k) -> (b, n, k)>
 #sc = affine_map<(b, m, n, k) -> (b, m, n)>
 func.func @batched(%q: memref<4x8x16xf32>, %k: memref<4x8x16xf32>, %s: memref<4x8x8xf32>) {
-  // expected-remark @below {{GEMM record: m=8 n=8 k=16 batch=4 trans_a=1 trans_b=0 lda=16 ldb=16 ldd=8 stride_a=128 stride_b=128 stride_d=64 type_a=0 type_b=0 type_d=0 swapped=1}}
+  // expected-remark @below {{GEMM record: m=8 n=8 k=16 batch=4 trans_a=1 trans_b=0 lda=16 ldb=16 ldd=8 stride_a=128 stride_b=128 stride_d=64 type_a=0 type_b=0 type_d=0 swapped=1 overwrite=0}}
   linalg.contract indexing_maps = [#qa, #kb, #sc] ins(%q, %k : memref<4x8x16xf32>, memref<4x8x16xf32>) outs(%s : memref<4x8x8xf32>)
   return
 }
@@ -57,7 +57,7 @@ func.func @batched(%q: memref<4x8x16xf32>, %k: memref<4x8x16xf32>, %s: memref<4x
 // CHECK:         call @amp_gemm_f32_f32_f32(
 #ct = affine_map<(m, n, k) -> (n, m)>
 func.func @column_major_output(%x: memref<8x32xf32>, %w: memref<32x16xf32>, %y: memref<16x8xf32>) {
-  // expected-remark @below {{GEMM record: m=8 n=16 k=32 batch=1 trans_a=1 trans_b=1 lda=32 ldb=16 ldd=8 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=0}}
+  // expected-remark @below {{GEMM record: m=8 n=16 k=32 batch=1 trans_a=1 trans_b=1 lda=32 ldb=16 ldd=8 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=0 overwrite=0}}
   linalg.contract indexing_maps = [#a2, affine_map<(m, n, k) -> (k, n)>, #ct] ins(%x, %w : memref<8x32xf32>, memref<32x16xf32>) outs(%y : memref<16x8xf32>)
   return
 }
@@ -68,7 +68,7 @@ func.func @column_major_output(%x: memref<8x32xf32>, %w: memref<32x16xf32>, %y: 
 // CHECK-LABEL: func.func @shared_weight(
 // CHECK:         call @amp_gemm_f32_f32_f32(
 func.func @shared_weight(%w: memref<16x32xf32>, %x: memref<2x32x8xf32>, %y: memref<2x16x8xf32>) {
-  // expected-remark @below {{GEMM record: m=8 n=16 k=32 batch=2 trans_a=0 trans_b=0 lda=8 ldb=32 ldd=8 stride_a=256 stride_b=0 stride_d=128 type_a=0 type_b=0 type_d=0 swapped=1}}
+  // expected-remark @below {{GEMM record: m=8 n=16 k=32 batch=2 trans_a=0 trans_b=0 lda=8 ldb=32 ldd=8 stride_a=256 stride_b=0 stride_d=128 type_a=0 type_b=0 type_d=0 swapped=1 overwrite=0}}
   linalg.contract indexing_maps = [affine_map<(i, m, p, k) -> (m, k)>, affine_map<(i, m, p, k) -> (i, k, p)>, affine_map<(i, m, p, k) -> (i, m, p)>] ins(%w, %x : memref<16x32xf32>, memref<2x32x8xf32>) outs(%y : memref<2x16x8xf32>)
   return
 }
@@ -91,5 +91,42 @@ func.func @no_record(%x: memref<?x32xf32>, %w: memref<32x16xf32>, %y: memref<?x1
   linalg.contract indexing_maps = [#split, #split_w, affine_map<(m, n, k1, k2) -> (m, n)>] ins(%xs, %ws : memref<4x8x2xf32>, memref<4x2x16xf32>) outs(%yo : memref<8x16xf32>)
   // expected-remark @below {{no GEMM record: no column-major layout reads the operands in place}}
   linalg.contract indexing_maps = [#a2, affine_map<(m, n, k) -> (k, n)>, #c2] ins(%xo, %w : memref<8x32xf32, strided<[64, 2]>>, memref<32x16xf32>) outs(%yo : memref<8x16xf32>)
+  return
+}
+
+// The zeroing of the output just before (through a reshape of the same
+// buffer) becomes the record's overwrite flag (cuBLASLt's beta 0) and
+// goes; a zeroing read before the GEMM, or a fill with another value,
+// stays.
+// CHECK-LABEL: func.func @zeroed_outputs(
+// CHECK-SAME:    %[[X:.*]]: memref<8x32xf32>, %[[W:.*]]: memref<32x16xf32>, %[[OUT:.*]]: memref<128xf32>, %[[READ:.*]]: memref<8x16xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.fill
+// CHECK:         linalg.copy
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.fill
+// CHECK:         call @amp_gemm_f32_f32_f32(
+#zx = affine_map<(m, n, k) -> (m, k)>
+#zw = affine_map<(m, n, k) -> (k, n)>
+#zy = affine_map<(m, n, k) -> (m, n)>
+func.func @zeroed_outputs(%x: memref<8x32xf32>, %w: memref<32x16xf32>, %out: memref<128xf32>, %read: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<8x16xf32>
+  %flat = memref.collapse_shape %a [[0, 1]] : memref<8x16xf32> into memref<128xf32>
+  linalg.fill ins(%zero : f32) outs(%flat : memref<128xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1}}
+  linalg.contract indexing_maps = [#zx, #zw, #zy] ins(%x, %w : memref<8x32xf32>, memref<32x16xf32>) outs(%a : memref<8x16xf32>)
+  linalg.copy ins(%flat : memref<128xf32>) outs(%out : memref<128xf32>)
+  %b = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%b : memref<8x16xf32>)
+  linalg.copy ins(%b : memref<8x16xf32>) outs(%read : memref<8x16xf32>)
+  // expected-remark @below {{swapped=1 overwrite=0}}
+  linalg.contract indexing_maps = [#zx, #zw, #zy] ins(%x, %w : memref<8x32xf32>, memref<32x16xf32>) outs(%b : memref<8x16xf32>)
+  %c = memref.alloc() : memref<8x16xf32>
+  linalg.fill ins(%one : f32) outs(%c : memref<8x16xf32>)
+  // expected-remark @below {{swapped=1 overwrite=0}}
+  linalg.contract indexing_maps = [#zx, #zw, #zy] ins(%x, %w : memref<8x32xf32>, memref<32x16xf32>) outs(%c : memref<8x16xf32>)
   return
 }

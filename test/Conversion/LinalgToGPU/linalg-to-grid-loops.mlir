@@ -172,3 +172,50 @@ func.func @unmapped_parallel_loop(%idx: memref<2x3x5xindex>, %out: memref<2x3x7x
   }
   return
 }
+
+// -----
+
+// A column sum into a buffer zeroed just before: the sum starts from the
+// zero in a register, and the zeroing (one more grid) goes. A zeroing that
+// something reads before the sum stays, and the sum loads its output.
+// CHECK-LABEL: func.func @sums_from_fills
+// CHECK-SAME:    (%[[IN:.*]]: memref<100x8xf32>, %[[OUT:.*]]: memref<8xf32>, %[[KEPT:.*]]: memref<8xf32>, %[[COPY:.*]]: memref<8xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT:     memref.store %[[ZERO]], %[[OUT]]
+// CHECK:         scf.for %{{.*}} = {{.*}} iter_args(%{{.*}} = %[[ZERO]])
+// CHECK:         memref.store %{{.*}}, %[[OUT]]
+// CHECK:         memref.store %[[ZERO]], %[[KEPT]]
+// CHECK:         memref.load %[[KEPT]]
+// CHECK:         memref.store %{{.*}}, %[[COPY]]
+// CHECK:         %[[INIT:.*]] = memref.load %[[KEPT]]
+// CHECK:         scf.for %{{.*}} = {{.*}} iter_args(%{{.*}} = %[[INIT]])
+#sum_in = affine_map<(d0, d1) -> (d0, d1)>
+#sum_out = affine_map<(d0, d1) -> (d1)>
+#copy_map = affine_map<(d0) -> (d0)>
+func.func @sums_from_fills(%in: memref<100x8xf32>, %out: memref<8xf32>,
+                           %kept: memref<8xf32>, %copy: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<8xf32>)
+  linalg.generic {indexing_maps = [#sum_in, #sum_out],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<100x8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%kept : memref<8xf32>)
+  linalg.generic {indexing_maps = [#copy_map, #copy_map],
+                  iterator_types = ["parallel"]}
+      ins(%kept : memref<8xf32>) outs(%copy : memref<8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#sum_in, #sum_out],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<100x8xf32>) outs(%kept : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
