@@ -104,6 +104,31 @@ def test_wide_cnn_reductions_and_scatters_run_in_parallel(tmp_path):
     compare_grid_to_cpu(path, *PRECISIONS["fp32"], tmp_path)
 
 
+def test_wide_vocabulary_gpt_softmax_splits(tmp_path):
+    """A GPT step over a 4100-word vocabulary (split 820 ways: a ratio that
+    is no power of two) and 16 tokens: its softmax's fused sum of
+    exponentials over the vocabulary reads each row's max from a [rows, 1]
+    tensor, whose unit dimension amp-split-reductions drops before
+    splitting it; the grid loops still give the CPU path's outputs."""
+    from amp_opt import export
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    vocab = 4100
+    path = str(tmp_path / "wide_gpt.onnx")
+    tokens = torch.randint(0, vocab, (2, 8))
+    export.export_training_step(
+        zoo.GPT(vocab, 32, 4, 1, 8), (tokens,), (torch.roll(tokens, -1, 1),),
+        zoo._token_loss, path, optimizer="sgd", lr=0.01, momentum=0.9)
+    split = lower_with(path, "func.func(canonicalize,cse,amp-fuse-elementwise,"
+                       "amp-split-reductions)")
+    # The row max, without its unit dimension, next to the split logits.
+    assert re.search(r"tensor.collapse_shape .* : tensor<16x1xf32> into "
+                     r"tensor<16xf32>", split)
+    assert re.search(r"tensor.expand_shape .* output_shape \[16, 5, 820\]"
+                     r" : tensor<16x4100xf32>", split)
+    compare_grid_to_cpu(path, *PRECISIONS["fp32"], tmp_path)
+
+
 def toolkit_found():
     """Whether amp-opt has a CUDA toolkit to lower with (the one CMake
     found): it lowers an empty module."""
