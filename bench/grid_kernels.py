@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""The CUDA backend's kernels read off the IR, without a GPU.
+
+  grid_kernels.py [--models mlp cnn ...] [--size small|large]
+                  [--precisions fp32 fp16 ...] [--top N]
+
+For each zoo SGD step and precision, runs `amp-opt --amp-lower-to-cuda`
+(chips=sm_90) and reads its IR just before convert-parallel-loops-to-gpu:
+every grid (a block loop around a thread loop) is one kernel. For each, the
+threads it launches and the longest chain of sequential iterations one
+thread runs (the product of the constant trip counts of its nested scf.for
+loops). A kernel with few threads and a long chain is what made the large
+CNN take 1.9 s a step on an H100; its `serial` column is the first place to
+look. Prints a summary per step and the `--top` kernels by serial
+iterations, and appends them to bench/results/grid_kernels.md (or --out).
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+from amp_opt import api  # noqa: E402
+from amp_opt.numerics import FORCED_PRECISIONS, why_no_forced_step  # noqa
+
+from amp_run_numerics import heading, record  # noqa: E402
+
+BLOCK = re.compile(r"^(\s*)scf\.parallel \((%\w+)\) = \((%\w+)\) to "
+                   r"\((%\w+)\) step \((%\w+)\) \{$")
+FOR = re.compile(r"scf\.for %\w+ = (%\w+) to (%\w+) step (%\w+)")
+CONSTANT = re.compile(r"(%\w+) = arith\.constant (-?\d+) : index")
+# An H100's resident threads: a kernel with more runs in several waves.
+RESIDENT_THREADS = 132 * 2048
+
+
+def grid_ir(model, pipeline):
+    """The IR before convert-parallel-loops-to-gpu, as text."""
+    command = [api.find_tool("amp-opt"), model,
+               "--amp-lower-to-cuda=chips=sm_90",
+               "--mlir-print-ir-before=convert-parallel-loops-to-gpu",
+               "-mlir-print-debuginfo=false",
+               "-mlir-elide-elementsattrs-if-larger=16", "-o", os.devnull]
+    if pipeline:
+        command.insert(2, f"--amp-pipeline={pipeline}")
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode:
+        sys.exit(f"{model}: {run.stderr.strip()[-2000:]}")
+    return run.stderr
+
+
+def kernels(text):
+    """(threads, serial iterations, first line) of each grid in `text`."""
+    lines = text.split("\n")
+    constants = {}
+    for line in lines:
+        if m := CONSTANT.search(line):
+            constants[m[1]] = int(m[2])
+    found = []
+    i = 0
+    while i < len(lines):
+        m = BLOCK.match(lines[i])
+        if not m or i + 1 >= len(lines) or "scf.parallel" not in lines[i + 1]:
+            i += 1
+            continue
+        indent = len(m[1])
+        threads = constants.get(m[4])
+        j, nest, serial, longest = i + 1, [], 1, 1
+        while j < len(lines) and not (
+                lines[j].startswith(" " * indent + "}") and
+                len(lines[j]) - len(lines[j].lstrip()) == indent):
+            if f := FOR.search(lines[j]):
+                depth = len(lines[j]) - len(lines[j].lstrip())
+                while nest and nest[-1][0] >= depth:
+                    serial //= nest.pop()[1]
+                lower, upper, step = (constants.get(v) for v in f.groups())
+                trips = (upper - lower) // step \
+                    if None not in (lower, upper, step) else 1
+                nest.append((depth, max(trips, 1)))
+                serial *= max(trips, 1)
+                longest = max(longest, serial)
+            j += 1
+        found.append((threads, longest, i + 1))
+        i = j
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*")
+    parser.add_argument("--size", default="small", choices=["small", "large"])
+    parser.add_argument("--precisions", nargs="*", default=["fp32"])
+    parser.add_argument("--top", type=int, default=5)
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args()
+    from amp_opt import zoo
+    summary = [heading(f"zoo --size {args.size}, SGD, amp-lower-to-cuda's "
+                       "grids"), "",
+               f"Command: `bench/grid_kernels.py --size {args.size}`. "
+               "serial: the longest chain of sequential iterations of one "
+               "thread; waves: threads / (132 SMs x 2048).", "",
+               "| graph | precision | kernels | max serial | "
+               "sum of serial x waves |", "|---|---|---|---|---|"]
+    top = ["", "| graph | precision | threads | serial | IR line |",
+           "|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.models or zoo.MODELS:
+            model = os.path.join(folder, f"{name}.onnx")
+            zoo.export(name, "sgd", model, size=args.size)
+            for precision in args.precisions:
+                if why_no_forced_step(name, precision):
+                    continue
+                pipeline = FORCED_PRECISIONS[precision][0] \
+                    if precision != "fp32" else None
+                found = kernels(grid_ir(model, pipeline))
+                cost = sum(serial * math.ceil((threads or 1) /
+                                              RESIDENT_THREADS)
+                           for threads, serial, _ in found)
+                summary.append(
+                    f"| {name} | {precision} | {len(found)} | "
+                    f"{max(s for _, s, _ in found)} | {cost} |")
+                for threads, serial, line in sorted(
+                        found, key=lambda k: -k[1])[:args.top]:
+                    top.append(f"| {name} | {precision} | {threads} | "
+                               f"{serial} | {line} |")
+                print(summary[-1], file=sys.stderr, flush=True)
+            os.remove(model)
+    record(summary + top, args.out, "grid_kernels.md")
+
+
+if __name__ == "__main__":
+    main()
