@@ -208,22 +208,55 @@ def torch_reference(name, size, precision, steps, timing_steps):
     return losses, (time.perf_counter() - start) * 1e3 / timing_steps
 
 
+def load_library(path, tf32):
+    """The step library at `path`; with `tf32`, its GEMMs in TF32
+    (AMP_CUDA_TF32=1) on a copy of the library, whose runtime makes its own
+    GEMM plans (they are made once per loaded library)."""
+    entry = step_library.entry_of(path)
+    if tf32:
+        copy = path.replace(".so", "_tf32.so")
+        shutil.copyfile(path, copy)
+        path = copy
+        os.environ["AMP_CUDA_TF32"] = "1"
+    else:
+        os.environ.pop("AMP_CUDA_TF32", None)
+    return step_library.StepLibrary(path, entry=entry)
+
+
+def run_guarded(run_one, failed_row):
+    """`run_one()`'s row, or `failed_row` with the error as its problem
+    where the library fails; printed as JSON as it comes."""
+    try:
+        row = run_one()
+    except step_library.StepLibraryError as error:
+        row = dict(failed_row, problems=[str(error)])
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
+
+
+def check_cell(problems, limit=None):
+    """A row's check column: ok, or its problems."""
+    return "ok" if not problems else \
+        "FAILED: " + "; ".join(problems)[:limit]
+
+
+def failed_line(first, columns, problems):
+    """A table line for a row that has no numbers: its first cells, empty
+    ones up to `columns`, then the first problem."""
+    empty = columns - len(first) - 1
+    return "| " + " | ".join(first) + " |" + " |" * empty + \
+        f" FAILED: {problems[0][:200]} |"
+
+
 def run_entry(args, manifest, entry, driver, tf32=False):
     """One library: its check and timings, as a table row. `tf32`: an FP32
     library's GEMMs in TF32 (AMP_CUDA_TF32=1, on a copy of the library,
     whose runtime makes its own GEMM plans)."""
     size, steps = manifest["size"], manifest["steps"]
     folder = os.path.join(args.dir, os.path.dirname(entry["library"]))
-    path = os.path.join(args.dir, entry["library"])
+    library = load_library(os.path.join(args.dir, entry["library"]), tf32)
     if tf32:
-        copy = os.path.join(folder, "step_tf32.so")
-        shutil.copyfile(path, copy)
-        path = copy
         entry = dict(entry, precision="tf32")
-        os.environ["AMP_CUDA_TF32"] = "1"
-    else:
-        os.environ.pop("AMP_CUDA_TF32", None)
-    library = step_library.StepLibrary(path, entry="step")
     signature = library.signature
     values = cpu_values(folder, signature) if size == "small" else \
         torch_values(entry["model"], size, signature)
@@ -329,16 +362,8 @@ def time_torch_matmul(precision, n, repeats):
 def run_kernel(args, kernel, driver):
     """One single-op library: checked, timed and set against its
     reference, as a row of the kernels table."""
-    if kernel.get("tf32"):
-        os.environ["AMP_CUDA_TF32"] = "1"
-    else:
-        os.environ.pop("AMP_CUDA_TF32", None)
-    path = os.path.join(args.dir, kernel["library"])
-    if kernel.get("tf32"):  # a copy: the runtime plans its GEMMs once
-        copy = path.replace(".so", "_tf32.so")
-        shutil.copyfile(path, copy)
-        path = copy
-    library = step_library.StepLibrary(path)
+    library = load_library(os.path.join(args.dir, kernel["library"]),
+                           kernel.get("tf32", False))
     rng = np.random.default_rng(0)
     values = {e["name"]: rng.standard_normal(e["shape"], np.float32)
               for e in library.signature["inputs"]
@@ -397,16 +422,15 @@ def kernel_table(rows):
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "ms" not in r:
-            lines.append(f"| {r['kernel']} | {r['precision']} | | | | | | "
-                         f"| | FAILED: {r['problems'][0][:200]} |")
+            lines.append(failed_line([r["kernel"], r["precision"]], 10,
+                                     r["problems"]))
             continue
         unit, value, ref = r["unit"], r["value"], r["ref_value"]
         reference = f"{ref:.1f} {unit}" if ref else "(no torch)"
         ratio = f"{value / ref:.2f}" if ref else ""
         peak = r.get("peak")
         peak = f"{peak} TFLOP/s (ours {value / peak:.0%})" if peak else ""
-        check = "ok" if not r["problems"] else \
-            "FAILED: " + "; ".join(r["problems"])
+        check = check_cell(r["problems"])
         lines.append(
             f"| {r['kernel']} | {r['precision']} | {r['kernels']} | "
             f"{r['ms']:.3f} | {value:.1f} {unit} | {r['reference']} | "
@@ -425,24 +449,15 @@ def run(args):
         variants = [False, True] if manifest["size"] == "large" and \
             entry["precision"] == "fp32" else [False]
         for tf32 in variants:
-            try:
-                row = run_entry(args, manifest, entry, driver, tf32)
-            except step_library.StepLibraryError as error:
-                row = {"model": entry["model"],
-                       "precision": "tf32" if tf32 else entry["precision"],
-                       "problems": [str(error)]}
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
-    kernel_rows = []
-    for kernel in manifest.get("kernels", []):
-        try:
-            row = run_kernel(args, kernel, driver)
-        except step_library.StepLibraryError as error:
-            row = {"kernel": kernel["name"],
-                   "precision": kernel["precision"],
-                   "problems": [str(error)]}
-        kernel_rows.append(row)
-        print(json.dumps(row), file=sys.stderr, flush=True)
+            rows.append(run_guarded(
+                lambda: run_entry(args, manifest, entry, driver, tf32),
+                {"model": entry["model"],
+                 "precision": "tf32" if tf32 else entry["precision"]}))
+    kernel_rows = [
+        run_guarded(lambda: run_kernel(args, kernel, driver),
+                    {"kernel": kernel["name"],
+                     "precision": kernel["precision"]})
+        for kernel in manifest.get("kernels", [])]
     from amp_run_numerics import heading, record
     size = manifest["size"]
     error_column = "worst norm-wise rel. error" if size == "small" else \
@@ -460,11 +475,10 @@ def run(args):
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "ms" not in r:
-            lines.append(f"| {r['model']} | {r['precision']} | | | | | | | "
-                         f"| FAILED: {r['problems'][0][:200]} |")
+            lines.append(failed_line([r["model"], r["precision"]], 10,
+                                     r["problems"]))
             continue
-        check = "ok" if not r["problems"] else \
-            "FAILED: " + "; ".join(r["problems"])[:300]
+        check = check_cell(r["problems"], 300)
         lines.append(
             f"| {r['model']} | {r['precision']} | {r['kernels']} | "
             f"{r['gemms']} | {r['reference']} | {r['error']:.2g} | "
