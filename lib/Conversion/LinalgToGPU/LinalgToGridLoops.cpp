@@ -170,19 +170,19 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
     steps.push_back(
         getValueOrCreateConstantIndexOp(rewriter, loc, range.stride));
   }
-  auto firstN = [](ArrayRef<Value> values, unsigned n) {
-    return SmallVector<Value>(values.take_front(n));
+  auto parallelPart = [&](ArrayRef<Value> values) {
+    return ValueRange(values.take_front(numParallel));
   };
-  auto dropN = [](ArrayRef<Value> values, unsigned n) {
-    return SmallVector<Value>(values.drop_front(n));
+  auto reductionPart = [&](ArrayRef<Value> values) {
+    return ValueRange(values.drop_front(numParallel));
   };
 
   scf::ParallelOp parallel;
   SmallVector<Value> dims;
   if (numParallel > 0) {
-    parallel = scf::ParallelOp::create(
-        rewriter, loc, firstN(lowers, numParallel), firstN(uppers, numParallel),
-        firstN(steps, numParallel));
+    parallel =
+        scf::ParallelOp::create(rewriter, loc, parallelPart(lowers),
+                                parallelPart(uppers), parallelPart(steps));
     rewriter.setInsertionPointToStart(parallel.getBody());
     llvm::append_range(dims, parallel.getInductionVars());
   }
@@ -196,7 +196,7 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
   for (auto [i, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
     outputIndices.push_back(applyMap(
         rewriter, loc, generic.getMatchingIndexingMap(&init), outputDims));
-    initial.push_back(i < initialValues.size() && initialValues[i]
+    initial.push_back(initialValues[i]
                           ? initialValues[i]
                           : memref::LoadOp::create(rewriter, loc, init.get(),
                                                    outputIndices.back()));
@@ -204,8 +204,8 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
 
   Block *body = generic.getBody();
   scf::LoopNest nest = scf::buildLoopNest(
-      rewriter, loc, dropN(lowers, numParallel), dropN(uppers, numParallel),
-      dropN(steps, numParallel), initial,
+      rewriter, loc, reductionPart(lowers), reductionPart(uppers),
+      reductionPart(steps), initial,
       [&](OpBuilder &builder, Location loc, ValueRange reductionDims,
           ValueRange accumulators) -> scf::ValueVector {
         SmallVector<Value> allDims = dims;

@@ -53,30 +53,21 @@ static SmallVector<scf::ForOp> getPerfectNest(scf::ForOp outer) {
 namespace {
 /// The loads and stores of one buffer in a nest.
 struct BufferAccesses {
-  SmallVector<Operation *> ops;
+  /// The view and the indices of each load and store.
+  SmallVector<std::pair<Value, ValueRange>> accesses;
   bool written = false;
 };
 } // namespace
 
 /// Whether each iteration of the loop whose induction variable is `iv`
-/// touches its own elements of `buffer`: every access indexes one
-/// dimension, the same for all, with `iv` itself.
+/// touches its own elements of `buffer`: every access, through one view,
+/// indexes one dimension, the same for all, with `iv` itself.
 static bool isPartitionedBy(const BufferAccesses &buffer, Value iv) {
-  auto getIndices = [](Operation *op) -> ValueRange {
-    if (auto load = dyn_cast<memref::LoadOp>(op))
-      return load.getIndices();
-    return cast<memref::StoreOp>(op).getIndices();
-  };
-  auto getMemRef = [](Operation *op) {
-    if (auto load = dyn_cast<memref::LoadOp>(op))
-      return load.getMemRef();
-    return cast<memref::StoreOp>(op).getMemRef();
-  };
-  Value view = getMemRef(buffer.ops.front());
-  unsigned rank = getIndices(buffer.ops.front()).size();
+  Value view = buffer.accesses.front().first;
+  unsigned rank = buffer.accesses.front().second.size();
   for (unsigned dim = 0; dim < rank; ++dim)
-    if (llvm::all_of(buffer.ops, [&](Operation *op) {
-          return getMemRef(op) == view && getIndices(op)[dim] == iv;
+    if (llvm::all_of(buffer.accesses, [&](auto access) {
+          return access.first == view && access.second[dim] == iv;
         }))
       return true;
   return false;
@@ -89,10 +80,14 @@ getAccesses(scf::ForOp nest) {
   llvm::MapVector<Value, BufferAccesses> buffers;
   WalkResult walk = nest.getBody()->walk([&](Operation *op) {
     Value memref;
-    if (auto load = dyn_cast<memref::LoadOp>(op))
+    ValueRange indices;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
       memref = load.getMemRef();
-    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      indices = load.getIndices();
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
       memref = store.getMemRef();
+      indices = store.getIndices();
+    }
     if (!memref) {
       return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
                      isMemoryEffectFree(op)
@@ -101,7 +96,7 @@ getAccesses(scf::ForOp nest) {
     }
     BufferAccesses &buffer =
         buffers[memref::skipViewLikeOps(cast<MemrefValue>(memref))];
-    buffer.ops.push_back(op);
+    buffer.accesses.emplace_back(memref, indices);
     buffer.written |= isa<memref::StoreOp>(op);
     return WalkResult::advance();
   });
