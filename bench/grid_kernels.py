@@ -98,9 +98,12 @@ def main():
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
     from amp_opt import zoo
+    command = " ".join(["bench/grid_kernels.py", "--size", args.size] +
+                       (["--models"] + args.models if args.models else []) +
+                       ["--precisions"] + args.precisions)
     summary = [heading(f"zoo --size {args.size}, SGD, amp-lower-to-cuda's "
                        "grids"), "",
-               f"Command: `bench/grid_kernels.py --size {args.size}`. "
+               f"Command: `{command}`. "
                "serial: the longest chain of sequential iterations of one "
                "thread; waves: threads / (132 SMs x 2048).", "",
                "| graph | precision | kernels | max serial | "

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // --amp-lower-to-cuda: the CPU pipeline's fusion and bufferization, then
-// GEMMs as cuBLASLt records (amp_gemm calls), every other linalg op as a
+// convolutions as cuDNN records (amp_conv calls), GEMMs as cuBLASLt records
+// (amp_gemm calls), every other linalg op as a
 // grid of blocks and threads (amp-linalg-to-grid-loops) outlined into a
 // kernel, kernels compiled by ptxas for each chip into gpu.binary ops, and
 // host code in the LLVM dialect that calls the runtime's mgpu* functions.
@@ -34,7 +35,7 @@ static std::string getGridLoopPasses(int64_t blockSize) {
   assert(bufferize != std::string::npos && "the pipeline bufferizes");
   passes.insert(bufferize, "amp-split-reductions,");
   return passes +
-         "amp-contractions-to-gemm-records,"
+         "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records,"
          "func.func(amp-parallelize-loop-nests,amp-host-data-to-kernels,"
          "amp-linalg-to-grid-loops{block-"
          "size=" +

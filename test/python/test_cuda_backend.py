@@ -43,7 +43,15 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
     pipeline, ulp = PRECISIONS[precision]
     if why := numerics.why_no_forced_step(name, precision):
         pytest.skip(why)
-    compare_grid_to_cpu(zoo_steps[name, "sgd"], pipeline, ulp, tmp_path)
+    path = zoo_steps[name, "sgd"]
+    log = compare_grid_to_cpu(path, pipeline, ulp, tmp_path)
+    if precision == "fp32":
+        # Every Conv and ConvTranspose node (the zoo's backward convolutions
+        # among them) ran through a cuDNN-style record.
+        import onnx
+        nodes = sum(node.op_type in ("Conv", "ConvTranspose")
+                    for node in onnx.load(path).graph.node)
+        assert f"convolution records: {nodes}\n" in log
 
 
 def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
@@ -52,11 +60,15 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
     cpu, cpu_text, _ = run_step(path, pipeline, tmp_path / "cpu", [])
     grid, grid_text, log = run_step(path, pipeline, tmp_path / "grid",
                                     ["--grid-loops"])
-    # The grid pipeline ran: every GEMM through a record, none via BLAS.
+    # The grid pipeline ran: every GEMM through a record (a convolution's
+    # through a convolution record), none via BLAS.
     gemms = len(re.findall(r"call @amp_contract_", cpu_text))
     assert gemms > 0
     assert "call @amp_contract_" not in grid_text
-    assert f"GEMM records: {gemms} of {gemms} GEMMs (the others in grid " \
+    convolutions = int(re.search(r"convolution records: (\d+)", log)[1])
+    assert len(re.findall(r"call @amp_conv_", grid_text)) == convolutions
+    records = gemms - convolutions
+    assert f"GEMM records: {records} of {records} GEMMs (the others in grid " \
            "loops)" in log
     assert grid.keys() == cpu.keys()
     for f, expected in cpu.items():
@@ -186,10 +198,10 @@ def compile_library(path, pipeline, folder, name="step", extra=()):
 def check_library(library, header, text, summary, name="step"):
     """The library's kernels, exports, dependencies, header and no-GPU
     behaviour (docs/AmpCompile.md)."""
-    found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs, (\d+) inputs, "
-                      r"(\d+) outputs", summary)
+    found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs, (\d+) cuDNN "
+                      r"convolutions, (\d+) inputs, (\d+) outputs", summary)
     assert found, summary
-    kernels, gemms, inputs, outputs = map(int, found.groups())
+    kernels, gemms, convolutions, inputs, outputs = map(int, found.groups())
     # ptxas accepted every kernel for both chips: one fatbin each (the
     # magic 0xBA55ED50), no cubin left.
     binaries = len(re.findall(r"^  gpu\.binary @", text, re.MULTILINE))
@@ -197,6 +209,7 @@ def check_library(library, header, text, summary, name="step"):
     assert binaries == kernels > 0 and len(objects) == kernels
     assert all(o.startswith("P\\ED") for o in objects), objects[:3]
     assert len(re.findall(r"llvm\.call @amp_gemm_", text)) == gemms > 0
+    assert len(re.findall(r"llvm\.call @amp_conv_", text)) == convolutions
     # Host code is the LLVM dialect only, and touches no buffer itself.
     assert "func.func" not in text and "unrealized_conversion_cast" not in text
     # Exactly the three entry points; no LLVM or MLIR at run time.

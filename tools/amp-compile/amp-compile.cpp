@@ -22,6 +22,7 @@
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Runtime/CUDARuntime.h"
+#include "amp/Runtime/ConvRecord.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -529,13 +530,15 @@ int main(int argc, char **argv) {
          std::to_string(tensors.size()) + " tensors as " +
          std::to_string(expected) + " expanded memref arguments");
   impl.setLinkage(LLVM::Linkage::Internal);
-  unsigned kernels = 0, gemms = 0;
+  unsigned kernels = 0, gemms = 0, convolutions = 0;
   module->walk([&](Operation *op) {
     if (isa<gpu::BinaryOp>(op))
       ++kernels;
-    if (auto call = dyn_cast<LLVM::CallOp>(op))
-      if (call.getCallee() && call.getCallee()->starts_with("amp_gemm_"))
-        ++gemms;
+    if (auto call = dyn_cast<LLVM::CallOp>(op); call && call.getCallee()) {
+      gemms += call.getCallee()->starts_with(amp::runtime::kGemmEntryPrefix);
+      convolutions +=
+          call.getCallee()->starts_with(amp::runtime::kConvEntryPrefix);
+    }
   });
   std::string signature =
       getSignatureJSON(entry, inputEntries, outputEntries, loss);
@@ -580,8 +583,9 @@ int main(int argc, char **argv) {
   if (std::error_code code = llvm::sys::fs::rename(library, outputPath))
     fail("cannot write " + outputFile + ": " + code.message());
   llvm::errs() << "amp-compile: " << outputFile << ": " << kernels
-               << " kernels, " << gemms << " cuBLASLt GEMMs, " << inputs.size()
-               << " inputs, " << outputs.size() << " outputs; lower "
+               << " kernels, " << gemms << " cuBLASLt GEMMs, " << convolutions
+               << " cuDNN convolutions, " << inputs.size() << " inputs, "
+               << outputs.size() << " outputs; lower "
                << llvm::format("%.2f", lowerSeconds) << " s, compile+link "
                << llvm::format("%.2f", secondsSince(start)) << " s\n";
   return 0;

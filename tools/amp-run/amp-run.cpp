@@ -24,6 +24,7 @@
 #include "amp/InitAll.h"
 #include "amp/Runtime/CPURuntime.h"
 #include "amp/Runtime/CUDARuntime.h"
+#include "amp/Runtime/ConvRecord.h"
 #include "amp/Runtime/GemmRecord.h"
 #include "amp/Target/ONNX/Import.h"
 
@@ -363,17 +364,20 @@ int main(int argc, char **argv) {
   if (gemmRecords || gridLoops) {
     // Say how many GEMMs the records took: the rest went through BLAS, or
     // into grid loops.
-    unsigned records = 0, blas = 0;
+    unsigned records = 0, blas = 0, convolutions = 0;
     module->walk([&](LLVM::CallOp call) {
       std::optional<StringRef> callee = call.getCallee();
       if (!callee)
         return;
       records += callee->starts_with(amp::runtime::kGemmEntryPrefix);
       blas += callee->starts_with(amp::runtime::kContractPrefix);
+      convolutions += callee->starts_with(amp::runtime::kConvEntryPrefix);
     });
     llvm::errs() << "amp-run: GEMM records: " << records << " of "
                  << records + blas << " GEMMs (the others "
                  << (gridLoops ? "in grid loops" : "through BLAS") << ")\n";
+    if (gridLoops)
+      llvm::errs() << "amp-run: convolution records: " << convolutions << "\n";
   }
   if (!dumpLowered.empty()) {
     auto output = openOutputFile(dumpLowered, &errorMessage);

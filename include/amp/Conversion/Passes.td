@@ -179,6 +179,44 @@ def ContractionsToGemmRecords
   ];
 }
 
+def ConvolutionsToDNNRecords
+    : Pass<"amp-convolutions-to-dnn-records", "ModuleOp"> {
+  let summary = "Describe each im2col convolution as a cuDNN-style "
+                "convolution record and call amp_conv with it";
+  let description = [{
+    The convolution half of the CUDA backend's library calls, checked on
+    the CPU. The graph lowering builds a convolution as an implicit GEMM:
+    a copying `linalg.generic` gathers the input windows into im2col columns
+    `col[n, g, c, k..., o...] = x[n, g*C + c, o*s + k*d]`, collapsed to
+    `[n, g, c*k, o]`, and a `linalg.contract` multiplies them with the
+    weights `[g, m, c*k]` into `y[n, g, m, o]` (forward, also a data
+    gradient: a convolution of the upsampled dY) or with `dy[n, g, m, o]`
+    into `dw[g, m, c*k]` (the weight gradient). After bufferization, each
+    such contraction on packed memrefs of one type (f32 or f64: cuDNN has
+    no f16 convolution into an f32 accumulator), whose gathered input
+    nothing writes between the gather and the contraction, gets a record
+    (include/amp/Runtime/ConvRecord.h): mode (forward or backward filter),
+    batch, channels, groups, and the padded input, kernel, output sizes,
+    strides and dilations of up to three spatial dimensions. The record
+    becomes a constant `memref.global` and the contraction a call to
+    `amp_conv_<X>_<F>_<R>(record, X, F, R)` that reads the gathered input
+    X itself; the gather and its columns are erased once no contraction
+    reads them. A zero `linalg.fill` of the result just before becomes the
+    overwrite flag (cuDNN's beta 0), as for GEMM records. libamp_cpu_runtime
+    executes a record with direct convolution loops, so amp-run
+    `--grid-loops` checks every record against the CPU path. Run before
+    `amp-contractions-to-gemm-records`, which takes the contractions left;
+    `remarks=true` prints each record, or why a contraction has none.
+  }];
+  let options = [
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per contraction: its record, or why it has none">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def ContractionsToBLAS : Pass<"amp-contractions-to-blas", "ModuleOp"> {
   let summary = "Call the CPU runtime's BLAS GEMMs for linalg.contract on "
                 "memrefs";

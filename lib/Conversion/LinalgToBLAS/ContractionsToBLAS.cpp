@@ -66,6 +66,34 @@ func::FuncOp amp::getOrDeclareEntryPoint(SymbolTable &symbols, ModuleOp module,
   return declaration;
 }
 
+Value amp::getRecordMemRef(OpBuilder &b, SymbolTable &symbols, ModuleOp module,
+                           llvm::DenseMap<Attribute, StringAttr> &globals,
+                           Location loc, StringRef name,
+                           ArrayRef<int64_t> record) {
+  int64_t size = record.size();
+  auto type = MemRefType::get({size}, b.getI64Type());
+  auto value = DenseIntElementsAttr::get(
+      RankedTensorType::get({size}, b.getI64Type()), record);
+  StringAttr &symbol = globals[value];
+  if (!symbol) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    auto global = memref::GlobalOp::create(
+        top, loc, name, top.getStringAttr("private"), type, value,
+        /*constant=*/true, /*alignment=*/nullptr);
+    symbol = symbols.insert(global);
+  }
+  Value ranked = memref::GetGlobalOp::create(b, loc, type, symbol);
+  return castToUnranked(b, loc, ranked);
+}
+
+Value amp::castToUnranked(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  return memref::CastOp::create(
+      b, loc,
+      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+      memref);
+}
+
 /// The entry point that computes `op` (on memrefs, with projected
 /// permutations), or "" when the runtime has none.
 static std::string getEntryName(linalg::ContractOp op) {

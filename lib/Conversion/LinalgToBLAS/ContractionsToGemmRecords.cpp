@@ -269,20 +269,15 @@ struct ContractionsToGemmRecordsPass
         emitRecordRemark(op, record);
       OpBuilder b(op);
       Location loc = op.getLoc();
-      SmallVector<Value> arguments = {
-          getRecord(b, symbols, module, globals, loc, record)};
+      SmallVector<Value> arguments = {amp::getRecordMemRef(
+          b, symbols, module, globals, loc, "amp_gemm_record", record)};
       // A, B and D in the record's order.
       unsigned first = record[kGemmSwapped] ? 1 : 0;
       SmallVector<Type, 3> types;
       for (unsigned i : {first, 1 - first, 2u}) {
         Value operand = op->getOperand(i);
-        auto type = cast<MemRefType>(operand.getType());
-        types.push_back(type.getElementType());
-        arguments.push_back(memref::CastOp::create(
-            b, loc,
-            UnrankedMemRefType::get(type.getElementType(),
-                                    type.getMemorySpace()),
-            operand));
+        types.push_back(cast<MemRefType>(operand.getType()).getElementType());
+        arguments.push_back(amp::castToUnranked(b, loc, operand));
       }
       std::string name = amp::getContractEntryName(types[0], types[1], types[2],
                                                    kGemmEntryPrefix);
@@ -301,28 +296,6 @@ struct ContractionsToGemmRecordsPass
     InFlightDiagnostic remark = op.emitRemark() << "GEMM record:";
     for (unsigned field = 0; field < kGemmRecordFields; ++field)
       remark << " " << kNames[field] << "=" << record[field];
-  }
-
-  /// The record as a constant global memref, one global per distinct
-  /// record (`globals`).
-  Value getRecord(OpBuilder &b, SymbolTable &symbols, ModuleOp module,
-                  llvm::DenseMap<Attribute, StringAttr> &globals, Location loc,
-                  const GemmRecord &record) {
-    auto type = MemRefType::get({kGemmRecordFields}, b.getI64Type());
-    auto value = DenseIntElementsAttr::get(
-        RankedTensorType::get({kGemmRecordFields}, b.getI64Type()),
-        ArrayRef<int64_t>(record));
-    StringAttr &name = globals[value];
-    if (!name) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      auto global = memref::GlobalOp::create(
-          top, loc, "amp_gemm_record", top.getStringAttr("private"), type,
-          value, /*constant=*/true, /*alignment=*/nullptr);
-      name = symbols.insert(global);
-    }
-    Value ranked = memref::GetGlobalOp::create(b, loc, type, name);
-    return memref::CastOp::create(
-        b, loc, UnrankedMemRefType::get(b.getI64Type(), 0), ranked);
   }
 };
 } // namespace

@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Which element types libamp_cpu_runtime has a GEMM for, shared by the two
-// passes of the BLAS path so that they raise exactly what can be called.
+// Which element types libamp_cpu_runtime has a GEMM for, shared by the
+// passes that call the runtime's libraries so that they raise exactly what
+// can be called, and how those passes pass a parameter record.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,9 +16,12 @@
 #include "amp/Runtime/CPURuntime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Types.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include <string>
 
@@ -35,6 +39,17 @@ std::string getContractEntryName(Type a, Type b, Type acc,
 /// pointer (`llvm.emit_c_interface`); declared once per module.
 func::FuncOp getOrDeclareEntryPoint(SymbolTable &symbols, ModuleOp module,
                                     StringRef name, ValueRange arguments);
+
+/// A library call's parameter record as an unranked i64 memref: a constant
+/// `memref.global` named after `name`, one per distinct record value in
+/// `globals`.
+Value getRecordMemRef(OpBuilder &b, SymbolTable &symbols, ModuleOp module,
+                      llvm::DenseMap<Attribute, StringAttr> &globals,
+                      Location loc, StringRef name, ArrayRef<int64_t> record);
+
+/// `memref` cast to an unranked memref, as the runtime's entry points take
+/// their operands.
+Value castToUnranked(OpBuilder &b, Location loc, Value memref);
 
 } // namespace mlir::amp
 

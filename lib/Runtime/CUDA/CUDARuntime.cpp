@@ -6,7 +6,8 @@
 //
 // The functions that --amp-lower-to-cuda's host code calls: upstream's
 // mgpu* interface (the names and signatures of MLIR's CudaRuntimeWrappers)
-// on the CUDA driver API, and the amp_gemm_* GEMM records on cuBLASLt.
+// on the CUDA driver API, the amp_gemm_* GEMM records on cuBLASLt, and the
+// amp_conv_* convolution records on cuDNN's graph (backend) API.
 //
 // - The driver is dlopen'ed on the first step, so that a step library loads
 //   (and fails with one message) where there is none.
@@ -18,6 +19,11 @@
 //   names; after it the step's remaining launches and GEMMs are skipped, and
 //   a failed allocation hands out host memory, so the host code runs to its
 //   end without touching the GPU again.
+// - cuDNN is dlopen'ed by the first convolution record, so that a step
+//   without one needs no cuDNN. Each record gets one execution plan, from
+//   cuDNN's heuristics, without TF32 tensor cores for f32 (unless
+//   AMP_CUDA_TF32=1, as for GEMMs) and without engines that convert the
+//   inputs down.
 // - A step's device buffers come from a cache: a freed buffer is kept for
 //   the next allocation of its size (cuMemFree would wait for the whole
 //   device, after every kernel that used a temporary). Reuse is safe in
@@ -26,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runtime/CUDARuntime.h"
+#include "amp/Runtime/ConvRecord.h"
 #include "amp/Runtime/GemmRecord.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -33,6 +40,9 @@
 #include <cublasLt.h>
 #include <cuda.h>
 #include <dlfcn.h>
+#ifdef AMP_CUDNN_LIBRARY
+#include <cudnn_graph.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +53,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 using namespace mlir::amp::runtime;
 
@@ -84,6 +95,42 @@ struct Driver {
   AMP_DRIVER_FUNCTIONS(AMP_DRIVER_POINTER)
 #undef AMP_DRIVER_POINTER
 };
+
+#ifdef AMP_CUDNN_LIBRARY
+// cuDNN's entry points that the convolution records use.
+#define AMP_DNN_FUNCTIONS(X)                                                   \
+  X(cudnnGetErrorString)                                                       \
+  X(cudnnCreate)                                                               \
+  X(cudnnBackendCreateDescriptor)                                              \
+  X(cudnnBackendDestroyDescriptor)                                             \
+  X(cudnnBackendFinalize)                                                      \
+  X(cudnnBackendSetAttribute)                                                  \
+  X(cudnnBackendGetAttribute)                                                  \
+  X(cudnnBackendExecute)
+
+struct DNN {
+#define AMP_DNN_POINTER(name) decltype(&name) name = nullptr;
+  AMP_DNN_FUNCTIONS(AMP_DNN_POINTER)
+#undef AMP_DNN_POINTER
+};
+
+/// One convolution record's cuDNN execution plan, reused while the record
+/// and its operands' alignment are the same; owns every descriptor made
+/// for it.
+struct ConvPlan {
+  int64_t fields[kConvRecordFields] = {};
+  int64_t alignment = 0;
+  cudnnBackendDescriptor_t plan = nullptr;
+  int64_t workspaceBytes = 0;
+  std::vector<cudnnBackendDescriptor_t> descriptors;
+  decltype(&cudnnBackendDestroyDescriptor) destroy = nullptr;
+
+  ~ConvPlan() {
+    for (cudnnBackendDescriptor_t descriptor : descriptors)
+      destroy(descriptor);
+  }
+};
+#endif
 
 /// cuBLASLt's workspace, as cuBLASLt's documentation recommends for Hopper.
 constexpr size_t kGemmWorkspaceBytes = 32 << 20;
@@ -142,6 +189,17 @@ struct Runtime {
   std::map<uint64_t, std::vector<CUdeviceptr>> freeBuffers;
   std::map<CUdeviceptr, uint64_t> bufferSizes;
   std::map<const int64_t *, std::unique_ptr<GemmPlan>> gemmPlans;
+#ifdef AMP_CUDNN_LIBRARY
+  /// cuDNN, loaded by the first convolution record; why it cannot be used,
+  /// once set up ("" when it can).
+  DNN dnn;
+  bool dnnSetUp = false;
+  std::string dnnSetupError;
+  cudnnHandle_t dnnHandle = nullptr;
+  CUdeviceptr dnnWorkspace = 0;
+  int64_t dnnWorkspaceBytes = 0;
+  std::map<const int64_t *, std::unique_ptr<ConvPlan>> convPlans;
+#endif
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<std::unique_ptr<Kernel>> kernels;
 
@@ -193,6 +251,18 @@ struct Runtime {
     fail(spell(what) + ": cuBLASLt status " + std::to_string(int(status)));
     return false;
   }
+
+#ifdef AMP_CUDNN_LIBRARY
+  template <typename What>
+  bool check(cudnnStatus_t status, const What &what) {
+    if (status == CUDNN_STATUS_SUCCESS)
+      return true;
+    fail(spell(what) + ": " + dnn.cudnnGetErrorString(status));
+    return false;
+  }
+
+  bool setUpDNNOnce();
+#endif
 
   void setUpOnce();
   bool makeContextCurrent();
@@ -431,6 +501,380 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                                reinterpret_cast<void *>(runtime.workspace),
                                kGemmWorkspaceBytes, /*stream=*/nullptr),
                 [&] { return describeGemm(record); });
+}
+
+/// "convolution <mode> <N>x<C>x<spatial> * <kernel> -> <M> channels", as
+/// errors name a convolution record.
+std::string describeConv(const int64_t *record) {
+  std::string text = record[kConvMode] == kConvForward
+                         ? "convolution (forward) "
+                         : "convolution (backward filter) ";
+  text += std::to_string(record[kConvBatch]) + "x" +
+          std::to_string(record[kConvInChannels]);
+  for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)
+    text += "x" + std::to_string(record[kConvInput + i]);
+  text += " by ";
+  for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)
+    text += (i ? "x" : "") + std::to_string(record[kConvKernel + i]);
+  return text + " into " + std::to_string(record[kConvOutChannels]) +
+         " channels";
+}
+
+#ifdef AMP_CUDNN_LIBRARY
+/// Loads cuDNN and creates its handle, once; on failure, `dnnSetupError`
+/// says why.
+bool Runtime::setUpDNNOnce() {
+  if (dnnSetUp)
+    return dnnSetupError.empty();
+  dnnSetUp = true;
+  void *handle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    handle = dlopen(AMP_CUDNN_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    dnnSetupError =
+        std::string("no cuDNN 9 for the convolutions: ") + dlerror();
+    return false;
+  }
+#define AMP_DNN_LOAD(name)                                                     \
+  dnn.name = reinterpret_cast<decltype(&name)>(dlsym(handle, #name));          \
+  if (!dnn.name) {                                                             \
+    dnnSetupError = "cuDNN has no " #name;                                     \
+    return false;                                                              \
+  }
+  AMP_DNN_FUNCTIONS(AMP_DNN_LOAD)
+#undef AMP_DNN_LOAD
+  cudnnStatus_t status = dnn.cudnnCreate(&dnnHandle);
+  if (status != CUDNN_STATUS_SUCCESS)
+    dnnSetupError = std::string("creating the cuDNN handle: ") +
+                    dnn.cudnnGetErrorString(status);
+  return dnnSetupError.empty();
+}
+
+/// Whether the engine of `config` computes as the CPU reference does: no
+/// inputs converted down, no reduced-precision sums, and, for f32, no TF32
+/// tensor cores unless `allowTF32`. An engine whose notes cannot be read
+/// is taken.
+bool isFaithfulEngine(Runtime &runtime, ConvPlan &plan,
+                      cudnnBackendDescriptor_t config, bool isFloat,
+                      bool allowTF32) {
+  DNN &dnn = runtime.dnn;
+  cudnnBackendDescriptor_t engine = nullptr;
+  if (dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR,
+                                       &engine) != CUDNN_STATUS_SUCCESS)
+    return true;
+  plan.descriptors.push_back(engine);
+  int64_t count = 0;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  if (dnn.cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
+                                   &engine) != CUDNN_STATUS_SUCCESS ||
+      dnn.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                   CUDNN_TYPE_NUMERICAL_NOTE,
+                                   CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count,
+                                   notes) != CUDNN_STATUS_SUCCESS)
+    return true;
+  for (int64_t i = 0; i < count; ++i) {
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
+        notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)
+      return false;
+    if (isFloat && !allowTF32 && notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE)
+      return false;
+  }
+  return true;
+}
+
+/// The cuDNN execution plan of `record` for operands aligned to
+/// `alignment` bytes, built when first seen or changed: one operation
+/// graph of the record's convolution, its engine configurations from the
+/// heuristics (mode A, then the fallback list), the first faithful one
+/// that finalizes.
+ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
+                      int64_t alignment) {
+  std::unique_ptr<ConvPlan> &plan = runtime.convPlans[record];
+  if (plan && plan->alignment == alignment &&
+      std::memcmp(plan->fields, record, sizeof(plan->fields)) == 0)
+    return plan.get();
+  plan = std::make_unique<ConvPlan>();
+  std::memcpy(plan->fields, record, sizeof(plan->fields));
+  plan->alignment = alignment;
+  DNN &dnn = runtime.dnn;
+  plan->destroy = dnn.cudnnBackendDestroyDescriptor;
+  std::string what = describeConv(record);
+  auto create = [&](cudnnBackendDescriptorType_t type) {
+    cudnnBackendDescriptor_t descriptor = nullptr;
+    if (!runtime.check(dnn.cudnnBackendCreateDescriptor(type, &descriptor),
+                       [&] { return what + ": creating a cuDNN descriptor"; }))
+      return descriptor;
+    plan->descriptors.push_back(descriptor);
+    return descriptor;
+  };
+  auto set =
+      [&](cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
+          cudnnBackendAttributeType_t type, int64_t count, const void *value) {
+        return descriptor &&
+               runtime.check(dnn.cudnnBackendSetAttribute(descriptor, name,
+                                                          type, count, value),
+                             [&] {
+                               return what + ": setting cuDNN attribute " +
+                                      std::to_string(int(name));
+                             });
+      };
+  auto finalize = [&](cudnnBackendDescriptor_t descriptor, const char *which) {
+    return descriptor &&
+           runtime.check(dnn.cudnnBackendFinalize(descriptor),
+                         [&] { return what + ": finalizing the " + which; });
+  };
+
+  // Packed channels-first tensors of rank 2 + spatial rank: X is 1, the
+  // second factor 2, the result 3 in the variant pack.
+  bool isDouble = record[kConvTypeX] == kGemmF64;
+  cudnnDataType_t dataType = isDouble ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  int64_t spatial = record[kConvSpatialRank];
+  int64_t unused = kConvMaxSpatialRank - spatial;
+  auto makeTensor = [&](int64_t uid, int64_t outer, int64_t inner,
+                        unsigned sizesField) {
+    int64_t rank = 2 + spatial, dims[2 + kConvMaxSpatialRank],
+            strides[2 + kConvMaxSpatialRank];
+    dims[0] = outer;
+    dims[1] = inner;
+    for (int64_t i = 0; i < spatial; ++i)
+      dims[2 + i] = record[sizesField + unused + i];
+    strides[rank - 1] = 1;
+    for (int64_t i = rank - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * dims[i + 1];
+    cudnnBackendDescriptor_t tensor = create(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    bool ok =
+        set(tensor, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+            &dataType) &&
+        set(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank,
+            dims) &&
+        set(tensor, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank,
+            strides) &&
+        set(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid) &&
+        set(tensor, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
+            &alignment) &&
+        finalize(tensor, "tensor descriptor");
+    return ok ? tensor : nullptr;
+  };
+  int64_t batch = record[kConvBatch], groups = record[kConvGroups];
+  int64_t inChannels = record[kConvInChannels];
+  int64_t outChannels = record[kConvOutChannels];
+  bool forward = record[kConvMode] == kConvForward;
+  // W and dW are [out channels, in channels per group, kernel...]: cuDNN
+  // reads the groups off the input's channels.
+  cudnnBackendDescriptor_t x = makeTensor(1, batch, inChannels, kConvInput);
+  cudnnBackendDescriptor_t weights = makeTensor(
+      forward ? 2 : 3, outChannels, inChannels / groups, kConvKernel);
+  cudnnBackendDescriptor_t outputs =
+      makeTensor(forward ? 3 : 2, batch, outChannels, kConvOutput);
+
+  cudnnBackendDescriptor_t convolution =
+      create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  int64_t zeros[kConvMaxSpatialRank] = {0, 0, 0};
+  bool ok = set(convolution, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
+                CUDNN_TYPE_INT64, 1, &spatial) &&
+            set(convolution, CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
+                CUDNN_TYPE_DATA_TYPE, 1, &dataType) &&
+            set(convolution, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
+                CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode) &&
+            set(convolution, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64,
+                spatial, record + kConvDilation + unused) &&
+            set(convolution, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+                CUDNN_TYPE_INT64, spatial, record + kConvStride + unused) &&
+            set(convolution, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+                CUDNN_TYPE_INT64, spatial, zeros) &&
+            set(convolution, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+                CUDNN_TYPE_INT64, spatial, zeros) &&
+            finalize(convolution, "convolution descriptor");
+  if (!ok || !x || !weights || !outputs)
+    return nullptr;
+
+  // The operation, with beta 0 for the overwrite flag.
+  float alphaFloat = 1, betaFloat = record[kConvOverwrite] ? 0 : 1;
+  double alphaDouble = 1, betaDouble = betaFloat;
+  cudnnBackendAttributeType_t scaleType =
+      isDouble ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  const void *alpha =
+      isDouble ? static_cast<const void *>(&alphaDouble) : &alphaFloat;
+  const void *beta =
+      isDouble ? static_cast<const void *>(&betaDouble) : &betaFloat;
+  // X, the second factor, the result, the convolution, alpha and beta.
+  const cudnnBackendAttributeName_t forwardNames[] = {
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+  const cudnnBackendAttributeName_t filterNames[] = {
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+  const cudnnBackendAttributeName_t *names =
+      forward ? forwardNames : filterNames;
+  cudnnBackendDescriptor_t operands[] = {
+      x, forward ? weights : outputs, forward ? outputs : weights, convolution};
+  cudnnBackendDescriptor_t operation = create(
+      forward ? CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR
+              : CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+  for (int i = 0; i < 4 && ok; ++i)
+    ok = set(operation, names[i], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+             &operands[i]);
+  ok = ok && set(operation, names[4], scaleType, 1, alpha) &&
+       set(operation, names[5], scaleType, 1, beta);
+  cudnnBackendDescriptor_t graph =
+      ok && finalize(operation, "convolution operation")
+          ? create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+          : nullptr;
+  if (!set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+           1, &operation) ||
+      !set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
+           &runtime.dnnHandle) ||
+      !finalize(graph, "operation graph"))
+    return nullptr;
+
+  const char *tf32 = std::getenv("AMP_CUDA_TF32");
+  bool allowTF32 = tf32 && std::strcmp(tf32, "1") == 0;
+  for (cudnnBackendHeurMode_t heuristic :
+       {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    cudnnBackendDescriptor_t search =
+        create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    int64_t count = 0;
+    if (!set(search, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) ||
+        !set(search, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
+             &heuristic) ||
+        !finalize(search, "engine heuristics") ||
+        !runtime.check(dnn.cudnnBackendGetAttribute(
+                           search, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                           CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+                       [&] { return what + ": counting cuDNN's engines"; }))
+      return nullptr;
+    std::vector<cudnnBackendDescriptor_t> configs;
+    for (int64_t i = 0; i < count; ++i)
+      if (cudnnBackendDescriptor_t config =
+              create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
+        configs.push_back(config);
+      else
+        return nullptr;
+    if (!runtime.check(
+            dnn.cudnnBackendGetAttribute(search, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                         &count, configs.data()),
+            [&] { return what + ": reading cuDNN's engines"; }))
+      return nullptr;
+    for (int64_t i = 0; i < count; ++i) {
+      if (!isFaithfulEngine(runtime, *plan, configs[i], !isDouble, allowTF32))
+        continue;
+      cudnnBackendDescriptor_t candidate =
+          create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      if (!set(candidate, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
+               1, &runtime.dnnHandle) ||
+          !set(candidate, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &configs[i]))
+        return nullptr;
+      // An engine that does not take this convolution is no error.
+      if (dnn.cudnnBackendFinalize(candidate) != CUDNN_STATUS_SUCCESS)
+        continue;
+      if (!runtime.check(
+              dnn.cudnnBackendGetAttribute(
+                  candidate, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                  CUDNN_TYPE_INT64, 1, &count, &plan->workspaceBytes),
+              [&] { return what + ": reading the workspace size"; }))
+        return nullptr;
+      plan->plan = candidate;
+      return plan.get();
+    }
+  }
+  runtime.fail(what + ": cuDNN has no engine that computes it" +
+               (allowTF32 ? "" : " without TF32"));
+  return nullptr;
+}
+#endif
+
+/// Runs a convolution record (ConvRecord.h) on the step's stream: Y (+)=
+/// conv(X, W) or dW (+)= the weight gradient of X and dY.
+void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
+                   const char *x, const char *factor, char *result,
+                   int64_t type) {
+  Runtime &runtime = getRuntime();
+  if (runtime.failed())
+    return;
+  DynamicMemRefType<int64_t> recordRef(recordMemRef);
+  if (recordRef.rank != 1 || recordRef.sizes[0] != kConvRecordFields)
+    return runtime.fail("a convolution record is a 1-d memref of "
+                        "kConvRecordFields i64");
+  const int64_t *record = recordRef.data + recordRef.offset;
+  if (const char *error = checkConvRecord(record, type, type, type))
+    return runtime.fail(error);
+#ifdef AMP_CUDNN_LIBRARY
+  if (!runtime.setUpDNNOnce())
+    return runtime.fail(describeConv(record) + ": " + runtime.dnnSetupError);
+  // The largest power of two up to 16 that divides every address.
+  auto bits = reinterpret_cast<uintptr_t>(x) |
+              reinterpret_cast<uintptr_t>(factor) |
+              reinterpret_cast<uintptr_t>(result);
+  int64_t alignment = 16;
+  while (alignment > 1 && bits % alignment)
+    alignment /= 2;
+  ConvPlan *plan = getConvPlan(runtime, record, alignment);
+  if (!plan)
+    return;
+  if (plan->workspaceBytes > runtime.dnnWorkspaceBytes) {
+    // cuMemFree waits for the work that may still use the old one.
+    if (runtime.dnnWorkspace &&
+        !runtime.check(runtime.driver.cuMemFree(runtime.dnnWorkspace),
+                       "freeing cuDNN's workspace"))
+      return;
+    runtime.dnnWorkspace = 0;
+    runtime.dnnWorkspaceBytes = 0;
+    if (!runtime.check(runtime.driver.cuMemAlloc(&runtime.dnnWorkspace,
+                                                 plan->workspaceBytes),
+                       [&] {
+                         return describeConv(record) +
+                                ": allocating its workspace";
+                       }))
+      return;
+    runtime.dnnWorkspaceBytes = plan->workspaceBytes;
+  }
+  DNN &dnn = runtime.dnn;
+  void *pointers[3] = {const_cast<char *>(x), const_cast<char *>(factor),
+                       result};
+  int64_t uids[3] = {1, 2, 3};
+  void *workspace = reinterpret_cast<void *>(runtime.dnnWorkspace);
+  cudnnBackendDescriptor_t pack = nullptr;
+  auto what = [&] { return describeConv(record); };
+  if (runtime.check(dnn.cudnnBackendCreateDescriptor(
+                        CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack),
+                    what) &&
+      runtime.check(dnn.cudnnBackendSetAttribute(
+                        pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                        CUDNN_TYPE_VOID_PTR, 3, pointers),
+                    what) &&
+      runtime.check(
+          dnn.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                       CUDNN_TYPE_INT64, 3, uids),
+          what) &&
+      runtime.check(
+          dnn.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                       CUDNN_TYPE_VOID_PTR, 1, &workspace),
+          what) &&
+      runtime.check(dnn.cudnnBackendFinalize(pack), what))
+    runtime.check(dnn.cudnnBackendExecute(runtime.dnnHandle, plan->plan, pack),
+                  what);
+  if (pack)
+    dnn.cudnnBackendDestroyDescriptor(pack);
+#else
+  (void)x;
+  (void)factor;
+  (void)result;
+  runtime.fail(describeConv(record) +
+               ": this runtime was built without cuDNN's headers");
+#endif
 }
 
 /// Element types, as the compiled code stores them.
@@ -704,3 +1148,20 @@ AMP_CUDA_GEMM(bf16_f32_f32, BF16Bits, float, float, kGemmBF16, kGemmF32,
               kGemmF32)
 AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
               kGemmF32)
+
+//===----------------------------------------------------------------------===//
+// Convolution records (amp-convolutions-to-dnn-records).
+//===----------------------------------------------------------------------===//
+
+// The record, then X, the second factor and the result, like the CPU
+// runtime's entry points; one type throughout (cuDNN's rule for these).
+#define AMP_CUDA_CONV(NAME, T, KIND)                                           \
+  extern "C" void _mlir_ciface_amp_conv_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *x,           \
+      UnrankedMemRefType<T> *factor, UnrankedMemRefType<T> *result) {          \
+    runConvRecord(*record, getData(*x), getData(*factor),                      \
+                  const_cast<char *>(getData(*result)), KIND);                 \
+  }
+
+AMP_CUDA_CONV(f32_f32_f32, float, kGemmF32)
+AMP_CUDA_CONV(f64_f64_f64, double, kGemmF64)

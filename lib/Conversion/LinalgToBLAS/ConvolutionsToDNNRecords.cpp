@@ -1,0 +1,500 @@
+//===- ConvolutionsToDNNRecords.cpp - im2col GEMMs to cuDNN records -------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp-convolutions-to-dnn-records pass: the graph lowering builds a
+// convolution as an implicit GEMM, its input windows gathered into im2col
+// columns by a copying linalg.generic and contracted with the weights (or,
+// for the weight gradient, with dY). After bufferization this pass finds
+// each linalg.contract that reads such columns, derives the cuDNN-style
+// record (include/amp/Runtime/ConvRecord.h) of the convolution it computes
+// from the gather's indexing map and the contraction's, and replaces the
+// contraction by a call to `amp_conv` that reads the gathered buffer
+// itself; the gather goes once no contraction reads its columns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EntryPoints.h"
+
+#include "amp/Conversion/OutputFills.h"
+#include "amp/Conversion/Passes.h"
+#include "amp/Runtime/ConvRecord.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <array>
+#include <optional>
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_CONVOLUTIONSTODNNRECORDS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp::runtime;
+
+using ConvRecord = std::array<int64_t, kConvRecordFields>;
+
+namespace {
+/// An affine expression as sum_i coefficients[i] * d_i + constant.
+struct LinearForm {
+  SmallVector<int64_t> coefficients;
+  int64_t constant = 0;
+};
+
+/// What an im2col gather copies: col[n, g, c, k..., o...] =
+/// input[n, g*C + c, o*s + k*d] for `spatial` dimensions.
+struct Im2Col {
+  linalg::GenericOp gather;
+  Value input;
+  Value columns;
+  int64_t spatial;
+  SmallVector<int64_t> kernel, outSizes, strides, dilations;
+};
+} // namespace
+
+/// `expr` as a linear form over `numDims` dimensions, or nullopt when it
+/// is not one (a product of dimensions, a division, a symbol).
+static std::optional<LinearForm> getLinearForm(AffineExpr expr,
+                                               unsigned numDims) {
+  LinearForm form;
+  form.coefficients.assign(numDims, 0);
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    form.coefficients[dim.getPosition()] = 1;
+    return form;
+  }
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+    form.constant = constant.getValue();
+    return form;
+  }
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary || (expr.getKind() != AffineExprKind::Add &&
+                  expr.getKind() != AffineExprKind::Mul))
+    return std::nullopt;
+  std::optional<LinearForm> lhs = getLinearForm(binary.getLHS(), numDims);
+  std::optional<LinearForm> rhs = getLinearForm(binary.getRHS(), numDims);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (expr.getKind() == AffineExprKind::Add) {
+    for (unsigned i = 0; i < numDims; ++i)
+      form.coefficients[i] = lhs->coefficients[i] + rhs->coefficients[i];
+    form.constant = lhs->constant + rhs->constant;
+    return form;
+  }
+  // A product with a constant factor (MLIR keeps constants on the right).
+  auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+  if (!factor)
+    return std::nullopt;
+  for (unsigned i = 0; i < numDims; ++i)
+    form.coefficients[i] = lhs->coefficients[i] * factor.getValue();
+  form.constant = lhs->constant * factor.getValue();
+  return form;
+}
+
+/// Whether `form` is sum_{(dim, coefficient) in terms} coefficient * d_dim,
+/// a term whose loop has one iteration (`sizes`) free to have any
+/// coefficient.
+static bool isLinearCombination(const LinearForm &form, ArrayRef<int64_t> sizes,
+                                ArrayRef<std::pair<unsigned, int64_t>> terms) {
+  if (form.constant != 0)
+    return false;
+  for (unsigned dim = 0; dim < form.coefficients.size(); ++dim) {
+    int64_t coefficient = form.coefficients[dim];
+    const auto *term = llvm::find_if(
+        terms, [&](const auto &entry) { return entry.first == dim; });
+    int64_t expected = term == terms.end() ? 0 : term->second;
+    if (coefficient != expected && sizes[dim] != 1)
+      return false;
+  }
+  return true;
+}
+
+/// A statically shaped memref whose elements lie contiguously in row-major
+/// order, as cuDNN's packed channels-first tensors do.
+static bool isPacked(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && memref::isStaticShapeAndContiguousRowMajor(type);
+}
+
+/// Whether `op` or an op nested in it may write `buffer`'s memory.
+static bool mayWrite(Operation *op, Value buffer) {
+  Value root = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+  auto writes = [&](Operation *op) {
+    for (Value value : op->getOperands()) {
+      auto memref = dyn_cast<MemrefValue>(value);
+      if (!memref || isa<ViewLikeOpInterface>(op) ||
+          memref::skipViewLikeOps(memref) != root)
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects ||
+          effects.getEffectOnValue<MemoryEffects::Write>(value).has_value())
+        return true;
+    }
+    return false;
+  };
+  return op
+      ->walk([&](Operation *nested) {
+        return writes(nested) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Whether an op after `from` and before `to` may write `buffer`'s memory.
+static bool isWrittenBetween(Operation *from, Operation *to, Value buffer) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (mayWrite(op, buffer))
+      return true;
+  return false;
+}
+
+/// The last op before `op` in its block that may write `buffer`, or null.
+static Operation *getLastWriterBefore(Operation *op, Value buffer) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+    if (mayWrite(prev, buffer))
+      return prev;
+  return nullptr;
+}
+
+/// The im2col gather whose columns `operand`, an input of `reader`, holds
+/// there (the last op before `reader` that writes them), or the reason
+/// there is none in `why`.
+static std::optional<Im2Col> matchIm2Col(Value operand, Operation *reader,
+                                         std::string &why) {
+  auto collapse = operand.getDefiningOp<memref::CollapseShapeOp>();
+  if (!collapse) {
+    why = "no operand is a collapsed im2col buffer";
+    return std::nullopt;
+  }
+  Value columns = collapse.getSrc();
+  auto columnsType = cast<MemRefType>(columns.getType());
+  int64_t rank = columnsType.getRank();
+  if (!columns.getDefiningOp<memref::AllocOp>() || rank < 5 || rank % 2 == 0) {
+    why = "no operand is a collapsed im2col buffer";
+    return std::nullopt;
+  }
+  int64_t spatial = (rank - 3) / 2;
+  // [n], [g], [c, k...], [o...]
+  SmallVector<ReassociationIndices> expected = {{0}, {1}, {2}, {}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    expected[2].push_back(3 + i);
+    expected[3].push_back(3 + spatial + i);
+  }
+  if (collapse.getReassociationIndices() != expected) {
+    why = "the columns are not collapsed to [n, g, c*k, o]";
+    return std::nullopt;
+  }
+  auto gather = dyn_cast_if_present<linalg::GenericOp>(
+      getLastWriterBefore(reader, columns));
+  if (!gather || gather.getNumDpsInits() != 1 ||
+      gather.getDpsInits().front() != columns ||
+      gather.getNumDpsInputs() != 1 ||
+      gather.getNumParallelLoops() != gather.getNumLoops() ||
+      !gather.getMatchingIndexingMap(gather.getDpsInitOperand(0))
+           .isIdentity()) {
+    why = "the columns are not written by one copying gather";
+    return std::nullopt;
+  }
+  Block &body = gather.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getValues().front() != body.getArgument(0)) {
+    why = "the gather computes instead of copying";
+    return std::nullopt;
+  }
+  Value input = gather.getDpsInputs().front();
+  auto inputType = dyn_cast<MemRefType>(input.getType());
+  if (!isPacked(input) || inputType.getRank() != 2 + spatial ||
+      inputType.getElementType() != columnsType.getElementType()) {
+    why = "the gathered input is not a packed channels-first tensor";
+    return std::nullopt;
+  }
+
+  // input[n, g*C + c, o*s + k*d] with every window inside the input.
+  ArrayRef<int64_t> sizes = columnsType.getShape();
+  AffineMap map = gather.getMatchingIndexingMap(gather.getDpsInputOperand(0));
+  SmallVector<LinearForm> forms;
+  for (AffineExpr expr : map.getResults()) {
+    std::optional<LinearForm> form = getLinearForm(expr, rank);
+    if (!form) {
+      why = "the gather's indexing is not linear";
+      return std::nullopt;
+    }
+    forms.push_back(*form);
+  }
+  Im2Col im2col{gather, input, columns, spatial, {}, {}, {}, {}};
+  bool matches =
+      isLinearCombination(forms[0], sizes, {{0, 1}}) &&
+      isLinearCombination(forms[1], sizes, {{1, sizes[2]}, {2, 1}}) &&
+      sizes[1] * sizes[2] == inputType.getDimSize(1) &&
+      sizes[0] == inputType.getDimSize(0);
+  for (int64_t i = 0; matches && i < spatial; ++i) {
+    unsigned kernelDim = 3 + i, outDim = 3 + spatial + i;
+    int64_t stride = std::max<int64_t>(forms[2 + i].coefficients[outDim], 1);
+    int64_t dilation =
+        std::max<int64_t>(forms[2 + i].coefficients[kernelDim], 1);
+    matches = isLinearCombination(forms[2 + i], sizes,
+                                  {{outDim, stride}, {kernelDim, dilation}}) &&
+              (sizes[outDim] - 1) * stride + (sizes[kernelDim] - 1) * dilation <
+                  inputType.getDimSize(2 + i);
+    im2col.kernel.push_back(sizes[kernelDim]);
+    im2col.outSizes.push_back(sizes[outDim]);
+    im2col.strides.push_back(stride);
+    im2col.dilations.push_back(dilation);
+  }
+  if (!matches) {
+    why = "the gather does not read input[n, g*C + c, o*s + k*d]";
+    return std::nullopt;
+  }
+  return im2col;
+}
+
+/// The record of `op`, the operands of its call (X, the second factor, the
+/// result) in `operands` and its gather in `im2col`; or the reason there
+/// is none in `why`.
+static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
+                                              std::array<Value, 3> &operands,
+                                              Im2Col &im2col,
+                                              std::string &why) {
+  if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3) {
+    why = "not a contraction of three memrefs";
+    return std::nullopt;
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  std::optional<Im2Col> match;
+  unsigned columnsOperand = 0;
+  for (; columnsOperand < 2 && !match; ++columnsOperand)
+    match = matchIm2Col(op->getOperand(columnsOperand), op, why);
+  if (!match)
+    return std::nullopt;
+  --columnsOperand;
+  Value factor = op->getOperand(1 - columnsOperand);
+  Value result = op->getOperand(2);
+  if (!isPacked(factor) || !isPacked(result)) {
+    why = "the weights, dY or the result are not packed";
+    return std::nullopt;
+  }
+
+  // The columns' loops [n, g, c*k, o] and the one loop m only the factor
+  // and the result index.
+  AffineMap columnsMap = maps[columnsOperand];
+  AffineMap factorMap = maps[1 - columnsOperand], resultMap = maps[2];
+  if (columnsMap.getNumResults() != 4 || !llvm::all_of(maps, [](AffineMap map) {
+        return map.isProjectedPermutation();
+      })) {
+    why = "the contraction's indexing is not a convolution's";
+    return std::nullopt;
+  }
+  AffineExpr n = columnsMap.getResult(0), g = columnsMap.getResult(1);
+  AffineExpr ck = columnsMap.getResult(2), o = columnsMap.getResult(3);
+  unsigned numLoops = op.getNumLoops();
+  std::optional<unsigned> mLoop;
+  for (unsigned loop = 0; loop < numLoops; ++loop)
+    if (!columnsMap.isFunctionOfDim(loop))
+      mLoop = mLoop ? numLoops : loop;
+  if (!mLoop || *mLoop == numLoops || numLoops != 5) {
+    why = "the contraction's indexing is not a convolution's";
+    return std::nullopt;
+  }
+  AffineExpr m = getAffineDimExpr(*mLoop, op.getContext());
+  auto results = [](AffineMap map) {
+    return SmallVector<AffineExpr>(map.getResults());
+  };
+  ConvMode mode;
+  if (results(resultMap) == SmallVector<AffineExpr>{n, g, m, o} &&
+      results(factorMap) == SmallVector<AffineExpr>{g, m, ck}) {
+    mode = kConvForward;
+  } else if (results(resultMap) == SmallVector<AffineExpr>{g, m, ck} &&
+             results(factorMap) == SmallVector<AffineExpr>{n, g, m, o}) {
+    mode = kConvBackwardFilter;
+  } else {
+    why = "the contraction's indexing is not a convolution's";
+    return std::nullopt;
+  }
+
+  // cuDNN convolves its own type only (an f32 accumulator over f16 inputs
+  // is not one of its configurations).
+  Type type = getElementTypeOrSelf(match->input.getType());
+  if ((!type.isF32() && !type.isF64()) ||
+      getElementTypeOrSelf(factor.getType()) != type ||
+      getElementTypeOrSelf(result.getType()) != type) {
+    why = "cuDNN convolves f32 or f64 into its own type only";
+    return std::nullopt;
+  }
+  if (isWrittenBetween(match->gather, op, match->input)) {
+    why = "the gathered input changes before the contraction";
+    return std::nullopt;
+  }
+
+  auto inputType = cast<MemRefType>(match->input.getType());
+  SmallVector<int64_t> loopSizes =
+      cast<linalg::LinalgOp>(op.getOperation()).getStaticLoopRanges();
+  int64_t groups = inputType.getDimSize(1) /
+                   cast<MemRefType>(match->columns.getType()).getDimSize(2);
+  ConvRecord record = {};
+  record[kConvMode] = mode;
+  record[kConvSpatialRank] = std::max<int64_t>(match->spatial, 2);
+  record[kConvBatch] = inputType.getDimSize(0);
+  record[kConvInChannels] = inputType.getDimSize(1);
+  record[kConvOutChannels] = groups * loopSizes[*mLoop];
+  record[kConvGroups] = groups;
+  // Right-aligned: the unused leading spatial dimensions have size 1.
+  int64_t unused = kConvMaxSpatialRank - match->spatial;
+  for (int64_t i = 0; i < kConvMaxSpatialRank; ++i) {
+    bool used = i >= unused;
+    record[kConvInput + i] = used ? inputType.getDimSize(2 + i - unused) : 1;
+    record[kConvKernel + i] = used ? match->kernel[i - unused] : 1;
+    record[kConvOutput + i] = used ? match->outSizes[i - unused] : 1;
+    record[kConvStride + i] = used ? match->strides[i - unused] : 1;
+    record[kConvDilation + i] = used ? match->dilations[i - unused] : 1;
+  }
+  int64_t dataType = type.isF64() ? kGemmF64 : kGemmF32;
+  record[kConvTypeX] = record[kConvTypeFactor] = record[kConvTypeResult] =
+      dataType;
+  if (const char *error =
+          checkConvRecord(record.data(), dataType, dataType, dataType)) {
+    why = error;
+    return std::nullopt;
+  }
+  operands = {match->input, factor, result};
+  im2col = *match;
+  return record;
+}
+
+/// The ops that use `buffer` or a view of it, other than the views
+/// themselves and deallocations.
+static SmallVector<Operation *> getAccesses(Value buffer) {
+  SmallVector<Operation *> accesses;
+  for (Operation *user : buffer.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    if (isa<ViewLikeOpInterface>(user)) {
+      for (Value view : user->getResults())
+        llvm::append_range(accesses, getAccesses(view));
+      continue;
+    }
+    accesses.push_back(user);
+  }
+  return accesses;
+}
+
+/// Erases `gather` when nothing reads what it wrote into `columns` (its
+/// readers became records), then the columns when nothing accesses them.
+static void eraseIfUnread(linalg::GenericOp gather, Value columns) {
+  Block *block = gather->getBlock();
+  SmallVector<Operation *> accesses = getAccesses(columns);
+  // Accesses in the block, as the ops of the block that hold them.
+  SmallVector<Operation *> ops;
+  for (Operation *access : accesses) {
+    Operation *op = block->findAncestorOpInBlock(*access);
+    if (!op)
+      return;
+    if (op != gather.getOperation())
+      ops.push_back(op);
+  }
+  for (Operation *op = gather->getNextNode(); op; op = op->getNextNode()) {
+    if (!llvm::is_contained(ops, op))
+      continue;
+    if (mayWrite(op, columns))
+      break;
+    return; // read before the next write
+  }
+  gather.erase();
+  if (!getAccesses(columns).empty())
+    return;
+  SmallVector<Operation *> worklist(columns.getUsers());
+  while (!worklist.empty()) {
+    Operation *user = worklist.pop_back_val();
+    for (Value result : user->getResults())
+      llvm::append_range(worklist, result.getUsers());
+    user->dropAllUses();
+    user->erase();
+  }
+  columns.getDefiningOp()->erase();
+}
+
+namespace {
+struct ConvolutionsToDNNRecordsPass
+    : amp::impl::ConvolutionsToDNNRecordsBase<ConvolutionsToDNNRecordsPass> {
+  using ConvolutionsToDNNRecordsBase::ConvolutionsToDNNRecordsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    llvm::DenseMap<Attribute, StringAttr> globals;
+    SmallVector<linalg::ContractOp> contractions;
+    module.walk([&](linalg::ContractOp op) { contractions.push_back(op); });
+    llvm::SetVector<linalg::GenericOp> gathers;
+    DenseMap<Operation *, Value> gatheredColumns;
+    for (linalg::ContractOp op : contractions) {
+      std::array<Value, 3> operands;
+      Im2Col im2col;
+      std::string why;
+      std::optional<ConvRecord> record =
+          deriveRecord(op, operands, im2col, why);
+      if (!record) {
+        if (emitRemarks)
+          op.emitRemark() << "no convolution record: " << why;
+        continue;
+      }
+      linalg::FillOp fill = amp::getFillOfOutput(op, operands[2]);
+      bool zeroed =
+          fill && matchPattern(fill.getInputs().front(), m_AnyZeroFloat());
+      (*record)[kConvOverwrite] = zeroed ? 1 : 0;
+      if (zeroed)
+        fill.erase();
+      if (emitRemarks)
+        emitRecordRemark(op, *record);
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      SmallVector<Value> arguments = {amp::getRecordMemRef(
+          b, symbols, module, globals, loc, "amp_conv_record", *record)};
+      for (Value operand : operands)
+        arguments.push_back(amp::castToUnranked(b, loc, operand));
+      Type type = getElementTypeOrSelf(operands[0].getType());
+      std::string name =
+          amp::getContractEntryName(type, type, type, kConvEntryPrefix);
+      func::CallOp::create(
+          b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
+          arguments);
+      op.erase();
+      gathers.insert(im2col.gather);
+      gatheredColumns[im2col.gather] = im2col.columns;
+    }
+    for (linalg::GenericOp gather : gathers)
+      eraseIfUnread(gather, gatheredColumns[gather]);
+  }
+
+  void emitRecordRemark(linalg::ContractOp op, const ConvRecord &record) {
+    InFlightDiagnostic remark = op.emitRemark()
+                                << "convolution record: "
+                                << (record[kConvMode] == kConvForward
+                                        ? "forward"
+                                        : "backward-filter");
+    auto list = [&](StringRef name, unsigned first) {
+      remark << " " << name << "=";
+      for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)
+        remark << (i ? "x" : "") << record[first + i];
+    };
+    remark << " rank=" << record[kConvSpatialRank]
+           << " batch=" << record[kConvBatch]
+           << " in_channels=" << record[kConvInChannels]
+           << " out_channels=" << record[kConvOutChannels]
+           << " groups=" << record[kConvGroups];
+    list("input", kConvInput);
+    list("kernel", kConvKernel);
+    list("output", kConvOutput);
+    list("stride", kConvStride);
+    list("dilation", kConvDilation);
+    remark << " type=" << record[kConvTypeX]
+           << " overwrite=" << record[kConvOverwrite];
+  }
+};
+} // namespace

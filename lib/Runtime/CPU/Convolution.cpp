@@ -1,0 +1,150 @@
+//===- Convolution.cpp - Convolution records as direct loops --------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The amp_conv_* entry points of the CPU runtime: a convolution record
+// (ConvRecord.h) executed as cuDNN would, with direct loops over the
+// record's fields rather than the im2col GEMM the compiler built, so that a
+// record that describes another convolution than the IR's gives other
+// numbers. Every operand is a packed channels-first tensor whose element
+// count the record fixes; each is checked first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Runtime/ConvRecord.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
+using namespace mlir::amp::runtime;
+
+namespace {
+
+[[noreturn]] void fail(const char *message) {
+  std::fprintf(stderr, "amp_conv: %s\n", message);
+  std::abort();
+}
+
+/// The elements of a packed `memref` of `count` elements; fails otherwise.
+template <typename T>
+T *getPacked(const UnrankedMemRefType<T> &memref, int64_t count) {
+  DynamicMemRefType<T> ranked(memref);
+  int64_t size = 1;
+  for (int64_t i = ranked.rank - 1; i >= 0; --i) {
+    if (ranked.sizes[i] != 1 && ranked.strides[i] != size)
+      fail("a convolution operand is not packed");
+    size *= ranked.sizes[i];
+  }
+  if (size != count)
+    fail("a convolution operand's size differs from its record's");
+  return ranked.data + ranked.offset;
+}
+
+/// Executes a convolution record: forward Y (+)= conv(X, W), or backward
+/// filter dW (+)= sum over images and positions of X's windows times dY.
+template <typename T>
+void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
+                       const UnrankedMemRefType<T> &xMemRef,
+                       const UnrankedMemRefType<T> &factorMemRef,
+                       const UnrankedMemRefType<T> &resultMemRef) {
+  DynamicMemRefType<int64_t> recordRef(recordMemRef);
+  if (recordRef.rank != 1 || recordRef.sizes[0] != kConvRecordFields)
+    fail("a convolution record is a 1-d memref of kConvRecordFields i64");
+  const int64_t *record = recordRef.data + recordRef.offset;
+  constexpr int64_t type = std::is_same_v<T, double> ? kGemmF64 : kGemmF32;
+  if (const char *error = checkConvRecord(record, type, type, type))
+    fail(error);
+  const int64_t *in = record + kConvInput, *kernel = record + kConvKernel;
+  const int64_t *out = record + kConvOutput, *stride = record + kConvStride;
+  const int64_t *dilation = record + kConvDilation;
+  int64_t batch = record[kConvBatch], groups = record[kConvGroups];
+  int64_t channels = record[kConvInChannels] / groups;
+  int64_t outChannels = record[kConvOutChannels] / groups;
+  int64_t inVolume = in[0] * in[1] * in[2];
+  int64_t kernelVolume = kernel[0] * kernel[1] * kernel[2];
+  int64_t outVolume = out[0] * out[1] * out[2];
+  bool forward = record[kConvMode] == kConvForward;
+  bool overwrite = record[kConvOverwrite];
+
+  const T *x = getPacked(xMemRef, batch * groups * channels * inVolume);
+  int64_t weights = groups * outChannels * channels * kernelVolume;
+  int64_t outputs = batch * groups * outChannels * outVolume;
+  const T *factor = getPacked(factorMemRef, forward ? weights : outputs);
+  T *result = getPacked(resultMemRef, forward ? outputs : weights);
+  const T *w = forward ? factor : nullptr;
+  const T *dy = forward ? nullptr : factor;
+
+  // sum over c and k of X[n, g*C + c, o*s + k*d] * W[g*M + m, c, k], or of
+  // X's window times dY[n, g*M + m, o] over n and o for dW[g*M + m, c, k].
+  auto window = [&](int64_t n, int64_t g, int64_t c, const int64_t *o,
+                    const int64_t *k) {
+    int64_t offset = (n * groups + g) * channels + c;
+    for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)
+      offset = offset * in[i] + o[i] * stride[i] + k[i] * dilation[i];
+    return x[offset];
+  };
+  auto unflatten = [](int64_t index, const int64_t *sizes, int64_t *indices) {
+    for (int64_t i = kConvMaxSpatialRank - 1; i >= 0; --i) {
+      indices[i] = index % sizes[i];
+      index /= sizes[i];
+    }
+  };
+  int64_t o[kConvMaxSpatialRank], k[kConvMaxSpatialRank];
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t m = 0; m < outChannels; ++m) {
+      int64_t filter = g * outChannels + m;
+      if (forward) {
+        for (int64_t n = 0; n < batch; ++n) {
+          T *y = result + (n * groups * outChannels + filter) * outVolume;
+          for (int64_t position = 0; position < outVolume; ++position) {
+            unflatten(position, out, o);
+            T sum = 0;
+            for (int64_t c = 0; c < channels; ++c) {
+              const T *taps = w + (filter * channels + c) * kernelVolume;
+              for (int64_t tap = 0; tap < kernelVolume; ++tap) {
+                unflatten(tap, kernel, k);
+                sum += window(n, g, c, o, k) * taps[tap];
+              }
+            }
+            y[position] = overwrite ? sum : y[position] + sum;
+          }
+        }
+        continue;
+      }
+      for (int64_t c = 0; c < channels; ++c) {
+        T *dw = result + (filter * channels + c) * kernelVolume;
+        for (int64_t tap = 0; tap < kernelVolume; ++tap) {
+          unflatten(tap, kernel, k);
+          T sum = 0;
+          for (int64_t n = 0; n < batch; ++n) {
+            const T *grad =
+                dy + (n * groups * outChannels + filter) * outVolume;
+            for (int64_t position = 0; position < outVolume; ++position) {
+              unflatten(position, out, o);
+              sum += window(n, g, c, o, k) * grad[position];
+            }
+          }
+          dw[tap] = overwrite ? sum : dw[tap] + sum;
+        }
+      }
+    }
+  }
+}
+} // namespace
+
+// The entry points, through the C interface of memref arguments: the
+// record, then X, the second factor and the result.
+#define AMP_CONV(NAME, T)                                                      \
+  extern "C" void _mlir_ciface_amp_conv_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *x,           \
+      UnrankedMemRefType<T> *factor, UnrankedMemRefType<T> *result) {          \
+    convolutionRecord<T>(*record, *x, *factor, *result);                       \
+  }
+
+AMP_CONV(f32_f32_f32, float)
+AMP_CONV(f64_f64_f64, double)

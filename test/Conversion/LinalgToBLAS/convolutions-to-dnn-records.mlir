@@ -1,0 +1,188 @@
+// RUN: amp-opt %s --amp-convolutions-to-dnn-records | FileCheck %s
+// RUN: amp-opt %s --amp-convolutions-to-dnn-records=remarks=true -verify-diagnostics -o /dev/null
+
+#gather = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 3 + c, o0 + k0, o1 + k1)>
+#gather2 = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 2 + c, o0 * 2 + k0, o1 * 2 + k1)>
+#gather1d = affine_map<(n, g, c, k, o) -> (n, g * 2 + c, o + k * 2)>
+#id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#w = affine_map<(n, g, m, o, ck) -> (g, m, ck)>
+#col = affine_map<(n, g, m, o, ck) -> (n, g, ck, o)>
+#y = affine_map<(n, g, m, o, ck) -> (n, g, m, o)>
+#dy = affine_map<(g, m, ck, n, o) -> (n, g, m, o)>
+#dcol = affine_map<(g, m, ck, n, o) -> (n, g, ck, o)>
+#dw = affine_map<(g, m, ck, n, o) -> (g, m, ck)>
+
+// A 3x3 convolution of a padded 2x3x6x6 input into 4 channels: the
+// contraction reads the input itself through a forward record, its zeroed
+// output becomes overwrite=1, and the gather and its columns go.
+// CHECK-DAG:   memref.global "private" constant @amp_conv_record : memref<25xi64> = dense<[0, 2, 2, 3, 4, 1, 1, 6, 6, 1, 3, 3, 1, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1]>
+// CHECK-DAG:   func.func private @amp_conv_f32_f32_f32(memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %[[X:.*]]: memref<2x3x6x6xf32>, %[[W:.*]]: memref<1x4x27xf32>, %[[Y:.*]]: memref<2x1x4x16xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.
+// CHECK:         %[[R:.*]] = memref.get_global @amp_conv_record : memref<25xi64>
+// CHECK:         %[[RU:.*]] = memref.cast %[[R]]
+// CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x3x6x6xf32> to memref<*xf32>
+// CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<1x4x27xf32> to memref<*xf32>
+// CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<2x1x4x16xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%[[RU]], %[[XU]], %[[WU]], %[[YU]])
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @forward(%x: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32>, %y: memref<2x1x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{convolution record: forward rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x6x6 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=0 overwrite=1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
+  memref.dealloc %cols : memref<2x1x3x3x3x4x4xf32>
+  return
+}
+
+// The weight gradient of a 2-group, stride-2 convolution (dW[g, m, c*k]
+// sums dY against the columns over images and positions): a backward
+// filter record; dW is accumulated into (no fill: overwrite=0).
+// CHECK-LABEL: func.func @backward_filter(
+// CHECK:         call @amp_conv_f32_f32_f32(
+// CHECK-NOT:     linalg.
+func.func @backward_filter(%x: memref<2x4x7x7xf32>, %dy: memref<2x2x3x9xf32>, %dw: memref<2x3x18xf32>) {
+  %cols = memref.alloc() : memref<2x2x2x3x3x3x3xf32>
+  linalg.generic {indexing_maps = [#gather2, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x4x7x7xf32>) outs(%cols : memref<2x2x2x3x3x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x2x2x3x3x3x3xf32> into memref<2x2x18x9xf32>
+  // expected-remark @below {{convolution record: backward-filter rank=2 batch=2 in_channels=4 out_channels=6 groups=2 input=1x7x7 kernel=1x3x3 output=1x3x3 stride=1x2x2 dilation=1x1x1 type=0 overwrite=0}}
+  linalg.contract indexing_maps = [#dy, #dcol, #dw] ins(%dy, %flat : memref<2x2x3x9xf32>, memref<2x2x18x9xf32>) outs(%dw : memref<2x3x18xf32>)
+  return
+}
+
+// A 1-d convolution with dilation 2 is a 2-d record whose first spatial
+// dimension has size 1.
+// CHECK-LABEL: func.func @dilated_1d(
+// CHECK:         call @amp_conv_f32_f32_f32(
+func.func @dilated_1d(%x: memref<1x2x9xf32>, %w: memref<1x4x6xf32>, %y: memref<1x1x4x5xf32>) {
+  %cols = memref.alloc() : memref<1x1x2x3x5xf32>
+  linalg.generic {indexing_maps = [#gather1d, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x2x9xf32>) outs(%cols : memref<1x1x2x3x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3], [4]] : memref<1x1x2x3x5xf32> into memref<1x1x6x5xf32>
+  // expected-remark @below {{convolution record: forward rank=2 batch=1 in_channels=2 out_channels=4 groups=1 input=1x1x9 kernel=1x1x3 output=1x1x5 stride=1x1x1 dilation=1x1x2 type=0 overwrite=0}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x6xf32>, memref<1x1x6x5xf32>) outs(%y : memref<1x1x4x5xf32>)
+  return
+}
+
+// One columns buffer written by two gathers (bufferization reuses it):
+// each contraction reads the gather just before it; both become records,
+// and the gathers and the buffer go.
+// CHECK-LABEL: func.func @reused_columns(
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.generic
+// CHECK-COUNT-2: call @amp_conv_f32_f32_f32(
+// CHECK-NOT:     linalg.
+func.func @reused_columns(%x1: memref<2x3x6x6xf32>, %x2: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32>, %y1: memref<2x1x4x16xf32>, %y2: memref<2x1x4x16xf32>) {
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x1 : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  // expected-remark @below {{convolution record: forward}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y1 : memref<2x1x4x16xf32>)
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x2 : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  // expected-remark @below {{convolution record: forward}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y2 : memref<2x1x4x16xf32>)
+  return
+}
+
+// The columns have another reader: the contraction becomes a record, the
+// gather stays for the copy.
+// CHECK-LABEL: func.func @columns_read_elsewhere(
+// CHECK:         linalg.generic
+// CHECK:         call @amp_conv_f32_f32_f32(
+// CHECK:         memref.copy
+func.func @columns_read_elsewhere(%x: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32>, %y: memref<2x1x4x16xf32>, %copy: memref<2x1x27x16xf32>) {
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  // expected-remark @below {{convolution record: forward}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
+  memref.copy %flat, %copy : memref<2x1x27x16xf32> to memref<2x1x27x16xf32>
+  return
+}
+
+// f16 columns into an f32 accumulator (an AMP convolution): cuDNN has no
+// such configuration, the im2col GEMM stays.
+// CHECK-LABEL: func.func @f16_inputs(
+// CHECK:         linalg.generic
+// CHECK:         linalg.contract
+// CHECK-NOT:     call
+func.func @f16_inputs(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %y: memref<2x1x4x16xf32>) {
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
+  // expected-remark @below {{no convolution record: cuDNN convolves f32 or f64 into its own type only}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  return
+}
+
+// The input changes after the gather: a record would read the new values.
+// CHECK-LABEL: func.func @input_written_between(
+// CHECK:         linalg.contract
+func.func @input_written_between(%x: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32>, %y: memref<2x1x4x16xf32>) {
+  %one = arith.constant 1.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.fill ins(%one : f32) outs(%x : memref<2x3x6x6xf32>)
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  // expected-remark @below {{no convolution record: the gathered input changes before the contraction}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
+  return
+}
+
+// A gather that computes (a cast on the way) is no im2col copy.
+// CHECK-LABEL: func.func @computing_gather(
+// CHECK:         linalg.contract
+func.func @computing_gather(%x: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32>, %y: memref<2x1x4x16xf32>) {
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %twice = arith.addf %in, %in : f32
+    linalg.yield %twice : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  // expected-remark @below {{no convolution record: the gather computes instead of copying}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
+  return
+}
+
+// A plain GEMM has no columns.
+// CHECK-LABEL: func.func @plain_gemm(
+// CHECK:         linalg.contract
+#a2 = affine_map<(m, n, k) -> (m, k)>
+#b2 = affine_map<(m, n, k) -> (k, n)>
+#c2 = affine_map<(m, n, k) -> (m, n)>
+func.func @plain_gemm(%a: memref<8x32xf32>, %b: memref<32x16xf32>, %c: memref<8x16xf32>) {
+  // expected-remark @below {{no convolution record: no operand is a collapsed im2col buffer}}
+  linalg.contract indexing_maps = [#a2, #b2, #c2] ins(%a, %b : memref<8x32xf32>, memref<32x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
