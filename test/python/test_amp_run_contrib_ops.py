@@ -2,6 +2,8 @@
 against numpy (ConcatTraining with its lengths output, SliceGrad,
 DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
 BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad)."""
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -62,10 +64,10 @@ def test_contrib_training_ops_match_numpy(tmp_path):
                                rtol=1e-6)
 
 
-def run_nodes(tmp_path, nodes, inputs, outputs, opset=17):
-    """Runs a graph of `nodes` (or one node) on `inputs` ({name: array});
-    `outputs` is {name: shape} (float32) or {name: (shape, numpy dtype)}.
-    Returns {name: array}."""
+def run_nodes(tmp_path, nodes, inputs, outputs, opset=17, extra=()):
+    """Runs a graph of `nodes` (or one node) on `inputs` ({name: array})
+    with amp-run's `extra` arguments; `outputs` is {name: shape} (float32)
+    or {name: (shape, numpy dtype)}. Returns {name: array}."""
     info = helper.make_tensor_value_info
     def to_onnx(dtype):
         return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
@@ -84,7 +86,7 @@ def run_nodes(tmp_path, nodes, inputs, outputs, opset=17):
         helper.make_opsetid("ai.onnx.preview.training", 1)])
     path = str(tmp_path / "node.onnx")
     onnx.save(model, path)
-    args = ["--save-outputs", str(tmp_path / "out")]
+    args = ["--save-outputs", str(tmp_path / "out"), *extra]
     for name, value in inputs.items():
         np.save(tmp_path / f"{name}.npy", value)
         args += ["--input", f"{name}={tmp_path / name}.npy"]
@@ -154,8 +156,16 @@ def test_batch_norm_grad_matches_autograd(tmp_path):
     ((1, 4, 7, 6), (6, 2, 3, 2),
      dict(group=2, dilations=[2, 1], pads=[2, 0, 1, 1])),
     ((2, 2, 9), (3, 2, 4), dict(strides=[3], auto_pad="SAME_UPPER")),
+    ((1, 2, 5, 4, 5), (3, 2, 3, 2, 3), dict(pads=[1, 0, 1, 1, 1, 1])),
 ])
-def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, tmp_path):
+@pytest.mark.parametrize("records", [False, True],
+                         ids=["cpu", "conv_records"])
+def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, records,
+                                    tmp_path):
+    """ConvGrad's three gradients; with `records`, through the CUDA
+    backend's grid loops, dX (a convolution of the upsampled dY) and dW (a
+    weight gradient) as convolution records executed by the CPU runtime:
+    groups, dilations, strides, 1-d and 3-d convolutions."""
     import torch
     rng = np.random.default_rng(2)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -178,8 +188,8 @@ def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, tmp_path):
     xt = torch.tensor(x, requires_grad=True)
     wt = torch.tensor(w, requires_grad=True)
     bt = torch.zeros(w_shape[0], requires_grad=True)
-    conv = torch.nn.functional.conv2d if spatial == 2 else \
-        torch.nn.functional.conv1d
+    conv = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d,
+            3: torch.nn.functional.conv3d}[spatial]
     y = conv(torch.nn.functional.pad(xt, torch_pads), wt, bt,
              stride=strides, dilation=dilations, groups=attrs.get("group", 1))
     dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
@@ -187,8 +197,15 @@ def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, tmp_path):
     node = helper.make_node("ConvGrad", ["dy", "x", "w"], ["dx", "dw", "db"],
                             domain="com.microsoft",
                             kernel_shape=list(w_shape[2:]), **attrs)
+    lowered = tmp_path / "lowered.mlir"
+    extra = ["--grid-loops", "--dump-lowered", str(lowered)] if records \
+        else []
     got = run_nodes(tmp_path, node, dict(dy=dy, x=x, w=w),
-                          dict(dx=x_shape, dw=w_shape, db=(w_shape[0],)))
+                    dict(dx=x_shape, dw=w_shape, db=(w_shape[0],)),
+                    extra=extra)
+    if records:
+        calls = re.findall(r"call @amp_conv_f32_f32_f32\(", lowered.read_text())
+        assert len(calls) == 2
     for name, expected in (("dx", xt.grad), ("dw", wt.grad),
                            ("db", bt.grad)):
         np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
