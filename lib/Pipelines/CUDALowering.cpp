@@ -36,7 +36,8 @@ static std::string getGridLoopPasses(int64_t blockSize) {
   passes.insert(bufferize, "amp-split-reductions,");
   return passes +
          "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records,"
-         "func.func(amp-parallelize-loop-nests,amp-host-data-to-kernels,"
+         "func.func(amp-parallelize-loop-nests{atomic-updates=true},"
+         "amp-host-data-to-kernels,"
          "amp-linalg-to-grid-loops{block-"
          "size=" +
          std::to_string(blockSize) + "},amp-expand-fp8-casts),";

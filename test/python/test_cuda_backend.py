@@ -95,8 +95,9 @@ def test_wide_cnn_reductions_and_scatters_run_in_parallel(tmp_path):
     """A ResNet step on 4 images of 32x32 (the small zoo's are too small to
     split): its BatchNorm sums over images and pixels are reduced per image
     first (amp-split-reductions' two steps), its MaxPool gradient scatters
-    each image's channels in parallel (amp-parallelize-loop-nests), and the
-    grid loops still give the CPU path's outputs."""
+    each image's channels in parallel (amp-parallelize-loop-nests), with
+    atomic additions every update, and the grid loops still give the CPU
+    path's outputs."""
     from amp_opt import export
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
@@ -113,6 +114,14 @@ def test_wide_cnn_reductions_and_scatters_run_in_parallel(tmp_path):
         "func.func(canonicalize,amp-parallelize-loop-nests)")
     assert re.search(r"scf.parallel \(%\w+, %\w+\) = \(%c0, %c0\) to "
                      r"\(%c4, %c8\)", scattered)
+    # As the CUDA pipeline runs it: over every update too, atomically.
+    atomic = lower_with(
+        path, "one-shot-bufferize{bufferize-function-boundaries},"
+        "func.func(canonicalize,amp-parallelize-loop-nests{atomic-updates="
+        "true})")
+    assert re.search(r"scf.parallel \(%\w+, %\w+, %\w+\) = \(%c0, %c0, "
+                     r"%c0\) to \(%c4, %c8, %c256\)", atomic)
+    assert "memref.atomic_rmw addf" in atomic
     compare_grid_to_cpu(path, *PRECISIONS["fp32"], tmp_path)
 
 

@@ -361,12 +361,25 @@ def ParallelizeLoopNests : Pass<"amp-parallelize-loop-nests", "func::FuncOp"> {
     becomes an `scf.parallel` over those loops around the others, in their
     order, which `amp-linalg-to-grid-loops` tiles into a grid.
 
+    With `atomic-updates`, a nest some of whose loops are not independent
+    becomes parallel over all of them when every buffer it writes is
+    written only by additions (`store (addf (load B[i]), u), B[i]`, f32 or
+    f64: a scatter-add, a MaxPool gradient, an embedding gradient), each
+    then a `memref.atomic_rmw addf`. The sums then run in no fixed order
+    on a GPU (as PyTorch's `scatter_add_` does).
+
     A nest is left as it is when a loop carries values, a bound is
     computed inside the nest, or its body has a memory effect other than
     `memref.load` and `memref.store`. Distinct allocations and function
     arguments are assumed not to overlap (a step's buffers are separate).
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"atomicUpdates", "atomic-updates", "bool", "false",
+           "make loops that add into the same elements parallel too, with "
+           "atomic additions">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {

@@ -7,12 +7,15 @@
 // The amp-parallelize-loop-nests pass: a perfect nest of scf.for loops on
 // buffers (the loops of a scatter) becomes an scf.parallel over the loops
 // whose iterations touch disjoint elements of every buffer the nest
-// writes, around the other loops in their order.
+// writes, around the other loops in their order. With atomic-updates, a
+// nest whose writes are all additions (a scatter-add) becomes parallel
+// over every loop, each addition an atomic read-modify-write.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -105,6 +108,71 @@ getAccesses(scf::ForOp nest) {
   return buffers;
 }
 
+/// The additions `store (addf (load B[i]), u), B[i]` through which `body`
+/// writes `buffer`: each load feeds its addition alone, which feeds the
+/// store alone, at the same view and indices, and nothing else in `body`
+/// touches the buffer. Empty when the buffer is accessed otherwise, or its
+/// elements are not f32 or f64 (what NVPTX adds atomically).
+static SmallVector<memref::StoreOp> getAdditions(Block *body, Value buffer) {
+  SmallVector<memref::StoreOp> additions;
+  unsigned accesses = 0;
+  bool other = false;
+  body->walk([&](Operation *op) {
+    auto memref = [&]() -> Value {
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        return load.getMemRef();
+      if (auto store = dyn_cast<memref::StoreOp>(op))
+        return store.getMemRef();
+      return nullptr;
+    }();
+    if (!memref || memref::skipViewLikeOps(cast<MemrefValue>(memref)) != buffer)
+      return;
+    ++accesses;
+    auto store = dyn_cast<memref::StoreOp>(op);
+    if (!store)
+      return;
+    auto add = store.getValueToStore().getDefiningOp<arith::AddFOp>();
+    memref::LoadOp load;
+    for (Value operand : add ? add->getOperands() : ValueRange())
+      if (auto candidate = operand.getDefiningOp<memref::LoadOp>();
+          candidate && candidate.getMemRef() == store.getMemRef() &&
+          candidate.getIndices() == store.getIndices())
+        load = candidate;
+    if (!load || !add->hasOneUse() || !load->hasOneUse() ||
+        add.getLhs() == add.getRhs() || load->getBlock() != op->getBlock())
+      other = true;
+    else
+      additions.push_back(store);
+  });
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  if (other || accesses != 2 * additions.size() ||
+      !(element.isF32() || element.isF64()))
+    return {};
+  return additions;
+}
+
+/// Each addition `store (addf (load B[i]), u), B[i]` as
+/// `memref.atomic_rmw addf u, B[i]`.
+static void makeAtomic(RewriterBase &rewriter,
+                       ArrayRef<memref::StoreOp> additions) {
+  for (memref::StoreOp store : additions) {
+    auto add = store.getValueToStore().getDefiningOp<arith::AddFOp>();
+    auto load = add.getLhs().getDefiningOp<memref::LoadOp>();
+    Value update = add.getRhs();
+    if (!load || load.getMemRef() != store.getMemRef()) {
+      load = add.getRhs().getDefiningOp<memref::LoadOp>();
+      update = add.getLhs();
+    }
+    rewriter.setInsertionPoint(store);
+    memref::AtomicRMWOp::create(rewriter, store.getLoc(),
+                                arith::AtomicRMWKind::addf, update,
+                                store.getMemRef(), store.getIndices());
+    rewriter.eraseOp(store);
+    rewriter.eraseOp(add);
+    rewriter.eraseOp(load);
+  }
+}
+
 /// Rewrites `nest` as an scf.parallel over its loops in `parallel` around
 /// its other loops, in their order.
 static void parallelize(RewriterBase &rewriter,
@@ -171,6 +239,23 @@ struct ParallelizeLoopNestsPass
         parallel[i] = llvm::all_of(*buffers, [&](const auto &entry) {
           return !entry.second.written || isPartitionedBy(entry.second, iv);
         });
+      }
+      if (atomicUpdates && !parallel.all()) {
+        // Every written buffer updated by additions only: all loops.
+        SmallVector<memref::StoreOp> additions;
+        bool allAdditions = true;
+        for (const auto &[buffer, accesses] : *buffers) {
+          if (!accesses.written)
+            continue;
+          SmallVector<memref::StoreOp> found =
+              getAdditions(nest.back().getBody(), buffer);
+          allAdditions &= !found.empty();
+          llvm::append_range(additions, found);
+        }
+        if (allAdditions) {
+          makeAtomic(rewriter, additions);
+          parallel.set();
+        }
       }
       if (parallel.any())
         parallelize(rewriter, nest, parallel);

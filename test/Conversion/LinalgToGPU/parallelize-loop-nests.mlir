@@ -1,4 +1,5 @@
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-parallelize-loop-nests))' | FileCheck %s
+// RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-parallelize-loop-nests{atomic-updates=true}))' | FileCheck %s --check-prefix=ATOMIC
 
 // A ScatterElements along the last axis with add: each (n, c) writes its
 // own row of the result, so those loops are parallel; the loop over the
@@ -10,6 +11,15 @@
 // CHECK-NEXT:        %[[I:.*]] = memref.load %[[IDX]][%[[N]], %[[C]], %[[O]]]
 // CHECK:             memref.load %[[OUT]][%[[N]], %[[C]], %{{.*}}]
 // CHECK:             memref.store %{{.*}}, %[[OUT]][%[[N]], %[[C]], %{{.*}}]
+// With atomic updates, the loop over the updates is parallel too, each
+// addition atomic.
+// ATOMIC-LABEL: func.func @scatter_rows
+// ATOMIC-SAME:    (%[[IDX:.*]]: memref<2x3x5xi64>, %[[UPD:.*]]: memref<2x3x5xf32>, %[[OUT:.*]]: memref<2x3x7xf32>)
+// ATOMIC:         scf.parallel (%[[N:.*]], %[[C:.*]], %[[O:.*]]) = (%{{.*}}, %{{.*}}, %{{.*}}) to
+// ATOMIC-NOT:       scf.for
+// ATOMIC:           %[[U:.*]] = memref.load %[[UPD]][%[[N]], %[[C]], %[[O]]]
+// ATOMIC-NEXT:      memref.atomic_rmw addf %[[U]], %[[OUT]][%[[N]], %[[C]], %{{.*}}] : (f32, memref<2x3x7xf32>) -> f32
+// ATOMIC-NOT:       memref.store
 func.func @scatter_rows(%idx: memref<2x3x5xi64>, %upd: memref<2x3x5xf32>,
                         %out: memref<2x3x7xf32>) {
   %c0 = arith.constant 0 : index
@@ -43,6 +53,9 @@ func.func @scatter_rows(%idx: memref<2x3x5xi64>, %upd: memref<2x3x5xf32>,
 // CHECK-NEXT:        scf.for %[[S:.*]] =
 // CHECK:               memref.load %{{.*}}[%[[B]], %[[S]], %[[D]]] : memref<2x4x16xf32>
 // CHECK:               memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[D]]] : memref<10x16xf32>
+// ATOMIC-LABEL: func.func @embedding_gradient
+// ATOMIC:         scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) =
+// ATOMIC:           memref.atomic_rmw addf
 func.func @embedding_gradient(%tokens: memref<2x4xi64>, %dy: memref<2x4x16xf32>,
                               %dw: memref<10x16xf32>) {
   %c0 = arith.constant 0 : index
@@ -72,6 +85,13 @@ func.func @embedding_gradient(%tokens: memref<2x4xi64>, %dy: memref<2x4x16xf32>,
 // call may write anything.
 // CHECK-LABEL: func.func @dependent_nests
 // CHECK-NOT:     scf.parallel
+// With atomic updates, only the sum into one element becomes parallel:
+// the others store, or read the buffer through another view.
+// ATOMIC-LABEL: func.func @dependent_nests
+// ATOMIC:         scf.parallel
+// ATOMIC-NEXT:      memref.load
+// ATOMIC-NEXT:      memref.atomic_rmw addf
+// ATOMIC-NOT:     scf.parallel
 func.func @dependent_nests(%x: memref<8xf32>, %acc: memref<1xf32>,
                            %buf: memref<8xf32>, %s: f32) -> f32 {
   %c0 = arith.constant 0 : index
@@ -100,3 +120,42 @@ func.func @dependent_nests(%x: memref<8xf32>, %acc: memref<1xf32>,
   return %r : f32
 }
 func.func private @opaque(memref<8xf32>)
+
+// -----
+
+// Additions that are not atomic ones: f16 elements (no native atomic add
+// on sm_80), a value added to itself, a second store to the buffer.
+// ATOMIC-LABEL: func.func @not_atomic_additions
+// ATOMIC-NOT:     atomic_rmw
+// ATOMIC-NOT:     scf.parallel
+func.func @not_atomic_additions(%idx: memref<8xi64>, %h: memref<4xf16>,
+                                %u: memref<8xf16>, %f: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c8 step %c1 {
+    %j64 = memref.load %idx[%i] : memref<8xi64>
+    %j = arith.index_cast %j64 : i64 to index
+    %v = memref.load %u[%i] : memref<8xf16>
+    %old = memref.load %h[%j] : memref<4xf16>
+    %new = arith.addf %old, %v : f16
+    memref.store %new, %h[%j] : memref<4xf16>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %j64 = memref.load %idx[%i] : memref<8xi64>
+    %j = arith.index_cast %j64 : i64 to index
+    %old = memref.load %f[%j] : memref<4xf32>
+    %new = arith.addf %old, %old : f32
+    memref.store %new, %f[%j] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %j64 = memref.load %idx[%i] : memref<8xi64>
+    %j = arith.index_cast %j64 : i64 to index
+    %old = memref.load %f[%j] : memref<4xf32>
+    %new = arith.addf %old, %zero : f32
+    memref.store %new, %f[%j] : memref<4xf32>
+    memref.store %zero, %f[%c0] : memref<4xf32>
+  }
+  return
+}
