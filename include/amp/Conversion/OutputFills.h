@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::amp {
@@ -61,6 +62,15 @@ inline linalg::FillOp getFillOfOutput(Operation *op, Value output) {
       return nullptr;
   }
   return nullptr;
+}
+
+/// The fill of `output` before `op` (getFillOfOutput) when it fills zeros,
+/// which a library call folds as its overwrite flag (beta 0); else null.
+inline linalg::FillOp getZeroFillOfOutput(Operation *op, Value output) {
+  linalg::FillOp fill = getFillOfOutput(op, output);
+  return fill && matchPattern(fill.getInputs().front(), m_AnyZeroFloat())
+             ? fill
+             : nullptr;
 }
 
 } // namespace mlir::amp

@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include <array>
@@ -234,14 +233,6 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
   return std::nullopt;
 }
 
-/// The zero fill of `op`'s output just before it, or null.
-static linalg::FillOp getZeroFillBefore(linalg::ContractOp op) {
-  linalg::FillOp fill = amp::getFillOfOutput(op, op.getDpsInits().front());
-  return fill && matchPattern(fill.getInputs().front(), m_AnyZeroFloat())
-             ? fill
-             : nullptr;
-}
-
 namespace {
 struct ContractionsToGemmRecordsPass
     : amp::impl::ContractionsToGemmRecordsBase<ContractionsToGemmRecordsPass> {
@@ -261,7 +252,8 @@ struct ContractionsToGemmRecordsPass
         op.emitRemark() << "no GEMM record: " << why;
     });
     for (auto &[op, record] : records) {
-      linalg::FillOp zeros = getZeroFillBefore(op);
+      linalg::FillOp zeros =
+          amp::getZeroFillOfOutput(op, op.getDpsInits().front());
       record[kGemmOverwrite] = zeros ? 1 : 0;
       if (zeros)
         zeros.erase();

@@ -26,7 +26,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <array>
@@ -294,16 +293,15 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
   }
   AffineExpr n = columnsMap.getResult(0), g = columnsMap.getResult(1);
   AffineExpr ck = columnsMap.getResult(2), o = columnsMap.getResult(3);
-  unsigned numLoops = op.getNumLoops();
-  std::optional<unsigned> mLoop;
-  for (unsigned loop = 0; loop < numLoops; ++loop)
-    if (!columnsMap.isFunctionOfDim(loop))
-      mLoop = mLoop ? numLoops : loop;
-  if (!mLoop || *mLoop == numLoops || numLoops != 5) {
+  // Five loops of which the columns' (a projected permutation) index four.
+  if (op.getNumLoops() != 5) {
     why = "the contraction's indexing is not a convolution's";
     return std::nullopt;
   }
-  AffineExpr m = getAffineDimExpr(*mLoop, op.getContext());
+  unsigned mLoop = 0;
+  while (columnsMap.isFunctionOfDim(mLoop))
+    ++mLoop;
+  AffineExpr m = getAffineDimExpr(mLoop, op.getContext());
   auto results = [](AffineMap map) {
     return SmallVector<AffineExpr>(map.getResults());
   };
@@ -343,7 +341,7 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
   record[kConvSpatialRank] = std::max<int64_t>(match->spatial, 2);
   record[kConvBatch] = inputType.getDimSize(0);
   record[kConvInChannels] = inputType.getDimSize(1);
-  record[kConvOutChannels] = groups * loopSizes[*mLoop];
+  record[kConvOutChannels] = groups * loopSizes[mLoop];
   record[kConvGroups] = groups;
   // Right-aligned: the unused leading spatial dimensions have size 1.
   int64_t unused = kConvMaxSpatialRank - match->spatial;
@@ -385,9 +383,10 @@ static SmallVector<Operation *> getAccesses(Value buffer) {
   return accesses;
 }
 
-/// Erases `gather` when nothing reads what it wrote into `columns` (its
+/// Erases `gather` when nothing reads what it wrote into its columns (its
 /// readers became records), then the columns when nothing accesses them.
-static void eraseIfUnread(linalg::GenericOp gather, Value columns) {
+static void eraseIfUnread(linalg::GenericOp gather) {
+  Value columns = gather.getDpsInits().front();
   Block *block = gather->getBlock();
   SmallVector<Operation *> accesses = getAccesses(columns);
   // Accesses in the block, as the ops of the block that hold them.
@@ -432,7 +431,6 @@ struct ConvolutionsToDNNRecordsPass
     SmallVector<linalg::ContractOp> contractions;
     module.walk([&](linalg::ContractOp op) { contractions.push_back(op); });
     llvm::SetVector<linalg::GenericOp> gathers;
-    DenseMap<Operation *, Value> gatheredColumns;
     for (linalg::ContractOp op : contractions) {
       std::array<Value, 3> operands;
       Im2Col im2col;
@@ -444,12 +442,10 @@ struct ConvolutionsToDNNRecordsPass
           op.emitRemark() << "no convolution record: " << why;
         continue;
       }
-      linalg::FillOp fill = amp::getFillOfOutput(op, operands[2]);
-      bool zeroed =
-          fill && matchPattern(fill.getInputs().front(), m_AnyZeroFloat());
-      (*record)[kConvOverwrite] = zeroed ? 1 : 0;
-      if (zeroed)
-        fill.erase();
+      linalg::FillOp zeros = amp::getZeroFillOfOutput(op, operands[2]);
+      (*record)[kConvOverwrite] = zeros ? 1 : 0;
+      if (zeros)
+        zeros.erase();
       if (emitRemarks)
         emitRecordRemark(op, *record);
       OpBuilder b(op);
@@ -466,10 +462,9 @@ struct ConvolutionsToDNNRecordsPass
           arguments);
       op.erase();
       gathers.insert(im2col.gather);
-      gatheredColumns[im2col.gather] = im2col.columns;
     }
     for (linalg::GenericOp gather : gathers)
-      eraseIfUnread(gather, gatheredColumns[gather]);
+      eraseIfUnread(gather);
   }
 
   void emitRecordRemark(linalg::ContractOp op, const ConvRecord &record) {

@@ -54,11 +54,25 @@ static SmallVector<scf::ForOp> getPerfectNest(scf::ForOp outer) {
 }
 
 namespace {
+/// A load or store: the op, its view and its indices.
+struct Access {
+  Operation *op;
+  Value view;
+  ValueRange indices;
+};
+
 /// The loads and stores of one buffer in a nest.
 struct BufferAccesses {
-  /// The view and the indices of each load and store.
-  SmallVector<std::pair<Value, ValueRange>> accesses;
+  SmallVector<Access> accesses;
   bool written = false;
+};
+
+/// An update `store (addf (load B[i]), update), B[i]`.
+struct Addition {
+  memref::LoadOp load;
+  arith::AddFOp add;
+  memref::StoreOp store;
+  Value update;
 };
 } // namespace
 
@@ -66,11 +80,11 @@ struct BufferAccesses {
 /// touches its own elements of `buffer`: every access, through one view,
 /// indexes one dimension, the same for all, with `iv` itself.
 static bool isPartitionedBy(const BufferAccesses &buffer, Value iv) {
-  Value view = buffer.accesses.front().first;
-  unsigned rank = buffer.accesses.front().second.size();
+  Value view = buffer.accesses.front().view;
+  unsigned rank = buffer.accesses.front().indices.size();
   for (unsigned dim = 0; dim < rank; ++dim)
-    if (llvm::all_of(buffer.accesses, [&](auto access) {
-          return access.first == view && access.second[dim] == iv;
+    if (llvm::all_of(buffer.accesses, [&](const Access &access) {
+          return access.view == view && access.indices[dim] == iv;
         }))
       return true;
   return false;
@@ -99,7 +113,7 @@ getAccesses(scf::ForOp nest) {
     }
     BufferAccesses &buffer =
         buffers[memref::skipViewLikeOps(cast<MemrefValue>(memref))];
-    buffer.accesses.emplace_back(memref, indices);
+    buffer.accesses.push_back({op, memref, indices});
     buffer.written |= isa<memref::StoreOp>(op);
     return WalkResult::advance();
   });
@@ -108,68 +122,59 @@ getAccesses(scf::ForOp nest) {
   return buffers;
 }
 
-/// The additions `store (addf (load B[i]), u), B[i]` through which `body`
-/// writes `buffer`: each load feeds its addition alone, which feeds the
-/// store alone, at the same view and indices, and nothing else in `body`
-/// touches the buffer. Empty when the buffer is accessed otherwise, or its
-/// elements are not f32 or f64 (what NVPTX adds atomically).
-static SmallVector<memref::StoreOp> getAdditions(Block *body, Value buffer) {
-  SmallVector<memref::StoreOp> additions;
-  unsigned accesses = 0;
-  bool other = false;
-  body->walk([&](Operation *op) {
-    auto memref = [&]() -> Value {
-      if (auto load = dyn_cast<memref::LoadOp>(op))
-        return load.getMemRef();
-      if (auto store = dyn_cast<memref::StoreOp>(op))
-        return store.getMemRef();
-      return nullptr;
-    }();
-    if (!memref || memref::skipViewLikeOps(cast<MemrefValue>(memref)) != buffer)
-      return;
-    ++accesses;
-    auto store = dyn_cast<memref::StoreOp>(op);
-    if (!store)
-      return;
-    auto add = store.getValueToStore().getDefiningOp<arith::AddFOp>();
-    memref::LoadOp load;
-    for (Value operand : add ? add->getOperands() : ValueRange())
-      if (auto candidate = operand.getDefiningOp<memref::LoadOp>();
-          candidate && candidate.getMemRef() == store.getMemRef() &&
-          candidate.getIndices() == store.getIndices())
-        load = candidate;
-    if (!load || !add->hasOneUse() || !load->hasOneUse() ||
-        add.getLhs() == add.getRhs() || load->getBlock() != op->getBlock())
-      other = true;
-    else
-      additions.push_back(store);
-  });
+/// `store` as an addition `store (addf (load B[i]), u), B[i]` whose load
+/// feeds the addition alone, which feeds the store alone, at the same view
+/// and indices; nullopt when it is not one.
+static std::optional<Addition> getAddition(memref::StoreOp store) {
+  auto add = store.getValueToStore().getDefiningOp<arith::AddFOp>();
+  if (!add || !add->hasOneUse() || add.getLhs() == add.getRhs())
+    return std::nullopt;
+  for (auto [loaded, update] : {std::pair(add.getLhs(), add.getRhs()),
+                                std::pair(add.getRhs(), add.getLhs())}) {
+    auto load = loaded.getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemRef() == store.getMemRef() &&
+        load.getIndices() == store.getIndices() && load->hasOneUse() &&
+        load->getBlock() == store->getBlock())
+      return Addition{load, add, store, update};
+  }
+  return std::nullopt;
+}
+
+/// The additions through which a nest writes `buffer` (its accesses
+/// there), when the nest touches the buffer in no other way and its
+/// elements are f32 or f64 (what NVPTX adds atomically); else empty.
+static SmallVector<Addition> getAdditions(Value buffer,
+                                          const BufferAccesses &accesses) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
-  if (other || accesses != 2 * additions.size() ||
-      !(element.isF32() || element.isF64()))
+  if (!element.isF32() && !element.isF64())
+    return {};
+  SmallVector<Addition> additions;
+  for (const Access &access : accesses.accesses) {
+    auto store = dyn_cast<memref::StoreOp>(access.op);
+    if (!store)
+      continue;
+    std::optional<Addition> addition = getAddition(store);
+    if (!addition)
+      return {};
+    additions.push_back(*addition);
+  }
+  // Every access is one addition's load or store.
+  if (accesses.accesses.size() != 2 * additions.size())
     return {};
   return additions;
 }
 
-/// Each addition `store (addf (load B[i]), u), B[i]` as
-/// `memref.atomic_rmw addf u, B[i]`.
-static void makeAtomic(RewriterBase &rewriter,
-                       ArrayRef<memref::StoreOp> additions) {
-  for (memref::StoreOp store : additions) {
-    auto add = store.getValueToStore().getDefiningOp<arith::AddFOp>();
-    auto load = add.getLhs().getDefiningOp<memref::LoadOp>();
-    Value update = add.getRhs();
-    if (!load || load.getMemRef() != store.getMemRef()) {
-      load = add.getRhs().getDefiningOp<memref::LoadOp>();
-      update = add.getLhs();
-    }
+/// Each addition as `memref.atomic_rmw addf u, B[i]`.
+static void makeAtomic(RewriterBase &rewriter, ArrayRef<Addition> additions) {
+  for (const Addition &addition : additions) {
+    memref::StoreOp store = addition.store;
     rewriter.setInsertionPoint(store);
     memref::AtomicRMWOp::create(rewriter, store.getLoc(),
-                                arith::AtomicRMWKind::addf, update,
+                                arith::AtomicRMWKind::addf, addition.update,
                                 store.getMemRef(), store.getIndices());
     rewriter.eraseOp(store);
-    rewriter.eraseOp(add);
-    rewriter.eraseOp(load);
+    rewriter.eraseOp(addition.add);
+    rewriter.eraseOp(addition.load);
   }
 }
 
@@ -242,13 +247,12 @@ struct ParallelizeLoopNestsPass
       }
       if (atomicUpdates && !parallel.all()) {
         // Every written buffer updated by additions only: all loops.
-        SmallVector<memref::StoreOp> additions;
+        SmallVector<Addition> additions;
         bool allAdditions = true;
         for (const auto &[buffer, accesses] : *buffers) {
           if (!accesses.written)
             continue;
-          SmallVector<memref::StoreOp> found =
-              getAdditions(nest.back().getBody(), buffer);
+          SmallVector<Addition> found = getAdditions(buffer, accesses);
           allAdditions &= !found.empty();
           llvm::append_range(additions, found);
         }

@@ -381,6 +381,13 @@ cudaDataType getCudaType(int64_t type) {
   }
 }
 
+/// Whether f32 GEMMs and convolutions may use TF32 tensor cores
+/// (AMP_CUDA_TF32=1); by default they compute in full FP32.
+bool isTF32Allowed() {
+  const char *tf32 = std::getenv("AMP_CUDA_TF32");
+  return tf32 && std::strcmp(tf32, "1") == 0;
+}
+
 /// The cuBLASLt plan of `record`, built when first seen or changed.
 GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
   std::unique_ptr<GemmPlan> &plan = runtime.gemmPlans[record];
@@ -396,10 +403,9 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
     return nullptr;
   }
   plan->isDouble = record[kGemmTypeD] == kGemmF64;
-  const char *tf32 = std::getenv("AMP_CUDA_TF32");
   cublasComputeType_t compute =
       plan->isDouble ? CUBLAS_COMPUTE_64F
-      : record[kGemmTypeA] == kGemmF32 && tf32 && std::strcmp(tf32, "1") == 0
+      : record[kGemmTypeA] == kGemmF32 && isTF32Allowed()
           ? CUBLAS_COMPUTE_32F_FAST_TF32
           : CUBLAS_COMPUTE_32F;
   cudaDataType scale = plan->isDouble ? CUDA_R_64F : CUDA_R_32F;
@@ -737,8 +743,7 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
       !finalize(graph, "operation graph"))
     return nullptr;
 
-  const char *tf32 = std::getenv("AMP_CUDA_TF32");
-  bool allowTF32 = tf32 && std::strcmp(tf32, "1") == 0;
+  bool allowTF32 = isTF32Allowed();
   for (cudnnBackendHeurMode_t heuristic :
        {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     cudnnBackendDescriptor_t search =
