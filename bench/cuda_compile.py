@@ -3,8 +3,8 @@
 compiled to a CUDA step library (the check behind `make check-cuda`).
 
 For each step: kernels before and after fusion (linalg ops left after
-amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs,
-cuDNN convolutions,
+amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs
+(and how many of them are FP8), cuDNN convolutions,
 lowering time and compile+link time. Exits 1 when a step does not compile.
 Prints a table and appends it, with the machine and date, to
 bench/results/cuda_compile.md.
@@ -64,8 +64,8 @@ def main():
                      f"--amp-pipeline={pipeline}"],
                     capture_output=True, text=True)
                 seconds = time.time() - start
-                found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs, "
-                                  r"(\d+) cuDNN convolutions.*"
+                found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs "
+                                  r"\((\d+) FP8\), (\d+) cuDNN convolutions.*"
                                   r"lower ([\d.]+) s, compile\+link ([\d.]+) s",
                                   run.stderr)
                 if run.returncode or not found:
@@ -73,10 +73,11 @@ def main():
                                     f"{run.stderr.strip()[-500:]}")
                     print(f"{name} {precision} FAILED", file=sys.stderr)
                     continue
-                kernels, gemms, convolutions, lower, link = found.groups()
+                kernels, gemms, fp8, convolutions, lower, link = found.groups()
                 rows.append((name, precision, count_unfused(path, pipeline),
-                             int(kernels), int(gemms), int(convolutions),
-                             float(lower), float(link), seconds))
+                             int(kernels), int(gemms), int(fp8),
+                             int(convolutions), float(lower), float(link),
+                             seconds))
                 print(f"{name} {precision}: {kernels} kernels, {seconds:.1f} s",
                       file=sys.stderr)
     lines = [heading(f"zoo --size {args.size}, SGD, amp-compile"),
@@ -86,14 +87,14 @@ def main():
              f"{' '.join(args.precisions)}`",
              "",
              "| graph | precision | linalg ops before fusion | kernels | "
-             "cuBLASLt GEMMs | cuDNN convolutions | lower s | compile+link s "
-             "| total s |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for (name, precision, unfused, kernels, gemms, convolutions, lower, link,
-         total) in rows:
+             "cuBLASLt GEMMs | of them FP8 | cuDNN convolutions | lower s | "
+             "compile+link s | total s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, precision, unfused, kernels, gemms, fp8, convolutions, lower,
+         link, total) in rows:
         lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
-                     f"{gemms} | {convolutions} | {lower:.1f} | {link:.1f} | "
-                     f"{total:.1f} |")
+                     f"{gemms} | {fp8} | {convolutions} | {lower:.1f} | "
+                     f"{link:.1f} | {total:.1f} |")
     lines += [f"- FAILED {failure}" for failure in failures]
     record(lines, args.out, "cuda_compile.md")
     sys.exit(1 if failures else 0)

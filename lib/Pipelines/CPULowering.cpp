@@ -86,7 +86,8 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
     // Before the BLAS pass, which takes the contractions without a record.
     size_t blas = pipeline.find("amp-contractions-to-blas,");
     assert(blas != std::string::npos && "the pipeline has the BLAS pass");
-    pipeline.insert(blas, "amp-contractions-to-gemm-records,");
+    pipeline.insert(blas, "func.func(amp-store-fp8-gemm-operands),"
+                          "amp-contractions-to-gemm-records,");
   }
   return parsePassPipeline(pipeline, pm, llvm::errs());
 }

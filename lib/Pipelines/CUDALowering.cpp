@@ -35,6 +35,7 @@ static std::string getGridLoopPasses(int64_t blockSize) {
   assert(bufferize != std::string::npos && "the pipeline bufferizes");
   passes.insert(bufferize, "amp-split-reductions,");
   return passes +
+         "func.func(amp-store-fp8-gemm-operands),"
          "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records,"
          "func.func(amp-parallelize-loop-nests{atomic-updates=true},"
          "amp-host-data-to-kernels,"

@@ -172,6 +172,14 @@ def test_gemm_through_blas_matches_numpy(case, records, tmp_path):
 RECORD_PRECISIONS = numerics.FORCED_PRECISIONS
 
 
+def count_scaled_matmuls(path, pipeline):
+    """The FP8 GEMMs (amp.scaled_matmul) of `path` after `pipeline`."""
+    run = subprocess.run(
+        [api.find_tool("amp-opt"), path, f"--amp-pipeline={pipeline}"],
+        check=True, capture_output=True, text=True)
+    return len(re.findall(r"= amp\.scaled_matmul ", run.stdout))
+
+
 @pytest.mark.parametrize("precision", RECORD_PRECISIONS)
 @pytest.mark.parametrize("name", zoo.MODELS)
 def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
@@ -201,6 +209,10 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
             assert len(re.findall(r"call @amp_gemm_", text)) == gemms
             assert (f"GEMM records: {gemms} of {gemms} GEMMs"
                     in run.stderr.decode())
+            # Each FP8 GEMM through an FP8 record, on its FP8 data.
+            fp8 = count_scaled_matmuls(zoo_steps[name, "sgd"], pipeline)
+            assert (fp8 > 0) == (precision == "fp8")
+            assert len(re.findall(r"call @amp_gemm_f8", text)) == fp8
         else:
             gemms = len(re.findall(r"call @amp_contract_", text))
             assert gemms > 0

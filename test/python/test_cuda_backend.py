@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from amp_opt import api, numerics, zoo
-from test_amp_run_contractions import RECORD_PRECISIONS
+from test_amp_run_contractions import RECORD_PRECISIONS, count_scaled_matmuls
 
 # The records' tolerances: here too the non-GEMM contractions sum in
 # another order (grid loops, not the CPU's vectorized ones), and the GEMMs
@@ -207,10 +207,12 @@ def compile_library(path, pipeline, folder, name="step", extra=()):
 def check_library(library, header, text, summary, name="step"):
     """The library's kernels, exports, dependencies, header and no-GPU
     behaviour (docs/AmpCompile.md)."""
-    found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs, (\d+) cuDNN "
-                      r"convolutions, (\d+) inputs, (\d+) outputs", summary)
+    found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs \((\d+) FP8\), "
+                      r"(\d+) cuDNN convolutions, (\d+) inputs, (\d+) outputs",
+                      summary)
     assert found, summary
-    kernels, gemms, convolutions, inputs, outputs = map(int, found.groups())
+    kernels, gemms, fp8_gemms, convolutions, inputs, outputs = map(
+        int, found.groups())
     # ptxas accepted every kernel for both chips: one fatbin each (the
     # magic 0xBA55ED50), no cubin left.
     binaries = len(re.findall(r"^  gpu\.binary @", text, re.MULTILINE))
@@ -218,6 +220,7 @@ def check_library(library, header, text, summary, name="step"):
     assert binaries == kernels > 0 and len(objects) == kernels
     assert all(o.startswith("P\\ED") for o in objects), objects[:3]
     assert len(re.findall(r"llvm\.call @amp_gemm_", text)) == gemms > 0
+    assert len(re.findall(r"llvm\.call @amp_gemm_f8", text)) == fp8_gemms
     assert len(re.findall(r"llvm\.call @amp_conv_", text)) == convolutions
     # Host code is the LLVM dialect only, and touches no buffer itself.
     assert "func.func" not in text and "unrealized_conversion_cast" not in text
@@ -281,8 +284,13 @@ def test_zoo_step_compiles_to_a_library(name, precision, zoo_steps, tmp_path):
     pipeline, _ = PRECISIONS[precision]
     if why := numerics.why_no_forced_step(name, precision):
         pytest.skip(why)
-    check_library(*compile_library(zoo_steps[name, "sgd"], pipeline,
-                                   tmp_path / "lib"))
+    path = zoo_steps[name, "sgd"]
+    compiled = compile_library(path, pipeline, tmp_path / "lib")
+    check_library(*compiled)
+    # Every FP8 GEMM of the step is a cuBLASLt FP8 call, none of another.
+    fp8 = count_scaled_matmuls(path, pipeline)
+    assert (fp8 > 0) == (precision == "fp8")
+    assert f"cuBLASLt GEMMs ({fp8} FP8)" in compiled[3]
 
 
 ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..",

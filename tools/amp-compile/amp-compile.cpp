@@ -530,12 +530,14 @@ int main(int argc, char **argv) {
          std::to_string(tensors.size()) + " tensors as " +
          std::to_string(expected) + " expanded memref arguments");
   impl.setLinkage(LLVM::Linkage::Internal);
-  unsigned kernels = 0, gemms = 0, convolutions = 0;
+  unsigned kernels = 0, gemms = 0, fp8Gemms = 0, convolutions = 0;
   module->walk([&](Operation *op) {
     if (isa<gpu::BinaryOp>(op))
       ++kernels;
     if (auto call = dyn_cast<LLVM::CallOp>(op); call && call.getCallee()) {
       gemms += call.getCallee()->starts_with(amp::runtime::kGemmEntryPrefix);
+      fp8Gemms +=
+          call.getCallee()->starts_with(amp::runtime::kFP8GemmEntryPrefix);
       convolutions +=
           call.getCallee()->starts_with(amp::runtime::kConvEntryPrefix);
     }
@@ -583,10 +585,11 @@ int main(int argc, char **argv) {
   if (std::error_code code = llvm::sys::fs::rename(library, outputPath))
     fail("cannot write " + outputFile + ": " + code.message());
   llvm::errs() << "amp-compile: " << outputFile << ": " << kernels
-               << " kernels, " << gemms << " cuBLASLt GEMMs, " << convolutions
-               << " cuDNN convolutions, " << inputs.size() << " inputs, "
-               << outputs.size() << " outputs; lower "
-               << llvm::format("%.2f", lowerSeconds) << " s, compile+link "
+               << " kernels, " << gemms << " cuBLASLt GEMMs (" << fp8Gemms
+               << " FP8), " << convolutions << " cuDNN convolutions, "
+               << inputs.size() << " inputs, " << outputs.size()
+               << " outputs; lower " << llvm::format("%.2f", lowerSeconds)
+               << " s, compile+link "
                << llvm::format("%.2f", secondsSince(start)) << " s\n";
   return 0;
 }

@@ -364,18 +364,21 @@ int main(int argc, char **argv) {
   if (gemmRecords || gridLoops) {
     // Say how many GEMMs the records took: the rest went through BLAS, or
     // into grid loops.
-    unsigned records = 0, blas = 0, convolutions = 0;
+    unsigned records = 0, fp8Records = 0, blas = 0, convolutions = 0;
     module->walk([&](LLVM::CallOp call) {
       std::optional<StringRef> callee = call.getCallee();
       if (!callee)
         return;
       records += callee->starts_with(amp::runtime::kGemmEntryPrefix);
+      fp8Records += callee->starts_with(amp::runtime::kFP8GemmEntryPrefix);
       blas += callee->starts_with(amp::runtime::kContractPrefix);
       convolutions += callee->starts_with(amp::runtime::kConvEntryPrefix);
     });
     llvm::errs() << "amp-run: GEMM records: " << records << " of "
                  << records + blas << " GEMMs (the others "
                  << (gridLoops ? "in grid loops" : "through BLAS") << ")\n";
+    if (fp8Records)
+      llvm::errs() << "amp-run: FP8 GEMM records: " << fp8Records << "\n";
     if (gridLoops)
       llvm::errs() << "amp-run: convolution records: " << convolutions << "\n";
   }

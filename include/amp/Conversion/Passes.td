@@ -145,6 +145,46 @@ def FuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def StoreFP8GemmOperands
+    : Pass<"amp-store-fp8-gemm-operands", "func::FuncOp"> {
+  let summary = "Store each FP8-quantized GEMM operand as FP8, K innermost, "
+                "and dequantize it separately";
+  let description = [{
+    The FP8 half of the GEMM records. The graph lowering turns an
+    `amp.scaled_matmul` into a dequantization (`extf(q) * scale_inv`, FP8
+    to f32) and an f32 contraction, and fusion folds the dequantization into
+    the quantization that produced `q`: one `linalg.generic` yields
+    `extf(truncf(x * scale) : f8) * scale_inv`, so the FP8 data never
+    exists in memory. After bufferization, for each such output that only
+    contractions read (as an input, the generic the last writer before
+    them), this pass makes the generic also store the `truncf` result into
+    a new FP8 buffer laid out with the contraction's reduction (K)
+    dimensions innermost (Hopper's cuBLASLt takes FP8 operands only in the
+    "TN" layout: K contiguous in both), one buffer per distinct layout (a
+    tensor and its transpose, as Transformer Engine's cast-transpose
+    writes), and computes `scale_inv` once into a 0-d buffer from the
+    generic's 0-d inputs. Each contraction then reads a buffer that a
+    dequantizing `linalg.generic` (`extf(q) * scale_inv`, nothing else)
+    fills just before it, which `amp-contractions-to-gemm-records` folds
+    into an FP8 GEMM record. The generic stops writing the f32 output once
+    nothing else reads it. Factors computed only from function arguments
+    that nothing writes before (delayed scaling's scales) are computed
+    together by one generic at the function's start. Values are unchanged: the same FP8 rounding, the
+    same f32 product. Per-tensor scales only: a scale that varies over the
+    tensor (block scaling) is left as it is. `remarks=true` says what was
+    stored, or why a quantized GEMM operand was not.
+  }];
+  let options = [
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per quantized GEMM operand: its FP8 layouts, or why it "
+           "stays f32">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def ContractionsToGemmRecords
     : Pass<"amp-contractions-to-gemm-records", "ModuleOp"> {
   let summary = "Describe each linalg.contract on memrefs as a cuBLASLt-style "
@@ -166,9 +206,17 @@ def ContractionsToGemmRecords
     BLAS path. A zero `linalg.fill` of exactly the output's elements
     earlier in the block, with no op in between reading or writing that
     buffer, becomes the record's overwrite flag (beta 0: D is not read)
-    and is erased. Other contractions are left for
-    `amp-contractions-to-blas`; `remarks=true` prints each record, or why
-    a contraction has none.
+    and is erased. A contraction whose two inputs a dequantizing
+    `linalg.generic` (`extf(q) * scale_inv`, FP8 `q` read through a
+    permutation, 0-d `scale_inv`) fills just before it, as
+    `amp-store-fp8-gemm-operands` leaves them, gets an FP8 record on the
+    FP8 buffers instead when cuBLASLt's FP8 rules hold ("TN": K contiguous
+    in both, leading dimensions multiples of 16, f32 result, not two E5M2
+    operands): a call to `amp_gemm_<A>_<B>_f32(record, A, B, D, scale_a,
+    scale_b)`, and the dequantizations go once nothing else reads their
+    values. Other contractions are left for `amp-contractions-to-blas`;
+    `remarks=true` prints each record, or why a contraction has none (and
+    why FP8 operands got no FP8 record).
   }];
   let options = [
     Option<"emitRemarks", "remarks", "bool", "false",

@@ -28,8 +28,13 @@ namespace mlir::amp::runtime {
 /// `amp_gemm_<A>_<B>_<D>(record, A, B, D)` with the operands' element types
 /// (f32, f16, bf16 or f64), the record an i64 memref of kGemmRecordFields
 /// and the operands unranked memrefs (their base pointers and offsets; the
-/// record has the rest).
+/// record has the rest). FP8 GEMMs (A and B f8e4m3 or f8e5m2, D f32) take
+/// two more: `(record, A, B, D, scaleA, scaleB)`, 0-d f32 memrefs holding
+/// the dequantization factors D = (scaleA * A) (scaleB * B) multiplies by,
+/// as cuBLASLt's A and B scale pointers do.
 inline constexpr const char *kGemmEntryPrefix = "amp_gemm_";
+/// The prefix of the FP8 ones.
+inline constexpr const char *kFP8GemmEntryPrefix = "amp_gemm_f8";
 
 /// The fields of a record, in order.
 enum GemmRecordField : unsigned {
@@ -54,7 +59,18 @@ enum GemmRecordField : unsigned {
 };
 
 /// Element types of a record's operands.
-enum GemmDataType : int64_t { kGemmF32, kGemmF16, kGemmBF16, kGemmF64 };
+enum GemmDataType : int64_t {
+  kGemmF32,
+  kGemmF16,
+  kGemmBF16,
+  kGemmF64,
+  kGemmF8E4M3,
+  kGemmF8E5M2
+};
+
+inline bool isFP8GemmType(int64_t type) {
+  return type == kGemmF8E4M3 || type == kGemmF8E5M2;
+}
 
 /// What is wrong with `record` for an entry point of operand types
 /// `typeA`, `typeB` and `typeD` (GemmDataType), or null when nothing is.
@@ -74,6 +90,19 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
   // cuBLASLt's layout rule: a leading dimension spans its stored rows.
   if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
     return "a GEMM record's leading dimension is below its matrix's rows";
+  bool fp8A = isFP8GemmType(typeA), fp8B = isFP8GemmType(typeB);
+  if (fp8A != fp8B)
+    return "a GEMM record multiplies an FP8 operand with a wider one";
+  // Hopper's cuBLASLt FP8 kernels: "TN" (K contiguous in A and B), leading
+  // dimensions multiples of 16, an f32 accumulator, not two E5M2 operands.
+  if (fp8A && (!transA || transB))
+    return "an FP8 GEMM record is not in the TN layout";
+  if (fp8A && (lda % 16 != 0 || ldb % 16 != 0))
+    return "an FP8 GEMM record's leading dimensions are not multiples of 16";
+  if (fp8A && typeD != kGemmF32)
+    return "an FP8 GEMM record's result is not f32";
+  if (fp8A && typeA == kGemmF8E5M2 && typeB == kGemmF8E5M2)
+    return "an FP8 GEMM record multiplies two E5M2 operands";
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
       ldb > INT_MAX || ldd > INT_MAX || record[kGemmBatch] > INT_MAX)
     return "a matrix exceeds BLAS's 32-bit sizes";

@@ -14,6 +14,7 @@
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/CPURuntime.h"
+#include "amp/Runtime/GemmRecord.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -30,6 +31,10 @@ using namespace mlir::amp::runtime;
 
 /// The name of an element type in the runtime's entry points.
 static StringRef getTypeName(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return "f8e4m3";
+  if (isa<Float8E5M2Type>(type))
+    return "f8e5m2";
   if (type.isF16())
     return "f16";
   if (type.isBF16())
@@ -48,6 +53,19 @@ std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc,
     return "";
   return (prefix + getTypeName(a) + "_" + getTypeName(b) + "_" +
           getTypeName(acc))
+      .str();
+}
+
+std::string mlir::amp::getFP8GemmEntryName(Type a, Type b, Type d) {
+  auto isFP8 = [](Type type) {
+    return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+  };
+  // cuBLASLt has no E5M2 x E5M2 GEMM.
+  if (!isFP8(a) || !isFP8(b) || !d.isF32() ||
+      (isa<Float8E5M2Type>(a) && isa<Float8E5M2Type>(b)))
+    return "";
+  return (kGemmEntryPrefix + getTypeName(a) + "_" + getTypeName(b) + "_" +
+          getTypeName(d))
       .str();
 }
 

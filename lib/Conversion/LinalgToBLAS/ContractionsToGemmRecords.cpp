@@ -9,21 +9,27 @@
 // each linalg.contract on memrefs with static shapes and strides, and
 // replaces the contraction by a call to `amp_gemm` with that record. A
 // zero fill of the output just before becomes the record's overwrite flag
-// (cuBLASLt's beta 0) and is erased.
+// (cuBLASLt's beta 0) and is erased. A contraction whose two inputs are
+// dequantized FP8 buffers (amp-store-fp8-gemm-operands) becomes an FP8
+// record on the FP8 buffers, with their dequantization factors.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAccesses.h"
 #include "EntryPoints.h"
 
 #include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/GemmRecord.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/SetVector.h"
 
 #include <array>
 #include <optional>
@@ -44,6 +50,22 @@ namespace {
 struct LoopGroup {
   int64_t size = 1;
   std::array<int64_t, 3> strides = {0, 0, 0};
+};
+
+/// An operand as the GEMM reads it: its element type and its strides along
+/// the dims the contraction indexes it by.
+struct OperandView {
+  Type elementType;
+  SmallVector<int64_t> strides;
+};
+
+/// A linalg.generic that fills a contraction's input with `extf(data) *
+/// scaleInv`, `data` an FP8 buffer read through a permutation, `scaleInv`
+/// a 0-d f32 buffer.
+struct Dequantization {
+  linalg::GenericOp generic;
+  Value data;
+  Value scaleInv;
 };
 
 /// How a column-major GEMM reads a stored matrix.
@@ -100,8 +122,12 @@ collapseLoops(ArrayRef<unsigned> loops, ArrayRef<AffineMap> maps,
   return group;
 }
 
-/// A record's code for an element type getContractEntryName accepts.
+/// A record's code for an element type the entry points accept.
 static int64_t getDataType(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return kGemmF8E4M3;
+  if (isa<Float8E5M2Type>(type))
+    return kGemmF8E5M2;
   if (type.isF16())
     return kGemmF16;
   if (type.isBF16())
@@ -109,13 +135,87 @@ static int64_t getDataType(Type type) {
   return type.isF64() ? kGemmF64 : kGemmF32;
 }
 
-/// The record of `op`, or the reason it has none in `why`.
-static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
-                                              std::string &why) {
-  if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3) {
-    why = "not a contraction of three memrefs";
+/// Operand `index`, `operand`, as a GEMM reads it in place, or the reason it
+/// cannot in `why`.
+static std::optional<OperandView> getOperandView(Value operand, unsigned index,
+                                                 std::string &why) {
+  auto type = cast<MemRefType>(operand.getType());
+  int64_t offset;
+  OperandView view{type.getElementType(), {}};
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(view.strides, offset)) ||
+      llvm::any_of(view.strides, ShapedType::isDynamic)) {
+    why = "operand " + std::to_string(index) + " has a dynamic shape or stride";
     return std::nullopt;
   }
+  return view;
+}
+
+/// The dequantization that fills `operand`, an input of `op`, just before
+/// it: the last writer of `operand` before `op`, with nothing writing its
+/// FP8 data or factor in between.
+static std::optional<Dequantization> matchDequantization(linalg::ContractOp op,
+                                                         Value operand) {
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(
+      amp::getLastWriterBefore(op, operand));
+  if (!generic || generic.getNumDpsInputs() != 2 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getDpsInits().front() != operand ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getIndexingMapsArray()[2].isIdentity() ||
+      !generic.getIndexingMapsArray()[0].isPermutation())
+    return std::nullopt;
+  Value data = generic.getDpsInputs()[0];
+  Value scaleInv = generic.getDpsInputs()[1];
+  auto scaleType = dyn_cast<MemRefType>(scaleInv.getType());
+  if (!isa<Float8E4M3FNType, Float8E5M2Type>(getElementTypeOrSelf(data)) ||
+      !scaleType || scaleType.getRank() != 0 ||
+      !scaleType.getElementType().isF32())
+    return std::nullopt;
+  // The body: extf(data) * scaleInv, nothing else.
+  Block *body = generic.getBody();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto product = yield.getOperand(0).getDefiningOp<arith::MulFOp>();
+  if (body->getOperations().size() != 3 || !product)
+    return std::nullopt;
+  auto widen = product.getLhs().getDefiningOp<arith::ExtFOp>();
+  Value factor = product.getRhs();
+  if (!widen) {
+    widen = product.getRhs().getDefiningOp<arith::ExtFOp>();
+    factor = product.getLhs();
+  }
+  if (!widen || widen.getIn() != body->getArgument(0) ||
+      factor != body->getArgument(1) ||
+      amp::isWrittenBetween(generic, op, data) ||
+      amp::isWrittenBetween(generic, op, scaleInv))
+    return std::nullopt;
+  return Dequantization{generic, data, scaleInv};
+}
+
+/// The FP8 data of `dequantization` as the contraction reads its f32
+/// operand: data dim i holds the operand's dim `map(i)`.
+static std::optional<OperandView>
+getDequantizedView(const Dequantization &dequantization, unsigned index,
+                   std::string &why) {
+  std::optional<OperandView> data =
+      getOperandView(dequantization.data, index, why);
+  if (!data)
+    return std::nullopt;
+  linalg::GenericOp generic = dequantization.generic;
+  AffineMap map = generic.getIndexingMapsArray()[0];
+  OperandView view{data->elementType,
+                   SmallVector<int64_t>(data->strides.size())};
+  for (auto [position, expr] : llvm::enumerate(map.getResults()))
+    view.strides[cast<AffineDimExpr>(expr).getPosition()] =
+        data->strides[position];
+  return view;
+}
+
+/// The record of `op` reading its operands as `views`, or the reason it
+/// has none in `why`.
+static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
+                                              ArrayRef<OperandView> views,
+                                              std::string &why) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!llvm::all_of(
           maps, [](AffineMap map) { return map.isProjectedPermutation(); })) {
@@ -124,25 +224,9 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
   }
   std::array<Type, 3> elementTypes;
   SmallVector<SmallVector<int64_t>> strides;
-  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    auto type = cast<MemRefType>(operand.getType());
-    int64_t offset;
-    SmallVector<int64_t> operandStrides;
-    if (!type.hasStaticShape() ||
-        failed(type.getStridesAndOffset(operandStrides, offset)) ||
-        llvm::any_of(operandStrides, ShapedType::isDynamic)) {
-      why = "operand " + std::to_string(i) + " has a dynamic shape or stride";
-      return std::nullopt;
-    }
-    elementTypes[i] = type.getElementType();
-    strides.push_back(std::move(operandStrides));
-  }
-  if (amp::getContractEntryName(elementTypes[0], elementTypes[1],
-                                elementTypes[2])
-          .empty()) {
-    why = "element types (an f32 accumulator over f32, f16 or bf16, or f64 "
-          "throughout)";
-    return std::nullopt;
+  for (auto [i, view] : llvm::enumerate(views)) {
+    elementTypes[i] = view.elementType;
+    strides.push_back(view.strides);
   }
 
   // Each loop's role from the operands that index it; each role's loops in
@@ -234,24 +318,107 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
 }
 
 namespace {
+/// A contraction's record and what the call reads: A, B and D (operand
+/// order), and for an FP8 record the dequantizations of A and B.
+struct RecordedContraction {
+  linalg::ContractOp op;
+  GemmRecord record;
+  std::array<Value, 3> operands;
+  std::optional<std::array<Dequantization, 2>> fp8;
+};
+
 struct ContractionsToGemmRecordsPass
     : amp::impl::ContractionsToGemmRecordsBase<ContractionsToGemmRecordsPass> {
   using ContractionsToGemmRecordsBase::ContractionsToGemmRecordsBase;
 
+  /// `op`'s record on its operands, or the reason it has none in `why`.
+  static std::optional<RecordedContraction> record(linalg::ContractOp op,
+                                                   std::string &why) {
+    if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3) {
+      why = "not a contraction of three memrefs";
+      return std::nullopt;
+    }
+    SmallVector<OperandView> views;
+    for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+      std::optional<OperandView> view = getOperandView(operand, index, why);
+      if (!view)
+        return std::nullopt;
+      views.push_back(*view);
+    }
+    if (amp::getContractEntryName(views[0].elementType, views[1].elementType,
+                                  views[2].elementType)
+            .empty()) {
+      why = "element types (an f32 accumulator over f32, f16 or bf16, or f64 "
+            "throughout)";
+      return std::nullopt;
+    }
+    std::optional<GemmRecord> record = deriveRecord(op, views, why);
+    if (!record)
+      return std::nullopt;
+    return RecordedContraction{
+        op,
+        *record,
+        {op->getOperand(0), op->getOperand(1), op->getOperand(2)},
+        std::nullopt};
+  }
+
+  /// `op`'s FP8 record when both its inputs are dequantized FP8 data, or
+  /// nullopt (the reason in `why` when they are).
+  static std::optional<RecordedContraction> recordFP8(linalg::ContractOp op,
+                                                      std::string &why) {
+    if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3)
+      return std::nullopt;
+    std::optional<Dequantization> a =
+        matchDequantization(op, op.getInputs()[0]);
+    std::optional<Dequantization> b =
+        matchDequantization(op, op.getInputs()[1]);
+    if (!a || !b)
+      return std::nullopt;
+    std::optional<OperandView> viewA = getDequantizedView(*a, 0, why);
+    std::optional<OperandView> viewB = getDequantizedView(*b, 1, why);
+    std::optional<OperandView> viewD =
+        getOperandView(op.getOutputs()[0], 2, why);
+    if (!viewA || !viewB || !viewD)
+      return std::nullopt;
+    std::optional<GemmRecord> record =
+        deriveRecord(op, {*viewA, *viewB, *viewD}, why);
+    if (!record)
+      return std::nullopt;
+    // cuBLASLt's FP8 rules (layout, types).
+    if (const char *error =
+            checkGemmRecord(record->data(), (*record)[kGemmTypeA],
+                            (*record)[kGemmTypeB], (*record)[kGemmTypeD])) {
+      why = error;
+      return std::nullopt;
+    }
+    return RecordedContraction{op,
+                               *record,
+                               {a->data, b->data, op.getOutputs()[0]},
+                               std::array<Dequantization, 2>{*a, *b}};
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<std::pair<linalg::ContractOp, GemmRecord>> records;
+    SmallVector<RecordedContraction> records;
     // One global per distinct record, by its value.
     llvm::DenseMap<Attribute, StringAttr> globals;
     module.walk([&](linalg::ContractOp op) {
-      std::string why;
-      if (std::optional<GemmRecord> record = deriveRecord(op, why))
-        records.emplace_back(op, *record);
+      std::string whyNotFP8, why;
+      std::optional<RecordedContraction> recorded = recordFP8(op, whyNotFP8);
+      if (!whyNotFP8.empty() && emitRemarks)
+        op.emitRemark() << "no FP8 GEMM record: " << whyNotFP8;
+      if (!recorded)
+        recorded = record(op, why);
+      if (recorded)
+        records.push_back(*recorded);
       else if (emitRemarks)
         op.emitRemark() << "no GEMM record: " << why;
     });
-    for (auto &[op, record] : records) {
+    llvm::SetVector<linalg::GenericOp> dequantizations;
+    for (RecordedContraction &recorded : records) {
+      linalg::ContractOp op = recorded.op;
+      GemmRecord &record = recorded.record;
       linalg::FillOp zeros =
           amp::getZeroFillOfOutput(op, op.getDpsInits().front());
       record[kGemmOverwrite] = zeros ? 1 : 0;
@@ -263,21 +430,36 @@ struct ContractionsToGemmRecordsPass
       Location loc = op.getLoc();
       SmallVector<Value> arguments = {amp::getRecordMemRef(
           b, symbols, module, globals, loc, "amp_gemm_record", record)};
-      // A, B and D in the record's order.
+      // A, B and D in the record's order (then A's and B's factors).
       unsigned first = record[kGemmSwapped] ? 1 : 0;
       SmallVector<Type, 3> types;
       for (unsigned i : {first, 1 - first, 2u}) {
-        Value operand = op->getOperand(i);
+        Value operand = recorded.operands[i];
         types.push_back(cast<MemRefType>(operand.getType()).getElementType());
         arguments.push_back(amp::castToUnranked(b, loc, operand));
       }
-      std::string name = amp::getContractEntryName(types[0], types[1], types[2],
-                                                   kGemmEntryPrefix);
+      std::string name;
+      if (recorded.fp8) {
+        for (unsigned i : {first, 1 - first}) {
+          Dequantization &dequantization = (*recorded.fp8)[i];
+          arguments.push_back(
+              amp::castToUnranked(b, loc, dequantization.scaleInv));
+          dequantizations.insert(dequantization.generic);
+        }
+        name = amp::getFP8GemmEntryName(types[0], types[1], types[2]);
+      } else {
+        name = amp::getContractEntryName(types[0], types[1], types[2],
+                                         kGemmEntryPrefix);
+      }
       func::CallOp::create(
           b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
           arguments);
       op.erase();
     }
+    // A dequantization goes once no contraction reads its f32 values.
+    for (linalg::GenericOp dequantization : dequantizations)
+      amp::eraseWriterIfUnread(dequantization,
+                               dequantization.getDpsInits().front());
   }
 
   void emitRecordRemark(linalg::ContractOp op, const GemmRecord &record) {

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAccesses.h"
 #include "EntryPoints.h"
 
 #include "amp/Conversion/OutputFills.h"
@@ -26,7 +27,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <array>
 #include <optional>
@@ -122,46 +122,6 @@ static bool isPacked(Value value) {
   return type && memref::isStaticShapeAndContiguousRowMajor(type);
 }
 
-/// Whether `op` or an op nested in it may write `buffer`'s memory.
-static bool mayWrite(Operation *op, Value buffer) {
-  Value root = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
-  auto writes = [&](Operation *op) {
-    for (Value value : op->getOperands()) {
-      auto memref = dyn_cast<MemrefValue>(value);
-      if (!memref || isa<ViewLikeOpInterface>(op) ||
-          memref::skipViewLikeOps(memref) != root)
-        continue;
-      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!effects ||
-          effects.getEffectOnValue<MemoryEffects::Write>(value).has_value())
-        return true;
-    }
-    return false;
-  };
-  return op
-      ->walk([&](Operation *nested) {
-        return writes(nested) ? WalkResult::interrupt() : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-/// Whether an op after `from` and before `to` may write `buffer`'s memory.
-static bool isWrittenBetween(Operation *from, Operation *to, Value buffer) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (mayWrite(op, buffer))
-      return true;
-  return false;
-}
-
-/// The last op before `op` in its block that may write `buffer`, or null.
-static Operation *getLastWriterBefore(Operation *op, Value buffer) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
-    if (mayWrite(prev, buffer))
-      return prev;
-  return nullptr;
-}
-
 /// The im2col gather whose columns `operand`, an input of `reader`, holds
 /// there (the last op before `reader` that writes them), or the reason
 /// there is none in `why`.
@@ -191,7 +151,7 @@ static std::optional<Im2Col> matchIm2Col(Value operand, Operation *reader,
     return std::nullopt;
   }
   auto gather = dyn_cast_if_present<linalg::GenericOp>(
-      getLastWriterBefore(reader, columns));
+      amp::getLastWriterBefore(reader, columns));
   if (!gather || gather.getNumDpsInits() != 1 ||
       gather.getDpsInits().front() != columns ||
       gather.getNumDpsInputs() != 1 ||
@@ -326,7 +286,7 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
     why = "cuDNN convolves f32 or f64 into its own type only";
     return std::nullopt;
   }
-  if (isWrittenBetween(match->gather, op, match->input)) {
+  if (amp::isWrittenBetween(match->gather, op, match->input)) {
     why = "the gathered input changes before the contraction";
     return std::nullopt;
   }
@@ -364,59 +324,6 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
   operands = {match->input, factor, result};
   im2col = *match;
   return record;
-}
-
-/// The ops that use `buffer` or a view of it, other than the views
-/// themselves and deallocations.
-static SmallVector<Operation *> getAccesses(Value buffer) {
-  SmallVector<Operation *> accesses;
-  for (Operation *user : buffer.getUsers()) {
-    if (isa<memref::DeallocOp>(user))
-      continue;
-    if (isa<ViewLikeOpInterface>(user)) {
-      for (Value view : user->getResults())
-        llvm::append_range(accesses, getAccesses(view));
-      continue;
-    }
-    accesses.push_back(user);
-  }
-  return accesses;
-}
-
-/// Erases `gather` when nothing reads what it wrote into its columns (its
-/// readers became records), then the columns when nothing accesses them.
-static void eraseIfUnread(linalg::GenericOp gather) {
-  Value columns = gather.getDpsInits().front();
-  Block *block = gather->getBlock();
-  SmallVector<Operation *> accesses = getAccesses(columns);
-  // Accesses in the block, as the ops of the block that hold them.
-  SmallVector<Operation *> ops;
-  for (Operation *access : accesses) {
-    Operation *op = block->findAncestorOpInBlock(*access);
-    if (!op)
-      return;
-    if (op != gather.getOperation())
-      ops.push_back(op);
-  }
-  for (Operation *op = gather->getNextNode(); op; op = op->getNextNode()) {
-    if (!llvm::is_contained(ops, op))
-      continue;
-    if (mayWrite(op, columns))
-      break;
-    return; // read before the next write
-  }
-  gather.erase();
-  if (!getAccesses(columns).empty())
-    return;
-  SmallVector<Operation *> worklist(columns.getUsers());
-  while (!worklist.empty()) {
-    Operation *user = worklist.pop_back_val();
-    for (Value result : user->getResults())
-      llvm::append_range(worklist, result.getUsers());
-    user->dropAllUses();
-    user->erase();
-  }
-  columns.getDefiningOp()->erase();
 }
 
 namespace {
@@ -463,8 +370,9 @@ struct ConvolutionsToDNNRecordsPass
       op.erase();
       gathers.insert(im2col.gather);
     }
+    // A gather goes once no contraction reads its columns.
     for (linalg::GenericOp gather : gathers)
-      eraseIfUnread(gather);
+      amp::eraseWriterIfUnread(gather, gather.getDpsInits().front());
   }
 
   void emitRecordRemark(linalg::ContractOp op, const ConvRecord &record) {

@@ -34,6 +34,11 @@ namespace mlir::amp {
 std::string getContractEntryName(Type a, Type b, Type acc,
                                  StringRef prefix = runtime::kContractPrefix);
 
+/// The runtime's FP8 GEMM record entry point `amp_gemm_<A>_<B>_<D>` for
+/// FP8 operands `a` and `b` (E4M3FN or E5M2, not both E5M2) and an f32
+/// result `d`, or "" when it has none.
+std::string getFP8GemmEntryName(Type a, Type b, Type d);
+
 /// The private declaration of the runtime entry point `name` taking
 /// `arguments`, with the C interface that passes memref descriptors by
 /// pointer (`llvm.emit_c_interface`); declared once per module.

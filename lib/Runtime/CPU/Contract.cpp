@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,13 @@ struct F16Bits {
 };
 struct BF16Bits {
   uint16_t bits;
+};
+/// The bits of an FP8 element (OCP E4M3FN or E5M2).
+struct F8E4M3Bits {
+  uint8_t bits;
+};
+struct F8E5M2Bits {
+  uint8_t bits;
 };
 
 template <typename Acc, typename T>
@@ -56,6 +64,22 @@ float widen<float, BF16Bits>(BF16Bits value) {
   float result;
   std::memcpy(&result, &bits, sizeof(result));
   return result;
+}
+
+template <>
+float widen<float, F8E4M3Bits>(F8E4M3Bits value) {
+  // Bias 7, no infinities, S.1111.111 is NaN, exponent 0 subnormal.
+  int exponent = (value.bits >> 3) & 0xF, mantissa = value.bits & 0x7;
+  float magnitude = exponent == 0xF && mantissa == 0x7 ? __builtin_nanf("")
+                    : exponent == 0
+                        ? std::ldexp(float(mantissa), -9)
+                        : std::ldexp(float(8 + mantissa), exponent - 10);
+  return value.bits & 0x80 ? -magnitude : magnitude;
+}
+template <>
+float widen<float, F8E5M2Bits>(F8E5M2Bits value) {
+  // E5M2 is the upper byte of an IEEE half.
+  return widen<float>(F16Bits{uint16_t(value.bits << 8)});
 }
 
 [[noreturn]] void fail(const char *message) {
@@ -227,10 +251,12 @@ void contract(int64_t roles, const UnrankedMemRefType<TA> &aMemRef,
 
 namespace {
 template <typename T>
-constexpr int64_t kDataType = std::is_same_v<T, float>      ? kGemmF32
-                              : std::is_same_v<T, F16Bits>  ? kGemmF16
-                              : std::is_same_v<T, BF16Bits> ? kGemmBF16
-                                                            : kGemmF64;
+constexpr int64_t kDataType = std::is_same_v<T, float>        ? kGemmF32
+                              : std::is_same_v<T, F16Bits>    ? kGemmF16
+                              : std::is_same_v<T, BF16Bits>   ? kGemmBF16
+                              : std::is_same_v<T, F8E4M3Bits> ? kGemmF8E4M3
+                              : std::is_same_v<T, F8E5M2Bits> ? kGemmF8E5M2
+                                                              : kGemmF64;
 
 /// A record operand widened to the accumulator's type, and the matrix it
 /// was widened from (an operand shared by every batch is widened once).
@@ -241,11 +267,13 @@ struct WidenedOperand {
 };
 
 /// The `rows` x `cols` matrix op(X) at `base` as BLAS reads it: in place, or
-/// widened to the accumulator's type, with the same layout, into `widened`.
+/// widened to the accumulator's type (FP8: times its dequantization factor
+/// `scale`, as the CPU path's dequantization computes it), with the same
+/// layout, into `widened`.
 template <typename Acc, typename T>
 const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
                             int64_t cols, int64_t leadingDim,
-                            WidenedOperand<Acc> &widened) {
+                            const float *scale, WidenedOperand<Acc> &widened) {
   if constexpr (std::is_same_v<T, Acc>)
     return base;
   if (widened.source == base)
@@ -254,19 +282,22 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
   int64_t storedCols = transposed ? rows : cols;
   widened.data.resize(size_t(leadingDim) * (storedCols - 1) + storedRows);
   for (size_t i = 0; i < widened.data.size(); ++i)
-    widened.data[i] = widen<Acc>(base[i]);
+    widened.data[i] =
+        scale ? widen<Acc>(base[i]) * *scale : widen<Acc>(base[i]);
   widened.source = base;
   return widened.data.data();
 }
 
 /// Executes a GEMM record (GemmRecord.h) as cuBLASLt would: a column-major
 /// D += op(A) op(B) per batch (D = op(A) op(B), D not read, with the
-/// overwrite flag), every field checked first.
+/// overwrite flag), every field checked first; FP8 operands times their
+/// dequantization factors `scaleA` and `scaleB`.
 template <typename Acc, typename TA, typename TB>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
                 const UnrankedMemRefType<TB> &bMemRef,
-                const UnrankedMemRefType<Acc> &dMemRef) {
+                const UnrankedMemRefType<Acc> &dMemRef,
+                const float *scaleA = nullptr, const float *scaleB = nullptr) {
   DynamicMemRefType<int64_t> recordRef(recordMemRef);
   if (recordRef.rank != 1 || recordRef.sizes[0] != kGemmRecordFields)
     fail("a GEMM record is a 1-d memref of kGemmRecordFields i64");
@@ -286,10 +317,10 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   for (int64_t i = 0; i < batch; ++i) {
     const Acc *aData =
         getRecordOperand<Acc>(a.data + a.offset + i * record[kGemmBatchStrideA],
-                              transA, m, k, lda, aWidened);
+                              transA, m, k, lda, scaleA, aWidened);
     const Acc *bData =
         getRecordOperand<Acc>(b.data + b.offset + i * record[kGemmBatchStrideB],
-                              transB, k, n, ldb, bWidened);
+                              transB, k, n, ldb, scaleB, bWidened);
     gemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
          m, n, k, aData, lda, bData, ldb, Acc(record[kGemmOverwrite] ? 0 : 1),
          d.data + d.offset + i * record[kGemmBatchStrideD], ldd, CblasColMajor);
@@ -335,3 +366,21 @@ AMP_GEMM(bf16_f32_f32, BF16Bits, float, float)
 AMP_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float)
 AMP_GEMM(bf16_bf16_f32, BF16Bits, BF16Bits, float)
 AMP_GEMM(f64_f64_f64, double, double, double)
+
+// FP8 GEMM records: the record, A, B and D, then A's and B's factors (0-d).
+#define AMP_GEMM_FP8(NAME, TA, TB)                                             \
+  extern "C" void _mlir_ciface_amp_gemm_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<float> *d,                 \
+      UnrankedMemRefType<float> *scaleA, UnrankedMemRefType<float> *scaleB) {  \
+    DynamicMemRefType<float> factorA(*scaleA), factorB(*scaleB);               \
+    if (factorA.rank != 0 || factorB.rank != 0)                                \
+      fail("an FP8 GEMM's dequantization factors are 0-d memrefs");            \
+    gemmRecord<float, TA, TB>(*record, *a, *b, *d,                             \
+                              factorA.data + factorA.offset,                   \
+                              factorB.data + factorB.offset);                  \
+  }
+
+AMP_GEMM_FP8(f8e4m3_f8e4m3_f32, F8E4M3Bits, F8E4M3Bits)
+AMP_GEMM_FP8(f8e4m3_f8e5m2_f32, F8E4M3Bits, F8E5M2Bits)
+AMP_GEMM_FP8(f8e5m2_f8e4m3_f32, F8E5M2Bits, F8E4M3Bits)

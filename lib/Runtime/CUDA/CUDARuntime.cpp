@@ -159,6 +159,8 @@ struct GemmPlan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algorithm = {};
   bool isDouble = false;
+  /// FP8 operands, with scale pointers set per call.
+  bool isFP8 = false;
 
   ~GemmPlan() {
     for (cublasLtMatrixLayout_t layout : {a, b, d})
@@ -376,6 +378,10 @@ cudaDataType getCudaType(int64_t type) {
     return CUDA_R_16BF;
   case kGemmF64:
     return CUDA_R_64F;
+  case kGemmF8E4M3:
+    return CUDA_R_8F_E4M3;
+  case kGemmF8E5M2:
+    return CUDA_R_8F_E5M2;
   default:
     return CUDA_R_32F;
   }
@@ -398,7 +404,9 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
   int64_t m = record[kGemmM], n = record[kGemmN], k = record[kGemmK];
   bool transA = record[kGemmTransA], transB = record[kGemmTransB];
   std::string what = describeGemm(record);
-  if (record[kGemmTypeA] != record[kGemmTypeB]) {
+  // FP8: E4M3 and E5M2 mix (checkGemmRecord refused the rest).
+  plan->isFP8 = isFP8GemmType(record[kGemmTypeA]);
+  if (record[kGemmTypeA] != record[kGemmTypeB] && !plan->isFP8) {
     runtime.fail(what + ": cuBLASLt multiplies two inputs of one type only");
     return nullptr;
   }
@@ -463,7 +471,10 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
   if (preference)
     cublasLtMatmulPreferenceDestroy(preference);
   if (planned && found == 0)
-    runtime.fail(what + ": cuBLASLt has no algorithm for it");
+    runtime.fail(what + ": cuBLASLt has no algorithm for it" +
+                 (plan->isFP8 ? " (FP8 GEMMs need compute capability 8.9 or "
+                                "newer)"
+                              : ""));
   if (!planned || found == 0)
     return nullptr;
   plan->algorithm = heuristic.algo;
@@ -477,10 +488,12 @@ const char *getData(const UnrankedMemRefType<T> &memref) {
 }
 
 /// Runs a GEMM record (GemmRecord.h): D += op(A) op(B) (or D = with the
-/// overwrite flag) on the step's stream.
+/// overwrite flag) on the step's stream; FP8 operands times the factors at
+/// the device pointers `scaleA` and `scaleB`.
 void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *a, const char *b, char *d, int64_t typeA,
-                   int64_t typeB, int64_t typeD) {
+                   int64_t typeB, int64_t typeD, const char *scaleA = nullptr,
+                   const char *scaleB = nullptr) {
   Runtime &runtime = getRuntime();
   if (runtime.failed())
     return;
@@ -493,6 +506,16 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     return runtime.fail(error);
   GemmPlan *plan = getGemmPlan(runtime, record);
   if (!plan)
+    return;
+  if (plan->isFP8 &&
+      !(runtime.check(cublasLtMatmulDescSetAttribute(
+                          plan->operation, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                          &scaleA, sizeof(scaleA)),
+                      describeGemm(record) + ": A's scale") &&
+        runtime.check(cublasLtMatmulDescSetAttribute(
+                          plan->operation, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                          &scaleB, sizeof(scaleB)),
+                      describeGemm(record) + ": B's scale")))
     return;
   // beta 0 with the overwrite flag: cuBLASLt does not read D then.
   float oneFloat = 1, betaFloat = record[kGemmOverwrite] ? 0 : 1;
@@ -1153,6 +1176,22 @@ AMP_CUDA_GEMM(bf16_f32_f32, BF16Bits, float, float, kGemmBF16, kGemmF32,
               kGemmF32)
 AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
               kGemmF32)
+
+// FP8 records: then A's and B's dequantization factors, 0-d f32 memrefs
+// whose device pointers cuBLASLt reads as its A and B scale pointers.
+#define AMP_CUDA_GEMM_FP8(NAME, KA, KB)                                        \
+  extern "C" void _mlir_ciface_amp_gemm_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<uint8_t> *a,     \
+      UnrankedMemRefType<uint8_t> *b, UnrankedMemRefType<float> *d,            \
+      UnrankedMemRefType<float> *scaleA, UnrankedMemRefType<float> *scaleB) {  \
+    runGemmRecord(*record, getData(*a), getData(*b),                           \
+                  const_cast<char *>(getData(*d)), KA, KB, kGemmF32,           \
+                  getData(*scaleA), getData(*scaleB));                         \
+  }
+
+AMP_CUDA_GEMM_FP8(f8e4m3_f8e4m3_f32, kGemmF8E4M3, kGemmF8E4M3)
+AMP_CUDA_GEMM_FP8(f8e4m3_f8e5m2_f32, kGemmF8E4M3, kGemmF8E5M2)
+AMP_CUDA_GEMM_FP8(f8e5m2_f8e4m3_f32, kGemmF8E5M2, kGemmF8E4M3)
 
 //===----------------------------------------------------------------------===//
 // Convolution records (amp-convolutions-to-dnn-records).

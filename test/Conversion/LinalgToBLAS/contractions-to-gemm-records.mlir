@@ -130,3 +130,87 @@ func.func @zeroed_outputs(%x: memref<8x32xf32>, %w: memref<32x16xf32>, %out: mem
   linalg.contract indexing_maps = [#zx, #zw, #zy] ins(%x, %w : memref<8x32xf32>, memref<32x16xf32>) outs(%c : memref<8x16xf32>)
   return
 }
+
+// FP8: both inputs refilled from FP8 data, K innermost, just before the
+// contraction (as amp-store-fp8-gemm-operands leaves them). The record is
+// on the data: "TN" (trans_a=1, trans_b=0, lda = ldb = k), E5M2 weight
+// gradient as A (swapped) and E4M3 activation as B, the factors after D in
+// the same order; the dequantizations and their f32 buffers are gone.
+// CHECK-LABEL: func.func @fp8(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf8E4M3FN>, %[[XS:[^:]*]]: memref<f32>, %[[G:[^:]*]]: memref<64x32xf8E5M2>, %[[GS:[^:]*]]: memref<f32>, %[[Y:[^:]*]]: memref<16x64xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.alloc
+// CHECK-DAG:     %[[GU:.*]] = memref.cast %[[G]] : memref<64x32xf8E5M2> to memref<*xf8E5M2>
+// CHECK-DAG:     %[[XU:.*]] = memref.cast %[[X]] : memref<16x32xf8E4M3FN> to memref<*xf8E4M3FN>
+// CHECK-DAG:     %[[YU:.*]] = memref.cast %[[Y]] : memref<16x64xf32> to memref<*xf32>
+// CHECK-DAG:     %[[GSU:.*]] = memref.cast %[[GS]] : memref<f32> to memref<*xf32>
+// CHECK-DAG:     %[[XSU:.*]] = memref.cast %[[XS]] : memref<f32> to memref<*xf32>
+// CHECK:         call @amp_gemm_f8e5m2_f8e4m3_f32(%{{.*}}, %[[GU]], %[[XU]], %[[YU]], %[[GSU]], %[[XSU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#q = affine_map<(m, k) -> (m, k)>
+#qt = affine_map<(m, k) -> (k, m)>
+#qs = affine_map<(m, k) -> ()>
+#fa = affine_map<(m, n, k) -> (m, k)>
+#fb = affine_map<(m, n, k) -> (n, k)>
+#fc = affine_map<(m, n, k) -> (m, n)>
+func.func @fp8(%x: memref<16x32xf8E4M3FN>, %xs: memref<f32>, %g: memref<64x32xf8E5M2>, %gs: memref<f32>, %y: memref<16x64xf32>) {
+  %a = memref.alloc() : memref<16x32xf32>
+  linalg.generic {indexing_maps = [#q, #qs, #q], iterator_types = ["parallel", "parallel"]} ins(%x, %xs : memref<16x32xf8E4M3FN>, memref<f32>) outs(%a : memref<16x32xf32>) {
+  ^bb0(%in: f8E4M3FN, %s: f32, %o: f32):
+    %wide = arith.extf %in : f8E4M3FN to f32
+    %dq = arith.mulf %wide, %s : f32
+    linalg.yield %dq : f32
+  }
+  %b = memref.alloc() : memref<64x32xf32>
+  linalg.generic {indexing_maps = [#q, #qs, #q], iterator_types = ["parallel", "parallel"]} ins(%g, %gs : memref<64x32xf8E5M2>, memref<f32>) outs(%b : memref<64x32xf32>) {
+  ^bb0(%in: f8E5M2, %s: f32, %o: f32):
+    %wide = arith.extf %in : f8E5M2 to f32
+    %dq = arith.mulf %s, %wide : f32
+    linalg.yield %dq : f32
+  }
+  // expected-remark @below {{GEMM record: m=64 n=16 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=64 stride_a=0 stride_b=0 stride_d=0 type_a=5 type_b=4 type_d=0 swapped=1 overwrite=0}}
+  linalg.contract indexing_maps = [#fa, #fb, #fc] ins(%a, %b : memref<16x32xf32>, memref<64x32xf32>) outs(%y : memref<16x64xf32>)
+  memref.dealloc %a : memref<16x32xf32>
+  memref.dealloc %b : memref<64x32xf32>
+  return
+}
+
+// FP8 data whose K is not innermost cannot be read in cuBLASLt's TN
+// layout: the contraction keeps its f32 operands and gets an f32 record,
+// the dequantizations stay. Two E5M2 operands have no FP8 GEMM.
+// CHECK-LABEL: func.func @fp8_refused(
+// CHECK-COUNT-2: linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+func.func @fp8_refused(%xt: memref<32x16xf8E4M3FN>, %xs: memref<f32>, %g: memref<64x32xf8E5M2>, %gs: memref<f32>, %y: memref<16x64xf32>, %g2: memref<16x32xf8E5M2>) {
+  %a = memref.alloc() : memref<16x32xf32>
+  linalg.generic {indexing_maps = [#qt, #qs, #q], iterator_types = ["parallel", "parallel"]} ins(%xt, %xs : memref<32x16xf8E4M3FN>, memref<f32>) outs(%a : memref<16x32xf32>) {
+  ^bb0(%in: f8E4M3FN, %s: f32, %o: f32):
+    %wide = arith.extf %in : f8E4M3FN to f32
+    %dq = arith.mulf %wide, %s : f32
+    linalg.yield %dq : f32
+  }
+  %b = memref.alloc() : memref<64x32xf32>
+  linalg.generic {indexing_maps = [#q, #qs, #q], iterator_types = ["parallel", "parallel"]} ins(%g, %gs : memref<64x32xf8E5M2>, memref<f32>) outs(%b : memref<64x32xf32>) {
+  ^bb0(%in: f8E5M2, %s: f32, %o: f32):
+    %wide = arith.extf %in : f8E5M2 to f32
+    %dq = arith.mulf %wide, %s : f32
+    linalg.yield %dq : f32
+  }
+  // expected-remark @below {{no FP8 GEMM record: an FP8 GEMM record is not in the TN layout}}
+  // expected-remark @below {{GEMM record: m=64 n=16 k=32 batch=1 trans_a=1 trans_b=0 lda=32 ldb=32 ldd=64 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=1 overwrite=0}}
+  linalg.contract indexing_maps = [#fa, #fb, #fc] ins(%a, %b : memref<16x32xf32>, memref<64x32xf32>) outs(%y : memref<16x64xf32>)
+  %c = memref.alloc() : memref<16x32xf32>
+  linalg.generic {indexing_maps = [#q, #qs, #q], iterator_types = ["parallel", "parallel"]} ins(%g2, %gs : memref<16x32xf8E5M2>, memref<f32>) outs(%c : memref<16x32xf32>) {
+  ^bb0(%in: f8E5M2, %s: f32, %o: f32):
+    %wide = arith.extf %in : f8E5M2 to f32
+    %dq = arith.mulf %wide, %s : f32
+    linalg.yield %dq : f32
+  }
+  // expected-remark @below {{no FP8 GEMM record: an FP8 GEMM record multiplies two E5M2 operands}}
+  // expected-remark @below {{GEMM record:}}
+  linalg.contract indexing_maps = [#fa, #fb, #fc] ins(%c, %b : memref<16x32xf32>, memref<64x32xf32>) outs(%y : memref<16x64xf32>)
+  return
+}

@@ -1,0 +1,60 @@
+//===- BufferAccesses.h - Who writes and reads a buffer, in order -*- C++
+//-*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// After bufferization an operand of a library call is a buffer that some
+// earlier op of the block wrote: the passes that replace an op and its
+// producer (an im2col gather, an FP8 dequantization) by one call find the
+// producer as the last writer before the reader, check that nothing
+// rewrites its inputs in between, and erase it once nothing reads what it
+// wrote.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_CONVERSION_LINALGTOBLAS_BUFFERACCESSES_H
+#define AMP_LIB_CONVERSION_LINALGTOBLAS_BUFFERACCESSES_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::amp {
+
+/// Whether `op` or an op nested in it may write `buffer`'s memory.
+bool mayWrite(Operation *op, Value buffer);
+
+/// Whether `op` or an op nested in it may read `buffer`'s memory.
+bool mayRead(Operation *op, Value buffer);
+
+/// Whether an op after `from` and before `to` may write `buffer`'s memory.
+bool isWrittenBetween(Operation *from, Operation *to, Value buffer);
+
+/// The last op before `op` in its block that may write `buffer`, or null.
+Operation *getLastWriterBefore(Operation *op, Value buffer);
+
+/// The ops that use `buffer` or a view of it, other than the views
+/// themselves and deallocations.
+SmallVector<Operation *> getAccesses(Value buffer);
+
+/// Whether an op after `writer` (in its block) may read what `writer`
+/// wrote into `buffer` before something writes it again; true when an
+/// access lies outside the block, or when nothing does and the buffer is a
+/// function argument (its caller reads it).
+bool isReadAfter(Operation *writer, Value buffer);
+
+/// Erases `buffer`'s allocation, its views and deallocations when nothing
+/// else accesses it.
+void eraseIfUnaccessed(Value buffer);
+
+/// Erases `writer`, an op whose only effect is writing `buffer` (a gather,
+/// a dequantization whose readers became library calls), when nothing
+/// reads what it wrote, then `buffer` when nothing accesses it.
+void eraseWriterIfUnread(Operation *writer, Value buffer);
+
+} // namespace mlir::amp
+
+#endif // AMP_LIB_CONVERSION_LINALGTOBLAS_BUFFERACCESSES_H
