@@ -50,10 +50,11 @@ static bool holdsGPUWork(Operation *op) {
 }
 
 /// Whether the host may run `op` while the stream still works: it touches
-/// no buffer data itself (the runtime's GEMMs are queued on the stream).
+/// no buffer data itself (the runtime's GEMMs and convolutions are queued
+/// on the stream).
 static bool runsAlongside(Operation *op) {
   if (isa<func::CallOp>(op))
-    return amp::isGemmCall(op);
+    return amp::isLibraryCall(op);
   if (op->getNumRegions() && holdsGPUWork(op))
     return false;
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =

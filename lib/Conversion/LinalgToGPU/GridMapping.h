@@ -13,6 +13,7 @@
 #ifndef AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H
 #define AMP_LIB_CONVERSION_LINALGTOGPU_GRIDMAPPING_H
 
+#include "amp/Runtime/ConvRecord.h"
 #include "amp/Runtime/GemmRecord.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,11 +25,13 @@ namespace mlir::amp {
 /// rewriter's insertion point moves into the thread's body.
 LogicalResult createSingleThreadGrid(RewriterBase &rewriter, Location loc);
 
-/// Whether `op` calls one of the runtime's GEMMs (amp_gemm_*), which read
-/// their record on the host and run on the step's stream.
-inline bool isGemmCall(Operation *op) {
+/// Whether `op` calls one of the runtime's library entry points (a GEMM,
+/// amp_gemm_*, or a convolution, amp_conv_*), which read their record
+/// (operand 0) on the host and run on the step's stream.
+inline bool isLibraryCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee().starts_with(runtime::kGemmEntryPrefix);
+  return call && (call.getCallee().starts_with(runtime::kGemmEntryPrefix) ||
+                  call.getCallee().starts_with(runtime::kConvEntryPrefix));
 }
 
 } // namespace mlir::amp

@@ -26,13 +26,13 @@ namespace mlir::amp {
 
 using namespace mlir;
 
-/// Whether `value` only reaches `amp_gemm_*` calls as their record (operand
-/// 0), which the runtime reads on the host.
-static bool isOnlyGemmRecord(Value value) {
+/// Whether `value` only reaches library calls (`amp_gemm_*`, `amp_conv_*`)
+/// as their record (operand 0), which the runtime reads on the host.
+static bool isOnlyLibraryRecord(Value value) {
   return llvm::all_of(value.getUsers(), [&](Operation *user) {
     if (auto cast = dyn_cast<memref::CastOp>(user))
-      return isOnlyGemmRecord(cast.getResult());
-    return amp::isGemmCall(user) && user->getOperand(0) == value &&
+      return isOnlyLibraryRecord(cast.getResult());
+    return amp::isLibraryCall(user) && user->getOperand(0) == value &&
            llvm::count(user->getOperands(), value) == 1;
   });
 }
@@ -48,19 +48,19 @@ static bool hasUseThroughViews(Value buffer,
 }
 
 /// Whether host code reads or writes `buffer`: any use but a kernel's, a
-/// GEMM's, a copy's on the GPU or a free.
+/// library call's, a copy's on the GPU or a free.
 static bool isTouchedByHost(Value buffer) {
   return hasUseThroughViews(buffer, [](Operation *user) {
     return !isa<gpu::LaunchFuncOp, gpu::MemcpyOp, gpu::DeallocOp,
                 memref::DeallocOp>(user) &&
-           !amp::isGemmCall(user);
+           !amp::isLibraryCall(user);
   });
 }
 
-/// Whether a kernel or a GEMM reads or writes `buffer`.
+/// Whether a kernel or a library call reads or writes `buffer`.
 static bool isUsedOnGPU(Value buffer) {
   return hasUseThroughViews(buffer, [](Operation *user) {
-    return isa<gpu::LaunchFuncOp>(user) || amp::isGemmCall(user);
+    return isa<gpu::LaunchFuncOp>(user) || amp::isLibraryCall(user);
   });
 }
 
@@ -113,7 +113,7 @@ struct PlaceGPUBuffersPass
           deallocs.push_back(dealloc);
         else if (auto global = dyn_cast<memref::GetGlobalOp>(op);
                  global && isUsedOnGPU(global.getResult()) &&
-                 !isOnlyGemmRecord(global.getResult()))
+                 !isOnlyLibraryRecord(global.getResult()))
           globals.push_back(global);
         else if (auto ret = dyn_cast<func::ReturnOp>(op))
           returns.push_back(ret);

@@ -1,7 +1,7 @@
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-async-gpu-work))' | FileCheck %s
 
-// Allocations, copies, launches, GEMM calls and frees go on one stream; the
-// host waits once, before the return.
+// Allocations, copies, launches, GEMM and convolution calls and frees go
+// on one stream; the host waits once, before the return.
 // CHECK-LABEL: func.func @step
 // CHECK:         %[[S:.*]] = gpu.wait async
 // CHECK-NEXT:    %[[BUF:.*]], %{{.*}} = gpu.alloc async [%[[S]]] () : memref<4xf32>
@@ -9,12 +9,14 @@
 // CHECK-NEXT:    gpu.launch_func async [%[[S]]] @kernels::@scale
 // CHECK-NEXT:    memref.cast
 // CHECK-NEXT:    call @amp_gemm_f32_f32_f32
+// CHECK-NEXT:    call @amp_conv_f32_f32_f32
 // CHECK-NEXT:    gpu.launch_func async [%[[S]]] @kernels::@scale
 // CHECK-NEXT:    gpu.dealloc async [%[[S]]] %[[BUF]]
 // CHECK-NEXT:    gpu.wait [%[[S]]]
 // CHECK-NEXT:    return
 module attributes {gpu.container_module} {
   func.func private @amp_gemm_f32_f32_f32(memref<*xf32>)
+  func.func private @amp_conv_f32_f32_f32(memref<*xf32>)
   gpu.module @kernels {
     gpu.func @scale(%a: memref<4xf32>) kernel {
       gpu.return
@@ -27,6 +29,7 @@ module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%buf : memref<4xf32>)
     %u = memref.cast %buf : memref<4xf32> to memref<*xf32>
     call @amp_gemm_f32_f32_f32(%u) : (memref<*xf32>) -> ()
+    call @amp_conv_f32_f32_f32(%u) : (memref<*xf32>) -> ()
     gpu.launch_func @kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%buf : memref<4xf32>)
     gpu.dealloc %buf : memref<4xf32>
     return
