@@ -41,7 +41,8 @@ static std::string getGridLoopPasses(int64_t blockSize) {
          "amp-host-data-to-kernels,"
          "amp-linalg-to-grid-loops{block-"
          "size=" +
-         std::to_string(blockSize) + "},amp-expand-fp8-casts),";
+         std::to_string(blockSize) +
+         "},amp-expand-fp8-casts,amp-plan-buffers),";
 }
 
 LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm,

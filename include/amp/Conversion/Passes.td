@@ -451,19 +451,55 @@ def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {
   ];
 }
 
+def PlanBuffers : Pass<"amp-plan-buffers", "func::FuncOp"> {
+  let summary = "Place a step's temporary buffers in one arena, reusing "
+                "memory between buffers whose lifetimes do not overlap";
+  let description = [{
+    The CUDA backend's memory plan, after `amp-linalg-to-grid-loops`. Each
+    `memref.alloc` of the function's body with a static shape and the
+    identity layout, whose every access (through views) is a grid (an
+    `scf.parallel` that becomes a kernel), a library call (`amp_gemm_*`,
+    `amp_conv_*`) or a free, lives from its first access to its last in
+    the body's order: bufferization frees every buffer at the function's
+    end, so without a plan a step holds all its temporaries at once. The
+    buffers get offsets in one arena, largest first, each at the lowest
+    offset (a multiple of `alignment` bytes) that no buffer live at the
+    same time occupies (the greedy-by-size heuristic of TensorFlow Lite's
+    arena planner and XLA's heap simulator). The arena is one
+    `memref.alloc` of i8 at the body's start, each buffer a `memref.view`
+    of it, their frees one free of the arena; the GPU pipeline makes it one
+    device allocation per step. A buffer the host touches keeps its own
+    allocation (`amp-place-gpu-buffers` puts it in host-reachable memory).
+    `remarks=true` says how many buffers and bytes went into how large an
+    arena.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "256",
+           "bytes each buffer's offset is a multiple of (cuBLASLt and "
+           "cuDNN prefer 256)">,
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per function: buffers planned, their bytes, the arena's">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def PlaceGPUBuffers : Pass<"amp-place-gpu-buffers", "ModuleOp"> {
   let summary = "Place the host code's buffers in device memory, or in "
                 "memory the host reaches too where host code touches them";
   let description = [{
     After `gpu-kernel-outlining`, each `memref.alloc` of a host function
-    becomes a `gpu.alloc`: in device memory when only kernels, GEMM calls
-    and frees use it (through views), `host_shared` (CUDA managed memory)
-    when host code reads or writes it too (what
+    becomes a `gpu.alloc`: in device memory when only kernels, library
+    calls (GEMMs, convolutions) and frees use it (through views),
+    `host_shared` (CUDA managed memory) when host code reads or writes it
+    too (what
     `amp-host-data-to-kernels` left on the host, with its warning).
     `memref.dealloc` becomes `gpu.dealloc`. A constant (`memref.get_global`)
     that a kernel or a library call reads is copied with `gpu.memcpy` into
-    a device buffer where it is taken, freed before each return; the GEMM
-    records that `amp_gemm` reads on the host stay where they are. The
+    a device buffer where it is taken, freed before each return; the
+    records that `amp_gemm` and `amp_conv` read on the host stay where they
+    are. The
     step's arguments are the caller's to place. `amp-async-gpu-work` then
     puts the allocations, copies and frees on a stream.
   }];
@@ -482,8 +518,8 @@ def AsyncGPUWork : Pass<"amp-async-gpu-work", "func::FuncOp"> {
     host waits for the stream (`gpu.wait`) only before an op that reads or
     writes buffers itself, an op with unknown effects or one that holds GPU
     work in its regions (which get streams of their own), and before the
-    block's terminator. The runtime's GEMM calls (`amp_gemm_*`) run on the
-    same stream in order, so they need no wait. Without this pass each
+    block's terminator. The runtime's library calls (`amp_gemm_*`,
+    `amp_conv_*`) run on the same stream in order, so they need no wait. Without this pass each
     launch waits for its kernel.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAccesses.h"
+#include "amp/Conversion/BufferAccesses.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"

@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAccesses.h"
 #include "EntryPoints.h"
+#include "amp/Conversion/BufferAccesses.h"
 
 #include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"

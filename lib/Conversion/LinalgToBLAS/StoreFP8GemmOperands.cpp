@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BufferAccesses.h"
+#include "amp/Conversion/BufferAccesses.h"
 
 #include "amp/Conversion/Passes.h"
 

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_LIB_CONVERSION_LINALGTOBLAS_BUFFERACCESSES_H
-#define AMP_LIB_CONVERSION_LINALGTOBLAS_BUFFERACCESSES_H
+#ifndef AMP_CONVERSION_BUFFERACCESSES_H
+#define AMP_CONVERSION_BUFFERACCESSES_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -57,4 +57,4 @@ void eraseWriterIfUnread(Operation *writer, Value buffer);
 
 } // namespace mlir::amp
 
-#endif // AMP_LIB_CONVERSION_LINALGTOBLAS_BUFFERACCESSES_H
+#endif // AMP_CONVERSION_BUFFERACCESSES_H
