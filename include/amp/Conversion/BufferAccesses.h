@@ -24,7 +24,14 @@
 
 namespace mlir::amp {
 
-/// Whether `op` or an op nested in it may write `buffer`'s memory.
+/// Whether `op` calls one of the runtime's library entry points (a GEMM,
+/// amp_gemm_*, or a convolution, amp_conv_*): it reads its record (operand
+/// 0) on the host and its operands on the step's stream, and writes only
+/// its result (operand 3).
+bool isLibraryCall(Operation *op);
+
+/// Whether `op` or an op nested in it may write `buffer`'s memory (a
+/// library call: only its result).
 bool mayWrite(Operation *op, Value buffer);
 
 /// Whether `op` or an op nested in it may read `buffer`'s memory.
@@ -52,8 +59,9 @@ void eraseIfUnaccessed(Value buffer);
 
 /// Erases `writer`, an op whose only effect is writing `buffer` (a gather,
 /// a dequantization whose readers became library calls), when nothing
-/// reads what it wrote, then `buffer` when nothing accesses it.
-void eraseWriterIfUnread(Operation *writer, Value buffer);
+/// reads what it wrote, then `buffer` when nothing accesses it. Returns
+/// whether it erased `writer`.
+bool eraseWriterIfUnread(Operation *writer, Value buffer);
 
 } // namespace mlir::amp
 

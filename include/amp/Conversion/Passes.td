@@ -244,8 +244,12 @@ def ConvolutionsToDNNRecords
     no f16 convolution into an f32 accumulator), whose gathered input
     nothing writes between the gather and the contraction, gets a record
     (include/amp/Runtime/ConvRecord.h): mode (forward or backward filter),
-    batch, channels, groups, and the padded input, kernel, output sizes,
-    strides and dilations of up to three spatial dimensions. The record
+    batch, channels, groups, and the input, kernel, output sizes, strides,
+    dilations and paddings of up to three spatial dimensions. An input the
+    lowering padded with zeros (a zero fill, then a copy of the input into
+    a unit-stride window, the batch and channels whole) is read unpadded,
+    the record carrying the padding, and the fill and copy go once nothing
+    reads the padded buffer. The record
     becomes a constant `memref.global` and the contraction a call to
     `amp_conv_<X>_<F>_<R>(record, X, F, R)` that reads the gathered input
     X itself; the gather and its columns are erased once no contraction

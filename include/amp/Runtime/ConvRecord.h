@@ -51,12 +51,15 @@ enum ConvRecordField : unsigned {
   kConvInChannels,  ///< all groups' (G * C)
   kConvOutChannels, ///< all groups' (G * M)
   kConvGroups,
-  kConvInput,                                      ///< 3 padded input sizes
+  kConvInput,                                      ///< 3 input sizes
   kConvKernel = kConvInput + kConvMaxSpatialRank,  ///< 3 kernel sizes
   kConvOutput = kConvKernel + kConvMaxSpatialRank, ///< 3 output sizes
   kConvStride = kConvOutput + kConvMaxSpatialRank,
   kConvDilation = kConvStride + kConvMaxSpatialRank,
-  kConvTypeX = kConvDilation + kConvMaxSpatialRank, ///< a GemmDataType
+  /// 3 zeros before the input's elements, as if they were stored
+  kConvPadBefore = kConvDilation + kConvMaxSpatialRank,
+  kConvPadAfter = kConvPadBefore + kConvMaxSpatialRank, ///< 3 zeros after
+  kConvTypeX = kConvPadAfter + kConvMaxSpatialRank,     ///< a GemmDataType
   kConvTypeFactor, ///< W's forward, dY's backward filter
   kConvTypeResult, ///< Y's forward, dW's backward filter
   kConvOverwrite,  ///< 1: the result is not read (beta 0)
@@ -92,15 +95,20 @@ inline const char *checkConvRecord(const int64_t *record, int64_t typeX,
     int64_t output = record[kConvOutput + i];
     int64_t stride = record[kConvStride + i];
     int64_t dilation = record[kConvDilation + i];
+    int64_t before = record[kConvPadBefore + i];
+    int64_t after = record[kConvPadAfter + i];
     if (input < 1 || kernel < 1 || output < 1 || stride < 1 || dilation < 1)
       return "a convolution record's sizes, strides and dilations must be "
              "positive";
+    if (before < 0 || after < 0 || before > INT_MAX || after > INT_MAX)
+      return "a convolution record's paddings must be non-negative";
     if (i < kConvMaxSpatialRank - record[kConvSpatialRank] &&
-        (input != 1 || kernel != 1 || output != 1))
+        (input != 1 || kernel != 1 || output != 1 || before || after))
       return "a convolution record's unused spatial dimensions must have "
              "size 1";
-    // Every window inside the (padded) input.
-    if ((output - 1) * stride + (kernel - 1) * dilation >= input)
+    // Every window inside the padded input.
+    if ((output - 1) * stride + (kernel - 1) * dilation >=
+        before + input + after)
       return "a convolution record's windows reach past its input";
     if (input > INT_MAX)
       return "a convolution record's sizes exceed 32 bits";

@@ -6,6 +6,10 @@
 
 #include "amp/Conversion/BufferAccesses.h"
 
+#include "amp/Runtime/ConvRecord.h"
+#include "amp/Runtime/GemmRecord.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -13,17 +17,32 @@
 
 using namespace mlir;
 
+bool amp::isLibraryCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call &&
+         (call.getCallee().starts_with(amp::runtime::kGemmEntryPrefix) ||
+          call.getCallee().starts_with(amp::runtime::kConvEntryPrefix));
+}
+
 /// Whether `op` or an op nested in it may have `Effect` on `buffer`'s
 /// memory (an op without memory effects declared may have any).
 template <typename Effect>
 static bool mayHaveEffect(Operation *op, Value buffer) {
   Value root = memref::skipViewLikeOps(cast<MemrefValue>(buffer));
   auto hasEffect = [&](Operation *op) {
-    for (Value value : op->getOperands()) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
       auto memref = dyn_cast<MemrefValue>(value);
       if (!memref || isa<ViewLikeOpInterface>(op) ||
           memref::skipViewLikeOps(memref) != root)
         continue;
+      // A library call reads its operands and writes only its result.
+      if (amp::isLibraryCall(op)) {
+        bool written = operand.getOperandNumber() == 3;
+        if (std::is_same_v<Effect, MemoryEffects::Write> ? written : !written)
+          return true;
+        continue;
+      }
       auto effects = dyn_cast<MemoryEffectOpInterface>(op);
       if (!effects || effects.getEffectOnValue<Effect>(value).has_value())
         return true;
@@ -115,9 +134,10 @@ void amp::eraseIfUnaccessed(Value buffer) {
   buffer.getDefiningOp()->erase();
 }
 
-void amp::eraseWriterIfUnread(Operation *writer, Value buffer) {
+bool amp::eraseWriterIfUnread(Operation *writer, Value buffer) {
   if (isReadAfter(writer, buffer))
-    return;
+    return false;
   writer->erase();
   eraseIfUnaccessed(buffer);
+  return true;
 }

@@ -28,6 +28,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include <array>
 #include <optional>
 
@@ -327,6 +329,66 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
 }
 
 namespace {
+/// A zero-padded copy of `source` that a convolution reads: a zero fill of
+/// the whole buffer, then a copy of `source` into a window of it.
+struct Padding {
+  Operation *fill;
+  memref::CopyOp copy;
+  Value source;
+  SmallVector<int64_t> before, after;
+};
+} // namespace
+
+/// Whether `op` sets every element of `buffer` to zero: a linalg.fill of a
+/// zero, or a linalg.map with no inputs that yields one.
+static bool isZeroFill(Operation *op, Value buffer) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getOutputs().front() == buffer &&
+           matchPattern(fill.getInputs().front(), m_AnyZeroFloat());
+  auto map = dyn_cast<linalg::MapOp>(op);
+  return map && map.getInputs().empty() && map.getInit() == buffer &&
+         matchPattern(map.getMapper().front().getTerminator()->getOperand(0),
+                      m_AnyZeroFloat());
+}
+
+/// The zero padding of `padded`, the input of a convolution `reader` with
+/// `spatial` dimensions, when it was made by a zero fill and a copy of a
+/// packed buffer into a window of it (unit strides, whole batch and
+/// channels) and that buffer is unchanged until `reader`; else nullopt.
+static std::optional<Padding> matchPadding(Value padded, Operation *reader,
+                                           int64_t spatial) {
+  auto copy = dyn_cast_if_present<memref::CopyOp>(
+      amp::getLastWriterBefore(reader, padded));
+  auto window =
+      copy ? copy.getTarget().getDefiningOp<memref::SubViewOp>() : nullptr;
+  if (!window || window.getSource() != padded)
+    return std::nullopt;
+  ArrayRef<int64_t> offsets = window.getStaticOffsets();
+  ArrayRef<int64_t> sizes = window.getStaticSizes();
+  ArrayRef<int64_t> shape = cast<MemRefType>(padded.getType()).getShape();
+  Value source = copy.getSource();
+  if (!isPacked(source) ||
+      cast<MemRefType>(source.getType()).getShape() !=
+          ArrayRef<int64_t>(sizes) ||
+      llvm::any_of(window.getStaticStrides(),
+                   [](int64_t stride) { return stride != 1; }) ||
+      llvm::any_of(offsets, ShapedType::isDynamic) ||
+      int64_t(shape.size()) != 2 + spatial || offsets[0] != 0 ||
+      offsets[1] != 0 || sizes[0] != shape[0] || sizes[1] != shape[1])
+    return std::nullopt;
+  Operation *fill = amp::getLastWriterBefore(copy, padded);
+  if (!fill || !isZeroFill(fill, padded) ||
+      amp::isWrittenBetween(copy, reader, source))
+    return std::nullopt;
+  Padding padding{fill, copy, source, {}, {}};
+  for (int64_t i = 2; i < 2 + spatial; ++i) {
+    padding.before.push_back(offsets[i]);
+    padding.after.push_back(shape[i] - offsets[i] - sizes[i]);
+  }
+  return padding;
+}
+
+namespace {
 struct ConvolutionsToDNNRecordsPass
     : amp::impl::ConvolutionsToDNNRecordsBase<ConvolutionsToDNNRecordsPass> {
   using ConvolutionsToDNNRecordsBase::ConvolutionsToDNNRecordsBase;
@@ -338,6 +400,9 @@ struct ConvolutionsToDNNRecordsPass
     SmallVector<linalg::ContractOp> contractions;
     module.walk([&](linalg::ContractOp op) { contractions.push_back(op); });
     llvm::SetVector<linalg::GenericOp> gathers;
+    // The padded copies records read past, by their copy: its fill, the
+    // padded buffer.
+    llvm::MapVector<Operation *, std::pair<Operation *, Value>> paddings;
     for (linalg::ContractOp op : contractions) {
       std::array<Value, 3> operands;
       Im2Col im2col;
@@ -348,6 +413,19 @@ struct ConvolutionsToDNNRecordsPass
         if (emitRemarks)
           op.emitRemark() << "no convolution record: " << why;
         continue;
+      }
+      // cuDNN pads the input itself: the record reads the unpadded one.
+      if (std::optional<Padding> padding =
+              matchPadding(operands[0], op, im2col.spatial)) {
+        int64_t unused = kConvMaxSpatialRank - im2col.spatial;
+        auto sourceType = cast<MemRefType>(padding->source.getType());
+        for (int64_t i = 0; i < im2col.spatial; ++i) {
+          (*record)[kConvInput + unused + i] = sourceType.getDimSize(2 + i);
+          (*record)[kConvPadBefore + unused + i] = padding->before[i];
+          (*record)[kConvPadAfter + unused + i] = padding->after[i];
+        }
+        paddings[padding->copy] = {padding->fill, operands[0]};
+        operands[0] = padding->source;
       }
       linalg::FillOp zeros = amp::getZeroFillOfOutput(op, operands[2]);
       (*record)[kConvOverwrite] = zeros ? 1 : 0;
@@ -373,6 +451,12 @@ struct ConvolutionsToDNNRecordsPass
     // A gather goes once no contraction reads its columns.
     for (linalg::GenericOp gather : gathers)
       amp::eraseWriterIfUnread(gather, gather.getDpsInits().front());
+    // A padded copy goes once nothing reads it (its gathers went above).
+    for (auto &[copy, padding] : paddings) {
+      auto [fill, padded] = padding;
+      if (amp::eraseWriterIfUnread(copy, padded))
+        amp::eraseWriterIfUnread(fill, padded);
+    }
   }
 
   void emitRecordRemark(linalg::ContractOp op, const ConvRecord &record) {
@@ -398,6 +482,8 @@ struct ConvolutionsToDNNRecordsPass
     list("dilation", kConvDilation);
     remark << " type=" << record[kConvTypeX]
            << " overwrite=" << record[kConvOverwrite];
+    list("pad_before", kConvPadBefore);
+    list("pad_after", kConvPadAfter);
   }
 };
 } // namespace

@@ -62,6 +62,7 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   const int64_t *in = record + kConvInput, *kernel = record + kConvKernel;
   const int64_t *out = record + kConvOutput, *stride = record + kConvStride;
   const int64_t *dilation = record + kConvDilation;
+  const int64_t *padBefore = record + kConvPadBefore;
   int64_t batch = record[kConvBatch], groups = record[kConvGroups];
   int64_t channels = record[kConvInChannels] / groups;
   int64_t outChannels = record[kConvOutChannels] / groups;
@@ -79,13 +80,18 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   const T *w = forward ? factor : nullptr;
   const T *dy = forward ? nullptr : factor;
 
-  // sum over c and k of X[n, g*C + c, o*s + k*d] * W[g*M + m, c, k], or of
-  // X's window times dY[n, g*M + m, o] over n and o for dW[g*M + m, c, k].
+  // sum over c and k of X[n, g*C + c, o*s + k*d - p] * W[g*M + m, c, k],
+  // or of X's window times dY[n, g*M + m, o] over n and o for
+  // dW[g*M + m, c, k]; X is 0 in its padding.
   auto window = [&](int64_t n, int64_t g, int64_t c, const int64_t *o,
                     const int64_t *k) {
     int64_t offset = (n * groups + g) * channels + c;
-    for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)
-      offset = offset * in[i] + o[i] * stride[i] + k[i] * dilation[i];
+    for (int64_t i = 0; i < kConvMaxSpatialRank; ++i) {
+      int64_t position = o[i] * stride[i] + k[i] * dilation[i] - padBefore[i];
+      if (position < 0 || position >= in[i])
+        return T(0);
+      offset = offset * in[i] + position;
+    }
     return x[offset];
   };
   auto unflatten = [](int64_t index, const int64_t *sizes, int64_t *indices) {

@@ -700,7 +700,6 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
   cudnnBackendDescriptor_t convolution =
       create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  int64_t zeros[kConvMaxSpatialRank] = {0, 0, 0};
   bool ok = set(convolution, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
                 CUDNN_TYPE_INT64, 1, &spatial) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
@@ -712,9 +711,9 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
             set(convolution, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
                 CUDNN_TYPE_INT64, spatial, record + kConvStride + unused) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
-                CUDNN_TYPE_INT64, spatial, zeros) &&
+                CUDNN_TYPE_INT64, spatial, record + kConvPadBefore + unused) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS,
-                CUDNN_TYPE_INT64, spatial, zeros) &&
+                CUDNN_TYPE_INT64, spatial, record + kConvPadAfter + unused) &&
             finalize(convolution, "convolution descriptor");
   if (!ok || !x || !weights || !outputs)
     return nullptr;

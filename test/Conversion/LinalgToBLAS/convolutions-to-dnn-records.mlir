@@ -16,13 +16,13 @@
 // A 3x3 convolution of a padded 2x3x6x6 input into 4 channels: the
 // contraction reads the input itself through a forward record, its zeroed
 // output becomes overwrite=1, and the gather and its columns go.
-// CHECK-DAG:   memref.global "private" constant @amp_conv_record : memref<25xi64> = dense<[0, 2, 2, 3, 4, 1, 1, 6, 6, 1, 3, 3, 1, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1]>
+// CHECK-DAG:   memref.global "private" constant @amp_conv_record : memref<31xi64> = dense<[0, 2, 2, 3, 4, 1, 1, 6, 6, 1, 3, 3, 1, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]>
 // CHECK-DAG:   func.func private @amp_conv_f32_f32_f32(memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:    %[[X:.*]]: memref<2x3x6x6xf32>, %[[W:.*]]: memref<1x4x27xf32>, %[[Y:.*]]: memref<2x1x4x16xf32>)
 // CHECK-NOT:     memref.alloc
 // CHECK-NOT:     linalg.
-// CHECK:         %[[R:.*]] = memref.get_global @amp_conv_record : memref<25xi64>
+// CHECK:         %[[R:.*]] = memref.get_global @amp_conv_record : memref<31xi64>
 // CHECK:         %[[RU:.*]] = memref.cast %[[R]]
 // CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x3x6x6xf32> to memref<*xf32>
 // CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<1x4x27xf32> to memref<*xf32>
@@ -184,5 +184,67 @@ func.func @computing_gather(%x: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32>, %y:
 func.func @plain_gemm(%a: memref<8x32xf32>, %b: memref<32x16xf32>, %c: memref<8x16xf32>) {
   // expected-remark @below {{no convolution record: no operand is a collapsed im2col buffer}}
   linalg.contract indexing_maps = [#a2, #b2, #c2] ins(%a, %b : memref<8x32xf32>, memref<32x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
+
+// The lowering's zero padding: a zero-filled buffer with the input copied
+// into its interior. cuDNN pads by itself: both records (forward, and the
+// weight gradient that reads the same padded input) read the 2x3x4x4 input
+// with pad_before=0x1x1 pad_after=0x1x1, and the fill, the copy and the
+// padded buffer go. A window with strides (dY upsampled for a strided data
+// gradient) is no padding: that record reads the buffer as it is.
+// CHECK-LABEL: func.func @padded(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<2x3x4x4xf32>
+// CHECK-NOT:     linalg.map
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x3x4x4xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%{{.*}}, %[[XU]],
+// CHECK:         %[[XU2:.*]] = memref.cast %[[X]] : memref<2x3x4x4xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%{{.*}}, %[[XU2]],
+// CHECK:         %[[UP:.*]] = memref.alloc() : memref<2x3x6x6xf32>
+// CHECK:         linalg.map
+// CHECK:         memref.copy
+// CHECK:         %[[UPU:.*]] = memref.cast %[[UP]] : memref<2x3x6x6xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%{{.*}}, %[[UPU]],
+// CHECK-NOT:     memref.alloc() : memref<2x3x6x6xf32>
+// CHECK:         return
+func.func @padded(%x: memref<2x3x4x4xf32>, %w: memref<1x4x27xf32>, %y: memref<2x1x4x16xf32>, %dy: memref<2x1x4x16xf32>, %dw: memref<1x4x27xf32>, %small: memref<2x3x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x3x6x6xf32>
+  linalg.map outs(%padded : memref<2x3x6x6xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1] : memref<2x3x6x6xf32> to memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>
+  memref.copy %x, %interior : memref<2x3x4x4xf32> to memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<2x3x6x6xf32>) outs(%cols : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  // expected-remark @below {{input=1x4x4 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=0 overwrite=0 pad_before=0x1x1 pad_after=0x1x1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{convolution record: backward-filter rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x4x4 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=0 overwrite=0 pad_before=0x1x1 pad_after=0x1x1}}
+  linalg.contract indexing_maps = [#dy, #dcol, #dw] ins(%dy, %flat : memref<2x1x4x16xf32>, memref<2x1x27x16xf32>) outs(%dw : memref<1x4x27xf32>)
+  memref.dealloc %cols : memref<2x1x3x3x3x4x4xf32>
+  memref.dealloc %padded : memref<2x3x6x6xf32>
+  %up = memref.alloc() : memref<2x3x6x6xf32>
+  linalg.map outs(%up : memref<2x3x6x6xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %every2 = memref.subview %up[0, 0, 0, 0] [2, 3, 3, 3] [1, 1, 2, 2] : memref<2x3x6x6xf32> to memref<2x3x3x3xf32, strided<[108, 36, 12, 2]>>
+  memref.copy %small, %every2 : memref<2x3x3x3xf32> to memref<2x3x3x3xf32, strided<[108, 36, 12, 2]>>
+  %cols2 = memref.alloc() : memref<2x1x3x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%up : memref<2x3x6x6xf32>) outs(%cols2 : memref<2x1x3x3x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat2 = memref.collapse_shape %cols2 [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf32> into memref<2x1x27x16xf32>
+  // expected-remark @below {{input=1x6x6 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=0 overwrite=0 pad_before=0x0x0 pad_after=0x0x0}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat2 : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
+  memref.dealloc %cols2 : memref<2x1x3x3x3x4x4xf32>
+  memref.dealloc %up : memref<2x3x6x6xf32>
   return
 }
