@@ -164,6 +164,9 @@ getContractionReaders(linalg::GenericOp generic, const QuantizedOutput &output,
     auto contraction = dyn_cast<linalg::ContractOp>(op);
     auto reads = [&](OpOperand &use) { return use.get() == output.buffer; };
     if (contraction && contraction.hasPureBufferSemantics() &&
+        llvm::all_of(
+            contraction.getIndexingMapsArray(),
+            [](AffineMap map) { return map.isProjectedPermutation(); }) &&
         llvm::count_if(contraction->getOpOperands(), reads) == 1 &&
         contraction.isDpsInput(
             &*llvm::find_if(contraction->getOpOperands(), reads))) {
