@@ -206,7 +206,12 @@ def ContractionsToGemmRecords
     BLAS path. A zero `linalg.fill` of exactly the output's elements
     earlier in the block, with no op in between reading or writing that
     buffer, becomes the record's overwrite flag (beta 0: D is not read)
-    and is erased. A contraction whose two inputs a dequantizing
+    and is erased. A `linalg.generic` right after an overwritten GEMM that
+    only adds a bias along D's column-major rows into a buffer of D's shape
+    (nothing else reading D, nothing touching that buffer in between)
+    becomes the record's bias epilogue (cuBLASLt's `EPILOGUE_BIAS`): a call
+    to `amp_gemm_bias_<A>_<B>_<D>(record, A, B, out, bias)` that writes the
+    addition's output. A contraction whose two inputs a dequantizing
     `linalg.generic` (`extf(q) * scale_inv`, FP8 `q` read through a
     permutation, 0-d `scale_inv`) fills just before it, as
     `amp-store-fp8-gemm-operands` leaves them, gets an FP8 record on the

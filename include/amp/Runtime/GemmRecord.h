@@ -35,6 +35,9 @@ namespace mlir::amp::runtime {
 inline constexpr const char *kGemmEntryPrefix = "amp_gemm_";
 /// The prefix of the FP8 ones.
 inline constexpr const char *kFP8GemmEntryPrefix = "amp_gemm_f8";
+/// The prefix of those with a bias epilogue: `amp_gemm_bias_<A>_<B>_<D>(
+/// record, A, B, D, bias)`, the bias a 1-d memref of m elements of D's type.
+inline constexpr const char *kBiasGemmEntryPrefix = "amp_gemm_bias_";
 
 /// The fields of a record, in order.
 enum GemmRecordField : unsigned {
@@ -55,6 +58,7 @@ enum GemmRecordField : unsigned {
   kGemmTypeD,
   kGemmSwapped,   ///< 1: A is the contraction's second operand (D = C^T)
   kGemmOverwrite, ///< 1: D = op(A) op(B) (beta 0: D's zeros not read)
+  kGemmBias,      ///< 1: plus bias[i] on D's row i (cuBLASLt's BIAS epilogue)
   kGemmRecordFields
 };
 
@@ -87,6 +91,10 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "a GEMM record's m, n, k and batch must be positive";
   if (record[kGemmOverwrite] != 0 && record[kGemmOverwrite] != 1)
     return "a GEMM record's overwrite flag must be 0 or 1";
+  if (record[kGemmBias] != 0 && record[kGemmBias] != 1)
+    return "a GEMM record's bias flag must be 0 or 1";
+  if (record[kGemmBias] && !record[kGemmOverwrite])
+    return "a GEMM record with a bias overwrites D";
   // cuBLASLt's layout rule: a leading dimension spans its stored rows.
   if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
     return "a GEMM record's leading dimension is below its matrix's rows";
@@ -101,6 +109,8 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "an FP8 GEMM record's leading dimensions are not multiples of 16";
   if (fp8A && typeD != kGemmF32)
     return "an FP8 GEMM record's result is not f32";
+  if (fp8A && record[kGemmBias])
+    return "an FP8 GEMM record has no bias epilogue";
   if (fp8A && typeA == kGemmF8E5M2 && typeB == kGemmF8E5M2)
     return "an FP8 GEMM record multiplies two E5M2 operands";
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||

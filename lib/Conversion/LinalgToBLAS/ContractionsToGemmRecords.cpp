@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -318,6 +319,96 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
 }
 
 namespace {
+/// A bias addition that reads a GEMM's result: `out = D + bias[i]`.
+struct BiasEpilogue {
+  linalg::GenericOp generic;
+  Value bias, out;
+};
+} // namespace
+
+/// The generic that adds a bias along the rows of `op`'s column-major
+/// result D (record `record`, D overwritten) right after it, when the GEMM
+/// can write its output instead (cuBLASLt's BIAS epilogue): D packed and
+/// read by nothing else, the output of D's shape, untouched in between and
+/// none of the GEMM's inputs.
+static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
+                                                     const GemmRecord &record) {
+  Value d = op.getDpsInits().front();
+  auto dType = cast<MemRefType>(d.getType());
+  if (!record[kGemmOverwrite] || record[kGemmBatch] != 1 ||
+      record[kGemmLdD] != record[kGemmM] ||
+      !memref::isStaticShapeAndContiguousRowMajor(dType) ||
+      !d.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  // The first op after the GEMM that touches D.
+  Block *block = op->getBlock();
+  SmallVector<Operation *> accesses;
+  for (Operation *access : amp::getAccesses(d))
+    if (Operation *ancestor = block->findAncestorOpInBlock(*access))
+      accesses.push_back(ancestor);
+  Operation *next = op->getNextNode();
+  while (next && !llvm::is_contained(accesses, next))
+    next = next->getNextNode();
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(next);
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return std::nullopt;
+  // out = view(D) + bias: identity maps but the bias's, one loop of it.
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  unsigned dSide = amp::stripReshapes(generic.getDpsInputs()[0]) == d ? 0 : 1;
+  Value view = generic.getDpsInputs()[dSide];
+  Value bias = generic.getDpsInputs()[1 - dSide];
+  Value out = generic.getDpsInits().front();
+  auto viewType = cast<MemRefType>(view.getType());
+  auto biasType = dyn_cast<MemRefType>(bias.getType());
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  int64_t rank = viewType.getRank();
+  if (amp::stripReshapes(view) != d || !maps[dSide].isIdentity() ||
+      !maps[2].isIdentity() || !biasType || biasType.getRank() != 1 ||
+      !biasType.getLayout().isIdentity() || !outType ||
+      outType.getShape() != viewType.getShape() ||
+      !outType.getLayout().isIdentity() ||
+      outType.getElementType() != dType.getElementType() ||
+      maps[1 - dSide] !=
+          AffineMap::get(rank, 0,
+                         getAffineDimExpr(rank - 1, op.getContext())) ||
+      viewType.getShape().back() != record[kGemmM])
+    return std::nullopt;
+  // The body: one addition of the two inputs.
+  Block *body = generic.getBody();
+  auto sum = cast<linalg::YieldOp>(body->getTerminator())
+                 .getOperand(0)
+                 .getDefiningOp<arith::AddFOp>();
+  if (body->getOperations().size() != 2 || !sum ||
+      !llvm::is_contained(sum->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(sum->getOperands(), body->getArgument(1)))
+    return std::nullopt;
+  // The GEMM may write `out` early: nothing uses it in between, it is none
+  // of the GEMM's inputs, and D is not read after the addition.
+  Value outRoot = memref::skipViewLikeOps(cast<MemrefValue>(out));
+  for (Value input : op.getInputs())
+    if (memref::skipViewLikeOps(cast<MemrefValue>(input)) == outRoot)
+      return std::nullopt;
+  for (Operation *between = op->getNextNode(); between != generic;
+       between = between->getNextNode())
+    if (amp::mayRead(between, out) || amp::mayWrite(between, out))
+      return std::nullopt;
+  if (amp::isReadAfter(generic, d))
+    return std::nullopt;
+  // Both defined before the GEMM, or `out` a new buffer that can move there.
+  auto isBefore = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return !def || def->getBlock() != block || def->isBeforeInBlock(op);
+  };
+  auto alloc = out.getDefiningOp<memref::AllocOp>();
+  if (!isBefore(bias) ||
+      !(isBefore(out) || (alloc && alloc->getNumOperands() == 0)))
+    return std::nullopt;
+  return BiasEpilogue{generic, bias, out};
+}
+
+namespace {
 /// A contraction's record and what the call reads: A, B and D (operand
 /// order), and for an FP8 record the dequantizations of A and B.
 struct RecordedContraction {
@@ -424,6 +515,20 @@ struct ContractionsToGemmRecordsPass
       record[kGemmOverwrite] = zeros ? 1 : 0;
       if (zeros)
         zeros.erase();
+      // A bias addition after it becomes its epilogue (f32 results of one
+      // input type, not FP8: the runtime's bias entry points).
+      std::optional<BiasEpilogue> epilogue;
+      if (!recorded.fp8 && record[kGemmTypeA] == record[kGemmTypeB] &&
+          record[kGemmTypeD] == kGemmF32 && record[kGemmTypeA] != kGemmF64)
+        epilogue = matchBiasEpilogue(op, record);
+      record[kGemmBias] = epilogue ? 1 : 0;
+      if (epilogue) {
+        recorded.operands[2] = epilogue->out;
+        if (Operation *def = epilogue->out.getDefiningOp();
+            def && def->getBlock() == op->getBlock() &&
+            op->isBeforeInBlock(def))
+          def->moveBefore(op);
+      }
       if (emitRemarks)
         emitRecordRemark(op, record);
       OpBuilder b(op);
@@ -447,6 +552,10 @@ struct ContractionsToGemmRecordsPass
           dequantizations.insert(dequantization.generic);
         }
         name = amp::getFP8GemmEntryName(types[0], types[1], types[2]);
+      } else if (epilogue) {
+        arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
+        name = amp::getContractEntryName(types[0], types[1], types[2],
+                                         kBiasGemmEntryPrefix);
       } else {
         name = amp::getContractEntryName(types[0], types[1], types[2],
                                          kGemmEntryPrefix);
@@ -454,7 +563,12 @@ struct ContractionsToGemmRecordsPass
       func::CallOp::create(
           b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
           arguments);
+      Value d = op.getDpsInits().front();
       op.erase();
+      if (epilogue) {
+        epilogue->generic.erase();
+        amp::eraseIfUnaccessed(d);
+      }
     }
     // A dequantization goes once no contraction reads its f32 values.
     for (linalg::GenericOp dequantization : dequantizations)
@@ -464,9 +578,9 @@ struct ContractionsToGemmRecordsPass
 
   void emitRecordRemark(linalg::ContractOp op, const GemmRecord &record) {
     static constexpr const char *kNames[kGemmRecordFields] = {
-        "m",      "n",      "k",      "batch",    "trans_a",  "trans_b",
-        "lda",    "ldb",    "ldd",    "stride_a", "stride_b", "stride_d",
-        "type_a", "type_b", "type_d", "swapped",  "overwrite"};
+        "m",      "n",      "k",      "batch",    "trans_a",   "trans_b",
+        "lda",    "ldb",    "ldd",    "stride_a", "stride_b",  "stride_d",
+        "type_a", "type_b", "type_d", "swapped",  "overwrite", "bias"};
     InFlightDiagnostic remark = op.emitRemark() << "GEMM record:";
     for (unsigned field = 0; field < kGemmRecordFields; ++field)
       remark << " " << kNames[field] << "=" << record[field];

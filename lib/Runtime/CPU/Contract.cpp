@@ -291,13 +291,15 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// Executes a GEMM record (GemmRecord.h) as cuBLASLt would: a column-major
 /// D += op(A) op(B) per batch (D = op(A) op(B), D not read, with the
 /// overwrite flag), every field checked first; FP8 operands times their
-/// dequantization factors `scaleA` and `scaleB`.
+/// dequantization factors `scaleA` and `scaleB`; plus `bias[i]` on row i
+/// with the bias flag (after the product, as cuBLASLt's BIAS epilogue).
 template <typename Acc, typename TA, typename TB>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
                 const UnrankedMemRefType<TB> &bMemRef,
                 const UnrankedMemRefType<Acc> &dMemRef,
-                const float *scaleA = nullptr, const float *scaleB = nullptr) {
+                const float *scaleA = nullptr, const float *scaleB = nullptr,
+                const UnrankedMemRefType<Acc> *biasMemRef = nullptr) {
   DynamicMemRefType<int64_t> recordRef(recordMemRef);
   if (recordRef.rank != 1 || recordRef.sizes[0] != kGemmRecordFields)
     fail("a GEMM record is a 1-d memref of kGemmRecordFields i64");
@@ -310,6 +312,15 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (const char *error =
           checkGemmRecord(record, kDataType<TA>, kDataType<TB>, kDataType<Acc>))
     fail(error);
+  if (bool(record[kGemmBias]) != bool(biasMemRef))
+    fail("a GEMM record's bias flag differs from its entry point's");
+  const Acc *bias = nullptr;
+  if (biasMemRef) {
+    DynamicMemRefType<Acc> ranked(*biasMemRef);
+    if (ranked.rank != 1 || ranked.sizes[0] != m || ranked.strides[0] != 1)
+      fail("a GEMM's bias is a packed 1-d memref of m elements");
+    bias = ranked.data + ranked.offset;
+  }
   DynamicMemRefType<TA> a(aMemRef);
   DynamicMemRefType<TB> b(bMemRef);
   DynamicMemRefType<Acc> d(dMemRef);
@@ -321,9 +332,14 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     const Acc *bData =
         getRecordOperand<Acc>(b.data + b.offset + i * record[kGemmBatchStrideB],
                               transB, k, n, ldb, scaleB, bWidened);
+    Acc *dData = d.data + d.offset + i * record[kGemmBatchStrideD];
     gemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
          m, n, k, aData, lda, bData, ldb, Acc(record[kGemmOverwrite] ? 0 : 1),
-         d.data + d.offset + i * record[kGemmBatchStrideD], ldd, CblasColMajor);
+         dData, ldd, CblasColMajor);
+    if (bias)
+      for (int64_t column = 0; column < n; ++column)
+        for (int64_t row = 0; row < m; ++row)
+          dData[column * ldd + row] += bias[row];
   }
 }
 } // namespace
@@ -366,6 +382,19 @@ AMP_GEMM(bf16_f32_f32, BF16Bits, float, float)
 AMP_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float)
 AMP_GEMM(bf16_bf16_f32, BF16Bits, BF16Bits, float)
 AMP_GEMM(f64_f64_f64, double, double, double)
+
+// GEMM records with a bias epilogue: the record, A, B, D, then the bias.
+#define AMP_GEMM_BIAS(NAME, TA, TB, ACC)                                       \
+  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<ACC> *d,                   \
+      UnrankedMemRefType<ACC> *bias) {                                         \
+    gemmRecord<ACC, TA, TB>(*record, *a, *b, *d, nullptr, nullptr, bias);      \
+  }
+
+AMP_GEMM_BIAS(f32_f32_f32, float, float, float)
+AMP_GEMM_BIAS(f16_f16_f32, F16Bits, F16Bits, float)
+AMP_GEMM_BIAS(bf16_bf16_f32, BF16Bits, BF16Bits, float)
 
 // FP8 GEMM records: the record, A, B and D, then A's and B's factors (0-d).
 #define AMP_GEMM_FP8(NAME, TA, TB)                                             \

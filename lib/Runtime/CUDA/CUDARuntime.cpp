@@ -161,6 +161,8 @@ struct GemmPlan {
   bool isDouble = false;
   /// FP8 operands, with scale pointers set per call.
   bool isFP8 = false;
+  /// A bias epilogue, with the bias pointer set per call.
+  bool hasBias = false;
 
   ~GemmPlan() {
     for (cublasLtMatrixLayout_t layout : {a, b, d})
@@ -453,6 +455,15 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
       !makeLayout(plan->d, record[kGemmTypeD], m, n, record[kGemmLdD],
                   record[kGemmBatchStrideD]))
     return nullptr;
+  // The BIAS epilogue: D's row i plus bias[i], the bias of D's type.
+  plan->hasBias = record[kGemmBias];
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  if (plan->hasBias &&
+      !runtime.check(cublasLtMatmulDescSetAttribute(
+                         plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                         &epilogue, sizeof(epilogue)),
+                     what + ": bias epilogue"))
+    return nullptr;
   cublasLtMatmulPreference_t preference = nullptr;
   cublasLtMatmulHeuristicResult_t heuristic = {};
   int found = 0;
@@ -493,7 +504,7 @@ const char *getData(const UnrankedMemRefType<T> &memref) {
 void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *a, const char *b, char *d, int64_t typeA,
                    int64_t typeB, int64_t typeD, const char *scaleA = nullptr,
-                   const char *scaleB = nullptr) {
+                   const char *scaleB = nullptr, const char *bias = nullptr) {
   Runtime &runtime = getRuntime();
   if (runtime.failed())
     return;
@@ -516,6 +527,16 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                           plan->operation, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
                           &scaleB, sizeof(scaleB)),
                       describeGemm(record) + ": B's scale")))
+    return;
+  if (plan->hasBias != bool(bias))
+    return runtime.fail(describeGemm(record) +
+                        ": the record's bias flag differs from its entry "
+                        "point's");
+  if (plan->hasBias &&
+      !runtime.check(cublasLtMatmulDescSetAttribute(
+                         plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                         &bias, sizeof(bias)),
+                     describeGemm(record) + ": bias"))
     return;
   // beta 0 with the overwrite flag: cuBLASLt does not read D then.
   float oneFloat = 1, betaFloat = record[kGemmOverwrite] ? 0 : 1;
@@ -1175,6 +1196,21 @@ AMP_CUDA_GEMM(bf16_f32_f32, BF16Bits, float, float, kGemmBF16, kGemmF32,
               kGemmF32)
 AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
               kGemmF32)
+
+// Records with a bias epilogue: then the bias (m elements of D's type).
+#define AMP_CUDA_GEMM_BIAS(NAME, T, K)                                         \
+  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<float> *d,                  \
+      UnrankedMemRefType<float> *bias) {                                       \
+    runGemmRecord(*record, getData(*a), getData(*b),                           \
+                  const_cast<char *>(getData(*d)), K, K, kGemmF32, nullptr,    \
+                  nullptr, getData(*bias));                                    \
+  }
+
+AMP_CUDA_GEMM_BIAS(f32_f32_f32, float, kGemmF32)
+AMP_CUDA_GEMM_BIAS(f16_f16_f32, F16Bits, kGemmF16)
+AMP_CUDA_GEMM_BIAS(bf16_bf16_f32, BF16Bits, kGemmBF16)
 
 // FP8 records: then A's and B's dequantization factors, 0-d f32 memrefs
 // whose device pointers cuBLASLt reads as its A and B scale pointers.

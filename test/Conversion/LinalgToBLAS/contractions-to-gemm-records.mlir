@@ -4,12 +4,12 @@
 // Row-major C = A B is the column-major C^T = B^T A^T: the record swaps
 // the operands (swapped=1). x's batch loop b indexes x and y only, an M
 // loop: b and m collapse into one M of 16 (stride 32 in x, 16 in y).
-// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<17xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1, 0]>
+// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<18xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1, 0, 0]>
 // CHECK-DAG:   func.func private @amp_gemm_bf16_bf16_f32(memref<*xi64>, memref<*xbf16>, memref<*xbf16>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME:    %[[X:.*]]: memref<2x8x32xbf16>, %[[W:.*]]: memref<32x16xbf16>, %[[Y:.*]]: memref<2x8x16xf32>)
-// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<17xi64>
-// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<17xi64> to memref<*xi64>
+// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<18xi64>
+// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<18xi64> to memref<*xi64>
 // CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<32x16xbf16> to memref<*xbf16>
 // CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x8x32xbf16> to memref<*xbf16>
 // CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<2x8x16xf32> to memref<*xf32>
@@ -212,5 +212,66 @@ func.func @fp8_refused(%xt: memref<32x16xf8E4M3FN>, %xs: memref<f32>, %g: memref
   // expected-remark @below {{no FP8 GEMM record: an FP8 GEMM record multiplies two E5M2 operands}}
   // expected-remark @below {{GEMM record:}}
   linalg.contract indexing_maps = [#fa, #fb, #fc] ins(%c, %b : memref<16x32xf32>, memref<64x32xf32>) outs(%y : memref<16x64xf32>)
+  return
+}
+
+// A bias added to a zeroed GEMM result right after it (a Linear's forward):
+// cuBLASLt's BIAS epilogue. The record (bias=1) writes the addition's
+// output, through the same layout (a reshape of D), with the bias on D's
+// column-major rows (the output's last dim, m); the addition and D go.
+// Left alone: a result read again after the addition, and an output that
+// is read between the GEMM and the addition.
+// CHECK-LABEL: func.func @bias(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf32>, %[[W:[^:]*]]: memref<64x32xf32>, %[[B:[^:]*]]: memref<64xf32>, %[[OUT:[^:]*]]: memref<2x8x64xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK-DAG:     %[[OU:.*]] = memref.cast %[[OUT]] : memref<2x8x64xf32> to memref<*xf32>
+// CHECK-DAG:     %[[BU:.*]] = memref.cast %[[B]] : memref<64xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_bias_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[OU]], %[[BU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.generic
+// CHECK:         return
+#bx = affine_map<(m, n, k) -> (m, k)>
+#bw = affine_map<(m, n, k) -> (n, k)>
+#by = affine_map<(m, n, k) -> (m, n)>
+#b3 = affine_map<(a, b, c) -> (a, b, c)>
+#b1 = affine_map<(a, b, c) -> (c)>
+func.func @bias(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>, %out: memref<2x8x64xf32>, %out2: memref<2x8x64xf32>, %seen: memref<2x8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d : memref<16x64xf32>)
+  %v = memref.expand_shape %d [[0, 1], [2]] output_shape [2, 8, 64] : memref<16x64xf32> into memref<2x8x64xf32>
+  linalg.generic {indexing_maps = [#b3, #b1, #b3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v, %b : memref<2x8x64xf32>, memref<64xf32>) outs(%out : memref<2x8x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    linalg.yield %sum : f32
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d2 : memref<16x64xf32>)
+  %v2 = memref.expand_shape %d2 [[0, 1], [2]] output_shape [2, 8, 64] : memref<16x64xf32> into memref<2x8x64xf32>
+  linalg.generic {indexing_maps = [#b3, #b1, #b3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v2, %b : memref<2x8x64xf32>, memref<64xf32>) outs(%out2 : memref<2x8x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    linalg.yield %sum : f32
+  }
+  memref.copy %v2, %seen : memref<2x8x64xf32> to memref<2x8x64xf32>
+  %d3 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d3 : memref<16x64xf32>)
+  memref.copy %out2, %seen : memref<2x8x64xf32> to memref<2x8x64xf32>
+  %v3 = memref.expand_shape %d3 [[0, 1], [2]] output_shape [2, 8, 64] : memref<16x64xf32> into memref<2x8x64xf32>
+  linalg.generic {indexing_maps = [#b3, #b1, #b3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v3, %b : memref<2x8x64xf32>, memref<64xf32>) outs(%out2 : memref<2x8x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    linalg.yield %sum : f32
+  }
   return
 }
