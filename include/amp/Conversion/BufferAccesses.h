@@ -22,6 +22,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace mlir::amp {
 
 /// Whether `op` calls one of the runtime's library entry points (a GEMM,
@@ -46,6 +48,11 @@ Operation *getLastWriterBefore(Operation *op, Value buffer);
 /// The ops that use `buffer` or a view of it, other than the views
 /// themselves and deallocations.
 SmallVector<Operation *> getAccesses(Value buffer);
+
+/// The ops of `block` that hold an access of `buffer` (getAccesses), or
+/// nullopt when an access lies outside `block`.
+std::optional<SmallVector<Operation *>> getAccessingOps(Value buffer,
+                                                        Block &block);
 
 /// Whether an op after `writer` (in its block) may read what `writer`
 /// wrote into `buffer` before something writes it again; true when an

@@ -95,19 +95,25 @@ SmallVector<Operation *> amp::getAccesses(Value buffer) {
   return accesses;
 }
 
-bool amp::isReadAfter(Operation *writer, Value buffer) {
-  Block *block = writer->getBlock();
-  // Accesses in the block, as the ops of the block that hold them.
+std::optional<SmallVector<Operation *>> amp::getAccessingOps(Value buffer,
+                                                             Block &block) {
   SmallVector<Operation *> ops;
   for (Operation *access : getAccesses(buffer)) {
-    Operation *op = block->findAncestorOpInBlock(*access);
+    Operation *op = block.findAncestorOpInBlock(*access);
     if (!op)
-      return true;
-    if (op != writer)
-      ops.push_back(op);
+      return std::nullopt;
+    ops.push_back(op);
   }
+  return ops;
+}
+
+bool amp::isReadAfter(Operation *writer, Value buffer) {
+  std::optional<SmallVector<Operation *>> ops =
+      getAccessingOps(buffer, *writer->getBlock());
+  if (!ops)
+    return true;
   for (Operation *op = writer->getNextNode(); op; op = op->getNextNode()) {
-    if (!llvm::is_contained(ops, op))
+    if (!llvm::is_contained(*ops, op))
       continue;
     // An op that writes the buffer without reading it (a copy's target, an
     // output-only linalg op) ends what `writer` wrote.

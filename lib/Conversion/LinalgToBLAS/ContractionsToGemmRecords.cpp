@@ -342,12 +342,12 @@ static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
     return std::nullopt;
   // The first op after the GEMM that touches D.
   Block *block = op->getBlock();
-  SmallVector<Operation *> accesses;
-  for (Operation *access : amp::getAccesses(d))
-    if (Operation *ancestor = block->findAncestorOpInBlock(*access))
-      accesses.push_back(ancestor);
+  std::optional<SmallVector<Operation *>> accesses =
+      amp::getAccessingOps(d, *block);
+  if (!accesses)
+    return std::nullopt;
   Operation *next = op->getNextNode();
-  while (next && !llvm::is_contained(accesses, next))
+  while (next && !llvm::is_contained(*accesses, next))
     next = next->getNextNode();
   auto generic = dyn_cast_if_present<linalg::GenericOp>(next);
   if (!generic || !generic.hasPureBufferSemantics() ||

@@ -148,32 +148,28 @@ getContractionReaders(linalg::GenericOp generic, const QuantizedOutput &output,
     why = "its buffer has a dynamic shape or a layout";
     return {};
   }
-  Block *block = generic->getBlock();
-  SmallVector<Operation *> accesses;
-  for (Operation *access : amp::getAccesses(output.buffer)) {
-    Operation *op = block->findAncestorOpInBlock(*access);
-    if (!op) {
-      why = "it is used in another block";
-      return {};
-    }
-    accesses.push_back(op);
+  std::optional<SmallVector<Operation *>> accesses =
+      amp::getAccessingOps(output.buffer, *generic->getBlock());
+  if (!accesses) {
+    why = "it is used in another block";
+    return {};
   }
   for (Operation *op = generic->getNextNode(); op; op = op->getNextNode()) {
-    if (!llvm::is_contained(accesses, op))
+    if (!llvm::is_contained(*accesses, op))
       continue;
+    // A contraction that reads it as one input, and only there.
     auto contraction = dyn_cast<linalg::ContractOp>(op);
     auto reads = [&](OpOperand &use) { return use.get() == output.buffer; };
     if (contraction && contraction.hasPureBufferSemantics() &&
         llvm::all_of(
             contraction.getIndexingMapsArray(),
             [](AffineMap map) { return map.isProjectedPermutation(); }) &&
-        llvm::count_if(contraction->getOpOperands(), reads) == 1 &&
-        contraction.isDpsInput(
-            &*llvm::find_if(contraction->getOpOperands(), reads))) {
-      unsigned number = llvm::find_if(contraction->getOpOperands(), reads)
-                            ->getOperandNumber();
-      readers.emplace_back(contraction, number);
-      continue;
+        llvm::count_if(contraction->getOpOperands(), reads) == 1) {
+      OpOperand &read = *llvm::find_if(contraction->getOpOperands(), reads);
+      if (contraction.isDpsInput(&read)) {
+        readers.emplace_back(contraction, read.getOperandNumber());
+        continue;
+      }
     }
     if (amp::mayRead(op, output.buffer)) {
       why = "'" + op->getName().getStringRef().str() + "' reads it too";

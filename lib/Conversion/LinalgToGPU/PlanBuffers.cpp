@@ -57,10 +57,13 @@ getPlannedBuffer(memref::AllocOp alloc, Block &body,
   std::optional<int64_t> bytes = getBytes(alloc.getType());
   if (!bytes || alloc->getBlock() != &body || !alloc.getDynamicSizes().empty())
     return std::nullopt;
+  std::optional<SmallVector<Operation *>> ops =
+      amp::getAccessingOps(alloc.getMemref(), body);
+  if (!ops)
+    return std::nullopt;
   PlannedBuffer buffer{alloc, *bytes, SIZE_MAX, 0};
-  for (Operation *access : amp::getAccesses(alloc.getMemref())) {
-    Operation *op = body.findAncestorOpInBlock(*access);
-    if (!op || !(isa<scf::ParallelOp>(op) || amp::isLibraryCall(op)))
+  for (Operation *op : *ops) {
+    if (!isa<scf::ParallelOp>(op) && !amp::isLibraryCall(op))
       return std::nullopt;
     size_t position = positions.lookup(op);
     buffer.first = std::min(buffer.first, position);

@@ -16,6 +16,7 @@
 
 #include "amp/Runtime/CPURuntime.h"
 #include "amp/Runtime/GemmRecord.h"
+#include "amp/Runtime/RecordMemRef.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -300,10 +301,9 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<Acc> &dMemRef,
                 const float *scaleA = nullptr, const float *scaleB = nullptr,
                 const UnrankedMemRefType<Acc> *biasMemRef = nullptr) {
-  DynamicMemRefType<int64_t> recordRef(recordMemRef);
-  if (recordRef.rank != 1 || recordRef.sizes[0] != kGemmRecordFields)
+  const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
+  if (!record)
     fail("a GEMM record is a 1-d memref of kGemmRecordFields i64");
-  const int64_t *record = recordRef.data + recordRef.offset;
   int64_t m = record[kGemmM], n = record[kGemmN], k = record[kGemmK];
   int64_t batch = record[kGemmBatch];
   bool transA = record[kGemmTransA], transB = record[kGemmTransB];

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runtime/ConvRecord.h"
+#include "amp/Runtime/RecordMemRef.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -52,10 +53,9 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                        const UnrankedMemRefType<T> &xMemRef,
                        const UnrankedMemRefType<T> &factorMemRef,
                        const UnrankedMemRefType<T> &resultMemRef) {
-  DynamicMemRefType<int64_t> recordRef(recordMemRef);
-  if (recordRef.rank != 1 || recordRef.sizes[0] != kConvRecordFields)
+  const int64_t *record = getRecordFields(recordMemRef, kConvRecordFields);
+  if (!record)
     fail("a convolution record is a 1-d memref of kConvRecordFields i64");
-  const int64_t *record = recordRef.data + recordRef.offset;
   constexpr int64_t type = std::is_same_v<T, double> ? kGemmF64 : kGemmF32;
   if (const char *error = checkConvRecord(record, type, type, type))
     fail(error);

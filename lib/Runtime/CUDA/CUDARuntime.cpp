@@ -34,6 +34,7 @@
 #include "amp/Runtime/CUDARuntime.h"
 #include "amp/Runtime/ConvRecord.h"
 #include "amp/Runtime/GemmRecord.h"
+#include "amp/Runtime/RecordMemRef.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -508,11 +509,10 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   Runtime &runtime = getRuntime();
   if (runtime.failed())
     return;
-  DynamicMemRefType<int64_t> recordRef(recordMemRef);
-  if (recordRef.rank != 1 || recordRef.sizes[0] != kGemmRecordFields)
+  const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
+  if (!record)
     return runtime.fail("a GEMM record is a 1-d memref of kGemmRecordFields "
                         "i64");
-  const int64_t *record = recordRef.data + recordRef.offset;
   if (const char *error = checkGemmRecord(record, typeA, typeB, typeD))
     return runtime.fail(error);
   GemmPlan *plan = getGemmPlan(runtime, record);
@@ -852,11 +852,10 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   Runtime &runtime = getRuntime();
   if (runtime.failed())
     return;
-  DynamicMemRefType<int64_t> recordRef(recordMemRef);
-  if (recordRef.rank != 1 || recordRef.sizes[0] != kConvRecordFields)
+  const int64_t *record = getRecordFields(recordMemRef, kConvRecordFields);
+  if (!record)
     return runtime.fail("a convolution record is a 1-d memref of "
                         "kConvRecordFields i64");
-  const int64_t *record = recordRef.data + recordRef.offset;
   if (const char *error = checkConvRecord(record, type, type, type))
     return runtime.fail(error);
 #ifdef AMP_CUDNN_LIBRARY
