@@ -44,19 +44,29 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
     if why := numerics.why_no_forced_step(name, precision):
         pytest.skip(why)
     path = zoo_steps[name, "sgd"]
-    log = compare_grid_to_cpu(path, pipeline, ulp, tmp_path)
-    if precision == "fp32":
+    log, grid_text = compare_grid_to_cpu(path, pipeline, ulp, tmp_path)
+    if precision in ("fp32", "fp16"):
         # Every Conv and ConvTranspose node (the zoo's backward convolutions
-        # among them) ran through a cuDNN-style record.
+        # among them) ran through a cuDNN-style record; in FP16 one that
+        # rounds its f32 accumulator to f16 itself (PSEUDO_HALF).
         import onnx
         nodes = sum(node.op_type in ("Conv", "ConvTranspose")
                     for node in onnx.load(path).graph.node)
         assert f"convolution records: {nodes}\n" in log
+        if precision == "fp16":
+            assert len(re.findall(r"call @amp_conv_f16_f16_f16\(",
+                                  grid_text)) == nodes
+    if precision in ("fp16", "bf16") and name != "cnn":
+        # GEMM results that the next kernel only rounds are written rounded
+        # (cuBLASLt's output type): at least one per Linear layer's forward.
+        t = {"fp16": "f16", "bf16": "bf16"}[precision]
+        assert re.search(rf"call @amp_gemm_{t}_{t}_{t}\(", grid_text)
 
 
 def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
     """Runs one step of `path` through the CPU path and the grid loops and
-    asserts they agree; returns amp-run's log of the grid run."""
+    asserts they agree; returns amp-run's log and lowered IR of the grid
+    run."""
     cpu, cpu_text, _ = run_step(path, pipeline, tmp_path / "cpu", [])
     grid, grid_text, log = run_step(path, pipeline, tmp_path / "grid",
                                     ["--grid-loops"])
@@ -78,7 +88,7 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
                                    err_msg=f)
         close = np.isclose(got, expected, rtol=1e-5, atol=1e-6)
         assert close.mean() >= 0.99, f
-    return log
+    return log, grid_text
 
 
 def lower_with(path, passes):

@@ -54,6 +54,10 @@ SmallVector<Operation *> getAccesses(Value buffer);
 std::optional<SmallVector<Operation *>> getAccessingOps(Value buffer,
                                                         Block &block);
 
+/// The first op after `op` in its block that holds an access of `buffer`
+/// (getAccessingOps), or null when there is none or an access lies
+/// outside the block.
+Operation *getNextAccess(Operation *op, Value buffer);
 /// Whether an op after `writer` (in its block) may read what `writer`
 /// wrote into `buffer` before something writes it again; true when an
 /// access lies outside the block, or when nothing does and the buffer is a

@@ -211,7 +211,13 @@ def ContractionsToGemmRecords
     (nothing else reading D, nothing touching that buffer in between)
     becomes the record's bias epilogue (cuBLASLt's `EPILOGUE_BIAS`): a call
     to `amp_gemm_bias_<A>_<B>_<D>(record, A, B, out, bias)` that writes the
-    addition's output. A contraction whose two inputs a dequantizing
+    addition's output. An overwritten f16 or bf16 GEMM whose f32 result
+    the next op to touch it, a `linalg.generic`, uses only in truncations
+    to the inputs' type, nothing reading it after, writes the rounded
+    result instead (cuBLASLt's output type; include/amp/Conversion/
+    OutputCasts.h): a new buffer of that type, `amp_gemm_<T>_<T>_<T>`, and
+    the generic reads it without the truncations. A contraction whose two
+    inputs a dequantizing
     `linalg.generic` (`extf(q) * scale_inv`, FP8 `q` read through a
     permutation, 0-d `scale_inv`) fills just before it, as
     `amp-store-fp8-gemm-operands` leaves them, gets an FP8 record on the
@@ -245,8 +251,11 @@ def ConvolutionsToDNNRecords
     weights `[g, m, c*k]` into `y[n, g, m, o]` (forward, also a data
     gradient: a convolution of the upsampled dY) or with `dy[n, g, m, o]`
     into `dw[g, m, c*k]` (the weight gradient). After bufferization, each
-    such contraction on packed memrefs of one type (f32 or f64: cuDNN has
-    no f16 convolution into an f32 accumulator), whose gathered input
+    such contraction on packed memrefs of one type (f32 or f64), or of
+    f16 or bf16 inputs into an overwritten f32 accumulator that the next
+    op only rounds to their type (written rounded instead, cuDNN's
+    PSEUDO_HALF configuration, as GEMM records' output casts), whose
+    gathered input
     nothing writes between the gather and the contraction, gets a record
     (include/amp/Runtime/ConvRecord.h): mode (forward or backward filter),
     batch, channels, groups, and the input, kernel, output sizes, strides,

@@ -76,6 +76,13 @@ inline const char *checkConvRecord(const int64_t *record, int64_t typeX,
   if (record[kConvTypeX] != typeX || record[kConvTypeFactor] != typeFactor ||
       record[kConvTypeResult] != typeResult)
     return "a convolution record's types differ from its entry point's";
+  // One type throughout: f32, f64, or f16 and bf16 through an f32
+  // accumulator rounded to their type (cuDNN's PSEUDO_HALF).
+  if (typeFactor != typeX || typeResult != typeX ||
+      (typeX != kGemmF32 && typeX != kGemmF64 && typeX != kGemmF16 &&
+       typeX != kGemmBF16))
+    return "a convolution record convolves f32, f64, f16 or bf16 into its "
+           "own type";
   if (record[kConvMode] != kConvForward &&
       record[kConvMode] != kConvBackwardFilter)
     return "a convolution record's mode must be 0 (forward) or 1 (backward "

@@ -113,6 +113,13 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "an FP8 GEMM record has no bias epilogue";
   if (fp8A && typeA == kGemmF8E5M2 && typeB == kGemmF8E5M2)
     return "an FP8 GEMM record multiplies two E5M2 operands";
+  // An f16 or bf16 D: cuBLASLt rounds the f32 accumulator to the inputs'
+  // type.
+  bool narrowD = typeD == kGemmF16 || typeD == kGemmBF16;
+  if (narrowD && (typeA != typeD || typeB != typeD))
+    return "a GEMM record's f16 or bf16 result is not of its inputs' type";
+  if (narrowD && record[kGemmBias])
+    return "a GEMM record with a bias has an f32 result";
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
       ldb > INT_MAX || ldd > INT_MAX || record[kGemmBatch] > INT_MAX)
     return "a matrix exceeds BLAS's 32-bit sizes";

@@ -107,6 +107,17 @@ std::optional<SmallVector<Operation *>> amp::getAccessingOps(Value buffer,
   return ops;
 }
 
+Operation *amp::getNextAccess(Operation *op, Value buffer) {
+  std::optional<SmallVector<Operation *>> ops =
+      getAccessingOps(buffer, *op->getBlock());
+  if (!ops)
+    return nullptr;
+  Operation *next = op->getNextNode();
+  while (next && !llvm::is_contained(*ops, next))
+    next = next->getNextNode();
+  return next;
+}
+
 bool amp::isReadAfter(Operation *writer, Value buffer) {
   std::optional<SmallVector<Operation *>> ops =
       getAccessingOps(buffer, *writer->getBlock());

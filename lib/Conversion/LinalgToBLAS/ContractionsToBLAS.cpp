@@ -56,6 +56,26 @@ std::string mlir::amp::getContractEntryName(Type a, Type b, Type acc,
       .str();
 }
 
+int64_t mlir::amp::getGemmDataType(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return runtime::kGemmF8E4M3;
+  if (isa<Float8E5M2Type>(type))
+    return runtime::kGemmF8E5M2;
+  if (type.isF16())
+    return runtime::kGemmF16;
+  if (type.isBF16())
+    return runtime::kGemmBF16;
+  return type.isF64() ? runtime::kGemmF64 : runtime::kGemmF32;
+}
+
+std::string mlir::amp::getRoundedResultEntryName(Type input, Type result,
+                                                 StringRef prefix) {
+  if (input != result || !(input.isF16() || input.isBF16()))
+    return "";
+  std::string name = getTypeName(input).str();
+  return (prefix + name + "_" + name + "_" + name).str();
+}
+
 std::string mlir::amp::getFP8GemmEntryName(Type a, Type b, Type d) {
   auto isFP8 = [](Type type) {
     return isa<Float8E4M3FNType, Float8E5M2Type>(type);

@@ -11,13 +11,17 @@
 // zero fill of the output just before becomes the record's overwrite flag
 // (cuBLASLt's beta 0) and is erased. A contraction whose two inputs are
 // dequantized FP8 buffers (amp-store-fp8-gemm-operands) becomes an FP8
-// record on the FP8 buffers, with their dequantization factors.
+// record on the FP8 buffers, with their dequantization factors. An f16 or
+// bf16 GEMM whose f32 result the next kernel only rounds to the inputs'
+// type writes it rounded (cuBLASLt's output type), and the next kernel
+// reads it without the truncation.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EntryPoints.h"
 #include "amp/Conversion/BufferAccesses.h"
 
+#include "amp/Conversion/OutputCasts.h"
 #include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/GemmRecord.h"
@@ -121,19 +125,6 @@ collapseLoops(ArrayRef<unsigned> loops, ArrayRef<AffineMap> maps,
       return std::nullopt;
   }
   return group;
-}
-
-/// A record's code for an element type the entry points accept.
-static int64_t getDataType(Type type) {
-  if (isa<Float8E4M3FNType>(type))
-    return kGemmF8E4M3;
-  if (isa<Float8E5M2Type>(type))
-    return kGemmF8E5M2;
-  if (type.isF16())
-    return kGemmF16;
-  if (type.isBF16())
-    return kGemmBF16;
-  return type.isF64() ? kGemmF64 : kGemmF32;
 }
 
 /// Operand `index`, `operand`, as a GEMM reads it in place, or the reason it
@@ -308,9 +299,9 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
     record[kGemmBatchStrideA] = batchStride(a);
     record[kGemmBatchStrideB] = batchStride(b);
     record[kGemmBatchStrideD] = batchStride(2);
-    record[kGemmTypeA] = getDataType(elementTypes[a]);
-    record[kGemmTypeB] = getDataType(elementTypes[b]);
-    record[kGemmTypeD] = getDataType(elementTypes[2]);
+    record[kGemmTypeA] = amp::getGemmDataType(elementTypes[a]);
+    record[kGemmTypeB] = amp::getGemmDataType(elementTypes[b]);
+    record[kGemmTypeD] = amp::getGemmDataType(elementTypes[2]);
     record[kGemmSwapped] = swapped;
     return record;
   }
@@ -340,16 +331,9 @@ static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
       !memref::isStaticShapeAndContiguousRowMajor(dType) ||
       !d.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
-  // The first op after the GEMM that touches D.
   Block *block = op->getBlock();
-  std::optional<SmallVector<Operation *>> accesses =
-      amp::getAccessingOps(d, *block);
-  if (!accesses)
-    return std::nullopt;
-  Operation *next = op->getNextNode();
-  while (next && !llvm::is_contained(*accesses, next))
-    next = next->getNextNode();
-  auto generic = dyn_cast_if_present<linalg::GenericOp>(next);
+  auto generic =
+      dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
   if (!generic || !generic.hasPureBufferSemantics() ||
       generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
       generic.getNumParallelLoops() != generic.getNumLoops())
@@ -529,6 +513,21 @@ struct ContractionsToGemmRecordsPass
             op->isBeforeInBlock(def))
           def->moveBefore(op);
       }
+      // A result only rounded to the inputs' f16 or bf16 type is written
+      // rounded.
+      std::optional<amp::OutputCast> outputCast;
+      if (!recorded.fp8 && !epilogue && record[kGemmOverwrite] &&
+          record[kGemmTypeA] == record[kGemmTypeB] &&
+          (record[kGemmTypeA] == kGemmF16 || record[kGemmTypeA] == kGemmBF16))
+        outputCast = amp::matchOutputCast(op, recorded.operands[2]);
+      if (outputCast &&
+          amp::getGemmDataType(outputCast->type) != record[kGemmTypeA])
+        outputCast.reset();
+      if (outputCast) {
+        recorded.operands[2] =
+            amp::applyOutputCast(*outputCast, recorded.operands[2]);
+        record[kGemmTypeD] = record[kGemmTypeA];
+      }
       if (emitRemarks)
         emitRecordRemark(op, record);
       OpBuilder b(op);
@@ -556,6 +555,9 @@ struct ContractionsToGemmRecordsPass
         arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
         name = amp::getContractEntryName(types[0], types[1], types[2],
                                          kBiasGemmEntryPrefix);
+      } else if (outputCast) {
+        name = amp::getRoundedResultEntryName(types[0], types[2],
+                                              kGemmEntryPrefix);
       } else {
         name = amp::getContractEntryName(types[0], types[1], types[2],
                                          kGemmEntryPrefix);
@@ -565,10 +567,10 @@ struct ContractionsToGemmRecordsPass
           arguments);
       Value d = op.getDpsInits().front();
       op.erase();
-      if (epilogue) {
+      if (epilogue)
         epilogue->generic.erase();
-        amp::eraseIfUnaccessed(d);
-      }
+      if (epilogue || outputCast)
+        amp::eraseIfUnaccessed(amp::stripReshapes(d));
     }
     // A dequantization goes once no contraction reads its f32 values.
     for (linalg::GenericOp dequantization : dequantizations)

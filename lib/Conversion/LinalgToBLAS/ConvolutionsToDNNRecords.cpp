@@ -12,13 +12,17 @@
 // record (include/amp/Runtime/ConvRecord.h) of the convolution it computes
 // from the gather's indexing map and the contraction's, and replaces the
 // contraction by a call to `amp_conv` that reads the gathered buffer
-// itself; the gather goes once no contraction reads its columns.
+// itself; the gather goes once no contraction reads its columns. An f16
+// or bf16 convolution (an f32 accumulator) has a record only when the next
+// kernel just rounds its result to the inputs' type: cuDNN writes it
+// rounded (its PSEUDO_HALF configuration), and the kernel reads it so.
 //
 //===----------------------------------------------------------------------===//
 
 #include "EntryPoints.h"
 #include "amp/Conversion/BufferAccesses.h"
 
+#include "amp/Conversion/OutputCasts.h"
 #include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/ConvRecord.h"
@@ -279,13 +283,16 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
     return std::nullopt;
   }
 
-  // cuDNN convolves its own type only (an f32 accumulator over f16 inputs
-  // is not one of its configurations).
+  // cuDNN convolves f32 or f64 into its own type, or f16 or bf16 through
+  // an f32 accumulator rounded to their type (the caller checks that
+  // rounding is all the result's reader does).
   Type type = getElementTypeOrSelf(match->input.getType());
-  if ((!type.isF32() && !type.isF64()) ||
-      getElementTypeOrSelf(factor.getType()) != type ||
-      getElementTypeOrSelf(result.getType()) != type) {
-    why = "cuDNN convolves f32 or f64 into its own type only";
+  Type resultType = getElementTypeOrSelf(result.getType());
+  bool wide = (type.isF32() || type.isF64()) && resultType == type;
+  bool rounded = (type.isF16() || type.isBF16()) && resultType.isF32();
+  if ((!wide && !rounded) || getElementTypeOrSelf(factor.getType()) != type) {
+    why = "cuDNN convolves f32 or f64 into their type, or f16 or bf16 into "
+          "an f32 accumulator";
     return std::nullopt;
   }
   if (amp::isWrittenBetween(match->gather, op, match->input)) {
@@ -315,7 +322,7 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
     record[kConvStride + i] = used ? match->strides[i - unused] : 1;
     record[kConvDilation + i] = used ? match->dilations[i - unused] : 1;
   }
-  int64_t dataType = type.isF64() ? kGemmF64 : kGemmF32;
+  int64_t dataType = amp::getGemmDataType(type);
   record[kConvTypeX] = record[kConvTypeFactor] = record[kConvTypeResult] =
       dataType;
   if (const char *error =
@@ -414,6 +421,22 @@ struct ConvolutionsToDNNRecordsPass
           op.emitRemark() << "no convolution record: " << why;
         continue;
       }
+      // An f16 or bf16 convolution writes its result rounded: only when
+      // that is all its reader does with it.
+      linalg::FillOp zeros = amp::getZeroFillOfOutput(op, operands[2]);
+      std::optional<amp::OutputCast> outputCast;
+      Type type = getElementTypeOrSelf(operands[0].getType());
+      if (getElementTypeOrSelf(operands[2].getType()) != type) {
+        if (zeros)
+          outputCast = amp::matchOutputCast(op, operands[2]);
+        if (!outputCast || outputCast->type != type) {
+          if (emitRemarks)
+            op.emitRemark() << "no convolution record: the f32 accumulator "
+                               "of an f16 or bf16 convolution is not "
+                               "overwritten, then only rounded to its type";
+          continue;
+        }
+      }
       // cuDNN pads the input itself: the record reads the unpadded one.
       if (std::optional<Padding> padding =
               matchPadding(operands[0], op, im2col.spatial)) {
@@ -427,10 +450,12 @@ struct ConvolutionsToDNNRecordsPass
         paddings[padding->copy] = {padding->fill, operands[0]};
         operands[0] = padding->source;
       }
-      linalg::FillOp zeros = amp::getZeroFillOfOutput(op, operands[2]);
       (*record)[kConvOverwrite] = zeros ? 1 : 0;
       if (zeros)
         zeros.erase();
+      Value result = operands[2];
+      if (outputCast)
+        operands[2] = amp::applyOutputCast(*outputCast, result);
       if (emitRemarks)
         emitRecordRemark(op, *record);
       OpBuilder b(op);
@@ -439,13 +464,17 @@ struct ConvolutionsToDNNRecordsPass
           b, symbols, module, globals, loc, "amp_conv_record", *record)};
       for (Value operand : operands)
         arguments.push_back(amp::castToUnranked(b, loc, operand));
-      Type type = getElementTypeOrSelf(operands[0].getType());
       std::string name =
-          amp::getContractEntryName(type, type, type, kConvEntryPrefix);
+          outputCast
+              ? amp::getRoundedResultEntryName(type, outputCast->type,
+                                               kConvEntryPrefix)
+              : amp::getContractEntryName(type, type, type, kConvEntryPrefix);
       func::CallOp::create(
           b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
           arguments);
       op.erase();
+      if (outputCast)
+        amp::eraseIfUnaccessed(amp::stripReshapes(result));
       gathers.insert(im2col.gather);
     }
     // A gather goes once no contraction reads its columns.

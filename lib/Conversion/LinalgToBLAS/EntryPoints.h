@@ -34,6 +34,14 @@ namespace mlir::amp {
 std::string getContractEntryName(Type a, Type b, Type acc,
                                  StringRef prefix = runtime::kContractPrefix);
 
+/// `type` as a library call's record names it (a runtime::GemmDataType).
+int64_t getGemmDataType(Type type);
+/// The runtime's entry point `<prefix><T>_<T>_<T>` (`amp_gemm_`,
+/// `amp_conv_`) of a library call on f16 or bf16 inputs of type `input`
+/// that rounds its f32 accumulator to a `result` of that type, or "" when
+/// it has none.
+std::string getRoundedResultEntryName(Type input, Type result,
+                                      StringRef prefix);
 /// The runtime's FP8 GEMM record entry point `amp_gemm_<A>_<B>_<D>` for
 /// FP8 operands `a` and `b` (E4M3FN or E5M2, not both E5M2) and an f32
 /// result `d`, or "" when it has none.

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runtime/CPURuntime.h"
+#include "amp/Runtime/ElementBits.h"
 #include "amp/Runtime/GemmRecord.h"
 #include "amp/Runtime/RecordMemRef.h"
 
@@ -34,55 +35,6 @@
 using namespace mlir::amp::runtime;
 
 namespace {
-/// The bits of an f16 or bf16 element, as the JIT-compiled code stores them.
-struct F16Bits {
-  uint16_t bits;
-};
-struct BF16Bits {
-  uint16_t bits;
-};
-/// The bits of an FP8 element (OCP E4M3FN or E5M2).
-struct F8E4M3Bits {
-  uint8_t bits;
-};
-struct F8E5M2Bits {
-  uint8_t bits;
-};
-
-template <typename Acc, typename T>
-Acc widen(T value) {
-  return Acc(value);
-}
-template <>
-float widen<float, F16Bits>(F16Bits value) {
-  _Float16 half;
-  std::memcpy(&half, &value.bits, sizeof(half));
-  return float(half);
-}
-template <>
-float widen<float, BF16Bits>(BF16Bits value) {
-  uint32_t bits = uint32_t(value.bits) << 16;
-  float result;
-  std::memcpy(&result, &bits, sizeof(result));
-  return result;
-}
-
-template <>
-float widen<float, F8E4M3Bits>(F8E4M3Bits value) {
-  // Bias 7, no infinities, S.1111.111 is NaN, exponent 0 subnormal.
-  int exponent = (value.bits >> 3) & 0xF, mantissa = value.bits & 0x7;
-  float magnitude = exponent == 0xF && mantissa == 0x7 ? __builtin_nanf("")
-                    : exponent == 0
-                        ? std::ldexp(float(mantissa), -9)
-                        : std::ldexp(float(8 + mantissa), exponent - 10);
-  return value.bits & 0x80 ? -magnitude : magnitude;
-}
-template <>
-float widen<float, F8E5M2Bits>(F8E5M2Bits value) {
-  // E5M2 is the upper byte of an IEEE half.
-  return widen<float>(F16Bits{uint16_t(value.bits << 8)});
-}
-
 [[noreturn]] void fail(const char *message) {
   std::fprintf(stderr, "amp_contract: %s\n", message);
   std::abort();
@@ -293,12 +245,13 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// D += op(A) op(B) per batch (D = op(A) op(B), D not read, with the
 /// overwrite flag), every field checked first; FP8 operands times their
 /// dequantization factors `scaleA` and `scaleB`; plus `bias[i]` on row i
-/// with the bias flag (after the product, as cuBLASLt's BIAS epilogue).
-template <typename Acc, typename TA, typename TB>
+/// with the bias flag (after the product, as cuBLASLt's BIAS epilogue); a
+/// D narrower than the accumulator gets the sums rounded to its type.
+template <typename Acc, typename TA, typename TB, typename TD = Acc>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
                 const UnrankedMemRefType<TB> &bMemRef,
-                const UnrankedMemRefType<Acc> &dMemRef,
+                const UnrankedMemRefType<TD> &dMemRef,
                 const float *scaleA = nullptr, const float *scaleB = nullptr,
                 const UnrankedMemRefType<Acc> *biasMemRef = nullptr) {
   const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
@@ -310,7 +263,7 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   int64_t lda = record[kGemmLdA], ldb = record[kGemmLdB];
   int64_t ldd = record[kGemmLdD];
   if (const char *error =
-          checkGemmRecord(record, kDataType<TA>, kDataType<TB>, kDataType<Acc>))
+          checkGemmRecord(record, kDataType<TA>, kDataType<TB>, kDataType<TD>))
     fail(error);
   if (bool(record[kGemmBias]) != bool(biasMemRef))
     fail("a GEMM record's bias flag differs from its entry point's");
@@ -323,8 +276,10 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   }
   DynamicMemRefType<TA> a(aMemRef);
   DynamicMemRefType<TB> b(bMemRef);
-  DynamicMemRefType<Acc> d(dMemRef);
+  DynamicMemRefType<TD> d(dMemRef);
   WidenedOperand<Acc> aWidened, bWidened;
+  // A narrower D: the accumulator, rounded into D at the end.
+  std::vector<Acc> accumulator;
   for (int64_t i = 0; i < batch; ++i) {
     const Acc *aData =
         getRecordOperand<Acc>(a.data + a.offset + i * record[kGemmBatchStrideA],
@@ -332,14 +287,30 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     const Acc *bData =
         getRecordOperand<Acc>(b.data + b.offset + i * record[kGemmBatchStrideB],
                               transB, k, n, ldb, scaleB, bWidened);
-    Acc *dData = d.data + d.offset + i * record[kGemmBatchStrideD];
+    TD *dData = d.data + d.offset + i * record[kGemmBatchStrideD];
+    Acc *sums;
+    if constexpr (std::is_same_v<TD, Acc>) {
+      sums = dData;
+    } else {
+      accumulator.assign(size_t(ldd) * n, Acc(0));
+      if (!record[kGemmOverwrite])
+        for (int64_t column = 0; column < n; ++column)
+          for (int64_t row = 0; row < m; ++row)
+            accumulator[column * ldd + row] =
+                widen<Acc>(dData[column * ldd + row]);
+      sums = accumulator.data();
+    }
     gemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
          m, n, k, aData, lda, bData, ldb, Acc(record[kGemmOverwrite] ? 0 : 1),
-         dData, ldd, CblasColMajor);
+         sums, ldd, CblasColMajor);
     if (bias)
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row)
-          dData[column * ldd + row] += bias[row];
+          sums[column * ldd + row] += bias[row];
+    if constexpr (!std::is_same_v<TD, Acc>)
+      for (int64_t column = 0; column < n; ++column)
+        for (int64_t row = 0; row < m; ++row)
+          dData[column * ldd + row] = narrow<TD>(sums[column * ldd + row]);
   }
 }
 } // namespace
@@ -382,6 +353,18 @@ AMP_GEMM(bf16_f32_f32, BF16Bits, float, float)
 AMP_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float)
 AMP_GEMM(bf16_bf16_f32, BF16Bits, BF16Bits, float)
 AMP_GEMM(f64_f64_f64, double, double, double)
+
+// GEMM records that round their f32 accumulator to a D of the inputs'
+// type (cuBLASLt's output type): the record, A, B and D.
+#define AMP_GEMM_ROUNDED(NAME, T)                                              \
+  extern "C" void _mlir_ciface_amp_gemm_##NAME(                                \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<T> *d) {                    \
+    gemmRecord<float, T, T, T>(*record, *a, *b, *d);                           \
+  }
+
+AMP_GEMM_ROUNDED(f16_f16_f16, F16Bits)
+AMP_GEMM_ROUNDED(bf16_bf16_bf16, BF16Bits)
 
 // GEMM records with a bias epilogue: the record, A, B, D, then the bias.
 #define AMP_GEMM_BIAS(NAME, TA, TB, ACC)                                       \

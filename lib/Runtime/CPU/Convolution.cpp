@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runtime/ConvRecord.h"
+#include "amp/Runtime/ElementBits.h"
 #include "amp/Runtime/RecordMemRef.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -47,8 +48,9 @@ T *getPacked(const UnrankedMemRefType<T> &memref, int64_t count) {
 }
 
 /// Executes a convolution record: forward Y (+)= conv(X, W), or backward
-/// filter dW (+)= sum over images and positions of X's windows times dY.
-template <typename T>
+/// filter dW (+)= sum over images and positions of X's windows times dY;
+/// the sums in `Acc` (f32 for f16 and bf16 data), rounded to T.
+template <typename T, typename Acc = T>
 void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                        const UnrankedMemRefType<T> &xMemRef,
                        const UnrankedMemRefType<T> &factorMemRef,
@@ -56,7 +58,10 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   const int64_t *record = getRecordFields(recordMemRef, kConvRecordFields);
   if (!record)
     fail("a convolution record is a 1-d memref of kConvRecordFields i64");
-  constexpr int64_t type = std::is_same_v<T, double> ? kGemmF64 : kGemmF32;
+  constexpr int64_t type = std::is_same_v<T, double>     ? kGemmF64
+                           : std::is_same_v<T, F16Bits>  ? kGemmF16
+                           : std::is_same_v<T, BF16Bits> ? kGemmBF16
+                                                         : kGemmF32;
   if (const char *error = checkConvRecord(record, type, type, type))
     fail(error);
   const int64_t *in = record + kConvInput, *kernel = record + kConvKernel;
@@ -89,10 +94,10 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     for (int64_t i = 0; i < kConvMaxSpatialRank; ++i) {
       int64_t position = o[i] * stride[i] + k[i] * dilation[i] - padBefore[i];
       if (position < 0 || position >= in[i])
-        return T(0);
+        return Acc(0);
       offset = offset * in[i] + position;
     }
-    return x[offset];
+    return widen<Acc>(x[offset]);
   };
   auto unflatten = [](int64_t index, const int64_t *sizes, int64_t *indices) {
     for (int64_t i = kConvMaxSpatialRank - 1; i >= 0; --i) {
@@ -109,15 +114,16 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
           T *y = result + (n * groups * outChannels + filter) * outVolume;
           for (int64_t position = 0; position < outVolume; ++position) {
             unflatten(position, out, o);
-            T sum = 0;
+            Acc sum = 0;
             for (int64_t c = 0; c < channels; ++c) {
               const T *taps = w + (filter * channels + c) * kernelVolume;
               for (int64_t tap = 0; tap < kernelVolume; ++tap) {
                 unflatten(tap, kernel, k);
-                sum += window(n, g, c, o, k) * taps[tap];
+                sum += window(n, g, c, o, k) * widen<Acc>(taps[tap]);
               }
             }
-            y[position] = overwrite ? sum : y[position] + sum;
+            y[position] =
+                narrow<T>(overwrite ? sum : widen<Acc>(y[position]) + sum);
           }
         }
         continue;
@@ -126,16 +132,16 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
         T *dw = result + (filter * channels + c) * kernelVolume;
         for (int64_t tap = 0; tap < kernelVolume; ++tap) {
           unflatten(tap, kernel, k);
-          T sum = 0;
+          Acc sum = 0;
           for (int64_t n = 0; n < batch; ++n) {
             const T *grad =
                 dy + (n * groups * outChannels + filter) * outVolume;
             for (int64_t position = 0; position < outVolume; ++position) {
               unflatten(position, out, o);
-              sum += window(n, g, c, o, k) * grad[position];
+              sum += window(n, g, c, o, k) * widen<Acc>(grad[position]);
             }
           }
-          dw[tap] = overwrite ? sum : dw[tap] + sum;
+          dw[tap] = narrow<T>(overwrite ? sum : widen<Acc>(dw[tap]) + sum);
         }
       }
     }
@@ -145,12 +151,15 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
 
 // The entry points, through the C interface of memref arguments: the
 // record, then X, the second factor and the result.
-#define AMP_CONV(NAME, T)                                                      \
+#define AMP_CONV(NAME, T, ACC)                                                 \
   extern "C" void _mlir_ciface_amp_conv_##NAME(                                \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *x,           \
       UnrankedMemRefType<T> *factor, UnrankedMemRefType<T> *result) {          \
-    convolutionRecord<T>(*record, *x, *factor, *result);                       \
+    convolutionRecord<T, ACC>(*record, *x, *factor, *result);                  \
   }
 
-AMP_CONV(f32_f32_f32, float)
-AMP_CONV(f64_f64_f64, double)
+AMP_CONV(f32_f32_f32, float, float)
+AMP_CONV(f64_f64_f64, double, double)
+// f16 and bf16 through an f32 accumulator (cuDNN's PSEUDO_HALF).
+AMP_CONV(f16_f16_f16, F16Bits, float)
+AMP_CONV(bf16_bf16_bf16, BF16Bits, float)

@@ -33,6 +33,7 @@
 
 #include "amp/Runtime/CUDARuntime.h"
 #include "amp/Runtime/ConvRecord.h"
+#include "amp/Runtime/ElementBits.h"
 #include "amp/Runtime/GemmRecord.h"
 #include "amp/Runtime/RecordMemRef.h"
 
@@ -677,8 +678,15 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
 
   // Packed channels-first tensors of rank 2 + spatial rank: X is 1, the
   // second factor 2, the result 3 in the variant pack.
+  // f16 and bf16 data convolve through an f32 accumulator (PSEUDO_HALF).
   bool isDouble = record[kConvTypeX] == kGemmF64;
-  cudnnDataType_t dataType = isDouble ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  bool isFloat = record[kConvTypeX] == kGemmF32;
+  cudnnDataType_t dataType = isDouble ? CUDNN_DATA_DOUBLE
+                             : record[kConvTypeX] == kGemmF16 ? CUDNN_DATA_HALF
+                             : record[kConvTypeX] == kGemmBF16
+                                 ? CUDNN_DATA_BFLOAT16
+                                 : CUDNN_DATA_FLOAT;
+  cudnnDataType_t computeType = isDouble ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   int64_t spatial = record[kConvSpatialRank];
   int64_t unused = kConvMaxSpatialRank - spatial;
   auto makeTensor = [&](int64_t uid, int64_t outer, int64_t inner,
@@ -724,7 +732,7 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
   bool ok = set(convolution, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
                 CUDNN_TYPE_INT64, 1, &spatial) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
-                CUDNN_TYPE_DATA_TYPE, 1, &dataType) &&
+                CUDNN_TYPE_DATA_TYPE, 1, &computeType) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
                 CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64,
@@ -816,7 +824,7 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
             [&] { return what + ": reading cuDNN's engines"; }))
       return nullptr;
     for (int64_t i = 0; i < count; ++i) {
-      if (!isFaithfulEngine(runtime, *plan, configs[i], !isDouble, allowTF32))
+      if (!isFaithfulEngine(runtime, *plan, configs[i], isFloat, allowTF32))
         continue;
       cudnnBackendDescriptor_t candidate =
           create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
@@ -923,14 +931,6 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                ": this runtime was built without cuDNN's headers");
 #endif
 }
-
-/// Element types, as the compiled code stores them.
-struct F16Bits {
-  uint16_t bits;
-};
-struct BF16Bits {
-  uint16_t bits;
-};
 
 } // namespace
 
@@ -1184,6 +1184,11 @@ AMP_CUDA_GEMM(f16_f16_f32, F16Bits, F16Bits, float, kGemmF16, kGemmF16,
 AMP_CUDA_GEMM(bf16_bf16_f32, BF16Bits, BF16Bits, float, kGemmBF16, kGemmBF16,
               kGemmF32)
 AMP_CUDA_GEMM(f64_f64_f64, double, double, double, kGemmF64, kGemmF64, kGemmF64)
+// f16 and bf16 results: cuBLASLt rounds the f32 accumulator.
+AMP_CUDA_GEMM(f16_f16_f16, F16Bits, F16Bits, F16Bits, kGemmF16, kGemmF16,
+              kGemmF16)
+AMP_CUDA_GEMM(bf16_bf16_bf16, BF16Bits, BF16Bits, BF16Bits, kGemmBF16,
+              kGemmBF16, kGemmBF16)
 // Mixed inputs, which the CPU runtime widens: here they fail the step.
 AMP_CUDA_GEMM(f32_f16_f32, float, F16Bits, float, kGemmF32, kGemmF16, kGemmF32)
 AMP_CUDA_GEMM(f32_bf16_f32, float, BF16Bits, float, kGemmF32, kGemmBF16,
@@ -1243,3 +1248,5 @@ AMP_CUDA_GEMM_FP8(f8e5m2_f8e4m3_f32, kGemmF8E5M2, kGemmF8E4M3)
 
 AMP_CUDA_CONV(f32_f32_f32, float, kGemmF32)
 AMP_CUDA_CONV(f64_f64_f64, double, kGemmF64)
+AMP_CUDA_CONV(f16_f16_f16, F16Bits, kGemmF16)
+AMP_CUDA_CONV(bf16_bf16_bf16, BF16Bits, kGemmBF16)

@@ -238,6 +238,7 @@ func.func @fp8_refused(%xt: memref<32x16xf8E4M3FN>, %xs: memref<f32>, %g: memref
 #by = affine_map<(m, n, k) -> (m, n)>
 #b3 = affine_map<(a, b, c) -> (a, b, c)>
 #b1 = affine_map<(a, b, c) -> (c)>
+#by2 = affine_map<(a, b) -> (a, b)>
 func.func @bias(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>, %out: memref<2x8x64xf32>, %out2: memref<2x8x64xf32>, %seen: memref<2x8x64xf32>) {
   %zero = arith.constant 0.0 : f32
   %d = memref.alloc() : memref<16x64xf32>
@@ -273,5 +274,58 @@ func.func @bias(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>
     %sum = arith.addf %in, %bias : f32
     linalg.yield %sum : f32
   }
+  return
+}
+
+// An f16 GEMM whose zeroed f32 result the next kernel only rounds to f16
+// (an AMP Linear): the record writes D in f16 (type_d=1, cuBLASLt's output
+// type) into a new buffer, and the kernel reads it without the truncation.
+// Left alone: a rounding to another type than the inputs', and a result
+// read again after the kernel.
+// CHECK-LABEL: func.func @output_cast(
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<16x64xf16>
+// CHECK:         %[[DU:.*]] = memref.cast %[[D]] : memref<16x64xf16> to memref<*xf16>
+// CHECK:         call @amp_gemm_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[DU]])
+// CHECK:         linalg.generic {{.*}} ins(%[[D]] : memref<16x64xf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %{{.*}}: f16):
+// CHECK-NEXT:      %[[TWICE:.*]] = arith.addf %[[IN]], %[[IN]] : f16
+// CHECK-NEXT:      linalg.yield %[[TWICE]]
+// CHECK:         memref.dealloc %[[D]] : memref<16x64xf16>
+// CHECK:         call @amp_gemm_f16_f16_f32(
+// CHECK:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         call @amp_gemm_f16_f16_f32(
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+func.func @output_cast(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %out: memref<16x64xf16>, %out2: memref<16x64xbf16>, %seen: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{type_a=1 type_b=1 type_d=1 swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#by2, #by2], iterator_types = ["parallel", "parallel"]} ins(%d : memref<16x64xf32>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %h = arith.truncf %in : f32 to f16
+    %twice = arith.addf %h, %h : f16
+    linalg.yield %twice : f16
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{type_a=1 type_b=1 type_d=0 swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#by2, #by2], iterator_types = ["parallel", "parallel"]} ins(%d2 : memref<16x64xf32>) outs(%out2 : memref<16x64xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %h = arith.truncf %in : f32 to bf16
+    linalg.yield %h : bf16
+  }
+  %d3 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<16x64xf32>)
+  // expected-remark @below {{type_a=1 type_b=1 type_d=0 swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d3 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#by2, #by2], iterator_types = ["parallel", "parallel"]} ins(%d3 : memref<16x64xf32>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %h = arith.truncf %in : f32 to f16
+    linalg.yield %h : f16
+  }
+  memref.copy %d3, %seen : memref<16x64xf32> to memref<16x64xf32>
   return
 }

@@ -6,6 +6,7 @@
 #gather1d = affine_map<(n, g, c, k, o) -> (n, g * 2 + c, o + k * 2)>
 #id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
 #id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #w = affine_map<(n, g, m, o, ck) -> (g, m, ck)>
 #col = affine_map<(n, g, m, o, ck) -> (n, g, ck, o)>
 #y = affine_map<(n, g, m, o, ck) -> (n, g, m, o)>
@@ -124,21 +125,90 @@ func.func @columns_read_elsewhere(%x: memref<2x3x6x6xf32>, %w: memref<1x4x27xf32
   return
 }
 
-// f16 columns into an f32 accumulator (an AMP convolution): cuDNN has no
-// such configuration, the im2col GEMM stays.
-// CHECK-LABEL: func.func @f16_inputs(
-// CHECK:         linalg.generic
-// CHECK:         linalg.contract
-// CHECK-NOT:     call
-func.func @f16_inputs(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %y: memref<2x1x4x16xf32>) {
+// f16 columns into an f32 accumulator (an AMP convolution) that the next
+// kernel only rounds to f16: cuDNN writes the rounded result (PSEUDO_HALF)
+// into a new f16 buffer, which the kernel reads through the same reshape
+// without its truncation; the f32 buffer goes.
+// CHECK-LABEL: func.func @f16_rounded(
+// CHECK-NOT:     memref<2x1x4x16xf32>
+// CHECK:         %[[Y:.*]] = memref.alloc() : memref<2x1x4x16xf16>
+// CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<2x1x4x16xf16> to memref<*xf16>
+// CHECK:         call @amp_conv_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[YU]])
+// CHECK:         %[[VIEW:.*]] = memref.expand_shape %[[Y]] {{.*}} into memref<2x1x4x4x4xf16>
+// CHECK:         linalg.generic {{.*}} ins(%[[VIEW]] : memref<2x1x4x4x4xf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %{{.*}}: f32):
+// CHECK-NEXT:      %[[WIDE:.*]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT:      linalg.yield %[[WIDE]]
+// CHECK:         memref.dealloc %[[Y]] : memref<2x1x4x16xf16>
+// CHECK-NOT:     memref.dealloc
+func.func @f16_rounded(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %res: memref<2x1x4x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
   %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
   linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
   ^bb0(%in: f16, %out: f16):
     linalg.yield %in : f16
   }
   %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
-  // expected-remark @below {{no convolution record: cuDNN convolves f32 or f64 into its own type only}}
+  %y = memref.alloc() : memref<2x1x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{convolution record: forward rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x6x6 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=1 overwrite=1}}
   linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  %view = memref.expand_shape %y [[0], [1], [2], [3, 4]] output_shape [2, 1, 4, 4, 4] : memref<2x1x4x16xf32> into memref<2x1x4x4x4xf32>
+  linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%view : memref<2x1x4x4x4xf32>) outs(%res : memref<2x1x4x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %h = arith.truncf %in : f32 to f16
+    %e = arith.extf %h : f16 to f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %cols : memref<2x1x3x3x3x4x4xf16>
+  memref.dealloc %y : memref<2x1x4x16xf32>
+  return
+}
+
+// The f32 accumulator is the caller's: cuDNN has no f16 x f16 -> f32
+// configuration, the im2col GEMM stays.
+// CHECK-LABEL: func.func @f16_inputs(
+// CHECK:         linalg.generic
+// CHECK:         linalg.contract
+// CHECK-NOT:     call
+func.func @f16_inputs(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %y: memref<2x1x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  return
+}
+
+// The next kernel also reads the unrounded sums: no record.
+// CHECK-LABEL: func.func @f16_read_unrounded(
+// CHECK:         linalg.contract
+// CHECK:         arith.truncf
+func.func @f16_read_unrounded(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %res: memref<2x1x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
+  %y = memref.alloc() : memref<2x1x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y : memref<2x1x4x16xf32>) outs(%res : memref<2x1x4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %h = arith.truncf %in : f32 to f16
+    %e = arith.extf %h : f16 to f32
+    %d = arith.subf %in, %e : f32
+    linalg.yield %d : f32
+  }
+  memref.dealloc %y : memref<2x1x4x16xf32>
   return
 }
 

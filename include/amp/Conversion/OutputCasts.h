@@ -1,0 +1,51 @@
+//===- OutputCasts.h - A library call's result rounded by its reader -*- C++
+//-*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Mixed precision lowers an f16 GEMM or convolution as an f32 accumulator
+// that the next kernel rounds to f16 (`arith.truncf`) before it does
+// anything else with it. cuBLASLt and cuDNN round their f32 accumulator to
+// an f16 or bf16 result themselves (cuBLASLt's output type, cuDNN's
+// PSEUDO_HALF configuration): the call can write the rounded values, in
+// half the bytes, and its reader reads them without the truncation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_CONVERSION_OUTPUTCASTS_H
+#define AMP_CONVERSION_OUTPUTCASTS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace mlir::amp {
+
+/// The one reader of a result that only rounds it: `reader`'s input
+/// `inputIndex` views the result, and the reader's body uses it only as
+/// `arith.truncf` to `type`.
+struct OutputCast {
+  linalg::GenericOp reader;
+  unsigned inputIndex;
+  FloatType type;
+};
+
+/// The output cast of `result`, which `writer` overwrites (every element,
+/// none read): `result` is a reshape of a new f32 buffer, the first op
+/// after `writer` to access that buffer is an elementwise linalg.generic
+/// that reads it as one input and only rounds it to f16 or bf16, and
+/// nothing reads it after that generic. Nullopt otherwise.
+std::optional<OutputCast> matchOutputCast(Operation *writer, Value result);
+
+/// Rewrites `outputCast` (from matchOutputCast on `result`): a new buffer
+/// of `outputCast.type` next to `result`'s, read by the reader without its
+/// truncations. Returns the view of the new buffer that stands for
+/// `result`, for the writer's replacement to write; once the writer is
+/// replaced, eraseIfUnaccessed takes the f32 buffer.
+Value applyOutputCast(const OutputCast &outputCast, Value result);
+
+} // namespace mlir::amp
+
+#endif // AMP_CONVERSION_OUTPUTCASTS_H

@@ -1,0 +1,105 @@
+//===- OutputCasts.cpp - A library call's result rounded by its reader ----===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/OutputCasts.h"
+#include "amp/Conversion/BufferAccesses.h"
+#include "amp/Conversion/OutputFills.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
+                                                    Value result) {
+  Value buffer = stripReshapes(result);
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getNumOperands() != 0 ||
+      !alloc.getType().getElementType().isF32() ||
+      alloc->getBlock() != writer->getBlock())
+    return std::nullopt;
+  auto reader =
+      dyn_cast_if_present<linalg::GenericOp>(getNextAccess(writer, buffer));
+  if (!reader || !reader.hasPureBufferSemantics())
+    return std::nullopt;
+  // One input, a reshape of the buffer; no other operand of the buffer.
+  std::optional<unsigned> index;
+  for (OpOperand &operand : reader->getOpOperands()) {
+    auto memref = dyn_cast<MemrefValue>(operand.get());
+    if (!memref || memref::skipViewLikeOps(memref) != buffer)
+      continue;
+    if (index || reader.isDpsInit(&operand) ||
+        stripReshapes(operand.get()) != buffer)
+      return std::nullopt;
+    index = operand.getOperandNumber();
+  }
+  if (!index)
+    return std::nullopt;
+  // Its element used only by truncations, to nearest even, to one type.
+  BlockArgument element =
+      reader.getMatchingBlockArgument(&reader->getOpOperand(*index));
+  FloatType rounded;
+  for (Operation *user : element.getUsers()) {
+    auto truncation = dyn_cast<arith::TruncFOp>(user);
+    if (!truncation || truncation.getRoundingmodeAttr())
+      return std::nullopt;
+    auto type = dyn_cast<FloatType>(truncation.getType());
+    if (!type || !(type.isF16() || type.isBF16()) ||
+        (rounded && type != rounded))
+      return std::nullopt;
+    rounded = type;
+  }
+  if (!rounded || isReadAfter(reader, buffer))
+    return std::nullopt;
+  return OutputCast{reader, *index, rounded};
+}
+
+/// `view`, reshapes of `buffer`, rebuilt as the same reshapes of
+/// `replacement` (the same shape, another element type), each next to the
+/// one it copies.
+static Value rebuildReshapes(Value view, Value buffer, Value replacement) {
+  if (view == buffer)
+    return replacement;
+  Operation *reshape = view.getDefiningOp();
+  IRMapping mapping;
+  mapping.map(reshape->getOperand(0),
+              rebuildReshapes(reshape->getOperand(0), buffer, replacement));
+  OpBuilder b(reshape);
+  b.setInsertionPointAfter(reshape);
+  Operation *copy = b.clone(*reshape, mapping);
+  auto elementType = cast<MemRefType>(replacement.getType()).getElementType();
+  copy->getResult(0).setType(
+      MemRefType::Builder(cast<MemRefType>(view.getType()))
+          .setElementType(elementType));
+  return copy->getResult(0);
+}
+
+Value amp::applyOutputCast(const OutputCast &outputCast, Value result) {
+  Value buffer = stripReshapes(result);
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  OpBuilder b(alloc);
+  b.setInsertionPointAfter(alloc);
+  Operation *rounded = b.clone(*alloc);
+  rounded->getResult(0).setType(
+      MemRefType::Builder(alloc.getType()).setElementType(outputCast.type));
+  for (Operation *user : buffer.getUsers())
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+      b.setInsertionPoint(dealloc);
+      memref::DeallocOp::create(b, dealloc.getLoc(), rounded->getResult(0));
+    }
+  // The reader takes the rounded element as it is.
+  OpOperand &input = outputCast.reader->getOpOperand(outputCast.inputIndex);
+  input.set(rebuildReshapes(input.get(), buffer, rounded->getResult(0)));
+  linalg::GenericOp reader = outputCast.reader;
+  BlockArgument element = reader.getMatchingBlockArgument(&input);
+  element.setType(outputCast.type);
+  for (Operation *truncation : llvm::make_early_inc_range(element.getUsers())) {
+    truncation->getResult(0).replaceAllUsesWith(element);
+    truncation->erase();
+  }
+  return rebuildReshapes(result, buffer, rounded->getResult(0));
+}
