@@ -61,6 +61,11 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
         # (cuBLASLt's output type): at least one per Linear layer's forward.
         t = {"fp16": "f16", "bf16": "bf16"}[precision]
         assert re.search(rf"call @amp_gemm_{t}_{t}_{t}\(", grid_text)
+    if precision in ("fp16", "bf16"):
+        # Elementwise kernels read and write 16-bit data in aligned pairs.
+        t = {"fp16": "f16", "bf16": "bf16"}[precision]
+        assert re.search(rf"llvm\.store .*\{{alignment = 4 : i64\}} : "
+                         rf"vector<2x{t}>", grid_text)
 
 
 def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):

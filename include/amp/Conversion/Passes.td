@@ -358,18 +358,30 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       one block of one thread;
     - an `scf.parallel` without a mapping outside grids (from
       `amp-parallelize-loop-nests`) is tiled like a linalg op's parallel
-      dimensions.
+      dimensions;
+    - with `half-pairs` (on by default), an elementwise op (no reduction)
+      on f16 or bf16 buffers, its innermost loop of even size, gives each
+      thread two adjacent elements of that loop: every 16-bit operand
+      indexed by that loop as its contiguous last dimension, at an even
+      offset with even strides, is read and written as one 4-byte aligned
+      `vector<2xf16>`/`vector<2xbf16>` (one 32-bit access, the FP16x2/BF16x2
+      access of hand-written kernels), the body computed for each element;
+      other operands are read per element. Half the threads, half the
+      16-bit memory instructions.
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops
     sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
     arithmetic is checked against the CPU path without a GPU.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256",
-           "threads per block (at most 1024)">
+           "threads per block (at most 1024)">,
+    Option<"halfPairs", "half-pairs", "bool", "true",
+           "two adjacent f16/bf16 elements per thread of an elementwise op, "
+           "as one 32-bit access">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <numeric>
@@ -245,6 +246,141 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
   return parallel;
 }
 
+/// Whether `operand` of `generic` (whose innermost loop is `inner`) is read
+/// and written in pairs: a 16-bit float memref indexed by `inner` as its
+/// contiguous last dimension only, with an even offset and even strides
+/// elsewhere, so that an even index of `inner` is 4-byte aligned.
+static bool isPairedOperand(linalg::GenericOp generic, OpOperand &operand,
+                            unsigned inner) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  if (!type || type.getRank() == 0 || !isa<FloatType>(type.getElementType()) ||
+      type.getElementTypeBitWidth() != 16)
+    return false;
+  AffineMap map = generic.getMatchingIndexingMap(&operand);
+  AffineExpr innerExpr = getAffineDimExpr(inner, generic.getContext());
+  for (unsigned i = 0; i + 1 < map.getNumResults(); ++i)
+    if (map.getResult(i).isFunctionOfDim(inner))
+      return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (map.getResults().back() != innerExpr ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset % 2 != 0 || strides.back() != 1)
+    return false;
+  return llvm::all_of(ArrayRef(strides).drop_back(), [](int64_t stride) {
+    return !ShapedType::isDynamic(stride) && stride % 2 == 0;
+  });
+}
+
+/// Whether `generic` (parallel dimensions first) is elementwise on 16-bit
+/// floats with an innermost loop of even static size: one thread can take
+/// two adjacent elements of it, its paired operands (isPairedOperand) with
+/// one 32-bit access each.
+static bool canLowerInPairs(linalg::GenericOp generic) {
+  if (generic.getNumLoops() == 0 || generic.getNumReductionLoops() != 0)
+    return false;
+  SmallVector<int64_t> sizes = generic.getStaticLoopRanges();
+  if (ShapedType::isDynamic(sizes.back()) || sizes.back() % 2 != 0)
+    return false;
+  unsigned inner = generic.getNumLoops() - 1;
+  return llvm::any_of(generic->getOpOperands(), [&](OpOperand &operand) {
+    return isPairedOperand(generic, operand, inner);
+  });
+}
+
+/// Lowers `generic` (canLowerInPairs) to an scf.parallel whose innermost
+/// dimension steps by 2: each iteration computes the body for the
+/// elements i and i + 1 of that dimension, paired operands loaded and
+/// stored as one 4-byte aligned vector<2xT>, the others per element.
+static scf::ParallelOp lowerInPairs(RewriterBase &rewriter,
+                                    linalg::GenericOp generic) {
+  Location loc = generic.getLoc();
+  SmallVector<Value> lowers, uppers, steps;
+  for (int64_t size : generic.getStaticLoopRanges()) {
+    lowers.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
+    uppers.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
+  }
+  unsigned inner = generic.getNumLoops() - 1;
+  steps.back() = arith::ConstantIndexOp::create(rewriter, loc, 2);
+  auto parallel = scf::ParallelOp::create(rewriter, loc, lowers, uppers, steps);
+  rewriter.setInsertionPointToStart(parallel.getBody());
+  SmallVector<Value> dims[2];
+  dims[0] = llvm::to_vector(parallel.getInductionVars());
+  dims[1] = dims[0];
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  dims[1][inner] = arith::AddIOp::create(rewriter, loc, dims[0][inner], one);
+
+  // The paired operands' vectors, loaded once at the even element.
+  auto alignment = llvm::MaybeAlign(4);
+  IRMapping mappings[2];
+  Block *body = generic.getBody();
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    BlockArgument arg = generic.getMatchingBlockArgument(input);
+    Value memref = input->get();
+    if (!isa<MemRefType>(memref.getType())) {
+      mappings[0].map(arg, memref);
+      mappings[1].map(arg, memref);
+      continue;
+    }
+    if (arg.use_empty())
+      continue;
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    if (isPairedOperand(generic, *input, inner)) {
+      auto type = VectorType::get({2}, arg.getType());
+      Value pair = vector::LoadOp::create(rewriter, loc, type, memref,
+                                          applyMap(rewriter, loc, map, dims[0]),
+                                          /*nontemporal=*/false, alignment);
+      for (int64_t i : {0, 1})
+        mappings[i].map(arg, vector::ExtractOp::create(rewriter, loc, pair, i));
+      continue;
+    }
+    for (int64_t i : {0, 1})
+      mappings[i].map(
+          arg, memref::LoadOp::create(rewriter, loc, memref,
+                                      applyMap(rewriter, loc, map, dims[i])));
+  }
+  // The body once per element; an output's current value is read only
+  // where the body uses it.
+  SmallVector<Value> results[2];
+  for (int64_t i : {0, 1}) {
+    for (OpOperand &init : generic.getDpsInitsMutable()) {
+      BlockArgument arg = generic.getMatchingBlockArgument(&init);
+      if (!arg.use_empty())
+        mappings[i].map(
+            arg, memref::LoadOp::create(
+                     rewriter, loc, init.get(),
+                     applyMap(rewriter, loc,
+                              generic.getMatchingIndexingMap(&init), dims[i])));
+    }
+    for (Operation &op : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+        mappings[i].map(index.getResult(), dims[i][index.getDim()]);
+        continue;
+      }
+      rewriter.clone(op, mappings[i]);
+    }
+    for (Value value : body->getTerminator()->getOperands())
+      results[i].push_back(mappings[i].lookupOrDefault(value));
+  }
+  for (auto [index, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
+    AffineMap map = generic.getMatchingIndexingMap(&init);
+    if (isPairedOperand(generic, init, inner)) {
+      Value pair = vector::FromElementsOp::create(
+          rewriter, loc, VectorType::get({2}, results[0][index].getType()),
+          ValueRange{results[0][index], results[1][index]});
+      vector::StoreOp::create(rewriter, loc, pair, init.get(),
+                              applyMap(rewriter, loc, map, dims[0]),
+                              /*nontemporal=*/false, alignment);
+      continue;
+    }
+    for (int64_t i : {0, 1})
+      memref::StoreOp::create(rewriter, loc, results[i][index], init.get(),
+                              applyMap(rewriter, loc, map, dims[i]));
+  }
+  return parallel;
+}
+
 /// For each output of `op` that a linalg.fill sets just before it, the
 /// fill's value, with the fill added to `erased`; null for the others.
 /// Only where `op` will accumulate in registers with outputs indexed by all
@@ -288,7 +424,10 @@ struct LinalgToGridLoopsPass
                             rewriter.getInsertionPoint());
     }
     scf::ParallelOp outer;
-    if (canAccumulateInRegisters(*generic)) {
+    if (halfPairs && canLowerInPairs(*generic)) {
+      rewriter.setInsertionPoint(*generic);
+      outer = lowerInPairs(rewriter, *generic);
+    } else if (canAccumulateInRegisters(*generic)) {
       rewriter.setInsertionPoint(*generic);
       outer = lowerWithRegisterAccumulators(rewriter, *generic, initialValues);
     } else {

@@ -219,3 +219,69 @@ func.func @sums_from_fills(%in: memref<100x8xf32>, %out: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// f16 elementwise with an even innermost loop: each thread takes two
+// adjacent elements (2 x 150 pairs in ceil(300 / 128) = 3 blocks): the f16
+// input and output as one 4-byte aligned vector<2xf16> access each, the f32
+// input (broadcast along the rows) per element, the body once per element.
+// CHECK-LABEL: func.func @half_pairs
+// CHECK-SAME:    (%[[A:.*]]: memref<2x300xf16>, %[[B:.*]]: memref<300xf32>, %[[OUT:.*]]: memref<2x300xf16>)
+// CHECK-DAG:     %[[C300:.*]] = arith.constant 300 : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[C300]]) step
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               %[[PAIR:.*]] = vector.load %[[A]][%[[ROW:[0-9]+]], %[[COL:[0-9]+]]] {alignment = 4 : i64} : memref<2x300xf16>, vector<2xf16>
+// CHECK-DAG:           %[[A0:.*]] = vector.extract %[[PAIR]][0]
+// CHECK-DAG:           %[[A1:.*]] = vector.extract %[[PAIR]][1]
+// CHECK-DAG:           %[[B0:.*]] = memref.load %[[B]][%[[COL]]]
+// CHECK-DAG:           %[[B1:.*]] = memref.load %[[B]][%[[COL1:[0-9]+]]]
+// CHECK-DAG:           %[[T0:.*]] = arith.truncf %[[B0]]
+// CHECK-DAG:           %[[S0:.*]] = arith.addf %[[A0]], %[[T0]]
+// CHECK-DAG:           %[[T1:.*]] = arith.truncf %[[B1]]
+// CHECK-DAG:           %[[S1:.*]] = arith.addf %[[A1]], %[[T1]]
+// CHECK:               %[[SUMS:.*]] = vector.from_elements %[[S0]], %[[S1]] : vector<2xf16>
+// CHECK:               vector.store %[[SUMS]], %[[OUT]][%[[ROW]], %[[COL]]] {alignment = 4 : i64}
+#pair = affine_map<(d0, d1) -> (d0, d1)>
+#pair_row = affine_map<(d0, d1) -> (d1)>
+func.func @half_pairs(%a: memref<2x300xf16>, %b: memref<300xf32>, %out: memref<2x300xf16>) {
+  linalg.generic {indexing_maps = [#pair, #pair_row, #pair],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<2x300xf16>, memref<300xf32>) outs(%out : memref<2x300xf16>) {
+  ^bb0(%x: f16, %y: f32, %z: f16):
+    %t = arith.truncf %y : f32 to f16
+    %s = arith.addf %x, %t : f16
+    linalg.yield %s : f16
+  }
+  return
+}
+
+// -----
+
+// No pairs for an odd innermost loop. An input with an odd row stride
+// (rows 2-byte aligned) is read per element; the output is still paired.
+// CHECK-LABEL: func.func @no_half_pairs
+// CHECK-NOT:     vector.
+// CHECK:         memref.load %{{.*}} : memref<2x4xf16, strided<[5, 1]>>
+// CHECK:         memref.load %{{.*}} : memref<2x4xf16, strided<[5, 1]>>
+// CHECK-NOT:     vector.load
+// CHECK:         vector.store {{.*}} : memref<2x4xf16>, vector<2xf16>
+#pair2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @no_half_pairs(%a: memref<2x301xf16>, %out: memref<2x301xf16>, %b: memref<2x4xf16, strided<[5, 1]>>, %out2: memref<2x4xf16>) {
+  linalg.generic {indexing_maps = [#pair2, #pair2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<2x301xf16>) outs(%out : memref<2x301xf16>) {
+  ^bb0(%x: f16, %z: f16):
+    %s = arith.addf %x, %x : f16
+    linalg.yield %s : f16
+  }
+  linalg.generic {indexing_maps = [#pair2, #pair2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<2x4xf16, strided<[5, 1]>>) outs(%out2 : memref<2x4xf16>) {
+  ^bb0(%x: f16, %z: f16):
+    %s = arith.addf %x, %x : f16
+    linalg.yield %s : f16
+  }
+  return
+}
