@@ -139,7 +139,23 @@ def FuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     weight's whole quantization ends up recomputed for every product, and
     the GEMM is lost to the BLAS path. Here the reshape and the producers
     stay outside, computed once.
+
+    Upstream fuses a producer only into its one consumer. With
+    `multi-use` (the default), a cheap elementwise producer (parallel loops,
+    at most four `arith` ops) whose result several ops read is also fused
+    into each consumer that computes (not a pure copy or gather, which the
+    library-call passes match) and reads it element for element (a
+    permutation map, so nothing is recomputed more than once per consumer
+    element): its few operations are recomputed there, and once every
+    reader has them the producer's loop (a kernel on the GPU) and its
+    stored result go. Mixed precision makes many such producers: a
+    loss-scaled gradient's unscaling, read by the finiteness check and the
+    update; a rounding `extf(truncf(x))` read by several ops.
   }];
+  let options = [
+    Option<"multiUse", "multi-use", "bool", "true",
+           "also fuse cheap elementwise producers that several ops read">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect"];

@@ -1,5 +1,6 @@
 // RUN: amp-opt %s --pass-pipeline="builtin.module(func.func(amp-fuse-elementwise))" | FileCheck %s
 // RUN: amp-opt %s --pass-pipeline="builtin.module(func.func(linalg-fuse-elementwise-ops))" | FileCheck %s --check-prefix=UPSTREAM
+// RUN: amp-opt %s --pass-pipeline="builtin.module(func.func(amp-fuse-elementwise{multi-use=false}))" | FileCheck %s --check-prefix=SINGLE
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(m, n, k) -> (m, k)>
@@ -47,4 +48,48 @@ func.func @gemm_operands_stay_outside(%x: tensor<2x4x32xf32>, %w: tensor<32x16xf
     linalg.yield %2 : f32
   } -> tensor<8x16xf32>
   return %r : tensor<8x16xf32>
+}
+
+// A gradient's unscaling, read by the finiteness check (a reduction) and
+// by the update: with `multi-use` (the default) its one multiplication is
+// recomputed in both, and the unscaled gradient is never stored: three
+// loops become two. Without `multi-use` it stays a loop of its own.
+// CHECK-LABEL: func.func @multi_use_producer
+// CHECK-SAME:    (%[[G:[^:]*]]: tensor<8x16xf32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[G]] :
+// CHECK:           arith.mulf
+// CHECK:           math.absf
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[G]] :
+// CHECK:           arith.mulf
+// CHECK:           arith.mulf
+// CHECK:           arith.subf
+// CHECK-NOT:     linalg.generic
+// SINGLE-LABEL: func.func @multi_use_producer
+// SINGLE-COUNT-3: linalg.generic
+// SINGLE-NOT:     linalg.generic
+#r = affine_map<(d0, d1) -> ()>
+func.func @multi_use_producer(%g: tensor<8x16xf32>, %p: tensor<8x16xf32>, %inv: f32, %lr: f32) -> (tensor<i1>, tensor<8x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %unscaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %inv : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x16xf32>
+  %true = arith.constant true
+  %inf = arith.constant 0x7F800000 : f32
+  %init = tensor.from_elements %true : tensor<i1>
+  %finite = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["reduction", "reduction"]} ins(%unscaled : tensor<8x16xf32>) outs(%init : tensor<i1>) {
+  ^bb0(%in: f32, %acc: i1):
+    %a = math.absf %in : f32
+    %lt = arith.cmpf olt, %a, %inf : f32
+    %and = arith.andi %acc, %lt : i1
+    linalg.yield %and : i1
+  } -> tensor<i1>
+  %updated = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%p, %unscaled : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %1 = arith.mulf %in_0, %lr : f32
+    %2 = arith.subf %in, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<8x16xf32>
+  return %finite, %updated : tensor<i1>, tensor<8x16xf32>
 }
