@@ -32,12 +32,14 @@ struct OutputCast {
   FloatType type;
 };
 
-/// The output cast of `result`, which `writer` overwrites (every element,
-/// none read): `result` is a reshape of a new f32 buffer, the first op
-/// after `writer` to access that buffer is an elementwise linalg.generic
-/// that reads it as one input and only rounds it to f16 or bf16, and
-/// nothing reads it after that generic. Nullopt otherwise.
-std::optional<OutputCast> matchOutputCast(Operation *writer, Value result);
+/// The output cast of `result` to `type` (f16 or bf16, the writer's input
+/// type), which `writer` overwrites (every element, none read): `result`
+/// is a reshape of a new f32 buffer, the first op after `writer` to access
+/// that buffer is a linalg.generic that reads it as one input and only
+/// rounds it to `type`, and nothing reads it after that generic. Nullopt
+/// otherwise.
+std::optional<OutputCast> matchOutputCast(Operation *writer, Value result,
+                                          Type type);
 
 /// Rewrites `outputCast` (from matchOutputCast on `result`): a new buffer
 /// of `outputCast.type` next to `result`'s, read by the reader without its

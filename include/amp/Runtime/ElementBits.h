@@ -15,9 +15,12 @@
 #ifndef AMP_RUNTIME_ELEMENTBITS_H
 #define AMP_RUNTIME_ELEMENTBITS_H
 
+#include "amp/Runtime/GemmRecord.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace mlir::amp::runtime {
 
@@ -34,6 +37,18 @@ struct F8E4M3Bits {
 struct F8E5M2Bits {
   uint8_t bits;
 };
+
+/// The record's code (GemmDataType) of an element type as the entry points
+/// take it; -1 for any other type, which no record matches.
+template <typename T>
+inline constexpr int64_t kGemmDataTypeOf =
+    std::is_same_v<T, float>        ? kGemmF32
+    : std::is_same_v<T, double>     ? kGemmF64
+    : std::is_same_v<T, F16Bits>    ? kGemmF16
+    : std::is_same_v<T, BF16Bits>   ? kGemmBF16
+    : std::is_same_v<T, F8E4M3Bits> ? kGemmF8E4M3
+    : std::is_same_v<T, F8E5M2Bits> ? kGemmF8E5M2
+                                    : -1;
 
 template <typename Acc, typename T>
 inline Acc widen(T value) {

@@ -517,12 +517,10 @@ struct ContractionsToGemmRecordsPass
       // rounded.
       std::optional<amp::OutputCast> outputCast;
       if (!recorded.fp8 && !epilogue && record[kGemmOverwrite] &&
-          record[kGemmTypeA] == record[kGemmTypeB] &&
-          (record[kGemmTypeA] == kGemmF16 || record[kGemmTypeA] == kGemmBF16))
-        outputCast = amp::matchOutputCast(op, recorded.operands[2]);
-      if (outputCast &&
-          amp::getGemmDataType(outputCast->type) != record[kGemmTypeA])
-        outputCast.reset();
+          record[kGemmTypeA] == record[kGemmTypeB])
+        outputCast = amp::matchOutputCast(
+            op, recorded.operands[2],
+            getElementTypeOrSelf(recorded.operands[0].getType()));
       if (outputCast) {
         recorded.operands[2] =
             amp::applyOutputCast(*outputCast, recorded.operands[2]);

@@ -428,8 +428,8 @@ struct ConvolutionsToDNNRecordsPass
       Type type = getElementTypeOrSelf(operands[0].getType());
       if (getElementTypeOrSelf(operands[2].getType()) != type) {
         if (zeros)
-          outputCast = amp::matchOutputCast(op, operands[2]);
-        if (!outputCast || outputCast->type != type) {
+          outputCast = amp::matchOutputCast(op, operands[2], type);
+        if (!outputCast) {
           if (emitRemarks)
             op.emitRemark() << "no convolution record: the f32 accumulator "
                                "of an f16 or bf16 convolution is not "

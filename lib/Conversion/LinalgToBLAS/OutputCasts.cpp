@@ -15,7 +15,9 @@
 using namespace mlir;
 
 std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
-                                                    Value result) {
+                                                    Value result, Type type) {
+  if (!type.isF16() && !type.isBF16())
+    return std::nullopt;
   Value buffer = stripReshapes(result);
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getNumOperands() != 0 ||
@@ -39,23 +41,19 @@ std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
   }
   if (!index)
     return std::nullopt;
-  // Its element used only by truncations, to nearest even, to one type.
+  // Its element used only by truncations, to nearest even, to `type`.
   BlockArgument element =
       reader.getMatchingBlockArgument(&reader->getOpOperand(*index));
-  FloatType rounded;
-  for (Operation *user : element.getUsers()) {
-    auto truncation = dyn_cast<arith::TruncFOp>(user);
-    if (!truncation || truncation.getRoundingmodeAttr())
-      return std::nullopt;
-    auto type = dyn_cast<FloatType>(truncation.getType());
-    if (!type || !(type.isF16() || type.isBF16()) ||
-        (rounded && type != rounded))
-      return std::nullopt;
-    rounded = type;
-  }
-  if (!rounded || isReadAfter(reader, buffer))
+  if (element.use_empty() ||
+      llvm::any_of(element.getUsers(),
+                   [&](Operation *user) {
+                     auto truncation = dyn_cast<arith::TruncFOp>(user);
+                     return !truncation || truncation.getRoundingmodeAttr() ||
+                            truncation.getType() != type;
+                   }) ||
+      isReadAfter(reader, buffer))
     return std::nullopt;
-  return OutputCast{reader, *index, rounded};
+  return OutputCast{reader, *index, cast<FloatType>(type)};
 }
 
 /// `view`, reshapes of `buffer`, rebuilt as the same reshapes of

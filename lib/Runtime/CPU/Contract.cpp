@@ -203,14 +203,6 @@ void contract(int64_t roles, const UnrankedMemRefType<TA> &aMemRef,
 } // namespace
 
 namespace {
-template <typename T>
-constexpr int64_t kDataType = std::is_same_v<T, float>        ? kGemmF32
-                              : std::is_same_v<T, F16Bits>    ? kGemmF16
-                              : std::is_same_v<T, BF16Bits>   ? kGemmBF16
-                              : std::is_same_v<T, F8E4M3Bits> ? kGemmF8E4M3
-                              : std::is_same_v<T, F8E5M2Bits> ? kGemmF8E5M2
-                                                              : kGemmF64;
-
 /// A record operand widened to the accumulator's type, and the matrix it
 /// was widened from (an operand shared by every batch is widened once).
 template <typename Acc>
@@ -263,7 +255,8 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   int64_t lda = record[kGemmLdA], ldb = record[kGemmLdB];
   int64_t ldd = record[kGemmLdD];
   if (const char *error =
-          checkGemmRecord(record, kDataType<TA>, kDataType<TB>, kDataType<TD>))
+          checkGemmRecord(record, kGemmDataTypeOf<TA>, kGemmDataTypeOf<TB>,
+                          kGemmDataTypeOf<TD>))
     fail(error);
   if (bool(record[kGemmBias]) != bool(biasMemRef))
     fail("a GEMM record's bias flag differs from its entry point's");

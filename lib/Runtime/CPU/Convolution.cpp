@@ -58,10 +58,7 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   const int64_t *record = getRecordFields(recordMemRef, kConvRecordFields);
   if (!record)
     fail("a convolution record is a 1-d memref of kConvRecordFields i64");
-  constexpr int64_t type = std::is_same_v<T, double>     ? kGemmF64
-                           : std::is_same_v<T, F16Bits>  ? kGemmF16
-                           : std::is_same_v<T, BF16Bits> ? kGemmBF16
-                                                         : kGemmF32;
+  constexpr int64_t type = kGemmDataTypeOf<T>;
   if (const char *error = checkConvRecord(record, type, type, type))
     fail(error);
   const int64_t *in = record + kConvInput, *kernel = record + kConvKernel;
