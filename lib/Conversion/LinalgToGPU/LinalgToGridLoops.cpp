@@ -126,6 +126,40 @@ static SmallVector<Value> applyMap(OpBuilder &builder, Location loc,
   return results;
 }
 
+/// Clones the ops of `body`, a linalg.generic's, with its block arguments
+/// mapped in `mapping` and `linalg.index` taken from `dims` (the loops'
+/// values); returns the values it yields.
+static SmallVector<Value> cloneBody(OpBuilder &builder, Block *body,
+                                    IRMapping &mapping, ValueRange dims) {
+  for (Operation &op : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      mapping.map(index.getResult(), dims[index.getDim()]);
+      continue;
+    }
+    builder.clone(op, mapping);
+  }
+  return llvm::map_to_vector(
+      body->getTerminator()->getOperands(),
+      [&](Value value) { return mapping.lookupOrDefault(value); });
+}
+
+/// The lower bounds, upper bounds and steps of `generic`'s loops.
+static void getLoopBounds(RewriterBase &rewriter, linalg::GenericOp generic,
+                          SmallVectorImpl<Value> &lowers,
+                          SmallVectorImpl<Value> &uppers,
+                          SmallVectorImpl<Value> &steps) {
+  Location loc = generic.getLoc();
+  for (Range range : cast<linalg::LinalgOp>(generic.getOperation())
+                         .createLoopRanges(rewriter, loc)) {
+    lowers.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, range.offset));
+    uppers.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
+    steps.push_back(
+        getValueOrCreateConstantIndexOp(rewriter, loc, range.stride));
+  }
+}
+
 /// Whether `op`'s reductions can accumulate in registers: no output is
 /// indexed by a reduction dimension, and no input reads an output's buffer
 /// (whose value would change during the loop).
@@ -162,15 +196,7 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
   Location loc = generic.getLoc();
   unsigned numParallel = generic.getNumParallelLoops();
   SmallVector<Value> lowers, uppers, steps;
-  for (Range range : cast<linalg::LinalgOp>(generic.getOperation())
-                         .createLoopRanges(rewriter, loc)) {
-    lowers.push_back(
-        getValueOrCreateConstantIndexOp(rewriter, loc, range.offset));
-    uppers.push_back(
-        getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
-    steps.push_back(
-        getValueOrCreateConstantIndexOp(rewriter, loc, range.stride));
-  }
+  getLoopBounds(rewriter, generic, lowers, uppers, steps);
   auto parallelPart = [&](ArrayRef<Value> values) {
     return ValueRange(values.take_front(numParallel));
   };
@@ -229,16 +255,7 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
         for (auto [init, accumulator] :
              llvm::zip(generic.getDpsInitsMutable(), accumulators))
           mapping.map(generic.getMatchingBlockArgument(&init), accumulator);
-        for (Operation &op : body->without_terminator()) {
-          if (auto index = dyn_cast<linalg::IndexOp>(op)) {
-            mapping.map(index.getResult(), allDims[index.getDim()]);
-            continue;
-          }
-          builder.clone(op, mapping);
-        }
-        return llvm::map_to_vector(
-            body->getTerminator()->getOperands(),
-            [&](Value value) { return mapping.lookupOrDefault(value); });
+        return cloneBody(builder, body, mapping, allDims);
       });
   for (auto [init, result, indices] :
        llvm::zip(generic.getDpsInits(), nest.results, outputIndices))
@@ -296,11 +313,7 @@ static scf::ParallelOp lowerInPairs(RewriterBase &rewriter,
                                     linalg::GenericOp generic) {
   Location loc = generic.getLoc();
   SmallVector<Value> lowers, uppers, steps;
-  for (int64_t size : generic.getStaticLoopRanges()) {
-    lowers.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
-    uppers.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
-    steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
-  }
+  getLoopBounds(rewriter, generic, lowers, uppers, steps);
   unsigned inner = generic.getNumLoops() - 1;
   steps.back() = arith::ConstantIndexOp::create(rewriter, loc, 2);
   auto parallel = scf::ParallelOp::create(rewriter, loc, lowers, uppers, steps);
@@ -353,15 +366,7 @@ static scf::ParallelOp lowerInPairs(RewriterBase &rewriter,
                      applyMap(rewriter, loc,
                               generic.getMatchingIndexingMap(&init), dims[i])));
     }
-    for (Operation &op : body->without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(op)) {
-        mappings[i].map(index.getResult(), dims[i][index.getDim()]);
-        continue;
-      }
-      rewriter.clone(op, mappings[i]);
-    }
-    for (Value value : body->getTerminator()->getOperands())
-      results[i].push_back(mappings[i].lookupOrDefault(value));
+    results[i] = cloneBody(rewriter, body, mappings[i], dims[i]);
   }
   for (auto [index, init] : llvm::enumerate(generic.getDpsInitsMutable())) {
     AffineMap map = generic.getMatchingIndexingMap(&init);

@@ -285,3 +285,24 @@ func.func @no_half_pairs(%a: memref<2x301xf16>, %out: memref<2x301xf16>, %b: mem
   }
   return
 }
+
+// -----
+
+// Pairs over a dynamic outer loop: the bounds come from the buffer's size.
+// CHECK-LABEL: func.func @half_pairs_dynamic_rows
+// CHECK:         %[[ROWS:.*]] = memref.dim
+// CHECK:         %[[PAIRS:.*]] = arith.muli %[[ROWS]], %{{.*}} : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[PAIRS]]) step
+// CHECK:           vector.load {{.*}} : memref<?x300xf16>, vector<2xf16>
+// CHECK:           vector.store {{.*}} : memref<?x300xf16>, vector<2xf16>
+#pair3 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @half_pairs_dynamic_rows(%a: memref<?x300xf16>, %out: memref<?x300xf16>) {
+  linalg.generic {indexing_maps = [#pair3, #pair3],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x300xf16>) outs(%out : memref<?x300xf16>) {
+  ^bb0(%x: f16, %z: f16):
+    %s = arith.addf %x, %x : f16
+    linalg.yield %s : f16
+  }
+  return
+}
