@@ -208,19 +208,41 @@ def torch_reference(name, size, precision, steps, timing_steps):
     return losses, (time.perf_counter() - start) * 1e3 / timing_steps
 
 
-def load_library(path, tf32):
+def load_library(path, tf32, graphs=False):
     """The step library at `path`; with `tf32`, its GEMMs in TF32
-    (AMP_CUDA_TF32=1) on a copy of the library, whose runtime makes its own
-    GEMM plans (they are made once per loaded library)."""
+    (AMP_CUDA_TF32=1), with `graphs`, its steps captured in CUDA graphs
+    (AMP_CUDA_GRAPH=1), each on a copy of the library, whose runtime reads
+    the variables and makes its own plans (once per loaded library)."""
     entry = step_library.entry_of(path)
-    if tf32:
-        copy = path.replace(".so", "_tf32.so")
+    suffix = ("_tf32" if tf32 else "") + ("_graph" if graphs else "")
+    if suffix:
+        copy = path.replace(".so", suffix + ".so")
         shutil.copyfile(path, copy)
         path = copy
-        os.environ["AMP_CUDA_TF32"] = "1"
-    else:
-        os.environ.pop("AMP_CUDA_TF32", None)
+    for variable, on in [("AMP_CUDA_TF32", tf32), ("AMP_CUDA_GRAPH", graphs)]:
+        if on:
+            os.environ[variable] = "1"
+        else:
+            os.environ.pop(variable, None)
     return step_library.StepLibrary(path, entry=entry)
+
+
+def time_in_graphs(args, entry, tf32, values, driver, losses, ulp):
+    """ms/step of the library with AMP_CUDA_GRAPH=1 (from the fifth step
+    on, each step replays one of its two graphs: DeviceStep swaps buffers),
+    and the problems: its losses differ from `losses`."""
+    library = load_library(os.path.join(args.dir, entry["library"]), tf32,
+                           graphs=True)
+    step = step_library.DeviceStep(library, values, driver)
+    graph_losses = step.train(len(losses))
+    problems = []
+    if backend_mismatch(graph_losses, losses, ulp):
+        problems.append(f"in CUDA graphs: losses {graph_losses} vs "
+                        f"{losses} without")
+    step.time_steps(4)  # warm up: both pointer sets captured
+    ms = step.time_steps(args.timing_steps)
+    step.close()
+    return ms, problems
 
 
 def run_guarded(run_one, failed_row):
@@ -308,8 +330,10 @@ def run_entry(args, manifest, entry, driver, tf32=False):
     row["error"] = error
     step.time_steps(2)  # warm up: plans, modules
     row["ms"] = step.time_steps(args.timing_steps)
-    row["problems"] = problems
     step.close()
+    row["graph_ms"], graph_problems = time_in_graphs(
+        args, entry, tf32, values, driver, losses, entry["ulp"])
+    row["problems"] = problems + graph_problems
     return row
 
 
@@ -469,21 +493,25 @@ def run(args):
              f"{manifest['steps']} checked steps, then "
              f"{args.timing_steps} timed.",
              "",
+             "\"in graphs\" is the same library with AMP_CUDA_GRAPH=1 "
+             "(each step replays a CUDA graph).",
+             "",
              "| graph | precision | kernels | GEMMs | reference | "
-             f"{error_column} | ms/step | reference ms/step | ratio | "
-             "check |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             f"{error_column} | ms/step | in graphs ms/step | "
+             "reference ms/step | ratio | ratio in graphs | check |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "ms" not in r:
-            lines.append(failed_line([r["model"], r["precision"]], 10,
+            lines.append(failed_line([r["model"], r["precision"]], 12,
                                      r["problems"]))
             continue
         check = check_cell(r["problems"], 300)
         lines.append(
             f"| {r['model']} | {r['precision']} | {r['kernels']} | "
             f"{r['gemms']} | {r['reference']} | {r['error']:.2g} | "
-            f"{r['ms']:.3f} | {r['ref_ms']:.3f} | "
-            f"{r['ms'] / r['ref_ms']:.2f} | {check} |")
+            f"{r['ms']:.3f} | {r['graph_ms']:.3f} | {r['ref_ms']:.3f} | "
+            f"{r['ms'] / r['ref_ms']:.2f} | "
+            f"{r['graph_ms'] / r['ref_ms']:.2f} | {check} |")
     if kernel_rows:
         lines += kernel_table(kernel_rows)
     record(lines, args.out, "cuda_speed.md")

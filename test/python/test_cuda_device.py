@@ -45,17 +45,17 @@ def assert_matches(got, expected, fp32, ulp):
     assert not problems, problems
 
 
-def cpu_runs(path, pipeline, folder):
+def cpu_runs(path, pipeline, folder, steps=STEPS):
     """The CPU run in `pipeline` (inputs in folder/cpu/in) and its FP32
     run: (losses, outputs, FP32 outputs)."""
     (folder / "cpu").mkdir()
-    losses, outputs = amp_run(path, pipeline, "cpu", folder / "cpu")
+    losses, outputs = amp_run(path, pipeline, "cpu", folder / "cpu", steps)
     assert losses[-1] != losses[0], "the CPU run did not train"
     fp32 = outputs
     if pipeline != PRECISIONS["fp32"][0]:
         (folder / "fp32").mkdir()
         _, fp32 = amp_run(path, PRECISIONS["fp32"][0], "cpu",
-                          folder / "fp32")
+                          folder / "fp32", steps)
     return losses, outputs, fp32
 
 
@@ -90,3 +90,49 @@ def test_zoo_step_library_on_the_gpu(name, precision, zoo_steps, tmp_path):
     assert_matches({"losses": losses}, {"losses": cpu_losses}, {}, ulp)
     assert_matches({e["name"].replace("/", "_"): step.output(e["name"])
                     for e in library.signature["outputs"]}, cpu, fp32, ulp)
+
+
+GRAPH_STEPS = 5
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", zoo.MODELS)
+def test_zoo_step_in_a_cuda_graph(name, precision, zoo_steps, tmp_path,
+                                  monkeypatch):
+    """AMP_CUDA_GRAPH=1: amp-run's step 1 runs uncaptured, step 2 is
+    captured and launched, steps 3-5 replay the graph; all match the CPU."""
+    pipeline, ulp = PRECISIONS[precision]
+    if why := numerics.why_no_forced_step(name, precision):
+        pytest.skip(why)
+    path = zoo_steps[name, "sgd"]
+    cpu_losses, cpu, fp32 = cpu_runs(path, pipeline, tmp_path, GRAPH_STEPS)
+    monkeypatch.setenv("AMP_CUDA_GRAPH", "1")
+    (tmp_path / "gpu").mkdir()
+    records, stderr = api.train(path, GRAPH_STEPS, pipeline, args=[
+        "--device=cuda", "--save-outputs", str(tmp_path / "gpu" / "out")])
+    assert (f"amp-run: CUDA graph: 1 captured, {GRAPH_STEPS - 2} replayed"
+            in stderr), stderr
+    assert "refused" not in stderr, stderr
+    gpu = {f[:-4]: np.load(tmp_path / "gpu" / "out" / f)
+           for f in os.listdir(tmp_path / "gpu" / "out")}
+    assert_matches({"losses": [r["loss"] for r in records]},
+                   {"losses": cpu_losses}, {}, ulp)
+    assert_matches(gpu, cpu, fp32, ulp)
+
+
+@pytest.mark.parametrize("name", zoo.MODELS)
+def test_zoo_step_library_in_cuda_graphs(name, zoo_steps, tmp_path,
+                                         monkeypatch):
+    """AMP_CUDA_GRAPH=1 in a library whose training loop swaps input and
+    output buffers: two graphs (one per pointer set), the same losses as
+    without graphs."""
+    pipeline, ulp = PRECISIONS["fp32"]
+    path = zoo_steps[name, "sgd"]
+    cpu_losses, _, _ = cpu_runs(path, pipeline, tmp_path, GRAPH_STEPS + 1)
+    monkeypatch.setenv("AMP_CUDA_GRAPH", "1")
+    library, _, _, _ = compile_library(path, pipeline, tmp_path / "lib")
+    library = step_library.StepLibrary(library)
+    inputs = {e["name"]: api.load_saved(tmp_path / "cpu" / "in", e["name"])
+              for e in library.signature["inputs"]}
+    losses = step_library.DeviceStep(library, inputs).train(GRAPH_STEPS + 1)
+    assert_matches({"losses": losses}, {"losses": cpu_losses}, {}, ulp)

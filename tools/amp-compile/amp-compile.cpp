@@ -247,28 +247,29 @@ static void addEntryPoints(ModuleOp module, LLVM::LLVMFuncOp impl,
     return LLVM::LLVMFuncOp::create(
         builder, loc, name, LLVM::LLVMFunctionType::get(result, arguments));
   };
-  LLVM::LLVMFuncOp begin = declare(amp::runtime::kCUDAStepBegin, i32, {ptr});
+  LLVM::LLVMFuncOp begin =
+      declare(amp::runtime::kCUDAStepBegin, i32, {ptr, ptr, i64, ptr, i64});
   LLVM::LLVMFuncOp end = declare(amp::runtime::kCUDAStepEnd, i32, {});
   LLVM::LLVMFuncOp lastError = declare(amp::runtime::kCUDALastError, ptr, {});
 
-  // int <entry>(void *const *inputs, void *const *outputs)
+  // int <entry>(void *const *inputs, void *const *outputs):
+  //   do {
+  //     if (begin(name, inputs, n, outputs, m) == kCUDAStepRun) impl(...);
+  //     status = end();
+  //   } while (status == kCUDAStepAgain);  // a failed graph capture
+  //   return status;
   auto step = LLVM::LLVMFuncOp::create(
       builder, loc, entry, LLVM::LLVMFunctionType::get(i32, {ptr, ptr}));
   Block *body = step.addEntryBlock(builder);
-  Block *run = new Block, *finish = new Block;
-  step.getBody().push_back(run);
-  step.getBody().push_back(finish);
+  Block *again = new Block, *run = new Block, *finish = new Block,
+        *exit = new Block;
+  for (Block *block : {again, run, finish, exit})
+    step.getBody().push_back(block);
   builder.setInsertionPointToStart(body);
   Value name =
       LLVM::createGlobalString(loc, builder, (entry + "_name").str(),
                                StringRef(entry.str().c_str(), entry.size() + 1),
                                LLVM::Linkage::Internal);
-  Value status = LLVM::CallOp::create(builder, loc, begin, name).getResult();
-  Value zero = LLVM::ConstantOp::create(builder, loc, i32, 0);
-  Value ready =
-      LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq, status, zero);
-  LLVM::CondBrOp::create(builder, loc, ready, run, finish);
-  builder.setInsertionPointToStart(run);
   SmallVector<Value> arguments;
   auto constant = [&](int64_t value) -> Value {
     return LLVM::ConstantOp::create(builder, loc, i64, value);
@@ -291,11 +292,37 @@ static void addEntryPoints(ModuleOp module, LLVM::LLVMFuncOp impl,
     }
     arguments.append(strides.rbegin(), strides.rend());
   }
+  Value numIn = constant(numInputs);
+  Value numOut = constant(int64_t(tensors.size()) - numInputs);
+  LLVM::BrOp::create(builder, loc, again);
+
+  builder.setInsertionPointToStart(again);
+  Value status =
+      LLVM::CallOp::create(builder, loc, begin,
+                           ValueRange{name, body->getArgument(0), numIn,
+                                      body->getArgument(1), numOut})
+          .getResult();
+  auto i32Constant = [&](int32_t value) -> Value {
+    return LLVM::ConstantOp::create(builder, loc, i32, value);
+  };
+  Value ready =
+      LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq, status,
+                           i32Constant(amp::runtime::kCUDAStepRun));
+  LLVM::CondBrOp::create(builder, loc, ready, run, finish);
+
+  builder.setInsertionPointToStart(run);
   LLVM::CallOp::create(builder, loc, impl, arguments);
   LLVM::BrOp::create(builder, loc, finish);
+
   builder.setInsertionPointToStart(finish);
   Value ended =
       LLVM::CallOp::create(builder, loc, end, ValueRange()).getResult();
+  Value retry =
+      LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq, ended,
+                           i32Constant(amp::runtime::kCUDAStepAgain));
+  LLVM::CondBrOp::create(builder, loc, retry, again, exit);
+
+  builder.setInsertionPointToStart(exit);
   LLVM::ReturnOp::create(builder, loc, ended);
 
   // const char *<entry>_error(void)

@@ -231,9 +231,11 @@ namespace {
 /// libamp_cuda_runtime, as amp-run calls it around the JIT-compiled step,
 /// which calls it too (the same library, loaded once).
 struct CUDARuntime {
-  int (*begin)(const char *);
+  int (*begin)(const char *, const void *const *, int64_t, const void *const *,
+               int64_t);
   int (*end)();
   const char *(*lastError)();
+  const char *(*graphReport)(const char *);
   void *(*allocate)(uint64_t, void *, bool);
   std::string step;
 
@@ -254,15 +256,18 @@ struct CUDARuntime {
       return address;
     };
     CUDARuntime runtime{
-        reinterpret_cast<int (*)(const char *)>(
+        reinterpret_cast<int (*)(const char *, const void *const *, int64_t,
+                                 const void *const *, int64_t)>(
             lookup(amp::runtime::kCUDAStepBegin)),
         reinterpret_cast<int (*)()>(lookup(amp::runtime::kCUDAStepEnd)),
         reinterpret_cast<const char *(*)()>(
             lookup(amp::runtime::kCUDALastError)),
+        reinterpret_cast<const char *(*)(const char *)>(
+            lookup(amp::runtime::kCUDAGraphReport)),
         reinterpret_cast<void *(*)(uint64_t, void *, bool)>(
             lookup("mgpuMemAlloc")),
         step.str()};
-    runtime.begin(runtime.step.c_str());
+    runtime.begin(runtime.step.c_str(), nullptr, 0, nullptr, 0);
     if (runtime.end())
       fail("--device=cuda: " + StringRef(runtime.lastError()));
     return runtime;
@@ -270,7 +275,7 @@ struct CUDARuntime {
 
   /// A buffer of `bytes` that the host and the GPU both reach.
   void *allocateShared(size_t bytes) {
-    begin(step.c_str());
+    begin(step.c_str(), nullptr, 0, nullptr, 0);
     void *buffer = allocate(bytes, nullptr, true);
     if (end())
       fail("--device=cuda: " + StringRef(lastError()));
@@ -558,20 +563,27 @@ int main(int argc, char **argv) {
     if (randomKeyInput >= 0)
       inputTensors[randomKeyInput].set(1, step - 1);
     start = std::chrono::steady_clock::now();
-    if (cuda) {
+    if (cuda)
       for (auto [tensor, copy] : llvm::zip(inputTensors, inputCopies))
         std::memcpy(copy, tensor.data(), tensor.size());
-      cuda->begin(inputFile.c_str());
-    }
-    if (llvm::Error error = (*engine)->invokePacked(entry, arguments))
-      fail("running step " + std::to_string(step) + ": " +
-           toString(std::move(error)));
-    if (cuda) {
-      if (cuda->end())
+    // On the GPU, the step runs again when its CUDA graph's capture failed.
+    for (int status = amp::runtime::kCUDAStepAgain;
+         status == amp::runtime::kCUDAStepAgain;) {
+      bool run = !cuda ||
+                 cuda->begin(inputFile.c_str(), inputCopies.data(),
+                             inputCopies.size(), outputCopies.data(),
+                             outputCopies.size()) == amp::runtime::kCUDAStepRun;
+      if (run)
+        if (llvm::Error error = (*engine)->invokePacked(entry, arguments))
+          fail("running step " + std::to_string(step) + ": " +
+               toString(std::move(error)));
+      status = cuda ? cuda->end() : 0;
+      if (status == amp::runtime::kCUDAStepFailed)
         fail("running step " + std::to_string(step) + ": " + cuda->lastError());
+    }
+    if (cuda)
       for (auto [tensor, copy] : llvm::zip(outputTensors, outputCopies))
         std::memcpy(tensor.data(), copy, tensor.size());
-    }
     double milliseconds = secondsSince(start) * 1000;
     // An overflow: the graph says so, or the scale backs off.
     bool skipped =
@@ -597,6 +609,9 @@ int main(int argc, char **argv) {
           fail(toString(std::move(error)));
   }
 
+  if (cuda && std::getenv("AMP_CUDA_GRAPH"))
+    llvm::errs() << "amp-run: CUDA graph: "
+                 << cuda->graphReport(inputFile.c_str()) << "\n";
   if (!saveOutputs.empty())
     saveAll(saveOutputs, outputs, outputTensors);
   return 0;

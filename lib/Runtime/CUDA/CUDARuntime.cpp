@@ -28,6 +28,14 @@
 //   the next allocation of its size (cuMemFree would wait for the whole
 //   device, after every kernel that used a temporary). Reuse is safe in
 //   stream order, since every kernel and GEMM runs on the one stream.
+// - With AMP_CUDA_GRAPH=1, the one stream is the runtime's own (after the
+//   legacy default stream's work), and a step is captured in a CUDA graph
+//   the second time it runs with the same input and output pointers, then
+//   replayed: the first run loads the modules, builds the plans and puts
+//   the host code's constants on the device, so that the capture sees
+//   only launches, library calls and device copies. A capture that fails
+//   (the host waits or reads the device, a library call that cannot be
+//   captured) is refused for good, and the step runs again uncaptured.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +54,7 @@
 #include <cudnn_graph.h>
 #endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -79,8 +88,16 @@ namespace {
   X(cuModuleLoadData)                                                          \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)                                                            \
+  X(cuStreamCreate)                                                            \
   X(cuStreamSynchronize)                                                       \
   X(cuStreamWaitEvent)                                                         \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuPointerGetAttribute)                                                     \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventSynchronize)                                                        \
@@ -89,6 +106,7 @@ namespace {
   X(cuMemAllocManaged)                                                         \
   X(cuMemFree)                                                                 \
   X(cuMemcpyAsync)                                                             \
+  X(cuMemcpyHtoD)                                                              \
   X(cuMemsetD32Async)                                                          \
   X(cuMemsetD16Async)
 
@@ -103,6 +121,7 @@ struct Driver {
 #define AMP_DNN_FUNCTIONS(X)                                                   \
   X(cudnnGetErrorString)                                                       \
   X(cudnnCreate)                                                               \
+  X(cudnnSetStream)                                                            \
   X(cudnnBackendCreateDescriptor)                                              \
   X(cudnnBackendDestroyDescriptor)                                             \
   X(cudnnBackendFinalize)                                                      \
@@ -175,6 +194,38 @@ struct GemmPlan {
   }
 };
 
+/// A step's CUDA graph for one set of input and output pointers
+/// (AMP_CUDA_GRAPH=1): captured on the second call with them, replayed
+/// from the third.
+struct StepGraph {
+  std::vector<const void *> pointers;
+  /// A call with these pointers ran to its end uncaptured: kernels are
+  /// loaded, plans built, constants on the device, buffers cached.
+  bool warm = false;
+  /// The capture failed once; these pointers run uncaptured.
+  bool refused = false;
+  CUgraphExec graph = nullptr;
+  uint64_t lastUse = 0;
+};
+
+/// What one step name did with CUDA graphs, for amp_cuda_graph_report.
+struct StepGraphs {
+  std::vector<StepGraph> graphs;
+  int64_t captures = 0, replays = 0;
+  std::string refusal;
+};
+
+/// At most this many graphs per step name (a training loop that swaps
+/// inputs and outputs needs two); the least recently used goes.
+constexpr size_t kGraphsPerStep = 4;
+
+/// A host array that the host code copies to the device (a constant), kept
+/// on the device in graph mode: a capture copies from device to device.
+struct DeviceConstant {
+  CUdeviceptr copy = 0;
+  std::vector<char> bytes;
+};
+
 /// The runtime's state; every step holds `stepLock`.
 struct Runtime {
   std::recursive_mutex stepLock;
@@ -208,6 +259,23 @@ struct Runtime {
 #endif
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<std::unique_ptr<Kernel>> kernels;
+
+  /// Graph mode (AMP_CUDA_GRAPH=1): every step runs on `stream`, the
+  /// runtime's own non-blocking stream, ordered after the legacy default
+  /// stream's work by `legacyDone`; otherwise `stream` is the legacy
+  /// default stream (null).
+  bool graphMode = false;
+  CUstream stream = nullptr;
+  CUevent legacyDone = nullptr;
+  std::map<std::string, StepGraphs> stepGraphs;
+  /// The graph of the step's pointers, while the step runs, and the graph
+  /// being captured, while the host code runs into it.
+  StepGraph *current = nullptr;
+  StepGraph *capture = nullptr;
+  uint64_t graphUses = 0;
+  std::map<std::pair<const void *, size_t>, DeviceConstant> constants;
+  /// Buffers the host code freed to the driver during a capture.
+  std::vector<CUdeviceptr> deferredFrees;
 
   bool failed() const { return !setupError.empty() || !error.empty(); }
 
@@ -272,6 +340,7 @@ struct Runtime {
 
   void setUpOnce();
   bool makeContextCurrent();
+  bool dropGraphs(const char *why);
   CUfunction getFunction(Kernel &kernel);
 };
 
@@ -337,9 +406,37 @@ void Runtime::setUpOnce() {
                   "allocating cuBLASLt's workspace"))
     return;
   status = cublasLtCreate(&blas);
-  if (status != CUBLAS_STATUS_SUCCESS)
+  if (status != CUBLAS_STATUS_SUCCESS) {
     setupError = "creating the cuBLASLt handle: cuBLASLt status " +
                  std::to_string(int(status));
+    return;
+  }
+  const char *graphs = std::getenv("AMP_CUDA_GRAPH");
+  graphMode = graphs && std::strcmp(graphs, "1") == 0;
+  if (graphMode &&
+      (!setUpCheck(driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                   "creating the step's stream (AMP_CUDA_GRAPH=1)") ||
+       !setUpCheck(driver.cuEventCreate(&legacyDone, CU_EVENT_DISABLE_TIMING),
+                   "creating the step's event (AMP_CUDA_GRAPH=1)")))
+    return;
+}
+
+/// Forgets every captured graph, before a buffer that graphs may hold goes
+/// back to the driver; during a capture, fails it instead (the step then
+/// runs again uncaptured).
+bool Runtime::dropGraphs(const char *why) {
+  if (capture) {
+    fail(std::string("capturing a CUDA graph: ") + why);
+    return false;
+  }
+  for (auto &[name, step] : stepGraphs)
+    for (StepGraph &graph : step.graphs) {
+      if (graph.graph)
+        driver.cuGraphExecDestroy(graph.graph);
+      graph.graph = nullptr;
+      graph.warm = false;
+    }
+  return true;
 }
 
 bool Runtime::makeContextCurrent() {
@@ -550,7 +647,7 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                                b, plan->b, beta, d, plan->d, d, plan->d,
                                &plan->algorithm,
                                reinterpret_cast<void *>(runtime.workspace),
-                               kGemmWorkspaceBytes, /*stream=*/nullptr),
+                               kGemmWorkspaceBytes, runtime.stream),
                 [&] { return describeGemm(record); });
 }
 
@@ -595,6 +692,8 @@ bool Runtime::setUpDNNOnce() {
   AMP_DNN_FUNCTIONS(AMP_DNN_LOAD)
 #undef AMP_DNN_LOAD
   cudnnStatus_t status = dnn.cudnnCreate(&dnnHandle);
+  if (status == CUDNN_STATUS_SUCCESS)
+    status = dnn.cudnnSetStream(dnnHandle, stream);
   if (status != CUDNN_STATUS_SUCCESS)
     dnnSetupError = std::string("creating the cuDNN handle: ") +
                     dnn.cudnnGetErrorString(status);
@@ -880,6 +979,9 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (!plan)
     return;
   if (plan->workspaceBytes > runtime.dnnWorkspaceBytes) {
+    // Graphs hold the old workspace's address.
+    if (!runtime.dropGraphs("cuDNN's workspace grows"))
+      return;
     // cuMemFree waits for the work that may still use the old one.
     if (runtime.dnnWorkspace &&
         !runtime.check(runtime.driver.cuMemFree(runtime.dnnWorkspace),
@@ -938,27 +1040,155 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
 // A step.
 //===----------------------------------------------------------------------===//
 
-extern "C" int amp_cuda_step_begin(const char *step) {
+/// The graph of `step` for these pointers, made (uncaptured, not warm) when
+/// new; the least recently used goes when the step has kGraphsPerStep.
+static StepGraph &getStepGraph(Runtime &runtime, StepGraphs &step,
+                               std::vector<const void *> pointers) {
+  StepGraph *found = nullptr;
+  for (StepGraph &graph : step.graphs)
+    if (graph.pointers == pointers)
+      found = &graph;
+  if (!found) {
+    if (step.graphs.size() == kGraphsPerStep) {
+      auto oldest =
+          std::min_element(step.graphs.begin(), step.graphs.end(),
+                           [](const StepGraph &a, const StepGraph &b) {
+                             return a.lastUse < b.lastUse;
+                           });
+      if (oldest->graph)
+        runtime.driver.cuGraphExecDestroy(oldest->graph);
+      step.graphs.erase(oldest);
+    }
+    step.graphs.push_back(StepGraph{std::move(pointers)});
+    found = &step.graphs.back();
+  }
+  found->lastUse = ++runtime.graphUses;
+  return *found;
+}
+
+/// In graph mode, orders the step's stream after the caller's work on the
+/// legacy default stream.
+static bool waitForLegacyStream(Runtime &runtime) {
+  return runtime.check(
+             runtime.driver.cuEventRecord(runtime.legacyDone, nullptr),
+             "ordering the step after the default stream") &&
+         runtime.check(runtime.driver.cuStreamWaitEvent(runtime.stream,
+                                                        runtime.legacyDone, 0),
+                       "ordering the step after the default stream");
+}
+
+extern "C" int amp_cuda_step_begin(const char *step, const void *const *inputs,
+                                   int64_t numInputs,
+                                   const void *const *outputs,
+                                   int64_t numOutputs) {
   Runtime &runtime = getRuntime();
   runtime.stepLock.lock();
   runtime.step = step ? step : "";
   runtime.error.clear();
   runtime.setUpOnce();
-  if (runtime.setupError.empty())
-    runtime.makeContextCurrent();
-  return runtime.failed() ? 1 : 0;
+  if (!runtime.setupError.empty() || !runtime.makeContextCurrent())
+    return 1;
+  if (!runtime.graphMode)
+    return 0;
+  if (!waitForLegacyStream(runtime))
+    return 1;
+  if (numInputs + numOutputs == 0)
+    return 0;
+  std::vector<const void *> pointers(inputs, inputs + numInputs);
+  pointers.insert(pointers.end(), outputs, outputs + numOutputs);
+  StepGraph &graph = getStepGraph(runtime, runtime.stepGraphs[runtime.step],
+                                  std::move(pointers));
+  runtime.current = &graph;
+  if (graph.graph) {
+    if (!runtime.check(
+            runtime.driver.cuGraphLaunch(graph.graph, runtime.stream),
+            "launching the step's CUDA graph"))
+      return 1;
+    ++runtime.stepGraphs[runtime.step].replays;
+    return 2;
+  }
+  if (!graph.warm || graph.refused)
+    return 0;
+  if (runtime.check(runtime.driver.cuStreamBeginCapture(
+                        runtime.stream, CU_STREAM_CAPTURE_MODE_RELAXED),
+                    "capturing the step in a CUDA graph")) {
+    runtime.capture = &graph;
+    return 0;
+  }
+  // Not the step's failure: it runs uncaptured.
+  graph.refused = true;
+  runtime.stepGraphs[runtime.step].refusal = runtime.error;
+  runtime.error.clear();
+  return 0;
+}
+
+/// Ends the capture of the step that just ran into it: instantiates and
+/// launches the graph. Returns false when the capture failed: then the
+/// graph is refused for good, and the step must run again uncaptured.
+static bool endCapture(Runtime &runtime) {
+  StepGraph &graph = *runtime.capture;
+  runtime.capture = nullptr;
+  StepGraphs &step = runtime.stepGraphs[runtime.step];
+  CUgraph captured = nullptr;
+  CUresult ended = runtime.driver.cuStreamEndCapture(runtime.stream, &captured);
+  if (!runtime.failed())
+    runtime.check(ended, "capturing the step in a CUDA graph");
+  if (!runtime.failed())
+    runtime.check(runtime.driver.cuGraphInstantiate(&graph.graph, captured, 0),
+                  "instantiating the step's CUDA graph");
+  if (captured)
+    runtime.driver.cuGraphDestroy(captured);
+  for (CUdeviceptr buffer : runtime.deferredFrees)
+    runtime.driver.cuMemFree(buffer);
+  runtime.deferredFrees.clear();
+  if (runtime.failed()) {
+    graph.graph = nullptr;
+    graph.refused = true;
+    step.refusal = runtime.error;
+    runtime.error.clear();
+    return false;
+  }
+  ++step.captures;
+  return runtime.check(
+      runtime.driver.cuGraphLaunch(graph.graph, runtime.stream),
+      "launching the step's CUDA graph");
 }
 
 extern "C" int amp_cuda_step_end(void) {
   Runtime &runtime = getRuntime();
+  if (runtime.capture && !endCapture(runtime)) {
+    runtime.current = nullptr;
+    runtime.stepLock.unlock();
+    return 2;
+  }
   if (!runtime.failed())
-    runtime.check(runtime.driver.cuStreamSynchronize(nullptr),
+    runtime.check(runtime.driver.cuStreamSynchronize(runtime.stream),
                   "finishing the step");
   if (!runtime.setupError.empty())
     runtime.fail(runtime.setupError);
   int status = runtime.error.empty() ? 0 : 1;
+  // The graph of these pointers can be captured from now on.
+  if (status == 0 && runtime.current)
+    runtime.current->warm = true;
+  runtime.current = nullptr;
   runtime.stepLock.unlock();
   return status;
+}
+
+extern "C" const char *amp_cuda_graph_report(const char *step) {
+  Runtime &runtime = getRuntime();
+  std::lock_guard<std::recursive_mutex> lock(runtime.stepLock);
+  static std::string report;
+  if (!runtime.graphMode) {
+    report = "off (AMP_CUDA_GRAPH is not 1)";
+    return report.c_str();
+  }
+  const StepGraphs &graphs = runtime.stepGraphs[step ? step : ""];
+  report = std::to_string(graphs.captures) + " captured, " +
+           std::to_string(graphs.replays) + " replayed";
+  if (!graphs.refusal.empty())
+    report += "; refused: " + graphs.refusal;
+  return report.c_str();
 }
 
 extern "C" const char *amp_cuda_last_error(void) {
@@ -997,7 +1227,7 @@ extern "C" void *mgpuModuleGetFunction(void *handle, const char *name) {
 extern "C" void mgpuLaunchKernel(void *handle, intptr_t gridX, intptr_t gridY,
                                  intptr_t gridZ, intptr_t blockX,
                                  intptr_t blockY, intptr_t blockZ,
-                                 int32_t sharedBytes, CUstream stream,
+                                 int32_t sharedBytes, CUstream /*stream*/,
                                  void **params, void **extra,
                                  size_t /*paramsCount*/) {
   Runtime &runtime = getRuntime();
@@ -1009,7 +1239,7 @@ extern "C" void mgpuLaunchKernel(void *handle, intptr_t gridX, intptr_t gridY,
     return;
   runtime.check(runtime.driver.cuLaunchKernel(
                     function, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                    sharedBytes, stream, params, extra),
+                    sharedBytes, runtime.stream, params, extra),
                 [&] {
                   return "launching " + describeKernel(kernel) + " on " +
                          std::to_string(gridX) + " blocks of " +
@@ -1017,21 +1247,23 @@ extern "C" void mgpuLaunchKernel(void *handle, intptr_t gridX, intptr_t gridY,
                 });
 }
 
-extern "C" CUstream mgpuStreamCreate() { return nullptr; }
+// The host code's streams are all the step's stream.
+extern "C" CUstream mgpuStreamCreate() { return getRuntime().stream; }
 
 extern "C" void mgpuStreamDestroy(CUstream) {}
 
-extern "C" void mgpuStreamSynchronize(CUstream stream) {
+extern "C" void mgpuStreamSynchronize(CUstream /*stream*/) {
   Runtime &runtime = getRuntime();
-  if (!runtime.failed())
-    runtime.check(runtime.driver.cuStreamSynchronize(stream),
+  // A capture waits at the step's end, after launching the graph.
+  if (!runtime.failed() && !runtime.capture)
+    runtime.check(runtime.driver.cuStreamSynchronize(runtime.stream),
                   "running the step's kernels");
 }
 
-extern "C" void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+extern "C" void mgpuStreamWaitEvent(CUstream /*stream*/, CUevent event) {
   Runtime &runtime = getRuntime();
   if (!runtime.failed() && event)
-    runtime.check(runtime.driver.cuStreamWaitEvent(stream, event, 0),
+    runtime.check(runtime.driver.cuStreamWaitEvent(runtime.stream, event, 0),
                   "waiting for an event");
 }
 
@@ -1052,15 +1284,18 @@ extern "C" void mgpuEventDestroy(CUevent event) {
 
 extern "C" void mgpuEventSynchronize(CUevent event) {
   Runtime &runtime = getRuntime();
+  if (runtime.capture)
+    return runtime.fail("capturing a CUDA graph: the host waits for an "
+                        "event");
   if (!runtime.failed() && event)
     runtime.check(runtime.driver.cuEventSynchronize(event),
                   "waiting for an event");
 }
 
-extern "C" void mgpuEventRecord(CUevent event, CUstream stream) {
+extern "C" void mgpuEventRecord(CUevent event, CUstream /*stream*/) {
   Runtime &runtime = getRuntime();
   if (!runtime.failed() && event)
-    runtime.check(runtime.driver.cuEventRecord(event, stream),
+    runtime.check(runtime.driver.cuEventRecord(event, runtime.stream),
                   "recording an event");
 }
 
@@ -1080,7 +1315,8 @@ static CUresult allocateDevice(Runtime &runtime, uint64_t bytes,
     return CUDA_SUCCESS;
   }
   CUresult result = runtime.driver.cuMemAlloc(&pointer, bytes);
-  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+  if (result == CUDA_ERROR_OUT_OF_MEMORY &&
+      runtime.dropGraphs("the device is full")) {
     for (auto &[size, buffers] : runtime.freeBuffers) {
       for (CUdeviceptr buffer : buffers) {
         runtime.bufferSizes.erase(buffer);
@@ -1130,38 +1366,93 @@ extern "C" void mgpuMemFree(void *pointer, CUstream /*stream*/) {
     runtime.freeBuffers[cached->second].push_back(buffer);
     return;
   }
+  // cuMemFree would wait for the device, which a capture cannot.
+  if (runtime.capture)
+    return runtime.deferredFrees.push_back(buffer);
   runtime.check(runtime.driver.cuMemFree(buffer), "freeing a buffer");
 }
 
+/// Whether `pointer` is host memory that CUDA does not know (pageable).
+static bool isPageable(Runtime &runtime, const void *pointer) {
+  unsigned type = 0;
+  return runtime.driver.cuPointerGetAttribute(
+             &type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+             reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS;
+}
+
+/// The device copy of the host array `source` of `bytes`, made on its first
+/// copy outside a capture; 0 (and the step failed) when there is none or
+/// the array changed, which a capture cannot take.
+static CUdeviceptr getDeviceConstant(Runtime &runtime, const void *source,
+                                     size_t bytes) {
+  DeviceConstant &constant = runtime.constants[{source, bytes}];
+  if (constant.copy && std::memcmp(constant.bytes.data(), source, bytes) == 0)
+    return constant.copy;
+  if (runtime.capture) {
+    runtime.fail("capturing a CUDA graph: the host code copies " +
+                 std::to_string(bytes) + " bytes of host memory that " +
+                 (constant.copy ? "changed since the last step"
+                                : "no step copied before"));
+    return 0;
+  }
+  // A new copy: graphs may read the old one.
+  if (constant.copy && !runtime.dropGraphs("a host array changed"))
+    return 0;
+  auto what = [&] {
+    return "copying " + std::to_string(bytes) + " bytes of host memory";
+  };
+  if (constant.copy) {
+    runtime.check(runtime.driver.cuMemFree(constant.copy), what);
+    constant.copy = 0;
+  }
+  if (!runtime.check(runtime.driver.cuMemAlloc(&constant.copy, bytes), what) ||
+      !runtime.check(runtime.driver.cuMemcpyHtoD(constant.copy, source, bytes),
+                     what))
+    return 0;
+  const char *begin = static_cast<const char *>(source);
+  constant.bytes.assign(begin, begin + bytes);
+  return constant.copy;
+}
+
 extern "C" void mgpuMemcpy(void *destination, void *source, size_t bytes,
-                           CUstream stream) {
+                           CUstream /*stream*/) {
   Runtime &runtime = getRuntime();
-  if (!runtime.failed())
+  if (runtime.failed())
+    return;
+  // What the host reads would be the capture's, not each replay's.
+  if (runtime.capture && isPageable(runtime, destination))
+    return runtime.fail("capturing a CUDA graph: the host code reads " +
+                        std::to_string(bytes) + " bytes of device memory");
+  auto from = reinterpret_cast<CUdeviceptr>(source);
+  // In graph mode, host arrays (the constants the host code uploads) come
+  // from their device copies, as a capture needs.
+  if (runtime.graphMode && isPageable(runtime, source))
+    from = getDeviceConstant(runtime, source, bytes);
+  if (from)
     runtime.check(
         runtime.driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
-                                     reinterpret_cast<CUdeviceptr>(source),
-                                     bytes, stream),
+                                     from, bytes, runtime.stream),
         [&] { return "copying " + std::to_string(bytes) + " bytes"; });
 }
 
 extern "C" void mgpuMemset32(void *destination, unsigned int value,
-                             size_t count, CUstream stream) {
+                             size_t count, CUstream /*stream*/) {
   Runtime &runtime = getRuntime();
   if (!runtime.failed())
-    runtime.check(
-        runtime.driver.cuMemsetD32Async(
-            reinterpret_cast<CUdeviceptr>(destination), value, count, stream),
-        "filling a buffer");
+    runtime.check(runtime.driver.cuMemsetD32Async(
+                      reinterpret_cast<CUdeviceptr>(destination), value, count,
+                      runtime.stream),
+                  "filling a buffer");
 }
 
 extern "C" void mgpuMemset16(void *destination, unsigned short value,
-                             size_t count, CUstream stream) {
+                             size_t count, CUstream /*stream*/) {
   Runtime &runtime = getRuntime();
   if (!runtime.failed())
-    runtime.check(
-        runtime.driver.cuMemsetD16Async(
-            reinterpret_cast<CUdeviceptr>(destination), value, count, stream),
-        "filling a buffer");
+    runtime.check(runtime.driver.cuMemsetD16Async(
+                      reinterpret_cast<CUdeviceptr>(destination), value, count,
+                      runtime.stream),
+                  "filling a buffer");
 }
 
 //===----------------------------------------------------------------------===//
