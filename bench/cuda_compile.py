@@ -4,7 +4,8 @@ compiled to a CUDA step library (the check behind `make check-cuda`).
 
 For each step: kernels before and after fusion (linalg ops left after
 amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs
-(and how many of them are FP8), cuDNN convolutions,
+(how many of them are FP8, how many compute a bias gradient in their
+epilogue), cuDNN convolutions,
 lowering time and compile+link time. Exits 1 when a step does not compile.
 Prints a table and appends it, with the machine and date, to
 bench/results/cuda_compile.md.
@@ -58,10 +59,11 @@ def main():
                     continue
                 pipeline = PRECISIONS[precision]
                 library = os.path.join(folder, f"{name}_{precision}.so")
+                lowered = library.replace(".so", ".mlir")
                 start = time.time()
                 run = subprocess.run(
                     [api.find_tool("amp-compile"), path, "-o", library,
-                     f"--amp-pipeline={pipeline}"],
+                     f"--amp-pipeline={pipeline}", "--dump-lowered", lowered],
                     capture_output=True, text=True)
                 seconds = time.time() - start
                 found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs "
@@ -74,8 +76,11 @@ def main():
                     print(f"{name} {precision} FAILED", file=sys.stderr)
                     continue
                 kernels, gemms, fp8, convolutions, lower, link = found.groups()
+                with open(lowered) as f:
+                    gradients = len(re.findall(r"llvm\.call @amp_gemm_bgrad_",
+                                               f.read()))
                 rows.append((name, precision, count_unfused(path, pipeline),
-                             int(kernels), int(gemms), int(fp8),
+                             int(kernels), int(gemms), int(fp8), gradients,
                              int(convolutions), float(lower), float(link),
                              seconds))
                 print(f"{name} {precision}: {kernels} kernels, {seconds:.1f} s",
@@ -87,14 +92,14 @@ def main():
              f"{' '.join(args.precisions)}`",
              "",
              "| graph | precision | linalg ops before fusion | kernels | "
-             "cuBLASLt GEMMs | of them FP8 | cuDNN convolutions | lower s | "
-             "compile+link s | total s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for (name, precision, unfused, kernels, gemms, fp8, convolutions, lower,
-         link, total) in rows:
+             "cuBLASLt GEMMs | of them FP8 | of them with a bias gradient | "
+             "cuDNN convolutions | lower s | compile+link s | total s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, precision, unfused, kernels, gemms, fp8, gradients,
+         convolutions, lower, link, total) in rows:
         lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
-                     f"{gemms} | {fp8} | {convolutions} | {lower:.1f} | "
-                     f"{link:.1f} | {total:.1f} |")
+                     f"{gemms} | {fp8} | {gradients} | {convolutions} | "
+                     f"{lower:.1f} | {link:.1f} | {total:.1f} |")
     lines += [f"- FAILED {failure}" for failure in failures]
     record(lines, args.out, "cuda_compile.md")
     sys.exit(1 if failures else 0)

@@ -217,6 +217,10 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
             # in AMP the addition also rounds, and stays a kernel).
             if precision == "fp32" and name != "cnn":
                 assert "call @amp_gemm_bias_f32_f32_f32" in text
+            # A Linear's bias gradient is its weight gradient's epilogue
+            # (in FP32; in AMP the sum reads dY before its rounding).
+            if precision == "fp32":
+                assert "call @amp_gemm_bgrad_f32_f32_f32" in text
         else:
             gemms = len(re.findall(r"call @amp_contract_", text))
             assert gemms > 0

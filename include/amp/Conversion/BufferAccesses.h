@@ -29,7 +29,7 @@ namespace mlir::amp {
 /// Whether `op` calls one of the runtime's library entry points (a GEMM,
 /// amp_gemm_*, or a convolution, amp_conv_*): it reads its record (operand
 /// 0) on the host and its operands on the step's stream, and writes only
-/// its result (operand 3).
+/// its result (operand 3; and a bias gradient, operand 4).
 bool isLibraryCall(Operation *op);
 
 /// Whether `op` or an op nested in it may write `buffer`'s memory (a

@@ -232,7 +232,15 @@ def ContractionsToGemmRecords
     to the inputs' type, nothing reading it after, writes the rounded
     result instead (cuBLASLt's output type; include/amp/Conversion/
     OutputCasts.h): a new buffer of that type, `amp_gemm_<T>_<T>_<T>`, and
-    the generic reads it without the truncations. A contraction whose two
+    the generic reads it without the truncations. A one-batch GEMM with an
+    f32 D and a zero-filled f32 vector that a `linalg.generic` sums one of
+    its inputs into, over exactly the GEMM's reduction loops (a Linear
+    layer's bias gradient next to its weight gradient; include/amp/
+    Conversion/BiasGradients.h), computes the sum in its epilogue
+    (cuBLASLt's `BGRADA`/`BGRADB`, bias 2 or 3 in the record) when nothing
+    writes that input or touches the vector between the two: a call to
+    `amp_gemm_bgrad_<A>_<B>_<D>(record, A, B, D, gradient)` that writes
+    both, and the reduction and its fill go. A contraction whose two
     inputs a dequantizing
     `linalg.generic` (`extf(q) * scale_inv`, FP8 `q` read through a
     permutation, 0-d `scale_inv`) fills just before it, as
@@ -421,7 +429,9 @@ def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
     [rows, 1] tensor) is collapsed without that dimension first, since
     `linalg::splitReduction` needs maps it can invert; other constant
     indices leave the reduction as it is. A `linalg.contract` stays whole:
-    it becomes a GEMM record, and the GEMM library splits its own K.
+    it becomes a GEMM record, and the GEMM library splits its own K. So
+    does a reduction that a contraction takes as its bias gradient
+    epilogue (include/amp/Conversion/BiasGradients.h).
 
     Reduction dimensions that do not collapse into one (BatchNorm's batch
     and spatial dimensions, across its channels) are reduced in two steps

@@ -38,6 +38,11 @@ inline constexpr const char *kFP8GemmEntryPrefix = "amp_gemm_f8";
 /// The prefix of those with a bias epilogue: `amp_gemm_bias_<A>_<B>_<D>(
 /// record, A, B, D, bias)`, the bias a 1-d memref of m elements of D's type.
 inline constexpr const char *kBiasGemmEntryPrefix = "amp_gemm_bias_";
+/// The prefix of those with a bias gradient epilogue: `amp_gemm_bgrad_<A>_
+/// <B>_<D>(record, A, B, D, gradient)`, the gradient a 1-d memref of D's
+/// type (m elements for kGemmBiasGradA, n for kGemmBiasGradB) that the call
+/// writes too.
+inline constexpr const char *kBiasGradGemmEntryPrefix = "amp_gemm_bgrad_";
 
 /// The fields of a record, in order.
 enum GemmRecordField : unsigned {
@@ -58,8 +63,19 @@ enum GemmRecordField : unsigned {
   kGemmTypeD,
   kGemmSwapped,   ///< 1: A is the contraction's second operand (D = C^T)
   kGemmOverwrite, ///< 1: D = op(A) op(B) (beta 0: D's zeros not read)
-  kGemmBias,      ///< 1: plus bias[i] on D's row i (cuBLASLt's BIAS epilogue)
+  kGemmBias,      ///< a GemmBiasEpilogue
   kGemmRecordFields
+};
+
+/// A record's bias epilogue (its kGemmBias field), as cuBLASLt's.
+enum GemmBiasEpilogue : int64_t {
+  kGemmNoBias,
+  /// D's row i plus bias[i] (BIAS).
+  kGemmBiasAdd,
+  /// bias[i] = the sum of op(A)'s row i over k (BGRADA).
+  kGemmBiasGradA,
+  /// bias[j] = the sum of op(B)'s column j over k (BGRADB).
+  kGemmBiasGradB
 };
 
 /// Element types of a record's operands.
@@ -91,10 +107,14 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "a GEMM record's m, n, k and batch must be positive";
   if (record[kGemmOverwrite] != 0 && record[kGemmOverwrite] != 1)
     return "a GEMM record's overwrite flag must be 0 or 1";
-  if (record[kGemmBias] != 0 && record[kGemmBias] != 1)
-    return "a GEMM record's bias flag must be 0 or 1";
-  if (record[kGemmBias] && !record[kGemmOverwrite])
+  int64_t bias = record[kGemmBias];
+  if (bias < kGemmNoBias || bias > kGemmBiasGradB)
+    return "a GEMM record's bias epilogue must be 0 to 3";
+  if (bias == kGemmBiasAdd && !record[kGemmOverwrite])
     return "a GEMM record with a bias overwrites D";
+  if ((bias == kGemmBiasGradA || bias == kGemmBiasGradB) &&
+      record[kGemmBatch] != 1)
+    return "a GEMM record with a bias gradient has one batch";
   // cuBLASLt's layout rule: a leading dimension spans its stored rows.
   if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
     return "a GEMM record's leading dimension is below its matrix's rows";
@@ -109,7 +129,7 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "an FP8 GEMM record's leading dimensions are not multiples of 16";
   if (fp8A && typeD != kGemmF32)
     return "an FP8 GEMM record's result is not f32";
-  if (fp8A && record[kGemmBias])
+  if (fp8A && bias)
     return "an FP8 GEMM record has no bias epilogue";
   if (fp8A && typeA == kGemmF8E5M2 && typeB == kGemmF8E5M2)
     return "an FP8 GEMM record multiplies two E5M2 operands";
@@ -118,7 +138,7 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
   bool narrowD = typeD == kGemmF16 || typeD == kGemmBF16;
   if (narrowD && (typeA != typeD || typeB != typeD))
     return "a GEMM record's f16 or bf16 result is not of its inputs' type";
-  if (narrowD && record[kGemmBias])
+  if (narrowD && bias)
     return "a GEMM record with a bias has an f32 result";
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
       ldb > INT_MAX || ldd > INT_MAX || record[kGemmBatch] > INT_MAX)

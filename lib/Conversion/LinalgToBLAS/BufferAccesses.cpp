@@ -36,9 +36,14 @@ static bool mayHaveEffect(Operation *op, Value buffer) {
       if (!memref || isa<ViewLikeOpInterface>(op) ||
           memref::skipViewLikeOps(memref) != root)
         continue;
-      // A library call reads its operands and writes only its result.
+      // A library call reads its operands and writes only its result (and
+      // a GEMM's bias gradient).
       if (amp::isLibraryCall(op)) {
-        bool written = operand.getOperandNumber() == 3;
+        unsigned number = operand.getOperandNumber();
+        bool written =
+            number == 3 ||
+            (number == 4 && cast<func::CallOp>(op).getCallee().starts_with(
+                                amp::runtime::kBiasGradGemmEntryPrefix));
         if (std::is_same_v<Effect, MemoryEffects::Write> ? written : !written)
           return true;
         continue;

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EntryPoints.h"
+#include "amp/Conversion/BiasGradients.h"
 #include "amp/Conversion/BufferAccesses.h"
 
 #include "amp/Conversion/OutputCasts.h"
@@ -393,6 +394,73 @@ static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
 }
 
 namespace {
+/// A reduction that sums a GEMM input over k: `gradient` = the reduction's
+/// zero-filled output.
+struct BiasGradientEpilogue {
+  linalg::GenericOp reduction;
+  linalg::FillOp zeros;
+  Value gradient;
+  GemmBiasEpilogue epilogue;
+};
+} // namespace
+
+/// The reduction in `op`'s block that is its bias gradient
+/// (getBiasGradientInput), when the GEMM (record `record`, one batch, f32
+/// D) can write the gradient instead (cuBLASLt's BGRADA or BGRADB): the
+/// gradient zero-filled before the reduction, a packed f32 vector none of
+/// the GEMM's operands, nothing writing the input or touching the gradient
+/// between the two, and the gradient's buffer defined before the GEMM or
+/// a new one that can move there.
+static std::optional<BiasGradientEpilogue>
+matchBiasGradient(linalg::ContractOp op, const GemmRecord &record) {
+  if (record[kGemmBatch] != 1 || record[kGemmTypeD] != kGemmF32 ||
+      !op.hasPureBufferSemantics())
+    return std::nullopt;
+  Block *block = op->getBlock();
+  for (unsigned input : {0u, 1u}) {
+    Value x = op.getDpsInputs()[input];
+    for (Operation *user : x.getUsers()) {
+      auto reduction = dyn_cast<linalg::GenericOp>(user);
+      if (!reduction || reduction->getBlock() != block ||
+          !reduction.hasPureBufferSemantics() ||
+          amp::getBiasGradientInput(op, reduction) != input)
+        continue;
+      Value gradient = reduction.getDpsInits()[0];
+      auto gradientType = cast<MemRefType>(gradient.getType());
+      linalg::FillOp zeros = amp::getZeroFillOfOutput(reduction, gradient);
+      if (!zeros || !gradientType.getLayout().isIdentity())
+        continue;
+      Value root = memref::skipViewLikeOps(cast<MemrefValue>(gradient));
+      if (llvm::any_of(op->getOperands(), [&](Value operand) {
+            return memref::skipViewLikeOps(cast<MemrefValue>(operand)) == root;
+          }))
+        continue;
+      // Between the two (either order): x unwritten, the gradient untouched
+      // but for its fill.
+      bool after = op->isBeforeInBlock(reduction);
+      Operation *first = after ? op.getOperation() : reduction.getOperation();
+      Operation *last = after ? reduction.getOperation() : op.getOperation();
+      bool clear = !amp::isWrittenBetween(first, last, x);
+      for (Operation *between = first->getNextNode(); clear && between != last;
+           between = between->getNextNode())
+        clear = between == zeros.getOperation() ||
+                (!amp::mayRead(between, gradient) &&
+                 !amp::mayWrite(between, gradient));
+      Operation *def = gradient.getDefiningOp();
+      bool definedBefore =
+          !def || def->getBlock() != block || def->isBeforeInBlock(op);
+      auto alloc = dyn_cast_if_present<memref::AllocOp>(def);
+      if (!clear || !(definedBefore || (alloc && alloc->getNumOperands() == 0)))
+        continue;
+      unsigned a = record[kGemmSwapped] ? 1 : 0;
+      return BiasGradientEpilogue{reduction, zeros, gradient,
+                                  input == a ? kGemmBiasGradA : kGemmBiasGradB};
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
 /// A contraction's record and what the call reads: A, B and D (operand
 /// order), and for an FP8 record the dequantizations of A and B.
 struct RecordedContraction {
@@ -505,7 +573,20 @@ struct ContractionsToGemmRecordsPass
       if (!recorded.fp8 && record[kGemmTypeA] == record[kGemmTypeB] &&
           record[kGemmTypeD] == kGemmF32 && record[kGemmTypeA] != kGemmF64)
         epilogue = matchBiasEpilogue(op, record);
-      record[kGemmBias] = epilogue ? 1 : 0;
+      record[kGemmBias] = epilogue ? kGemmBiasAdd : kGemmNoBias;
+      // Or a reduction of an input over k becomes its bias gradient.
+      std::optional<BiasGradientEpilogue> gradient;
+      if (!recorded.fp8 && !epilogue &&
+          record[kGemmTypeA] == record[kGemmTypeB] &&
+          record[kGemmTypeA] != kGemmF64)
+        gradient = matchBiasGradient(op, record);
+      if (gradient) {
+        record[kGemmBias] = gradient->epilogue;
+        if (Operation *def = gradient->gradient.getDefiningOp();
+            def && def->getBlock() == op->getBlock() &&
+            op->isBeforeInBlock(def))
+          def->moveBefore(op);
+      }
       if (epilogue) {
         recorded.operands[2] = epilogue->out;
         if (Operation *def = epilogue->out.getDefiningOp();
@@ -516,7 +597,7 @@ struct ContractionsToGemmRecordsPass
       // A result only rounded to the inputs' f16 or bf16 type is written
       // rounded.
       std::optional<amp::OutputCast> outputCast;
-      if (!recorded.fp8 && !epilogue && record[kGemmOverwrite] &&
+      if (!recorded.fp8 && !epilogue && !gradient && record[kGemmOverwrite] &&
           record[kGemmTypeA] == record[kGemmTypeB])
         outputCast = amp::matchOutputCast(
             op, recorded.operands[2],
@@ -553,6 +634,10 @@ struct ContractionsToGemmRecordsPass
         arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
         name = amp::getContractEntryName(types[0], types[1], types[2],
                                          kBiasGemmEntryPrefix);
+      } else if (gradient) {
+        arguments.push_back(amp::castToUnranked(b, loc, gradient->gradient));
+        name = amp::getContractEntryName(types[0], types[1], types[2],
+                                         kBiasGradGemmEntryPrefix);
       } else if (outputCast) {
         name = amp::getRoundedResultEntryName(types[0], types[2],
                                               kGemmEntryPrefix);
@@ -567,6 +652,10 @@ struct ContractionsToGemmRecordsPass
       op.erase();
       if (epilogue)
         epilogue->generic.erase();
+      if (gradient) {
+        gradient->reduction.erase();
+        gradient->zeros.erase();
+      }
       if (epilogue || outputCast)
         amp::eraseIfUnaccessed(amp::stripReshapes(d));
     }

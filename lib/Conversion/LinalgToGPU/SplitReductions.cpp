@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Conversion/BiasGradients.h"
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -228,8 +229,11 @@ struct SplitReductionsPass
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<std::pair<int64_t, int64_t>> volumes = getLoopVolumes(op);
-      // Contractions are left to the GEMM library (split-K is its own).
+      // Contractions are left to the GEMM library (split-K is its own), and
+      // so are their bias gradients (the GEMM's epilogue).
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if (!isa<linalg::ContractOp>(op) && op.hasPureTensorSemantics() &&
+          !(generic && amp::isBiasGradientOfAContraction(generic)) &&
           op.getNumDpsInits() == 1 &&
           llvm::all_of(op.getIndexingMapsArray(),
                        [](AffineMap map) {

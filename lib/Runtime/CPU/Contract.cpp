@@ -236,16 +236,19 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// Executes a GEMM record (GemmRecord.h) as cuBLASLt would: a column-major
 /// D += op(A) op(B) per batch (D = op(A) op(B), D not read, with the
 /// overwrite flag), every field checked first; FP8 operands times their
-/// dequantization factors `scaleA` and `scaleB`; plus `bias[i]` on row i
-/// with the bias flag (after the product, as cuBLASLt's BIAS epilogue); a
-/// D narrower than the accumulator gets the sums rounded to its type.
+/// dequantization factors `scaleA` and `scaleB`; with a bias epilogue,
+/// plus `bias[i]` on row i (after the product, as cuBLASLt's BIAS
+/// epilogue) or, for a bias gradient, `bias` set to the sums of op(A)'s
+/// rows or op(B)'s columns over k (BGRADA, BGRADB); a D narrower than the
+/// accumulator gets the sums rounded to its type.
 template <typename Acc, typename TA, typename TB, typename TD = Acc>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
                 const UnrankedMemRefType<TB> &bMemRef,
                 const UnrankedMemRefType<TD> &dMemRef,
                 const float *scaleA = nullptr, const float *scaleB = nullptr,
-                const UnrankedMemRefType<Acc> *biasMemRef = nullptr) {
+                const UnrankedMemRefType<Acc> *biasMemRef = nullptr,
+                bool isGradientEntry = false) {
   const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
   if (!record)
     fail("a GEMM record is a 1-d memref of kGemmRecordFields i64");
@@ -258,13 +261,19 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
           checkGemmRecord(record, kGemmDataTypeOf<TA>, kGemmDataTypeOf<TB>,
                           kGemmDataTypeOf<TD>))
     fail(error);
-  if (bool(record[kGemmBias]) != bool(biasMemRef))
-    fail("a GEMM record's bias flag differs from its entry point's");
-  const Acc *bias = nullptr;
+  int64_t epilogue = record[kGemmBias];
+  if ((epilogue != kGemmNoBias) != bool(biasMemRef) ||
+      (biasMemRef && (epilogue == kGemmBiasAdd) == isGradientEntry))
+    fail("a GEMM record's bias epilogue differs from its entry point's");
+  Acc *bias = nullptr;
   if (biasMemRef) {
     DynamicMemRefType<Acc> ranked(*biasMemRef);
-    if (ranked.rank != 1 || ranked.sizes[0] != m || ranked.strides[0] != 1)
-      fail("a GEMM's bias is a packed 1-d memref of m elements");
+    int64_t size = epilogue == kGemmBiasGradB ? n : m;
+    if (ranked.rank != 1 || ranked.sizes[0] != size || ranked.strides[0] != 1)
+      fail(epilogue == kGemmBiasGradB
+               ? "a GEMM's bias gradient of B is a packed 1-d memref of n "
+                 "elements"
+               : "a GEMM's bias is a packed 1-d memref of m elements");
     bias = ranked.data + ranked.offset;
   }
   DynamicMemRefType<TA> a(aMemRef);
@@ -296,10 +305,25 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     gemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
          m, n, k, aData, lda, bData, ldb, Acc(record[kGemmOverwrite] ? 0 : 1),
          sums, ldd, CblasColMajor);
-    if (bias)
+    if (epilogue == kGemmBiasAdd)
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row)
           sums[column * ldd + row] += bias[row];
+    // op(A)'s rows or op(B)'s columns summed over p < k, in order: element
+    // (i, p) at p + i * ld where k is contiguous, else at i + p * ld.
+    auto sumOverK = [&](const Acc *data, bool isKContiguous, int64_t ld,
+                        int64_t count) {
+      for (int64_t i = 0; i < count; ++i) {
+        Acc sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += isKContiguous ? data[p + i * ld] : data[i + p * ld];
+        bias[i] = sum;
+      }
+    };
+    if (epilogue == kGemmBiasGradA)
+      sumOverK(aData, transA, lda, m);
+    if (epilogue == kGemmBiasGradB)
+      sumOverK(bData, !transB, ldb, n);
     if constexpr (!std::is_same_v<TD, Acc>)
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row)
@@ -359,18 +383,24 @@ AMP_GEMM(f64_f64_f64, double, double, double)
 AMP_GEMM_ROUNDED(f16_f16_f16, F16Bits)
 AMP_GEMM_ROUNDED(bf16_bf16_bf16, BF16Bits)
 
-// GEMM records with a bias epilogue: the record, A, B, D, then the bias.
-#define AMP_GEMM_BIAS(NAME, TA, TB, ACC)                                       \
-  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
+// GEMM records with a bias epilogue (amp_gemm_bias_*): the record, A, B, D,
+// then the bias; with a bias gradient (amp_gemm_bgrad_*): then the
+// gradient, which they write.
+#define AMP_GEMM_BIAS(KIND, NAME, TA, TB, ACC, IS_GRADIENT)                    \
+  extern "C" void _mlir_ciface_amp_gemm_##KIND##_##NAME(                       \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
       UnrankedMemRefType<TB> *b, UnrankedMemRefType<ACC> *d,                   \
       UnrankedMemRefType<ACC> *bias) {                                         \
-    gemmRecord<ACC, TA, TB>(*record, *a, *b, *d, nullptr, nullptr, bias);      \
+    gemmRecord<ACC, TA, TB>(*record, *a, *b, *d, nullptr, nullptr, bias,       \
+                            IS_GRADIENT);                                      \
   }
 
-AMP_GEMM_BIAS(f32_f32_f32, float, float, float)
-AMP_GEMM_BIAS(f16_f16_f32, F16Bits, F16Bits, float)
-AMP_GEMM_BIAS(bf16_bf16_f32, BF16Bits, BF16Bits, float)
+AMP_GEMM_BIAS(bias, f32_f32_f32, float, float, float, false)
+AMP_GEMM_BIAS(bias, f16_f16_f32, F16Bits, F16Bits, float, false)
+AMP_GEMM_BIAS(bias, bf16_bf16_f32, BF16Bits, BF16Bits, float, false)
+AMP_GEMM_BIAS(bgrad, f32_f32_f32, float, float, float, true)
+AMP_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, F16Bits, float, true)
+AMP_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, BF16Bits, float, true)
 
 // FP8 GEMM records: the record, A, B and D, then A's and B's factors (0-d).
 #define AMP_GEMM_FP8(NAME, TA, TB)                                             \

@@ -182,8 +182,14 @@ struct GemmPlan {
   bool isDouble = false;
   /// FP8 operands, with scale pointers set per call.
   bool isFP8 = false;
-  /// A bias epilogue, with the bias pointer set per call.
-  bool hasBias = false;
+  /// The record's bias epilogue (GemmBiasEpilogue), with the bias pointer
+  /// set per call.
+  int64_t biasEpilogue = kGemmNoBias;
+  /// A bias gradient that cuBLASLt has no algorithm with the epilogue for:
+  /// the GEMM runs without it, then `onesRecord`, a GEMM with a vector of
+  /// ones, sums op(A)'s rows or op(B)'s columns into the gradient.
+  bool gradientByOnes = false;
+  int64_t onesRecord[kGemmRecordFields] = {};
 
   ~GemmPlan() {
     for (cublasLtMatrixLayout_t layout : {a, b, d})
@@ -246,6 +252,8 @@ struct Runtime {
   std::map<uint64_t, std::vector<CUdeviceptr>> freeBuffers;
   std::map<CUdeviceptr, uint64_t> bufferSizes;
   std::map<const int64_t *, std::unique_ptr<GemmPlan>> gemmPlans;
+  /// Vectors of ones by GEMM data type, and their lengths (getOnes).
+  std::map<int64_t, std::pair<CUdeviceptr, int64_t>> ones;
 #ifdef AMP_CUDNN_LIBRARY
   /// cuDNN, loaded by the first convolution record; why it cannot be used,
   /// once set up ("" when it can).
@@ -554,19 +562,32 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
       !makeLayout(plan->d, record[kGemmTypeD], m, n, record[kGemmLdD],
                   record[kGemmBatchStrideD]))
     return nullptr;
-  // The BIAS epilogue: D's row i plus bias[i], the bias of D's type.
-  plan->hasBias = record[kGemmBias];
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-  if (plan->hasBias &&
-      !runtime.check(cublasLtMatmulDescSetAttribute(
-                         plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                         &epilogue, sizeof(epilogue)),
-                     what + ": bias epilogue"))
+  // The bias epilogues: BIAS (D's row i plus bias[i]), BGRADA and BGRADB
+  // (the bias gradient), the bias of D's type.
+  plan->biasEpilogue = record[kGemmBias];
+  auto setEpilogue = [&](cublasLtEpilogue_t epilogue) {
+    return runtime.check(cublasLtMatmulDescSetAttribute(
+                             plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                             &epilogue, sizeof(epilogue)),
+                         what + ": bias epilogue");
+  };
+  constexpr cublasLtEpilogue_t kEpilogues[] = {
+      CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_BIAS,
+      CUBLASLT_EPILOGUE_BGRADA, CUBLASLT_EPILOGUE_BGRADB};
+  if (plan->biasEpilogue != kGemmNoBias &&
+      !setEpilogue(kEpilogues[plan->biasEpilogue]))
     return nullptr;
   cublasLtMatmulPreference_t preference = nullptr;
   cublasLtMatmulHeuristicResult_t heuristic = {};
   int found = 0;
   size_t workspaceBytes = kGemmWorkspaceBytes;
+  auto getAlgorithm = [&] {
+    return runtime.check(
+        cublasLtMatmulAlgoGetHeuristic(runtime.blas, plan->operation, plan->a,
+                                       plan->b, plan->d, plan->d, preference, 1,
+                                       &heuristic, &found),
+        what + ": algorithm");
+  };
   bool planned =
       runtime.check(cublasLtMatmulPreferenceCreate(&preference),
                     what + ": preference") &&
@@ -574,10 +595,27 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
                         preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                         &workspaceBytes, sizeof(workspaceBytes)),
                     what + ": workspace") &&
-      runtime.check(cublasLtMatmulAlgoGetHeuristic(
-                        runtime.blas, plan->operation, plan->a, plan->b,
-                        plan->d, plan->d, preference, 1, &heuristic, &found),
-                    what + ": algorithm");
+      getAlgorithm();
+  // No algorithm with a bias gradient epilogue: the GEMM without it, then
+  // a GEMM with ones (m = 1 or n = 1) for the gradient.
+  if (planned && found == 0 && plan->biasEpilogue >= kGemmBiasGradA) {
+    plan->gradientByOnes = true;
+    planned = setEpilogue(CUBLASLT_EPILOGUE_DEFAULT) && getAlgorithm();
+    int64_t *ones = plan->onesRecord;
+    bool ofA = plan->biasEpilogue == kGemmBiasGradA;
+    ones[kGemmM] = ofA ? m : 1;
+    ones[kGemmN] = ofA ? 1 : n;
+    ones[kGemmK] = k;
+    ones[kGemmBatch] = 1;
+    ones[kGemmTransA] = ofA && transA;
+    ones[kGemmTransB] = !ofA && transB;
+    ones[kGemmLdA] = ofA ? record[kGemmLdA] : 1;
+    ones[kGemmLdB] = ofA ? k : record[kGemmLdB];
+    ones[kGemmLdD] = ofA ? m : 1;
+    ones[kGemmTypeA] = ones[kGemmTypeB] = record[kGemmTypeA];
+    ones[kGemmTypeD] = record[kGemmTypeD];
+    ones[kGemmOverwrite] = 1;
+  }
   if (preference)
     cublasLtMatmulPreferenceDestroy(preference);
   if (planned && found == 0)
@@ -597,20 +635,43 @@ const char *getData(const UnrankedMemRefType<T> &memref) {
   return reinterpret_cast<const char *>(ranked.data + ranked.offset);
 }
 
-/// Runs a GEMM record (GemmRecord.h): D += op(A) op(B) (or D = with the
+/// A device vector of at least `count` ones of the GEMM data type `type`
+/// (f32, f16 or bf16), for bias gradients computed as GEMMs; 0 when the
+/// step failed.
+CUdeviceptr getOnes(Runtime &runtime, int64_t type, int64_t count) {
+  auto &[ones, size] = runtime.ones[type];
+  if (size >= count)
+    return ones;
+  // Graphs hold the old vector's address.
+  if (!runtime.dropGraphs("a vector of ones grows"))
+    return 0;
+  if (ones)
+    runtime.driver.cuMemFree(ones);
+  ones = 0;
+  size = 0;
+  int64_t bytes = count * (type == kGemmF32 ? 4 : 2);
+  auto what = [&] { return "allocating " + std::to_string(count) + " ones"; };
+  if (!runtime.check(runtime.driver.cuMemAlloc(&ones, bytes), what) ||
+      !runtime.check(type == kGemmF32
+                         ? runtime.driver.cuMemsetD32Async(
+                               ones, 0x3f800000u, count, runtime.stream)
+                         : runtime.driver.cuMemsetD16Async(
+                               ones, type == kGemmF16 ? 0x3c00 : 0x3f80, count,
+                               runtime.stream),
+                     what))
+    return 0;
+  size = count;
+  return ones;
+}
+
+/// Runs the GEMM `record` (GemmRecord.h): D += op(A) op(B) (or D = with the
 /// overwrite flag) on the step's stream; FP8 operands times the factors at
-/// the device pointers `scaleA` and `scaleB`.
-void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
-                   const char *a, const char *b, char *d, int64_t typeA,
-                   int64_t typeB, int64_t typeD, const char *scaleA = nullptr,
-                   const char *scaleB = nullptr, const char *bias = nullptr) {
-  Runtime &runtime = getRuntime();
-  if (runtime.failed())
-    return;
-  const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
-  if (!record)
-    return runtime.fail("a GEMM record is a 1-d memref of kGemmRecordFields "
-                        "i64");
+/// the device pointers `scaleA` and `scaleB`; `bias` the vector of a bias
+/// epilogue, which a bias gradient entry point (`isGradientEntry`) writes.
+void runGemm(Runtime &runtime, const int64_t *record, const char *a,
+             const char *b, char *d, int64_t typeA, int64_t typeB,
+             int64_t typeD, const char *scaleA, const char *scaleB,
+             const char *bias, bool isGradientEntry) {
   if (const char *error = checkGemmRecord(record, typeA, typeB, typeD))
     return runtime.fail(error);
   GemmPlan *plan = getGemmPlan(runtime, record);
@@ -626,11 +687,13 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                           &scaleB, sizeof(scaleB)),
                       describeGemm(record) + ": B's scale")))
     return;
-  if (plan->hasBias != bool(bias))
+  int64_t epilogue = plan->biasEpilogue;
+  if ((epilogue != kGemmNoBias) != bool(bias) ||
+      (bias && (epilogue == kGemmBiasAdd) == isGradientEntry))
     return runtime.fail(describeGemm(record) +
-                        ": the record's bias flag differs from its entry "
+                        ": the record's bias epilogue differs from its entry "
                         "point's");
-  if (plan->hasBias &&
+  if (epilogue != kGemmNoBias && !plan->gradientByOnes &&
       !runtime.check(cublasLtMatmulDescSetAttribute(
                          plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                          &bias, sizeof(bias)),
@@ -643,12 +706,40 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
       plan->isDouble ? static_cast<const void *>(&oneDouble) : &oneFloat;
   const void *beta =
       plan->isDouble ? static_cast<const void *>(&betaDouble) : &betaFloat;
-  runtime.check(cublasLtMatmul(runtime.blas, plan->operation, one, a, plan->a,
-                               b, plan->b, beta, d, plan->d, d, plan->d,
-                               &plan->algorithm,
-                               reinterpret_cast<void *>(runtime.workspace),
-                               kGemmWorkspaceBytes, runtime.stream),
-                [&] { return describeGemm(record); });
+  if (!runtime.check(cublasLtMatmul(runtime.blas, plan->operation, one, a,
+                                    plan->a, b, plan->b, beta, d, plan->d, d,
+                                    plan->d, &plan->algorithm,
+                                    reinterpret_cast<void *>(runtime.workspace),
+                                    kGemmWorkspaceBytes, runtime.stream),
+                     [&] { return describeGemm(record); }) ||
+      !plan->gradientByOnes)
+    return;
+  // The gradient as op(A) ones or ones op(B).
+  const char *ones =
+      reinterpret_cast<const char *>(getOnes(runtime, typeA, record[kGemmK]));
+  if (!ones)
+    return;
+  bool ofA = epilogue == kGemmBiasGradA;
+  runGemm(runtime, plan->onesRecord, ofA ? a : ones, ofA ? ones : b,
+          const_cast<char *>(bias), typeA, typeA, typeD, nullptr, nullptr,
+          nullptr, false);
+}
+
+/// runGemm on a record memref.
+void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
+                   const char *a, const char *b, char *d, int64_t typeA,
+                   int64_t typeB, int64_t typeD, const char *scaleA = nullptr,
+                   const char *scaleB = nullptr, const char *bias = nullptr,
+                   bool isGradientEntry = false) {
+  Runtime &runtime = getRuntime();
+  if (runtime.failed())
+    return;
+  const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
+  if (!record)
+    return runtime.fail("a GEMM record is a 1-d memref of kGemmRecordFields "
+                        "i64");
+  runGemm(runtime, record, a, b, d, typeA, typeB, typeD, scaleA, scaleB, bias,
+          isGradientEntry);
 }
 
 /// "convolution <mode> <N>x<C>x<spatial> * <kernel> -> <M> channels", as
@@ -1492,20 +1583,25 @@ AMP_CUDA_GEMM(bf16_f32_f32, BF16Bits, float, float, kGemmBF16, kGemmF32,
 AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
               kGemmF32)
 
-// Records with a bias epilogue: then the bias (m elements of D's type).
-#define AMP_CUDA_GEMM_BIAS(NAME, T, K)                                         \
-  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
+// Records with a bias epilogue (amp_gemm_bias_*): then the bias (m elements
+// of D's type); with a bias gradient (amp_gemm_bgrad_*): then the gradient,
+// which the call writes.
+#define AMP_CUDA_GEMM_BIAS(KIND, NAME, T, K, IS_GRADIENT)                      \
+  extern "C" void _mlir_ciface_amp_gemm_##KIND##_##NAME(                       \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
       UnrankedMemRefType<T> *b, UnrankedMemRefType<float> *d,                  \
       UnrankedMemRefType<float> *bias) {                                       \
     runGemmRecord(*record, getData(*a), getData(*b),                           \
                   const_cast<char *>(getData(*d)), K, K, kGemmF32, nullptr,    \
-                  nullptr, getData(*bias));                                    \
+                  nullptr, getData(*bias), IS_GRADIENT);                       \
   }
 
-AMP_CUDA_GEMM_BIAS(f32_f32_f32, float, kGemmF32)
-AMP_CUDA_GEMM_BIAS(f16_f16_f32, F16Bits, kGemmF16)
-AMP_CUDA_GEMM_BIAS(bf16_bf16_f32, BF16Bits, kGemmBF16)
+AMP_CUDA_GEMM_BIAS(bias, f32_f32_f32, float, kGemmF32, false)
+AMP_CUDA_GEMM_BIAS(bias, f16_f16_f32, F16Bits, kGemmF16, false)
+AMP_CUDA_GEMM_BIAS(bias, bf16_bf16_f32, BF16Bits, kGemmBF16, false)
+AMP_CUDA_GEMM_BIAS(bgrad, f32_f32_f32, float, kGemmF32, true)
+AMP_CUDA_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, kGemmF16, true)
+AMP_CUDA_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, kGemmBF16, true)
 
 // FP8 records: then A's and B's dequantization factors, 0-d f32 memrefs
 // whose device pointers cuBLASLt reads as its A and B scale pointers.

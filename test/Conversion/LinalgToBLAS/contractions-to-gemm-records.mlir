@@ -329,3 +329,81 @@ func.func @output_cast(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %out: memre
   memref.copy %d3, %seen : memref<16x64xf32> to memref<16x64xf32>
   return
 }
+
+// A Linear layer's backward: the weight gradient dW[o, i] = sum_b dY[b, o]
+// X[b, i] and the bias gradient db[o] = sum_b dY[b, o], a reduction of the
+// GEMM's input dY over its k (b). The record computes it (cuBLASLt's
+// BGRADB: dY is B of the column-major D = X^T dY, bias=3), whether the
+// reduction comes after the GEMM (reading dY in f16, widened) or before
+// it; the reduction and its zero fill go. Left alone: dY written between
+// the two, and a reduction over the other dimension (not the GEMM's k).
+// CHECK-LABEL: func.func @bias_gradient(
+// CHECK-SAME:    %[[DY:[^:]*]]: memref<16x64xf16>, %[[X:[^:]*]]: memref<16x32xf16>, %[[DW:[^:]*]]: memref<64x32xf32>, %[[DB:[^:]*]]: memref<64xf32>
+// CHECK:         %[[DBU:.*]] = memref.cast %[[DB]] : memref<64xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_bgrad_f16_f16_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DBU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_gemm_bgrad_f32_f32_f32(
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.generic
+// CHECK:         linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.generic
+// CHECK:         return
+#gdy = affine_map<(o, i, b) -> (b, o)>
+#gx = affine_map<(o, i, b) -> (b, i)>
+#gw = affine_map<(o, i, b) -> (o, i)>
+#g2 = affine_map<(b, o) -> (b, o)>
+#go = affine_map<(b, o) -> (o)>
+#gb = affine_map<(b, o) -> (b)>
+func.func @bias_gradient(%dy: memref<16x64xf16>, %x: memref<16x32xf16>, %dw: memref<64x32xf32>, %db: memref<64xf32>,
+                         %dy32: memref<16x64xf32>, %x32: memref<16x32xf32>, %db2: memref<64xf32>, %db3: memref<64xf32>, %rowsums: memref<16xf32>,
+                         %dy3: memref<16x64xf32>, %dy4: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dw : memref<64x32xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=3}}
+  linalg.contract indexing_maps = [#gdy, #gx, #gw] ins(%dy, %x : memref<16x64xf16>, memref<16x32xf16>) outs(%dw : memref<64x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%db : memref<64xf32>)
+  linalg.generic {indexing_maps = [#g2, #go], iterator_types = ["reduction", "parallel"]} ins(%dy : memref<16x64xf16>) outs(%db : memref<64xf32>) {
+  ^bb0(%in: f16, %acc: f32):
+    %wide = arith.extf %in : f16 to f32
+    %sum = arith.addf %acc, %wide : f32
+    linalg.yield %sum : f32
+  }
+  // Before the GEMM, in f32.
+  linalg.fill ins(%zero : f32) outs(%db2 : memref<64xf32>)
+  linalg.generic {indexing_maps = [#g2, #go], iterator_types = ["reduction", "parallel"]} ins(%dy32 : memref<16x64xf32>) outs(%db2 : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sum = arith.addf %in, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dw : memref<64x32xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=3}}
+  linalg.contract indexing_maps = [#gdy, #gx, #gw] ins(%dy32, %x32 : memref<16x64xf32>, memref<16x32xf32>) outs(%dw : memref<64x32xf32>)
+  // dY written in between.
+  linalg.fill ins(%zero : f32) outs(%dw : memref<64x32xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#gdy, #gx, #gw] ins(%dy3, %x32 : memref<16x64xf32>, memref<16x32xf32>) outs(%dw : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#g2, #g2], iterator_types = ["parallel", "parallel"]} ins(%dy3 : memref<16x64xf32>) outs(%dy3 : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %twice = arith.addf %in, %in : f32
+    linalg.yield %twice : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%db3 : memref<64xf32>)
+  linalg.generic {indexing_maps = [#g2, #go], iterator_types = ["reduction", "parallel"]} ins(%dy3 : memref<16x64xf32>) outs(%db3 : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sum = arith.addf %acc, %in : f32
+    linalg.yield %sum : f32
+  }
+  // Sums over o, which the GEMM does not reduce.
+  linalg.fill ins(%zero : f32) outs(%dw : memref<64x32xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0}}
+  linalg.contract indexing_maps = [#gdy, #gx, #gw] ins(%dy4, %x32 : memref<16x64xf32>, memref<16x32xf32>) outs(%dw : memref<64x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%rowsums : memref<16xf32>)
+  linalg.generic {indexing_maps = [#g2, #gb], iterator_types = ["parallel", "reduction"]} ins(%dy4 : memref<16x64xf32>) outs(%rowsums : memref<16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %sum = arith.addf %acc, %in : f32
+    linalg.yield %sum : f32
+  }
+  return
+}

@@ -118,6 +118,44 @@ func.func @contraction_kept(%a: tensor<27x401408xf32>, %b: tensor<401408x64xf32>
 
 // -----
 
+// So does a Linear layer's bias gradient, the sum of dY over the batch that
+// its weight gradient contracts (the GEMM's BGRADB epilogue); the same sum
+// next to a contraction over the other dimension is split.
+// CHECK-LABEL: func.func @bias_gradient_kept
+// CHECK:         linalg.contract
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<8192x64xf32>)
+// CHECK:         linalg.contract
+// CHECK:         tensor.expand_shape
+// CHECK:         return
+func.func @bias_gradient_kept(%dy: tensor<8192x64xf32>, %x: tensor<8192x32xf32>, %w: tensor<64x32xf32>, %dy2: tensor<8192x64xf32>, %w2: tensor<64x32xf32>, %b: tensor<64xf32>, %dx: tensor<8192x32xf32>) -> (tensor<64x32xf32>, tensor<64xf32>, tensor<8192x32xf32>, tensor<64xf32>) {
+  %dw = linalg.contract
+      indexing_maps = [affine_map<(o, i, b) -> (b, o)>,
+                       affine_map<(o, i, b) -> (b, i)>,
+                       affine_map<(o, i, b) -> (o, i)>]
+      ins(%dy, %x : tensor<8192x64xf32>, tensor<8192x32xf32>)
+      outs(%w : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %db = linalg.generic {indexing_maps = [affine_map<(b, o) -> (b, o)>, affine_map<(b, o) -> (o)>], iterator_types = ["reduction", "parallel"]} ins(%dy : tensor<8192x64xf32>) outs(%b : tensor<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %dx2 = linalg.contract
+      indexing_maps = [affine_map<(b, i, o) -> (b, o)>,
+                       affine_map<(b, i, o) -> (o, i)>,
+                       affine_map<(b, i, o) -> (b, i)>]
+      ins(%dy2, %w2 : tensor<8192x64xf32>, tensor<64x32xf32>)
+      outs(%dx : tensor<8192x32xf32>) -> tensor<8192x32xf32>
+  %db2 = linalg.generic {indexing_maps = [affine_map<(b, o) -> (b, o)>, affine_map<(b, o) -> (o)>], iterator_types = ["reduction", "parallel"]} ins(%dy2 : tensor<8192x64xf32>) outs(%b : tensor<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %dw, %db, %dx2, %db2 : tensor<64x32xf32>, tensor<64xf32>, tensor<8192x32xf32>, tensor<64xf32>
+}
+
+// -----
+
 // A softmax's sum of exponentials over a 50257-word vocabulary (29 * 1733),
 // reading each row's max from a [rows, 1] tensor at column 0: that unit
 // dimension is dropped first (splitReduction cannot invert a constant
