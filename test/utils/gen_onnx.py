@@ -335,6 +335,26 @@ def unused_opset_import(out):
 # --- bad inputs -------------------------------------------------------------
 
 @case
+def redefined_names(out):
+    """Names defined twice (invalid ONNX, as in gpt2_past.onnx): 't' by two
+    nodes, each reader reading the latest definition before it, and 'k' by
+    two Constants, whose readers all read the last (as ONNX Runtime does)."""
+    def constant(name, value):
+        return helper.make_node(
+            "Constant", [], ["k"], name=name,
+            value=numpy_helper.from_array(np.full(2, value, np.float32)))
+    return model([helper.make_node("Neg", ["x"], ["t"], name="first"),
+                  helper.make_node("Relu", ["t"], ["y1"], name="reads_first"),
+                  helper.make_node("Exp", ["x"], ["t"], name="second"),
+                  helper.make_node("Abs", ["t"], ["y2"], name="reads_second"),
+                  constant("k_first", 1.0),
+                  helper.make_node("Add", ["x", "k"], ["y3"], name="adds_k"),
+                  constant("k_last", 10.0)],
+                 [vi("x", F, [2])],
+                 [vi("y1", F, [2]), vi("y2", F, [2]), vi("y3", F, [2])])
+
+
+@case
 def bad_undefined_value(out):
     return model([helper.make_node("Add", ["x", "ghost"], ["y"], name="add1")],
                  [vi("x", F, [2])], [vi("y", F, [2])])

@@ -201,12 +201,8 @@ void Exporter::nameResults(Operation *op) {
     StringRef name = hint != outputNames.end() ? *hint++ : StringRef();
     if (names.count(result))
       continue;
-    // A second definition nobody reads keeps its name from the file, as the
-    // importer found it; any other clash gets a fresh name.
-    if (!name.empty() && isNameUsed(name, false) && result.use_empty())
-      names[result] = name.str();
-    else
-      names[result] = claimName(name);
+    // A clash gets a fresh name: ONNX defines each name once.
+    names[result] = claimName(name);
   }
 }
 

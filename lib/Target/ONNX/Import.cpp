@@ -135,8 +135,10 @@ private:
   };
   SmallVector<ImportedGraph> importedGraphs;
   /// Internal names given to second definitions of a value name, mapped to
-  /// the name in the file.
+  /// the name in the file and to the new name the value gets (its location,
+  /// which an export writes: ONNX defines each name once).
   llvm::StringMap<std::string> originalNames;
+  llvm::StringMap<std::string> newNames;
   /// Initializers of main-graph inputs, by argument number.
   SmallVector<std::pair<unsigned, ElementsAttr>> inputDefaults;
   /// The `onnxg.none` value of the block being filled.
@@ -595,51 +597,84 @@ static void collectFreeNames(const onnx::GraphProto &graph,
       names.insert(name.getKey());
 }
 
-/// Real files (gpt2_past.onnx) define some names twice. Each reader binds to
-/// the latest definition before it in the file, or to the first one when none
-/// precedes it. Later definitions get internal names so that SSA holds; their
-/// locations keep the name from the file.
+/// Real files (gpt2_past.onnx) define some names twice. A name that only
+/// Constant nodes define is the last of them for every reader, as ONNX
+/// Runtime reads it (it makes them initializers, the last one staying);
+/// for any other, each reader binds to the latest definition before it in
+/// the file, or to the first one when none precedes it (graph outputs: the
+/// first). The other definitions get internal names so that SSA holds, and
+/// new names (`<name>_<k>`, unused in the graph) in their locations, so
+/// that an export defines each name once.
 LogicalResult Importer::renameRedefinitions(onnx::GraphProto &graph) {
+  llvm::StringMap<SmallVector<unsigned, 2>> producers;
+  llvm::StringSet<> taken;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    taken.insert(input.name());
+  for (const onnx::TensorProto &init : graph.initializer())
+    taken.insert(init.name());
+  for (unsigned i = 0, e = graph.node_size(); i < e; ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    taken.insert(node.input().begin(), node.input().end());
+    llvm::StringSet<> ownOutputs;
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      if (!ownOutputs.insert(output).second)
+        return error() << describeNode(node) << " lists output '" << output
+                       << "' twice";
+      taken.insert(output);
+      producers[output].push_back(i);
+    }
+  }
+  auto isConstant = [&](unsigned i) {
+    return graph.node(i).op_type() == "Constant" &&
+           isDefaultDomain(graph.node(i).domain());
+  };
   llvm::StringMap<std::string> current;
-  llvm::StringMap<unsigned> firstProducer;
-  unsigned numRedefined = 0;
+  unsigned numRenamed = 0;
   std::string example;
   for (unsigned i = 0, e = graph.node_size(); i < e; ++i) {
     onnx::NodeProto &node = *graph.mutable_node(i);
-    llvm::StringSet<> ownOutputs;
-    for (const std::string &output : node.output())
-      if (!output.empty() && !ownOutputs.insert(output).second)
-        return error() << describeNode(node) << " lists output '" << output
-                       << "' twice";
     for (std::string &input : *node.mutable_input()) {
       auto it = current.find(input);
-      if (it != current.end() && it->second != input)
+      if (it != current.end())
         input = it->second;
     }
     for (std::string &output : *node.mutable_output()) {
       if (output.empty())
         continue;
-      auto [first, inserted] = firstProducer.try_emplace(output, i);
-      if (inserted) {
-        current[output] = output;
+      ArrayRef<unsigned> defs = producers[output];
+      bool constants = llvm::all_of(defs, isConstant);
+      // The definition that keeps the name: the last Constant, else the
+      // first.
+      if (defs.size() == 1 || i == (constants ? defs.back() : defs.front()))
         continue;
-      }
-      if (numRedefined++ == 0)
-        example = "'" + output + "' by " +
-                  describeNode(graph.node(first->second)) + " and " +
-                  describeNode(node);
+      std::string newName;
+      for (unsigned k = 1; newName.empty() || taken.contains(newName); ++k)
+        newName = output + "_" + std::to_string(k);
+      taken.insert(newName);
+      if (numRenamed++ == 0)
+        example = "'" + output + "' by " + describeNode(graph.node(defs[0])) +
+                  " and " + describeNode(graph.node(defs[1])) + ", the " +
+                  (constants ? "earlier" : "later") + " written as '" +
+                  newName + "'";
       std::string alias = output + "\x1f" + std::to_string(i);
       originalNames[alias] = output;
-      current[output] = alias;
+      newNames[alias] = newName;
+      // Readers after a later definition read it; a Constant's readers all
+      // read the last one.
+      if (!constants)
+        current[output] = alias;
       output = alias;
     }
   }
-  if (numRedefined)
-    emitWarning(fileLoc) << numRedefined
-                         << " value name(s) are produced twice (first: "
-                         << example
-                         << "); each reader uses the latest definition "
-                            "before it in the file";
+  if (numRenamed)
+    emitWarning(fileLoc)
+        << numRenamed << " value definition(s) reuse a name (first: " << example
+        << "); a name that only Constant nodes define is the last of them "
+           "for every reader (as ONNX Runtime reads it), any other the latest "
+           "definition before each reader, and the other definitions get new "
+           "names";
   return success();
 }
 
@@ -722,8 +757,10 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, unsigned graphIndex) {
       continue;
     }
     resultTypes.push_back(UnknownType::get(ctx));
-    // A redefined name was renamed internally; locations keep the file's.
-    outputNames.push_back(getFileName(name).str());
+    // A redefined name was renamed internally; its location has its new
+    // name.
+    auto renamed = newNames.find(name);
+    outputNames.push_back(renamed == newNames.end() ? name : renamed->second);
   }
 
   SmallVector<onnx::GraphProto *> subgraphs;
