@@ -146,6 +146,18 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
   return nullptr;
 }
 
+/// What is wrong with `record`'s bias epilogue for an entry point that
+/// takes a bias vector (`hasVector`), which it writes (`isGradientEntry`:
+/// amp_gemm_bgrad_*) or reads (amp_gemm_bias_*), or null when nothing is.
+inline const char *checkGemmBiasEntry(const int64_t *record, bool hasVector,
+                                      bool isGradientEntry) {
+  int64_t epilogue = record[kGemmBias];
+  if ((epilogue != kGemmNoBias) != hasVector ||
+      (hasVector && (epilogue == kGemmBiasAdd) == isGradientEntry))
+    return "a GEMM record's bias epilogue differs from its entry point's";
+  return nullptr;
+}
+
 } // namespace mlir::amp::runtime
 
 #endif // AMP_RUNTIME_GEMMRECORD_H

@@ -310,6 +310,26 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
   return std::nullopt;
 }
 
+/// Whether `value` is defined before `op` (or outside its block).
+static bool isDefinedBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  return !def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op);
+}
+
+/// Whether the GEMM `op` can write `buffer` in its place: the buffer is
+/// defined before it, or is a new one whose allocation can move there
+/// (moveDefinitionBefore).
+static bool canWriteBefore(Value buffer, Operation *op) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  return isDefinedBefore(buffer, op) || (alloc && alloc->getNumOperands() == 0);
+}
+
+/// Moves the definition of `buffer` before `op` when it follows it.
+static void moveDefinitionBefore(Value buffer, Operation *op) {
+  if (!isDefinedBefore(buffer, op))
+    buffer.getDefiningOp()->moveBefore(op);
+}
+
 namespace {
 /// A bias addition that reads a GEMM's result: `out = D + bias[i]`.
 struct BiasEpilogue {
@@ -332,7 +352,6 @@ static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
       !memref::isStaticShapeAndContiguousRowMajor(dType) ||
       !d.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
-  Block *block = op->getBlock();
   auto generic =
       dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
   if (!generic || !generic.hasPureBufferSemantics() ||
@@ -382,13 +401,7 @@ static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
   if (amp::isReadAfter(generic, d))
     return std::nullopt;
   // Both defined before the GEMM, or `out` a new buffer that can move there.
-  auto isBefore = [&](Value value) {
-    Operation *def = value.getDefiningOp();
-    return !def || def->getBlock() != block || def->isBeforeInBlock(op);
-  };
-  auto alloc = out.getDefiningOp<memref::AllocOp>();
-  if (!isBefore(bias) ||
-      !(isBefore(out) || (alloc && alloc->getNumOperands() == 0)))
+  if (!isDefinedBefore(bias, op) || !canWriteBefore(out, op))
     return std::nullopt;
   return BiasEpilogue{generic, bias, out};
 }
@@ -446,11 +459,7 @@ matchBiasGradient(linalg::ContractOp op, const GemmRecord &record) {
         clear = between == zeros.getOperation() ||
                 (!amp::mayRead(between, gradient) &&
                  !amp::mayWrite(between, gradient));
-      Operation *def = gradient.getDefiningOp();
-      bool definedBefore =
-          !def || def->getBlock() != block || def->isBeforeInBlock(op);
-      auto alloc = dyn_cast_if_present<memref::AllocOp>(def);
-      if (!clear || !(definedBefore || (alloc && alloc->getNumOperands() == 0)))
+      if (!clear || !canWriteBefore(gradient, op))
         continue;
       unsigned a = record[kGemmSwapped] ? 1 : 0;
       return BiasGradientEpilogue{reduction, zeros, gradient,
@@ -582,17 +591,11 @@ struct ContractionsToGemmRecordsPass
         gradient = matchBiasGradient(op, record);
       if (gradient) {
         record[kGemmBias] = gradient->epilogue;
-        if (Operation *def = gradient->gradient.getDefiningOp();
-            def && def->getBlock() == op->getBlock() &&
-            op->isBeforeInBlock(def))
-          def->moveBefore(op);
+        moveDefinitionBefore(gradient->gradient, op);
       }
       if (epilogue) {
         recorded.operands[2] = epilogue->out;
-        if (Operation *def = epilogue->out.getDefiningOp();
-            def && def->getBlock() == op->getBlock() &&
-            op->isBeforeInBlock(def))
-          def->moveBefore(op);
+        moveDefinitionBefore(epilogue->out, op);
       }
       // A result only rounded to the inputs' f16 or bf16 type is written
       // rounded.

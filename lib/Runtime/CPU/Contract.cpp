@@ -261,10 +261,10 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
           checkGemmRecord(record, kGemmDataTypeOf<TA>, kGemmDataTypeOf<TB>,
                           kGemmDataTypeOf<TD>))
     fail(error);
+  if (const char *error =
+          checkGemmBiasEntry(record, biasMemRef, isGradientEntry))
+    fail(error);
   int64_t epilogue = record[kGemmBias];
-  if ((epilogue != kGemmNoBias) != bool(biasMemRef) ||
-      (biasMemRef && (epilogue == kGemmBiasAdd) == isGradientEntry))
-    fail("a GEMM record's bias epilogue differs from its entry point's");
   Acc *bias = nullptr;
   if (biasMemRef) {
     DynamicMemRefType<Acc> ranked(*biasMemRef);

@@ -687,12 +687,9 @@ void runGemm(Runtime &runtime, const int64_t *record, const char *a,
                           &scaleB, sizeof(scaleB)),
                       describeGemm(record) + ": B's scale")))
     return;
+  if (const char *error = checkGemmBiasEntry(record, bias, isGradientEntry))
+    return runtime.fail(describeGemm(record) + ": " + error);
   int64_t epilogue = plan->biasEpilogue;
-  if ((epilogue != kGemmNoBias) != bool(bias) ||
-      (bias && (epilogue == kGemmBiasAdd) == isGradientEntry))
-    return runtime.fail(describeGemm(record) +
-                        ": the record's bias epilogue differs from its entry "
-                        "point's");
   if (epilogue != kGemmNoBias && !plan->gradientByOnes &&
       !runtime.check(cublasLtMatmulDescSetAttribute(
                          plan->operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
@@ -725,6 +722,20 @@ void runGemm(Runtime &runtime, const int64_t *record, const char *a,
           nullptr, false);
 }
 
+/// The `numFields` fields of `recordMemRef` when the step has not failed;
+/// null otherwise, or when the memref does not hold them (the step fails
+/// with `malformed`).
+const int64_t *readRecord(Runtime &runtime,
+                          const UnrankedMemRefType<int64_t> &recordMemRef,
+                          int64_t numFields, const char *malformed) {
+  if (runtime.failed())
+    return nullptr;
+  const int64_t *record = getRecordFields(recordMemRef, numFields);
+  if (!record)
+    runtime.fail(malformed);
+  return record;
+}
+
 /// runGemm on a record memref.
 void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *a, const char *b, char *d, int64_t typeA,
@@ -732,12 +743,11 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *scaleB = nullptr, const char *bias = nullptr,
                    bool isGradientEntry = false) {
   Runtime &runtime = getRuntime();
-  if (runtime.failed())
-    return;
-  const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
+  const int64_t *record =
+      readRecord(runtime, recordMemRef, kGemmRecordFields,
+                 "a GEMM record is a 1-d memref of kGemmRecordFields i64");
   if (!record)
-    return runtime.fail("a GEMM record is a 1-d memref of kGemmRecordFields "
-                        "i64");
+    return;
   runGemm(runtime, record, a, b, d, typeA, typeB, typeD, scaleA, scaleB, bias,
           isGradientEntry);
 }
@@ -1048,12 +1058,11 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *x, const char *factor, char *result,
                    int64_t type) {
   Runtime &runtime = getRuntime();
-  if (runtime.failed())
-    return;
-  const int64_t *record = getRecordFields(recordMemRef, kConvRecordFields);
+  const int64_t *record = readRecord(
+      runtime, recordMemRef, kConvRecordFields,
+      "a convolution record is a 1-d memref of kConvRecordFields i64");
   if (!record)
-    return runtime.fail("a convolution record is a 1-d memref of "
-                        "kConvRecordFields i64");
+    return;
   if (const char *error = checkConvRecord(record, type, type, type))
     return runtime.fail(error);
 #ifdef AMP_CUDNN_LIBRARY
