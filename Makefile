@@ -2,7 +2,7 @@
 #   make demo   install what is missing, build, run amp-opt on the bundled example
 #   make test   install what is missing, build, run every test
 # Other targets: deps (Debian packages), ort (ONNX Runtime from npm), build,
-# bench, docs, clean.
+# check-cuda, check-sanitize, fuzz, bench, docs, clean.
 
 BUILD ?= build
 CMAKE_FLAGS ?=
@@ -22,7 +22,8 @@ ORT_VERSION := 1.30.0
 ORT := $(BUILD)/npm/node_modules/onnxruntime-node/package.json
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps ort configure build demo test check-cuda bench docs clean
+.PHONY: all deps ort configure build demo test check-cuda sanitize-build \
+  check-sanitize fuzz bench docs clean
 
 all: build
 
@@ -92,6 +93,31 @@ test: build ort
 check-cuda: build
 	/usr/bin/python3 bench/cuda_compile.py --size large
 	/usr/bin/python3 -m pytest -q -p no:cacheprovider test/python/test_cuda_device.py
+
+# ASan and UBSan (docs/Reliability.md): a second build folder where every file is
+# instrumented, and any report fails the run. check-sanitize runs the lit
+# suite and the Python tests with its tools; fuzz runs the fuzz campaigns on
+# its fuzz targets (FUZZ_RUNS executions each, bench/results/fuzz.md).
+SANITIZE_BUILD ?= build-sanitize
+FUZZ_RUNS ?= 1000000
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  AMP_OPT=$(CURDIR)/$(SANITIZE_BUILD)/bin/amp-opt \
+  AMP_RUN=$(CURDIR)/$(SANITIZE_BUILD)/bin/amp-run \
+  AMP_TRANSLATE=$(CURDIR)/$(SANITIZE_BUILD)/bin/amp-translate \
+  AMP_COMPILE=$(CURDIR)/$(SANITIZE_BUILD)/bin/amp-compile
+
+sanitize-build: deps
+	$(MAKE) BUILD=$(SANITIZE_BUILD) CMAKE_FLAGS="-DAMP_SANITIZE=ON" build
+
+check-sanitize: sanitize-build ort
+	$(SANITIZE_ENV) ninja -C $(SANITIZE_BUILD) check-amp
+	$(SANITIZE_ENV) /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+	  test/python
+
+fuzz: sanitize-build
+	/usr/bin/python3 bench/fuzz_campaign.py --build $(SANITIZE_BUILD) \
+	  --runs $(FUZZ_RUNS)
 
 bench: build
 	/usr/bin/python3 bench/roundtrip.py --amp-opt $(BUILD)/bin/amp-opt

@@ -79,7 +79,8 @@ else:
     lit_config.note("GPU tests are skipped: nvidia-smi lists no GPU")
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-tools = ["amp-opt", "amp-translate", "amp-run", "not", "count", ToolSubst("amp-import-fuzzer",
-                                               unresolved="ignore"),
-         ToolSubst("amp-compile", unresolved="ignore")]
+tools = ["amp-opt", "amp-translate", "amp-run", "not", "count"] + [
+    ToolSubst(tool, unresolved="ignore")
+    for tool in ("amp-import-fuzzer", "amp-pipeline-fuzzer",
+                 "amp-parser-fuzzer", "amp-compile")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

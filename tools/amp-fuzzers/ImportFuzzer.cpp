@@ -1,0 +1,35 @@
+//===- ImportFuzzer.cpp - libFuzzer target for the ONNX importer -*- C++
+//-*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// amp-import-fuzzer: feeds mutated models to the ONNX importer and exports
+// what imports. Any crash, hang or sanitizer report is a bug: bad input must
+// only produce diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzTargets.h"
+
+#include "amp/Target/ONNX/Export.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned seed) {
+  return amp::fuzz::mutateModel(data, size, maxSize, seed);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  amp::fuzz::QuietContext context(amp::fuzz::getGraphRegistry());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      amp::fuzz::importModel(data, size, context);
+  if (module) {
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    (void)mlir::onnxg::exportOnnxModel(*module, os);
+  }
+  return 0;
+}
