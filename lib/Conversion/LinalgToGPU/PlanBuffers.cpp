@@ -120,7 +120,7 @@ struct PlanBuffersPass : amp::impl::PlanBuffersBase<PlanBuffersPass> {
     if (func.isExternal())
       return;
     if (alignment < 1) {
-      func.emitError("amp-plan-buffers: alignment must be positive");
+      emitError(func.getLoc(), "amp-plan-buffers: alignment must be positive");
       return signalPassFailure();
     }
     Block &body = func.getBody().front();
@@ -139,7 +139,7 @@ struct PlanBuffersPass : amp::impl::PlanBuffersBase<PlanBuffersPass> {
       return;
     int64_t arenaBytes = assignOffsets(buffers, alignment);
     if (emitRemarks)
-      func.emitRemark() << "planned " << buffers.size() << " buffers of "
+      emitRemark(func.getLoc()) << "planned " << buffers.size() << " buffers of "
                         << bufferBytes << " bytes into an arena of "
                         << arenaBytes << " bytes";
 

@@ -319,7 +319,7 @@ LogicalResult AnalyzeTrainingPass::readRolesFile(ModuleOp module) {
   if (rolesFile.empty())
     return success();
   auto fail = [&](const Twine &message) {
-    return module.emitError()
+    return emitError(module.getLoc())
            << "roles file '" << rolesFile << "': " << message;
   };
   auto buffer = llvm::MemoryBuffer::getFile(rolesFile);

@@ -760,12 +760,12 @@ void AssignPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
   FloatType low = parseLowPrecision(&getContext(), precision);
   if (!low) {
-    module.emitError() << "amp-assign-precision: unknown precision '"
+    emitError(module.getLoc()) << "amp-assign-precision: unknown precision '"
                        << precision << "'; expected fp16 or bf16";
     return signalPassFailure();
   }
   if (assignMode != "optimal" && assignMode != "propagate") {
-    module.emitError() << "amp-assign-precision: unknown assign '" << assignMode
+    emitError(module.getLoc()) << "amp-assign-precision: unknown assign '" << assignMode
                        << "'; expected optimal or propagate";
     return signalPassFailure();
   }
@@ -773,12 +773,12 @@ void AssignPrecisionPass::runOnOperation() {
   std::string infer =
       rule.empty() ? (low.isF16() ? "between" : "downstream") : rule.getValue();
   if (infer != "between" && infer != "downstream") {
-    module.emitError() << "amp-assign-precision: unknown rule '" << rule
+    emitError(module.getLoc()) << "amp-assign-precision: unknown rule '" << rule
                        << "'; expected between or downstream";
     return signalPassFailure();
   }
   if (optimal && !rule.empty())
-    module.emitWarning() << "amp-assign-precision: rule=" << rule
+    emitWarning(module.getLoc()) << "amp-assign-precision: rule=" << rule
                          << " applies to assign=propagate; assign=optimal "
                             "decides infer and follow ops by their cost";
   std::optional<CostModel> model = CostModel::create(
@@ -786,7 +786,7 @@ void AssignPrecisionPass::runOnOperation() {
   if (!model)
     return signalPassFailure();
   if (!model->supports(low)) {
-    module.emitError() << "amp-assign-precision: device " << device
+    emitError(module.getLoc()) << "amp-assign-precision: device " << device
                        << " has no " << precision;
     return signalPassFailure();
   }

@@ -524,17 +524,17 @@ void FP8Pass::convert(func::FuncOp func, CostModel &model,
 void FP8Pass::runOnOperation() {
   ModuleOp module = getOperation();
   if (mode != "auto" && mode != "always" && mode != "never") {
-    module.emitError() << "amp-fp8: bad fp8 '" << mode
+    emitError(module.getLoc()) << "amp-fp8: bad fp8 '" << mode
                        << "'; expected auto, always or never";
     return signalPassFailure();
   }
   if (recipe != "delayed" && recipe != "current" && recipe != "block") {
-    module.emitError() << "amp-fp8: bad recipe '" << recipe
+    emitError(module.getLoc()) << "amp-fp8: bad recipe '" << recipe
                        << "'; expected delayed, current or block";
     return signalPassFailure();
   }
   if (format != "auto" && format != "hybrid" && format != "e4m3") {
-    module.emitError() << "amp-fp8: bad format '" << format
+    emitError(module.getLoc()) << "amp-fp8: bad format '" << format
                        << "'; expected auto, hybrid or e4m3 (E5M2 everywhere "
                           "is not a training recipe)";
     return signalPassFailure();
@@ -545,12 +545,12 @@ void FP8Pass::runOnOperation() {
                : recipe == "block" ? "e4m3"
                                    : "hybrid";
   if (!fp8::parseAmaxAlgo(amaxAlgo)) {
-    module.emitError() << "amp-fp8: bad amax-algo '" << amaxAlgo
+    emitError(module.getLoc()) << "amp-fp8: bad amax-algo '" << amaxAlgo
                        << "'; expected max or most_recent";
     return signalPassFailure();
   }
   if (amaxHistory < 1 || margin < 0 || margin > 64) {
-    module.emitError() << "amp-fp8: amax-history must be positive and "
+    emitError(module.getLoc()) << "amp-fp8: amax-history must be positive and "
                           "margin in [0, 64]";
     return signalPassFailure();
   }
@@ -564,7 +564,7 @@ void FP8Pass::runOnOperation() {
       failed(policy.addFP8Overrides(fp8OpTypes, fp8Nodes, module.getLoc())))
     return signalPassFailure();
   if (mode != "never" && !model->supports(Float8E4M3FNType::get(&getContext())))
-    module.emitWarning() << "amp-fp8: device '" << device
+    emitWarning(module.getLoc()) << "amp-fp8: device '" << device
                          << "' has no FP8 tensor cores; no GEMM goes FP8";
   llvm::json::Array states;
   int64_t converted = 0;

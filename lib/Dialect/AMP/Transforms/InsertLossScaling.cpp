@@ -60,7 +60,7 @@ static std::string formatNumber(double value) {
 
 LogicalResult InsertLossScalingPass::checkOptions(ModuleOp module) {
   auto fail = [&]() {
-    return module.emitError() << "amp-insert-loss-scaling: ";
+    return emitError(module.getLoc()) << "amp-insert-loss-scaling: ";
   };
   if (mode != "dynamic" && mode != "static" && mode != "none")
     return fail() << "mode='" << mode << "' is not dynamic, static or none";

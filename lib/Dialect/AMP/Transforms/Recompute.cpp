@@ -229,7 +229,7 @@ RecomputePass::chooseBudgetPlan(func::FuncOp func, const ForwardGraph &forward,
   SmallVector<RecomputeProblem::Plan> asked =
       problem.solveBudget(budgetBytes, met);
   if (!met) {
-    func.emitWarning() << "amp-recompute: cannot reduce the saved activations "
+    emitWarning(func.getLoc()) << "amp-recompute: cannot reduce the saved activations "
                           "below the budget of "
                        << formatCount(budgetBytes) << " bytes; reached "
                        << formatCount(asked.front().savedBytes) << ", from "
@@ -347,7 +347,7 @@ RecomputePass::choosePlan(func::FuncOp func, const ForwardGraph &forward,
     return chooseBudgetPlan(func, forward, *budgetBytes, before, sizes, record);
   // mode == "optimal"
   if (int64_t(problem.getNumNodes()) > optimalMaxOps.getValue()) {
-    func.emitError() << "amp-recompute: mode=optimal takes at most "
+    emitError(func.getLoc()) << "amp-recompute: mode=optimal takes at most "
                      << optimalMaxOps.getValue()
                      << " forward ops (optimal-max-ops); '" << func.getSymName()
                      << "' has " << problem.getNumNodes();
@@ -358,12 +358,12 @@ RecomputePass::choosePlan(func::FuncOp func, const ForwardGraph &forward,
   std::optional<RecomputeProblem::Plan> plan = problem.solveOptimal(
       budgetBytes, optimalTimeLimit.getValue(), proven, error);
   if (!plan) {
-    func.emitError() << "amp-recompute: mode=optimal: " << error;
+    emitError(func.getLoc()) << "amp-recompute: mode=optimal: " << error;
     return std::nullopt;
   }
   record.set("optimal_proven", builder.getBoolAttr(proven));
   if (!proven)
-    func.emitWarning() << "amp-recompute: mode=optimal: the MILP stopped after "
+    emitWarning(func.getLoc()) << "amp-recompute: mode=optimal: the MILP stopped after "
                        << formatCount(optimalTimeLimit.getValue())
                        << " s (optimal-time-limit) with a plan not proven "
                           "optimal";
@@ -456,7 +456,7 @@ void RecomputePass::runOnOperation() {
   static constexpr StringLiteral kModes[] = {"none", "sqrt", "mincut", "budget",
                                              "optimal"};
   if (!llvm::is_contained(kModes, StringRef(mode))) {
-    module.emitError() << "amp-recompute: unknown mode '" << mode
+    emitError(module.getLoc()) << "amp-recompute: unknown mode '" << mode
                        << "' (none, sqrt, mincut, budget or optimal)";
     return signalPassFailure();
   }
@@ -464,19 +464,19 @@ void RecomputePass::runOnOperation() {
   if (!memoryBudget.empty()) {
     budget = parseBudget(memoryBudget);
     if (!budget) {
-      module.emitError() << "amp-recompute: memory-budget='" << memoryBudget
+      emitError(module.getLoc()) << "amp-recompute: memory-budget='" << memoryBudget
                          << "' is not a number of bytes, <n>KiB, <n>MiB, "
                             "<n>GiB or <n>%";
       return signalPassFailure();
     }
     if (mode != "budget" && mode != "optimal") {
-      module.emitError() << "amp-recompute: memory-budget needs mode=budget "
+      emitError(module.getLoc()) << "amp-recompute: memory-budget needs mode=budget "
                             "or mode=optimal, not mode="
                          << mode;
       return signalPassFailure();
     }
   } else if (mode == "budget") {
-    module.emitError() << "amp-recompute: mode=budget needs a memory-budget";
+    emitError(module.getLoc()) << "amp-recompute: mode=budget needs a memory-budget";
     return signalPassFailure();
   }
   if (mode == "none")
@@ -526,7 +526,7 @@ void RecomputePass::runOnOperation() {
     sizes.resetGuesses();
     if (budgetBytes && after.getSavedBytes() > *budgetBytes &&
         !record.get("budget_met"))
-      func.emitWarning() << "amp-recompute: the memory planner counts "
+      emitWarning(func.getLoc()) << "amp-recompute: the memory planner counts "
                          << formatCount(after.getSavedBytes())
                          << " bytes of saved activations, over the budget of "
                          << formatCount(*budgetBytes);
@@ -553,7 +553,7 @@ void RecomputePass::runOnOperation() {
     record.set("us_before", builder.getF64FloatAttr(forward.totalUs));
     func->setAttr(kRecomputeAttrName, record.getDictionary(&getContext()));
     if (emitRemarks)
-      func.emitRemark() << "amp-recompute: mode=" << mode
+      emitRemark(func.getLoc()) << "amp-recompute: mode=" << mode
                         << ": saved activations "
                         << formatCount(before.getSavedBytes()) << " -> "
                         << formatCount(after.getSavedBytes()) << " bytes, peak "
@@ -569,7 +569,7 @@ void RecomputePass::runOnOperation() {
                         << "% FLOPs";
   }
   if (!anyTraining)
-    module.emitWarning()
+    emitWarning(module.getLoc())
         << "amp-recompute: no function has forward and backward regions "
            "(amp-analyze-training marks them): nothing recomputed";
 }

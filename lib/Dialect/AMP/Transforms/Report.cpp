@@ -492,7 +492,7 @@ void ReportPass::runOnOperation() {
         return llvm::Error::success();
       });
   if (error) {
-    module.emitError() << "amp-report: cannot write '" << file
+    emitError(module.getLoc()) << "amp-report: cannot write '" << file
                        << "': " << llvm::toString(std::move(error));
     return signalPassFailure();
   }

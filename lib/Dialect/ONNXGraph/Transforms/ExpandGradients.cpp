@@ -380,7 +380,7 @@ struct ExpandGradientsPass
         return signalPassFailure();
     Block &body = func.getBody().front();
     if (!sortTopologically(&body, body.without_terminator())) {
-      func.emitError("the gradients feed the values they differentiate");
+      emitError(func.getLoc(), "the gradients feed the values they differentiate");
       return signalPassFailure();
     }
     // Outputs ONNX could not type now have the gradients' types.
