@@ -98,15 +98,17 @@ size_t pick(Random &random, const T &container) {
 }
 
 int64_t pickInteger(Random &random, int64_t old) {
+  // Wrapping arithmetic: the edges are the point.
+  uint64_t bits = static_cast<uint64_t>(old);
   switch (random() % 4) {
   case 0:
     return kEdgeIntegers[random() % std::size(kEdgeIntegers)];
   case 1:
-    return old + 1;
+    return static_cast<int64_t>(bits + 1);
   case 2:
-    return old - 1;
+    return static_cast<int64_t>(bits - 1);
   default:
-    return old * 2;
+    return static_cast<int64_t>(bits * 2);
   }
 }
 
