@@ -54,6 +54,7 @@ struct TestPrecisionInterfacePass
 namespace mlir::amp::test {
 void registerTestCostModelPass();
 void registerTestMemoryPlanPass();
+void registerTestMixOperandTypesPass();
 void registerTestPolicyPass();
 void registerTestPrecisionCutPass();
 
@@ -61,6 +62,7 @@ void registerTestPasses() {
   PassRegistration<TestPrecisionInterfacePass>();
   registerTestCostModelPass();
   registerTestMemoryPlanPass();
+  registerTestMixOperandTypesPass();
   registerTestPolicyPass();
   registerTestPrecisionCutPass();
 }

@@ -32,6 +32,12 @@
 
 using namespace mlir;
 
+static llvm::cl::opt<bool> skipOnnxCheck(
+    "skip-onnx-check",
+    llvm::cl::desc("Write an ONNX output without running onnx.checker's full "
+                   "check on it first (docs/Reliability.md)"),
+    llvm::cl::init(false));
+
 /// Runs the configured pipeline on an ONNX input or towards an ONNX output.
 /// MlirOptMain handles MLIR-to-MLIR runs; this path adds import and export.
 namespace mlir::amp::test {
@@ -83,7 +89,11 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
 
   if (outputFile.ends_with(".onnx")) {
     TimingScope exportTiming = timingScope.nest("export ONNX");
-    return onnxg::exportOnnxFile(*module, outputFile, exportTiming);
+    onnxg::ExportOptions options;
+    options.check = !skipOnnxCheck;
+    if (importOnnx)
+      options.input = bytes;
+    return onnxg::exportOnnxFile(*module, outputFile, exportTiming, options);
   }
 
   // MLIR output. ONNX names live in locations, so print them unless

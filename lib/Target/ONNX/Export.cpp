@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checker.h"
 #include "Exporter.h"
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
@@ -591,9 +592,11 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
-/// The serialized model, or failure after emitting an error.
+/// The serialized model, or failure after emitting an error: the exporter's,
+/// or the check's (checkOnnxOutput) when `options` asks for it.
 static FailureOr<std::string> serializeModel(ModuleOp module,
-                                             TimingScope &timing) {
+                                             TimingScope &timing,
+                                             const ExportOptions &options) {
   google::protobuf::Arena arena;
   auto &model =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
@@ -601,6 +604,9 @@ static FailureOr<std::string> serializeModel(ModuleOp module,
   if (failed(Exporter(module).exportModel(model)))
     return failure();
   buildTiming.stop();
+  // The check runs in a child while this process serializes.
+  OutputCheck check;
+  bool checking = options.check && succeeded(check.start(model, options.input));
   TimingScope serializeTiming = timing.nest("serialize protobuf");
   size_t size = model.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
@@ -611,13 +617,24 @@ static FailureOr<std::string> serializeModel(ModuleOp module,
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     return emitError(module.getLoc(), "cannot serialize the ONNX model");
+  serializeTiming.stop();
+  if (options.check) {
+    TimingScope checkTiming = timing.nest("wait for onnx.checker");
+    if (!checking)
+      emitWarning(module.getLoc())
+          << "onnx.checker could not start; the ONNX output is written "
+             "unchecked";
+    else if (failed(check.finish(module.getLoc())))
+      return failure();
+  }
   return bytes;
 }
 
 LogicalResult mlir::onnxg::exportOnnxModel(ModuleOp module,
-                                           llvm::raw_ostream &os) {
+                                           llvm::raw_ostream &os,
+                                           const ExportOptions &options) {
   TimingScope noTiming;
-  FailureOr<std::string> bytes = serializeModel(module, noTiming);
+  FailureOr<std::string> bytes = serializeModel(module, noTiming, options);
   if (failed(bytes))
     return failure();
   os.write(bytes->data(), bytes->size());
@@ -625,8 +642,9 @@ LogicalResult mlir::onnxg::exportOnnxModel(ModuleOp module,
 }
 
 LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path,
-                                          TimingScope &timing) {
-  FailureOr<std::string> bytes = serializeModel(module, timing);
+                                          TimingScope &timing,
+                                          const ExportOptions &options) {
+  FailureOr<std::string> bytes = serializeModel(module, timing, options);
   if (failed(bytes))
     return failure();
   TimingScope writeTiming = timing.nest("write file");

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Target/ONNX/Import.h"
+#include "ChildProcess.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
@@ -32,13 +33,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
-#include <cerrno>
 #include <queue>
-
-#include <csignal>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::onnxg;
@@ -989,11 +984,10 @@ static void moveValueInfo(onnx::GraphProto &from, onnx::GraphProto &to) {
 }
 
 namespace {
-/// ONNX shape inference running in a child process, while the importer
-/// parses the model and builds the IR. libonnx 1.12 crashes on some malformed
-/// models (amp-import-fuzzer finds them), which must not take amp-opt down.
-/// The child parses the model itself: forking before the parent holds the
-/// parsed model keeps copy-on-write faults out of the parent.
+/// ONNX shape inference running in a child process (ChildProcess.h), while
+/// the importer parses the model and builds the IR. The child parses the
+/// model itself: forking before the parent holds the parsed model keeps
+/// copy-on-write faults out of the parent.
 class ShapeInferenceChild {
 public:
   /// Forks the child, which parses `bytes` and infers the types.
@@ -1001,109 +995,42 @@ public:
   /// Waits for the child and merges the value_info it found into `model`,
   /// which must have the same nodes.
   LogicalResult finish(onnx::ModelProto &model);
-  ~ShapeInferenceChild();
 
 private:
-  [[noreturn]] static void runChild(llvm::StringRef bytes, int fd);
-  pid_t pid = -1;
-  int fd = -1;
+  ChildProcess child;
 };
 } // namespace
 
 LogicalResult ShapeInferenceChild::start(StringRef bytes) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    return failure();
-  pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return failure();
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    runChild(bytes, fds[1]);
-  }
-  close(fds[1]);
-  fd = fds[0];
-  return success();
-}
-
-void ShapeInferenceChild::runChild(StringRef bytes, int fd) {
-  // A crash here is an expected outcome: die quietly, without the parent's
-  // crash handlers.
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
-    signal(sig, SIG_DFL);
-  int devNull = open("/dev/null", O_WRONLY);
-  if (devNull >= 0)
-    dup2(devNull, STDERR_FILENO);
-  int status = 0;
-  try {
-    google::protobuf::Arena arena;
-    auto &model =
-        *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-      _exit(1);
-    onnx::ShapeInferenceOptions options{/*check_type=*/false,
-                                        /*error_mode=*/0,
-                                        /*enable_data_propagation=*/false};
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(), options);
-    onnx::GraphProto skeleton;
-    extractValueInfo(model.graph(), skeleton);
-    std::string found;
-    if (!skeleton.SerializeToString(&found))
-      status = 1;
-    for (size_t done = 0; status == 0 && done < found.size();) {
-      ssize_t n = write(fd, found.data() + done, found.size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        status = 1;
-      else
-        done += n;
+  return child.start([&](std::string &found) {
+    try {
+      google::protobuf::Arena arena;
+      auto &model =
+          *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+      if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        return 1;
+      onnx::ShapeInferenceOptions options{/*check_type=*/false,
+                                          /*error_mode=*/0,
+                                          /*enable_data_propagation=*/false};
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), options);
+      onnx::GraphProto skeleton;
+      extractValueInfo(model.graph(), skeleton);
+      return skeleton.SerializeToString(&found) ? 0 : 1;
+    } catch (const std::exception &) {
+      return 1;
     }
-  } catch (const std::exception &) {
-    status = 1;
-  }
-  close(fd);
-  _exit(status);
+  });
 }
 
 LogicalResult ShapeInferenceChild::finish(onnx::ModelProto &model) {
-  std::string bytes;
-  char buffer[1 << 16];
-  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) != 0;) {
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      break;
-    bytes.append(buffer, n);
-  }
-  close(fd);
-  fd = -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  pid = -1;
+  FailureOr<std::string> bytes = child.finish();
   auto *inferred = google::protobuf::Arena::CreateMessage<onnx::GraphProto>(
       model.GetArena());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      !inferred->ParseFromString(bytes))
+  if (failed(bytes) || !inferred->ParseFromString(*bytes))
     return failure();
   moveValueInfo(*inferred, *model.mutable_graph());
   return success();
-}
-
-ShapeInferenceChild::~ShapeInferenceChild() {
-  // The import failed before it needed the types: stop the child.
-  if (fd >= 0)
-    close(fd);
-  if (pid > 0) {
-    kill(pid, SIGKILL);
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
 }
 
 //===----------------------------------------------------------------------===//

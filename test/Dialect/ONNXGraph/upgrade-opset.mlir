@@ -1,15 +1,16 @@
 // RUN: amp-opt %s --onnxg-upgrade-opset -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: amp-opt %s --onnxg-upgrade-opset=opset=18 -split-input-file 2>/dev/null | FileCheck %s --check-prefix=TO18
 
-// Opset 17 to 19: the reductions' axes become a Constant input (opset 18);
-// ReduceSum's already is one, and a reduction without axes keeps none.
-// CHECK-LABEL: module attributes {onnxg.opset_imports = {{\[}}["", 19], ["com.microsoft", 1]]}
+// Opset 17 to 19, with the IR version opset 19 needs (9; 8 for opset 18): the
+// reductions' axes become a Constant input (opset 18); ReduceSum's already is
+// one, and a reduction without axes keeps none.
+// CHECK-LABEL: module attributes {onnxg.ir_version = 9 : i64, onnxg.opset_imports = {{\[}}["", 19], ["com.microsoft", 1]]}
 // CHECK:         %[[AXES:.*]] = onnxg.node "Constant"() opset 19 attributes {value = dense<1> : tensor<1xi64>}
 // CHECK:         onnxg.node "ReduceMax"(%{{.*}}, %[[AXES]]) opset 19 attributes {keepdims = 0 : i64}
 // CHECK:         onnxg.node "ReduceMean"(%{{.*}}) opset 19 attributes {keepdims = 0 : i64} :
 // CHECK:         onnxg.node "ReduceSum"(%{{.*}}, %{{.*}}) opset 19 attributes {keepdims = 0 : i64}
 // CHECK:         onnxg.node "FusedMatMul"({{.*}}) domain "com.microsoft" opset 1
-// TO18-LABEL: module attributes {onnxg.opset_imports = {{\[}}["", 18], ["com.microsoft", 1]]}
+// TO18-LABEL: module attributes {onnxg.ir_version = 8 : i64, onnxg.opset_imports = {{\[}}["", 18], ["com.microsoft", 1]]}
 // TO18:         onnxg.node "ReduceMax"(%{{.*}}, %{{.*}}) opset 18
 // expected-remark @+1 {{upgraded the default ONNX domain to opset 19 (the model imported opset 17): 5 nodes, 1 reductions given their axes as an input}}
 module attributes {onnxg.opset_imports = [["", 17], ["com.microsoft", 1]]} {
@@ -29,7 +30,7 @@ func.func @reductions(%x: tensor<4x8xf32> loc("x"), %axes: tensor<1xi64> loc("ax
 // Opset 13 to 19: BatchNormalization's running-statistics outputs meant
 // training mode (opset 14 says so), RoiAlign keeps its old default
 // coordinate mode (opset 16).
-// CHECK-LABEL: module attributes {onnxg.opset_imports = {{\[}}["", 19]]}
+// CHECK-LABEL: module attributes {onnxg.ir_version = 9 : i64, onnxg.opset_imports = {{\[}}["", 19]]}
 // CHECK:         onnxg.node "BatchNormalization"({{.*}}) opset 19 attributes {epsilon = {{.*}}, training_mode = 1 : i64}
 // CHECK:         onnxg.node "BatchNormalization"({{.*}}) opset 19 :
 // CHECK:         onnxg.node "RoiAlign"({{.*}}) opset 19 attributes {coordinate_transformation_mode = "output_half_pixel"}

@@ -19,16 +19,27 @@
 
 namespace mlir::onnxg {
 
+struct ExportOptions {
+  /// Run onnx.checker's full check on the model before writing it
+  /// (docs/Reliability.md): an output the check rejects is written with a
+  /// warning, or refused when `input` passes the check.
+  bool check = true;
+  /// The serialized ONNX model the module was imported from; empty when it
+  /// came from MLIR.
+  llvm::StringRef input;
+};
+
 /// Serializes `module` as an ONNX model to `os`. Errors are emitted on the
 /// module's context; nothing is written after an error.
-LogicalResult exportOnnxModel(ModuleOp module, llvm::raw_ostream &os);
+LogicalResult exportOnnxModel(ModuleOp module, llvm::raw_ostream &os,
+                              const ExportOptions &options = {});
 
 /// Writes `module` to `path` through a temporary file renamed into place, so
-/// a failure leaves no partial file.
-/// Writes `module` to `path` through a temporary file, so that a failure
-/// leaves no partial output. Reports the time of each phase under `timing`.
+/// that a failure leaves no partial file. Reports the time of each phase
+/// under `timing`.
 LogicalResult exportOnnxFile(ModuleOp module, llvm::StringRef path,
-                             TimingScope &timing);
+                             TimingScope &timing,
+                             const ExportOptions &options = {});
 
 /// Registers `--export-onnx` for mlir-translate-style tools.
 void registerExportOnnxTranslation();

@@ -95,7 +95,20 @@ static void upgradeNode(NodeOp node, int64_t target, unsigned &axesMoved) {
   node.setOpset(target);
 }
 
-/// Sets the module's import of the default domain to `target`.
+/// The IR version that ONNX's versioning table pairs with `opset` of the
+/// default domain: the lowest a model importing it may declare.
+static int64_t getMinimumIRVersion(int64_t opset) {
+  static constexpr std::pair<int64_t, int64_t> kFirstOpsets[] = {
+      {23, 11}, {21, 10}, {19, 9}, {15, 8}, {12, 7},
+      {11, 6},  {10, 5},  {9, 4},  {1, 3}};
+  for (auto [firstOpset, irVersion] : kFirstOpsets)
+    if (opset >= firstOpset)
+      return irVersion;
+  return 3;
+}
+
+/// Sets the module's import of the default domain to `target`, and raises
+/// its IR version to the one `target` needs (FP8 types need IR version 9).
 static void setDefaultOpsetImport(ModuleOp module, int64_t target) {
   Builder builder(module.getContext());
   SmallVector<Attribute> imports;
@@ -116,6 +129,10 @@ static void setDefaultOpsetImport(ModuleOp module, int64_t target) {
     imports.push_back(builder.getArrayAttr(
         {builder.getStringAttr(""), builder.getI64IntegerAttr(target)}));
   module->setAttr("onnxg.opset_imports", builder.getArrayAttr(imports));
+  auto irVersion = module->getAttrOfType<IntegerAttr>("onnxg.ir_version");
+  int64_t needed = getMinimumIRVersion(target);
+  if (!irVersion || irVersion.getInt() < needed)
+    module->setAttr("onnxg.ir_version", builder.getI64IntegerAttr(needed));
 }
 
 namespace {
@@ -126,7 +143,7 @@ struct UpgradeOpsetPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (opset <= kOldestOpset || opset > kNewestOpset) {
-      module.emitError("onnxg-upgrade-opset: opset=")
+      emitError(module.getLoc(), "onnxg-upgrade-opset: opset=")
           << int64_t(opset) << " is out of range: this pass upgrades to opsets "
           << kOldestOpset + 1 << " to " << kNewestOpset;
       return signalPassFailure();
@@ -151,8 +168,8 @@ struct UpgradeOpsetPass
     unsigned axesMoved = 0;
     for (NodeOp node : nodes)
       upgradeNode(node, opset, axesMoved);
-    InFlightDiagnostic remark =
-        module.emitRemark("upgraded the default ONNX domain to opset ");
+    InFlightDiagnostic remark = emitRemark(
+        module.getLoc(), "upgraded the default ONNX domain to opset ");
     remark << int64_t(opset) << " (the model imported ";
     if (from)
       remark << "opset " << from;

@@ -49,8 +49,10 @@ def ONNXGraphUpgradeOpset : Pass<"onnxg-upgrade-opset", "ModuleOp"> {
   let summary = "Raise the model's default-domain ONNX opset";
   let description = [{
     Rewrites the nodes of the default ONNX domain for a newer opset and
-    records that opset in `onnxg.opset_imports`, so that the exporter may
-    write what only the newer opset has (FP8 types need opset 19). The
+    records that opset in `onnxg.opset_imports`, with the IR version ONNX's
+    versioning table pairs with it in `onnxg.ir_version` (8 for opset 18, 9
+    for opset 19), so that the exporter may write what only the newer opset
+    has (FP8 types need opset 19 and IR version 9). The
     nodes whose meaning changed between opset 13 and 19 are rewritten as
     ONNX's version converter does (its adapters for 13 to 16, ONNX 1.13's
     and 1.14's changelogs after):
