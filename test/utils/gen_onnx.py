@@ -354,6 +354,37 @@ def redefined_names(out):
                  [vi("y1", F, [2]), vi("y2", F, [2]), vi("y3", F, [2])])
 
 
+def nested_ifs(depth):
+    """An If whose then-branch is an If, `depth` levels deep; the innermost
+    body and every else-branch read the outer `x`."""
+    def identity(name):
+        return helper.make_graph([helper.make_node("Identity", ["x"], [name])],
+                                 name, [], [vi(name, F, [2])])
+    body = identity("y0")
+    for level in range(1, depth + 1):
+        name = "y" if level == depth else f"y{level}"
+        node = helper.make_node("If", ["c"], [name], name=f"if{level}",
+                                then_branch=body,
+                                else_branch=identity(f"e{level}"))
+        if level == depth:
+            break
+        body = helper.make_graph([node], f"g{level}", [], [vi(name, F, [2])])
+    return model([node], [vi("c", TensorProto.BOOL, []), vi("x", F, [2])],
+                 [vi("y", F, [2])])
+
+
+@case
+def nested_subgraphs(out):
+    """Subgraphs 30 levels deep: as deep as protobuf reads (docs/Reliability.md)."""
+    return nested_ifs(30)
+
+
+@case
+def bad_nesting_too_deep(out):
+    """Subgraphs 40 levels deep: deeper than protobuf's recursion limit."""
+    return nested_ifs(40)
+
+
 @case
 def bad_undefined_value(out):
     return model([helper.make_node("Add", ["x", "ghost"], ["y"], name="add1")],

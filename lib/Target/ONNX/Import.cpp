@@ -30,6 +30,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include "google/protobuf/io/coded_stream.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -1143,6 +1144,18 @@ Importer::importModel(onnx::ModelProto &model,
 // Entry points
 //===----------------------------------------------------------------------===//
 
+/// Whether `bytes`, which protobuf's default recursion limit refuses, is a
+/// model nested at most 1000 messages deep: a real model, too deep to read.
+/// (Deeper input is not parsed: its recursion could overflow the stack.)
+static bool isNestedTooDeeply(StringRef bytes) {
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()),
+      static_cast<int>(bytes.size()));
+  stream.SetRecursionLimit(1000);
+  onnx::ModelProto model;
+  return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+}
+
 OwningOpRef<ModuleOp>
 mlir::onnxg::importOnnxModel(StringRef bytes, StringRef fileName,
                              MLIRContext *context,
@@ -1167,12 +1180,26 @@ mlir::onnxg::importOnnxModel(StringRef bytes, StringRef fileName,
   google::protobuf::Arena arena;
   auto &model =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return emitError(fileLoc)
+               << "not an ONNX model: the file has " << bytes.size()
+               << " bytes, more than a protobuf can hold (2 GiB); models "
+                  "this large keep their tensors in external data files",
+           nullptr;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    if (isNestedTooDeeply(bytes))
+      return emitError(fileLoc)
+                 << "the model nests subgraphs deeper than protobuf reads ("
+                 << google::protobuf::io::CodedInputStream::
+                        GetDefaultRecursionLimit()
+                 << " nested messages, about 30 levels of If, Loop or Scan "
+                    "bodies)",
+             nullptr;
     return emitError(fileLoc)
                << "not an ONNX model: the protobuf cannot be parsed (the "
                   "file is truncated, corrupt or not ONNX)",
            nullptr;
+  }
 
   parseTiming.stop();
 
