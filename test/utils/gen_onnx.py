@@ -354,6 +354,23 @@ def redefined_names(out):
                  [vi("y1", F, [2]), vi("y2", F, [2]), vi("y3", F, [2])])
 
 
+@case
+def large_tensors(out):
+    """A 64x64 weight (16 KiB) and a Constant of 1024 floats (4 KiB), which
+    --onnx-external-data writes to the data file, and a small bias, which
+    stays inline."""
+    constant = helper.make_node(
+        "Constant", [], ["k"], name="k",
+        value=numpy_helper.from_array(rand(1024).reshape(16, 64), "k"))
+    return model([helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+                  constant,
+                  helper.make_node("Add", ["xw", "k"], ["xk"], name="add_k"),
+                  helper.make_node("Add", ["xk", "b"], ["y"], name="add_b")],
+                 [vi("x", F, [16, 64])], [vi("y", F, [16, 64])],
+                 inits=[numpy_helper.from_array(rand(64, 64), "w"),
+                        numpy_helper.from_array(rand(64), "b")])
+
+
 def nested_ifs(depth):
     """An If whose then-branch is an If, `depth` levels deep; the innermost
     body and every else-branch read the outer `x`."""

@@ -26,10 +26,21 @@ def type_str(t):
     return "untyped" if kind is None else kind
 
 
+def storage_str(t):
+    """Where an external tensor's bytes are: ' external FILE offset O length
+    L'; nothing for an inline one."""
+    if t.data_location != onnx.TensorProto.EXTERNAL:
+        return ""
+    entries = {e.key: e.value for e in t.external_data}
+    return (f" external {entries.get('location')} offset "
+            f"{entries.get('offset', 0)} length {entries.get('length')}")
+
+
 def attr_str(a):
     value = helper.get_attribute_value(a)
     if a.type == onnx.AttributeProto.TENSOR:
-        return f"{a.name}=tensor({onnx.TensorProto.DataType.Name(value.data_type)}{list(value.dims)})"
+        return (f"{a.name}=tensor({onnx.TensorProto.DataType.Name(value.data_type)}"
+                f"{list(value.dims)}{storage_str(value)})")
     if a.type == onnx.AttributeProto.GRAPH:
         return f"{a.name}=graph({value.name})"
     return f"{a.name}={value!r}"
@@ -41,7 +52,8 @@ def print_graph(g, indent):
         print(f"{pad}input {i.name}: {type_str(i.type)}")
     for t in g.initializer:
         print(f"{pad}initializer {t.name}: "
-              f"{onnx.TensorProto.DataType.Name(t.data_type)}{list(t.dims)}")
+              f"{onnx.TensorProto.DataType.Name(t.data_type)}{list(t.dims)}"
+              f"{storage_str(t)}")
     for n in g.node:
         dom = f"{n.domain}::" if n.domain else ""
         attrs = " ".join(attr_str(a) for a in n.attribute)

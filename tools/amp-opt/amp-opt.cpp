@@ -27,6 +27,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -36,6 +37,13 @@ static llvm::cl::opt<bool> skipOnnxCheck(
     "skip-onnx-check",
     llvm::cl::desc("Write an ONNX output without running onnx.checker's full "
                    "check on it first (docs/Reliability.md)"),
+    llvm::cl::init(false));
+
+static llvm::cl::opt<bool> onnxExternalData(
+    "onnx-external-data",
+    llvm::cl::desc("Write the ONNX output's tensors of 1 KiB or more to "
+                   "<output>.data (ONNX external data); done anyway for "
+                   "models over 2 GiB"),
     llvm::cl::init(false));
 
 /// Runs the configured pipeline on an ONNX input or towards an ONNX output.
@@ -91,8 +99,11 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
     TimingScope exportTiming = timingScope.nest("export ONNX");
     onnxg::ExportOptions options;
     options.check = !skipOnnxCheck;
-    if (importOnnx)
+    options.externalData = onnxExternalData;
+    if (importOnnx) {
       options.input = bytes;
+      options.inputDir = llvm::sys::path::parent_path(inputName);
+    }
     return onnxg::exportOnnxFile(*module, outputFile, exportTiming, options);
   }
 

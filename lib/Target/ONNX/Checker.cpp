@@ -16,6 +16,9 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <unistd.h>
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -73,14 +76,28 @@ static std::string checkModel(onnx::ModelProto &model) {
   return std::string(1, kPasses);
 }
 
+/// Makes `dir` the child's working folder, where the checker looks for
+/// external data ("" is the current one).
+static void enterFolder(llvm::StringRef dir) {
+  if (!dir.empty())
+    (void)chdir(dir.str().c_str());
+}
+
 LogicalResult OutputCheck::start(onnx::ModelProto &output,
-                                 llvm::StringRef input) {
+                                 llvm::StringRef outputDir,
+                                 llvm::StringRef input,
+                                 llvm::StringRef inputDir) {
   // The child works on its copy-on-write image of `output`, and answers the
   // output's verdict, then the input's after a NUL when the output fails.
+  llvm::SmallString<256> here;
+  (void)llvm::sys::fs::current_path(here);
   return child.start([&](std::string &answer) {
+    enterFolder(outputDir);
     answer = checkModel(output);
     if (answer.front() != kFails || input.empty())
       return 0;
+    enterFolder(here);
+    enterFolder(inputDir);
     onnx::ModelProto model;
     answer += '\0';
     if (model.ParseFromArray(input.data(), static_cast<int>(input.size())))

@@ -24,9 +24,11 @@ namespace mlir::onnxg {
 /// serializes the model.
 class OutputCheck {
 public:
-  /// Starts checking `output`; `input` is the serialized ONNX model the
-  /// output came from, empty when it came from MLIR.
-  LogicalResult start(onnx::ModelProto &output, llvm::StringRef input);
+  /// Starts checking `output`, whose external data (if any) lies in
+  /// `outputDir`; `input` is the serialized ONNX model the output came from
+  /// (empty when it came from MLIR), with its external data in `inputDir`.
+  LogicalResult start(onnx::ModelProto &output, llvm::StringRef outputDir,
+                      llvm::StringRef input, llvm::StringRef inputDir);
   /// The verdict. Fails, after an error at `loc`, when the output fails the
   /// check and the input passes it: amp-opt broke the model, and must not
   /// write it. Otherwise succeeds: with a warning when the output fails and

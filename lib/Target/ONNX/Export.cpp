@@ -22,6 +22,8 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace mlir::onnxg;
@@ -592,11 +594,79 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
+/// The most bytes a protobuf holds.
+static constexpr size_t kMaxProtobufBytes = std::numeric_limits<int>::max();
+/// Tensors this large or larger go to the external data file.
+static constexpr size_t kExternalDataThreshold = 1024;
+/// Offsets in the external data file are multiples of this.
+static constexpr uint64_t kExternalDataAlignment = 64;
+
+/// Appends to `tensors` every tensor of `graph` and its subgraphs: the
+/// initializers and the attributes' (Constant values).
+static void collectTensors(onnx::GraphProto &graph,
+                           SmallVectorImpl<onnx::TensorProto *> &tensors) {
+  for (onnx::TensorProto &tensor : *graph.mutable_initializer())
+    tensors.push_back(&tensor);
+  for (onnx::NodeProto &node : *graph.mutable_node())
+    for (onnx::AttributeProto &attribute : *node.mutable_attribute()) {
+      if (attribute.has_t())
+        tensors.push_back(attribute.mutable_t());
+      for (onnx::TensorProto &tensor : *attribute.mutable_tensors())
+        tensors.push_back(&tensor);
+      if (attribute.has_g())
+        collectTensors(*attribute.mutable_g(), tensors);
+      for (onnx::GraphProto &body : *attribute.mutable_graphs())
+        collectTensors(body, tensors);
+    }
+}
+
+/// Moves the bytes of every tensor of `model` of kExternalDataThreshold
+/// bytes or more to the file `dataPath`, which the tensors then name by its
+/// file name (ONNX external data: location, offset, length).
+static LogicalResult writeExternalData(onnx::ModelProto &model,
+                                       StringRef dataPath, Location loc) {
+  SmallVector<onnx::TensorProto *> tensors;
+  collectTensors(*model.mutable_graph(), tensors);
+  llvm::erase_if(tensors, [](onnx::TensorProto *tensor) {
+    return tensor->raw_data().size() < kExternalDataThreshold;
+  });
+  std::string location = llvm::sys::path::filename(dataPath).str();
+  llvm::Error error =
+      llvm::writeToOutput(dataPath, [&](llvm::raw_ostream &os) -> llvm::Error {
+        uint64_t offset = 0;
+        for (onnx::TensorProto *tensor : tensors) {
+          uint64_t aligned = llvm::alignTo(offset, kExternalDataAlignment);
+          os.write_zeros(aligned - offset);
+          const std::string &bytes = tensor->raw_data();
+          os.write(bytes.data(), bytes.size());
+          offset = aligned + bytes.size();
+          auto addEntry = [&](StringRef key, std::string value) {
+            onnx::StringStringEntryProto &entry = *tensor->add_external_data();
+            entry.set_key(key.str());
+            entry.set_value(std::move(value));
+          };
+          addEntry("location", location);
+          addEntry("offset", std::to_string(aligned));
+          addEntry("length", std::to_string(bytes.size()));
+          tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+          tensor->clear_raw_data();
+        }
+        return llvm::Error::success();
+      });
+  if (error)
+    return emitError(loc, "cannot write '")
+           << dataPath << "': " << llvm::toString(std::move(error));
+  return success();
+}
+
 /// The serialized model, or failure after emitting an error: the exporter's,
-/// or the check's (checkOnnxOutput) when `options` asks for it.
-static FailureOr<std::string> serializeModel(ModuleOp module,
-                                             TimingScope &timing,
-                                             const ExportOptions &options) {
+/// or the check's (OutputCheck) when `options` asks for it. With a `path`,
+/// the model's large tensors may go to `<path>.data` (ExportOptions), which
+/// is then written (and named in `dataPathOut`).
+static FailureOr<std::string>
+serializeModel(ModuleOp module, TimingScope &timing,
+               const ExportOptions &options, StringRef path = "",
+               std::string *dataPathOut = nullptr) {
   google::protobuf::Arena arena;
   auto &model =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
@@ -604,16 +674,38 @@ static FailureOr<std::string> serializeModel(ModuleOp module,
   if (failed(Exporter(module).exportModel(model)))
     return failure();
   buildTiming.stop();
-  // The check runs in a child while this process serializes.
-  OutputCheck check;
-  bool checking = options.check && succeeded(check.start(model, options.input));
-  TimingScope serializeTiming = timing.nest("serialize protobuf");
   size_t size = model.ByteSizeLong();
-  if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
+  std::string dataPath;
+  if (!path.empty() && (options.externalData || size > kMaxProtobufBytes)) {
+    TimingScope dataTiming = timing.nest("write external data");
+    dataPath = (path + ".data").str();
+    if (!options.externalData)
+      emitRemark(module.getLoc(), "the model takes ")
+          << size
+          << " bytes, more than a protobuf can hold (2 GiB): its tensors of "
+          << kExternalDataThreshold << " bytes or more go to '" << dataPath
+          << "'";
+    if (failed(writeExternalData(model, dataPath, module.getLoc())))
+      return failure();
+    size = model.ByteSizeLong();
+  }
+  // A failure from here on leaves no data file behind.
+  llvm::scope_exit removeData([&] {
+    if (!dataPath.empty())
+      llvm::sys::fs::remove(dataPath);
+  });
+  if (size > kMaxProtobufBytes)
     return emitError(module.getLoc(), "the model takes ")
            << size
-           << " bytes, more than a protobuf can hold (2 GiB); external data "
-              "export is not supported yet";
+           << " bytes, more than a protobuf can hold (2 GiB); write it to a "
+              ".onnx file, whose tensors then go to an external data file";
+  // The check runs in a child while this process serializes.
+  OutputCheck check;
+  bool checking =
+      options.check &&
+      succeeded(check.start(model, llvm::sys::path::parent_path(path),
+                            options.input, options.inputDir));
+  TimingScope serializeTiming = timing.nest("serialize protobuf");
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     return emitError(module.getLoc(), "cannot serialize the ONNX model");
@@ -627,6 +719,9 @@ static FailureOr<std::string> serializeModel(ModuleOp module,
     else if (failed(check.finish(module.getLoc())))
       return failure();
   }
+  removeData.release();
+  if (dataPathOut)
+    *dataPathOut = dataPath;
   return bytes;
 }
 
@@ -644,7 +739,9 @@ LogicalResult mlir::onnxg::exportOnnxModel(ModuleOp module,
 LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path,
                                           TimingScope &timing,
                                           const ExportOptions &options) {
-  FailureOr<std::string> bytes = serializeModel(module, timing, options);
+  std::string dataPath;
+  FailureOr<std::string> bytes =
+      serializeModel(module, timing, options, path, &dataPath);
   if (failed(bytes))
     return failure();
   TimingScope writeTiming = timing.nest("write file");
@@ -653,9 +750,12 @@ LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path,
         os.write(bytes->data(), bytes->size());
         return llvm::Error::success();
       });
-  if (error)
+  if (error) {
+    if (!dataPath.empty())
+      llvm::sys::fs::remove(dataPath);
     return emitError(module.getLoc(), "cannot write '")
            << path << "': " << llvm::toString(std::move(error));
+  }
   return success();
 }
 

@@ -27,6 +27,12 @@ struct ExportOptions {
   /// The serialized ONNX model the module was imported from; empty when it
   /// came from MLIR.
   llvm::StringRef input;
+  /// The folder `input` came from, where its external data lies.
+  llvm::StringRef inputDir;
+  /// exportOnnxFile: write every tensor of 1 KiB or more to `<path>.data`
+  /// (ONNX external data). Without it, that happens only when the model
+  /// would not fit in a protobuf (2 GiB).
+  bool externalData = false;
 };
 
 /// Serializes `module` as an ONNX model to `os`. Errors are emitted on the
