@@ -28,22 +28,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from roundtrip import make_graph, record
+from roundtrip import make_graph, record, run
 
 PIPELINE = "--amp-pipeline=precision=fp16 op-class=MatMul:always"
-
-
-def run(command):
-    """Wall seconds and peak RSS in MiB of `command`; exits on failure."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    if status != 0:
-        sys.exit(f"failed: {' '.join(command)}:\n"
-                 f"{proc.stderr.read().decode()[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024
 
 
 def attribute_model(mib, path):

@@ -15,10 +15,12 @@
 #include "ModelMutator.h"
 
 #include "amp/InitAll.h"
+#include "amp/Target/ONNX/Export.h"
 #include "amp/Target/ONNX/Import.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace amp::fuzz {
 
@@ -52,6 +54,16 @@ importModel(const uint8_t *data, size_t size, mlir::MLIRContext &context) {
   return mlir::onnxg::importOnnxModel(
       llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz.onnx",
       &context, options);
+}
+
+/// Exports `module` to ONNX in memory, without the output check (which
+/// forks: the targets cannot afford it per input).
+inline void exportModel(mlir::ModuleOp module) {
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  mlir::onnxg::ExportOptions options;
+  options.check = false;
+  (void)mlir::onnxg::exportOnnxModel(module, os, options);
 }
 
 } // namespace amp::fuzz

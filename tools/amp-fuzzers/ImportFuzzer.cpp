@@ -13,10 +13,6 @@
 
 #include "FuzzTargets.h"
 
-#include "amp/Target/ONNX/Export.h"
-
-#include "llvm/Support/raw_ostream.h"
-
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
                                           size_t maxSize, unsigned seed) {
   return amp::fuzz::mutateModel(data, size, maxSize, seed);
@@ -26,13 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   amp::fuzz::QuietContext context(amp::fuzz::getGraphRegistry());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       amp::fuzz::importModel(data, size, context);
-  if (module) {
-    std::string bytes;
-    llvm::raw_string_ostream os(bytes);
-    // The checker forks: the targets cannot afford it per input.
-    mlir::onnxg::ExportOptions options;
-    options.check = false;
-    (void)mlir::onnxg::exportOnnxModel(*module, os, options);
-  }
+  if (module)
+    amp::fuzz::exportModel(*module);
   return 0;
 }

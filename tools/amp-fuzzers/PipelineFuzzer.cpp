@@ -13,12 +13,9 @@
 
 #include "FuzzTargets.h"
 
-#include "amp/Target/ONNX/Export.h"
-
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/Hashing.h"
-#include "llvm/Support/raw_ostream.h"
 
 /// The pipelines a mutant meets, one per input.
 static constexpr const char *kPipelines[] = {
@@ -57,11 +54,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     __builtin_trap();
   if (failed(pm.run(*module)))
     return 0;
-  std::string bytes;
-  llvm::raw_string_ostream os(bytes);
-  // The checker forks: the targets cannot afford it per input.
-  mlir::onnxg::ExportOptions options;
-  options.check = false;
-  (void)mlir::onnxg::exportOnnxModel(*module, os, options);
+  amp::fuzz::exportModel(*module);
   return 0;
 }
