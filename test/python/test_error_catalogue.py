@@ -32,6 +32,10 @@ CATALOGUED = [
     "lib/Dialect/AMP/Transforms/MaterializeCasts.cpp",
     "lib/Dialect/AMP/Transforms/Report.cpp",
     "lib/Dialect/ONNXGraph/Transforms/UpgradeOpset.cpp",
+    "lib/Dialect/AMP/Transforms/Policy.cpp",
+    "lib/Dialect/AMP/Transforms/FP8.cpp",
+    "lib/Dialect/AMP/Transforms/Recompute.cpp",
+    "lib/Dialect/ONNXGraph/Transforms/ExpandGradients.cpp",
 ]
 
 # The calls that report an error or a warning: MLIR's emitters, the
