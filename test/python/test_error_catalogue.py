@@ -36,6 +36,9 @@ CATALOGUED = [
     "lib/Dialect/AMP/Transforms/FP8.cpp",
     "lib/Dialect/AMP/Transforms/Recompute.cpp",
     "lib/Dialect/ONNXGraph/Transforms/ExpandGradients.cpp",
+    "lib/Dialect/AMP/IR/AMPOps.cpp",
+    "lib/Dialect/ONNXGraph/IR/ONNXGraphOps.cpp",
+    "lib/Dialect/ONNXGraph/IR/OnnxSchema.cpp",
 ]
 
 # The calls that report an error or a warning: MLIR's emitters, the
@@ -45,9 +48,10 @@ CALL = re.compile(r"\b(emitError|emitOpError|emitWarning|createStringError|"
                   r"fail|error)\s*\(|errs\(\)\s*<<")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 CHAR = re.compile(r"'(?:\\.|[^\\'])'")
-# Lines that declare or define a reporting helper rather than call it.
-DEFINITION = re.compile(r"\s*(InFlightDiagnostic|\[\[noreturn\]\]|void|static"
-                        r"|auto \w+ =)")
+# What precedes the name where a reporting helper is declared or defined
+# rather than called: a return type, maybe a class or namespace.
+DEFINITION = re.compile(r"\s*(InFlightDiagnostic|(\[\[noreturn\]\]\s*)?void|"
+                        r"static\s+\S+)\s+(\w+::)*$")
 
 
 def _statement(text, start):
