@@ -39,6 +39,13 @@ CATALOGUED = [
     "lib/Dialect/AMP/IR/AMPOps.cpp",
     "lib/Dialect/ONNXGraph/IR/ONNXGraphOps.cpp",
     "lib/Dialect/ONNXGraph/IR/OnnxSchema.cpp",
+    "lib/Conversion/LinalgToGPU/HostDataToKernels.cpp",
+    "lib/Conversion/LinalgToGPU/LinalgToGridLoops.cpp",
+    "lib/Conversion/LinalgToGPU/MergeGPUObjects.cpp",
+    "lib/Conversion/LinalgToGPU/PlanBuffers.cpp",
+    "lib/Runtime/CPU/Contract.cpp",
+    "lib/Runtime/CPU/Convolution.cpp",
+    "lib/Runtime/CUDA/CUDARuntime.cpp",
 ]
 
 # The calls that report an error or a warning: MLIR's emitters, the
