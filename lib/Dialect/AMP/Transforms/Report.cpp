@@ -303,7 +303,8 @@ void ReportPass::runOnOperation() {
                             {"b", record.getAs<StringAttr>("b").getValue()}}}};
         if (auto region = op.getAttrOfType<StringAttr>(kRegionAttrName))
           entry["region"] = region.getValue();
-        decisions.push_back(std::move(entry));
+        if (!file.empty())
+          decisions.push_back(std::move(entry));
         continue;
       }
       auto decision = op.getAttrOfType<TypeAttr>(kPrecisionAttrName);
@@ -366,7 +367,9 @@ void ReportPass::runOnOperation() {
         }
         entry["guessed_dims"] = std::move(names);
       }
-      decisions.push_back(std::move(entry));
+      // The decisions go only to the file: a large step's take gigabytes.
+      if (!file.empty())
+        decisions.push_back(std::move(entry));
     }
     // The memory planner's view of the converted step: the function with
     // the highest peak.
@@ -493,7 +496,7 @@ void ReportPass::runOnOperation() {
       });
   if (error) {
     emitError(module.getLoc()) << "amp-report: cannot write '" << file
-                       << "': " << llvm::toString(std::move(error));
+                               << "': " << llvm::toString(std::move(error));
     return signalPassFailure();
   }
 }
