@@ -379,8 +379,16 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
     states[&op] = state;
     ops.push_back(&op);
   }
+  // Producers and users outside this block (the enclosing graph's) have no
+  // state here and read as a default one. Lookups must not insert: a rehash
+  // would move the state a loop below is writing.
+  const DecisionState outside{};
+  auto stateOf = [&](Operation *op) -> const DecisionState & {
+    auto it = states.find(op);
+    return it == states.end() ? outside : it->second;
+  };
   auto isPropagating = [&](Operation *op) {
-    PrecisionClass c = states[op].precisionClass;
+    PrecisionClass c = stateOf(op).precisionClass;
     return c == PrecisionClass::Infer || c == PrecisionClass::Follow;
   };
   // The barrier: amp.unscale and everything after it stays FP32, also in
@@ -429,14 +437,14 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
     if (isPropagating(op)) {
       SmallVector<Operation *> producers = getDataProducers(op, body);
       for (Operation *producer : producers) {
-        const DecisionState &from = states[producer];
+        const DecisionState &from = stateOf(producer);
         if (from.precisionClass == PrecisionClass::KeepFP32 ||
             (from.denied && isPropagating(producer)))
           state.denied = true;
       }
       if (!state.denied && !state.outOfRange && !barrier.contains(op) &&
           llvm::any_of(producers, [&](Operation *producer) {
-            return states[producer].low || afterLow.contains(producer);
+            return stateOf(producer).low || afterLow.contains(producer);
           }))
         afterLow.insert(op);
       continue;
@@ -463,7 +471,7 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
     if (!isPropagating(op))
       continue;
     for (Operation *user : getDataUsers(op, body))
-      if (states[user].low || beforeLow.contains(user))
+      if (stateOf(user).low || beforeLow.contains(user))
         beforeLow.insert(op);
   }
 
@@ -761,12 +769,13 @@ void AssignPrecisionPass::runOnOperation() {
   FloatType low = parseLowPrecision(&getContext(), precision);
   if (!low) {
     emitError(module.getLoc()) << "amp-assign-precision: unknown precision '"
-                       << precision << "'; expected fp16 or bf16";
+                               << precision << "'; expected fp16 or bf16";
     return signalPassFailure();
   }
   if (assignMode != "optimal" && assignMode != "propagate") {
-    emitError(module.getLoc()) << "amp-assign-precision: unknown assign '" << assignMode
-                       << "'; expected optimal or propagate";
+    emitError(module.getLoc())
+        << "amp-assign-precision: unknown assign '" << assignMode
+        << "'; expected optimal or propagate";
     return signalPassFailure();
   }
   bool optimal = assignMode == "optimal";
@@ -774,20 +783,21 @@ void AssignPrecisionPass::runOnOperation() {
       rule.empty() ? (low.isF16() ? "between" : "downstream") : rule.getValue();
   if (infer != "between" && infer != "downstream") {
     emitError(module.getLoc()) << "amp-assign-precision: unknown rule '" << rule
-                       << "'; expected between or downstream";
+                               << "'; expected between or downstream";
     return signalPassFailure();
   }
   if (optimal && !rule.empty())
-    emitWarning(module.getLoc()) << "amp-assign-precision: rule=" << rule
-                         << " applies to assign=propagate; assign=optimal "
-                            "decides infer and follow ops by their cost";
+    emitWarning(module.getLoc())
+        << "amp-assign-precision: rule=" << rule
+        << " applies to assign=propagate; assign=optimal "
+           "decides infer and follow ops by their cost";
   std::optional<CostModel> model = CostModel::create(
       device, defaultDimSize, dimSizes, module, "amp-assign-precision");
   if (!model)
     return signalPassFailure();
   if (!model->supports(low)) {
-    emitError(module.getLoc()) << "amp-assign-precision: device " << device
-                       << " has no " << precision;
+    emitError(module.getLoc())
+        << "amp-assign-precision: device " << device << " has no " << precision;
     return signalPassFailure();
   }
   std::optional<CostModel> scaledModel =
