@@ -662,7 +662,8 @@ static LogicalResult writeExternalData(onnx::ModelProto &model,
 /// The serialized model, or failure after emitting an error: the exporter's,
 /// or the check's (OutputCheck) when `options` asks for it. With a `path`,
 /// the model's large tensors may go to `<path>.data` (ExportOptions), which
-/// is then written (and named in `dataPathOut`).
+/// is then written and named in `dataPathOut`, for the caller to remove if
+/// the export fails after all.
 static FailureOr<std::string>
 serializeModel(ModuleOp module, TimingScope &timing,
                const ExportOptions &options, StringRef path = "",
@@ -675,10 +676,9 @@ serializeModel(ModuleOp module, TimingScope &timing,
     return failure();
   buildTiming.stop();
   size_t size = model.ByteSizeLong();
-  std::string dataPath;
   if (!path.empty() && (options.externalData || size > kMaxProtobufBytes)) {
     TimingScope dataTiming = timing.nest("write external data");
-    dataPath = (path + ".data").str();
+    std::string dataPath = (path + ".data").str();
     if (!options.externalData)
       emitRemark(module.getLoc(), "the model takes ")
           << size
@@ -687,13 +687,9 @@ serializeModel(ModuleOp module, TimingScope &timing,
           << "'";
     if (failed(writeExternalData(model, dataPath, module.getLoc())))
       return failure();
+    *dataPathOut = dataPath;
     size = model.ByteSizeLong();
   }
-  // A failure from here on leaves no data file behind.
-  llvm::scope_exit removeData([&] {
-    if (!dataPath.empty())
-      llvm::sys::fs::remove(dataPath);
-  });
   if (size > kMaxProtobufBytes)
     return emitError(module.getLoc(), "the model takes ")
            << size
@@ -719,9 +715,6 @@ serializeModel(ModuleOp module, TimingScope &timing,
     else if (failed(check.finish(module.getLoc())))
       return failure();
   }
-  removeData.release();
-  if (dataPathOut)
-    *dataPathOut = dataPath;
   return bytes;
 }
 
@@ -739,7 +732,12 @@ LogicalResult mlir::onnxg::exportOnnxModel(ModuleOp module,
 LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path,
                                           TimingScope &timing,
                                           const ExportOptions &options) {
+  // A failure after the data file is written leaves no data file behind.
   std::string dataPath;
+  llvm::scope_exit removeData([&] {
+    if (!dataPath.empty())
+      llvm::sys::fs::remove(dataPath);
+  });
   FailureOr<std::string> bytes =
       serializeModel(module, timing, options, path, &dataPath);
   if (failed(bytes))
@@ -750,12 +748,10 @@ LogicalResult mlir::onnxg::exportOnnxFile(ModuleOp module, StringRef path,
         os.write(bytes->data(), bytes->size());
         return llvm::Error::success();
       });
-  if (error) {
-    if (!dataPath.empty())
-      llvm::sys::fs::remove(dataPath);
+  if (error)
     return emitError(module.getLoc(), "cannot write '")
            << path << "': " << llvm::toString(std::move(error));
-  }
+  removeData.release();
   return success();
 }
 
