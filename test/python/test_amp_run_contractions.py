@@ -217,6 +217,14 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
             # in AMP the addition also rounds, and stays a kernel).
             if precision == "fp32" and name != "cnn":
                 assert "call @amp_gemm_bias_f32_f32_f32" in text
+            # And the MLP's ReLU after each hidden Linear too (RELU_BIAS:
+            # bias=1 activation=1, the record's last two fields).
+            if precision == "fp32" and name == "mlp":
+                fields = [[int(v) for v in record.split(",")]
+                          for record in re.findall(
+                              r"@amp_gemm_record\w*\(dense<\[([^\]]*)\]>",
+                              text)]
+                assert sum(f[-2:] == [1, 1] for f in fields) == 2
             # A Linear's bias gradient is its weight gradient's epilogue
             # (in FP32; in AMP the sum reads dY before its rounding).
             if precision == "fp32":

@@ -227,7 +227,9 @@ def ContractionsToGemmRecords
     (nothing else reading D, nothing touching that buffer in between)
     becomes the record's bias epilogue (cuBLASLt's `EPILOGUE_BIAS`): a call
     to `amp_gemm_bias_<A>_<B>_<D>(record, A, B, out, bias)` that writes the
-    addition's output. An overwritten f16 or bf16 GEMM whose f32 result
+    addition's output. A ReLU (`arith.maximumf` with +0.0) after the
+    addition, or alone, in such a generic (or one that works in place on
+    D) becomes the record's activation (`RELU_BIAS`, `RELU`). An overwritten f16 or bf16 GEMM whose f32 result
     the next op to touch it, a `linalg.generic`, uses only in truncations
     to the inputs' type, nothing reading it after, writes the rounded
     result instead (cuBLASLt's output type; include/amp/Conversion/

@@ -10,7 +10,8 @@
 // cuBLASLt's (docs/Lowering.md, "GEMM records"): a column-major
 //   D[m x n] += op(A)[m x k] * op(B)[k x n]
 // (D = ... with the overwrite flag: beta 0) for each of `batch` batches, with
-// op() a transpose or not, leading dimensions and batch strides in elements.
+// op() a transpose or not, leading dimensions and batch strides in elements,
+// then an epilogue: a bias or bias gradient, and an activation.
 // The CPU runtime executes a record with OpenBLAS's column-major GEMM, which
 // reads the same fields the same way, so a wrong layout shows on the CPU.
 //
@@ -61,9 +62,10 @@ enum GemmRecordField : unsigned {
   kGemmTypeA, ///< a GemmDataType
   kGemmTypeB,
   kGemmTypeD,
-  kGemmSwapped,   ///< 1: A is the contraction's second operand (D = C^T)
-  kGemmOverwrite, ///< 1: D = op(A) op(B) (beta 0: D's zeros not read)
-  kGemmBias,      ///< a GemmBiasEpilogue
+  kGemmSwapped,    ///< 1: A is the contraction's second operand (D = C^T)
+  kGemmOverwrite,  ///< 1: D = op(A) op(B) (beta 0: D's zeros not read)
+  kGemmBias,       ///< a GemmBiasEpilogue
+  kGemmActivation, ///< a GemmActivation, after the bias
   kGemmRecordFields
 };
 
@@ -76,6 +78,14 @@ enum GemmBiasEpilogue : int64_t {
   kGemmBiasGradA,
   /// bias[j] = the sum of op(B)'s column j over k (BGRADB).
   kGemmBiasGradB
+};
+
+/// A record's activation (its kGemmActivation field), as cuBLASLt's
+/// epilogue applies it to D's elements after the bias.
+enum GemmActivation : int64_t {
+  kGemmNoActivation,
+  /// max(x, 0) (RELU, or RELU_BIAS with a bias).
+  kGemmReLU
 };
 
 /// Element types of a record's operands.
@@ -115,6 +125,15 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
   if ((bias == kGemmBiasGradA || bias == kGemmBiasGradB) &&
       record[kGemmBatch] != 1)
     return "a GEMM record with a bias gradient has one batch";
+  int64_t activation = record[kGemmActivation];
+  if (activation != kGemmNoActivation && activation != kGemmReLU)
+    return "a GEMM record's activation must be 0 or 1";
+  // cuBLASLt's RELU and RELU_BIAS: applied to the whole of D (beta 0), with
+  // no bias gradient.
+  if (activation && !record[kGemmOverwrite])
+    return "a GEMM record with an activation overwrites D";
+  if (activation && (bias == kGemmBiasGradA || bias == kGemmBiasGradB))
+    return "a GEMM record has an activation or a bias gradient, not both";
   // cuBLASLt's layout rule: a leading dimension spans its stored rows.
   if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
     return "a GEMM record's leading dimension is below its matrix's rows";
@@ -129,8 +148,8 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "an FP8 GEMM record's leading dimensions are not multiples of 16";
   if (fp8A && typeD != kGemmF32)
     return "an FP8 GEMM record's result is not f32";
-  if (fp8A && bias)
-    return "an FP8 GEMM record has no bias epilogue";
+  if (fp8A && (bias || activation))
+    return "an FP8 GEMM record has no bias or activation epilogue";
   if (fp8A && typeA == kGemmF8E5M2 && typeB == kGemmF8E5M2)
     return "an FP8 GEMM record multiplies two E5M2 operands";
   // An f16 or bf16 D: cuBLASLt rounds the f32 accumulator to the inputs'

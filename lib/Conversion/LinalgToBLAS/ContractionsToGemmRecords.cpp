@@ -14,7 +14,8 @@
 // record on the FP8 buffers, with their dequantization factors. An f16 or
 // bf16 GEMM whose f32 result the next kernel only rounds to the inputs'
 // type writes it rounded (cuBLASLt's output type), and the next kernel
-// reads it without the truncation.
+// reads it without the truncation. A bias addition, a ReLU or both right
+// after a GEMM become its epilogue, and so does a bias gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -331,65 +333,117 @@ static void moveDefinitionBefore(Value buffer, Operation *op) {
 }
 
 namespace {
-/// A bias addition that reads a GEMM's result: `out = D + bias[i]`.
-struct BiasEpilogue {
+/// The elementwise epilogue of a GEMM that reads its result:
+/// `out = D + bias[i]`, `out = max(D + bias[i], 0)` or `out = max(D, 0)`.
+struct Epilogue {
   linalg::GenericOp generic;
-  Value bias, out;
+  /// Null without a bias.
+  Value bias;
+  Value out;
+  GemmActivation activation;
 };
 } // namespace
 
-/// The generic that adds a bias along the rows of `op`'s column-major
-/// result D (record `record`, D overwritten) right after it, when the GEMM
-/// can write its output instead (cuBLASLt's BIAS epilogue): D packed and
-/// read by nothing else, the output of D's shape, untouched in between and
-/// none of the GEMM's inputs.
-static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
-                                                     const GemmRecord &record) {
+/// What the body of the elementwise `generic` computes from its inputs
+/// `d` and `bias` (null: no bias input), as an epilogue: a bias addition,
+/// then a ReLU or not. Nullopt for anything else (another op, a value used
+/// twice).
+static std::optional<GemmActivation>
+matchEpilogueBody(linalg::GenericOp generic, Value d, Value bias) {
+  Block *body = generic.getBody();
+  size_t computations =
+      llvm::count_if(body->without_terminator(),
+                     [](auto &op) { return !isa<arith::ConstantOp>(op); });
+  Value result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  Value preActivation = result;
+  GemmActivation activation = kGemmNoActivation;
+  // max(x, +0.0), either order: arith.maximumf, as Relu lowers.
+  if (auto max = result.getDefiningOp<arith::MaximumFOp>()) {
+    if (matchPattern(max.getRhs(), m_PosZeroFloat()))
+      preActivation = max.getLhs();
+    else if (matchPattern(max.getLhs(), m_PosZeroFloat()))
+      preActivation = max.getRhs();
+    else
+      return std::nullopt;
+    if (!preActivation.hasOneUse())
+      return std::nullopt;
+    activation = kGemmReLU;
+  }
+  if (!bias)
+    return activation && preActivation == d && computations == 1
+               ? std::optional(activation)
+               : std::nullopt;
+  auto sum = preActivation.getDefiningOp<arith::AddFOp>();
+  if (!sum || !llvm::is_contained(sum->getOperands(), d) ||
+      !llvm::is_contained(sum->getOperands(), bias) ||
+      computations != (activation ? 2u : 1u))
+    return std::nullopt;
+  return activation;
+}
+
+/// The generic right after `op` (record `record`, D overwritten) that adds
+/// a bias along the rows of its column-major result D, applies a ReLU, or
+/// both, when the GEMM can write its output instead (cuBLASLt's BIAS,
+/// RELU and RELU_BIAS epilogues): D packed, the output of D's shape, and
+/// either D itself (in place) or a buffer untouched in between and none of
+/// the GEMM's inputs, D then a new buffer read by nothing else.
+static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
+                                             const GemmRecord &record) {
   Value d = op.getDpsInits().front();
   auto dType = cast<MemRefType>(d.getType());
   if (!record[kGemmOverwrite] || record[kGemmBatch] != 1 ||
       record[kGemmLdD] != record[kGemmM] ||
-      !memref::isStaticShapeAndContiguousRowMajor(dType) ||
-      !d.getDefiningOp<memref::AllocOp>())
+      !memref::isStaticShapeAndContiguousRowMajor(dType))
     return std::nullopt;
   auto generic =
       dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
   if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumDpsInputs() < 1 || generic.getNumDpsInputs() > 2 ||
+      generic.getNumDpsInits() != 1 ||
       generic.getNumParallelLoops() != generic.getNumLoops())
     return std::nullopt;
-  // out = view(D) + bias: identity maps but the bias's, one loop of it.
+  // out = f(view(D), bias): identity maps but the bias's, one loop of it.
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  unsigned numInputs = generic.getNumDpsInputs();
   unsigned dSide = amp::stripReshapes(generic.getDpsInputs()[0]) == d ? 0 : 1;
   Value view = generic.getDpsInputs()[dSide];
-  Value bias = generic.getDpsInputs()[1 - dSide];
+  Value bias = numInputs == 2 ? generic.getDpsInputs()[1 - dSide] : Value();
   Value out = generic.getDpsInits().front();
   auto viewType = cast<MemRefType>(view.getType());
-  auto biasType = dyn_cast<MemRefType>(bias.getType());
   auto outType = dyn_cast<MemRefType>(out.getType());
   int64_t rank = viewType.getRank();
   if (amp::stripReshapes(view) != d || !maps[dSide].isIdentity() ||
-      !maps[2].isIdentity() || !biasType || biasType.getRank() != 1 ||
-      !biasType.getLayout().isIdentity() || !outType ||
+      !maps[numInputs].isIdentity() || !outType ||
       outType.getShape() != viewType.getShape() ||
       !outType.getLayout().isIdentity() ||
       outType.getElementType() != dType.getElementType() ||
-      maps[1 - dSide] !=
-          AffineMap::get(rank, 0,
-                         getAffineDimExpr(rank - 1, op.getContext())) ||
       viewType.getShape().back() != record[kGemmM])
     return std::nullopt;
-  // The body: one addition of the two inputs.
+  if (bias) {
+    auto biasType = dyn_cast<MemRefType>(bias.getType());
+    if (!biasType || biasType.getRank() != 1 ||
+        !biasType.getLayout().isIdentity() ||
+        maps[1 - dSide] !=
+            AffineMap::get(rank, 0,
+                           getAffineDimExpr(rank - 1, op.getContext())))
+      return std::nullopt;
+  }
   Block *body = generic.getBody();
-  auto sum = cast<linalg::YieldOp>(body->getTerminator())
-                 .getOperand(0)
-                 .getDefiningOp<arith::AddFOp>();
-  if (body->getOperations().size() != 2 || !sum ||
-      !llvm::is_contained(sum->getOperands(), body->getArgument(0)) ||
-      !llvm::is_contained(sum->getOperands(), body->getArgument(1)))
+  std::optional<GemmActivation> activation =
+      matchEpilogueBody(generic, body->getArgument(dSide),
+                        bias ? body->getArgument(1 - dSide) : Value());
+  if (!activation)
     return std::nullopt;
-  // The GEMM may write `out` early: nothing uses it in between, it is none
-  // of the GEMM's inputs, and D is not read after the addition.
+  // In place: the GEMM writes the result into D.
+  if (amp::stripReshapes(out) == d)
+    return (!bias || isDefinedBefore(bias, op))
+               ? std::optional(Epilogue{generic, bias, d, *activation})
+               : std::nullopt;
+  // Else the GEMM may write `out` early: nothing uses it in between, it is
+  // none of the GEMM's inputs, and D, a new buffer, is not read after the
+  // epilogue.
+  if (!d.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
   Value outRoot = memref::skipViewLikeOps(cast<MemrefValue>(out));
   for (Value input : op.getInputs())
     if (memref::skipViewLikeOps(cast<MemrefValue>(input)) == outRoot)
@@ -401,9 +455,9 @@ static std::optional<BiasEpilogue> matchBiasEpilogue(linalg::ContractOp op,
   if (amp::isReadAfter(generic, d))
     return std::nullopt;
   // Both defined before the GEMM, or `out` a new buffer that can move there.
-  if (!isDefinedBefore(bias, op) || !canWriteBefore(out, op))
+  if ((bias && !isDefinedBefore(bias, op)) || !canWriteBefore(out, op))
     return std::nullopt;
-  return BiasEpilogue{generic, bias, out};
+  return Epilogue{generic, bias, out, *activation};
 }
 
 namespace {
@@ -576,13 +630,16 @@ struct ContractionsToGemmRecordsPass
       record[kGemmOverwrite] = zeros ? 1 : 0;
       if (zeros)
         zeros.erase();
-      // A bias addition after it becomes its epilogue (f32 results of one
-      // input type, not FP8: the runtime's bias entry points).
-      std::optional<BiasEpilogue> epilogue;
+      // A bias addition or ReLU after it becomes its epilogue (f32 results
+      // of one input type, not FP8: the runtime's bias entry points).
+      std::optional<Epilogue> epilogue;
       if (!recorded.fp8 && record[kGemmTypeA] == record[kGemmTypeB] &&
           record[kGemmTypeD] == kGemmF32 && record[kGemmTypeA] != kGemmF64)
-        epilogue = matchBiasEpilogue(op, record);
-      record[kGemmBias] = epilogue ? kGemmBiasAdd : kGemmNoBias;
+        epilogue = matchEpilogue(op, record);
+      record[kGemmBias] =
+          epilogue && epilogue->bias ? kGemmBiasAdd : kGemmNoBias;
+      record[kGemmActivation] =
+          epilogue ? epilogue->activation : kGemmNoActivation;
       // Or a reduction of an input over k becomes its bias gradient.
       std::optional<BiasGradientEpilogue> gradient;
       if (!recorded.fp8 && !epilogue &&
@@ -633,7 +690,7 @@ struct ContractionsToGemmRecordsPass
           dequantizations.insert(dequantization.generic);
         }
         name = amp::getFP8GemmEntryName(types[0], types[1], types[2]);
-      } else if (epilogue) {
+      } else if (epilogue && epilogue->bias) {
         arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
         name = amp::getContractEntryName(types[0], types[1], types[2],
                                          kBiasGemmEntryPrefix);
@@ -670,9 +727,10 @@ struct ContractionsToGemmRecordsPass
 
   void emitRecordRemark(linalg::ContractOp op, const GemmRecord &record) {
     static constexpr const char *kNames[kGemmRecordFields] = {
-        "m",      "n",      "k",      "batch",    "trans_a",   "trans_b",
-        "lda",    "ldb",    "ldd",    "stride_a", "stride_b",  "stride_d",
-        "type_a", "type_b", "type_d", "swapped",  "overwrite", "bias"};
+        "m",        "n",         "k",      "batch",     "trans_a",
+        "trans_b",  "lda",       "ldb",    "ldd",       "stride_a",
+        "stride_b", "stride_d",  "type_a", "type_b",    "type_d",
+        "swapped",  "overwrite", "bias",   "activation"};
     InFlightDiagnostic remark = op.emitRemark() << "GEMM record:";
     for (unsigned field = 0; field < kGemmRecordFields; ++field)
       remark << " " << kNames[field] << "=" << record[field];

@@ -239,8 +239,9 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// dequantization factors `scaleA` and `scaleB`; with a bias epilogue,
 /// plus `bias[i]` on row i (after the product, as cuBLASLt's BIAS
 /// epilogue) or, for a bias gradient, `bias` set to the sums of op(A)'s
-/// rows or op(B)'s columns over k (BGRADA, BGRADB); a D narrower than the
-/// accumulator gets the sums rounded to its type.
+/// rows or op(B)'s columns over k (BGRADA, BGRADB); then the activation
+/// (RELU); a D narrower than the accumulator gets the sums rounded to its
+/// type.
 template <typename Acc, typename TA, typename TB, typename TD = Acc>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
@@ -309,6 +310,13 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row)
           sums[column * ldd + row] += bias[row];
+    // max(x, +0) as arith.maximumf computes it: NaN stays, -0 becomes +0.
+    if (record[kGemmActivation] == kGemmReLU)
+      for (int64_t column = 0; column < n; ++column)
+        for (int64_t row = 0; row < m; ++row) {
+          Acc &sum = sums[column * ldd + row];
+          sum = sum <= Acc(0) ? Acc(0) : sum;
+        }
     // op(A)'s rows or op(B)'s columns summed over p < k, in order: element
     // (i, p) at p + i * ld where k is contiguous, else at i + p * ld.
     auto sumOverK = [&](const Acc *data, bool isKContiguous, int64_t ld,

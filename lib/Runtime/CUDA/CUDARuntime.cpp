@@ -562,20 +562,24 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
       !makeLayout(plan->d, record[kGemmTypeD], m, n, record[kGemmLdD],
                   record[kGemmBatchStrideD]))
     return nullptr;
-  // The bias epilogues: BIAS (D's row i plus bias[i]), BGRADA and BGRADB
-  // (the bias gradient), the bias of D's type.
+  // The epilogues: BIAS (D's row i plus bias[i]), BGRADA and BGRADB (the
+  // bias gradient), the bias of D's type; RELU after the bias or alone.
   plan->biasEpilogue = record[kGemmBias];
   auto setEpilogue = [&](cublasLtEpilogue_t epilogue) {
     return runtime.check(cublasLtMatmulDescSetAttribute(
                              plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
                              &epilogue, sizeof(epilogue)),
-                         what + ": bias epilogue");
+                         what + ": epilogue");
   };
   constexpr cublasLtEpilogue_t kEpilogues[] = {
       CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_BIAS,
       CUBLASLT_EPILOGUE_BGRADA, CUBLASLT_EPILOGUE_BGRADB};
-  if (plan->biasEpilogue != kGemmNoBias &&
-      !setEpilogue(kEpilogues[plan->biasEpilogue]))
+  constexpr cublasLtEpilogue_t kReLUEpilogues[] = {CUBLASLT_EPILOGUE_RELU,
+                                                   CUBLASLT_EPILOGUE_RELU_BIAS};
+  bool isReLU = record[kGemmActivation] == kGemmReLU;
+  if ((plan->biasEpilogue != kGemmNoBias || isReLU) &&
+      !setEpilogue(isReLU ? kReLUEpilogues[plan->biasEpilogue]
+                          : kEpilogues[plan->biasEpilogue]))
     return nullptr;
   cublasLtMatmulPreference_t preference = nullptr;
   cublasLtMatmulHeuristicResult_t heuristic = {};

@@ -4,12 +4,12 @@
 // Row-major C = A B is the column-major C^T = B^T A^T: the record swaps
 // the operands (swapped=1). x's batch loop b indexes x and y only, an M
 // loop: b and m collapse into one M of 16 (stride 32 in x, 16 in y).
-// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<18xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1, 0, 0]>
+// CHECK-DAG:   memref.global "private" constant @amp_gemm_record : memref<19xi64> = dense<[16, 16, 32, 1, 0, 0, 16, 32, 16, 0, 0, 0, 2, 2, 0, 1, 0, 0, 0]>
 // CHECK-DAG:   func.func private @amp_gemm_bf16_bf16_f32(memref<*xi64>, memref<*xbf16>, memref<*xbf16>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME:    %[[X:.*]]: memref<2x8x32xbf16>, %[[W:.*]]: memref<32x16xbf16>, %[[Y:.*]]: memref<2x8x16xf32>)
-// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<18xi64>
-// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<18xi64> to memref<*xi64>
+// CHECK:         %[[R:.*]] = memref.get_global @amp_gemm_record : memref<19xi64>
+// CHECK:         %[[RU:.*]] = memref.cast %[[R]] : memref<19xi64> to memref<*xi64>
 // CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<32x16xbf16> to memref<*xbf16>
 // CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<2x8x32xbf16> to memref<*xbf16>
 // CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<2x8x16xf32> to memref<*xf32>
@@ -273,6 +273,76 @@ func.func @bias(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>
   ^bb0(%in: f32, %bias: f32, %o: f32):
     %sum = arith.addf %in, %bias : f32
     linalg.yield %sum : f32
+  }
+  return
+}
+
+// A ReLU after the bias (a Linear layer and its activation), or alone:
+// cuBLASLt's RELU_BIAS and RELU epilogues (activation=1, with bias=1 or
+// 0). The record writes the generic's output, or D itself when the
+// generic works in place; the generic goes. Left alone: max with another
+// constant than +0.0, and a body that does more than the ReLU.
+// CHECK-LABEL: func.func @relu(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf32>, %[[W:[^:]*]]: memref<64x32xf32>, %[[B:[^:]*]]: memref<64xf32>, %[[OUT:[^:]*]]: memref<16x64xf32>, %[[Y:[^:]*]]: memref<16x64xf32>
+// CHECK-DAG:     %[[OU:.*]] = memref.cast %[[OUT]] : memref<16x64xf32> to memref<*xf32>
+// CHECK-DAG:     %[[BU:.*]] = memref.cast %[[B]] : memref<64xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_bias_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[OU]], %[[BU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[YU:.*]] = memref.cast %[[Y]] : memref<16x64xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[YU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         arith.maximumf
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         arith.maximumf
+// CHECK:         return
+#r2 = affine_map<(a, b) -> (a, b)>
+#r1 = affine_map<(a, b) -> (b)>
+func.func @relu(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>, %out: memref<16x64xf32>, %y: memref<16x64xf32>, %out2: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1 activation=1}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %bias, %in : f32
+    %relu = arith.maximumf %sum, %zero : f32
+    linalg.yield %relu : f32
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  // In place, the constant inside the body and first.
+  linalg.fill ins(%zero : f32) outs(%y : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=1}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%y : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%y : memref<16x64xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %c0 = arith.constant 0.0 : f32
+    %relu = arith.maximumf %c0, %in : f32
+    linalg.yield %relu : f32
+  }
+  // max(x, -0.0) is not max(x, +0.0) for x = +0.0.
+  %negzero = arith.constant -0.0 : f32
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2 : memref<16x64xf32>) outs(%out2 : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %relu = arith.maximumf %in, %negzero : f32
+    linalg.yield %relu : f32
+  }
+  // The sum used twice.
+  %d3 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d3 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d3, %b : memref<16x64xf32>, memref<64xf32>) outs(%out2 : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    %relu = arith.maximumf %sum, %zero : f32
+    %both = arith.addf %relu, %sum : f32
+    linalg.yield %both : f32
   }
   return
 }
