@@ -77,10 +77,13 @@ def main():
                     continue
                 kernels, gemms, fp8, convolutions, lower, link = found.groups()
                 with open(lowered) as f:
-                    gradients = len(re.findall(r"llvm\.call @amp_gemm_bgrad_",
-                                               f.read()))
+                    text = f.read()
+                gradients = len(re.findall(r"llvm\.call @amp_gemm_bgrad_",
+                                           text))
+                biases = len(re.findall(r"llvm\.call @amp_gemm_bias_", text))
                 rows.append((name, precision, count_unfused(path, pipeline),
-                             int(kernels), int(gemms), int(fp8), gradients,
+                             int(kernels), int(gemms), int(fp8), biases,
+                             gradients,
                              int(convolutions), float(lower), float(link),
                              seconds))
                 print(f"{name} {precision}: {kernels} kernels, {seconds:.1f} s",
@@ -92,13 +95,15 @@ def main():
              f"{' '.join(args.precisions)}`",
              "",
              "| graph | precision | linalg ops before fusion | kernels | "
-             "cuBLASLt GEMMs | of them FP8 | of them with a bias gradient | "
-             "cuDNN convolutions | lower s | compile+link s | total s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (name, precision, unfused, kernels, gemms, fp8, gradients,
+             "cuBLASLt GEMMs | of them FP8 | of them with a bias | "
+             "of them with a bias gradient | cuDNN convolutions | lower s | "
+             "compile+link s | total s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, precision, unfused, kernels, gemms, fp8, biases, gradients,
          convolutions, lower, link, total) in rows:
         lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
-                     f"{gemms} | {fp8} | {gradients} | {convolutions} | "
+                     f"{gemms} | {fp8} | {biases} | {gradients} | "
+                     f"{convolutions} | "
                      f"{lower:.1f} | {link:.1f} | {total:.1f} |")
     lines += [f"- FAILED {failure}" for failure in failures]
     record(lines, args.out, "cuda_compile.md")

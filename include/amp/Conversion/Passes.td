@@ -229,7 +229,13 @@ def ContractionsToGemmRecords
     to `amp_gemm_bias_<A>_<B>_<D>(record, A, B, out, bias)` that writes the
     addition's output. A ReLU (`arith.maximumf` with +0.0) after the
     addition, or alone, in such a generic (or one that works in place on
-    D) becomes the record's activation (`RELU_BIAS`, `RELU`). An overwritten f16 or bf16 GEMM whose f32 result
+    D) becomes the record's activation (`RELU_BIAS`, `RELU`). In AMP, where
+    an f16 or bf16 GEMM's next kernel adds the bias rounded to the inputs'
+    type to D first and only rounds the sum, the GEMM adds the bias (an
+    f16/bf16 copy that a new kernel rounds, or the bias itself) and writes
+    the rounded sum: the kernel's output when that is all it computes, else
+    a new buffer that the kernel reads instead (`amp_gemm_bias_<T>_<T>_<T>`).
+    An overwritten f16 or bf16 GEMM whose f32 result
     the next op to touch it, a `linalg.generic`, uses only in truncations
     to the inputs' type, nothing reading it after, writes the rounded
     result instead (cuBLASLt's output type; include/amp/Conversion/

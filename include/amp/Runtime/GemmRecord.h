@@ -37,7 +37,8 @@ inline constexpr const char *kGemmEntryPrefix = "amp_gemm_";
 /// The prefix of the FP8 ones.
 inline constexpr const char *kFP8GemmEntryPrefix = "amp_gemm_f8";
 /// The prefix of those with a bias epilogue: `amp_gemm_bias_<A>_<B>_<D>(
-/// record, A, B, D, bias)`, the bias a 1-d memref of m elements of D's type.
+/// record, A, B, D, bias)`, the bias a 1-d memref of m elements of D's type
+/// (f32, or the inputs' f16 or bf16 where D has it).
 inline constexpr const char *kBiasGemmEntryPrefix = "amp_gemm_bias_";
 /// The prefix of those with a bias gradient epilogue: `amp_gemm_bgrad_<A>_
 /// <B>_<D>(record, A, B, D, gradient)`, the gradient a 1-d memref of D's
@@ -157,8 +158,8 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
   bool narrowD = typeD == kGemmF16 || typeD == kGemmBF16;
   if (narrowD && (typeA != typeD || typeB != typeD))
     return "a GEMM record's f16 or bf16 result is not of its inputs' type";
-  if (narrowD && bias)
-    return "a GEMM record with a bias has an f32 result";
+  if (narrowD && bias != kGemmNoBias && bias != kGemmBiasAdd)
+    return "a GEMM record with a bias gradient has an f32 result";
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
       ldb > INT_MAX || ldd > INT_MAX || record[kGemmBatch] > INT_MAX)
     return "a matrix exceeds BLAS's 32-bit sizes";

@@ -334,59 +334,129 @@ static void moveDefinitionBefore(Value buffer, Operation *op) {
 
 namespace {
 /// The elementwise epilogue of a GEMM that reads its result:
-/// `out = D + bias[i]`, `out = max(D + bias[i], 0)` or `out = max(D, 0)`.
+/// `out = D + bias[i]`, `out = max(D + bias[i], 0)` or `out = max(D, 0)`,
+/// each possibly rounded to an f16 or bf16 `out`.
 struct Epilogue {
   linalg::GenericOp generic;
   /// Null without a bias.
   Value bias;
   Value out;
   GemmActivation activation;
+  /// The f16 or bf16 type of `out`; null for an f32 one.
+  FloatType narrow;
+  /// The bias is f32 and the body rounds it to `narrow` first.
+  bool roundsBias;
+};
+
+/// What an epilogue generic's body computes (matchEpilogueBody).
+struct EpilogueBody {
+  GemmActivation activation = kGemmNoActivation;
+  bool roundsBias = false;
 };
 } // namespace
 
-/// What the body of the elementwise `generic` computes from its inputs
-/// `d` and `bias` (null: no bias input), as an epilogue: a bias addition,
-/// then a ReLU or not. Nullopt for anything else (another op, a value used
-/// twice).
-static std::optional<GemmActivation>
-matchEpilogueBody(linalg::GenericOp generic, Value d, Value bias) {
-  Block *body = generic.getBody();
-  size_t computations =
-      llvm::count_if(body->without_terminator(),
-                     [](auto &op) { return !isa<arith::ConstantOp>(op); });
-  Value result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
-  Value preActivation = result;
-  GemmActivation activation = kGemmNoActivation;
-  // max(x, +0.0), either order: arith.maximumf, as Relu lowers.
-  if (auto max = result.getDefiningOp<arith::MaximumFOp>()) {
-    if (matchPattern(max.getRhs(), m_PosZeroFloat()))
-      preActivation = max.getLhs();
-    else if (matchPattern(max.getLhs(), m_PosZeroFloat()))
-      preActivation = max.getRhs();
-    else
-      return std::nullopt;
-    if (!preActivation.hasOneUse())
-      return std::nullopt;
-    activation = kGemmReLU;
-  }
-  if (!bias)
-    return activation && preActivation == d && computations == 1
-               ? std::optional(activation)
-               : std::nullopt;
-  auto sum = preActivation.getDefiningOp<arith::AddFOp>();
-  if (!sum || !llvm::is_contained(sum->getOperands(), d) ||
-      !llvm::is_contained(sum->getOperands(), bias) ||
-      computations != (activation ? 2u : 1u))
-    return std::nullopt;
-  return activation;
+/// Whether `op` is an `arith.truncf` to nearest even from f32 to `type`.
+static bool isRoundingTo(Operation *op, Type type) {
+  auto truncation = dyn_cast_if_present<arith::TruncFOp>(op);
+  return truncation && !truncation.getRoundingmodeAttr() &&
+         truncation.getType() == type && truncation.getIn().getType().isF32();
 }
 
-/// The generic right after `op` (record `record`, D overwritten) that adds
-/// a bias along the rows of its column-major result D, applies a ReLU, or
-/// both, when the GEMM can write its output instead (cuBLASLt's BIAS,
-/// RELU and RELU_BIAS epilogues): D packed, the output of D's shape, and
-/// either D itself (in place) or a buffer untouched in between and none of
-/// the GEMM's inputs, D then a new buffer read by nothing else.
+/// `value` without the round trips through `narrow` that a rounding to
+/// `narrow` after it makes redundant (`extf(truncf(x))` with x f32: it
+/// keeps x's sign and order, so a ReLU and a final rounding give the same
+/// bits), their ops added to `chain`. `value` itself when `narrow` is null.
+static Value stripRoundTrips(Value value, FloatType narrow,
+                             SmallPtrSetImpl<Operation *> &chain) {
+  while (narrow) {
+    auto extension = value.getDefiningOp<arith::ExtFOp>();
+    if (!extension || !extension.getType().isF32() ||
+        !isRoundingTo(extension.getIn().getDefiningOp(), narrow))
+      break;
+    Operation *rounding = extension.getIn().getDefiningOp();
+    chain.insert(extension);
+    chain.insert(rounding);
+    value = rounding->getOperand(0);
+  }
+  return value;
+}
+
+/// What the body of the elementwise `generic` computes from its inputs
+/// `d` and `bias` (null: no bias input), as an epilogue: a bias addition,
+/// a ReLU, or both, in f32; with `narrow`, then rounded to it, the bias of
+/// that type widened or an f32 one rounded to it and widened. Nullopt for
+/// anything else (another op, a value used outside the chain).
+static std::optional<EpilogueBody> matchEpilogueBody(linalg::GenericOp generic,
+                                                     Value d, Value bias,
+                                                     FloatType narrow) {
+  Block *body = generic.getBody();
+  SmallPtrSet<Operation *, 8> chain;
+  EpilogueBody result;
+  Value value = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  if (narrow) {
+    if (!isRoundingTo(value.getDefiningOp(), narrow))
+      return std::nullopt;
+    chain.insert(value.getDefiningOp());
+    value =
+        stripRoundTrips(value.getDefiningOp()->getOperand(0), narrow, chain);
+  }
+  // max(x, +0.0), either order: arith.maximumf, as Relu lowers.
+  if (auto max = value.getDefiningOp<arith::MaximumFOp>()) {
+    if (matchPattern(max.getRhs(), m_PosZeroFloat()))
+      value = max.getLhs();
+    else if (matchPattern(max.getLhs(), m_PosZeroFloat()))
+      value = max.getRhs();
+    else
+      return std::nullopt;
+    chain.insert(max);
+    result.activation = kGemmReLU;
+    value = stripRoundTrips(value, narrow, chain);
+  }
+  if (bias) {
+    auto sum = value.getDefiningOp<arith::AddFOp>();
+    if (!sum)
+      return std::nullopt;
+    chain.insert(sum);
+    Value addend = sum.getLhs() == d   ? sum.getRhs()
+                   : sum.getRhs() == d ? sum.getLhs()
+                                       : Value();
+    if (addend && narrow) {
+      auto extension = addend.getDefiningOp<arith::ExtFOp>();
+      addend = extension ? extension.getIn() : Value();
+      if (extension)
+        chain.insert(extension);
+      if (addend && isRoundingTo(addend.getDefiningOp(), narrow)) {
+        chain.insert(addend.getDefiningOp());
+        addend = addend.getDefiningOp()->getOperand(0);
+        result.roundsBias = true;
+      }
+    }
+    if (addend != bias ||
+        (narrow && !result.roundsBias && bias.getType() != narrow))
+      return std::nullopt;
+  } else if (value != d || !result.activation) {
+    return std::nullopt;
+  }
+  // Nothing else computed, and nothing of the chain used outside it.
+  for (Operation &op : body->without_terminator())
+    if (!isa<arith::ConstantOp>(op) && !chain.contains(&op))
+      return std::nullopt;
+  for (Operation *op : chain)
+    for (Operation *user : op->getUsers())
+      if (!chain.contains(user) && !isa<linalg::YieldOp>(user))
+        return std::nullopt;
+  return result;
+}
+
+/// The generic right after `op` (record `record`, D overwritten, f32)
+/// that adds a bias along the rows of its column-major result D, applies
+/// a ReLU, or both, when the GEMM can write its output instead (cuBLASLt's
+/// BIAS, RELU and RELU_BIAS epilogues): D packed, the output of D's shape,
+/// and either D itself (in place) or a buffer untouched in between and
+/// none of the GEMM's inputs, D then a new buffer read by nothing else. An
+/// output of the GEMM's f16 or bf16 input type that the generic rounds the
+/// result to is cuBLASLt's output type: the bias is then of that type (or
+/// rounded to it in the body, when the record's caller makes the copy).
 static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
                                              const GemmRecord &record) {
   Value d = op.getDpsInits().front();
@@ -416,9 +486,17 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
       !maps[numInputs].isIdentity() || !outType ||
       outType.getShape() != viewType.getShape() ||
       !outType.getLayout().isIdentity() ||
-      outType.getElementType() != dType.getElementType() ||
       viewType.getShape().back() != record[kGemmM])
     return std::nullopt;
+  // An f32 output, or one of the inputs' f16 or bf16 type.
+  Type outElement = outType.getElementType();
+  FloatType narrow;
+  if (outElement != dType.getElementType()) {
+    if ((!outElement.isF16() && !outElement.isBF16()) ||
+        amp::getGemmDataType(outElement) != record[kGemmTypeA])
+      return std::nullopt;
+    narrow = cast<FloatType>(outElement);
+  }
   if (bias) {
     auto biasType = dyn_cast<MemRefType>(bias.getType());
     if (!biasType || biasType.getRank() != 1 ||
@@ -429,16 +507,20 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
       return std::nullopt;
   }
   Block *body = generic.getBody();
-  std::optional<GemmActivation> activation =
+  std::optional<EpilogueBody> computed =
       matchEpilogueBody(generic, body->getArgument(dSide),
-                        bias ? body->getArgument(1 - dSide) : Value());
-  if (!activation)
+                        bias ? body->getArgument(1 - dSide) : Value(), narrow);
+  // The GEMM reads the bias earlier: nothing may write it in between.
+  if (!computed || (bias && amp::isWrittenBetween(op, generic, bias)))
     return std::nullopt;
+  Epilogue epilogue{
+      generic, bias, out, computed->activation, narrow, computed->roundsBias};
   // In place: the GEMM writes the result into D.
-  if (amp::stripReshapes(out) == d)
-    return (!bias || isDefinedBefore(bias, op))
-               ? std::optional(Epilogue{generic, bias, d, *activation})
-               : std::nullopt;
+  if (amp::stripReshapes(out) == d) {
+    epilogue.out = d;
+    return !bias || isDefinedBefore(bias, op) ? std::optional(epilogue)
+                                              : std::nullopt;
+  }
   // Else the GEMM may write `out` early: nothing uses it in between, it is
   // none of the GEMM's inputs, and D, a new buffer, is not read after the
   // epilogue.
@@ -457,7 +539,108 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
   // Both defined before the GEMM, or `out` a new buffer that can move there.
   if ((bias && !isDefinedBefore(bias, op)) || !canWriteBefore(out, op))
     return std::nullopt;
-  return Epilogue{generic, bias, out, *activation};
+  return epilogue;
+}
+
+namespace {
+/// A bias addition at the start of the kernel that reads an f16 or bf16
+/// GEMM's f32 result D: `sum = D + extf(bias)` or `D + extf(truncf(bias))`,
+/// only ever rounded to the inputs' type.
+struct RoundedBiasAddition {
+  arith::AddFOp sum;
+  /// D's element, and the widened bias the sum adds to it.
+  BlockArgument element;
+  Value addend;
+  /// The f32 or narrow bias buffer the generic reads.
+  Value bias;
+  FloatType narrow;
+  bool roundsBias;
+};
+} // namespace
+
+/// The bias addition in the generic that next reads the result D of `op`
+/// (record `record`: one batch, D overwritten, f32, packed, a new buffer),
+/// when the GEMM can add the bias itself and write D rounded to its f16 or
+/// bf16 inputs' type (cuBLASLt's BIAS epilogue with its output type): D's
+/// element used only by that addition, whose result is used only in
+/// roundings to that type, the bias of that type (widened) or f32 rounded
+/// to it, indexed by D's last index (the record's m), defined before the
+/// GEMM and written by nothing in between.
+static std::optional<RoundedBiasAddition>
+matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record) {
+  Value d = op.getDpsInits().front();
+  auto dType = cast<MemRefType>(d.getType());
+  if (!record[kGemmOverwrite] || record[kGemmBatch] != 1 ||
+      record[kGemmLdD] != record[kGemmM] ||
+      (record[kGemmTypeA] != kGemmF16 && record[kGemmTypeA] != kGemmBF16) ||
+      !memref::isStaticShapeAndContiguousRowMajor(dType) ||
+      !d.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  auto generic =
+      dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
+  if (!generic || !generic.hasPureBufferSemantics())
+    return std::nullopt;
+  // D read once, as an input through reshapes (the output cast's rules).
+  std::optional<unsigned> dIndex;
+  for (OpOperand &operand : generic->getOpOperands()) {
+    auto memref = dyn_cast<MemrefValue>(operand.get());
+    if (!memref || memref::skipViewLikeOps(memref) != d)
+      continue;
+    if (dIndex || generic.isDpsInit(&operand) ||
+        amp::stripReshapes(operand.get()) != d)
+      return std::nullopt;
+    dIndex = operand.getOperandNumber();
+  }
+  if (!dIndex || d.getDefiningOp()->getNumOperands() != 0 ||
+      d.getDefiningOp()->getBlock() != op->getBlock() ||
+      amp::isReadAfter(generic, d))
+    return std::nullopt;
+  OpOperand &dOperand = generic->getOpOperand(*dIndex);
+  auto viewType = cast<MemRefType>(dOperand.get().getType());
+  AffineMap dMap = generic.getMatchingIndexingMap(&dOperand);
+  if (viewType.getShape().back() != record[kGemmM] || dMap.getNumResults() == 0)
+    return std::nullopt;
+  BlockArgument element = generic.getMatchingBlockArgument(&dOperand);
+  if (!element.hasOneUse())
+    return std::nullopt;
+  auto sum = dyn_cast<arith::AddFOp>(*element.getUsers().begin());
+  if (!sum)
+    return std::nullopt;
+  FloatType narrow = record[kGemmTypeA] == kGemmF16
+                         ? cast<FloatType>(Float16Type::get(op.getContext()))
+                         : cast<FloatType>(BFloat16Type::get(op.getContext()));
+  if (sum->getResult(0).use_empty() ||
+      llvm::any_of(sum->getUsers(), [&](Operation *user) {
+        return !isRoundingTo(user, narrow);
+      }))
+    return std::nullopt;
+  // The addend: extf(bias) of `narrow`, or extf(truncf(bias)) of f32.
+  Value addend = sum.getLhs() == element ? sum.getRhs() : sum.getLhs();
+  auto extension = addend.getDefiningOp<arith::ExtFOp>();
+  if (!extension || !extension.getType().isF32())
+    return std::nullopt;
+  Value biasElement = extension.getIn();
+  bool roundsBias = isRoundingTo(biasElement.getDefiningOp(), narrow);
+  if (roundsBias)
+    biasElement = biasElement.getDefiningOp()->getOperand(0);
+  auto argument = dyn_cast<BlockArgument>(biasElement);
+  if (!argument || argument.getOwner() != generic.getBody() ||
+      argument.getArgNumber() >= generic.getNumDpsInputs())
+    return std::nullopt;
+  OpOperand *biasOperand = generic.getDpsInputOperand(argument.getArgNumber());
+  Value bias = biasOperand->get();
+  auto biasType = dyn_cast<MemRefType>(bias.getType());
+  AffineMap biasMap = generic.getMatchingIndexingMap(biasOperand);
+  if (!biasType || biasType.getRank() != 1 ||
+      !biasType.getLayout().isIdentity() ||
+      biasType.getElementType() !=
+          (roundsBias ? Type(Float32Type::get(op.getContext()))
+                      : Type(narrow)) ||
+      biasMap.getNumResults() != 1 ||
+      biasMap.getResult(0) != dMap.getResults().back() ||
+      !isDefinedBefore(bias, op) || amp::isWrittenBetween(op, generic, bias))
+    return std::nullopt;
+  return RoundedBiasAddition{sum, element, addend, bias, narrow, roundsBias};
 }
 
 namespace {
@@ -630,8 +813,9 @@ struct ContractionsToGemmRecordsPass
       record[kGemmOverwrite] = zeros ? 1 : 0;
       if (zeros)
         zeros.erase();
-      // A bias addition or ReLU after it becomes its epilogue (f32 results
-      // of one input type, not FP8: the runtime's bias entry points).
+      // A bias addition or ReLU after it becomes its epilogue (an f32
+      // accumulator over one input type, not FP8: the runtime's bias entry
+      // points; the result f32 or rounded to the input type).
       std::optional<Epilogue> epilogue;
       if (!recorded.fp8 && record[kGemmTypeA] == record[kGemmTypeB] &&
           record[kGemmTypeD] == kGemmF32 && record[kGemmTypeA] != kGemmF64)
@@ -653,6 +837,37 @@ struct ContractionsToGemmRecordsPass
       if (epilogue) {
         recorded.operands[2] = epilogue->out;
         moveDefinitionBefore(epilogue->out, op);
+        if (epilogue->narrow)
+          record[kGemmTypeD] = record[kGemmTypeA];
+        if (epilogue->roundsBias)
+          epilogue->bias =
+              createRoundedCopy(op, epilogue->bias, epilogue->narrow);
+      }
+      // A bias added first in the next kernel, and only rounded to the
+      // inputs' f16 or bf16 type after, is the GEMM's: the kernel then
+      // reads D + bias, which the output cast below rounds.
+      std::optional<RoundedBiasAddition> biasAddition;
+      if (!recorded.fp8 && !epilogue && !gradient &&
+          record[kGemmTypeA] == record[kGemmTypeB])
+        biasAddition = matchRoundedBiasAddition(op, record);
+      Value roundedBias;
+      if (biasAddition) {
+        BlockArgument element = biasAddition->element;
+        biasAddition->sum.replaceAllUsesWith(element);
+        biasAddition->sum.erase();
+        // The bias's widening (and rounding) unless still used.
+        for (Operation *widening = biasAddition->addend.getDefiningOp();
+             widening && widening->use_empty() &&
+             widening->getBlock() == element.getOwner();) {
+          Operation *next = widening->getOperand(0).getDefiningOp();
+          widening->erase();
+          widening = next;
+        }
+        record[kGemmBias] = kGemmBiasAdd;
+        roundedBias = biasAddition->roundsBias
+                          ? createRoundedCopy(op, biasAddition->bias,
+                                              biasAddition->narrow)
+                          : biasAddition->bias;
       }
       // A result only rounded to the inputs' f16 or bf16 type is written
       // rounded.
@@ -662,6 +877,8 @@ struct ContractionsToGemmRecordsPass
         outputCast = amp::matchOutputCast(
             op, recorded.operands[2],
             getElementTypeOrSelf(recorded.operands[0].getType()));
+      assert((!biasAddition || outputCast) &&
+             "a rounded bias addition's result is an output cast");
       if (outputCast) {
         recorded.operands[2] =
             amp::applyOutputCast(*outputCast, recorded.operands[2]);
@@ -692,8 +909,18 @@ struct ContractionsToGemmRecordsPass
         name = amp::getFP8GemmEntryName(types[0], types[1], types[2]);
       } else if (epilogue && epilogue->bias) {
         arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
-        name = amp::getContractEntryName(types[0], types[1], types[2],
-                                         kBiasGemmEntryPrefix);
+        name = epilogue->narrow
+                   ? amp::getRoundedResultEntryName(types[0], types[2],
+                                                    kBiasGemmEntryPrefix)
+                   : amp::getContractEntryName(types[0], types[1], types[2],
+                                               kBiasGemmEntryPrefix);
+      } else if (biasAddition) {
+        arguments.push_back(amp::castToUnranked(b, loc, roundedBias));
+        name = amp::getRoundedResultEntryName(types[0], types[2],
+                                              kBiasGemmEntryPrefix);
+      } else if (epilogue && epilogue->narrow) {
+        name = amp::getRoundedResultEntryName(types[0], types[2],
+                                              kGemmEntryPrefix);
       } else if (gradient) {
         arguments.push_back(amp::castToUnranked(b, loc, gradient->gradient));
         name = amp::getContractEntryName(types[0], types[1], types[2],
@@ -723,6 +950,34 @@ struct ContractionsToGemmRecordsPass
     for (linalg::GenericOp dequantization : dequantizations)
       amp::eraseWriterIfUnread(dequantization,
                                dequantization.getDpsInits().front());
+  }
+
+  /// A copy of the f32 vector `bias` rounded to `narrow` (cuBLASLt's bias
+  /// has D's type), made by a new generic just before the GEMM `op`; freed
+  /// after it when the GEMM's output buffer is freed explicitly.
+  static Value createRoundedCopy(linalg::ContractOp op, Value bias,
+                                 FloatType narrow) {
+    OpBuilder b(op);
+    Location loc = bias.getLoc();
+    auto type = cast<MemRefType>(bias.getType());
+    Value copy = memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), narrow));
+    AffineMap identity = b.getMultiDimIdentityMap(1);
+    linalg::GenericOp::create(
+        b, loc, ValueRange{bias}, ValueRange{copy},
+        ArrayRef<AffineMap>{identity, identity},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+          Value rounded =
+              arith::TruncFOp::create(nested, nestedLoc, narrow, arguments[0]);
+          linalg::YieldOp::create(nested, nestedLoc, rounded);
+        });
+    Value d = amp::stripReshapes(op.getDpsInits().front());
+    if (llvm::any_of(d.getUsers(), llvm::IsaPred<memref::DeallocOp>)) {
+      b.setInsertionPointAfter(op);
+      memref::DeallocOp::create(b, loc, copy);
+    }
+    return copy;
   }
 
   void emitRecordRemark(linalg::ContractOp op, const GemmRecord &record) {

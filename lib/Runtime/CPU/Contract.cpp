@@ -242,14 +242,17 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// rows or op(B)'s columns over k (BGRADA, BGRADB); then the activation
 /// (RELU); a D narrower than the accumulator gets the sums rounded to its
 /// type.
-template <typename Acc, typename TA, typename TB, typename TD = Acc>
+template <typename Acc, typename TA, typename TB, typename TD = Acc,
+          typename TBias = Acc>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TA> &aMemRef,
                 const UnrankedMemRefType<TB> &bMemRef,
                 const UnrankedMemRefType<TD> &dMemRef,
                 const float *scaleA = nullptr, const float *scaleB = nullptr,
-                const UnrankedMemRefType<Acc> *biasMemRef = nullptr,
+                const UnrankedMemRefType<TBias> *biasMemRef = nullptr,
                 bool isGradientEntry = false) {
+  static_assert(std::is_same_v<TBias, Acc> || std::is_same_v<TBias, TD>,
+                "a bias has D's type");
   const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
   if (!record)
     fail("a GEMM record is a 1-d memref of kGemmRecordFields i64");
@@ -266,9 +269,9 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
           checkGemmBiasEntry(record, biasMemRef, isGradientEntry))
     fail(error);
   int64_t epilogue = record[kGemmBias];
-  Acc *bias = nullptr;
+  TBias *bias = nullptr;
   if (biasMemRef) {
-    DynamicMemRefType<Acc> ranked(*biasMemRef);
+    DynamicMemRefType<TBias> ranked(*biasMemRef);
     int64_t size = epilogue == kGemmBiasGradB ? n : m;
     if (ranked.rank != 1 || ranked.sizes[0] != size || ranked.strides[0] != 1)
       fail(epilogue == kGemmBiasGradB
@@ -309,7 +312,7 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     if (epilogue == kGemmBiasAdd)
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row)
-          sums[column * ldd + row] += bias[row];
+          sums[column * ldd + row] += widen<Acc>(bias[row]);
     // max(x, +0) as arith.maximumf computes it: NaN stays, -0 becomes +0.
     if (record[kGemmActivation] == kGemmReLU)
       for (int64_t column = 0; column < n; ++column)
@@ -325,7 +328,7 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
         Acc sum = 0;
         for (int64_t p = 0; p < k; ++p)
           sum += isKContiguous ? data[p + i * ld] : data[i + p * ld];
-        bias[i] = sum;
+        bias[i] = narrow<TBias>(sum);
       }
     };
     if (epilogue == kGemmBiasGradA)
@@ -402,6 +405,20 @@ AMP_GEMM_ROUNDED(bf16_bf16_bf16, BF16Bits)
     gemmRecord<ACC, TA, TB>(*record, *a, *b, *d, nullptr, nullptr, bias,       \
                             IS_GRADIENT);                                      \
   }
+
+// The bias epilogue of a D rounded to the inputs' type, the bias of that
+// type too.
+#define AMP_GEMM_BIAS_ROUNDED(NAME, T)                                         \
+  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<T> *d,                      \
+      UnrankedMemRefType<T> *bias) {                                           \
+    gemmRecord<float, T, T, T, T>(*record, *a, *b, *d, nullptr, nullptr,       \
+                                  bias);                                       \
+  }
+
+AMP_GEMM_BIAS_ROUNDED(f16_f16_f16, F16Bits)
+AMP_GEMM_BIAS_ROUNDED(bf16_bf16_bf16, BF16Bits)
 
 AMP_GEMM_BIAS(bias, f32_f32_f32, float, float, float, false)
 AMP_GEMM_BIAS(bias, f16_f16_f32, F16Bits, F16Bits, float, false)

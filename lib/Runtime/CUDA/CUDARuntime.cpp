@@ -1609,6 +1609,21 @@ AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
                   nullptr, getData(*bias), IS_GRADIENT);                       \
   }
 
+// With a D rounded to the inputs' type: the bias of that type too
+// (cuBLASLt's default bias type is D's).
+#define AMP_CUDA_GEMM_BIAS_ROUNDED(NAME, T, K)                                 \
+  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<T> *d,                      \
+      UnrankedMemRefType<T> *bias) {                                           \
+    runGemmRecord(*record, getData(*a), getData(*b),                           \
+                  const_cast<char *>(getData(*d)), K, K, K, nullptr, nullptr,  \
+                  getData(*bias), false);                                      \
+  }
+
+AMP_CUDA_GEMM_BIAS_ROUNDED(f16_f16_f16, F16Bits, kGemmF16)
+AMP_CUDA_GEMM_BIAS_ROUNDED(bf16_bf16_bf16, BF16Bits, kGemmBF16)
+
 AMP_CUDA_GEMM_BIAS(bias, f32_f32_f32, float, kGemmF32, false)
 AMP_CUDA_GEMM_BIAS(bias, f16_f16_f32, F16Bits, kGemmF16, false)
 AMP_CUDA_GEMM_BIAS(bias, bf16_bf16_f32, BF16Bits, kGemmBF16, false)

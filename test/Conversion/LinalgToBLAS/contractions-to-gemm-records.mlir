@@ -347,6 +347,125 @@ func.func @relu(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>
   return
 }
 
+// An AMP Linear layer: an f16 GEMM whose f32 result the next kernel adds
+// the bias to (rounded to f16 as the layer's f16 Add reads it), rounds,
+// and passes through a ReLU, rounding again. The record writes the f16
+// output (type_d=1) with cuBLASLt's bias and ReLU epilogue in f32 before
+// the one rounding: the same bits, as a rounding keeps order and sign.
+// cuBLASLt's bias has D's type, so a new kernel rounds the f32 bias into
+// an f16 copy first; an f16 bias is read as it is. Left alone: an f32
+// bias added unrounded (cuBLASLt would round it).
+// CHECK-LABEL: func.func @rounded_bias(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf16>, %[[W:[^:]*]]: memref<64x32xf16>, %[[B:[^:]*]]: memref<64xf32>, %[[B16:[^:]*]]: memref<64xf16>, %[[OUT:[^:]*]]: memref<16x64xf16>
+// CHECK:         %[[COPY:.*]] = memref.alloc() : memref<64xf16>
+// CHECK:         linalg.generic {{.*}} ins(%[[B]] : memref<64xf32>) outs(%[[COPY]] : memref<64xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK-DAG:     %[[OU:.*]] = memref.cast %[[OUT]] : memref<16x64xf16> to memref<*xf16>
+// CHECK-DAG:     %[[CU:.*]] = memref.cast %[[COPY]] : memref<64xf16> to memref<*xf16>
+// CHECK:         call @amp_gemm_bias_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[OU]], %[[CU]])
+// CHECK:         memref.dealloc %[[COPY]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[B16U:.*]] = memref.cast %[[B16]] : memref<64xf16> to memref<*xf16>
+// CHECK:         call @amp_gemm_bias_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[B16U]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_gemm_f16_f16_f32(
+// CHECK:         linalg.generic
+// CHECK:         return
+func.func @rounded_bias(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref<64xf32>, %b16: memref<64xf16>, %out: memref<16x64xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=1 activation=1}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f32, %o: f16):
+    %bias16 = arith.truncf %bias : f32 to f16
+    %bias32 = arith.extf %bias16 : f16 to f32
+    %sum = arith.addf %in, %bias32 : f32
+    %sum16 = arith.truncf %sum : f32 to f16
+    %sum32 = arith.extf %sum16 : f16 to f32
+    %relu = arith.maximumf %sum32, %zero : f32
+    %relu16 = arith.truncf %relu : f32 to f16
+    linalg.yield %relu16 : f16
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=1 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2, %b16 : memref<16x64xf32>, memref<64xf16>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f16, %o: f16):
+    %bias32 = arith.extf %bias : f16 to f32
+    %sum = arith.addf %bias32, %in : f32
+    %sum16 = arith.truncf %sum : f32 to f16
+    linalg.yield %sum16 : f16
+  }
+  %d3 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<16x64xf32>)
+  // expected-remark @below {{type_d=0 swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d3 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d3, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f32, %o: f16):
+    %sum = arith.addf %in, %bias : f32
+    %sum16 = arith.truncf %sum : f32 to f16
+    linalg.yield %sum16 : f16
+  }
+  return
+}
+
+// The same bias addition first in a kernel that goes on (a Linear layer
+// and its GELU or residual addition): the GEMM adds the bias and writes D
+// rounded (type_d=1 bias=1) into a new f16 buffer, which the kernel reads
+// in place of the rounded sum. Left alone: a sum used unrounded.
+// CHECK-LABEL: func.func @rounded_bias_in_kernel(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf16>, %[[W:[^:]*]]: memref<64x32xf16>, %[[B:[^:]*]]: memref<64xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<16x64xf16>
+// CHECK:         %[[COPY:.*]] = memref.alloc() : memref<64xf16>
+// CHECK:         linalg.generic {{.*}} ins(%[[B]] : memref<64xf32>) outs(%[[COPY]] : memref<64xf16>)
+// CHECK-DAG:     %[[DU:.*]] = memref.cast %[[D]] : memref<16x64xf16> to memref<*xf16>
+// CHECK-DAG:     %[[CU:.*]] = memref.cast %[[COPY]] : memref<64xf16> to memref<*xf16>
+// CHECK:         call @amp_gemm_bias_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[DU]], %[[CU]])
+// CHECK:         linalg.generic {{.*}} ins(%[[D]], %[[B]] : memref<16x64xf16>, memref<64xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %{{.*}}: f32, %{{.*}}: f16):
+// CHECK-NEXT:      %[[WIDE:.*]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT:      %[[SQUARE:.*]] = arith.mulf %[[WIDE]], %[[WIDE]] : f32
+// CHECK:         call @amp_gemm_f16_f16_f32(
+// CHECK:         arith.addf
+// CHECK:         return
+func.func @rounded_bias_in_kernel(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref<64xf32>, %out: memref<16x64xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=1 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f32, %o: f16):
+    %bias16 = arith.truncf %bias : f32 to f16
+    %bias32 = arith.extf %bias16 : f16 to f32
+    %sum = arith.addf %in, %bias32 : f32
+    %sum16 = arith.truncf %sum : f32 to f16
+    %sum32 = arith.extf %sum16 : f16 to f32
+    %square = arith.mulf %sum32, %sum32 : f32
+    %square16 = arith.truncf %square : f32 to f16
+    linalg.yield %square16 : f16
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{type_d=0 swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f32, %o: f16):
+    %bias16 = arith.truncf %bias : f32 to f16
+    %bias32 = arith.extf %bias16 : f16 to f32
+    %sum = arith.addf %in, %bias32 : f32
+    %square = arith.mulf %sum, %sum : f32
+    %square16 = arith.truncf %square : f32 to f16
+    linalg.yield %square16 : f16
+  }
+  return
+}
+
 // An f16 GEMM whose zeroed f32 result the next kernel only rounds to f16
 // (an AMP Linear): the record writes D in f16 (type_d=1, cuBLASLt's output
 // type) into a new buffer, and the kernel reads it without the truncation.
