@@ -32,6 +32,14 @@ struct OutputCast {
   FloatType type;
 };
 
+/// The linalg.generic that next accesses `buffer` after `writer`, with the
+/// operand through which it reads it: `buffer` a new f32 buffer (an alloc
+/// of static shape in `writer`'s block), read by that generic as one
+/// input, a reshape of it, and through no other operand. Nullopt
+/// otherwise.
+std::optional<std::pair<linalg::GenericOp, unsigned>>
+getReaderOfNewResult(Operation *writer, Value buffer);
+
 /// The output cast of `result` to `type` (f16 or bf16, the writer's input
 /// type), which `writer` overwrites (every element, none read): `result`
 /// is a reshape of a new f32 buffer, the first op after `writer` to access

@@ -576,26 +576,13 @@ matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record) {
       !memref::isStaticShapeAndContiguousRowMajor(dType) ||
       !d.getDefiningOp<memref::AllocOp>())
     return std::nullopt;
-  auto generic =
-      dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
-  if (!generic || !generic.hasPureBufferSemantics())
-    return std::nullopt;
   // D read once, as an input through reshapes (the output cast's rules).
-  std::optional<unsigned> dIndex;
-  for (OpOperand &operand : generic->getOpOperands()) {
-    auto memref = dyn_cast<MemrefValue>(operand.get());
-    if (!memref || memref::skipViewLikeOps(memref) != d)
-      continue;
-    if (dIndex || generic.isDpsInit(&operand) ||
-        amp::stripReshapes(operand.get()) != d)
-      return std::nullopt;
-    dIndex = operand.getOperandNumber();
-  }
-  if (!dIndex || d.getDefiningOp()->getNumOperands() != 0 ||
-      d.getDefiningOp()->getBlock() != op->getBlock() ||
-      amp::isReadAfter(generic, d))
+  std::optional<std::pair<linalg::GenericOp, unsigned>> reader =
+      amp::getReaderOfNewResult(op, d);
+  if (!reader || amp::isReadAfter(reader->first, d))
     return std::nullopt;
-  OpOperand &dOperand = generic->getOpOperand(*dIndex);
+  auto [generic, dIndex] = *reader;
+  OpOperand &dOperand = generic->getOpOperand(dIndex);
   auto viewType = cast<MemRefType>(dOperand.get().getType());
   AffineMap dMap = generic.getMatchingIndexingMap(&dOperand);
   if (viewType.getShape().back() != record[kGemmM] || dMap.getNumResults() == 0)

@@ -14,11 +14,8 @@
 
 using namespace mlir;
 
-std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
-                                                    Value result, Type type) {
-  if (!type.isF16() && !type.isBF16())
-    return std::nullopt;
-  Value buffer = stripReshapes(result);
+std::optional<std::pair<linalg::GenericOp, unsigned>>
+amp::getReaderOfNewResult(Operation *writer, Value buffer) {
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getNumOperands() != 0 ||
       !alloc.getType().getElementType().isF32() ||
@@ -41,9 +38,22 @@ std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
   }
   if (!index)
     return std::nullopt;
+  return std::make_pair(reader, *index);
+}
+
+std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
+                                                    Value result, Type type) {
+  if (!type.isF16() && !type.isBF16())
+    return std::nullopt;
+  Value buffer = stripReshapes(result);
+  std::optional<std::pair<linalg::GenericOp, unsigned>> found =
+      getReaderOfNewResult(writer, buffer);
+  if (!found)
+    return std::nullopt;
+  auto [reader, index] = *found;
   // Its element used only by truncations, to nearest even, to `type`.
   BlockArgument element =
-      reader.getMatchingBlockArgument(&reader->getOpOperand(*index));
+      reader.getMatchingBlockArgument(&reader->getOpOperand(index));
   if (element.use_empty() ||
       llvm::any_of(element.getUsers(),
                    [&](Operation *user) {
@@ -53,7 +63,7 @@ std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
                    }) ||
       isReadAfter(reader, buffer))
     return std::nullopt;
-  return OutputCast{reader, *index, cast<FloatType>(type)};
+  return OutputCast{reader, index, cast<FloatType>(type)};
 }
 
 /// `view`, reshapes of `buffer`, rebuilt as the same reshapes of
