@@ -226,13 +226,14 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
                               text)]
                 assert sum(f[-2:] == [1, 1] for f in fields) == 2
             # In AMP, the bias too where the next kernel adds it (rounded
-            # to f16 or bf16) before anything else: the GEMM writes D + bias
-            # rounded (the MLP: all three Linear layers).
+            # to f16 or bf16) and rounds the sum, and does nothing else (or
+            # goes on, on D of 2^20 elements or more: none here): the GEMM
+            # writes D + bias rounded (the MLP: both hidden layers).
             if precision in ("fp16", "bf16") and name != "cnn":
                 t = {"fp16": "f16", "bf16": "bf16"}[precision]
                 rounded = len(re.findall(
                     rf"call @amp_gemm_bias_{t}_{t}_{t}\(", text))
-                assert rounded == 3 if name == "mlp" else rounded > 0
+                assert rounded == 2 if name == "mlp" else rounded > 0
             # A Linear's bias gradient is its weight gradient's epilogue
             # (in FP32; in AMP the sum reads dY before its rounding).
             if precision == "fp32":

@@ -235,6 +235,9 @@ def ContractionsToGemmRecords
     f16/bf16 copy that a new kernel rounds, or the bias itself) and writes
     the rounded sum: the kernel's output when that is all it computes, else
     a new buffer that the kernel reads instead (`amp_gemm_bias_<T>_<T>_<T>`).
+    That last case keeps the kernel and, for an f32 bias, adds the copy's:
+    it is taken only where D has at least `rounded-bias-min-elements`
+    elements, whose 4 bytes saved each outweigh a launch.
     An overwritten f16 or bf16 GEMM whose f32 result
     the next op to touch it, a `linalg.generic`, uses only in truncations
     to the inputs' type, nothing reading it after, writes the rounded
@@ -263,7 +266,12 @@ def ContractionsToGemmRecords
   }];
   let options = [
     Option<"emitRemarks", "remarks", "bool", "false",
-           "a remark per contraction: its record, or why it has none">
+           "a remark per contraction: its record, or why it has none">,
+    Option<"roundedBiasMinElements", "rounded-bias-min-elements", "int64_t",
+           "1048576",
+           "the fewest elements of D for which an AMP bias that a kernel "
+           "adds before going on becomes the GEMM's, with a new kernel "
+           "rounding an f32 bias (about a launch's worth of bytes)">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"

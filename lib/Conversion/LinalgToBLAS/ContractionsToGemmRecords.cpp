@@ -565,9 +565,11 @@ struct RoundedBiasAddition {
 /// element used only by that addition, whose result is used only in
 /// roundings to that type, the bias of that type (widened) or f32 rounded
 /// to it, indexed by D's last index (the record's m), defined before the
-/// GEMM and written by nothing in between.
+/// GEMM and written by nothing in between. An f32 bias, which needs a
+/// rounded copy (a kernel more), only when D has `minElements` or more.
 static std::optional<RoundedBiasAddition>
-matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record) {
+matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record,
+                         int64_t minElements) {
   Value d = op.getDpsInits().front();
   auto dType = cast<MemRefType>(d.getType());
   if (!record[kGemmOverwrite] || record[kGemmBatch] != 1 ||
@@ -625,7 +627,8 @@ matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record) {
                       : Type(narrow)) ||
       biasMap.getNumResults() != 1 ||
       biasMap.getResult(0) != dMap.getResults().back() ||
-      !isDefinedBefore(bias, op) || amp::isWrittenBetween(op, generic, bias))
+      !isDefinedBefore(bias, op) || amp::isWrittenBetween(op, generic, bias) ||
+      (roundsBias && dType.getNumElements() < minElements))
     return std::nullopt;
   return RoundedBiasAddition{sum, element, addend, bias, narrow, roundsBias};
 }
@@ -836,7 +839,8 @@ struct ContractionsToGemmRecordsPass
       std::optional<RoundedBiasAddition> biasAddition;
       if (!recorded.fp8 && !epilogue && !gradient &&
           record[kGemmTypeA] == record[kGemmTypeB])
-        biasAddition = matchRoundedBiasAddition(op, record);
+        biasAddition =
+            matchRoundedBiasAddition(op, record, roundedBiasMinElements);
       Value roundedBias;
       if (biasAddition) {
         BlockArgument element = biasAddition->element;

@@ -416,29 +416,35 @@ func.func @rounded_bias(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref
 // The same bias addition first in a kernel that goes on (a Linear layer
 // and its GELU or residual addition): the GEMM adds the bias and writes D
 // rounded (type_d=1 bias=1) into a new f16 buffer, which the kernel reads
-// in place of the rounded sum. Left alone: a sum used unrounded.
+// in place of the rounded sum. It keeps the kernel and adds the bias
+// copy's, so only where D has at least rounded-bias-min-elements (2^20 by
+// default): a 1024x1024 D, not a 16x64 one. Left alone too: a sum used
+// unrounded.
 // CHECK-LABEL: func.func @rounded_bias_in_kernel(
-// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf16>, %[[W:[^:]*]]: memref<64x32xf16>, %[[B:[^:]*]]: memref<64xf32>
-// CHECK:         %[[D:.*]] = memref.alloc() : memref<16x64xf16>
-// CHECK:         %[[COPY:.*]] = memref.alloc() : memref<64xf16>
-// CHECK:         linalg.generic {{.*}} ins(%[[B]] : memref<64xf32>) outs(%[[COPY]] : memref<64xf16>)
-// CHECK-DAG:     %[[DU:.*]] = memref.cast %[[D]] : memref<16x64xf16> to memref<*xf16>
-// CHECK-DAG:     %[[CU:.*]] = memref.cast %[[COPY]] : memref<64xf16> to memref<*xf16>
+// CHECK-SAME:    %[[X:[^:]*]]: memref<1024x32xf16>, %[[W:[^:]*]]: memref<1024x32xf16>, %[[B:[^:]*]]: memref<1024xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<1024x1024xf16>
+// CHECK:         %[[COPY:.*]] = memref.alloc() : memref<1024xf16>
+// CHECK:         linalg.generic {{.*}} ins(%[[B]] : memref<1024xf32>) outs(%[[COPY]] : memref<1024xf16>)
+// CHECK-DAG:     %[[DU:.*]] = memref.cast %[[D]] : memref<1024x1024xf16> to memref<*xf16>
+// CHECK-DAG:     %[[CU:.*]] = memref.cast %[[COPY]] : memref<1024xf16> to memref<*xf16>
 // CHECK:         call @amp_gemm_bias_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[DU]], %[[CU]])
-// CHECK:         linalg.generic {{.*}} ins(%[[D]], %[[B]] : memref<16x64xf16>, memref<64xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[D]], %[[B]] : memref<1024x1024xf16>, memref<1024xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %{{.*}}: f32, %{{.*}}: f16):
 // CHECK-NEXT:      %[[WIDE:.*]] = arith.extf %[[IN]] : f16 to f32
 // CHECK-NEXT:      %[[SQUARE:.*]] = arith.mulf %[[WIDE]], %[[WIDE]] : f32
 // CHECK:         call @amp_gemm_f16_f16_f32(
 // CHECK:         arith.addf
+// CHECK:         call @amp_gemm_f16_f16_f32(
+// CHECK:         arith.addf
 // CHECK:         return
-func.func @rounded_bias_in_kernel(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref<64xf32>, %out: memref<16x64xf16>) {
+func.func @rounded_bias_in_kernel(%x: memref<1024x32xf16>, %w: memref<1024x32xf16>, %b: memref<1024xf32>, %out: memref<1024x1024xf16>,
+                                  %xs: memref<16x32xf16>, %ws: memref<64x32xf16>, %bs: memref<64xf32>, %outs: memref<16x64xf16>) {
   %zero = arith.constant 0.0 : f32
-  %d = memref.alloc() : memref<16x64xf32>
-  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  %d = memref.alloc() : memref<1024x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<1024x1024xf32>)
   // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=1 activation=0}}
-  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d : memref<16x64xf32>)
-  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf16>) {
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<1024x32xf16>, memref<1024x32xf16>) outs(%d : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<1024x1024xf32>, memref<1024xf32>) outs(%out : memref<1024x1024xf16>) {
   ^bb0(%in: f32, %bias: f32, %o: f16):
     %bias16 = arith.truncf %bias : f32 to f16
     %bias32 = arith.extf %bias16 : f16 to f32
@@ -449,12 +455,29 @@ func.func @rounded_bias_in_kernel(%x: memref<16x32xf16>, %w: memref<64x32xf16>, 
     %square16 = arith.truncf %square : f32 to f16
     linalg.yield %square16 : f16
   }
-  memref.dealloc %d : memref<16x64xf32>
+  memref.dealloc %d : memref<1024x1024xf32>
+  // The same on a 16x64 D.
   %d2 = memref.alloc() : memref<16x64xf32>
   linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
   // expected-remark @below {{type_d=0 swapped=1 overwrite=1 bias=0 activation=0}}
-  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d2 : memref<16x64xf32>)
-  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2, %b : memref<16x64xf32>, memref<64xf32>) outs(%out : memref<16x64xf16>) {
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%xs, %ws : memref<16x32xf16>, memref<64x32xf16>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2, %bs : memref<16x64xf32>, memref<64xf32>) outs(%outs : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f32, %o: f16):
+    %bias16 = arith.truncf %bias : f32 to f16
+    %bias32 = arith.extf %bias16 : f16 to f32
+    %sum = arith.addf %in, %bias32 : f32
+    %sum16 = arith.truncf %sum : f32 to f16
+    %sum32 = arith.extf %sum16 : f16 to f32
+    %square = arith.mulf %sum32, %sum32 : f32
+    %square16 = arith.truncf %square : f32 to f16
+    linalg.yield %square16 : f16
+  }
+  // A sum used unrounded.
+  %d3 = memref.alloc() : memref<1024x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<1024x1024xf32>)
+  // expected-remark @below {{type_d=0 swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<1024x32xf16>, memref<1024x32xf16>) outs(%d3 : memref<1024x1024xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d3, %b : memref<1024x1024xf32>, memref<1024xf32>) outs(%out : memref<1024x1024xf16>) {
   ^bb0(%in: f32, %bias: f32, %o: f16):
     %bias16 = arith.truncf %bias : f32 to f16
     %bias32 = arith.extf %bias16 : f16 to f32
