@@ -185,7 +185,8 @@ def StoreFP8GemmOperands
     into an FP8 GEMM record. The generic stops writing the f32 output once
     nothing else reads it. Factors computed only from function arguments
     that nothing writes before (delayed scaling's scales) are computed
-    together by one generic at the function's start. Values are unchanged: the same FP8 rounding, the
+    together by one generic at the function's start (one per 4 KB of
+    memref descriptors: a kernel's parameters). Values are unchanged: the same FP8 rounding, the
     same f32 product. Per-tensor scales only: a scale that varies over the
     tensor (block scaling) is left as it is. `remarks=true` says what was
     stored, or why a quantized GEMM operand was not.

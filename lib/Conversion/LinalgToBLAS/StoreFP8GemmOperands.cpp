@@ -319,6 +319,15 @@ static bool readsUnwrittenArguments(linalg::GenericOp generic) {
               .wasInterrupted();
 }
 
+/// The bytes of kernel parameters that one merged generic's memrefs may
+/// take: sm_80 kernels take at most 4352 bytes with PTX before 8.1, and a
+/// memref is a descriptor of 3 + 2 * rank 8-byte words.
+static constexpr int64_t kMaxMergedParameterBytes = 4096;
+
+static int64_t getDescriptorBytes(Value memref) {
+  return 8 * (3 + 2 * cast<MemRefType>(memref.getType()).getRank());
+}
+
 /// `generics` (0-d, each one output) as one generic at the function's
 /// start: one single-thread kernel instead of one per FP8 tensor. With
 /// delayed scaling every factor comes from the step's scale inputs.
@@ -382,10 +391,24 @@ struct StoreFP8GemmOperandsPass
     SmallVector<linalg::GenericOp> scaleInverses;
     for (linalg::GenericOp generic : generics)
       storeQuantizedOutputs(generic, scaleInverses);
+    // Merged as few kernels as the kernel parameter space allows (the
+    // large FP8 transformer has 266 factors: 12.8 KB in one).
     SmallVector<linalg::GenericOp> hoistable;
-    for (linalg::GenericOp generic : scaleInverses)
-      if (readsUnwrittenArguments(generic))
-        hoistable.push_back(generic);
+    int64_t bytes = 0;
+    for (linalg::GenericOp generic : scaleInverses) {
+      if (!readsUnwrittenArguments(generic))
+        continue;
+      int64_t genericBytes = 0;
+      for (Value operand : generic->getOperands())
+        genericBytes += getDescriptorBytes(operand);
+      if (bytes + genericBytes > kMaxMergedParameterBytes) {
+        mergeScaleInverses(getOperation(), hoistable);
+        hoistable.clear();
+        bytes = 0;
+      }
+      hoistable.push_back(generic);
+      bytes += genericBytes;
+    }
     mergeScaleInverses(getOperation(), hoistable);
   }
 

@@ -156,11 +156,15 @@ static FailureOr<linalg::GenericOp> reduceInTwoSteps(RewriterBase &rewriter,
   SmallVector<utils::IteratorType> finalIterators(
       rank, utils::IteratorType::parallel);
   finalIterators.append(outer.size(), utils::IteratorType::reduction);
+  // The output's map keeps the first `rank` loops (none for a 0-d output,
+  // FP8's amax: getMajorSubMap(0) would be the null map).
+  AffineMap identity = rewriter.getMultiDimIdentityMap(finalLoops);
+  AffineMap finalOutputMap = AffineMap::get(
+      finalLoops, 0, identity.getResults().take_front(rank), context);
   auto combined = linalg::GenericOp::create(
       rewriter, loc, initType, partial.getResult(0), init->get(),
-      {rewriter.getMultiDimIdentityMap(finalLoops),
-       rewriter.getMultiDimIdentityMap(finalLoops).getMajorSubMap(rank)},
-      finalIterators, [&](OpBuilder &b, Location nested, ValueRange args) {
+      {identity, finalOutputMap}, finalIterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
         IRMapping mapping;
         BlockArgument acc = op.getRegionOutputArgs().front();
         for (Value operand : combiner->getOperands())

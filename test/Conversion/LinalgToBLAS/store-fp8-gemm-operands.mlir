@@ -1,5 +1,17 @@
 // RUN: amp-opt %s --amp-store-fp8-gemm-operands | FileCheck %s
 // RUN: amp-opt %s --amp-store-fp8-gemm-operands=remarks=true -verify-diagnostics -o /dev/null
+// RUN: %python %S/Inputs/many-fp8-factors.py 101 > %t.mlir
+// RUN: amp-opt %t.mlir --amp-store-fp8-gemm-operands | FileCheck %s --check-prefix=MANY
+
+// 101 factors from delayed scaling (the large FP8 transformer has 266):
+// one merged kernel would take 101 x 48 bytes of memref parameters, above
+// the 4352 bytes an sm_80 kernel takes (ptxas refused the transformer's
+// 12.8 KB), so they are merged 85 at a time (4080 bytes), the last 16 in
+// a second kernel.
+// MANY-LABEL: func.func @many(
+// MANY:         linalg.generic {{.*}} outs({{(%[a-z0-9_]+, ){15}%[a-z0-9_]+}} :
+// MANY:         linalg.generic {{.*}} outs({{(%[a-z0-9_]+, ){84}%[a-z0-9_]+}} :
+// MANY-NOT:     outs({{(%[a-z0-9_]+, )+%[a-z0-9_]+}} : memref<f32>
 
 // A fused quantize-dequantize feeding a Linear's forward GEMM (K = 32, x's
 // last dim) and its weight gradient (K = 16, x's first dim): the generic

@@ -176,3 +176,29 @@ func.func @softmax_denominator(%x: tensor<4x50257xf32>, %max: tensor<4x1xf32>, %
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// FP8's amax of a tensor read transposed, to a 0-d scale: the two
+// reduction loops do not collapse, so the larger group is reduced first
+// (768 partials, split 16 ways), then the partials into the 0-d output,
+// whose map has no results (it crashed: a null map).
+// CHECK-LABEL: func.func @transposed_amax
+// CHECK-SAME:    (%[[X:.*]]: tensor<3072x768xf32>, %[[INIT:.*]]: tensor<f32>)
+// CHECK:         %[[PINIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<768xf32>)
+// CHECK:         tensor.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [192, 16, 768]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK:           math.absf
+// CHECK:         %[[PARTIAL:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[PINIT]] : tensor<768xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[SCALAR:.*]]], iterator_types = ["reduction"]} ins(%[[PARTIAL]] : tensor<768xf32>) outs(%[[INIT]] : tensor<f32>)
+// CHECK:           arith.maximumf
+// CHECK:         return %[[MAX]]
+func.func @transposed_amax(%x: tensor<3072x768xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%x : tensor<3072x768xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = math.absf %in : f32
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
