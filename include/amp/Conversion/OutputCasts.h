@@ -35,8 +35,8 @@ struct OutputCast {
 /// The linalg.generic that next accesses `buffer` after `writer`, with the
 /// operand through which it reads it: `buffer` a new f32 buffer (an alloc
 /// of static shape in `writer`'s block), read by that generic as one
-/// input, a reshape of it, and through no other operand. Nullopt
-/// otherwise.
+/// input, a reshape of it, through no other operand, and by nothing after
+/// it. Nullopt otherwise.
 std::optional<std::pair<linalg::GenericOp, unsigned>>
 getReaderOfNewResult(Operation *writer, Value buffer);
 

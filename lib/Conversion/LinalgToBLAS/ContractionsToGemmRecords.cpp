@@ -381,6 +381,35 @@ static Value stripRoundTrips(Value value, FloatType narrow,
   return value;
 }
 
+/// The bias element that `addend` widens to f32 for an addition whose sum
+/// is rounded to `narrow`: `b` for `extf(b)` with `b` of `narrow`, or for
+/// `extf(truncf(b))` with `b` f32 (`roundsBias`: cuBLASLt's bias, of D's
+/// type, is then a rounded copy). Their ops go into `chain`; null for any
+/// other value.
+static Value getWidenedBias(Value addend, FloatType narrow, bool &roundsBias,
+                            SmallPtrSetImpl<Operation *> &chain) {
+  auto extension = addend ? addend.getDefiningOp<arith::ExtFOp>() : nullptr;
+  if (!extension || !extension.getType().isF32())
+    return Value();
+  chain.insert(extension);
+  Value bias = extension.getIn();
+  roundsBias = isRoundingTo(bias.getDefiningOp(), narrow);
+  if (roundsBias) {
+    chain.insert(bias.getDefiningOp());
+    return bias.getDefiningOp()->getOperand(0);
+  }
+  return bias.getType() == narrow ? bias : Value();
+}
+
+/// Whether `op`'s record (`record`) overwrites one packed D of static
+/// shape (`dType`): what an elementwise epilogue needs to map D's elements
+/// to the next kernel's.
+static bool overwritesOnePackedD(const GemmRecord &record, MemRefType dType) {
+  return record[kGemmOverwrite] && record[kGemmBatch] == 1 &&
+         record[kGemmLdD] == record[kGemmM] &&
+         memref::isStaticShapeAndContiguousRowMajor(dType);
+}
+
 /// What the body of the elementwise `generic` computes from its inputs
 /// `d` and `bias` (null: no bias input), as an epilogue: a bias addition,
 /// a ReLU, or both, in f32; with `narrow`, then rounded to it, the bias of
@@ -420,19 +449,9 @@ static std::optional<EpilogueBody> matchEpilogueBody(linalg::GenericOp generic,
     Value addend = sum.getLhs() == d   ? sum.getRhs()
                    : sum.getRhs() == d ? sum.getLhs()
                                        : Value();
-    if (addend && narrow) {
-      auto extension = addend.getDefiningOp<arith::ExtFOp>();
-      addend = extension ? extension.getIn() : Value();
-      if (extension)
-        chain.insert(extension);
-      if (addend && isRoundingTo(addend.getDefiningOp(), narrow)) {
-        chain.insert(addend.getDefiningOp());
-        addend = addend.getDefiningOp()->getOperand(0);
-        result.roundsBias = true;
-      }
-    }
-    if (addend != bias ||
-        (narrow && !result.roundsBias && bias.getType() != narrow))
+    if (narrow)
+      addend = getWidenedBias(addend, narrow, result.roundsBias, chain);
+    if (!addend || addend != bias)
       return std::nullopt;
   } else if (value != d || !result.activation) {
     return std::nullopt;
@@ -461,9 +480,7 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
                                              const GemmRecord &record) {
   Value d = op.getDpsInits().front();
   auto dType = cast<MemRefType>(d.getType());
-  if (!record[kGemmOverwrite] || record[kGemmBatch] != 1 ||
-      record[kGemmLdD] != record[kGemmM] ||
-      !memref::isStaticShapeAndContiguousRowMajor(dType))
+  if (!overwritesOnePackedD(record, dType))
     return std::nullopt;
   auto generic =
       dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
@@ -572,16 +589,16 @@ matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record,
                          int64_t minElements) {
   Value d = op.getDpsInits().front();
   auto dType = cast<MemRefType>(d.getType());
-  if (!record[kGemmOverwrite] || record[kGemmBatch] != 1 ||
-      record[kGemmLdD] != record[kGemmM] ||
-      (record[kGemmTypeA] != kGemmF16 && record[kGemmTypeA] != kGemmBF16) ||
-      !memref::isStaticShapeAndContiguousRowMajor(dType) ||
-      !d.getDefiningOp<memref::AllocOp>())
+  auto narrow = dyn_cast<FloatType>(
+      getElementTypeOrSelf(op.getDpsInputs().front().getType()));
+  if (!overwritesOnePackedD(record, dType) || !narrow ||
+      (!narrow.isF16() && !narrow.isBF16()))
     return std::nullopt;
-  // D read once, as an input through reshapes (the output cast's rules).
+  // D a new buffer read once, as an input through reshapes, and never
+  // after (the output cast's rules).
   std::optional<std::pair<linalg::GenericOp, unsigned>> reader =
       amp::getReaderOfNewResult(op, d);
-  if (!reader || amp::isReadAfter(reader->first, d))
+  if (!reader)
     return std::nullopt;
   auto [generic, dIndex] = *reader;
   OpOperand &dOperand = generic->getOpOperand(dIndex);
@@ -595,9 +612,6 @@ matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record,
   auto sum = dyn_cast<arith::AddFOp>(*element.getUsers().begin());
   if (!sum)
     return std::nullopt;
-  FloatType narrow = record[kGemmTypeA] == kGemmF16
-                         ? cast<FloatType>(Float16Type::get(op.getContext()))
-                         : cast<FloatType>(BFloat16Type::get(op.getContext()));
   if (sum->getResult(0).use_empty() ||
       llvm::any_of(sum->getUsers(), [&](Operation *user) {
         return !isRoundingTo(user, narrow);
@@ -605,14 +619,10 @@ matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record,
     return std::nullopt;
   // The addend: extf(bias) of `narrow`, or extf(truncf(bias)) of f32.
   Value addend = sum.getLhs() == element ? sum.getRhs() : sum.getLhs();
-  auto extension = addend.getDefiningOp<arith::ExtFOp>();
-  if (!extension || !extension.getType().isF32())
-    return std::nullopt;
-  Value biasElement = extension.getIn();
-  bool roundsBias = isRoundingTo(biasElement.getDefiningOp(), narrow);
-  if (roundsBias)
-    biasElement = biasElement.getDefiningOp()->getOperand(0);
-  auto argument = dyn_cast<BlockArgument>(biasElement);
+  bool roundsBias = false;
+  SmallPtrSet<Operation *, 2> widening;
+  auto argument = dyn_cast_if_present<BlockArgument>(
+      getWidenedBias(addend, narrow, roundsBias, widening));
   if (!argument || argument.getOwner() != generic.getBody() ||
       argument.getArgNumber() >= generic.getNumDpsInputs())
     return std::nullopt;
@@ -621,11 +631,7 @@ matchRoundedBiasAddition(linalg::ContractOp op, const GemmRecord &record,
   auto biasType = dyn_cast<MemRefType>(bias.getType());
   AffineMap biasMap = generic.getMatchingIndexingMap(biasOperand);
   if (!biasType || biasType.getRank() != 1 ||
-      !biasType.getLayout().isIdentity() ||
-      biasType.getElementType() !=
-          (roundsBias ? Type(Float32Type::get(op.getContext()))
-                      : Type(narrow)) ||
-      biasMap.getNumResults() != 1 ||
+      !biasType.getLayout().isIdentity() || biasMap.getNumResults() != 1 ||
       biasMap.getResult(0) != dMap.getResults().back() ||
       !isDefinedBefore(bias, op) || amp::isWrittenBetween(op, generic, bias) ||
       (roundsBias && dType.getNumElements() < minElements))

@@ -36,7 +36,7 @@ amp::getReaderOfNewResult(Operation *writer, Value buffer) {
       return std::nullopt;
     index = operand.getOperandNumber();
   }
-  if (!index)
+  if (!index || isReadAfter(reader, buffer))
     return std::nullopt;
   return std::make_pair(reader, *index);
 }
@@ -55,13 +55,11 @@ std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
   BlockArgument element =
       reader.getMatchingBlockArgument(&reader->getOpOperand(index));
   if (element.use_empty() ||
-      llvm::any_of(element.getUsers(),
-                   [&](Operation *user) {
-                     auto truncation = dyn_cast<arith::TruncFOp>(user);
-                     return !truncation || truncation.getRoundingmodeAttr() ||
-                            truncation.getType() != type;
-                   }) ||
-      isReadAfter(reader, buffer))
+      llvm::any_of(element.getUsers(), [&](Operation *user) {
+        auto truncation = dyn_cast<arith::TruncFOp>(user);
+        return !truncation || truncation.getRoundingmodeAttr() ||
+               truncation.getType() != type;
+      }))
     return std::nullopt;
   return OutputCast{reader, index, cast<FloatType>(type)};
 }

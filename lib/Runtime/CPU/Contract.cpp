@@ -395,34 +395,23 @@ AMP_GEMM_ROUNDED(f16_f16_f16, F16Bits)
 AMP_GEMM_ROUNDED(bf16_bf16_bf16, BF16Bits)
 
 // GEMM records with a bias epilogue (amp_gemm_bias_*): the record, A, B, D,
-// then the bias; with a bias gradient (amp_gemm_bgrad_*): then the
-// gradient, which they write.
-#define AMP_GEMM_BIAS(KIND, NAME, TA, TB, ACC, IS_GRADIENT)                    \
+// then the bias, of D's type (f32, or the inputs' f16 or bf16 where D is
+// rounded to it); with a bias gradient (amp_gemm_bgrad_*): then the
+// gradient, which they write. All accumulate in f32.
+#define AMP_GEMM_BIAS(KIND, NAME, TA, TB, TD, IS_GRADIENT)                     \
   extern "C" void _mlir_ciface_amp_gemm_##KIND##_##NAME(                       \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
-      UnrankedMemRefType<TB> *b, UnrankedMemRefType<ACC> *d,                   \
-      UnrankedMemRefType<ACC> *bias) {                                         \
-    gemmRecord<ACC, TA, TB>(*record, *a, *b, *d, nullptr, nullptr, bias,       \
-                            IS_GRADIENT);                                      \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<TD> *d,                    \
+      UnrankedMemRefType<TD> *bias) {                                          \
+    gemmRecord<float, TA, TB, TD, TD>(*record, *a, *b, *d, nullptr, nullptr,   \
+                                      bias, IS_GRADIENT);                      \
   }
-
-// The bias epilogue of a D rounded to the inputs' type, the bias of that
-// type too.
-#define AMP_GEMM_BIAS_ROUNDED(NAME, T)                                         \
-  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
-      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
-      UnrankedMemRefType<T> *b, UnrankedMemRefType<T> *d,                      \
-      UnrankedMemRefType<T> *bias) {                                           \
-    gemmRecord<float, T, T, T, T>(*record, *a, *b, *d, nullptr, nullptr,       \
-                                  bias);                                       \
-  }
-
-AMP_GEMM_BIAS_ROUNDED(f16_f16_f16, F16Bits)
-AMP_GEMM_BIAS_ROUNDED(bf16_bf16_bf16, BF16Bits)
 
 AMP_GEMM_BIAS(bias, f32_f32_f32, float, float, float, false)
 AMP_GEMM_BIAS(bias, f16_f16_f32, F16Bits, F16Bits, float, false)
 AMP_GEMM_BIAS(bias, bf16_bf16_f32, BF16Bits, BF16Bits, float, false)
+AMP_GEMM_BIAS(bias, f16_f16_f16, F16Bits, F16Bits, F16Bits, false)
+AMP_GEMM_BIAS(bias, bf16_bf16_bf16, BF16Bits, BF16Bits, BF16Bits, false)
 AMP_GEMM_BIAS(bgrad, f32_f32_f32, float, float, float, true)
 AMP_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, F16Bits, float, true)
 AMP_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, BF16Bits, float, true)

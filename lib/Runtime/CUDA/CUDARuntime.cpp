@@ -1597,39 +1597,31 @@ AMP_CUDA_GEMM(bf16_f16_f32, BF16Bits, F16Bits, float, kGemmBF16, kGemmF16,
               kGemmF32)
 
 // Records with a bias epilogue (amp_gemm_bias_*): then the bias (m elements
-// of D's type); with a bias gradient (amp_gemm_bgrad_*): then the gradient,
-// which the call writes.
-#define AMP_CUDA_GEMM_BIAS(KIND, NAME, T, K, IS_GRADIENT)                      \
+// of D's type, cuBLASLt's default bias type: f32, or the inputs' f16 or
+// bf16 where D is rounded to it); with a bias gradient (amp_gemm_bgrad_*):
+// then the gradient, which the call writes.
+#define AMP_CUDA_GEMM_BIAS(KIND, NAME, T, K, TD, KD, IS_GRADIENT)              \
   extern "C" void _mlir_ciface_amp_gemm_##KIND##_##NAME(                       \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
-      UnrankedMemRefType<T> *b, UnrankedMemRefType<float> *d,                  \
-      UnrankedMemRefType<float> *bias) {                                       \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<TD> *d,                     \
+      UnrankedMemRefType<TD> *bias) {                                          \
     runGemmRecord(*record, getData(*a), getData(*b),                           \
-                  const_cast<char *>(getData(*d)), K, K, kGemmF32, nullptr,    \
-                  nullptr, getData(*bias), IS_GRADIENT);                       \
+                  const_cast<char *>(getData(*d)), K, K, KD, nullptr, nullptr, \
+                  getData(*bias), IS_GRADIENT);                                \
   }
 
-// With a D rounded to the inputs' type: the bias of that type too
-// (cuBLASLt's default bias type is D's).
-#define AMP_CUDA_GEMM_BIAS_ROUNDED(NAME, T, K)                                 \
-  extern "C" void _mlir_ciface_amp_gemm_bias_##NAME(                           \
-      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
-      UnrankedMemRefType<T> *b, UnrankedMemRefType<T> *d,                      \
-      UnrankedMemRefType<T> *bias) {                                           \
-    runGemmRecord(*record, getData(*a), getData(*b),                           \
-                  const_cast<char *>(getData(*d)), K, K, K, nullptr, nullptr,  \
-                  getData(*bias), false);                                      \
-  }
-
-AMP_CUDA_GEMM_BIAS_ROUNDED(f16_f16_f16, F16Bits, kGemmF16)
-AMP_CUDA_GEMM_BIAS_ROUNDED(bf16_bf16_bf16, BF16Bits, kGemmBF16)
-
-AMP_CUDA_GEMM_BIAS(bias, f32_f32_f32, float, kGemmF32, false)
-AMP_CUDA_GEMM_BIAS(bias, f16_f16_f32, F16Bits, kGemmF16, false)
-AMP_CUDA_GEMM_BIAS(bias, bf16_bf16_f32, BF16Bits, kGemmBF16, false)
-AMP_CUDA_GEMM_BIAS(bgrad, f32_f32_f32, float, kGemmF32, true)
-AMP_CUDA_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, kGemmF16, true)
-AMP_CUDA_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, kGemmBF16, true)
+AMP_CUDA_GEMM_BIAS(bias, f32_f32_f32, float, kGemmF32, float, kGemmF32, false)
+AMP_CUDA_GEMM_BIAS(bias, f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32, false)
+AMP_CUDA_GEMM_BIAS(bias, bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32,
+                   false)
+AMP_CUDA_GEMM_BIAS(bias, f16_f16_f16, F16Bits, kGemmF16, F16Bits, kGemmF16,
+                   false)
+AMP_CUDA_GEMM_BIAS(bias, bf16_bf16_bf16, BF16Bits, kGemmBF16, BF16Bits,
+                   kGemmBF16, false)
+AMP_CUDA_GEMM_BIAS(bgrad, f32_f32_f32, float, kGemmF32, float, kGemmF32, true)
+AMP_CUDA_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32, true)
+AMP_CUDA_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32,
+                   true)
 
 // FP8 records: then A's and B's dequantization factors, 0-d f32 memrefs
 // whose device pointers cuBLASLt reads as its A and B scale pointers.
