@@ -4,8 +4,9 @@ compiled to a CUDA step library (the check behind `make check-cuda`).
 
 For each step: kernels before and after fusion (linalg ops left after
 amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs
-(how many of them are FP8, how many compute a bias gradient in their
-epilogue), cuDNN convolutions,
+(how many of them are FP8, how many add a bias or compute a bias
+gradient in their epilogue), cuDNN convolutions (how many of them are
+data gradients through cuDNN's backward data),
 lowering time and compile+link time. Exits 1 when a step does not compile.
 Prints a table and appends it, with the machine and date, to
 bench/results/cuda_compile.md.
@@ -81,10 +82,11 @@ def main():
                 gradients = len(re.findall(r"llvm\.call @amp_gemm_bgrad_",
                                            text))
                 biases = len(re.findall(r"llvm\.call @amp_gemm_bias_", text))
+                backward_data = api.conv_record_modes(text).count(2)
                 rows.append((name, precision, count_unfused(path, pipeline),
                              int(kernels), int(gemms), int(fp8), biases,
-                             gradients,
-                             int(convolutions), float(lower), float(link),
+                             gradients, int(convolutions), backward_data,
+                             float(lower), float(link),
                              seconds))
                 print(f"{name} {precision}: {kernels} kernels, {seconds:.1f} s",
                       file=sys.stderr)
@@ -96,14 +98,14 @@ def main():
              "",
              "| graph | precision | linalg ops before fusion | kernels | "
              "cuBLASLt GEMMs | of them FP8 | of them with a bias | "
-             "of them with a bias gradient | cuDNN convolutions | lower s | "
-             "compile+link s | total s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "of them with a bias gradient | cuDNN convolutions | "
+             "of them backward data | lower s | compile+link s | total s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (name, precision, unfused, kernels, gemms, fp8, biases, gradients,
-         convolutions, lower, link, total) in rows:
+         convolutions, backward_data, lower, link, total) in rows:
         lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
                      f"{gemms} | {fp8} | {biases} | {gradients} | "
-                     f"{convolutions} | "
+                     f"{convolutions} | {backward_data} | "
                      f"{lower:.1f} | {link:.1f} | {total:.1f} |")
     lines += [f"- FAILED {failure}" for failure in failures]
     record(lines, args.out, "cuda_compile.md")

@@ -1,6 +1,7 @@
 """A thin Python API over the amp-opt binary."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -51,6 +52,33 @@ def train(model_path, steps, amp_pipeline=None, seed=0, args=(),
     records = [json.loads(line) for line in proc.stdout.splitlines()
                if line.startswith("{")]
     return records, proc.stderr
+
+
+def conv_record_modes(lowered):
+    """The modes (include/amp/Runtime/ConvRecord.h: 0 forward, 1 backward
+    filter, 2 backward data) of the convolution records that `lowered`, an
+    LLVM-dialect module that amp-run or amp-compile wrote with
+    --dump-lowered, calls: one per call, sorted. Each call reads its record
+    through an element pointer to the record global's address (which the
+    lowering may take once for several calls)."""
+    records = dict(re.findall(
+        r"llvm\.mlir\.global private constant (@amp_conv_record\w*)"
+        r"\(dense<\[(\d+),", lowered))
+    modes = []
+    # SSA names are per function.
+    for function in lowered.split("llvm.func ")[1:]:
+        addresses = dict(re.findall(
+            r"(%\w+) = llvm\.mlir\.addressof (@amp_conv_record\w*)",
+            function))
+        for address in re.findall(r"= llvm\.getelementptr (%\w+)\[0, 0\]",
+                                  function):
+            if address in addresses:
+                modes.append(int(records[addresses[address]]))
+    calls = len(re.findall(r"llvm\.call @amp_conv_", lowered))
+    if len(modes) != calls:
+        raise AmpOptError(f"{calls} convolution calls read {len(modes)} "
+                          "records")
+    return sorted(modes)
 
 
 def load_saved(folder, name):

@@ -1,7 +1,8 @@
 """ONNX Runtime's training contrib ops that amp-run executes, checked
 against numpy (ConcatTraining with its lengths output, SliceGrad,
 DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
-BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad)."""
+BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad), and
+ConvTranspose against PyTorch."""
 import re
 
 import numpy as np
@@ -163,9 +164,10 @@ def test_batch_norm_grad_matches_autograd(tmp_path):
 def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, records,
                                     tmp_path):
     """ConvGrad's three gradients; with `records`, through the CUDA
-    backend's grid loops, dX (a convolution of the upsampled dY) and dW (a
-    weight gradient) as convolution records executed by the CPU runtime:
-    groups, dilations, strides, 1-d and 3-d convolutions."""
+    backend's grid loops, dX (lowered as a convolution of the upsampled dY
+    by the flipped W) as a backward-data record of dY and W, and dW as a
+    backward-filter record, executed by the CPU runtime: groups,
+    dilations, strides, 1-d and 3-d convolutions."""
     import torch
     rng = np.random.default_rng(2)
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -204,12 +206,64 @@ def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, records,
                     dict(dx=x_shape, dw=w_shape, db=(w_shape[0],)),
                     extra=extra)
     if records:
-        calls = re.findall(r"call @amp_conv_f32_f32_f32\(", lowered.read_text())
-        assert len(calls) == 2
+        assert api.conv_record_modes(lowered.read_text()) == [1, 2]
     for name, expected in (("dx", xt.grad), ("dw", wt.grad),
                            ("db", bt.grad)):
         np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
                                    atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((2, 4, 5, 5), (4, 3, 3, 3),
+     dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
+    ((2, 4, 5, 7), (4, 2, 3, 2),
+     dict(strides=[2, 3], pads=[0, 1, 1, 0], output_padding=[0, 2],
+          group=2)),
+    ((2, 6, 6), (6, 2, 4),
+     dict(strides=[3], pads=[2, 1], output_padding=[1], dilations=[2],
+          group=3)),
+    ((2, 2, 3, 4, 3), (2, 2, 2, 3, 2),
+     dict(strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 1],
+          output_padding=[1, 0, 0])),
+    ((2, 4, 4, 4), (4, 3, 1, 1), dict(strides=[2, 2], output_padding=[1, 1])),
+])
+@pytest.mark.parametrize("records", [False, True],
+                         ids=["cpu", "conv_records"])
+def test_conv_transpose_matches_torch(x_shape, w_shape, attrs, records,
+                                      tmp_path):
+    """ConvTranspose against torch's conv_transpose; with `records`,
+    through the grid loops, as one backward-data convolution record of its
+    input and W (cuDNN's backward data), not a convolution of the
+    upsampled input: strides, asymmetric pads, output padding, groups,
+    dilations, 1-d and 3-d."""
+    import torch
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    spatial = len(x_shape) - 2
+    strides = attrs["strides"]
+    dilations = attrs.get("dilations", [1] * spatial)
+    pads = attrs.get("pads", [0] * 2 * spatial)
+    transpose = {1: torch.nn.functional.conv_transpose1d,
+                 2: torch.nn.functional.conv_transpose2d,
+                 3: torch.nn.functional.conv_transpose3d}[spatial]
+    # Unpadded, with the output padding, then cropped by the pads.
+    full = transpose(torch.tensor(x), torch.tensor(w), stride=strides,
+                     dilation=dilations, groups=attrs.get("group", 1),
+                     output_padding=attrs["output_padding"]).numpy()
+    crop = (slice(None), slice(None)) + tuple(
+        slice(pads[i], full.shape[2 + i] - pads[spatial + i])
+        for i in range(spatial))
+    expected = full[crop]
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], **attrs)
+    lowered = tmp_path / "lowered.mlir"
+    extra = ["--grid-loops", "--dump-lowered", str(lowered)] if records \
+        else []
+    got = run_nodes(tmp_path, node, dict(x=x, w=w), dict(y=expected.shape),
+                    extra=extra)
+    if records:
+        assert api.conv_record_modes(lowered.read_text()) == [2]
+    np.testing.assert_allclose(got["y"], expected, rtol=0, atol=1e-4)
 
 
 @pytest.mark.parametrize("reduction", ["none", "add", "max"])

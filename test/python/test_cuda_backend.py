@@ -48,11 +48,15 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
     if precision in ("fp32", "fp16"):
         # Every Conv and ConvTranspose node (the zoo's backward convolutions
         # among them) ran through a cuDNN-style record; in FP16 one that
-        # rounds its f32 accumulator to f16 itself (PSEUDO_HALF).
+        # rounds its f32 accumulator to f16 itself (PSEUDO_HALF). Each
+        # ConvTranspose (a data gradient) is cuDNN's backward data of dY
+        # and W, not a convolution of the upsampled dY.
         import onnx
-        nodes = sum(node.op_type in ("Conv", "ConvTranspose")
-                    for node in onnx.load(path).graph.node)
+        ops = [node.op_type for node in onnx.load(path).graph.node]
+        nodes = ops.count("Conv") + ops.count("ConvTranspose")
         assert f"convolution records: {nodes}\n" in log
+        assert api.conv_record_modes(grid_text).count(2) == \
+            ops.count("ConvTranspose") > 0
         if precision == "fp16":
             assert len(re.findall(r"call @amp_conv_f16_f16_f16\(",
                                   grid_text)) == nodes

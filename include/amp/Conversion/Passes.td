@@ -290,25 +290,33 @@ def ConvolutionsToDNNRecords
     `col[n, g, c, k..., o...] = x[n, g*C + c, o*s + k*d]`, collapsed to
     `[n, g, c*k, o]`, and a `linalg.contract` multiplies them with the
     weights `[g, m, c*k]` into `y[n, g, m, o]` (forward, also a data
-    gradient: a convolution of the upsampled dY) or with `dy[n, g, m, o]`
-    into `dw[g, m, c*k]` (the weight gradient). After bufferization, each
+    gradient: a convolution of the upsampled dY by the flipped W) or with
+    `dy[n, g, m, o]` into `dw[g, m, c*k]` (the weight gradient). After
+    bufferization, each
     such contraction on packed memrefs of one type (f32 or f64), or of
     f16 or bf16 inputs into an overwritten f32 accumulator that the next
     op only rounds to their type (written rounded instead, cuDNN's
     PSEUDO_HALF configuration, as GEMM records' output casts), whose
     gathered input
     nothing writes between the gather and the contraction, gets a record
-    (include/amp/Runtime/ConvRecord.h): mode (forward or backward filter),
+    (include/amp/Runtime/ConvRecord.h): mode (forward, backward filter or
+    backward data),
     batch, channels, groups, and the input, kernel, output sizes, strides,
     dilations and paddings of up to three spatial dimensions. An input the
     lowering padded with zeros (a zero fill, then a copy of the input into
     a unit-stride window, the batch and channels whole) is read unpadded,
     the record carrying the padding, and the fill and copy go once nothing
-    reads the padded buffer. The record
+    reads the padded buffer. A data gradient, which the lowering builds as
+    a convolution of dY upsampled by the strides (a zero fill, then a copy
+    into a strided window) and padded, with the kernel flipped and
+    regrouped by a copying generic (`w[g, m, c, k] = W[g*C + c, m,
+    K-1-k]`), gets a backward-data record that reads dY and W themselves
+    (when its output padding is below the stride), and the copies and the
+    flip go once nothing reads them. The record
     becomes a constant `memref.global` and the contraction a call to
     `amp_conv_<X>_<F>_<R>(record, X, F, R)` that reads the gathered input
-    X itself; the gather and its columns are erased once no contraction
-    reads them. A zero `linalg.fill` of the result just before becomes the
+    X itself (dY for backward data); the gather and its columns are erased
+    once no contraction reads them. A zero `linalg.fill` of the result just before becomes the
     overwrite flag (cuDNN's beta 0), as for GEMM records. libamp_cpu_runtime
     executes a record with direct convolution loops, so amp-run
     `--grid-loops` checks every record against the CPU path. Run before

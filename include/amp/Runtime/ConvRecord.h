@@ -13,7 +13,12 @@
 //                                                       * W[g*M + m, c, k]
 //   backward filter: dW[g*M + m, c, k] (+)= sum_{n, o} X[n, g*C + c, o*s + k*d]
 //                                                       * dY[n, g*M + m, o]
+//   backward data:   dX[n, g*C + c, o*s + k*d] (+)= sum_{m, k} dY[n, g*M + m,
+//   o]
+//                                                       * W[g*M + m, c, k]
 // with o, k, s and d over three spatial dimensions (unused ones of size 1),
+// the sizes, channels and paddings always the forward convolution's (X or
+// dX the input, Y or dY the output),
 // `=` with the overwrite flag (cuDNN's beta 0) and `+=` without it. The CPU
 // runtime executes a record with loops over the same fields, so a wrong
 // record shows on the CPU.
@@ -31,8 +36,10 @@
 namespace mlir::amp::runtime {
 
 /// The prefix of the entry points that execute a record:
-/// `amp_conv_<X>_<F>_<R>(record, X, F, R)` with the input X, the second
-/// factor F (W forward, dY backward filter) and the result R (Y, dW), by
+/// `amp_conv_<X>_<F>_<R>(record, X, F, R)` with the first factor X (the
+/// input forward and backward filter, dY backward data), the second factor
+/// F (W forward and backward data, dY backward filter) and the result R
+/// (Y, dW, dX), by
 /// element type (f32, f16, bf16 or f64, spelled as the GEMM records'),
 /// the record an i64 memref of kConvRecordFields and the operands
 /// unranked memrefs.
@@ -67,7 +74,11 @@ enum ConvRecordField : unsigned {
 };
 
 /// What a record computes.
-enum ConvMode : int64_t { kConvForward, kConvBackwardFilter };
+enum ConvMode : int64_t {
+  kConvForward,
+  kConvBackwardFilter,
+  kConvBackwardData
+};
 
 /// What is wrong with `record` for an entry point of operand types `typeX`,
 /// `typeFactor` and `typeResult` (GemmDataType), or null when nothing is.
@@ -84,9 +95,10 @@ inline const char *checkConvRecord(const int64_t *record, int64_t typeX,
     return "a convolution record convolves f32, f64, f16 or bf16 into its "
            "own type";
   if (record[kConvMode] != kConvForward &&
-      record[kConvMode] != kConvBackwardFilter)
-    return "a convolution record's mode must be 0 (forward) or 1 (backward "
-           "filter)";
+      record[kConvMode] != kConvBackwardFilter &&
+      record[kConvMode] != kConvBackwardData)
+    return "a convolution record's mode must be 0 (forward), 1 (backward "
+           "filter) or 2 (backward data)";
   if (record[kConvSpatialRank] != 2 && record[kConvSpatialRank] != 3)
     return "a convolution record describes 2 or 3 spatial dimensions";
   if (record[kConvOverwrite] != 0 && record[kConvOverwrite] != 1)
@@ -119,6 +131,13 @@ inline const char *checkConvRecord(const int64_t *record, int64_t typeX,
       return "a convolution record's windows reach past its input";
     if (input > INT_MAX)
       return "a convolution record's sizes exceed 32 bits";
+    // cuDNN derives dX's sizes from dY's by the forward convolution's
+    // output size.
+    if (record[kConvMode] == kConvBackwardData &&
+        output !=
+            (before + input + after - (kernel - 1) * dilation - 1) / stride + 1)
+      return "a backward-data record's dY sizes must be the forward "
+             "convolution's output sizes";
   }
   return nullptr;
 }

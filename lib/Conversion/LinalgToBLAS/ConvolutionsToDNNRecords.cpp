@@ -12,7 +12,9 @@
 // record (include/amp/Runtime/ConvRecord.h) of the convolution it computes
 // from the gather's indexing map and the contraction's, and replaces the
 // contraction by a call to `amp_conv` that reads the gathered buffer
-// itself; the gather goes once no contraction reads its columns. An f16
+// itself; the gather goes once no contraction reads its columns. A data
+// gradient, built as a convolution of the upsampled, padded dY by the
+// flipped W, becomes cuDNN's backward data of dY and W. An f16
 // or bf16 convolution (an f32 accumulator) has a record only when the next
 // kernel just rounds its result to the inputs' type: cuDNN writes it
 // rounded (its PSEUDO_HALF configuration), and the kernel reads it so.
@@ -103,12 +105,13 @@ static std::optional<LinearForm> getLinearForm(AffineExpr expr,
   return form;
 }
 
-/// Whether `form` is sum_{(dim, coefficient) in terms} coefficient * d_dim,
-/// a term whose loop has one iteration (`sizes`) free to have any
-/// coefficient.
+/// Whether `form` is sum_{(dim, coefficient) in terms} coefficient * d_dim
+/// + `constant`, a term whose loop has one iteration (`sizes`) free to have
+/// any coefficient.
 static bool isLinearCombination(const LinearForm &form, ArrayRef<int64_t> sizes,
-                                ArrayRef<std::pair<unsigned, int64_t>> terms) {
-  if (form.constant != 0)
+                                ArrayRef<std::pair<unsigned, int64_t>> terms,
+                                int64_t constant = 0) {
+  if (form.constant != constant)
     return false;
   for (unsigned dim = 0; dim < form.coefficients.size(); ++dim) {
     int64_t coefficient = form.coefficients[dim];
@@ -336,13 +339,22 @@ static std::optional<ConvRecord> deriveRecord(linalg::ContractOp op,
 }
 
 namespace {
-/// A zero-padded copy of `source` that a convolution reads: a zero fill of
-/// the whole buffer, then a copy of `source` into a window of it.
-struct Padding {
+/// A zero-filled buffer with a packed `source` copied into a window of it:
+/// a zero fill of the whole buffer, then a copy of `source` into a strided
+/// window (the whole batch and channels). The graph lowering pads a
+/// convolution's input so (unit strides), and upsamples a data gradient's
+/// dY (zero offsets, strides the convolution's).
+struct ZeroWindow {
   Operation *fill;
   memref::CopyOp copy;
   Value source;
-  SmallVector<int64_t> before, after;
+  /// Per spatial dimension: the zeros before and after the window's
+  /// extent ((source size - 1) * stride + 1), and the window's strides.
+  SmallVector<int64_t> before, after, strides;
+
+  bool hasUnitStrides() const {
+    return llvm::all_of(strides, [](int64_t stride) { return stride == 1; });
+  }
 };
 } // namespace
 
@@ -358,41 +370,179 @@ static bool isZeroFill(Operation *op, Value buffer) {
                       m_AnyZeroFloat());
 }
 
-/// The zero padding of `padded`, the input of a convolution `reader` with
-/// `spatial` dimensions, when it was made by a zero fill and a copy of a
-/// packed buffer into a window of it (unit strides, whole batch and
-/// channels) and that buffer is unchanged until `reader`; else nullopt.
-static std::optional<Padding> matchPadding(Value padded, Operation *reader,
-                                           int64_t spatial) {
+/// The zero window that `buffer`, with `spatial` spatial dimensions, holds
+/// when `reader` reads it, with its source unchanged until `reader`; else
+/// nullopt.
+static std::optional<ZeroWindow>
+matchZeroWindow(Value buffer, Operation *reader, int64_t spatial) {
   auto copy = dyn_cast_if_present<memref::CopyOp>(
-      amp::getLastWriterBefore(reader, padded));
+      amp::getLastWriterBefore(reader, buffer));
   auto window =
       copy ? copy.getTarget().getDefiningOp<memref::SubViewOp>() : nullptr;
-  if (!window || window.getSource() != padded)
+  if (!window || window.getSource() != buffer)
     return std::nullopt;
   ArrayRef<int64_t> offsets = window.getStaticOffsets();
   ArrayRef<int64_t> sizes = window.getStaticSizes();
-  ArrayRef<int64_t> shape = cast<MemRefType>(padded.getType()).getShape();
+  ArrayRef<int64_t> strides = window.getStaticStrides();
+  ArrayRef<int64_t> shape = cast<MemRefType>(buffer.getType()).getShape();
   Value source = copy.getSource();
   if (!isPacked(source) ||
-      cast<MemRefType>(source.getType()).getShape() !=
-          ArrayRef<int64_t>(sizes) ||
-      llvm::any_of(window.getStaticStrides(),
-                   [](int64_t stride) { return stride != 1; }) ||
+      cast<MemRefType>(source.getType()).getShape() != sizes ||
       llvm::any_of(offsets, ShapedType::isDynamic) ||
+      llvm::any_of(strides,
+                   [](int64_t stride) {
+                     return ShapedType::isDynamic(stride) || stride < 1;
+                   }) ||
       int64_t(shape.size()) != 2 + spatial || offsets[0] != 0 ||
-      offsets[1] != 0 || sizes[0] != shape[0] || sizes[1] != shape[1])
+      offsets[1] != 0 || strides[0] != 1 || strides[1] != 1 ||
+      sizes[0] != shape[0] || sizes[1] != shape[1])
     return std::nullopt;
-  Operation *fill = amp::getLastWriterBefore(copy, padded);
-  if (!fill || !isZeroFill(fill, padded) ||
+  Operation *fill = amp::getLastWriterBefore(copy, buffer);
+  if (!fill || !isZeroFill(fill, buffer) ||
       amp::isWrittenBetween(copy, reader, source))
     return std::nullopt;
-  Padding padding{fill, copy, source, {}, {}};
+  ZeroWindow zeroWindow{fill, copy, source, {}, {}, {}};
   for (int64_t i = 2; i < 2 + spatial; ++i) {
-    padding.before.push_back(offsets[i]);
-    padding.after.push_back(shape[i] - offsets[i] - sizes[i]);
+    zeroWindow.before.push_back(offsets[i]);
+    zeroWindow.after.push_back(shape[i] - offsets[i] -
+                               (sizes[i] - 1) * strides[i] - 1);
+    zeroWindow.strides.push_back(strides[i]);
   }
-  return padding;
+  return zeroWindow;
+}
+
+/// The copy of W that a transposed convolution's contraction reads as its
+/// weight matrix `factor` [g, m, c*k]: the graph lowering regroups W
+/// [G*C, M, k...] and flips its kernel, w[g, m, c, k] = W[g*C + c, m,
+/// K-1-k], by a copying linalg.generic. Null when `factor` is not such a
+/// copy of a packed W of `type` unchanged until `reader`.
+static linalg::GenericOp matchFlippedWeights(Value factor, Operation *reader,
+                                             int64_t spatial) {
+  auto collapse = factor.getDefiningOp<memref::CollapseShapeOp>();
+  if (!collapse)
+    return nullptr;
+  Value grouped = collapse.getSrc();
+  auto groupedType = cast<MemRefType>(grouped.getType());
+  int64_t rank = groupedType.getRank();
+  SmallVector<ReassociationIndices> expected = {{0}, {1}, {}};
+  for (int64_t i = 2; i < rank; ++i)
+    expected[2].push_back(i);
+  if (rank != 3 + spatial || collapse.getReassociationIndices() != expected)
+    return nullptr;
+  auto flip = dyn_cast_if_present<linalg::GenericOp>(
+      amp::getLastWriterBefore(reader, grouped));
+  if (!flip || flip.getNumDpsInits() != 1 ||
+      flip.getDpsInits().front() != grouped || flip.getNumDpsInputs() != 1 ||
+      flip.getNumParallelLoops() != flip.getNumLoops() ||
+      !flip.getMatchingIndexingMap(flip.getDpsInitOperand(0)).isIdentity())
+    return nullptr;
+  Block &body = flip.getRegion().front();
+  if (body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0))
+    return nullptr;
+  Value weights = flip.getDpsInputs().front();
+  auto weightsType = dyn_cast<MemRefType>(weights.getType());
+  ArrayRef<int64_t> sizes = groupedType.getShape();
+  if (!isPacked(weights) || weightsType.getRank() != 2 + spatial ||
+      weightsType.getElementType() != groupedType.getElementType() ||
+      weightsType.getDimSize(0) != sizes[0] * sizes[2] ||
+      weightsType.getDimSize(1) != sizes[1] ||
+      amp::isWrittenBetween(flip, reader, weights))
+    return nullptr;
+  AffineMap map = flip.getMatchingIndexingMap(flip.getDpsInputOperand(0));
+  SmallVector<std::optional<LinearForm>> forms;
+  for (AffineExpr expr : map.getResults())
+    forms.push_back(getLinearForm(expr, rank));
+  if (llvm::any_of(forms, [](const auto &form) { return !form; }) ||
+      !isLinearCombination(*forms[0], sizes, {{0, sizes[2]}, {2, 1}}) ||
+      !isLinearCombination(*forms[1], sizes, {{1, 1}}))
+    return nullptr;
+  for (int64_t i = 0; i < spatial; ++i)
+    if (weightsType.getDimSize(2 + i) != sizes[3 + i] ||
+        !isLinearCombination(*forms[2 + i], sizes, {{3 + i, -1}},
+                             sizes[3 + i] - 1))
+      return nullptr;
+  return flip;
+}
+
+/// The backward-data record of the data gradient that `forward`, a forward
+/// record over `window`'s buffer, computes with flipped weights: the
+/// convolution of dY (`window`'s source) upsampled by the strides and
+/// padded by extent - p before and extent - p + output padding after.
+/// Nullopt when cuDNN's backward data cannot say the same.
+static std::optional<ConvRecord>
+getBackwardDataRecord(const ConvRecord &forward, const ZeroWindow &window) {
+  ConvRecord record = forward;
+  record[kConvMode] = kConvBackwardData;
+  record[kConvInChannels] = forward[kConvOutChannels];
+  record[kConvOutChannels] = forward[kConvInChannels];
+  auto sourceType = cast<MemRefType>(window.source.getType());
+  int64_t spatial = window.strides.size();
+  int64_t unused = kConvMaxSpatialRank - spatial;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t field = unused + i;
+    if (forward[kConvStride + field] != 1)
+      return std::nullopt;
+    int64_t extent =
+        (forward[kConvKernel + field] - 1) * forward[kConvDilation + field];
+    // The fewest zeros after dX that give its size: an output padding
+    // below the stride makes up the rest.
+    int64_t before = extent - window.before[i];
+    int64_t outputPadding = std::max<int64_t>(0, window.after[i] - extent);
+    record[kConvInput + field] = forward[kConvOutput + field];
+    record[kConvOutput + field] = sourceType.getDimSize(2 + i);
+    record[kConvStride + field] = window.strides[i];
+    record[kConvPadBefore + field] = before;
+    record[kConvPadAfter + field] = extent - window.after[i] + outputPadding;
+    if (before < 0)
+      return std::nullopt;
+  }
+  int64_t type = record[kConvTypeX];
+  if (checkConvRecord(record.data(), type, type, type))
+    return std::nullopt;
+  return record;
+}
+
+/// The zero windows that a convolution `reader` reads through, outermost
+/// first, each with its buffer: the padding of `input` and, inside a
+/// padding with unit strides, an upsampling.
+static SmallVector<std::pair<ZeroWindow, Value>>
+matchInputWindows(Value input, Operation *reader, int64_t spatial) {
+  SmallVector<std::pair<ZeroWindow, Value>> windows;
+  std::optional<ZeroWindow> outer = matchZeroWindow(input, reader, spatial);
+  if (!outer)
+    return windows;
+  windows.push_back({*outer, input});
+  if (!outer->hasUnitStrides())
+    return windows;
+  std::optional<ZeroWindow> inner =
+      matchZeroWindow(outer->source, outer->copy, spatial);
+  if (inner && !amp::isWrittenBetween(inner->copy, reader, inner->source))
+    windows.push_back({*inner, outer->source});
+  return windows;
+}
+
+/// The one zero window that `windows` (outermost first, the outer ones
+/// with unit strides) make of the source of the last; `input` itself with
+/// no zeros when there is none.
+static ZeroWindow combineWindows(ArrayRef<std::pair<ZeroWindow, Value>> windows,
+                                 Value input) {
+  int64_t spatial = cast<MemRefType>(input.getType()).getRank() - 2;
+  ZeroWindow combined{nullptr,
+                      nullptr,
+                      input,
+                      SmallVector<int64_t>(spatial, 0),
+                      SmallVector<int64_t>(spatial, 0),
+                      SmallVector<int64_t>(spatial, 1)};
+  for (const auto &[window, buffer] : windows) {
+    for (int64_t i = 0; i < spatial; ++i) {
+      combined.before[i] += window.before[i];
+      combined.after[i] += window.after[i];
+    }
+    combined.source = window.source;
+    combined.strides = window.strides;
+  }
+  return combined;
 }
 
 namespace {
@@ -406,10 +556,10 @@ struct ConvolutionsToDNNRecordsPass
     llvm::DenseMap<Attribute, StringAttr> globals;
     SmallVector<linalg::ContractOp> contractions;
     module.walk([&](linalg::ContractOp op) { contractions.push_back(op); });
-    llvm::SetVector<linalg::GenericOp> gathers;
-    // The padded copies records read past, by their copy: its fill, the
-    // padded buffer.
-    llvm::MapVector<Operation *, std::pair<Operation *, Value>> paddings;
+    llvm::SetVector<linalg::GenericOp> gathers, flips;
+    // The zero windows (padded or upsampled copies) that records read
+    // past, by their copy: its fill, the buffer.
+    llvm::MapVector<Operation *, std::pair<Operation *, Value>> zeroWindows;
     for (linalg::ContractOp op : contractions) {
       std::array<Value, 3> operands;
       Im2Col im2col;
@@ -437,19 +587,39 @@ struct ConvolutionsToDNNRecordsPass
           continue;
         }
       }
-      // cuDNN pads the input itself: the record reads the unpadded one.
-      if (std::optional<Padding> padding =
-              matchPadding(operands[0], op, im2col.spatial)) {
+      // cuDNN pads the input itself, and a data gradient's dY is read as
+      // it is: the record reads the unpadded input, or dY.
+      SmallVector<std::pair<ZeroWindow, Value>> windows =
+          matchInputWindows(operands[0], op, im2col.spatial);
+      linalg::GenericOp flip =
+          (*record)[kConvMode] == kConvForward
+              ? matchFlippedWeights(operands[1], op, im2col.spatial)
+              : nullptr;
+      std::optional<ConvRecord> dataRecord;
+      ZeroWindow combined = combineWindows(windows, operands[0]);
+      if (flip)
+        dataRecord = getBackwardDataRecord(*record, combined);
+      if (dataRecord) {
+        *record = *dataRecord;
+        operands[0] = combined.source;
+        operands[1] = flip.getDpsInputs().front();
+        flips.insert(flip);
+      } else if (!windows.empty() && windows.front().first.hasUnitStrides()) {
+        const ZeroWindow &padding = windows.front().first;
         int64_t unused = kConvMaxSpatialRank - im2col.spatial;
-        auto sourceType = cast<MemRefType>(padding->source.getType());
+        auto sourceType = cast<MemRefType>(padding.source.getType());
         for (int64_t i = 0; i < im2col.spatial; ++i) {
           (*record)[kConvInput + unused + i] = sourceType.getDimSize(2 + i);
-          (*record)[kConvPadBefore + unused + i] = padding->before[i];
-          (*record)[kConvPadAfter + unused + i] = padding->after[i];
+          (*record)[kConvPadBefore + unused + i] = padding.before[i];
+          (*record)[kConvPadAfter + unused + i] = padding.after[i];
         }
-        paddings[padding->copy] = {padding->fill, operands[0]};
-        operands[0] = padding->source;
+        operands[0] = padding.source;
+        windows.resize(1);
+      } else {
+        windows.clear();
       }
+      for (auto &[window, buffer] : windows)
+        zeroWindows[window.copy] = {window.fill, buffer};
       (*record)[kConvOverwrite] = zeros ? 1 : 0;
       if (zeros)
         zeros.erase();
@@ -480,20 +650,32 @@ struct ConvolutionsToDNNRecordsPass
     // A gather goes once no contraction reads its columns.
     for (linalg::GenericOp gather : gathers)
       amp::eraseWriterIfUnread(gather, gather.getDpsInits().front());
-    // A padded copy goes once nothing reads it (its gathers went above).
-    for (auto &[copy, padding] : paddings) {
-      auto [fill, padded] = padding;
-      if (amp::eraseWriterIfUnread(copy, padded))
-        amp::eraseWriterIfUnread(fill, padded);
+    // A flipped copy of the weights goes once nothing reads it.
+    for (linalg::GenericOp flip : flips)
+      amp::eraseWriterIfUnread(flip, flip.getDpsInits().front());
+    // A padded or upsampled copy goes once nothing reads it (its gathers
+    // went above; an upsampled one once its padded copy went).
+    SmallVector<std::pair<Operation *, std::pair<Operation *, Value>>> pending =
+        zeroWindows.takeVector();
+    for (bool erased = true; erased;) {
+      erased = false;
+      llvm::erase_if(pending, [&](const auto &entry) {
+        auto [copy, window] = entry;
+        if (!amp::eraseWriterIfUnread(copy, window.second))
+          return false;
+        amp::eraseWriterIfUnread(window.first, window.second);
+        return erased = true;
+      });
     }
   }
 
   void emitRecordRemark(linalg::ContractOp op, const ConvRecord &record) {
-    InFlightDiagnostic remark = op.emitRemark()
-                                << "convolution record: "
-                                << (record[kConvMode] == kConvForward
-                                        ? "forward"
-                                        : "backward-filter");
+    InFlightDiagnostic remark =
+        op.emitRemark() << "convolution record: "
+                        << (record[kConvMode] == kConvForward ? "forward"
+                            : record[kConvMode] == kConvBackwardFilter
+                                ? "backward-filter"
+                                : "backward-data");
     auto list = [&](StringRef name, unsigned first) {
       remark << " " << name << "=";
       for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)

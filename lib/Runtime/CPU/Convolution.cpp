@@ -47,12 +47,14 @@ T *getPacked(const UnrankedMemRefType<T> &memref, int64_t count) {
   return ranked.data + ranked.offset;
 }
 
-/// Executes a convolution record: forward Y (+)= conv(X, W), or backward
-/// filter dW (+)= sum over images and positions of X's windows times dY;
-/// the sums in `Acc` (f32 for f16 and bf16 data), rounded to T.
+/// Executes a convolution record: forward Y (+)= conv(X, W), backward
+/// filter dW (+)= sum over images and positions of X's windows times dY,
+/// or backward data dX (+)= the sum of dY times W over the windows that
+/// cover each element; the sums in `Acc` (f32 for f16 and bf16 data),
+/// rounded to T.
 template <typename T, typename Acc = T>
 void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
-                       const UnrankedMemRefType<T> &xMemRef,
+                       const UnrankedMemRefType<T> &firstMemRef,
                        const UnrankedMemRefType<T> &factorMemRef,
                        const UnrankedMemRefType<T> &resultMemRef) {
   const int64_t *record = getRecordFields(recordMemRef, kConvRecordFields);
@@ -71,22 +73,80 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   int64_t inVolume = in[0] * in[1] * in[2];
   int64_t kernelVolume = kernel[0] * kernel[1] * kernel[2];
   int64_t outVolume = out[0] * out[1] * out[2];
-  bool forward = record[kConvMode] == kConvForward;
+  auto mode = static_cast<ConvMode>(record[kConvMode]);
   bool overwrite = record[kConvOverwrite];
 
-  const T *x = getPacked(xMemRef, batch * groups * channels * inVolume);
+  // The operands by role: X, W and Y or their gradients.
+  int64_t inputs = batch * groups * channels * inVolume;
   int64_t weights = groups * outChannels * channels * kernelVolume;
   int64_t outputs = batch * groups * outChannels * outVolume;
-  const T *factor = getPacked(factorMemRef, forward ? weights : outputs);
-  T *result = getPacked(resultMemRef, forward ? outputs : weights);
-  const T *w = forward ? factor : nullptr;
-  const T *dy = forward ? nullptr : factor;
+  int64_t counts[3][3] = {{inputs, weights, outputs},
+                          {inputs, outputs, weights},
+                          {outputs, weights, inputs}};
+  const T *first = getPacked(firstMemRef, counts[mode][0]);
+  const T *factor = getPacked(factorMemRef, counts[mode][1]);
+  T *result = getPacked(resultMemRef, counts[mode][2]);
+  auto store = [&](T &element, Acc sum) {
+    element = narrow<T>(overwrite ? sum : widen<Acc>(element) + sum);
+  };
+  auto unflatten = [](int64_t index, const int64_t *sizes, int64_t *indices) {
+    for (int64_t i = kConvMaxSpatialRank - 1; i >= 0; --i) {
+      indices[i] = index % sizes[i];
+      index /= sizes[i];
+    }
+  };
+  int64_t o[kConvMaxSpatialRank], k[kConvMaxSpatialRank];
+
+  if (mode == kConvBackwardData) {
+    // dX[n, g*C + c, x] sums dY[n, g*M + m, o] * W[g*M + m, c, k] over the
+    // m, k and o with o*s + k*d - p = x: by m, then the taps last to first
+    // (the order of the convolution of the upsampled dY by the flipped
+    // kernel that the graph lowering builds).
+    const T *dy = first, *w = factor;
+    int64_t x[kConvMaxSpatialRank];
+    // dY's flat position for dX position x and tap k, or -1.
+    auto source = [&]() {
+      int64_t offset = 0;
+      for (int64_t i = 0; i < kConvMaxSpatialRank; ++i) {
+        int64_t strided = x[i] + padBefore[i] - k[i] * dilation[i];
+        if (strided < 0 || strided % stride[i] || strided / stride[i] >= out[i])
+          return int64_t(-1);
+        offset = offset * out[i] + strided / stride[i];
+      }
+      return offset;
+    };
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t g = 0; g < groups; ++g) {
+        for (int64_t c = 0; c < channels; ++c) {
+          T *dx = result + ((n * groups + g) * channels + c) * inVolume;
+          for (int64_t position = 0; position < inVolume; ++position) {
+            unflatten(position, in, x);
+            Acc sum = 0;
+            for (int64_t m = 0; m < outChannels; ++m) {
+              int64_t filter = g * outChannels + m;
+              const T *grad =
+                  dy + (n * groups * outChannels + filter) * outVolume;
+              const T *taps = w + (filter * channels + c) * kernelVolume;
+              for (int64_t tap = kernelVolume - 1; tap >= 0; --tap) {
+                unflatten(tap, kernel, k);
+                int64_t from = source();
+                if (from >= 0)
+                  sum += widen<Acc>(grad[from]) * widen<Acc>(taps[tap]);
+              }
+            }
+            store(dx[position], sum);
+          }
+        }
+      }
+    }
+    return;
+  }
 
   // sum over c and k of X[n, g*C + c, o*s + k*d - p] * W[g*M + m, c, k],
   // or of X's window times dY[n, g*M + m, o] over n and o for
   // dW[g*M + m, c, k]; X is 0 in its padding.
-  auto window = [&](int64_t n, int64_t g, int64_t c, const int64_t *o,
-                    const int64_t *k) {
+  const T *x = first;
+  auto window = [&](int64_t n, int64_t g, int64_t c) {
     int64_t offset = (n * groups + g) * channels + c;
     for (int64_t i = 0; i < kConvMaxSpatialRank; ++i) {
       int64_t position = o[i] * stride[i] + k[i] * dilation[i] - padBefore[i];
@@ -96,31 +156,23 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     }
     return widen<Acc>(x[offset]);
   };
-  auto unflatten = [](int64_t index, const int64_t *sizes, int64_t *indices) {
-    for (int64_t i = kConvMaxSpatialRank - 1; i >= 0; --i) {
-      indices[i] = index % sizes[i];
-      index /= sizes[i];
-    }
-  };
-  int64_t o[kConvMaxSpatialRank], k[kConvMaxSpatialRank];
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t m = 0; m < outChannels; ++m) {
       int64_t filter = g * outChannels + m;
-      if (forward) {
+      if (mode == kConvForward) {
         for (int64_t n = 0; n < batch; ++n) {
           T *y = result + (n * groups * outChannels + filter) * outVolume;
           for (int64_t position = 0; position < outVolume; ++position) {
             unflatten(position, out, o);
             Acc sum = 0;
             for (int64_t c = 0; c < channels; ++c) {
-              const T *taps = w + (filter * channels + c) * kernelVolume;
+              const T *taps = factor + (filter * channels + c) * kernelVolume;
               for (int64_t tap = 0; tap < kernelVolume; ++tap) {
                 unflatten(tap, kernel, k);
-                sum += window(n, g, c, o, k) * widen<Acc>(taps[tap]);
+                sum += window(n, g, c) * widen<Acc>(taps[tap]);
               }
             }
-            y[position] =
-                narrow<T>(overwrite ? sum : widen<Acc>(y[position]) + sum);
+            store(y[position], sum);
           }
         }
         continue;
@@ -132,13 +184,13 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
           Acc sum = 0;
           for (int64_t n = 0; n < batch; ++n) {
             const T *grad =
-                dy + (n * groups * outChannels + filter) * outVolume;
+                factor + (n * groups * outChannels + filter) * outVolume;
             for (int64_t position = 0; position < outVolume; ++position) {
               unflatten(position, out, o);
-              sum += window(n, g, c, o, k) * widen<Acc>(grad[position]);
+              sum += window(n, g, c) * widen<Acc>(grad[position]);
             }
           }
-          dw[tap] = narrow<T>(overwrite ? sum : widen<Acc>(dw[tap]) + sum);
+          store(dw[tap], sum);
         }
       }
     }
@@ -147,12 +199,13 @@ void convolutionRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
 } // namespace
 
 // The entry points, through the C interface of memref arguments: the
-// record, then X, the second factor and the result.
+// record, then the first factor (X, or dY backward data), the second factor
+// and the result.
 #define AMP_CONV(NAME, T, ACC)                                                 \
   extern "C" void _mlir_ciface_amp_conv_##NAME(                                \
-      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *x,           \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *first,       \
       UnrankedMemRefType<T> *factor, UnrankedMemRefType<T> *result) {          \
-    convolutionRecord<T, ACC>(*record, *x, *factor, *result);                  \
+    convolutionRecord<T, ACC>(*record, *first, *factor, *result);              \
   }
 
 AMP_CONV(f32_f32_f32, float, float)

@@ -761,7 +761,9 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
 std::string describeConv(const int64_t *record) {
   std::string text = record[kConvMode] == kConvForward
                          ? "convolution (forward) "
-                         : "convolution (backward filter) ";
+                     : record[kConvMode] == kConvBackwardFilter
+                         ? "convolution (backward filter) "
+                         : "convolution (backward data) ";
   text += std::to_string(record[kConvBatch]) + "x" +
           std::to_string(record[kConvInChannels]);
   for (int64_t i = 0; i < kConvMaxSpatialRank; ++i)
@@ -921,24 +923,29 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
   int64_t batch = record[kConvBatch], groups = record[kConvGroups];
   int64_t inChannels = record[kConvInChannels];
   int64_t outChannels = record[kConvOutChannels];
-  bool forward = record[kConvMode] == kConvForward;
+  auto mode = static_cast<ConvMode>(record[kConvMode]);
+  // X, W and Y or their gradients; the variant pack's unique ids are the
+  // call's operands: 1 the first factor, 2 the second, 3 the result.
+  int64_t xId = mode == kConvBackwardData ? 3 : 1;
+  int64_t wId = mode == kConvBackwardFilter ? 3 : 2;
+  int64_t yId = mode == kConvForward ? 3 : mode == kConvBackwardFilter ? 2 : 1;
   // W and dW are [out channels, in channels per group, kernel...]: cuDNN
   // reads the groups off the input's channels.
-  cudnnBackendDescriptor_t x = makeTensor(1, batch, inChannels, kConvInput);
-  cudnnBackendDescriptor_t weights = makeTensor(
-      forward ? 2 : 3, outChannels, inChannels / groups, kConvKernel);
+  cudnnBackendDescriptor_t x = makeTensor(xId, batch, inChannels, kConvInput);
+  cudnnBackendDescriptor_t weights =
+      makeTensor(wId, outChannels, inChannels / groups, kConvKernel);
   cudnnBackendDescriptor_t outputs =
-      makeTensor(forward ? 3 : 2, batch, outChannels, kConvOutput);
+      makeTensor(yId, batch, outChannels, kConvOutput);
 
   cudnnBackendDescriptor_t convolution =
       create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
-  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  cudnnConvolutionMode_t crossCorrelation = CUDNN_CROSS_CORRELATION;
   bool ok = set(convolution, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS,
                 CUDNN_TYPE_INT64, 1, &spatial) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_COMP_TYPE,
                 CUDNN_TYPE_DATA_TYPE, 1, &computeType) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
-                CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode) &&
+                CUDNN_TYPE_CONVOLUTION_MODE, 1, &crossCorrelation) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64,
                 spatial, record + kConvDilation + unused) &&
             set(convolution, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
@@ -960,7 +967,7 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
       isDouble ? static_cast<const void *>(&alphaDouble) : &alphaFloat;
   const void *beta =
       isDouble ? static_cast<const void *>(&betaDouble) : &betaFloat;
-  // X, the second factor, the result, the convolution, alpha and beta.
+  // X, W and Y or their gradients, the convolution, alpha and beta.
   const cudnnBackendAttributeName_t forwardNames[] = {
       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
@@ -970,18 +977,29 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
   const cudnnBackendAttributeName_t filterNames[] = {
       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
-  const cudnnBackendAttributeName_t *names =
-      forward ? forwardNames : filterNames;
-  cudnnBackendDescriptor_t operands[] = {
-      x, forward ? weights : outputs, forward ? outputs : weights, convolution};
+  const cudnnBackendAttributeName_t dataNames[] = {
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+  const cudnnBackendAttributeName_t *names = mode == kConvForward ? forwardNames
+                                             : mode == kConvBackwardFilter
+                                                 ? filterNames
+                                                 : dataNames;
+  cudnnBackendDescriptor_t operands[] = {x, weights, outputs, convolution};
   cudnnBackendDescriptor_t operation = create(
-      forward ? CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR
-              : CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      mode == kConvForward
+          ? CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR
+      : mode == kConvBackwardFilter
+          ? CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR
+          : CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
   for (int i = 0; i < 4 && ok; ++i)
     ok = set(operation, names[i], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
              &operands[i]);
@@ -1057,9 +1075,10 @@ ConvPlan *getConvPlan(Runtime &runtime, const int64_t *record,
 #endif
 
 /// Runs a convolution record (ConvRecord.h) on the step's stream: Y (+)=
-/// conv(X, W) or dW (+)= the weight gradient of X and dY.
+/// conv(X, W), dW (+)= the weight gradient of X and dY, or dX (+)= the
+/// data gradient of dY and W.
 void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
-                   const char *x, const char *factor, char *result,
+                   const char *first, const char *factor, char *result,
                    int64_t type) {
   Runtime &runtime = getRuntime();
   const int64_t *record = readRecord(
@@ -1073,7 +1092,7 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (!runtime.setUpDNNOnce())
     return runtime.fail(describeConv(record) + ": " + runtime.dnnSetupError);
   // The largest power of two up to 16 that divides every address.
-  auto bits = reinterpret_cast<uintptr_t>(x) |
+  auto bits = reinterpret_cast<uintptr_t>(first) |
               reinterpret_cast<uintptr_t>(factor) |
               reinterpret_cast<uintptr_t>(result);
   int64_t alignment = 16;
@@ -1103,7 +1122,7 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
     runtime.dnnWorkspaceBytes = plan->workspaceBytes;
   }
   DNN &dnn = runtime.dnn;
-  void *pointers[3] = {const_cast<char *>(x), const_cast<char *>(factor),
+  void *pointers[3] = {const_cast<char *>(first), const_cast<char *>(factor),
                        result};
   int64_t uids[3] = {1, 2, 3};
   void *workspace = reinterpret_cast<void *>(runtime.dnnWorkspace);
@@ -1130,7 +1149,7 @@ void runConvRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (pack)
     dnn.cudnnBackendDestroyDescriptor(pack);
 #else
-  (void)x;
+  (void)first;
   (void)factor;
   (void)result;
   runtime.fail(describeConv(record) +
@@ -1643,13 +1662,14 @@ AMP_CUDA_GEMM_FP8(f8e5m2_f8e4m3_f32, kGemmF8E5M2, kGemmF8E4M3)
 // Convolution records (amp-convolutions-to-dnn-records).
 //===----------------------------------------------------------------------===//
 
-// The record, then X, the second factor and the result, like the CPU
-// runtime's entry points; one type throughout (cuDNN's rule for these).
+// The record, then the first factor (X, or dY backward data), the second
+// factor and the result, like the CPU runtime's entry points; one type
+// throughout (cuDNN's rule for these).
 #define AMP_CUDA_CONV(NAME, T, KIND)                                           \
   extern "C" void _mlir_ciface_amp_conv_##NAME(                                \
-      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *x,           \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *first,       \
       UnrankedMemRefType<T> *factor, UnrankedMemRefType<T> *result) {          \
-    runConvRecord(*record, getData(*x), getData(*factor),                      \
+    runConvRecord(*record, getData(*first), getData(*factor),                  \
                   const_cast<char *>(getData(*result)), KIND);                 \
   }
 

@@ -4,6 +4,8 @@
 #gather = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 3 + c, o0 + k0, o1 + k1)>
 #gather2 = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 2 + c, o0 * 2 + k0, o1 * 2 + k1)>
 #gather1d = affine_map<(n, g, c, k, o) -> (n, g * 2 + c, o + k * 2)>
+#gather4 = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 4 + c, o0 + k0, o1 + k1)>
+#flip = affine_map<(g, m, c, k0, k1) -> (g * 4 + c, m, 2 - k0, 2 - k1)>
 #id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
 #id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -18,6 +20,7 @@
 // contraction reads the input itself through a forward record, its zeroed
 // output becomes overwrite=1, and the gather and its columns go.
 // CHECK-DAG:   memref.global "private" constant @amp_conv_record : memref<31xi64> = dense<[0, 2, 2, 3, 4, 1, 1, 6, 6, 1, 3, 3, 1, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]>
+// CHECK-DAG:   memref.global "private" constant @amp_conv_record{{.*}} : memref<31xi64> = dense<[2, 2, 2, 3, 4, 1, 1, 10, 10, 1, 3, 3, 1, 5, 5, 1, 2, 2, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1]>
 // CHECK-DAG:   func.func private @amp_conv_f32_f32_f32(memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:    %[[X:.*]]: memref<2x3x6x6xf32>, %[[W:.*]]: memref<1x4x27xf32>, %[[Y:.*]]: memref<2x1x4x16xf32>)
@@ -262,7 +265,8 @@ func.func @plain_gemm(%a: memref<8x32xf32>, %b: memref<32x16xf32>, %c: memref<8x
 // weight gradient that reads the same padded input) read the 2x3x4x4 input
 // with pad_before=0x1x1 pad_after=0x1x1, and the fill, the copy and the
 // padded buffer go. A window with strides (dY upsampled for a strided data
-// gradient) is no padding: that record reads the buffer as it is.
+// gradient) is no padding: without the flipped weights of a data gradient
+// (below), that record reads the buffer as it is.
 // CHECK-LABEL: func.func @padded(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<2x3x4x4xf32>
 // CHECK-NOT:     linalg.map
@@ -316,5 +320,124 @@ func.func @padded(%x: memref<2x3x4x4xf32>, %w: memref<1x4x27xf32>, %y: memref<2x
   linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat2 : memref<1x4x27xf32>, memref<2x1x27x16xf32>) outs(%y : memref<2x1x4x16xf32>)
   memref.dealloc %cols2 : memref<2x1x3x3x3x4x4xf32>
   memref.dealloc %up : memref<2x3x6x6xf32>
+  return
+}
+
+// A transposed convolution as the graph lowering builds it (ConvTranspose
+// of a 2x4x5x5 dY by W 4x3x3x3, strides 2, pads 1, output padding 1): dY
+// upsampled to 9x9, padded by 1 and 2 to 12x12, and convolved with the
+// kernel flipped and regrouped. That is cuDNN's backward data of dY and W
+// into dX 10x10 (pads 1 and 0: the output padding fits in the stride):
+// the record reads dY and W, and the upsampling, the padding, the gather
+// and the flip go. (Its record is checked at the top, where the globals
+// are.)
+// CHECK-LABEL: func.func @backward_data(
+// CHECK-SAME:    %[[DY:[^:]*]]: memref<2x4x5x5xf32>, %[[W:[^:]*]]: memref<4x3x3x3xf32>, %[[DX:[^:]*]]: memref<2x1x3x100xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[DYU:.*]] = memref.cast %[[DY]] : memref<2x4x5x5xf32> to memref<*xf32>
+// CHECK:         %[[WU:.*]] = memref.cast %[[W]] : memref<4x3x3x3xf32> to memref<*xf32>
+// CHECK:         %[[DXU:.*]] = memref.cast %[[DX]] : memref<2x1x3x100xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%{{.*}}, %[[DYU]], %[[WU]], %[[DXU]])
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @backward_data(%dy: memref<2x4x5x5xf32>, %w: memref<4x3x3x3xf32>, %dx: memref<2x1x3x100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %up = memref.alloc() : memref<2x4x9x9xf32>
+  linalg.fill ins(%zero : f32) outs(%up : memref<2x4x9x9xf32>)
+  %every2 = memref.subview %up[0, 0, 0, 0] [2, 4, 5, 5] [1, 1, 2, 2] : memref<2x4x9x9xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+  memref.copy %dy, %every2 : memref<2x4x5x5xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+  %padded = memref.alloc() : memref<2x4x12x12xf32>
+  linalg.map outs(%padded : memref<2x4x12x12xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 4, 9, 9] [1, 1, 1, 1] : memref<2x4x12x12xf32> to memref<2x4x9x9xf32, strided<[576, 144, 12, 1], offset: 13>>
+  memref.copy %up, %interior : memref<2x4x9x9xf32> to memref<2x4x9x9xf32, strided<[576, 144, 12, 1], offset: 13>>
+  %cols = memref.alloc() : memref<2x1x4x3x3x10x10xf32>
+  linalg.generic {indexing_maps = [#gather4, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<2x4x12x12xf32>) outs(%cols : memref<2x1x4x3x3x10x10xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x4x3x3x10x10xf32> into memref<2x1x36x100xf32>
+  %flipped = memref.alloc() : memref<1x3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%w : memref<4x3x3x3xf32>) outs(%flipped : memref<1x3x4x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %matrix = memref.collapse_shape %flipped [[0], [1], [2, 3, 4]] : memref<1x3x4x3x3xf32> into memref<1x3x36xf32>
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x1x3x100xf32>)
+  // expected-remark @below {{convolution record: backward-data rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x10x10 kernel=1x3x3 output=1x5x5 stride=1x2x2 dilation=1x1x1 type=0 overwrite=1 pad_before=0x1x1 pad_after=0x0x0}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x3x36xf32>, memref<2x1x36x100xf32>) outs(%dx : memref<2x1x3x100xf32>)
+  memref.dealloc %cols : memref<2x1x4x3x3x10x10xf32>
+  memref.dealloc %flipped : memref<1x3x4x3x3xf32>
+  memref.dealloc %padded : memref<2x4x12x12xf32>
+  memref.dealloc %up : memref<2x4x9x9xf32>
+  return
+}
+
+// Left as convolutions of the buffers they read: padded by 4 after, the
+// output padding (2) is not below the stride and cuDNN's backward data
+// cannot give dX's 12 rows, so a forward record reads the upsampled dY
+// and the flipped W; and with dY rewritten after its upsampling, the
+// record is a backward data of the upsampled buffer (stride 1), which
+// stays.
+// CHECK-LABEL: func.func @backward_data_left(
+// CHECK:         memref.copy %{{.*}}, %{{.*}} : memref<2x4x5x5xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : memref<4x3x3x3xf32>)
+// CHECK:         call @amp_conv_f32_f32_f32(
+// CHECK:         memref.copy %{{.*}}, %{{.*}} : memref<2x4x5x5xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_conv_f32_f32_f32(
+func.func @backward_data_left(%dy: memref<2x4x5x5xf32>, %w: memref<4x3x3x3xf32>, %dx: memref<2x1x3x144xf32>, %dx2: memref<2x1x3x100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %up = memref.alloc() : memref<2x4x9x9xf32>
+  linalg.fill ins(%zero : f32) outs(%up : memref<2x4x9x9xf32>)
+  %every2 = memref.subview %up[0, 0, 0, 0] [2, 4, 5, 5] [1, 1, 2, 2] : memref<2x4x9x9xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+  memref.copy %dy, %every2 : memref<2x4x5x5xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+  %padded = memref.alloc() : memref<2x4x14x14xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x4x14x14xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 4, 9, 9] [1, 1, 1, 1] : memref<2x4x14x14xf32> to memref<2x4x9x9xf32, strided<[784, 196, 14, 1], offset: 15>>
+  memref.copy %up, %interior : memref<2x4x9x9xf32> to memref<2x4x9x9xf32, strided<[784, 196, 14, 1], offset: 15>>
+  %cols = memref.alloc() : memref<2x1x4x3x3x12x12xf32>
+  linalg.generic {indexing_maps = [#gather4, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<2x4x14x14xf32>) outs(%cols : memref<2x1x4x3x3x12x12xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x4x3x3x12x12xf32> into memref<2x1x36x144xf32>
+  %flipped = memref.alloc() : memref<1x3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%w : memref<4x3x3x3xf32>) outs(%flipped : memref<1x3x4x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %matrix = memref.collapse_shape %flipped [[0], [1], [2, 3, 4]] : memref<1x3x4x3x3xf32> into memref<1x3x36xf32>
+  // expected-remark @below {{convolution record: forward rank=2 batch=2 in_channels=4 out_channels=3 groups=1 input=1x9x9 kernel=1x3x3 output=1x12x12 stride=1x1x1 dilation=1x1x1 type=0 overwrite=0 pad_before=0x1x1 pad_after=0x4x4}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x3x36xf32>, memref<2x1x36x144xf32>) outs(%dx : memref<2x1x3x144xf32>)
+  memref.dealloc %cols : memref<2x1x4x3x3x12x12xf32>
+  memref.dealloc %padded : memref<2x4x14x14xf32>
+
+  %up2 = memref.alloc() : memref<2x4x9x9xf32>
+  linalg.fill ins(%zero : f32) outs(%up2 : memref<2x4x9x9xf32>)
+  %every2b = memref.subview %up2[0, 0, 0, 0] [2, 4, 5, 5] [1, 1, 2, 2] : memref<2x4x9x9xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+  memref.copy %dy, %every2b : memref<2x4x5x5xf32> to memref<2x4x5x5xf32, strided<[324, 81, 18, 2]>>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<2x4x5x5xf32>)
+  %padded2 = memref.alloc() : memref<2x4x12x12xf32>
+  linalg.fill ins(%zero : f32) outs(%padded2 : memref<2x4x12x12xf32>)
+  %interior2 = memref.subview %padded2[0, 0, 1, 1] [2, 4, 9, 9] [1, 1, 1, 1] : memref<2x4x12x12xf32> to memref<2x4x9x9xf32, strided<[576, 144, 12, 1], offset: 13>>
+  memref.copy %up2, %interior2 : memref<2x4x9x9xf32> to memref<2x4x9x9xf32, strided<[576, 144, 12, 1], offset: 13>>
+  %cols2 = memref.alloc() : memref<2x1x4x3x3x10x10xf32>
+  linalg.generic {indexing_maps = [#gather4, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded2 : memref<2x4x12x12xf32>) outs(%cols2 : memref<2x1x4x3x3x10x10xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %flat2 = memref.collapse_shape %cols2 [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x4x3x3x10x10xf32> into memref<2x1x36x100xf32>
+  // expected-remark @below {{convolution record: backward-data rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x10x10 kernel=1x3x3 output=1x9x9 stride=1x1x1 dilation=1x1x1 type=0 overwrite=0 pad_before=0x1x1 pad_after=0x0x0}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat2 : memref<1x3x36xf32>, memref<2x1x36x100xf32>) outs(%dx2 : memref<2x1x3x100xf32>)
+  memref.dealloc %cols2 : memref<2x1x4x3x3x10x10xf32>
+  memref.dealloc %padded2 : memref<2x4x12x12xf32>
+  memref.dealloc %up : memref<2x4x9x9xf32>
+  memref.dealloc %up2 : memref<2x4x9x9xf32>
+  memref.dealloc %flipped : memref<1x3x4x3x3xf32>
   return
 }
