@@ -6,7 +6,8 @@ For each step: kernels before and after fusion (linalg ops left after
 amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs
 (how many of them are FP8, how many add a bias or compute a bias
 gradient in their epilogue), cuDNN convolutions (how many of them are
-data gradients through cuDNN's backward data),
+weight and data gradients through cuDNN's backward filter and backward
+data),
 lowering time and compile+link time. Exits 1 when a step does not compile.
 Prints a table and appends it, with the machine and date, to
 bench/results/cuda_compile.md.
@@ -82,10 +83,12 @@ def main():
                 gradients = len(re.findall(r"llvm\.call @amp_gemm_bgrad_",
                                            text))
                 biases = len(re.findall(r"llvm\.call @amp_gemm_bias_", text))
-                backward_data = api.conv_record_modes(text).count(2)
+                modes = api.conv_record_modes(text)
+                backward_filter, backward_data = modes.count(1), modes.count(2)
                 rows.append((name, precision, count_unfused(path, pipeline),
                              int(kernels), int(gemms), int(fp8), biases,
-                             gradients, int(convolutions), backward_data,
+                             gradients, int(convolutions), backward_filter,
+                             backward_data,
                              float(lower), float(link),
                              seconds))
                 print(f"{name} {precision}: {kernels} kernels, {seconds:.1f} s",
@@ -99,13 +102,15 @@ def main():
              "| graph | precision | linalg ops before fusion | kernels | "
              "cuBLASLt GEMMs | of them FP8 | of them with a bias | "
              "of them with a bias gradient | cuDNN convolutions | "
-             "of them backward data | lower s | compile+link s | total s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "of them backward filter | of them backward data | lower s | "
+             "compile+link s | total s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (name, precision, unfused, kernels, gemms, fp8, biases, gradients,
-         convolutions, backward_data, lower, link, total) in rows:
+         convolutions, backward_filter, backward_data, lower, link,
+         total) in rows:
         lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
                      f"{gemms} | {fp8} | {biases} | {gradients} | "
-                     f"{convolutions} | {backward_data} | "
+                     f"{convolutions} | {backward_filter} | {backward_data} | "
                      f"{lower:.1f} | {link:.1f} | {total:.1f} |")
     lines += [f"- FAILED {failure}" for failure in failures]
     record(lines, args.out, "cuda_compile.md")

@@ -50,13 +50,22 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
         # among them) ran through a cuDNN-style record; in FP16 one that
         # rounds its f32 accumulator to f16 itself (PSEUDO_HALF). Each
         # ConvTranspose (a data gradient) is cuDNN's backward data of dY
-        # and W, not a convolution of the upsampled dY.
+        # and W, not a convolution of the upsampled dY; each Conv of two
+        # transposed tensors (a weight gradient, X and dY batch-last) is
+        # cuDNN's backward filter of X and dY.
         import onnx
-        ops = [node.op_type for node in onnx.load(path).graph.node]
+        graph = onnx.load(path).graph
+        ops = [node.op_type for node in graph.node]
         nodes = ops.count("Conv") + ops.count("ConvTranspose")
         assert f"convolution records: {nodes}\n" in log
-        assert api.conv_record_modes(grid_text).count(2) == \
-            ops.count("ConvTranspose") > 0
+        modes = api.conv_record_modes(grid_text)
+        assert modes.count(2) == ops.count("ConvTranspose") > 0
+        transposed = {out for node in graph.node if node.op_type == "Transpose"
+                      for out in node.output}
+        weight_gradients = sum(
+            node.op_type == "Conv" and set(node.input[:2]) <= transposed
+            for node in graph.node)
+        assert modes.count(1) == weight_gradients > 0
         if precision == "fp16":
             assert len(re.findall(r"call @amp_conv_f16_f16_f16\(",
                                   grid_text)) == nodes

@@ -312,7 +312,11 @@ def ConvolutionsToDNNRecords
     regrouped by a copying generic (`w[g, m, c, k] = W[g*C + c, m,
     K-1-k]`), gets a backward-data record that reads dY and W themselves
     (when its output padding is below the stride), and the copies and the
-    flip go once nothing reads them. The record
+    flip go once nothing reads them. A weight gradient computed as
+    PyTorch's decomposition does, a convolution of X and dY transposed
+    batch-last whose result is transposed back into dW (maybe through an
+    elementwise rounding), gets a backward-filter record that reads X and
+    dY and writes dW, and the transposes go. The record
     becomes a constant `memref.global` and the contraction a call to
     `amp_conv_<X>_<F>_<R>(record, X, F, R)` that reads the gathered input
     X itself (dY for backward data); the gather and its columns are erased

@@ -14,7 +14,9 @@
 // contraction by a call to `amp_conv` that reads the gathered buffer
 // itself; the gather goes once no contraction reads its columns. A data
 // gradient, built as a convolution of the upsampled, padded dY by the
-// flipped W, becomes cuDNN's backward data of dY and W. An f16
+// flipped W, becomes cuDNN's backward data of dY and W, and a weight
+// gradient built as a convolution of X and dY transposed batch-last,
+// transposed back, its backward filter of X and dY. An f16
 // or bf16 convolution (an f32 accumulator) has a record only when the next
 // kernel just rounds its result to the inputs' type: cuDNN writes it
 // rounded (its PSEUDO_HALF configuration), and the kernel reads it so.
@@ -546,6 +548,228 @@ static ZeroWindow combineWindows(ArrayRef<std::pair<ZeroWindow, Value>> windows,
 }
 
 namespace {
+/// A copy of `source` into `target` with its dimensions permuted: target
+/// dimension i is source dimension permutation[i].
+struct TransposedCopy {
+  Operation *op;
+  Value source, target;
+  SmallVector<int64_t> permutation;
+};
+
+/// A weight gradient that the step computes as the convolution of X
+/// transposed ([C, N, ...]) by dY transposed ([M, N, ...]), transposed
+/// back into dW: cuDNN's backward filter of X and dY.
+struct WeightGradient {
+  ConvRecord record;
+  std::array<Value, 3> operands;
+  /// The transposes of X and dY, erased once nothing reads them, and the
+  /// transpose into dW, which the call replaces.
+  Operation *xTranspose, *dyTranspose;
+  TransposedCopy resultTranspose;
+  /// An elementwise op between the result and its transpose (an AMP
+  /// result's rounding), or null; a copy goes with the transpose.
+  linalg::GenericOp elementwise;
+  bool isElementwiseCopy;
+};
+} // namespace
+
+/// `op` as a transposed copy: a linalg.transpose, or a copying
+/// linalg.generic whose input map is a permutation.
+static std::optional<TransposedCopy> matchTransposedCopy(Operation *op) {
+  if (auto transpose = dyn_cast_if_present<linalg::TransposeOp>(op))
+    return TransposedCopy{op, transpose.getInput(), transpose.getInit(),
+                          SmallVector<int64_t>(transpose.getPermutation())};
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity())
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+  if (body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0) ||
+      !map.isPermutation())
+    return std::nullopt;
+  TransposedCopy copy{op, generic.getDpsInputs().front(),
+                      generic.getDpsInits().front(),
+                      SmallVector<int64_t>(map.getNumResults())};
+  for (auto [sourceDim, expr] : llvm::enumerate(map.getResults()))
+    copy.permutation[cast<AffineDimExpr>(expr).getPosition()] = sourceDim;
+  return copy;
+}
+
+/// The packed buffer that `op`'s last write before `reader` swapped the
+/// first two dimensions of into `buffer`, unchanged until `reader`, or
+/// null.
+static Operation *getBatchChannelTranspose(Value buffer, Operation *reader) {
+  std::optional<TransposedCopy> copy =
+      matchTransposedCopy(amp::getLastWriterBefore(reader, buffer));
+  if (!copy || amp::stripReshapes(copy->target) != buffer ||
+      !isPacked(copy->source) ||
+      amp::isWrittenBetween(copy->op, reader, copy->source))
+    return nullptr;
+  SmallVector<int64_t> swapped =
+      llvm::to_vector(llvm::seq<int64_t>(0, copy->permutation.size()));
+  if (swapped.size() < 3)
+    return nullptr;
+  std::swap(swapped[0], swapped[1]);
+  return copy->permutation == swapped ? copy->op : nullptr;
+}
+
+/// Whether `op` is an elementwise linalg.generic (identity maps) of one
+/// input, all of `buffer`'s elements, into one output buffer: the
+/// rounding of an AMP result.
+static bool isElementwiseOf(linalg::GenericOp op, Value buffer) {
+  return op && op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+         amp::stripReshapes(op.getDpsInputs().front()) == buffer &&
+         op.getNumParallelLoops() == op.getNumLoops() &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }) &&
+         op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
+}
+
+/// The weight gradient that `op`, with forward record `forward` over
+/// `operands` (X transposed, the weight matrix, the overwritten result),
+/// computes, or nullopt.
+static std::optional<WeightGradient>
+matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
+                    const ConvRecord &forward) {
+  if (forward[kConvMode] != kConvForward || forward[kConvGroups] != 1 ||
+      !forward[kConvOverwrite])
+    return std::nullopt;
+  Operation *xTranspose = getBatchChannelTranspose(operands[0], op);
+  Operation *dyTranspose =
+      getBatchChannelTranspose(amp::stripReshapes(operands[1]), op);
+  if (!xTranspose || !dyTranspose)
+    return std::nullopt;
+  // The result [C, (1,) M, k...] goes next, and only, into dW [M, C, k...]
+  // through a transpose, maybe after an elementwise op, and nothing
+  // touches dW in between.
+  Value result = amp::stripReshapes(operands[2]);
+  Operation *next = amp::getNextAccess(op, result);
+  auto elementwise = dyn_cast_if_present<linalg::GenericOp>(next);
+  std::optional<TransposedCopy> back;
+  if (isElementwiseOf(elementwise, result) &&
+      !amp::isReadAfter(elementwise, result)) {
+    result = elementwise.getDpsInits().front();
+    back = matchTransposedCopy(amp::getNextAccess(elementwise, result));
+  } else {
+    elementwise = nullptr;
+    back = matchTransposedCopy(next);
+  }
+  if (!back || amp::stripReshapes(back->source) != result ||
+      amp::isReadAfter(back->op, result))
+    return std::nullopt;
+  int64_t rank = back->permutation.size();
+  auto sourceShape = cast<MemRefType>(back->source.getType()).getShape();
+  SmallVector<int64_t> expected = {1, 0};
+  if (rank >= 4 && sourceShape[1] == 1)
+    expected = {1, 2, 0};
+  for (int64_t i = expected.size(); i < rank; ++i)
+    expected.push_back(i);
+  // dW [M, C, k...], or [1, M, C, k...] with the group.
+  Value dw = amp::stripReshapes(back->target);
+  auto dwType = cast<MemRefType>(dw.getType());
+  int64_t spatial = cast<MemRefType>(operands[0].getType()).getRank() - 2;
+  ArrayRef<int64_t> dwShape = dwType.getShape();
+  if (int64_t(dwShape.size()) == 3 + spatial && dwShape[0] == 1)
+    dwShape = dwShape.drop_front();
+  int64_t batch = forward[kConvBatch], channels = forward[kConvOutChannels];
+  int64_t unused = kConvMaxSpatialRank - spatial;
+  // An elementwise copy (what an AMP result's rounding leaves once the
+  // call rounds) goes too.
+  bool isCopy =
+      elementwise &&
+      elementwise.getRegion().front().getOperations().size() == 1 &&
+      elementwise.getRegion().front().getArgument(0) ==
+          elementwise.getRegion().front().getTerminator()->getOperand(0) &&
+      getElementTypeOrSelf(operands[2].getType()) ==
+          getElementTypeOrSelf(dw.getType());
+  Operation *writer = elementwise && !isCopy ? elementwise.getOperation() : op;
+  if (back->permutation != expected || !isPacked(dw) ||
+      int64_t(dwShape.size()) != 2 + spatial || dwShape[0] != channels ||
+      dwShape[1] != batch || amp::getNextAccess(writer, dw) != back->op ||
+      !(isa<BlockArgument>(dw) ||
+        (isa_and_present<memref::AllocOp>(dw.getDefiningOp()) &&
+         dw.getDefiningOp()->getBlock() == op->getBlock())) ||
+      dwType.getNumElements() !=
+          cast<MemRefType>(back->target.getType()).getNumElements())
+    return std::nullopt;
+  for (int64_t i = 0; i < spatial; ++i)
+    if (dwShape[2 + i] != forward[kConvOutput + unused + i])
+      return std::nullopt;
+
+  // dW[m, c, k] = sum_{n, o} X[n, c, o*s + k*d - p] dY[n, m, o]: the
+  // forward convolution's kernel positions are dY's, its outputs dW's,
+  // and its stride and dilation trade places.
+  WeightGradient gradient{forward, {},          xTranspose, dyTranspose,
+                          *back,   elementwise, isCopy};
+  ConvRecord &record = gradient.record;
+  record[kConvMode] = kConvBackwardFilter;
+  record[kConvBatch] = forward[kConvInChannels];
+  record[kConvInChannels] = batch;
+  for (int64_t i = 0; i < kConvMaxSpatialRank; ++i) {
+    record[kConvKernel + i] = forward[kConvOutput + i];
+    record[kConvOutput + i] = forward[kConvKernel + i];
+    record[kConvStride + i] = forward[kConvDilation + i];
+    record[kConvDilation + i] = forward[kConvStride + i];
+  }
+  int64_t type = record[kConvTypeX];
+  if (checkConvRecord(record.data(), type, type, type))
+    return std::nullopt;
+  gradient.operands = {cast<linalg::LinalgOp>(xTranspose).getDpsInputs()[0],
+                       cast<linalg::LinalgOp>(dyTranspose).getDpsInputs()[0],
+                       dw};
+  return gradient;
+}
+
+/// Rewrites the IR after `op`, whose call replaces it, for `gradient`: the
+/// transpose into dW goes, and the call writes dW itself, or, with an
+/// elementwise op in between, a new buffer in dW's layout that the
+/// elementwise op reads to write dW (the caller erases the old result).
+/// Returns the call's result operand.
+static Value applyWeightGradient(Operation *op,
+                                 const WeightGradient &gradient) {
+  Value dw = gradient.operands[2];
+  linalg::GenericOp elementwise = gradient.elementwise;
+  Value transposed = gradient.resultTranspose.source;
+  gradient.resultTranspose.op->erase();
+  if (elementwise && gradient.isElementwiseCopy) {
+    elementwise->erase();
+    amp::eraseIfUnaccessed(amp::stripReshapes(transposed));
+    elementwise = nullptr;
+  }
+  Operation *writer = elementwise ? elementwise.getOperation() : op;
+  // dW's allocation may come after its new writer.
+  Operation *allocation = dw.getDefiningOp();
+  if (allocation && writer->isBeforeInBlock(allocation))
+    allocation->moveBefore(writer);
+  if (!elementwise)
+    return dw;
+  // The view of dW that the transpose wrote, as the elementwise op's
+  // output; its input a new buffer of that shape.
+  Value target = gradient.resultTranspose.target;
+  if (Operation *view = target.getDefiningOp();
+      view && writer->isBeforeInBlock(view))
+    view->moveBefore(writer);
+  OpBuilder b(op);
+  auto targetType = cast<MemRefType>(target.getType());
+  Value input = memref::AllocOp::create(
+      b, op->getLoc(),
+      MemRefType::get(
+          targetType.getShape(),
+          getElementTypeOrSelf(elementwise.getDpsInputs().front().getType())));
+  elementwise->setOperand(0, input);
+  elementwise->setOperand(1, target);
+  b.setInsertionPointAfter(elementwise);
+  memref::DeallocOp::create(b, op->getLoc(), input);
+  amp::eraseIfUnaccessed(amp::stripReshapes(transposed));
+  return input;
+}
+
+namespace {
 struct ConvolutionsToDNNRecordsPass
     : amp::impl::ConvolutionsToDNNRecordsBase<ConvolutionsToDNNRecordsPass> {
   using ConvolutionsToDNNRecordsBase::ConvolutionsToDNNRecordsBase;
@@ -557,6 +781,7 @@ struct ConvolutionsToDNNRecordsPass
     SmallVector<linalg::ContractOp> contractions;
     module.walk([&](linalg::ContractOp op) { contractions.push_back(op); });
     llvm::SetVector<linalg::GenericOp> gathers, flips;
+    llvm::SetVector<Operation *> transposes;
     // The zero windows (padded or upsampled copies) that records read
     // past, by their copy: its fill, the buffer.
     llvm::MapVector<Operation *, std::pair<Operation *, Value>> zeroWindows;
@@ -626,6 +851,20 @@ struct ConvolutionsToDNNRecordsPass
       Value result = operands[2];
       if (outputCast)
         operands[2] = amp::applyOutputCast(*outputCast, result);
+      // A weight gradient computed through transposes reads X and dY and
+      // writes dW itself.
+      std::optional<WeightGradient> weightGradient;
+      if (!dataRecord)
+        weightGradient = matchWeightGradient(op, operands, *record);
+      if (weightGradient) {
+        *record = weightGradient->record;
+        Value transposed = operands[2];
+        operands = weightGradient->operands;
+        operands[2] = applyWeightGradient(op, *weightGradient);
+        amp::eraseIfUnaccessed(amp::stripReshapes(transposed));
+        transposes.insert(weightGradient->xTranspose);
+        transposes.insert(weightGradient->dyTranspose);
+      }
       if (emitRemarks)
         emitRecordRemark(op, *record);
       OpBuilder b(op);
@@ -650,9 +889,14 @@ struct ConvolutionsToDNNRecordsPass
     // A gather goes once no contraction reads its columns.
     for (linalg::GenericOp gather : gathers)
       amp::eraseWriterIfUnread(gather, gather.getDpsInits().front());
-    // A flipped copy of the weights goes once nothing reads it.
+    // A flipped copy of the weights, a transposed copy of X or dY, goes
+    // once nothing reads it.
     for (linalg::GenericOp flip : flips)
       amp::eraseWriterIfUnread(flip, flip.getDpsInits().front());
+    for (Operation *transpose : transposes)
+      amp::eraseWriterIfUnread(
+          transpose, amp::stripReshapes(
+                         cast<linalg::LinalgOp>(transpose).getDpsInits()[0]));
     // A padded or upsampled copy goes once nothing reads it (its gathers
     // went above; an upsampled one once its padded copy went).
     SmallVector<std::pair<Operation *, std::pair<Operation *, Value>>> pending =

@@ -6,6 +6,7 @@
 #gather1d = affine_map<(n, g, c, k, o) -> (n, g * 2 + c, o + k * 2)>
 #gather4 = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 4 + c, o0 + k0, o1 + k1)>
 #flip = affine_map<(g, m, c, k0, k1) -> (g * 4 + c, m, 2 - k0, 2 - k1)>
+#gatherwg = affine_map<(n, g, c, k0, k1, o0, o1) -> (n, g * 4 + c, o0 + k0 * 2, o1 + k1 * 2)>
 #id7 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
 #id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -439,5 +440,138 @@ func.func @backward_data_left(%dy: memref<2x4x5x5xf32>, %w: memref<4x3x3x3xf32>,
   memref.dealloc %up : memref<2x4x9x9xf32>
   memref.dealloc %up2 : memref<2x4x9x9xf32>
   memref.dealloc %flipped : memref<1x3x4x3x3xf32>
+  return
+}
+
+// A weight gradient as PyTorch's decomposition (and our exporter) writes
+// it: X [4, 8, 8, 8] and dY [4, 16, 4, 4] of a stride-2, pad-1
+// convolution, each transposed to batch-last channels-first ([C, N, ...],
+// [M, N, ...]), convolved with the forward stride as the dilation, and the
+// [C, M, 4, 4] result transposed back into dW [M, C, 4, 4] (which the
+// step then slices to the 3x3 kernel). That is cuDNN's backward filter of
+// X and dY into dW: the record reads X and dY and writes dW, and the
+// three transposes go.
+// CHECK-LABEL: func.func @weight_gradient(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x8x8x8xf32>, %[[DY:[^:]*]]: memref<4x16x4x4xf32>
+// CHECK:         %[[DW:.*]] = memref.alloc() : memref<16x8x4x4xf32>
+// CHECK-NOT:     linalg.
+// CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<4x8x8x8xf32> to memref<*xf32>
+// CHECK:         %[[DYU:.*]] = memref.cast %[[DY]] : memref<4x16x4x4xf32> to memref<*xf32>
+// CHECK:         %[[DWU:.*]] = memref.cast %[[DW]] : memref<16x8x4x4xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%{{.*}}, %[[XU]], %[[DYU]], %[[DWU]])
+// CHECK-NOT:     linalg.
+// CHECK:         memref.copy
+func.func @weight_gradient(%x: memref<4x8x8x8xf32>, %dy: memref<4x16x4x4xf32>, %out: memref<16x8x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<8x4x8x8xf32>
+  linalg.transpose ins(%x : memref<4x8x8x8xf32>) outs(%xt : memref<8x4x8x8xf32>) permutation = [1, 0, 2, 3]
+  %dyt = memref.alloc() : memref<16x4x4x4xf32>
+  linalg.transpose ins(%dy : memref<4x16x4x4xf32>) outs(%dyt : memref<16x4x4x4xf32>) permutation = [1, 0, 2, 3]
+  %padded = memref.alloc() : memref<8x4x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<8x4x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [8, 4, 8, 8] [1, 1, 1, 1] : memref<8x4x10x10xf32> to memref<8x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  memref.copy %xt, %interior : memref<8x4x8x8xf32> to memref<8x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  %cols = memref.alloc() : memref<8x1x4x4x4x4x4xf32>
+  linalg.generic {indexing_maps = [#gatherwg, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<8x4x10x10xf32>) outs(%cols : memref<8x1x4x4x4x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<8x1x4x4x4x4x4xf32> into memref<8x1x64x16xf32>
+  %dyflat = memref.collapse_shape %dyt [[0, 1, 2, 3]] : memref<16x4x4x4xf32> into memref<1024xf32>
+  %matrix = memref.expand_shape %dyflat [[0, 1, 2]] output_shape [1, 16, 64] : memref<1024xf32> into memref<1x16x64xf32>
+  %res = memref.alloc() : memref<8x1x16x16xf32>
+  linalg.fill ins(%zero : f32) outs(%res : memref<8x1x16x16xf32>)
+  // expected-remark @below {{convolution record: backward-filter rank=2 batch=4 in_channels=8 out_channels=16 groups=1 input=1x8x8 kernel=1x4x4 output=1x4x4 stride=1x2x2 dilation=1x1x1 type=0 overwrite=1 pad_before=0x1x1 pad_after=0x1x1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x16x64xf32>, memref<8x1x64x16xf32>) outs(%res : memref<8x1x16x16xf32>)
+  %res5 = memref.expand_shape %res [[0], [1], [2], [3, 4]] output_shape [8, 1, 16, 4, 4] : memref<8x1x16x16xf32> into memref<8x1x16x4x4xf32>
+  %dw = memref.alloc() : memref<16x8x4x4xf32>
+  %dw5 = memref.expand_shape %dw [[0, 1], [2], [3], [4]] output_shape [1, 16, 8, 4, 4] : memref<16x8x4x4xf32> into memref<1x16x8x4x4xf32>
+  linalg.transpose ins(%res5 : memref<8x1x16x4x4xf32>) outs(%dw5 : memref<1x16x8x4x4xf32>) permutation = [1, 2, 0, 3, 4]
+  %kernel = memref.subview %dw[0, 0, 0, 0] [16, 8, 3, 3] [1, 1, 1, 1] : memref<16x8x4x4xf32> to memref<16x8x3x3xf32, strided<[128, 16, 4, 1]>>
+  memref.copy %kernel, %out : memref<16x8x3x3xf32, strided<[128, 16, 4, 1]>> to memref<16x8x3x3xf32>
+  memref.dealloc %xt : memref<8x4x8x8xf32>
+  memref.dealloc %dyt : memref<16x4x4x4xf32>
+  memref.dealloc %padded : memref<8x4x10x10xf32>
+  memref.dealloc %cols : memref<8x1x4x4x4x4x4xf32>
+  memref.dealloc %res : memref<8x1x16x16xf32>
+  memref.dealloc %dw : memref<16x8x4x4xf32>
+  return
+}
+
+// The same in FP16: f16 X and dY into an f32 accumulator that a kernel
+// rounds to f16 before the transpose. The record writes dW rounded
+// (PSEUDO_HALF); the rounding kernel, then only a copy, goes with the
+// transpose back (those of X and dY stay: the next contraction reads
+// them). With dW read between the contraction and the transpose back, it
+// stays a forward record of the transposed operands.
+// CHECK-LABEL: func.func @weight_gradient_rounded(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x8x8x8xf16>, %[[DY:[^:]*]]: memref<4x16x4x4xf16>, %[[DW:[^:]*]]: memref<16x8x4x4xf16>
+// CHECK:         linalg.transpose ins(%[[X]]
+// CHECK:         linalg.transpose ins(%[[DY]]
+// CHECK-NOT:     linalg.
+// CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<4x8x8x8xf16> to memref<*xf16>
+// CHECK:         %[[DYU:.*]] = memref.cast %[[DY]] : memref<4x16x4x4xf16> to memref<*xf16>
+// CHECK:         %[[DWU:.*]] = memref.cast %[[DW]] : memref<16x8x4x4xf16> to memref<*xf16>
+// CHECK:         call @amp_conv_f16_f16_f16(%{{.*}}, %[[XU]], %[[DYU]], %[[DWU]])
+// CHECK-NOT:     linalg.
+// CHECK:         call @amp_conv_f16_f16_f16(
+// CHECK:         memref.copy
+// CHECK:         linalg.generic
+// CHECK:         linalg.transpose
+func.func @weight_gradient_rounded(%x: memref<4x8x8x8xf16>, %dy: memref<4x16x4x4xf16>, %dw: memref<16x8x4x4xf16>, %dw2: memref<16x8x4x4xf16>, %seen: memref<16x8x4x4xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %zero16 = arith.constant 0.0 : f16
+  %xt = memref.alloc() : memref<8x4x8x8xf16>
+  linalg.transpose ins(%x : memref<4x8x8x8xf16>) outs(%xt : memref<8x4x8x8xf16>) permutation = [1, 0, 2, 3]
+  %dyt = memref.alloc() : memref<16x4x4x4xf16>
+  linalg.transpose ins(%dy : memref<4x16x4x4xf16>) outs(%dyt : memref<16x4x4x4xf16>) permutation = [1, 0, 2, 3]
+  %padded = memref.alloc() : memref<8x4x10x10xf16>
+  linalg.fill ins(%zero16 : f16) outs(%padded : memref<8x4x10x10xf16>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [8, 4, 8, 8] [1, 1, 1, 1] : memref<8x4x10x10xf16> to memref<8x4x8x8xf16, strided<[400, 100, 10, 1], offset: 11>>
+  memref.copy %xt, %interior : memref<8x4x8x8xf16> to memref<8x4x8x8xf16, strided<[400, 100, 10, 1], offset: 11>>
+  %cols = memref.alloc() : memref<8x1x4x4x4x4x4xf16>
+  linalg.generic {indexing_maps = [#gatherwg, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<8x4x10x10xf16>) outs(%cols : memref<8x1x4x4x4x4x4xf16>) {
+  ^bb0(%in: f16, %o: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<8x1x4x4x4x4x4xf16> into memref<8x1x64x16xf16>
+  %dyflat = memref.collapse_shape %dyt [[0, 1, 2, 3]] : memref<16x4x4x4xf16> into memref<1024xf16>
+  %matrix = memref.expand_shape %dyflat [[0, 1, 2]] output_shape [1, 16, 64] : memref<1024xf16> into memref<1x16x64xf16>
+  %res = memref.alloc() : memref<8x1x16x16xf32>
+  linalg.fill ins(%zero : f32) outs(%res : memref<8x1x16x16xf32>)
+  // expected-remark @below {{convolution record: backward-filter rank=2 batch=4 in_channels=8 out_channels=16 groups=1 input=1x8x8 kernel=1x4x4 output=1x4x4 stride=1x2x2 dilation=1x1x1 type=1 overwrite=1 pad_before=0x1x1 pad_after=0x1x1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x16x64xf16>, memref<8x1x64x16xf16>) outs(%res : memref<8x1x16x16xf32>)
+  %res5 = memref.expand_shape %res [[0], [1], [2], [3, 4]] output_shape [8, 1, 16, 4, 4] : memref<8x1x16x16xf32> into memref<8x1x16x4x4xf32>
+  %rounded = memref.alloc() : memref<8x1x16x4x4xf16>
+  linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%res5 : memref<8x1x16x4x4xf32>) outs(%rounded : memref<8x1x16x4x4xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %t = arith.truncf %in : f32 to f16
+    linalg.yield %t : f16
+  }
+  %dw5 = memref.expand_shape %dw [[0, 1], [2], [3], [4]] output_shape [1, 16, 8, 4, 4] : memref<16x8x4x4xf16> into memref<1x16x8x4x4xf16>
+  linalg.transpose ins(%rounded : memref<8x1x16x4x4xf16>) outs(%dw5 : memref<1x16x8x4x4xf16>) permutation = [1, 2, 0, 3, 4]
+
+  %res2 = memref.alloc() : memref<8x1x16x16xf32>
+  linalg.fill ins(%zero : f32) outs(%res2 : memref<8x1x16x16xf32>)
+  // expected-remark @below {{convolution record: forward rank=2 batch=8 in_channels=4 out_channels=16 groups=1 input=1x8x8 kernel=1x4x4 output=1x4x4 stride=1x1x1 dilation=1x2x2 type=1 overwrite=1 pad_before=0x1x1 pad_after=0x1x1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x16x64xf16>, memref<8x1x64x16xf16>) outs(%res2 : memref<8x1x16x16xf32>)
+  memref.copy %dw2, %seen : memref<16x8x4x4xf16> to memref<16x8x4x4xf16>
+  %res25 = memref.expand_shape %res2 [[0], [1], [2], [3, 4]] output_shape [8, 1, 16, 4, 4] : memref<8x1x16x16xf32> into memref<8x1x16x4x4xf32>
+  %rounded2 = memref.alloc() : memref<8x1x16x4x4xf16>
+  linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%res25 : memref<8x1x16x4x4xf32>) outs(%rounded2 : memref<8x1x16x4x4xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %t = arith.truncf %in : f32 to f16
+    linalg.yield %t : f16
+  }
+  %dw25 = memref.expand_shape %dw2 [[0, 1], [2], [3], [4]] output_shape [1, 16, 8, 4, 4] : memref<16x8x4x4xf16> into memref<1x16x8x4x4xf16>
+  linalg.transpose ins(%rounded2 : memref<8x1x16x4x4xf16>) outs(%dw25 : memref<1x16x8x4x4xf16>) permutation = [1, 2, 0, 3, 4]
+  memref.dealloc %xt : memref<8x4x8x8xf16>
+  memref.dealloc %dyt : memref<16x4x4x4xf16>
+  memref.dealloc %padded : memref<8x4x10x10xf16>
+  memref.dealloc %cols : memref<8x1x4x4x4x4x4xf16>
+  memref.dealloc %res : memref<8x1x16x16xf32>
+  memref.dealloc %rounded : memref<8x1x16x4x4xf16>
+  memref.dealloc %res2 : memref<8x1x16x16xf32>
+  memref.dealloc %rounded2 : memref<8x1x16x4x4xf16>
   return
 }
