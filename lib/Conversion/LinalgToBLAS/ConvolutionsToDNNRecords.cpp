@@ -417,7 +417,7 @@ matchZeroWindow(Value buffer, Operation *reader, int64_t spatial) {
 /// weight matrix `factor` [g, m, c*k]: the graph lowering regroups W
 /// [G*C, M, k...] and flips its kernel, w[g, m, c, k] = W[g*C + c, m,
 /// K-1-k], by a copying linalg.generic. Null when `factor` is not such a
-/// copy of a packed W of `type` unchanged until `reader`.
+/// copy of a packed W unchanged until `reader`.
 static linalg::GenericOp matchFlippedWeights(Value factor, Operation *reader,
                                              int64_t spatial) {
   auto collapse = factor.getDefiningOp<memref::CollapseShapeOp>();
