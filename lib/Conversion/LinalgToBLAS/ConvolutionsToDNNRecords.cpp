@@ -556,15 +556,24 @@ struct TransposedCopy {
   SmallVector<int64_t> permutation;
 };
 
+/// X or dY as a weight gradient reads it: its first two dimensions
+/// swapped by a transpose, maybe then converted by an elementwise kernel.
+struct SwappedOperand {
+  Operation *transpose;
+  linalg::GenericOp elementwise;
+  /// The packed X or dY.
+  Value source;
+};
+
 /// A weight gradient that the step computes as the convolution of X
 /// transposed ([C, N, ...]) by dY transposed ([M, N, ...]), transposed
 /// back into dW: cuDNN's backward filter of X and dY.
 struct WeightGradient {
   ConvRecord record;
   std::array<Value, 3> operands;
-  /// The transposes of X and dY, erased once nothing reads them, and the
-  /// transpose into dW, which the call replaces.
-  Operation *xTranspose, *dyTranspose;
+  /// X and dY as the convolution reads them (erased once nothing reads
+  /// them), and the transpose into dW, which the call replaces.
+  SwappedOperand x, dy;
   TransposedCopy resultTranspose;
   /// An elementwise op between the result and its transpose (an AMP
   /// result's rounding), or null; a copy goes with the transpose.
@@ -600,24 +609,6 @@ static std::optional<TransposedCopy> matchTransposedCopy(Operation *op) {
   return copy;
 }
 
-/// The packed buffer that `op`'s last write before `reader` swapped the
-/// first two dimensions of into `buffer`, unchanged until `reader`, or
-/// null.
-static Operation *getBatchChannelTranspose(Value buffer, Operation *reader) {
-  std::optional<TransposedCopy> copy =
-      matchTransposedCopy(amp::getLastWriterBefore(reader, buffer));
-  if (!copy || amp::stripReshapes(copy->target) != buffer ||
-      !isPacked(copy->source) ||
-      amp::isWrittenBetween(copy->op, reader, copy->source))
-    return nullptr;
-  SmallVector<int64_t> swapped =
-      llvm::to_vector(llvm::seq<int64_t>(0, copy->permutation.size()));
-  if (swapped.size() < 3)
-    return nullptr;
-  std::swap(swapped[0], swapped[1]);
-  return copy->permutation == swapped ? copy->op : nullptr;
-}
-
 /// Whether `op` is an elementwise linalg.generic (identity maps) of one
 /// input, all of `buffer`'s elements, into one output buffer: the
 /// rounding of an AMP result.
@@ -630,6 +621,39 @@ static bool isElementwiseOf(linalg::GenericOp op, Value buffer) {
          op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
 }
 
+/// How `buffer`, which `reader` reads, holds a packed tensor with its
+/// first two dimensions swapped: its last writer before `reader` is that
+/// transpose, or an elementwise kernel (a conversion) of the transpose's
+/// result, and the tensor is unchanged until `reader`. Nullopt otherwise.
+static std::optional<SwappedOperand> matchSwappedOperand(Value buffer,
+                                                         Operation *reader) {
+  Operation *writer = amp::getLastWriterBefore(reader, buffer);
+  auto elementwise = dyn_cast_if_present<linalg::GenericOp>(writer);
+  Value swapped = buffer;
+  if (elementwise &&
+      isElementwiseOf(elementwise,
+                      amp::stripReshapes(elementwise.getDpsInputs().front())) &&
+      amp::stripReshapes(elementwise.getDpsInits().front()) == buffer) {
+    swapped = amp::stripReshapes(elementwise.getDpsInputs().front());
+    writer = amp::getLastWriterBefore(elementwise, swapped);
+  } else {
+    elementwise = nullptr;
+  }
+  std::optional<TransposedCopy> copy = matchTransposedCopy(writer);
+  if (!copy || amp::stripReshapes(copy->target) != swapped ||
+      !isPacked(copy->source) ||
+      amp::isWrittenBetween(copy->op, reader, copy->source))
+    return std::nullopt;
+  SmallVector<int64_t> expected =
+      llvm::to_vector(llvm::seq<int64_t>(0, copy->permutation.size()));
+  if (expected.size() < 3)
+    return std::nullopt;
+  std::swap(expected[0], expected[1]);
+  if (copy->permutation != expected)
+    return std::nullopt;
+  return SwappedOperand{copy->op, elementwise, copy->source};
+}
+
 /// The weight gradient that `op`, with forward record `forward` over
 /// `operands` (X transposed, the weight matrix, the overwritten result),
 /// computes, or nullopt.
@@ -639,10 +663,10 @@ matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
   if (forward[kConvMode] != kConvForward || forward[kConvGroups] != 1 ||
       !forward[kConvOverwrite])
     return std::nullopt;
-  Operation *xTranspose = getBatchChannelTranspose(operands[0], op);
-  Operation *dyTranspose =
-      getBatchChannelTranspose(amp::stripReshapes(operands[1]), op);
-  if (!xTranspose || !dyTranspose)
+  std::optional<SwappedOperand> x = matchSwappedOperand(operands[0], op);
+  std::optional<SwappedOperand> dy =
+      matchSwappedOperand(amp::stripReshapes(operands[1]), op);
+  if (!x || !dy)
     return std::nullopt;
   // The result [C, (1,) M, k...] goes next, and only, into dW [M, C, k...]
   // through a transpose, maybe after an elementwise op, and nothing
@@ -704,8 +728,7 @@ matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
   // dW[m, c, k] = sum_{n, o} X[n, c, o*s + k*d - p] dY[n, m, o]: the
   // forward convolution's kernel positions are dY's, its outputs dW's,
   // and its stride and dilation trade places.
-  WeightGradient gradient{forward, {},          xTranspose, dyTranspose,
-                          *back,   elementwise, isCopy};
+  WeightGradient gradient{forward, {}, *x, *dy, *back, elementwise, isCopy};
   ConvRecord &record = gradient.record;
   record[kConvMode] = kConvBackwardFilter;
   record[kConvBatch] = forward[kConvInChannels];
@@ -719,9 +742,7 @@ matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
   int64_t type = record[kConvTypeX];
   if (checkConvRecord(record.data(), type, type, type))
     return std::nullopt;
-  gradient.operands = {cast<linalg::LinalgOp>(xTranspose).getDpsInputs()[0],
-                       cast<linalg::LinalgOp>(dyTranspose).getDpsInputs()[0],
-                       dw};
+  gradient.operands = {x->source, dy->source, dw};
   return gradient;
 }
 
@@ -729,10 +750,32 @@ matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
 /// transpose into dW goes, and the call writes dW itself, or, with an
 /// elementwise op in between, a new buffer in dW's layout that the
 /// elementwise op reads to write dW (the caller erases the old result).
-/// Returns the call's result operand.
-static Value applyWeightGradient(Operation *op,
-                                 const WeightGradient &gradient) {
-  Value dw = gradient.operands[2];
+/// Sets the call's `operands`, the first two X's and dY's.
+static void applyWeightGradient(Operation *op, const WeightGradient &gradient,
+                                std::array<Value, 3> &operands) {
+  // A converted X or dY: the conversion again, of the unswapped tensor,
+  // into a new buffer just before the call.
+  OpBuilder b(op);
+  for (auto [swapped, operand] :
+       llvm::zip(SmallVector<SwappedOperand>{gradient.x, gradient.dy},
+                 SmallVector<Value *>{&operands[0], &operands[1]})) {
+    if (!swapped.elementwise)
+      continue;
+    auto sourceType = cast<MemRefType>(swapped.source.getType());
+    Value converted = memref::AllocOp::create(
+        b, op->getLoc(),
+        MemRefType::get(sourceType.getShape(),
+                        getElementTypeOrSelf(
+                            swapped.elementwise.getDpsInits()[0].getType())));
+    Operation *conversion = b.clone(*swapped.elementwise);
+    conversion->setOperand(0, swapped.source);
+    conversion->setOperand(1, converted);
+    *operand = converted;
+    OpBuilder after(op->getContext());
+    after.setInsertionPointAfter(op);
+    memref::DeallocOp::create(after, op->getLoc(), converted);
+  }
+  Value dw = operands[2];
   linalg::GenericOp elementwise = gradient.elementwise;
   Value transposed = gradient.resultTranspose.source;
   gradient.resultTranspose.op->erase();
@@ -746,15 +789,16 @@ static Value applyWeightGradient(Operation *op,
   Operation *allocation = dw.getDefiningOp();
   if (allocation && writer->isBeforeInBlock(allocation))
     allocation->moveBefore(writer);
+  operands[2] = dw;
   if (!elementwise)
-    return dw;
+    return;
   // The view of dW that the transpose wrote, as the elementwise op's
   // output; its input a new buffer of that shape.
   Value target = gradient.resultTranspose.target;
   if (Operation *view = target.getDefiningOp();
       view && writer->isBeforeInBlock(view))
     view->moveBefore(writer);
-  OpBuilder b(op);
+  b.setInsertionPoint(op);
   auto targetType = cast<MemRefType>(target.getType());
   Value input = memref::AllocOp::create(
       b, op->getLoc(),
@@ -766,7 +810,7 @@ static Value applyWeightGradient(Operation *op,
   b.setInsertionPointAfter(elementwise);
   memref::DeallocOp::create(b, op->getLoc(), input);
   amp::eraseIfUnaccessed(amp::stripReshapes(transposed));
-  return input;
+  operands[2] = input;
 }
 
 namespace {
@@ -781,7 +825,7 @@ struct ConvolutionsToDNNRecordsPass
     SmallVector<linalg::ContractOp> contractions;
     module.walk([&](linalg::ContractOp op) { contractions.push_back(op); });
     llvm::SetVector<linalg::GenericOp> gathers, flips;
-    llvm::SetVector<Operation *> transposes;
+    llvm::SetVector<Operation *> transposedCopies;
     // The zero windows (padded or upsampled copies) that records read
     // past, by their copy: its fill, the buffer.
     llvm::MapVector<Operation *, std::pair<Operation *, Value>> zeroWindows;
@@ -860,10 +904,14 @@ struct ConvolutionsToDNNRecordsPass
         *record = weightGradient->record;
         Value transposed = operands[2];
         operands = weightGradient->operands;
-        operands[2] = applyWeightGradient(op, *weightGradient);
+        applyWeightGradient(op, *weightGradient, operands);
         amp::eraseIfUnaccessed(amp::stripReshapes(transposed));
-        transposes.insert(weightGradient->xTranspose);
-        transposes.insert(weightGradient->dyTranspose);
+        for (const SwappedOperand &swapped :
+             {weightGradient->x, weightGradient->dy}) {
+          if (swapped.elementwise)
+            transposedCopies.insert(swapped.elementwise);
+          transposedCopies.insert(swapped.transpose);
+        }
       }
       if (emitRemarks)
         emitRecordRemark(op, *record);
@@ -889,14 +937,6 @@ struct ConvolutionsToDNNRecordsPass
     // A gather goes once no contraction reads its columns.
     for (linalg::GenericOp gather : gathers)
       amp::eraseWriterIfUnread(gather, gather.getDpsInits().front());
-    // A flipped copy of the weights, a transposed copy of X or dY, goes
-    // once nothing reads it.
-    for (linalg::GenericOp flip : flips)
-      amp::eraseWriterIfUnread(flip, flip.getDpsInits().front());
-    for (Operation *transpose : transposes)
-      amp::eraseWriterIfUnread(
-          transpose, amp::stripReshapes(
-                         cast<linalg::LinalgOp>(transpose).getDpsInits()[0]));
     // A padded or upsampled copy goes once nothing reads it (its gathers
     // went above; an upsampled one once its padded copy went).
     SmallVector<std::pair<Operation *, std::pair<Operation *, Value>>> pending =
@@ -911,6 +951,14 @@ struct ConvolutionsToDNNRecordsPass
         return erased = true;
       });
     }
+    // A flipped copy of the weights, a transposed (and converted) copy of X
+    // or dY, goes once nothing reads it (a padded copy of it went above).
+    for (linalg::GenericOp flip : flips)
+      amp::eraseWriterIfUnread(flip, flip.getDpsInits().front());
+    for (Operation *copy : transposedCopies)
+      amp::eraseWriterIfUnread(
+          copy,
+          amp::stripReshapes(cast<linalg::LinalgOp>(copy).getDpsInits()[0]));
   }
 
   void emitRecordRemark(linalg::ContractOp op, const ConvRecord &record) {

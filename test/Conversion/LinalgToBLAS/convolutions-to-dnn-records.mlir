@@ -453,6 +453,7 @@ func.func @backward_data_left(%dy: memref<2x4x5x5xf32>, %w: memref<4x3x3x3xf32>,
 // three transposes go.
 // CHECK-LABEL: func.func @weight_gradient(
 // CHECK-SAME:    %[[X:[^:]*]]: memref<4x8x8x8xf32>, %[[DY:[^:]*]]: memref<4x16x4x4xf32>
+// CHECK-NOT:     linalg.
 // CHECK:         %[[DW:.*]] = memref.alloc() : memref<16x8x4x4xf32>
 // CHECK-NOT:     linalg.
 // CHECK:         %[[XU:.*]] = memref.cast %[[X]] : memref<4x8x8x8xf32> to memref<*xf32>
@@ -573,5 +574,59 @@ func.func @weight_gradient_rounded(%x: memref<4x8x8x8xf16>, %dy: memref<4x16x4x4
   memref.dealloc %rounded : memref<8x1x16x4x4xf16>
   memref.dealloc %res2 : memref<8x1x16x16xf32>
   memref.dealloc %rounded2 : memref<8x1x16x4x4xf16>
+  return
+}
+
+// An FP32 weight gradient whose dY is stored in bf16: transposed in bf16,
+// then widened to f32. The record reads dY widened by a copy of that
+// conversion, of dY itself, just before the call; the transposes and the
+// old conversion go.
+// CHECK-LABEL: func.func @weight_gradient_converted(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<4x8x8x8xf32>, %[[DY:[^:]*]]: memref<4x16x4x4xbf16>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[WIDE:.*]] = memref.alloc() : memref<4x16x4x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[DY]] : memref<4x16x4x4xbf16>) outs(%[[WIDE]] : memref<4x16x4x4xf32>)
+// CHECK:           arith.extf
+// CHECK:         %[[WIDEU:.*]] = memref.cast %[[WIDE]] : memref<4x16x4x4xf32> to memref<*xf32>
+// CHECK:         call @amp_conv_f32_f32_f32(%{{.*}}, %{{.*}}, %[[WIDEU]], %{{.*}})
+// CHECK:         memref.dealloc %[[WIDE]]
+// CHECK-NOT:     linalg.
+func.func @weight_gradient_converted(%x: memref<4x8x8x8xf32>, %dy: memref<4x16x4x4xbf16>, %dw: memref<16x8x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<8x4x8x8xf32>
+  linalg.transpose ins(%x : memref<4x8x8x8xf32>) outs(%xt : memref<8x4x8x8xf32>) permutation = [1, 0, 2, 3]
+  %dyt = memref.alloc() : memref<16x4x4x4xbf16>
+  linalg.transpose ins(%dy : memref<4x16x4x4xbf16>) outs(%dyt : memref<16x4x4x4xbf16>) permutation = [1, 0, 2, 3]
+  %dytw = memref.alloc() : memref<16x4x4x4xf32>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dyt : memref<16x4x4x4xbf16>) outs(%dytw : memref<16x4x4x4xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  }
+  %padded = memref.alloc() : memref<8x4x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<8x4x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [8, 4, 8, 8] [1, 1, 1, 1] : memref<8x4x10x10xf32> to memref<8x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  memref.copy %xt, %interior : memref<8x4x8x8xf32> to memref<8x4x8x8xf32, strided<[400, 100, 10, 1], offset: 11>>
+  %cols = memref.alloc() : memref<8x1x4x4x4x4x4xf32>
+  linalg.generic {indexing_maps = [#gatherwg, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<8x4x10x10xf32>) outs(%cols : memref<8x1x4x4x4x4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<8x1x4x4x4x4x4xf32> into memref<8x1x64x16xf32>
+  %dyflat = memref.collapse_shape %dytw [[0, 1, 2, 3]] : memref<16x4x4x4xf32> into memref<1024xf32>
+  %matrix = memref.expand_shape %dyflat [[0, 1, 2]] output_shape [1, 16, 64] : memref<1024xf32> into memref<1x16x64xf32>
+  %res = memref.alloc() : memref<8x1x16x16xf32>
+  linalg.fill ins(%zero : f32) outs(%res : memref<8x1x16x16xf32>)
+  // expected-remark @below {{convolution record: backward-filter rank=2 batch=4 in_channels=8 out_channels=16 groups=1 input=1x8x8 kernel=1x4x4 output=1x4x4 stride=1x2x2 dilation=1x1x1 type=0 overwrite=1 pad_before=0x1x1 pad_after=0x1x1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x16x64xf32>, memref<8x1x64x16xf32>) outs(%res : memref<8x1x16x16xf32>)
+  %res5 = memref.expand_shape %res [[0], [1], [2], [3, 4]] output_shape [8, 1, 16, 4, 4] : memref<8x1x16x16xf32> into memref<8x1x16x4x4xf32>
+  %dw5 = memref.expand_shape %dw [[0, 1], [2], [3], [4]] output_shape [1, 16, 8, 4, 4] : memref<16x8x4x4xf32> into memref<1x16x8x4x4xf32>
+  linalg.transpose ins(%res5 : memref<8x1x16x4x4xf32>) outs(%dw5 : memref<1x16x8x4x4xf32>) permutation = [1, 2, 0, 3, 4]
+  memref.dealloc %xt : memref<8x4x8x8xf32>
+  memref.dealloc %dyt : memref<16x4x4x4xbf16>
+  memref.dealloc %dytw : memref<16x4x4x4xf32>
+  memref.dealloc %padded : memref<8x4x10x10xf32>
+  memref.dealloc %cols : memref<8x1x4x4x4x4x4xf32>
+  memref.dealloc %res : memref<8x1x16x16xf32>
   return
 }
