@@ -59,13 +59,16 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
         nodes = ops.count("Conv") + ops.count("ConvTranspose")
         assert f"convolution records: {nodes}\n" in log
         modes = api.conv_record_modes(grid_text)
-        assert modes.count(2) == ops.count("ConvTranspose") > 0
         transposed = {out for node in graph.node if node.op_type == "Transpose"
                       for out in node.output}
         weight_gradients = sum(
             node.op_type == "Conv" and set(node.input[:2]) <= transposed
             for node in graph.node)
-        assert modes.count(1) == weight_gradients > 0
+        assert modes.count(2) == ops.count("ConvTranspose")
+        assert modes.count(1) == weight_gradients
+        if nodes:
+            # A step with convolutions trains them: it has both gradients.
+            assert weight_gradients > 0 and ops.count("ConvTranspose") > 0
         if precision == "fp16":
             assert len(re.findall(r"call @amp_conv_f16_f16_f16\(",
                                   grid_text)) == nodes
