@@ -133,6 +133,25 @@ static bool isPacked(Value value) {
   return type && memref::isStaticShapeAndContiguousRowMajor(type);
 }
 
+/// Whether `generic` maps one input into one output over parallel loops,
+/// the output indexed by the identity (the input's map is free: a gather,
+/// a flip, a transpose, an elementwise op).
+static bool isOneToOneParallel(linalg::GenericOp generic) {
+  return generic && generic.getNumDpsInputs() == 1 &&
+         generic.getNumDpsInits() == 1 &&
+         generic.getNumParallelLoops() == generic.getNumLoops() &&
+         generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+             .isIdentity();
+}
+
+/// Whether `generic`'s body yields its first argument and computes
+/// nothing: with isOneToOneParallel, a copy.
+static bool yieldsItsInput(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  return body.getOperations().size() == 1 &&
+         body.getTerminator()->getOperand(0) == body.getArgument(0);
+}
+
 /// The im2col gather whose columns `operand`, an input of `reader`, holds
 /// there (the last op before `reader` that writes them), or the reason
 /// there is none in `why`.
@@ -163,19 +182,11 @@ static std::optional<Im2Col> matchIm2Col(Value operand, Operation *reader,
   }
   auto gather = dyn_cast_if_present<linalg::GenericOp>(
       amp::getLastWriterBefore(reader, columns));
-  if (!gather || gather.getNumDpsInits() != 1 ||
-      gather.getDpsInits().front() != columns ||
-      gather.getNumDpsInputs() != 1 ||
-      gather.getNumParallelLoops() != gather.getNumLoops() ||
-      !gather.getMatchingIndexingMap(gather.getDpsInitOperand(0))
-           .isIdentity()) {
+  if (!isOneToOneParallel(gather) || gather.getDpsInits().front() != columns) {
     why = "the columns are not written by one copying gather";
     return std::nullopt;
   }
-  Block &body = gather.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (body.getOperations().size() != 1 ||
-      yield.getValues().front() != body.getArgument(0)) {
+  if (!yieldsItsInput(gather)) {
     why = "the gather computes instead of copying";
     return std::nullopt;
   }
@@ -433,14 +444,8 @@ static linalg::GenericOp matchFlippedWeights(Value factor, Operation *reader,
     return nullptr;
   auto flip = dyn_cast_if_present<linalg::GenericOp>(
       amp::getLastWriterBefore(reader, grouped));
-  if (!flip || flip.getNumDpsInits() != 1 ||
-      flip.getDpsInits().front() != grouped || flip.getNumDpsInputs() != 1 ||
-      flip.getNumParallelLoops() != flip.getNumLoops() ||
-      !flip.getMatchingIndexingMap(flip.getDpsInitOperand(0)).isIdentity())
-    return nullptr;
-  Block &body = flip.getRegion().front();
-  if (body.getOperations().size() != 1 ||
-      body.getTerminator()->getOperand(0) != body.getArgument(0))
+  if (!isOneToOneParallel(flip) || flip.getDpsInits().front() != grouped ||
+      !yieldsItsInput(flip))
     return nullptr;
   Value weights = flip.getDpsInputs().front();
   auto weightsType = dyn_cast<MemRefType>(weights.getType());
@@ -589,17 +594,10 @@ static std::optional<TransposedCopy> matchTransposedCopy(Operation *op) {
     return TransposedCopy{op, transpose.getInput(), transpose.getInit(),
                           SmallVector<int64_t>(transpose.getPermutation())};
   auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
-           .isIdentity())
+  if (!isOneToOneParallel(generic) || !yieldsItsInput(generic))
     return std::nullopt;
-  Block &body = generic.getRegion().front();
   AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-  if (body.getOperations().size() != 1 ||
-      body.getTerminator()->getOperand(0) != body.getArgument(0) ||
-      !map.isPermutation())
+  if (!map.isPermutation())
     return std::nullopt;
   TransposedCopy copy{op, generic.getDpsInputs().front(),
                       generic.getDpsInits().front(),
@@ -610,14 +608,11 @@ static std::optional<TransposedCopy> matchTransposedCopy(Operation *op) {
 }
 
 /// Whether `op` is an elementwise linalg.generic (identity maps) of one
-/// input, all of `buffer`'s elements, into one output buffer: the
-/// rounding of an AMP result.
-static bool isElementwiseOf(linalg::GenericOp op, Value buffer) {
-  return op && op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
-         amp::stripReshapes(op.getDpsInputs().front()) == buffer &&
-         op.getNumParallelLoops() == op.getNumLoops() &&
-         llvm::all_of(op.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isIdentity(); }) &&
+/// input into one new buffer: a conversion, or the rounding of an AMP
+/// result.
+static bool isElementwise(linalg::GenericOp op) {
+  return isOneToOneParallel(op) &&
+         op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isIdentity() &&
          op.getDpsInits().front().getDefiningOp<memref::AllocOp>();
 }
 
@@ -630,9 +625,7 @@ static std::optional<SwappedOperand> matchSwappedOperand(Value buffer,
   Operation *writer = amp::getLastWriterBefore(reader, buffer);
   auto elementwise = dyn_cast_if_present<linalg::GenericOp>(writer);
   Value swapped = buffer;
-  if (elementwise &&
-      isElementwiseOf(elementwise,
-                      amp::stripReshapes(elementwise.getDpsInputs().front())) &&
+  if (isElementwise(elementwise) &&
       amp::stripReshapes(elementwise.getDpsInits().front()) == buffer) {
     swapped = amp::stripReshapes(elementwise.getDpsInputs().front());
     writer = amp::getLastWriterBefore(elementwise, swapped);
@@ -675,7 +668,8 @@ matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
   Operation *next = amp::getNextAccess(op, result);
   auto elementwise = dyn_cast_if_present<linalg::GenericOp>(next);
   std::optional<TransposedCopy> back;
-  if (isElementwiseOf(elementwise, result) &&
+  if (isElementwise(elementwise) &&
+      amp::stripReshapes(elementwise.getDpsInputs().front()) == result &&
       !amp::isReadAfter(elementwise, result)) {
     result = elementwise.getDpsInits().front();
     back = matchTransposedCopy(amp::getNextAccess(elementwise, result));
@@ -704,13 +698,9 @@ matchWeightGradient(Operation *op, const std::array<Value, 3> &operands,
   int64_t unused = kConvMaxSpatialRank - spatial;
   // An elementwise copy (what an AMP result's rounding leaves once the
   // call rounds) goes too.
-  bool isCopy =
-      elementwise &&
-      elementwise.getRegion().front().getOperations().size() == 1 &&
-      elementwise.getRegion().front().getArgument(0) ==
-          elementwise.getRegion().front().getTerminator()->getOperand(0) &&
-      getElementTypeOrSelf(operands[2].getType()) ==
-          getElementTypeOrSelf(dw.getType());
+  bool isCopy = elementwise && yieldsItsInput(elementwise) &&
+                getElementTypeOrSelf(operands[2].getType()) ==
+                    getElementTypeOrSelf(dw.getType());
   Operation *writer = elementwise && !isCopy ? elementwise.getOperation() : op;
   if (back->permutation != expected || !isPacked(dw) ||
       int64_t(dwShape.size()) != 2 + spatial || dwShape[0] != channels ||
