@@ -8,7 +8,10 @@ amp-fuse-elementwise's fusion, kernels in the library), cuBLASLt GEMMs
 gradient in their epilogue), cuDNN convolutions (how many of them are
 weight and data gradients through cuDNN's backward filter and backward
 data),
-lowering time and compile+link time. Exits 1 when a step does not compile.
+lowering time and compile+link time. With --compare-grid-fusion, each
+step is lowered a second time with `fuse-grids=false` (one kernel per op
+left after elementwise fusion) for a column of kernels without
+amp-linalg-to-grid-loops' fusion. Exits 1 when a step does not compile.
 Prints a table and appends it, with the machine and date, to
 bench/results/cuda_compile.md.
 """
@@ -44,12 +47,27 @@ def count_unfused(path, pipeline):
     return len(re.findall(r"= linalg\.\w+", converted))
 
 
+def compile_step(path, library, pipeline, *options):
+    """amp-compile's run and the match of its summary line (kernels, GEMMs,
+    FP8 GEMMs, convolutions, lower s, compile+link s), or None."""
+    run = subprocess.run(
+        [api.find_tool("amp-compile"), path, "-o", library,
+         f"--amp-pipeline={pipeline}", *options],
+        capture_output=True, text=True)
+    return run, re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs "
+                          r"\((\d+) FP8\), (\d+) cuDNN convolutions.*"
+                          r"lower ([\d.]+) s, compile\+link ([\d.]+) s",
+                          run.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="large", choices=["small", "large"])
     parser.add_argument("--models", nargs="*", default=list(zoo.MODELS))
     parser.add_argument("--precisions", nargs="*", default=list(PRECISIONS))
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    parser.add_argument("--compare-grid-fusion", action="store_true",
+                        help="also count the kernels with fuse-grids=false")
     args = parser.parse_args()
     rows, failures = [], []
     with tempfile.TemporaryDirectory() as folder:
@@ -63,15 +81,15 @@ def main():
                 library = os.path.join(folder, f"{name}_{precision}.so")
                 lowered = library.replace(".so", ".mlir")
                 start = time.time()
-                run = subprocess.run(
-                    [api.find_tool("amp-compile"), path, "-o", library,
-                     f"--amp-pipeline={pipeline}", "--dump-lowered", lowered],
-                    capture_output=True, text=True)
+                run, found = compile_step(path, library, pipeline,
+                                          "--dump-lowered", lowered)
                 seconds = time.time() - start
-                found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs "
-                                  r"\((\d+) FP8\), (\d+) cuDNN convolutions.*"
-                                  r"lower ([\d.]+) s, compile\+link ([\d.]+) s",
-                                  run.stderr)
+                unfused_grids = None
+                if found and args.compare_grid_fusion:
+                    _, unfused = compile_step(
+                        path, library, pipeline,
+                        "--lower-options=fuse-grids=false")
+                    unfused_grids = unfused and int(unfused.group(1))
                 if run.returncode or not found:
                     failures.append(f"{name} {precision}: "
                                     f"{run.stderr.strip()[-500:]}")
@@ -86,6 +104,7 @@ def main():
                 modes = api.conv_record_modes(text)
                 backward_filter, backward_data = modes.count(1), modes.count(2)
                 rows.append((name, precision, count_unfused(path, pipeline),
+                             unfused_grids,
                              int(kernels), int(gemms), int(fp8), biases,
                              gradients, int(convolutions), backward_filter,
                              backward_data,
@@ -97,18 +116,26 @@ def main():
              "",
              f"Command: `/usr/bin/python3 bench/cuda_compile.py --size "
              f"{args.size} --models {' '.join(args.models)} --precisions "
-             f"{' '.join(args.precisions)}`",
+             f"{' '.join(args.precisions)}"
+             + (" --compare-grid-fusion" if args.compare_grid_fusion else "")
+             + "`",
              "",
-             "| graph | precision | linalg ops before fusion | kernels | "
+             "| graph | precision | linalg ops before fusion | "
+             + ("kernels without grid fusion | " if args.compare_grid_fusion
+                else "") +
+             "kernels | "
              "cuBLASLt GEMMs | of them FP8 | of them with a bias | "
              "of them with a bias gradient | cuDNN convolutions | "
              "of them backward filter | of them backward data | lower s | "
              "compile+link s | total s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (name, precision, unfused, kernels, gemms, fp8, biases, gradients,
-         convolutions, backward_filter, backward_data, lower, link,
-         total) in rows:
-        lines.append(f"| {name} | {precision} | {unfused} | {kernels} | "
+             "|---|---|---|" + ("---|" if args.compare_grid_fusion else "")
+             + "---|---|---|---|---|---|---|---|---|---|---|"]
+    for (name, precision, unfused, unfused_grids, kernels, gemms, fp8,
+         biases, gradients, convolutions, backward_filter, backward_data,
+         lower, link, total) in rows:
+        grids = (f"{unfused_grids} | " if args.compare_grid_fusion else "")
+        lines.append(f"| {name} | {precision} | {unfused} | {grids}"
+                     f"{kernels} | "
                      f"{gemms} | {fp8} | {biases} | {gradients} | "
                      f"{convolutions} | {backward_filter} | {backward_data} | "
                      f"{lower:.1f} | {link:.1f} | {total:.1f} |")

@@ -26,9 +26,11 @@ using namespace mlir;
 
 /// Up to the kernels' grid loops: the CPU pipeline's fusion and
 /// bufferization (without its contraction vectorization, and with large
-/// reductions split first), GEMMs as records, grid loops with FP8 casts as
-/// integer arithmetic (NVPTX has no f8 truncf/extf in LLVM 22).
-static std::string getGridLoopPasses(int64_t blockSize) {
+/// reductions split first), GEMMs as records, grid loops (unit dimensions
+/// dropped first, so that ops over the same points fuse into one grid) with
+/// FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in LLVM
+/// 22).
+static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids) {
   std::string passes =
       amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false);
   size_t bufferize = passes.find("amp-copy-repeated-results");
@@ -38,16 +40,16 @@ static std::string getGridLoopPasses(int64_t blockSize) {
          "func.func(amp-store-fp8-gemm-operands),"
          "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records,"
          "func.func(amp-parallelize-loop-nests{atomic-updates=true},"
-         "amp-host-data-to-kernels,"
+         "amp-host-data-to-kernels,linalg-fold-unit-extent-dims,"
          "amp-linalg-to-grid-loops{block-"
          "size=" +
-         std::to_string(blockSize) +
+         std::to_string(blockSize) + " fuse=" + (fuseGrids ? "true" : "false") +
          "},amp-expand-fp8-casts,amp-plan-buffers),";
 }
 
 LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm,
                                                int64_t blockSize) {
-  return parsePassPipeline(getGridLoopPasses(blockSize) +
+  return parsePassPipeline(getGridLoopPasses(blockSize, /*fuseGrids=*/true) +
                                getCPULoopsToLLVMPasses().str(),
                            pm, llvm::errs());
 }
@@ -81,7 +83,8 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
   }
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  std::string pipeline = getGridLoopPasses(options.blockSize);
+  std::string pipeline =
+      getGridLoopPasses(options.blockSize, options.fuseGrids);
   llvm::raw_string_ostream os(pipeline);
   os << "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
      << "amp-place-gpu-buffers,func.func(amp-async-gpu-work),";

@@ -324,6 +324,26 @@ def test_zoo_step_compiles_to_a_library(name, precision, zoo_steps, tmp_path):
     assert f"cuBLASLt GEMMs ({fp8} FP8)" in compiled[3]
 
 
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+@pytest.mark.parametrize("name", ["cnn", "transformer"])
+def test_grid_fusion_cuts_kernels(name, zoo_steps, tmp_path):
+    """amp-linalg-to-grid-loops' fusion (a reduction with its epilogue,
+    sibling reductions, ops over the same points) runs through amp-compile:
+    the FP32 step has at least a quarter fewer kernels than with
+    fuse-grids=false (one kernel per op). test_zoo_step_kernels_run_as_-
+    grid_loops checks the fused kernels' results."""
+    path = zoo_steps[name, "sgd"]
+    counts = []
+    for folder, extra in (("fused", ()),
+                          ("unfused", ("--lower-options=fuse-grids=false",))):
+        summary = compile_library(path, "precision=fp32", tmp_path / folder,
+                                  extra=extra)[3]
+        counts.append(int(re.search(r": (\d+) kernels", summary).group(1)))
+    fused, unfused = counts
+    assert fused < 0.75 * unfused, counts
+
+
 ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..",
                          "shared", "corpus", "external")
 ORT_STEPS = {

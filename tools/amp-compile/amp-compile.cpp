@@ -74,7 +74,7 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     lowerOptions("lower-options",
                  cl::desc("options of --amp-lower-to-cuda (chips, toolkit, "
-                          "block-size), e.g. \"chips=sm_90\""),
+                          "block-size, fuse-grids), e.g. \"chips=sm_90\""),
                  cl::cat(category));
 static cl::opt<std::string>
     entryName("entry",

@@ -420,7 +420,19 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       `vector<2xf16>`/`vector<2xbf16>` (one 32-bit access, the FP16x2/BF16x2
       access of hand-written kernels), the body computed for each element;
       other operands are read per element. Half the threads, half the
-      16-bit memory instructions.
+      16-bit memory instructions;
+    - with `fuse` (on by default), consecutive ops whose parallel loops have
+      the same bounds and steps, with only allocations and ops without
+      memory effects between them, run as one grid (each thread runs the
+      first op's body, then the second's) when every element that one of
+      them writes and the other reads or writes is the same memref at the
+      same index in both, indexed by each parallel dimension once: a
+      reduction and the elementwise op on its result (LayerNorm's mean and
+      inverse deviation), two reductions over the same rows, two
+      elementwise ops with no producer in common. Two memrefs share memory
+      when they are views of one buffer; distinct function arguments are
+      distinct buffers (the step's contract), as for the register
+      accumulators above.
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops
     sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
     arithmetic is checked against the CPU path without a GPU.
@@ -430,7 +442,10 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
            "threads per block (at most 1024)">,
     Option<"halfPairs", "half-pairs", "bool", "true",
            "two adjacent f16/bf16 elements per thread of an elementwise op, "
-           "as one 32-bit access">
+           "as one 32-bit access">,
+    Option<"fuse", "fuse", "bool", "true",
+           "run consecutive ops with the same parallel iteration space as "
+           "one grid where each iteration depends on itself only">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

@@ -61,6 +61,11 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("threads per block of a kernel"),
                             llvm::cl::init(256)};
+  Option<bool> fuseGrids{
+      *this, "fuse-grids",
+      llvm::cl::desc("run consecutive ops with the same parallel iteration "
+                     "space as one kernel (amp-linalg-to-grid-loops' fuse)"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the CUDA lowering to `pm` (docs/Lowering.md): addGraphToLinalgPasses

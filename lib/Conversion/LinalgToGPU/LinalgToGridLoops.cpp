@@ -408,13 +408,153 @@ foldOutputFills(linalg::LinalgOp op, SmallVectorImpl<Operation *> &erased) {
   return values;
 }
 
+/// One memref operand of an op lowered to a parallel loop: the memref, its
+/// indexing map (parallel dimensions first) and whether the op writes it.
+struct BufferAccess {
+  Value memref;
+  AffineMap map;
+  bool writes;
+};
+
+/// A linalg op lowered to an unmapped parallel loop over its parallel
+/// dimensions, with its memref operands; ops fused into it add theirs.
+struct LoweredLoop {
+  scf::ParallelOp loop;
+  unsigned numParallel;
+  SmallVector<BufferAccess> accesses;
+};
+
+/// `generic`'s memref operands as accesses.
+static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
+  SmallVector<BufferAccess> accesses;
+  for (OpOperand &operand : generic->getOpOperands())
+    if (isa<MemRefType>(operand.get().getType()))
+      accesses.push_back({operand.get(),
+                          generic.getMatchingIndexingMap(&operand),
+                          generic.isDpsInit(&operand)});
+  return accesses;
+}
+
+/// The parallel dimensions that `map` (over loops whose first
+/// `numParallel` are parallel) indexes, in order, when it indexes each of
+/// them once and nothing else: iteration `i` of the parallel loop touches
+/// its own element and no other iteration touches it.
+static std::optional<SmallVector<unsigned>>
+getPointwiseDims(AffineMap map, unsigned numParallel) {
+  if (map.getNumResults() != numParallel || !map.isProjectedPermutation())
+    return std::nullopt;
+  SmallVector<unsigned> dims;
+  for (AffineExpr result : map.getResults()) {
+    unsigned dim = cast<AffineDimExpr>(result).getPosition();
+    if (dim >= numParallel)
+      return std::nullopt;
+    dims.push_back(dim);
+  }
+  return dims;
+}
+
+/// Whether two memrefs may share memory: views of one buffer. The step's
+/// arguments are distinct buffers (docs/AmpCompile.md), as
+/// canAccumulateInRegisters also assumes.
+static bool mayShareMemory(Value a, Value b) {
+  return memref::skipViewLikeOps(cast<MemrefValue>(a)) ==
+         memref::skipViewLikeOps(cast<MemrefValue>(b));
+}
+
+/// Whether `a` and `b` are the same memref: one value, or equal views (the
+/// same op on the same memref, e.g. the collapses of one buffer that
+/// dropping unit dimensions made for two ops).
+static bool isSameMemref(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *defA = a.getDefiningOp<ViewLikeOpInterface>();
+  Operation *defB = b.getDefiningOp<ViewLikeOpInterface>();
+  return defA && defB &&
+         cast<OpResult>(a).getResultNumber() ==
+             cast<OpResult>(b).getResultNumber() &&
+         OperationEquivalence::isEquivalentTo(
+             defA, defB,
+             [](Value lhs, Value rhs) {
+               return success(isa<MemRefType>(lhs.getType())
+                                  ? isSameMemref(lhs, rhs)
+                                  : lhs == rhs);
+             },
+             /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+}
+
+/// Whether the parallel loops `first` and `second`, both over `numParallel`
+/// dimensions with the same bounds and steps, can run as one: every element
+/// one writes and the other touches is the same memref at the same
+/// pointwise index in both, so each iteration depends on itself only.
+static bool canFuseAccesses(const LoweredLoop &first,
+                            const LoweredLoop &second) {
+  for (const BufferAccess &a : first.accesses)
+    for (const BufferAccess &b : second.accesses) {
+      if ((!a.writes && !b.writes) || !mayShareMemory(a.memref, b.memref))
+        continue;
+      std::optional<SmallVector<unsigned>> dimsA =
+          getPointwiseDims(a.map, first.numParallel);
+      std::optional<SmallVector<unsigned>> dimsB =
+          getPointwiseDims(b.map, second.numParallel);
+      if (!isSameMemref(a.memref, b.memref) || !dimsA || !dimsB ||
+          *dimsA != *dimsB)
+        return false;
+    }
+  return true;
+}
+
+/// Whether `first` and `second` iterate over the same points: as many
+/// dimensions, with equal bounds and steps.
+static bool haveSameIterationSpace(scf::ParallelOp first,
+                                   scf::ParallelOp second) {
+  auto equal = [](ValueRange lhs, ValueRange rhs) {
+    return llvm::all_of(llvm::zip_equal(lhs, rhs), [](auto pair) {
+      auto [l, r] = pair;
+      return isEqualConstantIntOrValue(getAsOpFoldResult(l),
+                                       getAsOpFoldResult(r));
+    });
+  };
+  return first.getNumLoops() == second.getNumLoops() &&
+         equal(first.getLowerBound(), second.getLowerBound()) &&
+         equal(first.getUpperBound(), second.getUpperBound()) &&
+         equal(first.getStep(), second.getStep());
+}
+
+/// Whether only allocations and ops without memory effects lie between
+/// `first` and `second`, so that `first`'s work can move down to `second`.
+static bool haveOnlyPureOpsBetween(Operation *first, Operation *second) {
+  if (first->getBlock() != second->getBlock() ||
+      !first->isBeforeInBlock(second))
+    return false;
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode())
+    if (!isa<memref::AllocOp, memref::AllocaOp>(op) &&
+        (op->getNumRegions() != 0 || !isMemoryEffectFree(op)))
+      return false;
+  return true;
+}
+
+/// Moves `first`'s body to the start of `second`'s (their iteration
+/// spaces equal) and erases `first`.
+static void fuseInto(RewriterBase &rewriter, scf::ParallelOp first,
+                     scf::ParallelOp second) {
+  Block *body = first.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, &second.getBody()->front(),
+                             second.getInductionVars());
+  rewriter.eraseOp(first);
+}
+
 namespace {
 struct LinalgToGridLoopsPass
     : amp::impl::LinalgToGridLoopsBase<LinalgToGridLoopsPass> {
   using LinalgToGridLoopsBase::LinalgToGridLoopsBase;
 
-  LogicalResult lowerToGrid(RewriterBase &rewriter, linalg::LinalgOp op,
-                            ArrayRef<Value> initialValues) {
+  /// Lowers `op` to an unmapped parallel loop over its parallel dimensions
+  /// (added to `lowered`), or to a grid of one thread when it has none.
+  LogicalResult lowerToParallelLoop(RewriterBase &rewriter, linalg::LinalgOp op,
+                                    ArrayRef<Value> initialValues,
+                                    SmallVectorImpl<LoweredLoop> &lowered) {
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> generic =
         genericWithParallelFirst(rewriter, op);
@@ -428,6 +568,7 @@ struct LinalgToGridLoopsPass
       rewriter.moveOpBefore(*generic, rewriter.getInsertionBlock(),
                             rewriter.getInsertionPoint());
     }
+    SmallVector<BufferAccess> accesses = getBufferAccesses(*generic);
     scf::ParallelOp outer;
     if (halfPairs && canLowerInPairs(*generic)) {
       rewriter.setInsertionPoint(*generic);
@@ -444,9 +585,32 @@ struct LinalgToGridLoopsPass
         outer = cast<scf::ParallelOp>(loops->front());
     }
     rewriter.eraseOp(*generic);
-    if (numParallel == 0)
-      return success();
-    return tileIntoGrid(rewriter, outer, blockSize);
+    if (numParallel > 0)
+      lowered.push_back({outer, numParallel, std::move(accesses)});
+    return success();
+  }
+
+  /// Fuses each loop of `lowered` into the next where they can run as one
+  /// grid (same iteration space, only pure ops and allocations between,
+  /// pointwise dependencies); returns the loops that remain.
+  SmallVector<scf::ParallelOp> fuseLoops(RewriterBase &rewriter,
+                                         MutableArrayRef<LoweredLoop> lowered) {
+    SmallVector<scf::ParallelOp> remaining;
+    for (auto [i, current] : llvm::enumerate(lowered)) {
+      if (i + 1 < lowered.size()) {
+        LoweredLoop &next = lowered[i + 1];
+        if (fuse && current.numParallel == next.numParallel &&
+            haveSameIterationSpace(current.loop, next.loop) &&
+            haveOnlyPureOpsBetween(current.loop, next.loop) &&
+            canFuseAccesses(current, next)) {
+          fuseInto(rewriter, current.loop, next.loop);
+          next.accesses.append(current.accesses);
+          continue;
+        }
+      }
+      remaining.push_back(current.loop);
+    }
+    return remaining;
   }
 
   /// Checks the options once, before any function is rewritten.
@@ -492,14 +656,18 @@ struct LinalgToGridLoopsPass
     for (linalg::LinalgOp op : ops)
       initialValues.push_back(foldOutputFills(op, folded));
     llvm::SmallPtrSet<Operation *, 16> foldedSet(folded.begin(), folded.end());
+    SmallVector<LoweredLoop> lowered;
     for (auto [op, values] : llvm::zip(ops, initialValues)) {
       if (foldedSet.contains(op.getOperation()))
         continue;
-      if (failed(lowerToGrid(rewriter, op, values)))
+      if (failed(lowerToParallelLoop(rewriter, op, values, lowered)))
         return signalPassFailure();
     }
     for (Operation *fill : folded)
       rewriter.eraseOp(fill);
+    for (scf::ParallelOp loop : fuseLoops(rewriter, lowered))
+      if (failed(tileIntoGrid(rewriter, loop, blockSize)))
+        return signalPassFailure();
     // Fold the index arithmetic, but not the loops: canonicalize would fold
     // a one-block loop away with its mapping.
     RewritePatternSet patterns(&getContext());

@@ -1,5 +1,6 @@
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{block-size=128}))' | FileCheck %s
 // RUN: not amp-opt %s -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{block-size=2048}))' 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{fuse=false}))' | FileCheck %s --check-prefix=FUSEOFF
 
 // A block size out of range: one error, before any function is rewritten.
 // RANGE:     error: amp-linalg-to-grid-loops: block-size must be in [1, 1024], got 2048
@@ -303,6 +304,207 @@ func.func @half_pairs_dynamic_rows(%a: memref<?x300xf16>, %out: memref<?x300xf16
   ^bb0(%x: f16, %z: f16):
     %s = arith.addf %x, %x : f16
     linalg.yield %s : f16
+  }
+  return
+}
+
+// -----
+
+// A row sum and the elementwise op on its result: the same 6 parallel
+// points, the second reading what the first wrote at its own index. One
+// grid: each thread sums its row, stores it, then divides it.
+// CHECK-LABEL: func.func @fused_reduction_epilogue
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for
+// CHECK:               arith.addf
+// CHECK:             memref.store %{{.*}}, %[[SUM:.*]][
+// CHECK:             %[[S:.*]] = memref.load %[[SUM]][
+// CHECK:             arith.divf %[[S]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-NOT:     scf.parallel
+#epi_in = affine_map<(d0, d1) -> (d0, d1)>
+#epi_out = affine_map<(d0, d1) -> (d0)>
+#epi_vec = affine_map<(d0) -> (d0)>
+func.func @fused_reduction_epilogue(%in: memref<6x9xf32>, %out: memref<6xf32>) {
+  %n = arith.constant 9.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<6xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<6xf32>)
+  linalg.generic {indexing_maps = [#epi_in, #epi_out],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<6x9xf32>) outs(%sum : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#epi_vec, #epi_vec],
+                  iterator_types = ["parallel"]}
+      ins(%sum : memref<6xf32>) outs(%out : memref<6xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Two sums over the same rows (LayerNorm's backward), into distinct
+// buffers: one grid, each thread running both loops.
+// CHECK-LABEL: func.func @fused_sibling_reductions
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for
+// CHECK:             scf.for
+// CHECK:               arith.mulf
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK-NOT:     scf.parallel
+#sib_in = affine_map<(d0, d1) -> (d0, d1)>
+#sib_out = affine_map<(d0, d1) -> (d0)>
+func.func @fused_sibling_reductions(%in: memref<6x9xf32>, %sum: memref<6xf32>,
+                                    %squares: memref<6xf32>) {
+  linalg.generic {indexing_maps = [#sib_in, #sib_out],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<6x9xf32>) outs(%sum : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#sib_in, #sib_out],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<6x9xf32>) outs(%squares : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The two ops reach the buffer through two equal collapses of it (what
+// linalg-fold-unit-extent-dims makes for each op): the same memref, fused.
+// CHECK-LABEL: func.func @fused_through_equal_views
+// CHECK-COUNT-1: processor = block_x
+// CHECK-NOT:     processor = block_x
+#v_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fused_through_equal_views(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
+  %tmp = memref.alloc() : memref<4x4x1xf32>
+  %write = memref.collapse_shape %tmp [[0], [1, 2]] : memref<4x4x1xf32> into memref<4x4xf32>
+  linalg.generic {indexing_maps = [#v_id, #v_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<4x4xf32>) outs(%write : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  %read = memref.collapse_shape %tmp [[0], [1, 2]] : memref<4x4x1xf32> into memref<4x4xf32>
+  linalg.generic {indexing_maps = [#v_id, #v_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%read : memref<4x4xf32>) outs(%out : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// What stays two grids:
+// - @transposed_read: the second op reads the first's result transposed,
+//   an element that another thread writes;
+// - @broadcast_read: softmax's division reads a row's sum at every element
+//   of the row: 4x8 points after 4;
+// - @call_between: a call between the two may touch their buffers;
+// - @fuse_off: fuse=false (FUSEOFF prefix) keeps one grid per op.
+// CHECK-LABEL: func.func @transposed_read
+// CHECK-COUNT-2: processor = block_x
+// CHECK-LABEL: func.func @broadcast_read
+// CHECK-COUNT-2: processor = block_x
+// CHECK-LABEL: func.func @call_between
+// CHECK-COUNT-2: processor = block_x
+// CHECK-LABEL: func.func @fuse_off
+// CHECK-COUNT-1: processor = block_x
+// CHECK-NOT:     processor = block_x
+// FUSEOFF-LABEL: func.func @fuse_off
+// FUSEOFF-COUNT-2: processor = block_x
+#f_id = affine_map<(d0, d1) -> (d0, d1)>
+#f_tr = affine_map<(d0, d1) -> (d1, d0)>
+#f_row = affine_map<(d0, d1) -> (d0)>
+func.func @transposed_read(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
+  %tmp = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#f_id, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<4x4xf32>) outs(%tmp : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#f_tr, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp : memref<4x4xf32>) outs(%out : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+func.func @broadcast_read(%in: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %sum = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#f_id, #f_row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<4x8xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#f_id, #f_row, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in, %sum : memref<4x8xf32>, memref<4xf32>) outs(%out : memref<4x8xf32>) {
+  ^bb0(%x: f32, %s: f32, %y: f32):
+    %d = arith.divf %x, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+func.func private @touch(memref<4x4xf32>)
+func.func @call_between(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
+  %tmp = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#f_id, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<4x4xf32>) outs(%tmp : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  func.call @touch(%tmp) : (memref<4x4xf32>) -> ()
+  linalg.generic {indexing_maps = [#f_id, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp : memref<4x4xf32>) outs(%out : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+func.func @fuse_off(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
+  %tmp = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#f_id, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<4x4xf32>) outs(%tmp : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#f_id, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tmp : memref<4x4xf32>) outs(%out : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
   }
   return
 }
