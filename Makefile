@@ -85,7 +85,7 @@ demo: build
 
 test: build ort
 	ninja -C $(BUILD) check-amp
-	/usr/bin/python3 -m pytest -q -p no:cacheprovider test/python
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=15 test/python
 
 # The CUDA backend on the large zoo (too slow for `make test`): every step
 # and precision compiles to a library (timed in bench/results/cuda_compile.md),
