@@ -408,6 +408,7 @@ foldOutputFills(linalg::LinalgOp op, SmallVectorImpl<Operation *> &erased) {
   return values;
 }
 
+namespace {
 /// One memref operand of an op lowered to a parallel loop: the memref, its
 /// indexing map (parallel dimensions first) and whether the op writes it.
 struct BufferAccess {
@@ -423,6 +424,7 @@ struct LoweredLoop {
   unsigned numParallel;
   SmallVector<BufferAccess> accesses;
 };
+} // namespace
 
 /// `generic`'s memref operands as accesses.
 static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
