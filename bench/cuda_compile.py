@@ -86,10 +86,15 @@ def main():
                 seconds = time.time() - start
                 unfused_grids = None
                 if found and args.compare_grid_fusion:
-                    _, unfused = compile_step(
+                    unfused_run, unfused = compile_step(
                         path, library, pipeline,
                         "--lower-options=fuse-grids=false")
-                    unfused_grids = unfused and int(unfused.group(1))
+                    if unfused_run.returncode or not unfused:
+                        failures.append(
+                            f"{name} {precision} fuse-grids=false: "
+                            f"{unfused_run.stderr.strip()[-500:]}")
+                    else:
+                        unfused_grids = int(unfused.group(1))
                 if run.returncode or not found:
                     failures.append(f"{name} {precision}: "
                                     f"{run.stderr.strip()[-500:]}")

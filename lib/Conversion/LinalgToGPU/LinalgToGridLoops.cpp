@@ -160,6 +160,13 @@ static void getLoopBounds(RewriterBase &rewriter, linalg::GenericOp generic,
   }
 }
 
+/// Whether two memrefs may share memory: views of one buffer. The step's
+/// arguments are distinct buffers (docs/AmpCompile.md).
+static bool mayShareMemory(Value a, Value b) {
+  return memref::skipViewLikeOps(cast<MemrefValue>(a)) ==
+         memref::skipViewLikeOps(cast<MemrefValue>(b));
+}
+
 /// Whether `op`'s reductions can accumulate in registers: no output is
 /// indexed by a reduction dimension, and no input reads an output's buffer
 /// (whose value would change during the loop).
@@ -173,12 +180,9 @@ static bool canAccumulateInRegisters(linalg::LinalgOp op) {
     for (auto [dim, iterator] : llvm::enumerate(iterators))
       if (!linalg::isParallelIterator(iterator) && map.isFunctionOfDim(dim))
         return false;
-    Value buffer =
-        memref::skipViewLikeOps(cast<TypedValue<MemRefType>>(init.get()));
     for (Value input : op.getDpsInputs())
-      if (auto memref = dyn_cast<TypedValue<MemRefType>>(input))
-        if (memref::skipViewLikeOps(memref) == buffer)
-          return false;
+      if (isa<MemRefType>(input.getType()) && mayShareMemory(input, init.get()))
+        return false;
   }
   return true;
 }
@@ -455,14 +459,6 @@ getPointwiseDims(AffineMap map, unsigned numParallel) {
   return dims;
 }
 
-/// Whether two memrefs may share memory: views of one buffer. The step's
-/// arguments are distinct buffers (docs/AmpCompile.md), as
-/// canAccumulateInRegisters also assumes.
-static bool mayShareMemory(Value a, Value b) {
-  return memref::skipViewLikeOps(cast<MemrefValue>(a)) ==
-         memref::skipViewLikeOps(cast<MemrefValue>(b));
-}
-
 /// Whether `a` and `b` are the same memref: one value, or equal views (the
 /// same op on the same memref, e.g. the collapses of one buffer that
 /// dropping unit dimensions made for two ops).
@@ -494,12 +490,13 @@ static bool canFuseAccesses(const LoweredLoop &first,
     for (const BufferAccess &b : second.accesses) {
       if ((!a.writes && !b.writes) || !mayShareMemory(a.memref, b.memref))
         continue;
+      if (!isSameMemref(a.memref, b.memref))
+        return false;
       std::optional<SmallVector<unsigned>> dimsA =
           getPointwiseDims(a.map, first.numParallel);
       std::optional<SmallVector<unsigned>> dimsB =
           getPointwiseDims(b.map, second.numParallel);
-      if (!isSameMemref(a.memref, b.memref) || !dimsA || !dimsB ||
-          *dimsA != *dimsB)
+      if (!dimsA || !dimsB || *dimsA != *dimsB)
         return false;
     }
   return true;
