@@ -9,9 +9,11 @@ gradient in their epilogue), cuDNN convolutions (how many of them are
 weight and data gradients through cuDNN's backward filter and backward
 data),
 lowering time and compile+link time. With --compare-grid-fusion, each
-step is lowered a second time with `fuse-grids=false` (one kernel per op
-left after elementwise fusion) for a column of kernels without
-amp-linalg-to-grid-loops' fusion. Exits 1 when a step does not compile.
+step is lowered twice more, with `fuse-grids=false` (one kernel per op
+left after elementwise fusion) and with `fuse-independent-grids=false`
+(ops over the same points fused, independent kernels not), for columns
+of kernels without amp-linalg-to-grid-loops' fusions. Exits 1 when a
+step does not compile.
 Prints a table and appends it, with the machine and date, to
 bench/results/cuda_compile.md.
 """
@@ -31,6 +33,7 @@ from amp_run_numerics import heading, record  # noqa: E402
 
 PRECISIONS = {name: pipeline for name, (pipeline, _) in
               numerics.FORCED_PRECISIONS.items()}
+UNFUSED_OPTIONS = ("fuse-grids=false", "fuse-independent-grids=false")
 
 
 def count_unfused(path, pipeline):
@@ -67,7 +70,8 @@ def main():
     parser.add_argument("--precisions", nargs="*", default=list(PRECISIONS))
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     parser.add_argument("--compare-grid-fusion", action="store_true",
-                        help="also count the kernels with fuse-grids=false")
+                        help="also count the kernels with fuse-grids=false "
+                        "and with fuse-independent-grids=false")
     args = parser.parse_args()
     rows, failures = [], []
     with tempfile.TemporaryDirectory() as folder:
@@ -84,17 +88,17 @@ def main():
                 run, found = compile_step(path, library, pipeline,
                                           "--dump-lowered", lowered)
                 seconds = time.time() - start
-                unfused_grids = None
-                if found and args.compare_grid_fusion:
+                unfused_grids = []
+                for option in (UNFUSED_OPTIONS if found and
+                               args.compare_grid_fusion else ()):
                     unfused_run, unfused = compile_step(
-                        path, library, pipeline,
-                        "--lower-options=fuse-grids=false")
+                        path, library, pipeline, f"--lower-options={option}")
                     if unfused_run.returncode or not unfused:
                         failures.append(
-                            f"{name} {precision} fuse-grids=false: "
+                            f"{name} {precision} {option}: "
                             f"{unfused_run.stderr.strip()[-500:]}")
-                    else:
-                        unfused_grids = int(unfused.group(1))
+                    unfused_grids.append(int(unfused.group(1))
+                                         if unfused else None)
                 if run.returncode or not found:
                     failures.append(f"{name} {precision}: "
                                     f"{run.stderr.strip()[-500:]}")
@@ -126,19 +130,20 @@ def main():
              + "`",
              "",
              "| graph | precision | linalg ops before fusion | "
-             + ("kernels without grid fusion | " if args.compare_grid_fusion
-                else "") +
+             + ("kernels without grid fusion | kernels without fusing "
+                "independent grids | " if args.compare_grid_fusion else "") +
              "kernels | "
              "cuBLASLt GEMMs | of them FP8 | of them with a bias | "
              "of them with a bias gradient | cuDNN convolutions | "
              "of them backward filter | of them backward data | lower s | "
              "compile+link s | total s |",
-             "|---|---|---|" + ("---|" if args.compare_grid_fusion else "")
+             "|---|---|---|" + ("---|---|" if args.compare_grid_fusion
+                                else "")
              + "---|---|---|---|---|---|---|---|---|---|---|"]
     for (name, precision, unfused, unfused_grids, kernels, gemms, fp8,
          biases, gradients, convolutions, backward_filter, backward_data,
          lower, link, total) in rows:
-        grids = (f"{unfused_grids} | " if args.compare_grid_fusion else "")
+        grids = "".join(f"{count} | " for count in unfused_grids)
         lines.append(f"| {name} | {precision} | {unfused} | {grids}"
                      f"{kernels} | "
                      f"{gemms} | {fp8} | {biases} | {gradients} | "

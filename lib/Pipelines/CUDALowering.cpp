@@ -30,12 +30,14 @@ using namespace mlir;
 /// dropped first, so that ops over the same points fuse into one grid) with
 /// FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in LLVM
 /// 22).
-static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids) {
+static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids,
+                                     bool fuseIndependentGrids) {
   std::string passes =
       amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false);
   size_t bufferize = passes.find("amp-copy-repeated-results");
   assert(bufferize != std::string::npos && "the pipeline bufferizes");
   passes.insert(bufferize, "amp-split-reductions,");
+  auto flag = [](bool value) { return value ? "true" : "false"; };
   return passes +
          "func.func(amp-store-fp8-gemm-operands),"
          "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records,"
@@ -43,13 +45,15 @@ static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids) {
          "amp-host-data-to-kernels,linalg-fold-unit-extent-dims,"
          "amp-linalg-to-grid-loops{block-"
          "size=" +
-         std::to_string(blockSize) + " fuse=" + (fuseGrids ? "true" : "false") +
+         std::to_string(blockSize) + " fuse=" + flag(fuseGrids) +
+         " fuse-independent=" + flag(fuseGrids && fuseIndependentGrids) +
          "},amp-expand-fp8-casts,amp-plan-buffers),";
 }
 
 LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm,
                                                int64_t blockSize) {
-  return parsePassPipeline(getGridLoopPasses(blockSize, /*fuseGrids=*/true) +
+  return parsePassPipeline(getGridLoopPasses(blockSize, /*fuseGrids=*/true,
+                                             /*fuseIndependentGrids=*/true) +
                                getCPULoopsToLLVMPasses().str(),
                            pm, llvm::errs());
 }
@@ -83,8 +87,8 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
   }
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  std::string pipeline =
-      getGridLoopPasses(options.blockSize, options.fuseGrids);
+  std::string pipeline = getGridLoopPasses(options.blockSize, options.fuseGrids,
+                                           options.fuseIndependentGrids);
   llvm::raw_string_ostream os(pipeline);
   os << "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
      << "amp-place-gpu-buffers,func.func(amp-async-gpu-work),";

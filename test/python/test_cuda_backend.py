@@ -344,6 +344,28 @@ def test_grid_fusion_cuts_kernels(name, zoo_steps, tmp_path):
     assert fused < 0.75 * unfused, counts
 
 
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+def test_independent_grid_fusion_cuts_kernels(zoo_steps, tmp_path):
+    """amp-linalg-to-grid-loops' fuse-independent runs through amp-compile:
+    the FP16 transformer's per-parameter all-finite checks and updates run
+    as a few kernels, at least a fifth fewer kernels in all than with
+    fuse-independent-grids=false, and ptxas takes every kernel's parameters.
+    test_zoo_step_kernels_run_as_grid_loops checks their results."""
+    path = zoo_steps["transformer", "sgd"]
+    pipeline, _ = PRECISIONS["fp16"]
+    counts = []
+    for folder, extra in (("fused", ()),
+                          ("vertical", ("--lower-options="
+                                        "fuse-independent-grids=false",))):
+        compiled = compile_library(path, pipeline, tmp_path / folder,
+                                   extra=extra)
+        check_library(*compiled)
+        counts.append(int(re.search(r": (\d+) kernels", compiled[3]).group(1)))
+    fused, vertical = counts
+    assert fused < 0.8 * vertical, counts
+
+
 ARTIFACTS = os.path.join(os.path.dirname(__file__), "..", "..", "..",
                          "shared", "corpus", "external")
 ORT_STEPS = {

@@ -408,7 +408,7 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       by all the parallel dimensions, the registers start from the fill's
       value instead and the fill (a grid of its own) is erased;
     - an op with no parallel dimension (a full reduction) runs in a grid of
-      one block of one thread;
+      one block of one thread (a loop over one point before tiling);
     - an `scf.parallel` without a mapping outside grids (from
       `amp-parallelize-loop-nests`) is tiled like a linalg op's parallel
       dimensions;
@@ -432,7 +432,20 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       elementwise ops with no producer in common. Two memrefs share memory
       when they are views of one buffer; distinct function arguments are
       distinct buffers (the step's contract), as for the register
-      accumulators above.
+      accumulators above;
+    - with `fuse-independent` (on by default), consecutive grids left after
+      that, with static bounds, only allocations and ops without memory
+      effects between them, and no memory that one writes and another
+      reads or writes, run as one grid (the horizontal fusion of PyTorch's
+      `_foreach` ops and Apex's multi-tensor apply: the all-finite checks
+      and updates of every parameter, the first ops of independent
+      branches): each op's points, padded to a multiple of 32 (a warp), in
+      turn; an `scf.index_switch` on the point's segment runs that op's
+      body on the indices delinearized from the point's offset in the
+      segment. A run of grids stops before the kernel's parameters (a
+      memref descriptor is two pointers, an offset, a size and a stride per
+      dimension; 8 bytes for any other value) would pass
+      `max-parameter-bytes` (4096: PTX before ISA 8.1 allows no more).
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops
     sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
     arithmetic is checked against the CPU path without a GPU.
@@ -445,7 +458,13 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
            "as one 32-bit access">,
     Option<"fuse", "fuse", "bool", "true",
            "run consecutive ops with the same parallel iteration space as "
-           "one grid where each iteration depends on itself only">
+           "one grid where each iteration depends on itself only">,
+    Option<"fuseIndependentGrids", "fuse-independent", "bool", "true",
+           "run consecutive independent grids as one, each on its own "
+           "blocks">,
+    Option<"maxParameterBytes", "max-parameter-bytes", "int64_t", "4096",
+           "most bytes of kernel parameters that fuse-independent may give "
+           "a kernel (4096 in PTX before ISA 8.1)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

@@ -64,7 +64,14 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
   Option<bool> fuseGrids{
       *this, "fuse-grids",
       llvm::cl::desc("run consecutive ops with the same parallel iteration "
-                     "space as one kernel (amp-linalg-to-grid-loops' fuse)"),
+                     "space as one kernel (amp-linalg-to-grid-loops' fuse); "
+                     "false: one kernel per op"),
+      llvm::cl::init(true)};
+  Option<bool> fuseIndependentGrids{
+      *this, "fuse-independent-grids",
+      llvm::cl::desc("with fuse-grids, also run consecutive independent "
+                     "kernels as one (amp-linalg-to-grid-loops' "
+                     "fuse-independent)"),
       llvm::cl::init(true)};
 };
 

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include <numeric>
 
@@ -34,6 +35,9 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+
+/// The threads that run in lockstep on NVIDIA GPUs.
+static constexpr int64_t kWarpSize = 32;
 
 /// Maps `loop`'s one dimension to `processor`.
 static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
@@ -544,13 +548,123 @@ static void fuseInto(RewriterBase &rewriter, scf::ParallelOp first,
   rewriter.eraseOp(first);
 }
 
+/// Whether `first` and `second` touch no memory that either of them writes,
+/// so that their iterations can run in any order.
+static bool areIndependent(const LoweredLoop &first,
+                           const LoweredLoop &second) {
+  for (const BufferAccess &a : first.accesses)
+    for (const BufferAccess &b : second.accesses)
+      if ((a.writes || b.writes) && mayShareMemory(a.memref, b.memref))
+        return false;
+  return true;
+}
+
+/// The bytes of kernel parameters that `values`, defined outside a kernel
+/// and used in it, take: a memref's descriptor (two pointers, an offset, a
+/// size and a stride per dimension), 8 bytes for anything else. Constants
+/// are not counted: gpu-kernel-outlining clones them into the kernel.
+static int64_t getParameterBytes(const llvm::SetVector<Value> &values) {
+  int64_t bytes = 0;
+  for (Value value : values) {
+    if (Operation *def = value.getDefiningOp();
+        def && def->hasTrait<OpTrait::ConstantLike>())
+      continue;
+    auto type = dyn_cast<MemRefType>(value.getType());
+    bytes += type ? 8 * (3 + 2 * type.getRank()) : 8;
+  }
+  return bytes;
+}
+
+/// Runs the independent `loops` (areIndependent, static bounds, only pure
+/// ops and allocations between them) as one loop where `last` was: the
+/// points of each loop in turn, each padded to a multiple of `alignment`
+/// so that a warp runs one loop's body; an scf.index_switch on the segment
+/// of the point picks the body, with the loop's indices delinearized from
+/// the point's offset in the segment.
+static scf::ParallelOp fuseIndependentLoops(RewriterBase &rewriter,
+                                            ArrayRef<scf::ParallelOp> loops,
+                                            int64_t alignment) {
+  scf::ParallelOp last = loops.back();
+  SmallVector<Location> locs = llvm::map_to_vector(
+      loops, [](scf::ParallelOp loop) { return loop.getLoc(); });
+  Location loc = rewriter.getFusedLoc(locs);
+  rewriter.setInsertionPoint(last);
+  SmallVector<int64_t> counts, offsets;
+  int64_t total = 0;
+  for (scf::ParallelOp loop : loops) {
+    counts.push_back(*getStaticTripCount(loop));
+    offsets.push_back(total);
+    total += llvm::alignTo(counts.back(), alignment);
+  }
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  Value zero = constant(0), one = constant(1);
+  auto fused =
+      scf::ParallelOp::create(rewriter, loc, zero, constant(total), one);
+  rewriter.setInsertionPointToStart(fused.getBody());
+  Value point = fused.getInductionVars().front();
+  Value segment = zero;
+  for (int64_t offset : ArrayRef(offsets).drop_front()) {
+    Value past = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge,
+                                       point, constant(offset));
+    segment = arith::AddIOp::create(
+        rewriter, loc, segment,
+        arith::SelectOp::create(rewriter, loc, past, one, zero));
+  }
+  auto cases = llvm::to_vector(llvm::seq<int64_t>(0, loops.size() - 1));
+  auto dispatch = scf::IndexSwitchOp::create(rewriter, loc, TypeRange(),
+                                             segment, cases, cases.size());
+  for (auto [i, member] : llvm::enumerate(loops)) {
+    scf::ParallelOp loop = member;
+    Region &region = i < cases.size() ? dispatch.getCaseRegions()[i]
+                                      : dispatch.getDefaultRegion();
+    rewriter.createBlock(&region);
+    auto yield = scf::YieldOp::create(rewriter, loc);
+    rewriter.setInsertionPoint(yield);
+    Value local =
+        arith::SubIOp::create(rewriter, loc, point, constant(offsets[i]));
+    if (counts[i] !=
+        static_cast<int64_t>(llvm::alignTo(counts[i], alignment))) {
+      Value inside = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, local, constant(counts[i]));
+      auto guard = scf::IfOp::create(rewriter, loc, inside,
+                                     /*withElseRegion=*/false);
+      rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+    }
+    // The innermost dimension varies fastest, as in collapseParallelLoops;
+    // the outermost takes what is left (the offset is below the count).
+    SmallVector<Value> indices(loop.getNumLoops());
+    for (int64_t dim = loop.getNumLoops() - 1; dim >= 0; --dim) {
+      int64_t lower = *getConstantIntValue(loop.getLowerBound()[dim]);
+      int64_t upper = *getConstantIntValue(loop.getUpperBound()[dim]);
+      int64_t step = *getConstantIntValue(loop.getStep()[dim]);
+      Value size = constant(llvm::divideCeil(upper - lower, step));
+      Value index = local;
+      if (dim > 0) {
+        index = arith::RemUIOp::create(rewriter, loc, local, size);
+        local = arith::DivUIOp::create(rewriter, loc, local, size);
+      }
+      index = arith::MulIOp::create(rewriter, loc, index, constant(step));
+      indices[dim] =
+          arith::AddIOp::create(rewriter, loc, index, constant(lower));
+    }
+    Block *body = loop.getBody();
+    rewriter.eraseOp(body->getTerminator());
+    rewriter.inlineBlockBefore(body, rewriter.getInsertionBlock(),
+                               rewriter.getInsertionPoint(), indices);
+    rewriter.eraseOp(loop);
+  }
+  return fused;
+}
+
 namespace {
 struct LinalgToGridLoopsPass
     : amp::impl::LinalgToGridLoopsBase<LinalgToGridLoopsPass> {
   using LinalgToGridLoopsBase::LinalgToGridLoopsBase;
 
-  /// Lowers `op` to an unmapped parallel loop over its parallel dimensions
-  /// (added to `lowered`), or to a grid of one thread when it has none.
+  /// Lowers `op` to an unmapped parallel loop over its parallel dimensions,
+  /// or over one point when it has none, added to `lowered`.
   LogicalResult lowerToParallelLoop(RewriterBase &rewriter, linalg::LinalgOp op,
                                     ArrayRef<Value> initialValues,
                                     SmallVectorImpl<LoweredLoop> &lowered) {
@@ -560,22 +674,27 @@ struct LinalgToGridLoopsPass
     if (failed(generic))
       return failure();
     unsigned numParallel = generic->getNumParallelLoops();
+    scf::ParallelOp outer;
     if (numParallel == 0) {
       // A full reduction, or a scalar op: one thread does it all.
-      if (failed(amp::createSingleThreadGrid(rewriter, generic->getLoc())))
-        return failure();
-      rewriter.moveOpBefore(*generic, rewriter.getInsertionBlock(),
-                            rewriter.getInsertionPoint());
+      Location loc = generic->getLoc();
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      outer = scf::ParallelOp::create(rewriter, loc, zero, one, one);
+      rewriter.moveOpBefore(*generic, outer.getBody()->getTerminator());
     }
     SmallVector<BufferAccess> accesses = getBufferAccesses(*generic);
-    scf::ParallelOp outer;
     if (halfPairs && canLowerInPairs(*generic)) {
       rewriter.setInsertionPoint(*generic);
       outer = lowerInPairs(rewriter, *generic);
     } else if (canAccumulateInRegisters(*generic)) {
       rewriter.setInsertionPoint(*generic);
-      outer = lowerWithRegisterAccumulators(rewriter, *generic, initialValues);
+      scf::ParallelOp parallel =
+          lowerWithRegisterAccumulators(rewriter, *generic, initialValues);
+      if (numParallel > 0)
+        outer = parallel;
     } else {
+      rewriter.setInsertionPoint(*generic);
       FailureOr<linalg::LinalgLoops> loops =
           linalg::linalgOpToParallelLoops(rewriter, *generic);
       if (failed(loops))
@@ -584,17 +703,16 @@ struct LinalgToGridLoopsPass
         outer = cast<scf::ParallelOp>(loops->front());
     }
     rewriter.eraseOp(*generic);
-    if (numParallel > 0)
-      lowered.push_back({outer, numParallel, std::move(accesses)});
+    lowered.push_back({outer, numParallel, std::move(accesses)});
     return success();
   }
 
   /// Fuses each loop of `lowered` into the next where they can run as one
   /// grid (same iteration space, only pure ops and allocations between,
   /// pointwise dependencies); returns the loops that remain.
-  SmallVector<scf::ParallelOp> fuseLoops(RewriterBase &rewriter,
-                                         MutableArrayRef<LoweredLoop> lowered) {
-    SmallVector<scf::ParallelOp> remaining;
+  SmallVector<LoweredLoop> fuseLoops(RewriterBase &rewriter,
+                                     MutableArrayRef<LoweredLoop> lowered) {
+    SmallVector<LoweredLoop> remaining;
     for (auto [i, current] : llvm::enumerate(lowered)) {
       if (i + 1 < lowered.size()) {
         LoweredLoop &next = lowered[i + 1];
@@ -607,19 +725,71 @@ struct LinalgToGridLoopsPass
           continue;
         }
       }
-      remaining.push_back(current.loop);
+      remaining.push_back(std::move(current));
     }
+    return remaining;
+  }
+
+  /// Fuses runs of consecutive independent loops of `loops` (static bounds,
+  /// only pure ops and allocations between, no memory that one writes and
+  /// another touches, at most `maxParameterBytes` of kernel parameters
+  /// together) into one loop each (fuseIndependentLoops); returns the
+  /// loops that remain.
+  SmallVector<scf::ParallelOp> fuseIndependent(RewriterBase &rewriter,
+                                               ArrayRef<LoweredLoop> loops) {
+    SmallVector<scf::ParallelOp> remaining;
+    SmallVector<const LoweredLoop *> run;
+    llvm::SetVector<Value> parameters;
+    auto flush = [&] {
+      if (run.size() > 1) {
+        auto members = llvm::map_to_vector(
+            run, [](const LoweredLoop *loop) { return loop->loop; });
+        remaining.push_back(fuseIndependentLoops(
+            rewriter, members, std::min<int64_t>(kWarpSize, blockSize)));
+      } else if (run.size() == 1) {
+        remaining.push_back(run.front()->loop);
+      }
+      run.clear();
+      parameters.clear();
+    };
+    for (const LoweredLoop &loop : loops) {
+      llvm::SetVector<Value> used;
+      getUsedValuesDefinedAbove(scf::ParallelOp(loop.loop).getRegion(), used);
+      llvm::SetVector<Value> joined = parameters;
+      joined.insert(used.begin(), used.end());
+      bool joins = fuseIndependentGrids && !run.empty() &&
+                   getStaticTripCount(run.front()->loop) &&
+                   getStaticTripCount(loop.loop) &&
+                   haveOnlyPureOpsBetween(run.back()->loop, loop.loop) &&
+                   llvm::all_of(run,
+                                [&](const LoweredLoop *member) {
+                                  return areIndependent(*member, loop);
+                                }) &&
+                   getParameterBytes(joined) <= maxParameterBytes;
+      if (!joins) {
+        flush();
+        joined = std::move(used);
+      }
+      run.push_back(&loop);
+      parameters = std::move(joined);
+    }
+    flush();
     return remaining;
   }
 
   /// Checks the options once, before any function is rewritten.
   LogicalResult initialize(MLIRContext *context) override {
-    if (blockSize >= 1 && blockSize <= 1024)
-      return success();
-    return emitError(UnknownLoc::get(context))
-           << "amp-linalg-to-grid-loops: block-size must be in [1, 1024], "
-              "got "
-           << static_cast<int64_t>(blockSize);
+    if (blockSize < 1 || blockSize > 1024)
+      return emitError(UnknownLoc::get(context))
+             << "amp-linalg-to-grid-loops: block-size must be in [1, 1024], "
+                "got "
+             << static_cast<int64_t>(blockSize);
+    if (maxParameterBytes < 0)
+      return emitError(UnknownLoc::get(context))
+             << "amp-linalg-to-grid-loops: max-parameter-bytes must not be "
+                "negative, got "
+             << static_cast<int64_t>(maxParameterBytes);
+    return success();
   }
 
   void runOnOperation() override {
@@ -664,7 +834,8 @@ struct LinalgToGridLoopsPass
     }
     for (Operation *fill : folded)
       rewriter.eraseOp(fill);
-    for (scf::ParallelOp loop : fuseLoops(rewriter, lowered))
+    for (scf::ParallelOp loop :
+         fuseIndependent(rewriter, fuseLoops(rewriter, lowered)))
       if (failed(tileIntoGrid(rewriter, loop, blockSize)))
         return signalPassFailure();
     // Fold the index arithmetic, but not the loops: canonicalize would fold

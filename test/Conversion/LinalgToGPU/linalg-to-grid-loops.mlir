@@ -1,8 +1,14 @@
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{block-size=128}))' | FileCheck %s
 // RUN: not amp-opt %s -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{block-size=2048}))' 2>&1 | FileCheck %s --check-prefix=RANGE
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{fuse=false}))' | FileCheck %s --check-prefix=FUSEOFF
+// RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{fuse-independent=false}))' | FileCheck %s --check-prefix=INDEPOFF
+// RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{max-parameter-bytes=200}))' | FileCheck %s --check-prefix=BUDGET
+// RUN: not amp-opt %s -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{max-parameter-bytes=-1}))' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
-// A block size out of range: one error, before any function is rewritten.
+// A block size out of range, a negative parameter budget: one error,
+// before any function is rewritten.
+// NEGATIVE:     error: amp-linalg-to-grid-loops: max-parameter-bytes must not be negative, got -1
+// NEGATIVE-NOT: error
 // RANGE:     error: amp-linalg-to-grid-loops: block-size must be in [1, 1024], got 2048
 // RANGE-NOT: error
 
@@ -505,6 +511,114 @@ func.func @fuse_off(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
   ^bb0(%x: f32, %y: f32):
     %e = math.exp %x : f32
     linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// Three independent ops over 20, 1 and 7 points (an exponential, a full
+// reduction, row sums), into distinct buffers: one grid of 96 threads, each
+// op on its own 32 (a warp), picked by the point's segment, the padding
+// guarded, the indices delinearized from the point's offset in the segment.
+// With fuse-independent=false (INDEPOFF), three grids; with a budget of 200
+// bytes of kernel parameters (the first two ops' descriptors take 192), two.
+// CHECK-LABEL: func.func @fused_independent
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[C96:.*]] = arith.constant 96 : index
+// CHECK:         scf.parallel (%[[BLOCK:.*]]) = (%{{.*}}) to (%[[C96]]) step (%[[C96]])
+// CHECK:           scf.parallel (%[[THREAD:.*]]) = (%{{.*}}) to (%[[C96]])
+// CHECK:             %[[POINT:.*]] = arith.addi %[[THREAD]], %[[BLOCK]]
+// CHECK:             arith.cmpi uge, %[[POINT]], %[[C32]]
+// CHECK:             arith.cmpi uge, %[[POINT]], %[[C64]]
+// CHECK:             scf.index_switch
+// CHECK:             case 0 {
+// CHECK:               %[[IN20:.*]] = arith.cmpi ult, %[[POINT]], %{{.*}}
+// CHECK:               scf.if %[[IN20]]
+// CHECK:                 arith.remui %[[POINT]]
+// CHECK:                 math.exp
+// CHECK:             case 1 {
+// CHECK:               arith.subi %[[POINT]], %[[C32]]
+// CHECK:               scf.if
+// CHECK:                 scf.for
+// CHECK:                   scf.for
+// CHECK:                 memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+// CHECK:             default {
+// CHECK:               arith.subi %[[POINT]], %[[C64]]
+// CHECK:               scf.if
+// CHECK:                 scf.for
+// CHECK:                   arith.mulf
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-NOT:     scf.parallel
+// INDEPOFF-LABEL: func.func @fused_independent
+// INDEPOFF-COUNT-3: processor = block_x
+// INDEPOFF-NOT:   scf.index_switch
+// BUDGET-LABEL:  func.func @fused_independent
+// BUDGET:        scf.index_switch
+// BUDGET-COUNT-2: processor = block_x
+// BUDGET-NOT:    processor = block_x
+#i_2d = affine_map<(d0, d1) -> (d0, d1)>
+#i_row = affine_map<(d0, d1) -> (d0)>
+func.func @fused_independent(%a: memref<4x5xf32>, %exp: memref<4x5xf32>,
+                             %b: memref<2x3xf32>, %sum: memref<f32>,
+                             %c: memref<7x3xf32>, %rows: memref<7xf32>) {
+  linalg.generic {indexing_maps = [#i_2d, #i_2d],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x5xf32>) outs(%exp : memref<4x5xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.reduce ins(%b : memref<2x3xf32>) outs(%sum : memref<f32>)
+      dimensions = [0, 1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  linalg.generic {indexing_maps = [#i_2d, #i_row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%c : memref<7x3xf32>) outs(%rows : memref<7xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two independent ops with a dependent one between them: the second reads
+// what the first wrote, so the first two stay apart; the third, independent
+// of the second, joins it.
+// CHECK-LABEL: func.func @independent_after_dependent
+// BUDGET-LABEL: func.func @independent_after_dependent
+// CHECK-COUNT-2: processor = block_x
+// CHECK-NOT:     processor = block_x
+func.func @independent_after_dependent(%a: memref<8xf32>, %b: memref<8xf32>,
+                                       %c: memref<8xf32>, %d: memref<5xf32>,
+                                       %e: memref<5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (7 - d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%b : memref<8xf32>) outs(%c : memref<8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%d : memref<5xf32>) outs(%e : memref<5xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
   }
   return
 }
