@@ -430,9 +430,10 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       reduction and the elementwise op on its result (LayerNorm's mean and
       inverse deviation), two reductions over the same rows, two
       elementwise ops with no producer in common. Two memrefs share memory
-      when they are views of one buffer; distinct function arguments are
-      distinct buffers (the step's contract), as for the register
-      accumulators above;
+      when they are views of one buffer, unless both are subviews of it
+      with static ranges that are disjoint in one dimension (the slices of
+      a concatenation); distinct function arguments are distinct buffers
+      (the step's contract), as for the register accumulators above;
     - with `fuse-independent` (on by default), consecutive grids left after
       that, with static bounds, only allocations and ops without memory
       effects between them, and no memory that one writes and another

@@ -164,11 +164,45 @@ static void getLoopBounds(RewriterBase &rewriter, linalg::GenericOp generic,
   }
 }
 
-/// Whether two memrefs may share memory: views of one buffer. The step's
-/// arguments are distinct buffers (docs/AmpCompile.md).
+/// Whether the subviews `a` and `b` of one memref (not rank-reducing, with
+/// static offsets, sizes and strides) cover disjoint ranges of one of its
+/// dimensions: the slices of a concatenation.
+static bool areDisjointSubviews(memref::SubViewOp a, memref::SubViewOp b) {
+  if (a.getSource() != b.getSource() ||
+      a.getType().getRank() != a.getSourceType().getRank() ||
+      b.getType().getRank() != b.getSourceType().getRank())
+    return false;
+  for (int64_t dim = 0; dim < a.getType().getRank(); ++dim) {
+    auto range = [&](memref::SubViewOp view)
+        -> std::optional<std::pair<int64_t, int64_t>> {
+      std::optional<int64_t> offset =
+          getConstantIntValue(view.getMixedOffsets()[dim]);
+      std::optional<int64_t> size =
+          getConstantIntValue(view.getMixedSizes()[dim]);
+      std::optional<int64_t> stride =
+          getConstantIntValue(view.getMixedStrides()[dim]);
+      if (!offset || !size || !stride || *stride < 0)
+        return std::nullopt;
+      return std::make_pair(*offset, *offset + (*size - 1) * *stride);
+    };
+    auto rangeA = range(a), rangeB = range(b);
+    if (rangeA && rangeB &&
+        (rangeA->second < rangeB->first || rangeB->second < rangeA->first))
+      return true;
+  }
+  return false;
+}
+
+/// Whether two memrefs may share memory: views of one buffer, unless they
+/// are disjoint subviews of it. The step's arguments are distinct buffers
+/// (docs/AmpCompile.md).
 static bool mayShareMemory(Value a, Value b) {
-  return memref::skipViewLikeOps(cast<MemrefValue>(a)) ==
-         memref::skipViewLikeOps(cast<MemrefValue>(b));
+  if (memref::skipViewLikeOps(cast<MemrefValue>(a)) !=
+      memref::skipViewLikeOps(cast<MemrefValue>(b)))
+    return false;
+  auto subviewA = a.getDefiningOp<memref::SubViewOp>();
+  auto subviewB = b.getDefiningOp<memref::SubViewOp>();
+  return !subviewA || !subviewB || !areDisjointSubviews(subviewA, subviewB);
 }
 
 /// Whether `op`'s reductions can accumulate in registers: no output is

@@ -622,3 +622,57 @@ func.func @independent_after_dependent(%a: memref<8xf32>, %b: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// Writes into the two slices of a concatenation (columns 0-3 and 4-11 of
+// one buffer) are independent: one grid. Slices that share column 3 are
+// not: two.
+// CHECK-LABEL: func.func @disjoint_slices
+// CHECK:         scf.index_switch
+// CHECK-COUNT-1: processor = block_x
+// CHECK-NOT:     processor = block_x
+// CHECK-LABEL: func.func @overlapping_slices
+// CHECK-NOT:     scf.index_switch
+// CHECK-COUNT-2: processor = block_x
+#s_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @disjoint_slices(%a: memref<4x4xf32>, %b: memref<4x8xf32>) {
+  %buf = memref.alloc() : memref<4x12xf32>
+  %left = memref.subview %buf[0, 0] [4, 4] [1, 1] : memref<4x12xf32> to memref<4x4xf32, strided<[12, 1]>>
+  %right = memref.subview %buf[0, 4] [4, 8] [1, 1] : memref<4x12xf32> to memref<4x8xf32, strided<[12, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#s_id, #s_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x4xf32>) outs(%left : memref<4x4xf32, strided<[12, 1]>>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#s_id, #s_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<4x8xf32>) outs(%right : memref<4x8xf32, strided<[12, 1], offset: 4>>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+func.func @overlapping_slices(%a: memref<4x4xf32>, %b: memref<4x8xf32>) {
+  %buf = memref.alloc() : memref<4x12xf32>
+  %left = memref.subview %buf[0, 0] [4, 4] [1, 1] : memref<4x12xf32> to memref<4x4xf32, strided<[12, 1]>>
+  %right = memref.subview %buf[0, 3] [4, 8] [1, 1] : memref<4x12xf32> to memref<4x8xf32, strided<[12, 1], offset: 3>>
+  linalg.generic {indexing_maps = [#s_id, #s_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x4xf32>) outs(%left : memref<4x4xf32, strided<[12, 1]>>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#s_id, #s_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<4x8xf32>) outs(%right : memref<4x8xf32, strided<[12, 1], offset: 3>>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
