@@ -425,11 +425,20 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       the same bounds and steps, with only allocations and ops without
       memory effects between them, run as one grid (each thread runs the
       first op's body, then the second's) when every element that one of
-      them writes and the other reads or writes is the same memref at the
-      same index in both, indexed by each parallel dimension once: a
-      reduction and the elementwise op on its result (LayerNorm's mean and
-      inverse deviation), two reductions over the same rows, two
-      elementwise ops with no producer in common. Two memrefs share memory
+      them writes and the other reads or writes is the same memref,
+      partitioned by the parallel dimensions at the same results in both
+      (each parallel dimension alone at some result of both indexing maps,
+      so that an iteration touches only its own elements): a reduction and
+      the elementwise op on its result (LayerNorm's mean and inverse
+      deviation), two reductions over the same rows, two elementwise ops
+      with no producer in common. The same holds for rows: an op whose
+      first parallel loops repeat a reduction's (softmax's division and
+      LayerNorm's normalization, which read the row's result at each of its
+      elements; the op that computes the rows a reduction reads) runs in
+      the reduction's threads, its other parallel loops made sequential
+      `scf.for` loops after (or before) the reduction's, when they add at
+      most as many iterations as the reduction's loops run. Two memrefs
+      share memory
       when they are views of one buffer, unless both are subviews of it
       with static ranges that are disjoint in one dimension (the slices of
       a concatenation); distinct function arguments are distinct buffers

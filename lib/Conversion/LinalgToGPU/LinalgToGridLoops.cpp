@@ -460,11 +460,15 @@ struct BufferAccess {
 };
 
 /// A linalg op lowered to an unmapped parallel loop over its parallel
-/// dimensions, with its memref operands; ops fused into it add theirs.
+/// dimensions, with its memref operands (indexing maps over the op's loops,
+/// the first `numParallel` those of the parallel loop); ops fused into it
+/// add theirs. `serialIterations`: the most sequential iterations one of
+/// its iterations runs (a reduction's trip count), 0 when unknown.
 struct LoweredLoop {
   scf::ParallelOp loop;
   unsigned numParallel;
   SmallVector<BufferAccess> accesses;
+  int64_t serialIterations;
 };
 } // namespace
 
@@ -479,22 +483,21 @@ static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
   return accesses;
 }
 
-/// The parallel dimensions that `map` (over loops whose first
-/// `numParallel` are parallel) indexes, in order, when it indexes each of
-/// them once and nothing else: iteration `i` of the parallel loop touches
-/// its own element and no other iteration touches it.
+/// For each of the first `numParallel` dimensions of `map` (the parallel
+/// loop's), the first result that is that dimension alone, when each has
+/// one: iteration `i` of the parallel loop touches only elements whose
+/// coordinates at those results are `i`, which no other iteration touches.
 static std::optional<SmallVector<unsigned>>
-getPointwiseDims(AffineMap map, unsigned numParallel) {
-  if (map.getNumResults() != numParallel || !map.isProjectedPermutation())
-    return std::nullopt;
-  SmallVector<unsigned> dims;
-  for (AffineExpr result : map.getResults()) {
-    unsigned dim = cast<AffineDimExpr>(result).getPosition();
-    if (dim >= numParallel)
+getPartitionResults(AffineMap map, unsigned numParallel) {
+  SmallVector<unsigned> results;
+  for (unsigned dim = 0; dim < numParallel; ++dim) {
+    AffineExpr expr = getAffineDimExpr(dim, map.getContext());
+    auto found = llvm::find(map.getResults(), expr);
+    if (found == map.getResults().end())
       return std::nullopt;
-    dims.push_back(dim);
+    results.push_back(std::distance(map.getResults().begin(), found));
   }
-  return dims;
+  return results;
 }
 
 /// Whether `a` and `b` are the same memref: one value, or equal views (the
@@ -518,43 +521,71 @@ static bool isSameMemref(Value a, Value b) {
              /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
-/// Whether the parallel loops `first` and `second`, both over `numParallel`
-/// dimensions with the same bounds and steps, can run as one: every element
-/// one writes and the other touches is the same memref at the same
-/// pointwise index in both, so each iteration depends on itself only.
-static bool canFuseAccesses(const LoweredLoop &first,
-                            const LoweredLoop &second) {
+/// Whether the parallel loops `first` and `second`, over the same points
+/// (their first `numParallel` dimensions), can run as one: every element
+/// one writes and the other touches is the same memref, partitioned by the
+/// parallel dimensions at the same results in both, so each iteration
+/// depends on itself only.
+static bool canFuseAccesses(const LoweredLoop &first, const LoweredLoop &second,
+                            unsigned numParallel) {
   for (const BufferAccess &a : first.accesses)
     for (const BufferAccess &b : second.accesses) {
       if ((!a.writes && !b.writes) || !mayShareMemory(a.memref, b.memref))
         continue;
       if (!isSameMemref(a.memref, b.memref))
         return false;
-      std::optional<SmallVector<unsigned>> dimsA =
-          getPointwiseDims(a.map, first.numParallel);
-      std::optional<SmallVector<unsigned>> dimsB =
-          getPointwiseDims(b.map, second.numParallel);
-      if (!dimsA || !dimsB || *dimsA != *dimsB)
+      std::optional<SmallVector<unsigned>> resultsA =
+          getPartitionResults(a.map, numParallel);
+      std::optional<SmallVector<unsigned>> resultsB =
+          getPartitionResults(b.map, numParallel);
+      if (!resultsA || !resultsB || *resultsA != *resultsB)
         return false;
     }
   return true;
 }
 
-/// Whether `first` and `second` iterate over the same points: as many
-/// dimensions, with equal bounds and steps.
-static bool haveSameIterationSpace(scf::ParallelOp first,
-                                   scf::ParallelOp second) {
-  auto equal = [](ValueRange lhs, ValueRange rhs) {
-    return llvm::all_of(llvm::zip_equal(lhs, rhs), [](auto pair) {
+/// Whether `second`'s first dimensions iterate over the same points as
+/// all of `first`'s: equal bounds and steps.
+static bool startsWithIterationSpace(scf::ParallelOp second,
+                                     scf::ParallelOp first) {
+  unsigned count = first.getNumLoops();
+  auto equal = [count](ValueRange lhs, ValueRange rhs) {
+    return llvm::all_of(llvm::zip(lhs, rhs.take_front(count)), [](auto pair) {
       auto [l, r] = pair;
       return isEqualConstantIntOrValue(getAsOpFoldResult(l),
                                        getAsOpFoldResult(r));
     });
   };
-  return first.getNumLoops() == second.getNumLoops() &&
+  return second.getNumLoops() >= count &&
          equal(first.getLowerBound(), second.getLowerBound()) &&
          equal(first.getUpperBound(), second.getUpperBound()) &&
          equal(first.getStep(), second.getStep());
+}
+
+/// Makes the dimensions of `loop` after its first `count` sequential
+/// scf.for loops inside a parallel loop over the first `count`; returns
+/// that loop.
+static scf::ParallelOp makeTrailingDimsSequential(RewriterBase &rewriter,
+                                                  scf::ParallelOp loop,
+                                                  unsigned count) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  auto outer = scf::ParallelOp::create(
+      rewriter, loc, loop.getLowerBound().take_front(count),
+      loop.getUpperBound().take_front(count), loop.getStep().take_front(count));
+  rewriter.setInsertionPoint(outer.getBody()->getTerminator());
+  scf::LoopNest nest = scf::buildLoopNest(
+      rewriter, loc, loop.getLowerBound().drop_front(count),
+      loop.getUpperBound().drop_front(count), loop.getStep().drop_front(count));
+  SmallVector<Value> indices = llvm::to_vector(outer.getInductionVars());
+  for (scf::ForOp inner : nest.loops)
+    indices.push_back(inner.getInductionVar());
+  Block *innermost = nest.loops.back().getBody();
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, innermost->getTerminator(), indices);
+  rewriter.eraseOp(loop);
+  return outer;
 }
 
 /// Whether only allocations and ops without memory effects lie between
@@ -718,6 +749,11 @@ struct LinalgToGridLoopsPass
       rewriter.moveOpBefore(*generic, outer.getBody()->getTerminator());
     }
     SmallVector<BufferAccess> accesses = getBufferAccesses(*generic);
+    int64_t serialIterations = 1;
+    for (int64_t size :
+         ArrayRef(generic->getStaticLoopRanges()).drop_front(numParallel))
+      serialIterations =
+          ShapedType::isDynamic(size) ? 0 : serialIterations * size;
     if (halfPairs && canLowerInPairs(*generic)) {
       rewriter.setInsertionPoint(*generic);
       outer = lowerInPairs(rewriter, *generic);
@@ -737,27 +773,79 @@ struct LinalgToGridLoopsPass
         outer = cast<scf::ParallelOp>(loops->front());
     }
     rewriter.eraseOp(*generic);
-    lowered.push_back({outer, numParallel, std::move(accesses)});
+    lowered.push_back(
+        {outer, numParallel, std::move(accesses), serialIterations});
     return success();
   }
 
+  /// The sequential iterations that `wide` would add to each iteration of
+  /// `rows` if it ran in them, its first dimensions `rows`'s, its others
+  /// sequential; none where `rows` does not run a reduction at least as
+  /// long in each (softmax's division in the threads of the row sums,
+  /// LayerNorm's normalization in those of its statistics, the op that
+  /// computes the rows before).
+  static std::optional<int64_t> getAddedRowIterations(const LoweredLoop &rows,
+                                                      const LoweredLoop &wide) {
+    if (rows.numParallel == 0 || rows.serialIterations == 0 ||
+        wide.numParallel <= rows.numParallel ||
+        scf::ParallelOp(wide.loop).getNumLoops() != wide.numParallel)
+      return std::nullopt;
+    std::optional<int64_t> total = getStaticTripCount(wide.loop);
+    std::optional<int64_t> count = getStaticTripCount(rows.loop);
+    if (!total || !count || *count == 0)
+      return std::nullopt;
+    int64_t added =
+        *total / *count * std::max<int64_t>(1, wide.serialIterations);
+    if (added > rows.serialIterations)
+      return std::nullopt;
+    return added;
+  }
+
+  /// Whether `current` can run in the iterations of `next` (only pure ops
+  /// and allocations between, dependencies within an iteration only): over
+  /// the same points, or one of them over rows of the other's points
+  /// (getAddedRowIterations), then made so.
+  bool prepareFusion(RewriterBase &rewriter, LoweredLoop &current,
+                     LoweredLoop &next) {
+    bool samePoints = current.numParallel == next.numParallel &&
+                      current.loop.getNumLoops() == next.loop.getNumLoops();
+    std::optional<int64_t> nextInRows, currentInRows;
+    if (!samePoints) {
+      nextInRows = getAddedRowIterations(current, next);
+      if (!nextInRows)
+        currentInRows = getAddedRowIterations(next, current);
+      if (!nextInRows && !currentInRows)
+        return false;
+    }
+    LoweredLoop &rows = currentInRows ? next : current;
+    LoweredLoop &wide = currentInRows ? current : next;
+    if (!startsWithIterationSpace(wide.loop, rows.loop) ||
+        !haveOnlyPureOpsBetween(current.loop, next.loop) ||
+        !canFuseAccesses(current, next, rows.numParallel))
+      return false;
+    if (!samePoints) {
+      wide.loop =
+          makeTrailingDimsSequential(rewriter, wide.loop, rows.numParallel);
+      wide.numParallel = rows.numParallel;
+      wide.serialIterations = nextInRows ? *nextInRows : *currentInRows;
+    }
+    return true;
+  }
+
   /// Fuses each loop of `lowered` into the next where they can run as one
-  /// grid (same iteration space, only pure ops and allocations between,
-  /// pointwise dependencies); returns the loops that remain.
+  /// grid (prepareFusion); returns the loops that remain.
   SmallVector<LoweredLoop> fuseLoops(RewriterBase &rewriter,
                                      MutableArrayRef<LoweredLoop> lowered) {
     SmallVector<LoweredLoop> remaining;
     for (auto [i, current] : llvm::enumerate(lowered)) {
-      if (i + 1 < lowered.size()) {
+      if (fuse && i + 1 < lowered.size() &&
+          prepareFusion(rewriter, current, lowered[i + 1])) {
         LoweredLoop &next = lowered[i + 1];
-        if (fuse && current.numParallel == next.numParallel &&
-            haveSameIterationSpace(current.loop, next.loop) &&
-            haveOnlyPureOpsBetween(current.loop, next.loop) &&
-            canFuseAccesses(current, next)) {
-          fuseInto(rewriter, current.loop, next.loop);
-          next.accesses.append(current.accesses);
-          continue;
-        }
+        fuseInto(rewriter, current.loop, next.loop);
+        next.accesses.append(current.accesses);
+        next.serialIterations =
+            std::max(next.serialIterations, current.serialIterations);
+        continue;
       }
       remaining.push_back(std::move(current));
     }

@@ -420,16 +420,98 @@ func.func @fused_through_equal_views(%in: memref<4x4xf32>, %out: memref<4x4xf32>
 
 // -----
 
+// Softmax's division after the row sums: the sum's 4 threads each run their
+// row's 8 divisions after the sum (4x8 points over 4 rows, as long as the
+// sum's loop), reading the sum each just stored.
+// CHECK-LABEL: func.func @fused_row_epilogue
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel (%[[T:.*]]) =
+// CHECK:             %[[ROW:.*]] = arith.addi %[[T]]
+// CHECK:             %[[SUM:.*]] = scf.for
+// CHECK:             memref.store %[[SUM]], %[[BUF:.*]][%[[ROW]]]
+// CHECK:             scf.for %[[COL:.*]] =
+// CHECK:               %[[S:.*]] = memref.load %[[BUF]][%[[ROW]]]
+// CHECK:               arith.divf %{{.*}}, %[[S]]
+// CHECK:               memref.store %{{.*}}[%[[ROW]], %[[COL]]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK-NOT:     scf.parallel
+// FUSEOFF-LABEL: func.func @fused_row_epilogue
+// FUSEOFF-COUNT-2: processor = block_x
+#r_id = affine_map<(d0, d1) -> (d0, d1)>
+#r_row = affine_map<(d0, d1) -> (d0)>
+func.func @fused_row_epilogue(%in: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %sum = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#r_id, #r_row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<4x8xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#r_id, #r_row, #r_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in, %sum : memref<4x8xf32>, memref<4xf32>) outs(%out : memref<4x8xf32>) {
+  ^bb0(%x: f32, %s: f32, %y: f32):
+    %d = arith.divf %x, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+// The other way round: the exponentials over 4x8 points, then the row sums
+// that read them. Each of the sum's 4 threads computes its row's 8
+// exponentials first.
+// CHECK-LABEL: func.func @fused_row_prologue
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel (%[[T:.*]]) =
+// CHECK:             %[[ROW:.*]] = arith.addi %[[T]]
+// CHECK:             scf.for %[[COL:.*]] =
+// CHECK:               math.exp
+// CHECK:               memref.store %{{.*}}, %[[EXP:.*]][%[[ROW]], %[[COL]]]
+// CHECK:             scf.for
+// CHECK:               memref.load %[[EXP]][%[[ROW]],
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK-NOT:     scf.parallel
+#p_id = affine_map<(d0, d1) -> (d0, d1)>
+#p_row = affine_map<(d0, d1) -> (d0)>
+func.func @fused_row_prologue(%in: memref<4x8xf32>, %sum: memref<4xf32>) {
+  %exp = memref.alloc() : memref<4x8xf32>
+  linalg.generic {indexing_maps = [#p_id, #p_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<4x8xf32>) outs(%exp : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#p_id, #p_row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%exp : memref<4x8xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // What stays two grids:
 // - @transposed_read: the second op reads the first's result transposed,
 //   an element that another thread writes;
-// - @broadcast_read: softmax's division reads a row's sum at every element
-//   of the row: 4x8 points after 4;
+// - @longer_rows: an op that reads a row's sum at each of 16 elements of
+//   the row, after a sum over 8: it would more than double each thread's
+//   sequential work;
+// - @column_broadcast: an op reads a column's sum at every element of a
+//   row: its first dimension is not the sum's;
 // - @call_between: a call between the two may touch their buffers;
 // - @fuse_off: fuse=false (FUSEOFF prefix) keeps one grid per op.
 // CHECK-LABEL: func.func @transposed_read
 // CHECK-COUNT-2: processor = block_x
-// CHECK-LABEL: func.func @broadcast_read
+// CHECK-LABEL: func.func @longer_rows
+// CHECK-COUNT-2: processor = block_x
+// CHECK-LABEL: func.func @column_broadcast
 // CHECK-COUNT-2: processor = block_x
 // CHECK-LABEL: func.func @call_between
 // CHECK-COUNT-2: processor = block_x
@@ -441,6 +523,7 @@ func.func @fused_through_equal_views(%in: memref<4x4xf32>, %out: memref<4x4xf32>
 #f_id = affine_map<(d0, d1) -> (d0, d1)>
 #f_tr = affine_map<(d0, d1) -> (d1, d0)>
 #f_row = affine_map<(d0, d1) -> (d0)>
+#f_col = affine_map<(d0, d1) -> (d1)>
 func.func @transposed_read(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
   %tmp = memref.alloc() : memref<4x4xf32>
   linalg.generic {indexing_maps = [#f_id, #f_id],
@@ -458,7 +541,8 @@ func.func @transposed_read(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
   }
   return
 }
-func.func @broadcast_read(%in: memref<4x8xf32>, %out: memref<4x8xf32>) {
+func.func @longer_rows(%in: memref<4x8xf32>, %wide: memref<4x16xf32>,
+                       %out: memref<4x16xf32>) {
   %sum = memref.alloc() : memref<4xf32>
   linalg.generic {indexing_maps = [#f_id, #f_row],
                   iterator_types = ["parallel", "reduction"]}
@@ -469,7 +553,25 @@ func.func @broadcast_read(%in: memref<4x8xf32>, %out: memref<4x8xf32>) {
   }
   linalg.generic {indexing_maps = [#f_id, #f_row, #f_id],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%in, %sum : memref<4x8xf32>, memref<4xf32>) outs(%out : memref<4x8xf32>) {
+      ins(%wide, %sum : memref<4x16xf32>, memref<4xf32>) outs(%out : memref<4x16xf32>) {
+  ^bb0(%x: f32, %s: f32, %y: f32):
+    %d = arith.divf %x, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+func.func @column_broadcast(%in: memref<4x4xf32>, %out: memref<4x4xf32>) {
+  %sum = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#f_tr, #f_row],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<4x4xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#f_id, #f_col, #f_id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%in, %sum : memref<4x4xf32>, memref<4xf32>) outs(%out : memref<4x4xf32>) {
   ^bb0(%x: f32, %s: f32, %y: f32):
     %d = arith.divf %x, %s : f32
     linalg.yield %d : f32
