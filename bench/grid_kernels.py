@@ -7,9 +7,11 @@
 For each zoo SGD step and precision, runs `amp-opt --amp-lower-to-cuda`
 (chips=sm_90) and reads its IR just before convert-parallel-loops-to-gpu:
 every grid (a block loop around a thread loop) is one kernel. For each, the
-threads it launches and the longest chain of sequential iterations one
-thread runs (the product of the constant trip counts of its nested scf.for
-loops). A kernel with few threads and a long chain is what made the large
+threads it launches and the sequential iterations one thread runs: its
+scf.for loops one after the other (a fused kernel runs several), each its
+constant trip count times its body's, the longest case of an
+scf.index_switch (independent ops fused into one kernel run one case per
+thread). A kernel with few threads and a long chain is what made the large
 CNN take 1.9 s a step on an H100; its `serial` column is the first place to
 look. Prints a summary per step and the `--top` kernels by serial
 iterations, and appends them to bench/results/grid_kernels.md (or --out).
@@ -53,6 +55,53 @@ def grid_ir(model, pipeline):
     return run.stderr
 
 
+def indentation(line):
+    return len(line) - len(line.lstrip())
+
+
+def region_work(lines, i, indent, constants):
+    """The sequential iterations one thread runs in the region whose ops
+    start at line `i` with `indent`: its loops one after the other (each
+    its trip count times its body's), an scf.index_switch's cases as
+    alternatives (the longest), an scf.if's branches taken; at least 1.
+    Returns it and the line after the region."""
+    total, alternatives = 0, None
+    while i < len(lines) and indentation(lines[i]) >= indent:
+        line = lines[i].strip()
+        if indentation(lines[i]) > indent:
+            i += 1
+            continue
+        if line.startswith(("case ", "default")) and alternatives is not None:
+            work, i = region_work(lines, i + 1, indent + 2, constants)
+            alternatives = max(alternatives, work)
+            i += 1  # the case's closing brace
+            continue
+        if alternatives is not None:
+            total += alternatives
+            alternatives = None
+        if line.startswith("scf.index_switch"):
+            alternatives = 0
+            i += 1
+            continue
+        if not line.endswith("{"):
+            i += 1
+            continue
+        trips = 1
+        if f := FOR.search(line):
+            lower, upper, step = (constants.get(v) for v in f.groups())
+            if None not in (lower, upper, step):
+                trips = max((upper - lower) // step, 1)
+        work, i = region_work(lines, i + 1, indent + 2, constants)
+        while i < len(lines) and lines[i].strip().startswith("} else {"):
+            other, i = region_work(lines, i + 1, indent + 2, constants)
+            work = max(work, other)
+        total += trips * work if f else work
+        i += 1  # the closing brace
+    if alternatives is not None:
+        total += alternatives
+    return max(total, 1), i
+
+
 def kernels(text):
     """(threads, serial iterations, first line) of each grid in `text`."""
     lines = text.split("\n")
@@ -67,24 +116,11 @@ def kernels(text):
         if not m or i + 1 >= len(lines) or "scf.parallel" not in lines[i + 1]:
             i += 1
             continue
-        indent = len(m[1])
         threads = constants.get(m[4])
-        j, nest, serial, longest = i + 1, [], 1, 1
-        while j < len(lines) and not (
-                lines[j].startswith(" " * indent + "}") and
-                len(lines[j]) - len(lines[j].lstrip()) == indent):
-            if f := FOR.search(lines[j]):
-                depth = len(lines[j]) - len(lines[j].lstrip())
-                while nest and nest[-1][0] >= depth:
-                    serial //= nest.pop()[1]
-                lower, upper, step = (constants.get(v) for v in f.groups())
-                trips = (upper - lower) // step \
-                    if None not in (lower, upper, step) else 1
-                nest.append((depth, max(trips, 1)))
-                serial *= max(trips, 1)
-                longest = max(longest, serial)
-            j += 1
-        found.append((threads, longest, i + 1))
+        # The thread loop's body: two levels inside the block loop.
+        serial, j = region_work(lines, i + 2, indentation(lines[i]) + 4,
+                                constants)
+        found.append((threads, serial, i + 1))
         i = j
     return found
 
@@ -104,8 +140,9 @@ def main():
     summary = [heading(f"zoo --size {args.size}, SGD, amp-lower-to-cuda's "
                        "grids"), "",
                f"Command: `{command}`. "
-               "serial: the longest chain of sequential iterations of one "
-               "thread; waves: threads / (132 SMs x 2048).", "",
+               "serial: the sequential iterations one thread runs (its "
+               "loops in turn, an index_switch's longest case); waves: "
+               "threads / (132 SMs x 2048).", "",
                "| graph | precision | kernels | max serial | "
                "sum of serial x waves |", "|---|---|---|---|---|"]
     top = ["", "| graph | precision | threads | serial | IR line |",

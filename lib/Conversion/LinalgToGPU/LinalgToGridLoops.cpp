@@ -804,11 +804,18 @@ struct LinalgToGridLoopsPass
   /// Whether `current` can run in the iterations of `next` (only pure ops
   /// and allocations between, dependencies within an iteration only): over
   /// the same points, or one of them over rows of the other's points
-  /// (getAddedRowIterations), then made so.
+  /// (getAddedRowIterations), then made so. Not two independent ops of one
+  /// point each.
   bool prepareFusion(RewriterBase &rewriter, LoweredLoop &current,
                      LoweredLoop &next) {
     bool samePoints = current.numParallel == next.numParallel &&
                       current.loop.getNumLoops() == next.loop.getNumLoops();
+    // Two independent ops of one thread each (full reductions) run in
+    // parallel warps once fuse-independent joins them, not one after the
+    // other in one thread.
+    if (samePoints && current.numParallel == 0 && fuseIndependentGrids &&
+        areIndependent(current, next))
+      return false;
     std::optional<int64_t> nextInRows, currentInRows;
     if (!samePoints) {
       nextInRows = getAddedRowIterations(current, next);

@@ -778,3 +778,47 @@ func.func @overlapping_slices(%a: memref<4x4xf32>, %b: memref<4x8xf32>) {
   }
   return
 }
+
+// -----
+
+// Two independent full reductions (one thread each) run in two warps of
+// one grid, not one after the other in one thread; a full reduction that
+// reads another's result runs after it in its thread.
+// CHECK-LABEL: func.func @independent_full_reductions
+// CHECK:         scf.index_switch
+// CHECK-COUNT-1: processor = block_x
+// CHECK-NOT:     processor = block_x
+// CHECK-LABEL: func.func @dependent_full_reductions
+// CHECK-NOT:     scf.index_switch
+// CHECK-COUNT-1: processor = block_x
+// CHECK-NOT:     processor = block_x
+func.func @independent_full_reductions(%a: memref<64xf32>, %b: memref<32xf32>,
+                                       %sa: memref<f32>, %sb: memref<f32>) {
+  linalg.reduce ins(%a : memref<64xf32>) outs(%sa : memref<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  linalg.reduce ins(%b : memref<32xf32>) outs(%sb : memref<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+func.func @dependent_full_reductions(%a: memref<64xf32>, %sa: memref<f32>,
+                                     %out: memref<f32>) {
+  linalg.reduce ins(%a : memref<64xf32>) outs(%sa : memref<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
+                  iterator_types = []}
+      ins(%sa : memref<f32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
