@@ -324,6 +324,18 @@ def test_zoo_step_compiles_to_a_library(name, precision, zoo_steps, tmp_path):
     assert f"cuBLASLt GEMMs ({fp8} FP8)" in compiled[3]
 
 
+def count_kernels_without(path, pipeline, folder, option):
+    """The kernels of the step's library by default and with
+    `--lower-options=<option>`, each library checked (check_library)."""
+    counts = []
+    for name, extra in (("default", ()),
+                        ("without", (f"--lower-options={option}",))):
+        compiled = compile_library(path, pipeline, folder / name, extra=extra)
+        check_library(*compiled)
+        counts.append(int(re.search(r": (\d+) kernels", compiled[3]).group(1)))
+    return counts
+
+
 @pytest.mark.skipif(not toolkit_found(),
                     reason="amp-opt has no CUDA toolkit (ptxas)")
 @pytest.mark.parametrize("name", ["cnn", "transformer"])
@@ -333,13 +345,8 @@ def test_grid_fusion_cuts_kernels(name, zoo_steps, tmp_path):
     the FP32 step has at least a quarter fewer kernels than with
     fuse-grids=false (one kernel per op). test_zoo_step_kernels_run_as_-
     grid_loops checks the fused kernels' results."""
-    path = zoo_steps[name, "sgd"]
-    counts = []
-    for folder, extra in (("fused", ()),
-                          ("unfused", ("--lower-options=fuse-grids=false",))):
-        summary = compile_library(path, "precision=fp32", tmp_path / folder,
-                                  extra=extra)[3]
-        counts.append(int(re.search(r": (\d+) kernels", summary).group(1)))
+    counts = count_kernels_without(zoo_steps[name, "sgd"], "precision=fp32",
+                                   tmp_path, "fuse-grids=false")
     fused, unfused = counts
     assert fused < 0.75 * unfused, counts
 
@@ -352,16 +359,9 @@ def test_independent_grid_fusion_cuts_kernels(zoo_steps, tmp_path):
     as a few kernels, at least a fifth fewer kernels in all than with
     fuse-independent-grids=false, and ptxas takes every kernel's parameters.
     test_zoo_step_kernels_run_as_grid_loops checks their results."""
-    path = zoo_steps["transformer", "sgd"]
     pipeline, _ = PRECISIONS["fp16"]
-    counts = []
-    for folder, extra in (("fused", ()),
-                          ("vertical", ("--lower-options="
-                                        "fuse-independent-grids=false",))):
-        compiled = compile_library(path, pipeline, tmp_path / folder,
-                                   extra=extra)
-        check_library(*compiled)
-        counts.append(int(re.search(r": (\d+) kernels", compiled[3]).group(1)))
+    counts = count_kernels_without(zoo_steps["transformer", "sgd"], pipeline,
+                                   tmp_path, "fuse-independent-grids=false")
     fused, vertical = counts
     assert fused < 0.8 * vertical, counts
 

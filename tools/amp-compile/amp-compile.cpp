@@ -71,11 +71,12 @@ static cl::opt<std::string>
                 cl::desc("convert to mixed precision first, with "
                          "--amp-pipeline's options (docs/Pipeline.md)"),
                 cl::cat(category));
-static cl::opt<std::string>
-    lowerOptions("lower-options",
-                 cl::desc("options of --amp-lower-to-cuda (chips, toolkit, "
-                          "block-size, fuse-grids), e.g. \"chips=sm_90\""),
-                 cl::cat(category));
+static cl::opt<std::string> lowerOptions(
+    "lower-options",
+    cl::desc("options of --amp-lower-to-cuda (chips, toolkit, "
+             "block-size, fuse-grids, fuse-independent-grids), e.g. "
+             "\"chips=sm_90\""),
+    cl::cat(category));
 static cl::opt<std::string>
     entryName("entry",
               cl::desc("name of the exported step function (default: the "

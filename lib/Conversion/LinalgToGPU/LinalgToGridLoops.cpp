@@ -462,8 +462,9 @@ struct BufferAccess {
 /// A linalg op lowered to an unmapped parallel loop over its parallel
 /// dimensions, with its memref operands (indexing maps over the op's loops,
 /// the first `numParallel` those of the parallel loop); ops fused into it
-/// add theirs. `serialIterations`: the most sequential iterations one of
-/// its iterations runs (a reduction's trip count), 0 when unknown.
+/// add theirs. `serialIterations`: the trip count of the longest sequential
+/// loop (a reduction's) that one of its ops runs in an iteration, 0 when
+/// unknown.
 struct LoweredLoop {
   scf::ParallelOp loop;
   unsigned numParallel;
