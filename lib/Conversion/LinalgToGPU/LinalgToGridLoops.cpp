@@ -205,9 +205,20 @@ static bool mayShareMemory(Value a, Value b) {
   return !subviewA || !subviewB || !areDisjointSubviews(subviewA, subviewB);
 }
 
+/// The memrefs that `op`'s body uses from above (a gather's table, read by
+/// `memref.load` at computed indices): accesses that no indexing map
+/// describes.
+static SmallVector<Value> getCapturedMemrefs(linalg::LinalgOp op) {
+  llvm::SetVector<Value> used;
+  getUsedValuesDefinedAbove(op->getRegion(0), used);
+  return llvm::filter_to_vector(
+      used, [](Value value) { return isa<MemRefType>(value.getType()); });
+}
+
 /// Whether `op`'s reductions can accumulate in registers: no output is
-/// indexed by a reduction dimension, and no input reads an output's buffer
-/// (whose value would change during the loop).
+/// indexed by a reduction dimension, and no input (nor the body, through a
+/// memref from above) reads an output's buffer, whose value would change
+/// during the loop.
 static bool canAccumulateInRegisters(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (op.getNumReductionLoops() == 0 ||
@@ -220,6 +231,9 @@ static bool canAccumulateInRegisters(linalg::LinalgOp op) {
         return false;
     for (Value input : op.getDpsInputs())
       if (isa<MemRefType>(input.getType()) && mayShareMemory(input, init.get()))
+        return false;
+    for (Value captured : getCapturedMemrefs(op))
+      if (mayShareMemory(captured, init.get()))
         return false;
   }
   return true;
@@ -473,7 +487,9 @@ struct LoweredLoop {
 };
 } // namespace
 
-/// `generic`'s memref operands as accesses.
+/// `generic`'s memref operands as accesses, and the memrefs its body uses
+/// from above (a gather's table, loaded at computed indices) without a map:
+/// any iteration may touch any of their elements.
 static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
   SmallVector<BufferAccess> accesses;
   for (OpOperand &operand : generic->getOpOperands())
@@ -481,6 +497,12 @@ static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
       accesses.push_back({operand.get(),
                           generic.getMatchingIndexingMap(&operand),
                           generic.isDpsInit(&operand)});
+  for (Value memref : getCapturedMemrefs(generic)) {
+    bool writes = llvm::any_of(memref.getUsers(), [&](Operation *user) {
+      return generic->isProperAncestor(user) && !isa<memref::LoadOp>(user);
+    });
+    accesses.push_back({memref, AffineMap(), writes});
+  }
   return accesses;
 }
 
@@ -490,6 +512,8 @@ static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
 /// coordinates at those results are `i`, which no other iteration touches.
 static std::optional<SmallVector<unsigned>>
 getPartitionResults(AffineMap map, unsigned numParallel) {
+  if (!map)
+    return std::nullopt;
   SmallVector<unsigned> results;
   for (unsigned dim = 0; dim < numParallel; ++dim) {
     AffineExpr expr = getAffineDimExpr(dim, map.getContext());

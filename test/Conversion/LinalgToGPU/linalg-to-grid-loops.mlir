@@ -822,3 +822,60 @@ func.func @dependent_full_reductions(%a: memref<64xf32>, %sa: memref<f32>,
   }
   return
 }
+
+// -----
+
+// A reduction whose body loads from a buffer defined above (NLL's gather of
+// each row's log-probability at its target) depends on the op that writes
+// that buffer, though no operand says so: two grids, not one whose warps
+// would race.
+// CHECK-LABEL: func.func @gather_from_written
+// CHECK-NOT:     scf.index_switch
+// CHECK-COUNT-2: processor = block_x
+// CHECK-NOT:     processor = block_x
+#g_rows = affine_map<(d0, d1) -> (d0, d1)>
+#g_row = affine_map<(d0) -> (d0)>
+#g_all = affine_map<(d0) -> ()>
+func.func @gather_from_written(%x: memref<8x10xf32>, %t: memref<8xindex>,
+                               %logp: memref<8x10xf32>, %loss: memref<f32>) {
+  linalg.generic {indexing_maps = [#g_rows, #g_rows],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x10xf32>) outs(%logp : memref<8x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#g_row, #g_all],
+                  iterator_types = ["reduction"]}
+      ins(%t : memref<8xindex>) outs(%loss : memref<f32>) {
+  ^bb0(%target: index, %acc: f32):
+    %i = linalg.index 0 : index
+    %p = memref.load %logp[%i, %target] : memref<8x10xf32>
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A reduction whose body reads its own output through a memref from above
+// loads and stores the output at each iteration, not in a register.
+// CHECK-LABEL: func.func @reads_own_output
+// CHECK-NOT:     iter_args
+// CHECK:         memref.load %[[OUT:.*]][%{{.*}}] : memref<4xf32>
+// CHECK:         memref.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<4xf32>
+func.func @reads_own_output(%x: memref<4x8xf32>, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x8xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %first = memref.load %out[%c0] : memref<4xf32>
+    %m = arith.mulf %a, %first : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
