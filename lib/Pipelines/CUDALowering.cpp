@@ -50,12 +50,14 @@ static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids,
          "},amp-expand-fp8-casts,amp-plan-buffers),";
 }
 
-LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm,
+LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm, bool reverse,
                                                int64_t blockSize) {
-  return parsePassPipeline(getGridLoopPasses(blockSize, /*fuseGrids=*/true,
-                                             /*fuseIndependentGrids=*/true) +
-                               getCPULoopsToLLVMPasses().str(),
-                           pm, llvm::errs());
+  return parsePassPipeline(
+      getGridLoopPasses(blockSize, /*fuseGrids=*/true,
+                        /*fuseIndependentGrids=*/true) +
+          (reverse ? "func.func(amp-reverse-parallel-loops)," : "") +
+          getCPULoopsToLLVMPasses().str(),
+      pm, llvm::errs());
 }
 
 /// The PTX ISA each chip needs (../shared/TOOLCHAIN.md): LLVM aborts when a

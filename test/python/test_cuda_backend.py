@@ -1,6 +1,7 @@
 """The CUDA backend without a GPU. Every small zoo step, in every precision:
 - its kernels, as block and thread loops run sequentially on the CPU
-  (amp-run --grid-loops), give the CPU path's outputs;
+  (amp-run --grid-loops), give the CPU path's outputs, and the same bits
+  with the loops run last to first (no thread depends on another);
 - --amp-lower-to-cuda compiles it (ptxas accepts every kernel for sm_80 and
   sm_90, merged into one fatbin per kernel) to host code that is LLVM
   dialect only (needs the CUDA toolkit; skipped without it)."""
@@ -39,12 +40,15 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
                                             tmp_path):
     """The grid loops (with the GEMMs through their records, as on the
     GPU) give the CPU path's outputs: within two units in the last place of
-    the step's lowest precision, and 99% within FP32's rounding."""
+    the step's lowest precision, and 99% within FP32's rounding. Run last
+    to first, they give the same bits (within those bounds where atomic
+    additions sum in another order)."""
     pipeline, ulp = PRECISIONS[precision]
     if why := numerics.why_no_forced_step(name, precision):
         pytest.skip(why)
     path = zoo_steps[name, "sgd"]
-    log, grid_text = compare_grid_to_cpu(path, pipeline, ulp, tmp_path)
+    log, grid_text, _, _ = compare_grid_to_cpu(path, pipeline, ulp, tmp_path,
+                                               reverse=True)
     if precision in ("fp32", "fp16"):
         # Every Conv and ConvTranspose node (the zoo's backward convolutions
         # among them) ran through a cuDNN-style record; in FP16 one that
@@ -84,10 +88,14 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
                          rf"vector<2x{t}>", grid_text)
 
 
-def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
+def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False):
     """Runs one step of `path` through the CPU path and the grid loops and
     asserts they agree; returns amp-run's log and lowered IR of the grid
-    run."""
+    run, and the outputs of both grid runs. With `reverse`, runs the grid
+    loops last to first too (--reverse-grid-loops): a kernel whose threads
+    depend on one another (a race on a GPU) gives other results in one of
+    the two orders. A correct kernel gives the same bits in both, unless
+    atomic additions sum in another order."""
     cpu, cpu_text, _ = run_step(path, pipeline, tmp_path / "cpu", [])
     grid, grid_text, log = run_step(path, pipeline, tmp_path / "grid",
                                     ["--grid-loops"])
@@ -101,6 +109,24 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
     records = gemms - convolutions
     assert f"GEMM records: {records} of {records} GEMMs (the others in grid " \
            "loops)" in log
+    assert_close_to_cpu(grid, cpu, ulp)
+    if not reverse:
+        return log, grid_text, grid, None
+    reversed_, _, reversed_log = run_step(
+        path, pipeline, tmp_path / "reversed",
+        ["--grid-loops", "--reverse-grid-loops"])
+    assert "grid loops run last to first" in reversed_log
+    if "llvm.atomicrmw" in grid_text:
+        assert_close_to_cpu(reversed_, cpu, ulp)
+    else:
+        for f, expected in grid.items():
+            np.testing.assert_array_equal(reversed_[f], expected, err_msg=f)
+    return log, grid_text, grid, reversed_
+
+
+def assert_close_to_cpu(grid, cpu, ulp):
+    """The grid loops' outputs `grid` are the CPU path's `cpu` within two
+    units in the last place `ulp`, and 99% within FP32's rounding."""
     assert grid.keys() == cpu.keys()
     for f, expected in cpu.items():
         got = grid[f].astype(np.float64)
@@ -109,7 +135,6 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path):
                                    err_msg=f)
         close = np.isclose(got, expected, rtol=1e-5, atol=1e-6)
         assert close.mean() >= 0.99, f
-    return log, grid_text
 
 
 def lower_with(path, passes):
@@ -153,7 +178,34 @@ def test_wide_cnn_reductions_and_scatters_run_in_parallel(tmp_path):
     assert re.search(r"scf.parallel \(%\w+, %\w+, %\w+\) = \(%c0, %c0, "
                      r"%c0\) to \(%c4, %c8, %c256\)", atomic)
     assert "memref.atomic_rmw addf" in atomic
-    compare_grid_to_cpu(path, *PRECISIONS["fp32"], tmp_path)
+    compare_grid_to_cpu(path, *PRECISIONS["fp32"], tmp_path, reverse=True)
+
+
+def test_reversed_grid_loops_sum_atomically_in_another_order(tmp_path):
+    """--reverse-grid-loops takes effect through amp-run: a GatherGrad whose
+    256 indices name 2 rows sums about 128 values into each element with
+    atomic additions, which run last to first round otherwise (other bits,
+    the same sums within rounding)."""
+    from onnx import helper
+    from test_amp_run_contrib_ops import run_nodes
+    rng = np.random.default_rng(6)
+    indices = rng.integers(0, 2, 256)
+    dy = rng.standard_normal((256, 4)).astype(np.float32)
+    expected = np.zeros((2, 4))
+    np.add.at(expected, indices, dy.astype(np.float64))
+    node = helper.make_node("GatherGrad", ["shape", "indices", "dy"], ["dx"],
+                            domain="com.microsoft")
+    inputs = dict(shape=np.array([2, 4], np.int64), indices=indices, dy=dy)
+    lowered = tmp_path / "lowered.mlir"
+    results = []
+    for order in (["--dump-lowered", str(lowered)], ["--reverse-grid-loops"]):
+        folder = tmp_path / str(len(results))
+        folder.mkdir()
+        results.append(run_nodes(folder, node, inputs, dict(dx=(2, 4)),
+                                 extra=["--grid-loops", *order])["dx"])
+        np.testing.assert_allclose(results[-1], expected, rtol=0, atol=1e-4)
+    assert "llvm.atomicrmw fadd" in lowered.read_text()
+    assert not np.array_equal(results[0], results[1])
 
 
 def test_wide_vocabulary_gpt_softmax_splits(tmp_path):

@@ -92,6 +92,13 @@ static cl::opt<bool> gridLoops(
              "(amp-linalg-to-grid-loops), run sequentially, with every "
              "GEMM that has a record through it"),
     cl::cat(category));
+static cl::opt<bool> reverseGridLoops(
+    "reverse-grid-loops", cl::init(false),
+    cl::desc("with --grid-loops, run every block and thread loop last to "
+             "first (amp-reverse-parallel-loops): a kernel whose threads "
+             "depend on one another, a race on a GPU, then gives other "
+             "results than in order"),
+    cl::cat(category));
 static cl::opt<std::string>
     lossName("loss",
              cl::desc("name of the loss tensor, where the graph does "
@@ -298,6 +305,8 @@ int main(int argc, char **argv) {
       "time_ms.\n");
   if (device != "cpu" && device != "cuda")
     fail("--device=" + device + ": expected cpu or cuda");
+  if (reverseGridLoops && !gridLoops)
+    fail("--reverse-grid-loops needs --grid-loops");
   std::optional<CUDARuntime> cuda;
   if (device == "cuda") {
     if (gridLoops || gemmRecords)
@@ -356,10 +365,11 @@ int main(int argc, char **argv) {
     if (failed(amp::buildCUDALoweringPipeline(lower, amp::CUDALoweringOptions(),
                                               /*convertGraph=*/false)))
       fail("cannot build the CUDA pipeline");
-  } else if (failed(gridLoops
-                        ? amp::buildGridLoopsOnCPUPipeline(lower)
-                        : amp::buildCPULoweringPipeline(
-                              lower, /*convertGraph=*/false, gemmRecords))) {
+  } else if (failed(
+                 gridLoops
+                     ? amp::buildGridLoopsOnCPUPipeline(lower, reverseGridLoops)
+                     : amp::buildCPULoweringPipeline(
+                           lower, /*convertGraph=*/false, gemmRecords))) {
     fail("cannot build the CPU pipeline");
   }
   if (failed(lower.run(*module)))
@@ -386,6 +396,8 @@ int main(int argc, char **argv) {
       llvm::errs() << "amp-run: FP8 GEMM records: " << fp8Records << "\n";
     if (gridLoops)
       llvm::errs() << "amp-run: convolution records: " << convolutions << "\n";
+    if (reverseGridLoops)
+      llvm::errs() << "amp-run: grid loops run last to first\n";
   }
   if (!dumpLowered.empty()) {
     auto output = openOutputFile(dumpLowered, &errorMessage);

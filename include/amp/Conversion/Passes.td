@@ -442,7 +442,9 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       when they are views of one buffer, unless both are subviews of it
       with static ranges that are disjoint in one dimension (the slices of
       a concatenation); distinct function arguments are distinct buffers
-      (the step's contract), as for the register accumulators above;
+      (the step's contract), as for the register accumulators above. A
+      memref that an op's body uses from above (a gather's table, loaded
+      at computed indices) is an access of any of its elements;
     - with `fuse-independent` (on by default), consecutive grids left after
       that, with static bounds, only allocations and ops without memory
       effects between them, and no memory that one writes and another
@@ -480,6 +482,23 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
   ];
+}
+
+def ReverseParallelLoops : Pass<"amp-reverse-parallel-loops",
+                                 "func::FuncOp"> {
+  let summary = "Run every parallel loop's iterations last to first";
+  let description = [{
+    A check for the CUDA backend's grids without a GPU: every
+    `scf.parallel`'s body sees `lb + last - iv` for each induction variable
+    `iv`, where `last` is the loop's last value, so that a sequential run
+    (`convert-scf-to-cf`) visits the iterations in reverse order. A grid
+    whose threads depend on one another (one thread reads or writes an
+    element that another writes: a race on a GPU) then gives other results
+    than in order, while a correct grid gives the same.
+    `amp-run --grid-loops --reverse-grid-loops` runs a step's kernels this
+    way; a test runs the zoo's steps in both orders against the CPU path.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {

@@ -87,9 +87,11 @@ LogicalResult buildCUDALoweringPipeline(OpPassManager &pm,
 
 /// Adds --amp-lower-to-cuda's passes up to its kernels' grid loops (GEMM
 /// records, amp-linalg-to-grid-loops with `blockSize`), then the CPU's
-/// lowering of loops, where the block and thread loops run sequentially:
-/// the kernels' arithmetic, executed on the CPU (amp-run --grid-loops).
+/// lowering of loops, where the block and thread loops run sequentially
+/// (last to first with `reverse`: amp-reverse-parallel-loops): the kernels'
+/// arithmetic, executed on the CPU (amp-run --grid-loops).
 LogicalResult buildGridLoopsOnCPUPipeline(OpPassManager &pm,
+                                          bool reverse = false,
                                           int64_t blockSize = 256);
 
 /// Registers --amp-lower-to-cpu and --amp-lower-to-cuda.
