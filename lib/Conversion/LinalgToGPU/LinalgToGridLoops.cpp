@@ -48,13 +48,19 @@ static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
                                  processor, identity, identity)});
 }
 
+/// An scf.parallel over one point, from 0 to 1, at `builder`'s insertion
+/// point.
+static scf::ParallelOp createOnePointLoop(OpBuilder &builder, Location loc) {
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  return scf::ParallelOp::create(builder, loc, zero, one, one);
+}
+
 LogicalResult amp::createSingleThreadGrid(RewriterBase &rewriter,
                                           Location loc) {
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  auto blocks = scf::ParallelOp::create(rewriter, loc, zero, one, one);
+  scf::ParallelOp blocks = createOnePointLoop(rewriter, loc);
   rewriter.setInsertionPointToStart(blocks.getBody());
-  auto threads = scf::ParallelOp::create(rewriter, loc, zero, one, one);
+  scf::ParallelOp threads = createOnePointLoop(rewriter, loc);
   rewriter.setInsertionPointToStart(threads.getBody());
   return success(succeeded(mapTo(blocks, gpu::Processor::BlockX)) &&
                  succeeded(mapTo(threads, gpu::Processor::ThreadX)));
@@ -653,7 +659,7 @@ static bool areIndependent(const LoweredLoop &first,
 /// and used in it, take: a memref's descriptor (two pointers, an offset, a
 /// size and a stride per dimension), 8 bytes for anything else. Constants
 /// are not counted: gpu-kernel-outlining clones them into the kernel.
-static int64_t getParameterBytes(const llvm::SetVector<Value> &values) {
+static int64_t getParameterBytes(ArrayRef<Value> values) {
   int64_t bytes = 0;
   for (Value value : values) {
     if (Operation *def = value.getDefiningOp();
@@ -767,10 +773,7 @@ struct LinalgToGridLoopsPass
     scf::ParallelOp outer;
     if (numParallel == 0) {
       // A full reduction, or a scalar op: one thread does it all.
-      Location loc = generic->getLoc();
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-      outer = scf::ParallelOp::create(rewriter, loc, zero, one, one);
+      outer = createOnePointLoop(rewriter, generic->getLoc());
       rewriter.moveOpBefore(*generic, outer.getBody()->getTerminator());
     }
     SmallVector<BufferAccess> accesses = getBufferAccesses(*generic);
@@ -893,7 +896,8 @@ struct LinalgToGridLoopsPass
                                                ArrayRef<LoweredLoop> loops) {
     SmallVector<scf::ParallelOp> remaining;
     SmallVector<const LoweredLoop *> run;
-    llvm::SetVector<Value> parameters;
+    llvm::DenseSet<Value> parameters;
+    int64_t parameterBytes = 0;
     auto flush = [&] {
       if (run.size() > 1) {
         auto members = llvm::map_to_vector(
@@ -905,27 +909,30 @@ struct LinalgToGridLoopsPass
       }
       run.clear();
       parameters.clear();
+      parameterBytes = 0;
     };
     for (const LoweredLoop &loop : loops) {
       llvm::SetVector<Value> used;
       getUsedValuesDefinedAbove(scf::ParallelOp(loop.loop).getRegion(), used);
-      llvm::SetVector<Value> joined = parameters;
-      joined.insert(used.begin(), used.end());
-      bool joins = fuseIndependentGrids && !run.empty() &&
-                   getStaticTripCount(run.front()->loop) &&
-                   getStaticTripCount(loop.loop) &&
-                   haveOnlyPureOpsBetween(run.back()->loop, loop.loop) &&
-                   llvm::all_of(run,
-                                [&](const LoweredLoop *member) {
-                                  return areIndependent(*member, loop);
-                                }) &&
-                   getParameterBytes(joined) <= maxParameterBytes;
+      SmallVector<Value> added = llvm::filter_to_vector(
+          used, [&](Value value) { return !parameters.contains(value); });
+      bool joins =
+          fuseIndependentGrids && !run.empty() &&
+          getStaticTripCount(run.front()->loop) &&
+          getStaticTripCount(loop.loop) &&
+          haveOnlyPureOpsBetween(run.back()->loop, loop.loop) &&
+          llvm::all_of(run,
+                       [&](const LoweredLoop *member) {
+                         return areIndependent(*member, loop);
+                       }) &&
+          parameterBytes + getParameterBytes(added) <= maxParameterBytes;
       if (!joins) {
         flush();
-        joined = std::move(used);
+        added = used.takeVector();
       }
       run.push_back(&loop);
-      parameters = std::move(joined);
+      parameters.insert_range(added);
+      parameterBytes += getParameterBytes(added);
     }
     flush();
     return remaining;
