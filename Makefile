@@ -92,6 +92,8 @@ test: build ort
 # and on a machine with a GPU the GPU tests run.
 check-cuda: build
 	/usr/bin/python3 bench/cuda_compile.py --size large
+	AMP_LARGE_ZOO=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+	  test/python/test_cuda_backend.py -k large_zoo
 	/usr/bin/python3 -m pytest -q -p no:cacheprovider test/python/test_cuda_device.py
 
 # ASan and UBSan (docs/Reliability.md): a second build folder where every file is

@@ -88,6 +88,23 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
                          rf"vector<2x{t}>", grid_text)
 
 
+@pytest.mark.skipif(not os.environ.get("AMP_LARGE_ZOO"),
+                    reason="the large zoo runs in make check-cuda "
+                    "(AMP_LARGE_ZOO=1)")
+@pytest.mark.parametrize("name", ["mlp", "transformer", "gpt"])
+def test_large_zoo_step_kernels_run_as_grid_loops(name, tmp_path):
+    """The large zoo's FP16 steps (grids of many blocks) in grid loops, in
+    both orders, against the CPU path, as the small zoo's above. Not the
+    CNN: the CPU's reference for its convolution records takes more than
+    12 minutes on its step."""
+    pipeline, ulp = PRECISIONS["fp16"]
+    if why := numerics.why_no_forced_step(name, "fp16"):
+        pytest.skip(why)
+    path = str(tmp_path / f"{name}.onnx")
+    zoo.export(name, "sgd", path, size="large")
+    compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=True)
+
+
 def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False):
     """Runs one step of `path` through the CPU path and the grid loops and
     asserts they agree; returns amp-run's log and lowered IR of the grid
