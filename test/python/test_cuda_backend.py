@@ -94,18 +94,23 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
 @pytest.mark.parametrize("name", ["mlp", "transformer", "gpt"])
 def test_large_zoo_step_kernels_run_as_grid_loops(name, tmp_path):
     """The large zoo's FP16 steps (grids of many blocks) in grid loops, in
-    both orders, against the CPU path, as the small zoo's above. Not the
-    CNN: the CPU's reference for its convolution records takes more than
-    12 minutes on its step."""
+    both orders, against the CPU path, as the small zoo's above but within
+    the GPU tests' bounds (numerics.backend_mismatch): the large GPT's
+    sums over 2048 tokens of values rounded to FP16 in another order are
+    within FP16's rounding norm-wise (7.2e-4), not element by element. Not
+    the CNN: the CPU's reference for its convolution records takes more
+    than 12 minutes on its step."""
     pipeline, ulp = PRECISIONS["fp16"]
     if why := numerics.why_no_forced_step(name, "fp16"):
         pytest.skip(why)
     path = str(tmp_path / f"{name}.onnx")
     zoo.export(name, "sgd", path, size="large")
-    compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=True)
+    compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=True,
+                        norm_wise=True)
 
 
-def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False):
+def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False,
+                        norm_wise=False):
     """Runs one step of `path` through the CPU path and the grid loops and
     asserts they agree; returns amp-run's log and lowered IR of the grid
     run, and the outputs of both grid runs. With `reverse`, runs the grid
@@ -126,7 +131,7 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False):
     records = gemms - convolutions
     assert f"GEMM records: {records} of {records} GEMMs (the others in grid " \
            "loops)" in log
-    assert_close_to_cpu(grid, cpu, ulp)
+    assert_close_to_cpu(grid, cpu, ulp, norm_wise)
     if not reverse:
         return log, grid_text, grid, None
     reversed_, _, reversed_log = run_step(
@@ -134,17 +139,23 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False):
         ["--grid-loops", "--reverse-grid-loops"])
     assert "grid loops run last to first" in reversed_log
     if "llvm.atomicrmw" in grid_text:
-        assert_close_to_cpu(reversed_, cpu, ulp)
+        assert_close_to_cpu(reversed_, cpu, ulp, norm_wise)
     else:
         for f, expected in grid.items():
             np.testing.assert_array_equal(reversed_[f], expected, err_msg=f)
     return log, grid_text, grid, reversed_
 
 
-def assert_close_to_cpu(grid, cpu, ulp):
+def assert_close_to_cpu(grid, cpu, ulp, norm_wise=False):
     """The grid loops' outputs `grid` are the CPU path's `cpu` within two
-    units in the last place `ulp`, and 99% within FP32's rounding."""
+    units in the last place `ulp`, and 99% within FP32's rounding; with
+    `norm_wise`, within numerics.backend_mismatch's bounds."""
     assert grid.keys() == cpu.keys()
+    if norm_wise:
+        for f, expected in cpu.items():
+            problem = numerics.backend_mismatch(grid[f], expected, ulp)
+            assert problem is None, f"{f}: {problem}"
+        return
     for f, expected in cpu.items():
         got = grid[f].astype(np.float64)
         expected = expected.astype(np.float64)
