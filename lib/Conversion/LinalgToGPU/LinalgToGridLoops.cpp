@@ -230,16 +230,17 @@ static bool canAccumulateInRegisters(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() == 0 ||
       op.getNumParallelLoops() + op.getNumReductionLoops() != op.getNumLoops())
     return false;
+  SmallVector<Value> reads = getCapturedMemrefs(op);
+  for (Value input : op.getDpsInputs())
+    if (isa<MemRefType>(input.getType()))
+      reads.push_back(input);
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);
     for (auto [dim, iterator] : llvm::enumerate(iterators))
       if (!linalg::isParallelIterator(iterator) && map.isFunctionOfDim(dim))
         return false;
-    for (Value input : op.getDpsInputs())
-      if (isa<MemRefType>(input.getType()) && mayShareMemory(input, init.get()))
-        return false;
-    for (Value captured : getCapturedMemrefs(op))
-      if (mayShareMemory(captured, init.get()))
+    for (Value read : reads)
+      if (mayShareMemory(read, init.get()))
         return false;
   }
   return true;
