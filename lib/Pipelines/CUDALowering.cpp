@@ -92,7 +92,8 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
   std::string pipeline = getGridLoopPasses(options.blockSize, options.fuseGrids,
                                            options.fuseIndependentGrids);
   llvm::raw_string_ostream os(pipeline);
-  os << "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
+  os << "func.func(convert-parallel-loops-to-gpu),"
+     << "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
      << "amp-place-gpu-buffers,func.func(amp-async-gpu-work),";
   for (const std::string &chip : options.chips) {
     std::optional<llvm::StringRef> features = getPTXFeatures(chip);

@@ -32,6 +32,15 @@ namespace mlir::amp {
 /// its result (operand 3; and a bias gradient, operand 4).
 bool isLibraryCall(Operation *op);
 
+/// A memref that an op reads or writes, and whether it writes (or frees)
+/// it.
+using MemrefUse = std::pair<Value, bool>;
+
+/// The memrefs that `op` and the ops nested in it read, write or free, from
+/// their memory effects; nullopt when one of them may touch memory that it
+/// does not name.
+std::optional<SmallVector<MemrefUse>> getMemrefUses(Operation *op);
+
 /// Whether `op` or an op nested in it may write `buffer`'s memory (a
 /// library call: only its result).
 bool mayWrite(Operation *op, Value buffer);

@@ -409,9 +409,12 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       value instead and the fill (a grid of its own) is erased;
     - an op with no parallel dimension (a full reduction) runs in a grid of
       one block of one thread (a loop over one point before tiling);
-    - an `scf.parallel` without a mapping outside grids (from
-      `amp-parallelize-loop-nests`) is tiled like a linalg op's parallel
-      dimensions;
+    - an `scf.parallel` without a mapping outside grids (a scatter's nest
+      from `amp-parallelize-loop-nests`, a one-point loop from
+      `amp-host-data-to-kernels`) is tiled like a linalg op's parallel
+      dimensions, and fuses like one: its accesses are the memrefs from
+      above that its ops read or write, each of any element (a loop whose
+      ops may touch memory they do not name stays a grid of its own);
     - with `half-pairs` (on by default), an elementwise op (no reduction)
       on f16 or bf16 buffers, its innermost loop of even size, gives each
       thread two adjacent elements of that loop: every 16-bit operand
@@ -444,19 +447,28 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       a concatenation); distinct function arguments are distinct buffers
       (the step's contract), as for the register accumulators above. A
       memref that an op's body uses from above (a gather's table, loaded
-      at computed indices) is an access of any of its elements;
-    - with `fuse-independent` (on by default), consecutive grids left after
-      that, with static bounds, only allocations and ops without memory
-      effects between them, and no memory that one writes and another
-      reads or writes, run as one grid (the horizontal fusion of PyTorch's
+      at computed indices) is an access of any of its elements. Two ops of
+      one point each run in one thread, one after the other, whatever they
+      touch, unless they are independent (below);
+    - with `fuse-independent` (on by default), grids left after that with
+      static bounds and no memory that one writes and another reads or
+      writes run as one grid (the horizontal fusion of PyTorch's
       `_foreach` ops and Apex's multi-tensor apply: the all-finite checks
       and updates of every parameter, the first ops of independent
-      branches): each op's points, padded to a multiple of 32 (a warp), in
-      turn; an `scf.index_switch` on the point's segment runs that op's
-      body on the indices delinearized from the point's offset in the
-      segment. A run of grids stops before the kernel's parameters (a
-      memref descriptor is two pointers, an offset, a size and a stride per
-      dimension; 8 bytes for any other value) would pass
+      branches, FP8's scaling-state updates): each op's points, padded to
+      a multiple of 32 (a warp), in turn; an `scf.index_switch` on the
+      point's segment runs that op's body on the indices delinearized from
+      the point's offset in the segment. The grids need not be
+      consecutive: each joins the earliest grid before it in its block that
+      it can move up to, and runs there. It moves past ops that touch no
+      memory it writes and write no memory it touches (a library call
+      touches its operands), past grids that have moved up before it or
+      that it does not depend on, and takes along the allocations and ops
+      without memory effects that define what it uses (views); it stops at
+      any other op. A grid stops taking more before the kernel's
+      parameters (a memref descriptor is two pointers, an offset, a size
+      and a stride per dimension; 8 bytes for any other value but a
+      constant, which the kernel gets as code) would pass
       `max-parameter-bytes` (4096: PTX before ISA 8.1 allows no more).
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops
     sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
@@ -472,8 +484,8 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
            "run consecutive ops with the same parallel iteration space as "
            "one grid where each iteration depends on itself only">,
     Option<"fuseIndependentGrids", "fuse-independent", "bool", "true",
-           "run consecutive independent grids as one, each on its own "
-           "blocks">,
+           "run independent grids as one, each on its own blocks, moving "
+           "later ones up to the earliest they can join">,
     Option<"maxParameterBytes", "max-parameter-bytes", "int64_t", "4096",
            "most bytes of kernel parameters that fuse-independent may give "
            "a kernel (4096 in PTX before ISA 8.1)">
@@ -587,9 +599,13 @@ def HostDataToKernels : Pass<"amp-host-data-to-kernels", "func::FuncOp"> {
     - a `memref.copy` becomes a `linalg.copy`, which the next pass tiles
       into a grid like any linalg op;
     - each run of consecutive ops that read or write buffers (the loops of
-      a scatter, a `memref.store` of a scalar) moves into a grid of one
-      block of one thread. Ops that hold linalg ops, grids or calls stay
-      where they are and their regions are searched in turn.
+      a scatter, a `memref.store` of a scalar) moves into `scf.parallel`
+      loops over one point, which the next pass tiles into grids of one
+      block of one thread or runs in other grids: one loop per independent
+      part of the run (ops that use no value another computes and touch no
+      buffer another writes go apart: one FP8 scale's update and the next
+      scaling state's history). Ops that hold linalg ops, grids or calls
+      stay where they are and their regions are searched in turn.
     An op whose results host code uses cannot move: it stays on the host
     with a warning that the step's buffers must then be host-accessible.
   }];

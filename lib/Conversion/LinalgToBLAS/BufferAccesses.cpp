@@ -62,6 +62,24 @@ static bool mayHaveEffect(Operation *op, Value buffer) {
       .wasInterrupted();
 }
 
+std::optional<SmallVector<amp::MemrefUse>> amp::getMemrefUses(Operation *op) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return std::nullopt;
+  SmallVector<MemrefUse> uses;
+  for (const MemoryEffects::EffectInstance &effect : *effects) {
+    if (!isa<MemoryEffects::Read, MemoryEffects::Write, MemoryEffects::Free>(
+            effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (!value || !isa<MemRefType>(value.getType()))
+      return std::nullopt;
+    uses.emplace_back(value, !isa<MemoryEffects::Read>(effect.getEffect()));
+  }
+  return uses;
+}
+
 bool amp::mayWrite(Operation *op, Value buffer) {
   return mayHaveEffect<MemoryEffects::Write>(op, buffer);
 }

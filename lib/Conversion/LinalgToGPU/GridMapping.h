@@ -17,13 +17,15 @@
 #include "amp/Conversion/BufferAccesses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::amp {
 
-/// A grid of one block of one thread at the rewriter's insertion point; the
-/// rewriter's insertion point moves into the thread's body.
-LogicalResult createSingleThreadGrid(RewriterBase &rewriter, Location loc);
+/// An scf.parallel over one point, from 0 to 1, at `builder`'s insertion
+/// point: amp-linalg-to-grid-loops makes it a grid of one block of one
+/// thread, or runs it in another grid.
+scf::ParallelOp createOnePointLoop(OpBuilder &builder, Location loc);
 
 } // namespace mlir::amp
 

@@ -8,8 +8,9 @@
 // after bufferization besides linalg ops (buffer copies, the loops of
 // scatters and other element-by-element code) would read and write the
 // step's buffers from the CPU. Copies become linalg.copy ops, which
-// amp-linalg-to-grid-loops tiles like any other; each run of the other
-// ops becomes a grid of one block of one thread. Reads (and the scalar
+// amp-linalg-to-grid-loops tiles like any other; each independent part of
+// a run of the other ops becomes a loop over one point, which that pass
+// makes a grid of one thread or runs in another grid. Reads (and the scalar
 // arithmetic on what they read) first sink to just before their first use,
 // past ops that write other buffers, so that a read and the write that
 // uses it fall in one run instead of two.
@@ -22,6 +23,7 @@
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::amp {
@@ -141,21 +143,83 @@ static void sinkReads(Block &block) {
   }
 }
 
+/// The buffers (allocations and arguments) that `op` touches, with whether
+/// it writes them; nullopt when it may touch memory it does not name.
+static std::optional<SmallVector<amp::MemrefUse>> getBufferUses(Operation *op) {
+  std::optional<SmallVector<amp::MemrefUse>> uses = amp::getMemrefUses(op);
+  if (uses)
+    for (amp::MemrefUse &use : *uses)
+      use.first = getBaseBuffer(use.first);
+  return uses;
+}
+
+/// Whether two ops with these buffer uses touch a buffer that one of them
+/// writes (or may touch any memory: nullopt).
+static bool touchWritten(const std::optional<SmallVector<amp::MemrefUse>> &a,
+                         const std::optional<SmallVector<amp::MemrefUse>> &b) {
+  if (!a || !b)
+    return true;
+  for (const amp::MemrefUse &useA : *a)
+    for (const amp::MemrefUse &useB : *b)
+      if (useA.first == useB.first && (useA.second || useB.second))
+        return true;
+  return false;
+}
+
+/// For each op of `run` (consecutive ops of one block), the part it
+/// belongs to, numbered in the order of the parts' first ops: two ops are
+/// in one part when one uses what the other computes, or both touch a
+/// buffer that one of them writes. The parts can run in any order.
+static SmallVector<unsigned> getIndependentParts(ArrayRef<Operation *> run) {
+  llvm::EquivalenceClasses<unsigned> classes;
+  SmallVector<std::optional<SmallVector<amp::MemrefUse>>> uses;
+  for (unsigned i = 0; i < run.size(); ++i) {
+    classes.insert(i);
+    uses.push_back(getBufferUses(run[i]));
+    for (unsigned j = 0; j < i; ++j) {
+      bool usesResult = llvm::any_of(run[j]->getUsers(), [&](Operation *user) {
+        return run[i]->isAncestor(user);
+      });
+      if (usesResult || touchWritten(uses[i], uses[j]))
+        classes.unionSets(i, j);
+    }
+  }
+  SmallVector<unsigned> parts;
+  llvm::DenseMap<unsigned, unsigned> numbers;
+  for (unsigned i = 0; i < run.size(); ++i)
+    parts.push_back(
+        numbers.try_emplace(classes.getLeaderValue(i), numbers.size())
+            .first->second);
+  return parts;
+}
+
 namespace {
 struct HostDataToKernelsPass
     : amp::impl::HostDataToKernelsBase<HostDataToKernelsPass> {
 
-  /// Moves `run`, consecutive ops of one block, into a single-thread grid.
-  LogicalResult moveIntoGrid(RewriterBase &rewriter,
-                             ArrayRef<Operation *> run) {
-    if (run.empty())
+  /// Moves `run`, consecutive ops of one block, into one-point loops (grids
+  /// of one thread once tiled): one per independent part (getIndependentParts),
+  /// so that amp-linalg-to-grid-loops can run each with the work it is
+  /// independent of. Constants stay outside: kernel outlining clones them.
+  LogicalResult moveIntoGrids(RewriterBase &rewriter,
+                              ArrayRef<Operation *> run) {
+    SmallVector<Operation *> work =
+        llvm::filter_to_vector(run, [](Operation *op) {
+          return !op->hasTrait<OpTrait::ConstantLike>();
+        });
+    if (work.empty())
       return success();
+    SmallVector<unsigned> parts = getIndependentParts(work);
     rewriter.setInsertionPoint(run.front());
-    if (failed(amp::createSingleThreadGrid(rewriter, run.front()->getLoc())))
-      return failure();
+    SmallVector<scf::ParallelOp> loops;
+    for (auto [op, part] : llvm::zip(work, parts))
+      if (part == loops.size())
+        loops.push_back(amp::createOnePointLoop(rewriter, op->getLoc()));
     for (Operation *op : run)
-      rewriter.moveOpBefore(op, rewriter.getInsertionBlock(),
-                            rewriter.getInsertionPoint());
+      if (op->hasTrait<OpTrait::ConstantLike>())
+        rewriter.moveOpBefore(op, loops.front());
+    for (auto [op, part] : llvm::zip(work, parts))
+      rewriter.moveOpBefore(op, loops[part].getBody()->getTerminator());
     return success();
   }
 
@@ -216,7 +280,7 @@ struct HostDataToKernelsPass
     for (size_t i = 0; i <= run.size(); ++i) {
       if (i < run.size() && !stays[i])
         continue;
-      if (failed(moveIntoGrid(rewriter, run.slice(start, i - start))))
+      if (failed(moveIntoGrids(rewriter, run.slice(start, i - start))))
         return failure();
       start = i + 1;
     }

@@ -48,22 +48,10 @@ static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
                                  processor, identity, identity)});
 }
 
-/// An scf.parallel over one point, from 0 to 1, at `builder`'s insertion
-/// point.
-static scf::ParallelOp createOnePointLoop(OpBuilder &builder, Location loc) {
+scf::ParallelOp amp::createOnePointLoop(OpBuilder &builder, Location loc) {
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   return scf::ParallelOp::create(builder, loc, zero, one, one);
-}
-
-LogicalResult amp::createSingleThreadGrid(RewriterBase &rewriter,
-                                          Location loc) {
-  scf::ParallelOp blocks = createOnePointLoop(rewriter, loc);
-  rewriter.setInsertionPointToStart(blocks.getBody());
-  scf::ParallelOp threads = createOnePointLoop(rewriter, loc);
-  rewriter.setInsertionPointToStart(threads.getBody());
-  return success(succeeded(mapTo(blocks, gpu::Processor::BlockX)) &&
-                 succeeded(mapTo(threads, gpu::Processor::ThreadX)));
 }
 
 /// The number of iterations of `loop`, when its bounds are constants.
@@ -492,6 +480,18 @@ struct LoweredLoop {
   SmallVector<BufferAccess> accesses;
   int64_t serialIterations;
 };
+
+/// Independent loops to run as one (fuseIndependentLoops) where the first
+/// member is: the members, the values they use from above with the bytes
+/// of kernel parameters those take, and the ops between the first member
+/// and a later one that define values it uses (allocations, views), which
+/// move up with it.
+struct IndependentRun {
+  SmallVector<const LoweredLoop *> members;
+  llvm::DenseSet<Value> parameters;
+  int64_t parameterBytes = 0;
+  SmallVector<Operation *> hoisted;
+};
 } // namespace
 
 /// `generic`'s memref operands as accesses, and the memrefs its body uses
@@ -510,6 +510,22 @@ static SmallVector<BufferAccess> getBufferAccesses(linalg::GenericOp generic) {
     });
     accesses.push_back({memref, AffineMap(), writes});
   }
+  return accesses;
+}
+
+/// The memrefs from above that `loop`'s body reads and writes (a scatter's
+/// nest, a scalar store that amp-host-data-to-kernels moved into a loop),
+/// without maps: any iteration may touch any of their elements. Nullopt
+/// when an op in it may touch memory it does not name.
+static std::optional<SmallVector<BufferAccess>>
+getLoopAccesses(scf::ParallelOp loop) {
+  std::optional<SmallVector<amp::MemrefUse>> uses = amp::getMemrefUses(loop);
+  if (!uses)
+    return std::nullopt;
+  SmallVector<BufferAccess> accesses;
+  for (auto [memref, writes] : *uses)
+    if (!loop->isAncestor(memref.getParentRegion()->getParentOp()))
+      accesses.push_back({memref, AffineMap(), writes});
   return accesses;
 }
 
@@ -557,9 +573,11 @@ static bool isSameMemref(Value a, Value b) {
 /// (their first `numParallel` dimensions), can run as one: every element
 /// one writes and the other touches is the same memref, partitioned by the
 /// parallel dimensions at the same results in both, so each iteration
-/// depends on itself only.
+/// depends on itself only; or both run over one point, in one thread.
 static bool canFuseAccesses(const LoweredLoop &first, const LoweredLoop &second,
                             unsigned numParallel) {
+  if (numParallel == 0)
+    return true; // one thread runs both, in order
   for (const BufferAccess &a : first.accesses)
     for (const BufferAccess &b : second.accesses) {
       if ((!a.writes && !b.writes) || !mayShareMemory(a.memref, b.memref))
@@ -656,10 +674,40 @@ static bool areIndependent(const LoweredLoop &first,
   return true;
 }
 
+/// Whether `op` may write memory that `loop` touches, or read memory that
+/// it writes (a library call: its operands).
+static bool mayConflict(Operation *op, const LoweredLoop &loop) {
+  return llvm::any_of(loop.accesses, [&](const BufferAccess &access) {
+    return amp::mayWrite(op, access.memref) ||
+           (access.writes && amp::mayRead(op, access.memref));
+  });
+}
+
+/// Whether `loop` writes a buffer of more than one element that the step
+/// allocates (not one of its arguments, nor a scalar such as an amax): a
+/// buffer whose memory the plan would have to keep from the write on.
+static bool writesTemporary(const LoweredLoop &loop) {
+  return llvm::any_of(loop.accesses, [](const BufferAccess &access) {
+    Value buffer = memref::skipViewLikeOps(cast<MemrefValue>(access.memref));
+    auto type = cast<MemRefType>(buffer.getType());
+    return access.writes && !isa<BlockArgument>(buffer) &&
+           (!type.hasStaticShape() || type.getNumElements() > 1);
+  });
+}
+
+/// Whether `op` can move up with a loop that uses its results: an
+/// allocation, or an op without memory effects or regions (a view, a
+/// constant).
+static bool canHoistWithUser(Operation *op) {
+  return op->getNumRegions() == 0 &&
+         (isa<memref::AllocOp, memref::AllocaOp>(op) || isMemoryEffectFree(op));
+}
+
 /// The bytes of kernel parameters that `values`, defined outside a kernel
 /// and used in it, take: a memref's descriptor (two pointers, an offset, a
 /// size and a stride per dimension), 8 bytes for anything else. Constants
-/// are not counted: gpu-kernel-outlining clones them into the kernel.
+/// are not counted: the CUDA pipeline sinks them into the kernel
+/// (gpu-launch-sink-index-computations).
 static int64_t getParameterBytes(ArrayRef<Value> values) {
   int64_t bytes = 0;
   for (Value value : values) {
@@ -672,20 +720,19 @@ static int64_t getParameterBytes(ArrayRef<Value> values) {
   return bytes;
 }
 
-/// Runs the independent `loops` (areIndependent, static bounds, only pure
-/// ops and allocations between them) as one loop where `last` was: the
-/// points of each loop in turn, each padded to a multiple of `alignment`
-/// so that a warp runs one loop's body; an scf.index_switch on the segment
-/// of the point picks the body, with the loop's indices delinearized from
-/// the point's offset in the segment.
+/// Runs the independent `loops` (areIndependent, static bounds, the later
+/// ones free to move up to the first: fuseIndependent) as one loop where the
+/// first was: the points of each loop in turn, each padded to a multiple of
+/// `alignment` so that a warp runs one loop's body; an scf.index_switch on
+/// the segment of the point picks the body, with the loop's indices
+/// delinearized from the point's offset in the segment.
 static scf::ParallelOp fuseIndependentLoops(RewriterBase &rewriter,
                                             ArrayRef<scf::ParallelOp> loops,
                                             int64_t alignment) {
-  scf::ParallelOp last = loops.back();
   SmallVector<Location> locs = llvm::map_to_vector(
       loops, [](scf::ParallelOp loop) { return loop.getLoc(); });
   Location loc = rewriter.getFusedLoc(locs);
-  rewriter.setInsertionPoint(last);
+  rewriter.setInsertionPoint(loops.front());
   SmallVector<int64_t> counts, offsets;
   int64_t total = 0;
   for (scf::ParallelOp loop : loops) {
@@ -774,7 +821,7 @@ struct LinalgToGridLoopsPass
     scf::ParallelOp outer;
     if (numParallel == 0) {
       // A full reduction, or a scalar op: one thread does it all.
-      outer = createOnePointLoop(rewriter, generic->getLoc());
+      outer = amp::createOnePointLoop(rewriter, generic->getLoc());
       rewriter.moveOpBefore(*generic, outer.getBody()->getTerminator());
     }
     SmallVector<BufferAccess> accesses = getBufferAccesses(*generic);
@@ -888,54 +935,135 @@ struct LinalgToGridLoopsPass
     return remaining;
   }
 
-  /// Fuses runs of consecutive independent loops of `loops` (static bounds,
-  /// only pure ops and allocations between, no memory that one writes and
-  /// another touches, at most `maxParameterBytes` of kernel parameters
-  /// together) into one loop each (fuseIndependentLoops); returns the
-  /// loops that remain.
+  /// The values `run` does not pass yet among `used`, when `loop` can
+  /// join it: static bounds, independent of every member, within
+  /// `maxParameterBytes` of kernel parameters together.
+  std::optional<SmallVector<Value>>
+  getAddedParameters(const IndependentRun &run, const LoweredLoop &loop,
+                     ArrayRef<Value> used) {
+    if (!getStaticTripCount(run.members.front()->loop) ||
+        !llvm::all_of(run.members, [&](const LoweredLoop *member) {
+          return areIndependent(*member, loop);
+        }))
+      return std::nullopt;
+    SmallVector<Value> added = llvm::filter_to_vector(
+        used, [&](Value value) { return !run.parameters.contains(value); });
+    if (run.parameterBytes + getParameterBytes(added) > maxParameterBytes)
+      return std::nullopt;
+    return added;
+  }
+
+  /// The run of `runs` that `loop` (static bounds) joins, looking back
+  /// from it in its block for runs that it can join and move up to: it must
+  /// not pass an op that writes memory it touches or reads memory it
+  /// writes, nor a member of a run that it depends on (that member now runs
+  /// where its run's first member is). The earliest such run, unless
+  /// `loop` writes a buffer of the step's own (writesTemporary): then the
+  /// nearest, since the buffer lives from its first write on and the memory
+  /// plan could not reuse its memory before. The allocations and
+  /// effect-free ops it passes that define values it uses go into
+  /// `hoisted`, to move up with it.
+  std::optional<unsigned>
+  findRunToJoin(const LoweredLoop &loop, ArrayRef<Value> used,
+                ArrayRef<IndependentRun> runs,
+                const llvm::DenseMap<Operation *, unsigned> &runOf,
+                SmallVectorImpl<Operation *> &hoisted) {
+    llvm::DenseSet<Value> needed(llvm::from_range, used);
+    SmallVector<Operation *> passed;
+    std::optional<unsigned> chosen;
+    size_t chosenPassed = 0;
+    Operation *limit = nullptr; // the loop may not move up to or past it
+    for (Operation *op = loop.loop->getPrevNode(); op; op = op->getPrevNode()) {
+      if (limit && (op == limit || op->isBeforeInBlock(limit)))
+        break;
+      if (auto found = runOf.find(op); found != runOf.end()) {
+        const IndependentRun &run = runs[found->second];
+        const LoweredLoop *member =
+            *llvm::find_if(run.members, [&](const LoweredLoop *m) {
+              return scf::ParallelOp(m->loop).getOperation() == op;
+            });
+        Operation *first = run.members.front()->loop;
+        bool independent = areIndependent(*member, loop);
+        if (op != first) {
+          if (!independent && (!limit || limit->isBeforeInBlock(first)))
+            limit = first;
+          continue;
+        }
+        if (!independent)
+          break;
+        if (getAddedParameters(run, loop, used)) {
+          chosen = found->second;
+          chosenPassed = passed.size();
+          if (writesTemporary(loop))
+            break;
+        }
+        continue;
+      }
+      if (llvm::any_of(op->getResults(),
+                       [&](Value value) { return needed.contains(value); })) {
+        if (!canHoistWithUser(op))
+          break;
+        passed.push_back(op);
+        needed.insert_range(op->getOperands());
+        continue;
+      }
+      if (mayConflict(op, loop))
+        break;
+    }
+    hoisted.append(passed.begin(), passed.begin() + chosenPassed);
+    return chosen;
+  }
+
+  /// Fuses independent loops of `loops` into one loop each
+  /// (fuseIndependentLoops): each loop with static bounds joins the
+  /// run of loops before it that it can move up to (findRunToJoin), or
+  /// starts one. Returns the loops that remain.
   SmallVector<scf::ParallelOp> fuseIndependent(RewriterBase &rewriter,
                                                ArrayRef<LoweredLoop> loops) {
-    SmallVector<scf::ParallelOp> remaining;
-    SmallVector<const LoweredLoop *> run;
-    llvm::DenseSet<Value> parameters;
-    int64_t parameterBytes = 0;
-    auto flush = [&] {
-      if (run.size() > 1) {
-        auto members = llvm::map_to_vector(
-            run, [](const LoweredLoop *loop) { return loop->loop; });
-        remaining.push_back(fuseIndependentLoops(
-            rewriter, members, std::min<int64_t>(kWarpSize, blockSize)));
-      } else if (run.size() == 1) {
-        remaining.push_back(run.front()->loop);
-      }
-      run.clear();
-      parameters.clear();
-      parameterBytes = 0;
-    };
+    SmallVector<IndependentRun> runs;
+    llvm::DenseMap<Operation *, unsigned> runOf;
     for (const LoweredLoop &loop : loops) {
-      llvm::SetVector<Value> used;
-      getUsedValuesDefinedAbove(scf::ParallelOp(loop.loop).getRegion(), used);
-      SmallVector<Value> added = llvm::filter_to_vector(
-          used, [&](Value value) { return !parameters.contains(value); });
-      bool joins =
-          fuseIndependentGrids && !run.empty() &&
-          getStaticTripCount(run.front()->loop) &&
-          getStaticTripCount(loop.loop) &&
-          haveOnlyPureOpsBetween(run.back()->loop, loop.loop) &&
-          llvm::all_of(run,
-                       [&](const LoweredLoop *member) {
-                         return areIndependent(*member, loop);
-                       }) &&
-          parameterBytes + getParameterBytes(added) <= maxParameterBytes;
-      if (!joins) {
-        flush();
-        added = used.takeVector();
+      llvm::SetVector<Value> usedSet;
+      getUsedValuesDefinedAbove(scf::ParallelOp(loop.loop).getRegion(),
+                                usedSet);
+      SmallVector<Value> used = usedSet.takeVector();
+      SmallVector<Operation *> hoisted;
+      std::optional<unsigned> joined;
+      if (fuseIndependentGrids && getStaticTripCount(loop.loop))
+        joined = findRunToJoin(loop, used, runs, runOf, hoisted);
+      if (!joined) {
+        joined = runs.size();
+        runs.emplace_back();
       }
-      run.push_back(&loop);
-      parameters.insert_range(added);
-      parameterBytes += getParameterBytes(added);
+      IndependentRun &run = runs[*joined];
+      SmallVector<Value> added =
+          run.members.empty() ? used : *getAddedParameters(run, loop, used);
+      run.members.push_back(&loop);
+      run.parameters.insert_range(added);
+      run.parameterBytes += getParameterBytes(added);
+      run.hoisted.append(hoisted);
+      runOf[loop.loop] = *joined;
     }
-    flush();
+    SmallVector<scf::ParallelOp> remaining;
+    for (IndependentRun &run : runs) {
+      auto members = llvm::map_to_vector(
+          run.members, [](const LoweredLoop *member) { return member->loop; });
+      if (members.size() == 1) {
+        remaining.push_back(members.front());
+        continue;
+      }
+      Operation *first = members.front();
+      llvm::sort(run.hoisted, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      for (Operation *op : llvm::make_range(
+               run.hoisted.begin(),
+               std::unique(run.hoisted.begin(), run.hoisted.end())))
+        if (first->isBeforeInBlock(op))
+          rewriter.moveOpBefore(op, first);
+      remaining.push_back(fuseIndependentLoops(
+          rewriter, members, std::min<int64_t>(kWarpSize, blockSize)));
+    }
     return remaining;
   }
 
@@ -955,13 +1083,14 @@ struct LinalgToGridLoopsPass
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
-    SmallVector<scf::ParallelOp> loops;
+    // The linalg ops and the loops still to tile (amp-parallelize-loop-nests'
+    // nests, amp-host-data-to-kernels' one-point loops), in order.
+    SmallVector<Operation *> work;
     WalkResult walk =
         getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
           if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
             if (!loop->hasAttr(gpu::getMappingAttrName()))
-              loops.push_back(loop);
+              work.push_back(loop);
             return WalkResult::skip();
           }
           auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -972,27 +1101,40 @@ struct LinalgToGridLoopsPass
                 "must be bufferized before amp-linalg-to-grid-loops");
             return WalkResult::interrupt();
           }
-          ops.push_back(linalgOp);
+          work.push_back(linalgOp);
           return WalkResult::skip();
         });
     if (walk.wasInterrupted())
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
-    for (scf::ParallelOp loop : loops)
-      if (failed(tileIntoGrid(rewriter, loop, blockSize)))
-        return signalPassFailure();
     // Reductions start from the fills of their outputs, which go.
     SmallVector<Operation *> folded;
-    SmallVector<SmallVector<Value>> initialValues;
-    for (linalg::LinalgOp op : ops)
-      initialValues.push_back(foldOutputFills(op, folded));
+    llvm::DenseMap<Operation *, SmallVector<Value>> initialValues;
+    for (Operation *op : work)
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+        initialValues[op] = foldOutputFills(linalgOp, folded);
     llvm::SmallPtrSet<Operation *, 16> foldedSet(folded.begin(), folded.end());
     SmallVector<LoweredLoop> lowered;
-    for (auto [op, values] : llvm::zip(ops, initialValues)) {
-      if (foldedSet.contains(op.getOperation()))
+    for (Operation *op : work) {
+      if (foldedSet.contains(op))
         continue;
-      if (failed(lowerToParallelLoop(rewriter, op, values, lowered)))
-        return signalPassFailure();
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        if (failed(lowerToParallelLoop(rewriter, linalgOp, initialValues[op],
+                                       lowered)))
+          return signalPassFailure();
+        continue;
+      }
+      auto loop = cast<scf::ParallelOp>(op);
+      std::optional<SmallVector<BufferAccess>> accesses = getLoopAccesses(loop);
+      if (!accesses) {
+        if (failed(tileIntoGrid(rewriter, loop, blockSize)))
+          return signalPassFailure();
+        continue;
+      }
+      std::optional<int64_t> tripCount = getStaticTripCount(loop);
+      unsigned numParallel =
+          tripCount == 1 ? 0 : static_cast<unsigned>(loop.getNumLoops());
+      lowered.push_back({loop, numParallel, std::move(*accesses), 0});
     }
     for (Operation *fill : folded)
       rewriter.eraseOp(fill);

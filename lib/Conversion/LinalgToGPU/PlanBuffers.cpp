@@ -139,9 +139,9 @@ struct PlanBuffersPass : amp::impl::PlanBuffersBase<PlanBuffersPass> {
       return;
     int64_t arenaBytes = assignOffsets(buffers, alignment);
     if (emitRemarks)
-      emitRemark(func.getLoc()) << "planned " << buffers.size() << " buffers of "
-                        << bufferBytes << " bytes into an arena of "
-                        << arenaBytes << " bytes";
+      emitRemark(func.getLoc())
+          << "planned " << buffers.size() << " buffers of " << bufferBytes
+          << " bytes into an arena of " << arenaBytes << " bytes";
 
     OpBuilder b = OpBuilder::atBlockBegin(&body);
     Location loc = func.getLoc();

@@ -11,17 +11,20 @@ func.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) {
 
 // -----
 
-// A scatter's loop and the store after it: one run, one single-thread grid.
-// The constants they use stay outside (kernel outlining passes them in).
+// A scatter's loop and the store after it into the same buffer: one run,
+// one loop over one point (a grid of one thread once tiled). The constants
+// they use stay outside (kernel outlining clones them).
 // CHECK-LABEL: func.func @scatter
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             scf.for
-// CHECK:               memref.load
-// CHECK:               memref.store
+// CHECK:         arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    scf.parallel (%{{.*}}) = (%[[ZERO]]) to (%[[ONE]]) step (%[[ONE]])
+// CHECK-NEXT:      scf.for
+// CHECK:             memref.load
 // CHECK:             memref.store
-// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
-// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK:           memref.store
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    }
 // CHECK-NEXT:    return
 func.func @scatter(%index: memref<8xindex>, %out: memref<8x10xf32>) {
   %c0 = arith.constant 0 : index
@@ -43,8 +46,7 @@ func.func @scatter(%index: memref<8xindex>, %out: memref<8x10xf32>) {
 // CHECK:         scf.if
 // CHECK-NEXT:      linalg.fill
 // CHECK:           scf.parallel
-// CHECK:             scf.parallel
-// CHECK-NEXT:          memref.store
+// CHECK-NEXT:        memref.store
 func.func @nested(%flag: i1, %out: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %one = arith.constant 1.0 : f32
@@ -102,14 +104,13 @@ func.func @feeds_host_op(%in: memref<4xf32>) -> f32 {
 // CHECK-LABEL: func.func @reads_sink_to_their_use
 // CHECK:         linalg.fill
 // CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK-NEXT:        memref.load %arg0[]
-// CHECK-NEXT:        arith.cmpf
-// CHECK-NEXT:        arith.divf
-// CHECK-NEXT:        memref.load %arg1[]
-// CHECK-NEXT:        arith.select
-// CHECK-NEXT:        memref.store
-// CHECK-NEXT:        scf.reduce
+// CHECK-NEXT:      memref.load %arg0[]
+// CHECK-NEXT:      arith.cmpf
+// CHECK-NEXT:      arith.divf
+// CHECK-NEXT:      memref.load %arg1[]
+// CHECK-NEXT:      arith.select
+// CHECK-NEXT:      memref.store
+// CHECK-NEXT:      scf.reduce
 func.func @reads_sink_to_their_use(%amax: memref<f32>, %scale: memref<f32>,
                                    %history: memref<4xf32>,
                                    %new_scale: memref<f32>) {
@@ -122,6 +123,58 @@ func.func @reads_sink_to_their_use(%amax: memref<f32>, %scale: memref<f32>,
   linalg.fill ins(%zero : f32) outs(%history : memref<4xf32>)
   %next = arith.select %valid, %inverse, %s : f32
   memref.store %next, %new_scale[] : memref<f32>
+  return
+}
+
+// -----
+
+// FP8's end of step: one scale's update, then the next one's amax written
+// into its history. They share no buffer and no value: two loops, which
+// amp-linalg-to-grid-loops runs each with the work it is independent of.
+// CHECK-LABEL: func.func @independent_parts
+// CHECK:         scf.parallel
+// CHECK-NEXT:      memref.load %arg0[]
+// CHECK-NEXT:      arith.divf
+// CHECK-NEXT:      memref.store %{{.*}}, %arg1[]
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    }
+// CHECK:         scf.parallel
+// CHECK-NEXT:      memref.load %arg2[]
+// CHECK-NEXT:      memref.store %{{.*}}, %arg3[%{{.*}}]
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+func.func @independent_parts(%amax: memref<f32>, %scale: memref<f32>,
+                             %next_amax: memref<f32>,
+                             %next_history: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.load %amax[] : memref<f32>
+  %inverse = arith.divf %one, %a : f32
+  memref.store %inverse, %scale[] : memref<f32>
+  %b = memref.load %next_amax[] : memref<f32>
+  memref.store %b, %next_history[%c0] : memref<4xf32>
+  return
+}
+
+// -----
+
+// One part: the second store reads what the first writes.
+// CHECK-LABEL: func.func @dependent_through_memory
+// CHECK:         scf.parallel
+// CHECK-NEXT:      memref.load %arg0[]
+// CHECK-NEXT:      memref.store %{{.*}}, %arg1[]
+// CHECK-NEXT:      memref.load %arg1[]
+// CHECK-NEXT:      memref.store %{{.*}}, %arg2[]
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
+func.func @dependent_through_memory(%in: memref<f32>, %middle: memref<f32>,
+                                    %out: memref<f32>) {
+  %a = memref.load %in[] : memref<f32>
+  memref.store %a, %middle[] : memref<f32>
+  %b = memref.load %middle[] : memref<f32>
+  memref.store %b, %out[] : memref<f32>
   return
 }
 

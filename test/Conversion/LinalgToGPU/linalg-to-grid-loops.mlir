@@ -694,10 +694,15 @@ func.func @fused_independent(%a: memref<4x5xf32>, %exp: memref<4x5xf32>,
 
 // Two independent ops with a dependent one between them: the second reads
 // what the first wrote, so the first two stay apart; the third, independent
-// of the second, joins it.
+// of both, moves up into the first's grid.
 // CHECK-LABEL: func.func @independent_after_dependent
 // BUDGET-LABEL: func.func @independent_after_dependent
-// CHECK-COUNT-2: processor = block_x
+// CHECK:         scf.index_switch
+// CHECK:           arith.negf
+// CHECK:           arith.negf
+// CHECK:         processor = block_x
+// CHECK:         memref.load %arg1
+// CHECK:         processor = block_x
 // CHECK-NOT:     processor = block_x
 func.func @independent_after_dependent(%a: memref<8xf32>, %b: memref<8xf32>,
                                        %c: memref<8xf32>, %d: memref<5xf32>,
@@ -818,6 +823,177 @@ func.func @dependent_full_reductions(%a: memref<64xf32>, %sa: memref<f32>,
       ins(%sa : memref<f32>) outs(%out : memref<f32>) {
   ^bb0(%x: f32, %y: f32):
     %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// -----
+
+// FP8's end of step for two scaling states: each state's amax goes into its
+// history (one-point loops from amp-host-data-to-kernels), then the history
+// moves on by one (16 points). The second state's store is independent of
+// the first state's history and moves up into the first store's grid; the
+// second history, after the second store wherever that runs, joins the
+// first: two grids, not three (A1 | B1 A2 | B2 in order).
+// CHECK-LABEL: func.func @hoisted_past_independent
+// CHECK:         scf.index_switch
+// CHECK:           memref.store %{{.*}}, %arg1[%{{.*}}]
+// CHECK:           memref.store %{{.*}}, %arg4[%{{.*}}]
+// CHECK:         processor = block_x
+// CHECK:         scf.index_switch
+// CHECK:           memref.store %{{.*}}, %arg2[%{{.*}}]
+// CHECK:           memref.store %{{.*}}, %arg5[%{{.*}}]
+// CHECK:         processor = block_x
+// CHECK-NOT:     processor = block_x
+// INDEPOFF-LABEL: func.func @hoisted_past_independent
+// INDEPOFF-COUNT-4: processor = block_x
+#hist_next = affine_map<(d0) -> ((d0 + 15) mod 16)>
+#hist_id = affine_map<(d0) -> (d0)>
+func.func @hoisted_past_independent(%amax1: memref<f32>, %history1: memref<16xf32>,
+                                    %next1: memref<16xf32>, %amax2: memref<f32>,
+                                    %history2: memref<16xf32>, %next2: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    %a = memref.load %amax1[] : memref<f32>
+    memref.store %a, %history1[%c0] : memref<16xf32>
+  }
+  linalg.generic {indexing_maps = [#hist_next, #hist_id], iterator_types = ["parallel"]}
+      ins(%history1 : memref<16xf32>) outs(%next1 : memref<16xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    %a = memref.load %amax2[] : memref<f32>
+    memref.store %a, %history2[%c0] : memref<16xf32>
+  }
+  linalg.generic {indexing_maps = [#hist_next, #hist_id], iterator_types = ["parallel"]}
+      ins(%history2 : memref<16xf32>) outs(%next2 : memref<16xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// An op moves up past a GEMM (a library call) that touches none of its
+// buffers, into the first grid; an op that reads the GEMM's result does
+// not. An op that writes a buffer of the step's (@temporary_joins_nearest:
+// %t, with the op that reads it, fused first) joins the nearest grid it
+// can, with the buffer's allocation, so that the buffer does not live
+// longer.
+// CHECK-LABEL: func.func @hoisted_past_call
+// CHECK:         scf.index_switch
+// CHECK:           math.exp
+// CHECK:           arith.negf
+// CHECK:         processor = block_x
+// CHECK:         call @amp_gemm_f32_f32_f32
+// CHECK:         math.sqrt
+// CHECK:         processor = block_x
+// CHECK-NOT:     processor = block_x
+// CHECK-LABEL: func.func @temporary_joins_nearest
+// CHECK:         math.exp
+// CHECK:         processor = block_x
+// CHECK:         call @amp_gemm_f32_f32_f32
+// CHECK:         memref.alloc() : memref<4xf32>
+// CHECK:         scf.index_switch
+// CHECK:           math.sqrt
+// CHECK:           arith.negf
+// CHECK:           math.absf
+// CHECK:         processor = block_x
+// CHECK-NOT:     processor = block_x
+#h_id = affine_map<(d0) -> (d0)>
+func.func private @amp_gemm_f32_f32_f32(memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
+func.func @hoisted_past_call(%record: memref<*xi64>, %a: memref<*xf32>, %b: memref<*xf32>,
+                             %c: memref<8xf32>, %x: memref<8xf32>, %y: memref<8xf32>,
+                             %z: memref<8xf32>, %w: memref<4xf32>, %v: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  %cc = memref.cast %c : memref<8xf32> to memref<*xf32>
+  func.call @amp_gemm_f32_f32_f32(%record, %a, %b, %cc) : (memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%c : memref<8xf32>) outs(%z : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.sqrt %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%w : memref<4xf32>) outs(%v : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+func.func @temporary_joins_nearest(%record: memref<*xi64>, %a: memref<*xf32>, %b: memref<*xf32>,
+                                   %c: memref<8xf32>, %x: memref<8xf32>, %y: memref<8xf32>,
+                                   %z: memref<8xf32>, %w: memref<4xf32>, %v: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  %cc = memref.cast %c : memref<8xf32> to memref<*xf32>
+  func.call @amp_gemm_f32_f32_f32(%record, %a, %b, %cc) : (memref<*xi64>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%c : memref<8xf32>) outs(%z : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.sqrt %in : f32
+    linalg.yield %r : f32
+  }
+  %t = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%w : memref<4xf32>) outs(%t : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#h_id, #h_id], iterator_types = ["parallel"]}
+      ins(%t : memref<4xf32>) outs(%v : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = math.absf %in : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// -----
+
+// The third op, independent of the first, would move up into its grid, but
+// it writes what the second reads: it stays after the second. Three grids.
+// CHECK-LABEL: func.func @not_hoisted_past_reader
+// CHECK-NOT:     scf.index_switch
+// CHECK-COUNT-3: processor = block_x
+// CHECK-NOT:     processor = block_x
+#n_id = affine_map<(d0) -> (d0)>
+func.func @not_hoisted_past_reader(%a: memref<8xf32>, %b: memref<8xf32>,
+                                   %e: memref<4xf32>, %f: memref<4xf32>,
+                                   %g: memref<2xf32>) {
+  linalg.generic {indexing_maps = [#n_id, #n_id], iterator_types = ["parallel"]}
+      ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  }
+  %b4 = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#n_id, #n_id, #n_id], iterator_types = ["parallel"]}
+      ins(%b4, %e : memref<4xf32, strided<[1]>>, memref<4xf32>) outs(%f : memref<4xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %s = arith.addf %in, %in2 : f32
+    linalg.yield %s : f32
+  }
+  %e2 = memref.subview %e[0] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#n_id, #n_id], iterator_types = ["parallel"]}
+      ins(%g : memref<2xf32>) outs(%e2 : memref<2xf32, strided<[1]>>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = math.absf %in : f32
     linalg.yield %n : f32
   }
   return

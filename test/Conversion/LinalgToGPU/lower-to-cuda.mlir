@@ -1,5 +1,6 @@
 // REQUIRES: cuda-toolkit
 // RUN: amp-opt %s --amp-lower-to-cuda | FileCheck %s
+// RUN: amp-opt %s --amp-lower-to-cuda --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
 // RUN: not amp-opt %s --amp-lower-to-cuda=chips=sm_70 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not amp-opt %s --amp-lower-to-cuda=toolkit=%t.none 2>&1 | FileCheck %s --check-prefix=TOOLKIT
 // RUN: not amp-opt %s --amp-lower-to-cuda=block-size=0 2>&1 | FileCheck %s --check-prefix=BLOCK
@@ -20,6 +21,13 @@
 // CHECK-NOT:   llvm.call @mgpuStreamSynchronize
 // CHECK:     gpu.binary @main_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">, "P\EDU\BA
 // CHECK-NOT: gpu.binary
+
+// The kernel takes its buffers only: its constants (bounds, the block
+// size) are sunk into it (gpu-launch-sink-index-computations), not passed.
+// OUTLINED:      gpu.launch_func @main_kernel::@main_kernel
+// OUTLINED-SAME: args({{%[^ ]+}} : memref<8x32xf32>, {{%[^ ]+}} : memref<32xf32>){{$}}
+// OUTLINED:      gpu.func @main_kernel
+// OUTLINED:        arith.constant 256 : index
 
 // CHIP:    amp-lower-to-cuda: unknown chip 'sm_70' (sm_80 or sm_90)
 // TOOLKIT: amp-lower-to-cuda: no ptxas in the CUDA toolkit '{{.*}}.none'
