@@ -151,6 +151,15 @@ def FuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     stored result go. Mixed precision makes many such producers: a
     loss-scaled gradient's unscaling, read by the finiteness check and the
     update; a rounding `extf(truncf(x))` read by several ops.
+
+    A `linalg.transpose` that one `linalg.generic` reads, and that does more
+    than copy, becomes a generic first, so that it fuses into that reader,
+    which then reads the transpose's input permuted (attention's head
+    split, then the scaling of Q): one loop (a kernel on the GPU) and one
+    buffer fewer. Other transposes stay: those around a contraction are the
+    layouts that the GEMM and convolution record passes fold into the
+    library calls (a convolution's weight gradient reads X and dY
+    transposed and writes dW transposed).
   }];
   let options = [
     Option<"multiUse", "multi-use", "bool", "true",

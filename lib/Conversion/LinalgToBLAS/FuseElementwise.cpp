@@ -62,6 +62,46 @@ static bool isFusable(OpOperand *fusedOperand, bool multiUse) {
          consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
 }
 
+/// Whether `op` is a linalg.generic over one input whose body converts it
+/// (one cast: extf, truncf) or copies it.
+static bool isConversion(Operation *op) {
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1)
+    return false;
+  Block *body = generic.getBody();
+  return body->getOperations().size() == 1 ||
+         (body->getOperations().size() == 2 &&
+          isa<CastOpInterface>(body->front()));
+}
+
+/// Whether `value` is a contraction's result, through reshapes and
+/// conversions (a convolution's result, rounded to its AMP type).
+static bool comesFromContraction(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<linalg::ContractOp>(def))
+      return true;
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def) &&
+        !isConversion(def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return false;
+}
+
+/// Whether `transpose` has one reader, a linalg.generic that computes
+/// (more than a conversion): as a generic, the transpose then fuses into
+/// it, which reads the transpose's input permuted. Other transposes stay,
+/// and so does one of a contraction's result: the convolution record pass
+/// folds transposes around a contraction, alone or with a conversion, into
+/// cuDNN's layouts (a weight gradient reads X and dY transposed and writes
+/// dW transposed).
+static bool foldsIntoReader(linalg::TransposeOp transpose) {
+  if (!transpose->hasOneUse() || comesFromContraction(transpose.getInput()))
+    return false;
+  Operation *reader = *transpose->user_begin();
+  return isa<linalg::GenericOp>(reader) && !isConversion(reader);
+}
+
 namespace {
 struct FuseElementwisePass
     : amp::impl::FuseElementwiseBase<FuseElementwisePass> {
@@ -69,6 +109,20 @@ struct FuseElementwisePass
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    // A transpose is an elementwise copy with a permuted map: as a generic
+    // it fuses into the op that reads it (foldsIntoReader), one loop (a
+    // kernel on the GPU) and one buffer fewer.
+    IRRewriter rewriter(context);
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp op) {
+      if (foldsIntoReader(op))
+        transposes.push_back(op);
+    });
+    for (linalg::TransposeOp transpose : transposes) {
+      rewriter.setInsertionPoint(transpose);
+      if (failed(linalg::generalizeNamedOp(rewriter, transpose)))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(context);
     bool fuseMultiUse = multiUse;
     linalg::ControlFusionFn shouldFuse = [fuseMultiUse](OpOperand *operand) {

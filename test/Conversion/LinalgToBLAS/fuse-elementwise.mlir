@@ -93,3 +93,74 @@ func.func @multi_use_producer(%g: tensor<8x16xf32>, %p: tensor<8x16xf32>, %inv: 
   } -> tensor<8x16xf32>
   return %finite, %updated : tensor<i1>, tensor<8x16xf32>
 }
+
+// A transpose that one computing op reads folds into it: the division reads
+// the transpose's input permuted, one loop instead of two (attention's
+// head split, then the scaling of Q). A transpose that a contraction reads
+// stays one, and so does one read by a reshape or a conversion, or one of
+// a contraction's result: the layouts of a convolution's weight gradient,
+// which the convolution record pass folds into cuDNN's call.
+// CHECK-LABEL: func.func @transpose_folds_into_reader
+// SINGLE-LABEL: func.func @transpose_folds_into_reader
+// CHECK-SAME:    (%[[X:[^:]*]]: tensor<2x3xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[PERM:.*]], #{{.*}}], {{.*}} ins(%[[X]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>)
+// CHECK:           arith.divf
+// CHECK-NOT:     linalg.transpose
+// CHECK-LABEL: func.func @transpose_stays_for_contraction
+// CHECK:         linalg.transpose
+// CHECK:         linalg.contract
+// CHECK-LABEL: func.func @transpose_stays_for_reshape
+// CHECK:         linalg.transpose
+// CHECK:         tensor.collapse_shape
+// CHECK-LABEL: func.func @transpose_stays_for_conversion
+// CHECK:         linalg.transpose
+// CHECK:         arith.truncf
+// CHECK-LABEL: func.func @transpose_of_contraction_stays
+// CHECK:         linalg.contract
+// CHECK:         linalg.transpose
+// CHECK:         arith.mulf
+func.func @transpose_folds_into_reader(%x: tensor<2x3xf32>, %s: f32) -> tensor<3x2xf32> {
+  %e = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  %d = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<3x2xf32>) outs(%e : tensor<3x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<3x2xf32>
+  return %d : tensor<3x2xf32>
+}
+func.func @transpose_stays_for_contraction(%x: tensor<16x8xf32>, %w: tensor<16x4xf32>, %acc: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.transpose ins(%x : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+  %y = linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%t, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%acc : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+func.func @transpose_stays_for_reshape(%x: tensor<2x3x4xf32>) -> tensor<12x2xf32> {
+  %e = tensor.empty() : tensor<3x4x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3x4xf32>) outs(%e : tensor<3x4x2xf32>) permutation = [1, 2, 0]
+  %c = tensor.collapse_shape %t [[0, 1], [2]] : tensor<3x4x2xf32> into tensor<12x2xf32>
+  return %c : tensor<12x2xf32>
+}
+func.func @transpose_stays_for_conversion(%x: tensor<2x3xf32>) -> tensor<3x2xf16> {
+  %e = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  %e16 = tensor.empty() : tensor<3x2xf16>
+  %h = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<3x2xf32>) outs(%e16 : tensor<3x2xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %q = arith.truncf %in : f32 to f16
+    linalg.yield %q : f16
+  } -> tensor<3x2xf16>
+  return %h : tensor<3x2xf16>
+}
+func.func @transpose_of_contraction_stays(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %acc: tensor<4x2xf32>, %s: f32) -> tensor<2x4xf32> {
+  %y = linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%acc : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %t = linalg.transpose ins(%y : tensor<4x2xf32>) outs(%e : tensor<2x4xf32>) permutation = [1, 0]
+  %u = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %q = arith.mulf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<2x4xf32>
+  return %u : tensor<2x4xf32>
+}
