@@ -74,16 +74,33 @@ static bool isConversion(Operation *op) {
           isa<CastOpInterface>(body->front()));
 }
 
-/// Whether `value` is a contraction's result, through reshapes and
-/// conversions (a convolution's result, rounded to its AMP type).
-static bool comesFromContraction(Value value) {
+/// `value` without the reshapes that produce it.
+static Value skipReshapes(Value value) {
   while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
+/// Whether `value` is a contraction's result (through reshapes and
+/// conversions: a convolution's result, rounded to its AMP type), or that
+/// of an op that reads one (a GEMM's bias addition, which the GEMM record
+/// pass takes into the call as its epilogue when nothing else joins it).
+static bool comesFromContraction(Value value) {
+  for (value = skipReshapes(value); Operation *def = value.getDefiningOp();
+       value = skipReshapes(def->getOperand(0))) {
     if (isa<linalg::ContractOp>(def))
       return true;
-    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def) &&
-        !isConversion(def))
+    auto generic = dyn_cast<linalg::GenericOp>(def);
+    if (generic && llvm::any_of(generic.getDpsInputs(), [](Value input) {
+          return isa_and_present<linalg::ContractOp>(
+              skipReshapes(input).getDefiningOp());
+        }))
+      return true;
+    if (!isConversion(def))
       return false;
-    value = def->getOperand(0);
   }
   return false;
 }
@@ -91,10 +108,11 @@ static bool comesFromContraction(Value value) {
 /// Whether `transpose` has one reader, a linalg.generic that computes
 /// (more than a conversion): as a generic, the transpose then fuses into
 /// it, which reads the transpose's input permuted. Other transposes stay,
-/// and so does one of a contraction's result: the convolution record pass
-/// folds transposes around a contraction, alone or with a conversion, into
-/// cuDNN's layouts (a weight gradient reads X and dY transposed and writes
-/// dW transposed).
+/// and so does one of a contraction's result (comesFromContraction): the
+/// record passes fold transposes around a contraction, alone or with a
+/// conversion, into cuDNN's layouts (a weight gradient reads X and dY
+/// transposed and writes dW transposed), and a GEMM's epilogue must not
+/// fuse with the op after the transpose.
 static bool foldsIntoReader(linalg::TransposeOp transpose) {
   if (!transpose->hasOneUse() || comesFromContraction(transpose.getInput()))
     return false;

@@ -99,7 +99,9 @@ func.func @multi_use_producer(%g: tensor<8x16xf32>, %p: tensor<8x16xf32>, %inv: 
 // head split, then the scaling of Q). A transpose that a contraction reads
 // stays one, and so does one read by a reshape or a conversion, or one of
 // a contraction's result: the layouts of a convolution's weight gradient,
-// which the convolution record pass folds into cuDNN's call.
+// which the convolution record pass folds into cuDNN's call. After a GEMM's
+// bias addition too: folded into the multiplication, the transpose would
+// let the addition fuse with it, and the GEMM lose its bias epilogue.
 // CHECK-LABEL: func.func @transpose_folds_into_reader
 // SINGLE-LABEL: func.func @transpose_folds_into_reader
 // CHECK-SAME:    (%[[X:[^:]*]]: tensor<2x3xf32>
@@ -118,6 +120,11 @@ func.func @multi_use_producer(%g: tensor<8x16xf32>, %p: tensor<8x16xf32>, %inv: 
 // CHECK:         arith.truncf
 // CHECK-LABEL: func.func @transpose_of_contraction_stays
 // CHECK:         linalg.contract
+// CHECK:         linalg.transpose
+// CHECK:         arith.mulf
+// CHECK-LABEL: func.func @transpose_after_bias_stays
+// CHECK:         linalg.contract
+// CHECK:         arith.addf
 // CHECK:         linalg.transpose
 // CHECK:         arith.mulf
 func.func @transpose_folds_into_reader(%x: tensor<2x3xf32>, %s: f32) -> tensor<3x2xf32> {
@@ -157,6 +164,22 @@ func.func @transpose_of_contraction_stays(%a: tensor<4x8xf32>, %b: tensor<8x2xf3
   %y = linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%acc : tensor<4x2xf32>) -> tensor<4x2xf32>
   %e = tensor.empty() : tensor<2x4xf32>
   %t = linalg.transpose ins(%y : tensor<4x2xf32>) outs(%e : tensor<2x4xf32>) permutation = [1, 0]
+  %u = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %q = arith.mulf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<2x4xf32>
+  return %u : tensor<2x4xf32>
+}
+func.func @transpose_after_bias_stays(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %acc: tensor<4x2xf32>, %bias: tensor<2xf32>, %s: f32) -> tensor<2x4xf32> {
+  %y = linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%acc : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y, %bias : tensor<4x2xf32>, tensor<2xf32>) outs(%acc : tensor<4x2xf32>) {
+  ^bb0(%in: f32, %bi: f32, %out: f32):
+    %q = arith.addf %in, %bi : f32
+    linalg.yield %q : f32
+  } -> tensor<4x2xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %t = linalg.transpose ins(%z : tensor<4x2xf32>) outs(%e : tensor<2x4xf32>) permutation = [1, 0]
   %u = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
   ^bb0(%in: f32, %out: f32):
     %q = arith.mulf %in, %s : f32
