@@ -18,20 +18,20 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::amp {
 
-/// `view` without the reshapes (which keep every element) that made it.
+/// `view` (a memref or a tensor) without the reshapes (which keep every
+/// element) that made it.
 inline Value stripReshapes(Value view) {
   while (Operation *def = view.getDefiningOp()) {
-    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
-      view = expand.getSrc();
-    else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
-      view = collapse.getSrc();
-    else
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+             tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       break;
+    view = def->getOperand(0);
   }
   return view;
 }

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -74,29 +75,20 @@ static bool isConversion(Operation *op) {
           isa<CastOpInterface>(body->front()));
 }
 
-/// `value` without the reshapes that produce it.
-static Value skipReshapes(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-      break;
-    value = def->getOperand(0);
-  }
-  return value;
-}
-
 /// Whether `value` is a contraction's result (through reshapes and
 /// conversions: a convolution's result, rounded to its AMP type), or that
 /// of an op that reads one (a GEMM's bias addition, which the GEMM record
 /// pass takes into the call as its epilogue when nothing else joins it).
 static bool comesFromContraction(Value value) {
-  for (value = skipReshapes(value); Operation *def = value.getDefiningOp();
-       value = skipReshapes(def->getOperand(0))) {
+  for (value = amp::stripReshapes(value);
+       Operation *def = value.getDefiningOp();
+       value = amp::stripReshapes(def->getOperand(0))) {
     if (isa<linalg::ContractOp>(def))
       return true;
     auto generic = dyn_cast<linalg::GenericOp>(def);
     if (generic && llvm::any_of(generic.getDpsInputs(), [](Value input) {
           return isa_and_present<linalg::ContractOp>(
-              skipReshapes(input).getDefiningOp());
+              amp::stripReshapes(input).getDefiningOp());
         }))
       return true;
     if (!isConversion(def))

@@ -962,12 +962,14 @@ struct LinalgToGridLoopsPass
   /// nearest, since the buffer lives from its first write on and the memory
   /// plan could not reuse its memory before. The allocations and
   /// effect-free ops it passes that define values it uses go into
-  /// `hoisted`, to move up with it.
+  /// `hoisted`, to move up with it, and the values it adds to the run's
+  /// parameters (getAddedParameters) into `added`.
   std::optional<unsigned>
   findRunToJoin(const LoweredLoop &loop, ArrayRef<Value> used,
                 ArrayRef<IndependentRun> runs,
                 const llvm::DenseMap<Operation *, unsigned> &runOf,
-                SmallVectorImpl<Operation *> &hoisted) {
+                SmallVectorImpl<Operation *> &hoisted,
+                SmallVectorImpl<Value> &added) {
     llvm::DenseSet<Value> needed(llvm::from_range, used);
     SmallVector<Operation *> passed;
     std::optional<unsigned> chosen;
@@ -991,9 +993,11 @@ struct LinalgToGridLoopsPass
         }
         if (!independent)
           break;
-        if (getAddedParameters(run, loop, used)) {
+        if (std::optional<SmallVector<Value>> parameters =
+                getAddedParameters(run, loop, used)) {
           chosen = found->second;
           chosenPassed = passed.size();
+          added.assign(*parameters);
           if (writesTemporary(loop))
             break;
         }
@@ -1028,16 +1032,16 @@ struct LinalgToGridLoopsPass
                                 usedSet);
       SmallVector<Value> used = usedSet.takeVector();
       SmallVector<Operation *> hoisted;
+      SmallVector<Value> added;
       std::optional<unsigned> joined;
       if (fuseIndependentGrids && getStaticTripCount(loop.loop))
-        joined = findRunToJoin(loop, used, runs, runOf, hoisted);
+        joined = findRunToJoin(loop, used, runs, runOf, hoisted, added);
       if (!joined) {
         joined = runs.size();
         runs.emplace_back();
+        added = used;
       }
       IndependentRun &run = runs[*joined];
-      SmallVector<Value> added =
-          run.members.empty() ? used : *getAddedParameters(run, loop, used);
       run.members.push_back(&loop);
       run.parameters.insert_range(added);
       run.parameterBytes += getParameterBytes(added);
