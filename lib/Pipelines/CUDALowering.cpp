@@ -31,7 +31,8 @@ using namespace mlir;
 /// FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in LLVM
 /// 22).
 static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids,
-                                     bool fuseIndependentGrids) {
+                                     bool fuseIndependentGrids,
+                                     int64_t rowLanes) {
   std::string passes =
       amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false);
   size_t bufferize = passes.find("amp-copy-repeated-results");
@@ -47,6 +48,7 @@ static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids,
          "size=" +
          std::to_string(blockSize) + " fuse=" + flag(fuseGrids) +
          " fuse-independent=" + flag(fuseGrids && fuseIndependentGrids) +
+         " row-lanes=" + std::to_string(rowLanes) +
          "},amp-expand-fp8-casts,amp-plan-buffers),";
 }
 
@@ -54,7 +56,8 @@ LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm, bool reverse,
                                                int64_t blockSize) {
   return parsePassPipeline(
       getGridLoopPasses(blockSize, /*fuseGrids=*/true,
-                        /*fuseIndependentGrids=*/true) +
+                        /*fuseIndependentGrids=*/true,
+                        CUDALoweringOptions().rowLanes) +
           (reverse ? "func.func(amp-reverse-parallel-loops)," : "") +
           getCPULoopsToLLVMPasses().str(),
       pm, llvm::errs());
@@ -89,10 +92,11 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
   }
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  std::string pipeline = getGridLoopPasses(options.blockSize, options.fuseGrids,
-                                           options.fuseIndependentGrids);
+  std::string pipeline =
+      getGridLoopPasses(options.blockSize, options.fuseGrids,
+                        options.fuseIndependentGrids, options.rowLanes);
   llvm::raw_string_ostream os(pipeline);
-  os << "func.func(convert-parallel-loops-to-gpu),"
+  os << "func.func(amp-grid-phases-to-gpu,convert-parallel-loops-to-gpu),"
      << "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
      << "amp-place-gpu-buffers,func.func(amp-async-gpu-work),";
   for (const std::string &chip : options.chips) {

@@ -73,9 +73,9 @@ static cl::opt<std::string>
                 cl::cat(category));
 static cl::opt<std::string> lowerOptions(
     "lower-options",
-    cl::desc("options of --amp-lower-to-cuda (chips, toolkit, "
-             "block-size, fuse-grids, fuse-independent-grids), e.g. "
-             "\"chips=sm_90\""),
+    cl::desc("options of --amp-lower-to-cuda (chips, toolkit, format, "
+             "block-size, fuse-grids, fuse-independent-grids, row-lanes), "
+             "e.g. \"chips=sm_90\""),
     cl::cat(category));
 static cl::opt<std::string>
     entryName("entry",

@@ -479,6 +479,28 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       and a stride per dimension; 8 bytes for any other value but a
       constant, which the kernel gets as code) would pass
       `max-parameter-bytes` (4096: PTX before ISA 8.1 allows no more).
+    - with `row-lanes` (32 by default; 1 turns it off), a grid whose
+      threads each run a row after that (a reduction over the row and the
+      elementwise ops over its elements: softmax, LayerNorm and their
+      gradients), when one of the row's loops runs at least `row-lanes`
+      iterations, gives each row `row-lanes` threads instead (a warp, for
+      coalesced reads along the row), `block-size / row-lanes` rows per
+      block, and joins no independent grid. Each lane takes every
+      `row-lanes`-th iteration of the row's loops (those over an op's
+      parallel dimensions, and reductions whose iter_args each have one
+      combiner with a neutral element, from which each lane's partial
+      result starts). The block loop's body allocates a scratch buffer per
+      reduction result (one partial result per thread: shared memory on
+      the GPU), frees them at its end, and has one thread loop per phase
+      of the row: a loop of the row (a reduction's partial results stored to
+      its scratch), or the stores between the row's loops, which the row's
+      first lane does. A phase that needs a reduction's result combines the
+      row's partial results from its scratch buffer, in lane order, from
+      the reduction's initial value; loads and ops without memory effects
+      run in each phase that needs their values (a row whose load another
+      phase would read after a write of its memory keeps one thread).
+      `amp-grid-phases-to-gpu` makes such a block loop one `gpu.launch`
+      with a barrier between phases.
     Without the GPU conversion, `convert-scf-to-cf` runs the same loops
     sequentially on the CPU (`amp-run --grid-loops`), so the kernels'
     arithmetic is checked against the CPU path without a GPU.
@@ -486,6 +508,10 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256",
            "threads per block (at most 1024)">,
+    Option<"rowLanes", "row-lanes", "int64_t", "32",
+           "threads that share a row of a reduction and its elementwise "
+           "ops (a power of two, at most block-size; 1: one thread per "
+           "row)">,
     Option<"halfPairs", "half-pairs", "bool", "true",
            "two adjacent f16/bf16 elements per thread of an elementwise op, "
            "as one 32-bit access">,
@@ -502,6 +528,31 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def GridPhasesToGPU : Pass<"amp-grid-phases-to-gpu", "func::FuncOp"> {
+  let summary = "Turn a grid whose threads run in phases into a gpu.launch "
+                "with barriers between the phases";
+  let description = [{
+    `amp-linalg-to-grid-loops{row-lanes}` gives a row several threads: its
+    block loop (an `scf.parallel` mapped to blocks) allocates scratch
+    buffers (`memref.alloc`, freed at its end) and holds one thread loop
+    (an `scf.parallel` mapped to threads) per phase, each phase reading
+    what the ones before wrote. Run sequentially on the CPU that is what
+    it says; `convert-parallel-loops-to-gpu` takes no block loop with more
+    than one thread loop, nor an allocation beside them. This pass makes
+    each such block loop one `gpu.launch` of the block loop's trip count
+    in blocks and the thread loops' in threads (the same for all of them),
+    each scratch buffer a workgroup attribution (shared memory), the
+    phases' bodies one after the other with a `gpu.barrier` between each
+    two. Block loops without an allocation are left to
+    `convert-parallel-loops-to-gpu`. One that holds anything else than
+    static allocations, their frees, thread loops from 0 by 1 of one trip
+    count and ops without memory effects is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect"
   ];
 }
 

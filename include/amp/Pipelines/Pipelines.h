@@ -73,6 +73,12 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
                      "kernels as one (amp-linalg-to-grid-loops' "
                      "fuse-independent)"),
       llvm::cl::init(true)};
+  Option<int64_t> rowLanes{
+      *this, "row-lanes",
+      llvm::cl::desc("threads that share a row of a reduction and its "
+                     "elementwise ops (amp-linalg-to-grid-loops' "
+                     "row-lanes); 1: one thread per row"),
+      llvm::cl::init(32)};
 };
 
 /// Adds the CUDA lowering to `pm` (docs/Lowering.md): addGraphToLinalgPasses

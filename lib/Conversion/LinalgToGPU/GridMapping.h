@@ -17,6 +17,7 @@
 #include "amp/Conversion/BufferAccesses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -26,6 +27,41 @@ namespace mlir::amp {
 /// point: amp-linalg-to-grid-loops makes it a grid of one block of one
 /// thread, or runs it in another grid.
 scf::ParallelOp createOnePointLoop(OpBuilder &builder, Location loc);
+
+/// The memref that `op` accesses when it is a memref.load or memref.store,
+/// its indices in `indices`; null for any other op.
+Value getScalarAccess(Operation *op, ValueRange &indices);
+
+/// Maps `loop`'s one dimension to `processor`.
+LogicalResult mapToProcessor(scf::ParallelOp loop, gpu::Processor processor);
+
+/// Whether `lanes` threads can share each iteration of `rows` (an unmapped
+/// scf.parallel with static bounds, each iteration a row): its body holds
+/// only `laneLoops` (scf.for loops whose iterations may run on any lane: a
+/// loop over parallel dimensions, or a reduction that carries its results
+/// in iter_args, each with one combiner that has a neutral element, and
+/// writes no memory, each accessing rows: its induction variable is the
+/// last index of contiguous rows only), memref loads and stores, and ops
+/// without memory effects; at least one lane loop is a reduction and one
+/// runs at least `lanes` iterations; and no op of the body writes what a load
+/// read before a later phase (tileRowsIntoLanes) uses the loaded value.
+bool canTileRowsIntoLanes(scf::ParallelOp rows, ArrayRef<Operation *> laneLoops,
+                          int64_t lanes);
+
+/// Tiles `rows` (canTileRowsIntoLanes) into a block loop, mapped to blocks,
+/// of `blockSize / lanes` rows per block, each row shared by `lanes`
+/// threads. The block's body allocates a scratch buffer per reduction
+/// result (a partial result per thread), frees them at its end, and has
+/// one thread loop per
+/// phase of the row: a lane loop, run from `lower + lane * step` by `step *
+/// lanes` (a reduction's partial results stored to its scratch buffers), or
+/// the stores between lane loops, which the row's first lane does. Each
+/// phase clones the loads and effect-free ops it needs; it combines a
+/// reduction's partial results (in lane order, from its initial values)
+/// where it needs the reduction's results. Returns the block loop.
+scf::ParallelOp tileRowsIntoLanes(RewriterBase &rewriter, scf::ParallelOp rows,
+                                  ArrayRef<Operation *> laneLoops,
+                                  int64_t lanes, int64_t blockSize);
 
 } // namespace mlir::amp
 

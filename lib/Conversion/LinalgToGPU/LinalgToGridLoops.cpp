@@ -39,8 +39,20 @@ using namespace mlir;
 /// The threads that run in lockstep on NVIDIA GPUs.
 static constexpr int64_t kWarpSize = 32;
 
-/// Maps `loop`'s one dimension to `processor`.
-static LogicalResult mapTo(scf::ParallelOp loop, gpu::Processor processor) {
+Value amp::getScalarAccess(Operation *op, ValueRange &indices) {
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    indices = load.getIndices();
+    return load.getMemRef();
+  }
+  if (auto store = dyn_cast<memref::StoreOp>(op)) {
+    indices = store.getIndices();
+    return store.getMemRef();
+  }
+  return nullptr;
+}
+
+LogicalResult amp::mapToProcessor(scf::ParallelOp loop,
+                                  gpu::Processor processor) {
   OpBuilder builder(loop);
   AffineMap identity = builder.getDimIdentityMap();
   return gpu::setMappingAttr(loop,
@@ -86,8 +98,9 @@ static LogicalResult tileIntoGrid(RewriterBase &rewriter, scf::ParallelOp loop,
     threads = std::clamp<int64_t>(*tripCount, 1, blockSize);
   auto [blocks, inner] =
       scf::tileParallelLoop(loop, {threads}, /*noMinMaxBounds=*/true);
-  return success(succeeded(mapTo(blocks, gpu::Processor::BlockX)) &&
-                 succeeded(mapTo(inner, gpu::Processor::ThreadX)));
+  return success(
+      succeeded(amp::mapToProcessor(blocks, gpu::Processor::BlockX)) &&
+      succeeded(amp::mapToProcessor(inner, gpu::Processor::ThreadX)));
 }
 
 /// `op` as a linalg.generic whose parallel dimensions come first.
@@ -240,10 +253,12 @@ static bool canAccumulateInRegisters(linalg::LinalgOp op) {
 /// each output is loaded once before the loops (or starts from its
 /// `initialValues` entry, where not null) and stored once after, where
 /// linalgOpToParallelLoops loads and stores it at every iteration (kept in
-/// global memory on a GPU, since kernel pointers may alias).
+/// global memory on a GPU, since kernel pointers may alias). Adds the
+/// reduction's loop to `laneLoops` when it is one loop in a parallel one.
 static scf::ParallelOp
 lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
-                              ArrayRef<Value> initialValues) {
+                              ArrayRef<Value> initialValues,
+                              SmallVectorImpl<Operation *> &laneLoops) {
   Location loc = generic.getLoc();
   unsigned numParallel = generic.getNumParallelLoops();
   SmallVector<Value> lowers, uppers, steps;
@@ -311,6 +326,8 @@ lowerWithRegisterAccumulators(RewriterBase &rewriter, linalg::GenericOp generic,
   for (auto [init, result, indices] :
        llvm::zip(generic.getDpsInits(), nest.results, outputIndices))
     memref::StoreOp::create(rewriter, loc, result, init, indices);
+  if (parallel && nest.loops.size() == 1)
+    laneLoops.push_back(nest.loops.front());
   return parallel;
 }
 
@@ -473,12 +490,16 @@ struct BufferAccess {
 /// the first `numParallel` those of the parallel loop); ops fused into it
 /// add theirs. `serialIterations`: the trip count of the longest sequential
 /// loop (a reduction's) that one of its ops runs in an iteration, 0 when
-/// unknown.
+/// unknown. `laneLoops`: the scf.for loops in its body whose iterations
+/// may run on several threads (amp::canTileRowsIntoLanes); `inLanes`:
+/// whether they will.
 struct LoweredLoop {
   scf::ParallelOp loop;
   unsigned numParallel;
   SmallVector<BufferAccess> accesses;
   int64_t serialIterations;
+  SmallVector<Operation *> laneLoops = {};
+  bool inLanes = false;
 };
 
 /// Independent loops to run as one (fuseIndependentLoops) where the first
@@ -614,10 +635,11 @@ static bool startsWithIterationSpace(scf::ParallelOp second,
 
 /// Makes the dimensions of `loop` after its first `count` sequential
 /// scf.for loops inside a parallel loop over the first `count`; returns
-/// that loop.
+/// that loop, and the outermost scf.for in `outermost`.
 static scf::ParallelOp makeTrailingDimsSequential(RewriterBase &rewriter,
                                                   scf::ParallelOp loop,
-                                                  unsigned count) {
+                                                  unsigned count,
+                                                  Operation *&outermost) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   auto outer = scf::ParallelOp::create(
@@ -635,6 +657,7 @@ static scf::ParallelOp makeTrailingDimsSequential(RewriterBase &rewriter,
   rewriter.eraseOp(body->getTerminator());
   rewriter.inlineBlockBefore(body, innermost->getTerminator(), indices);
   rewriter.eraseOp(loop);
+  outermost = nest.loops.front();
   return outer;
 }
 
@@ -830,13 +853,14 @@ struct LinalgToGridLoopsPass
          ArrayRef(generic->getStaticLoopRanges()).drop_front(numParallel))
       serialIterations =
           ShapedType::isDynamic(size) ? 0 : serialIterations * size;
+    SmallVector<Operation *> laneLoops;
     if (halfPairs && canLowerInPairs(*generic)) {
       rewriter.setInsertionPoint(*generic);
       outer = lowerInPairs(rewriter, *generic);
     } else if (canAccumulateInRegisters(*generic)) {
       rewriter.setInsertionPoint(*generic);
-      scf::ParallelOp parallel =
-          lowerWithRegisterAccumulators(rewriter, *generic, initialValues);
+      scf::ParallelOp parallel = lowerWithRegisterAccumulators(
+          rewriter, *generic, initialValues, laneLoops);
       if (numParallel > 0)
         outer = parallel;
     } else {
@@ -849,8 +873,8 @@ struct LinalgToGridLoopsPass
         outer = cast<scf::ParallelOp>(loops->front());
     }
     rewriter.eraseOp(*generic);
-    lowered.push_back(
-        {outer, numParallel, std::move(accesses), serialIterations});
+    lowered.push_back({outer, numParallel, std::move(accesses),
+                       serialIterations, std::move(laneLoops)});
     return success();
   }
 
@@ -907,8 +931,12 @@ struct LinalgToGridLoopsPass
         !canFuseAccesses(current, next, rows.numParallel))
       return false;
     if (!samePoints) {
-      wide.loop =
-          makeTrailingDimsSequential(rewriter, wide.loop, rows.numParallel);
+      Operation *outermost;
+      wide.loop = makeTrailingDimsSequential(rewriter, wide.loop,
+                                             rows.numParallel, outermost);
+      // Its iterations are the op's parallel ones; loops inside it run in
+      // each.
+      wide.laneLoops.assign({outermost});
       wide.numParallel = rows.numParallel;
       wide.serialIterations = nextInRows ? *nextInRows : *currentInRows;
     }
@@ -926,6 +954,7 @@ struct LinalgToGridLoopsPass
         LoweredLoop &next = lowered[i + 1];
         fuseInto(rewriter, current.loop, next.loop);
         next.accesses.append(current.accesses);
+        next.laneLoops.append(current.laneLoops);
         next.serialIterations =
             std::max(next.serialIterations, current.serialIterations);
         continue;
@@ -936,12 +965,13 @@ struct LinalgToGridLoopsPass
   }
 
   /// The values `run` does not pass yet among `used`, when `loop` can
-  /// join it: static bounds, independent of every member, within
-  /// `maxParameterBytes` of kernel parameters together.
+  /// join it: static bounds, rows not shared by lanes, independent of every
+  /// member, within `maxParameterBytes` of kernel parameters together.
   std::optional<SmallVector<Value>>
   getAddedParameters(const IndependentRun &run, const LoweredLoop &loop,
                      ArrayRef<Value> used) {
     if (!getStaticTripCount(run.members.front()->loop) ||
+        run.members.front()->inLanes ||
         !llvm::all_of(run.members, [&](const LoweredLoop *member) {
           return areIndependent(*member, loop);
         }))
@@ -1019,9 +1049,9 @@ struct LinalgToGridLoopsPass
   }
 
   /// Fuses independent loops of `loops` into one loop each
-  /// (fuseIndependentLoops): each loop with static bounds joins the
-  /// run of loops before it that it can move up to (findRunToJoin), or
-  /// starts one. Returns the loops that remain.
+  /// (fuseIndependentLoops): each loop with static bounds whose rows lanes
+  /// do not share joins the run of loops before it that it can move up to
+  /// (findRunToJoin), or starts one. Returns the loops that remain.
   SmallVector<scf::ParallelOp> fuseIndependent(RewriterBase &rewriter,
                                                ArrayRef<LoweredLoop> loops) {
     SmallVector<IndependentRun> runs;
@@ -1034,7 +1064,8 @@ struct LinalgToGridLoopsPass
       SmallVector<Operation *> hoisted;
       SmallVector<Value> added;
       std::optional<unsigned> joined;
-      if (fuseIndependentGrids && getStaticTripCount(loop.loop))
+      if (fuseIndependentGrids && !loop.inLanes &&
+          getStaticTripCount(loop.loop))
         joined = findRunToJoin(loop, used, runs, runOf, hoisted, added);
       if (!joined) {
         joined = runs.size();
@@ -1078,6 +1109,11 @@ struct LinalgToGridLoopsPass
              << "amp-linalg-to-grid-loops: block-size must be in [1, 1024], "
                 "got "
              << static_cast<int64_t>(blockSize);
+    if (rowLanes < 1 || rowLanes > blockSize || !llvm::isPowerOf2_64(rowLanes))
+      return emitError(UnknownLoc::get(context))
+             << "amp-linalg-to-grid-loops: row-lanes must be a power of two "
+                "in [1, block-size], got "
+             << static_cast<int64_t>(rowLanes);
     if (maxParameterBytes < 0)
       return emitError(UnknownLoc::get(context))
              << "amp-linalg-to-grid-loops: max-parameter-bytes must not be "
@@ -1142,10 +1178,23 @@ struct LinalgToGridLoopsPass
     }
     for (Operation *fill : folded)
       rewriter.eraseOp(fill);
-    for (scf::ParallelOp loop :
-         fuseIndependent(rewriter, fuseLoops(rewriter, lowered)))
+    SmallVector<LoweredLoop> fused = fuseLoops(rewriter, lowered);
+    llvm::DenseMap<Operation *, ArrayRef<Operation *>> rowsInLanes;
+    for (LoweredLoop &loop : fused) {
+      loop.inLanes = rowLanes > 1 && amp::canTileRowsIntoLanes(
+                                         loop.loop, loop.laneLoops, rowLanes);
+      if (loop.inLanes)
+        rowsInLanes[loop.loop] = loop.laneLoops;
+    }
+    for (scf::ParallelOp loop : fuseIndependent(rewriter, fused)) {
+      if (auto found = rowsInLanes.find(loop); found != rowsInLanes.end()) {
+        amp::tileRowsIntoLanes(rewriter, loop, found->second, rowLanes,
+                               blockSize);
+        continue;
+      }
       if (failed(tileIntoGrid(rewriter, loop, blockSize)))
         return signalPassFailure();
+    }
     // Fold the index arithmetic, but not the loops: canonicalize would fold
     // a one-block loop away with its mapping.
     RewritePatternSet patterns(&getContext());

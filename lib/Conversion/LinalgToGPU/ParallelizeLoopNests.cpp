@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GridMapping.h"
+
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -96,15 +98,8 @@ static std::optional<llvm::MapVector<Value, BufferAccesses>>
 getAccesses(scf::ForOp nest) {
   llvm::MapVector<Value, BufferAccesses> buffers;
   WalkResult walk = nest.getBody()->walk([&](Operation *op) {
-    Value memref;
     ValueRange indices;
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      memref = load.getMemRef();
-      indices = load.getIndices();
-    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      memref = store.getMemRef();
-      indices = store.getIndices();
-    }
+    Value memref = amp::getScalarAccess(op, indices);
     if (!memref) {
       return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
                      isMemoryEffectFree(op)

@@ -4,6 +4,8 @@
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{fuse-independent=false}))' | FileCheck %s --check-prefix=INDEPOFF
 // RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{max-parameter-bytes=200}))' | FileCheck %s --check-prefix=BUDGET
 // RUN: not amp-opt %s -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{max-parameter-bytes=-1}))' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: amp-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{row-lanes=1}))' | FileCheck %s --check-prefix=LANESOFF
+// RUN: not amp-opt %s -pass-pipeline='builtin.module(func.func(amp-linalg-to-grid-loops{row-lanes=48}))' 2>&1 | FileCheck %s --check-prefix=LANES48
 
 // A block size out of range, a negative parameter budget: one error,
 // before any function is rewritten.
@@ -11,6 +13,8 @@
 // NEGATIVE-NOT: error
 // RANGE:     error: amp-linalg-to-grid-loops: block-size must be in [1, 1024], got 2048
 // RANGE-NOT: error
+// LANES48:     error: amp-linalg-to-grid-loops: row-lanes must be a power of two in [1, block-size], got 48
+// LANES48-NOT: error
 
 // An elementwise op: its 2x300 points are one index space, tiled into
 // ceil(600 / 128) = 5 blocks of 128 threads, each guarded.
@@ -1052,6 +1056,122 @@ func.func @reads_own_output(%x: memref<4x8xf32>, %out: memref<4xf32>) {
     %m = arith.mulf %a, %first : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of 64 elements, at least row-lanes (32) long: 32 lanes share each
+// row, 128 / 32 = 4 rows per block, so 6 rows take two blocks (guarded).
+// The block allocates a scratch buffer of one partial sum per thread and
+// runs three phases: each lane sums every 32nd element of its row from the
+// neutral 0 into its scratch slot; the row's first lane combines the 32
+// partial sums from the fill's 0 and stores the sum and the mean (the op
+// over the same rows); each lane then subtracts the mean from every 32nd
+// element. With row-lanes=1 (LANESOFF) one thread runs each row.
+// CHECK-LABEL: func.func @row_lanes
+// CHECK-SAME:    (%[[IN:.*]]: memref<6x64xf32>, %[[SUM:.*]]: memref<6xf32>, %[[MEAN:.*]]: memref<6xf32>, %[[OUT:.*]]: memref<6x64xf32>)
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C6:.*]] = arith.constant 6 : index
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         scf.parallel (%[[BLOCK:.*]]) = (%{{.*}}) to (%[[C6]]) step (%[[C4]])
+// CHECK-NEXT:      %[[SCRATCH:.*]] = memref.alloc() : memref<128xf32>
+// CHECK-NEXT:      scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%[[C128]])
+// CHECK-NEXT:        %[[R:.*]] = arith.divui %[[T]], %[[C32]]
+// CHECK-NEXT:        %[[LANE:.*]] = arith.remui %[[T]], %[[C32]]
+// CHECK-NEXT:        %[[ROW:.*]] = arith.addi %[[BLOCK]], %[[R]]
+// CHECK-NEXT:        %[[INSIDE:.*]] = arith.cmpi ult, %[[ROW]], %[[C6]]
+// CHECK-NEXT:        scf.if %[[INSIDE]]
+// CHECK-NEXT:          %[[PART:.*]] = scf.for %[[K:.*]] = %[[LANE]] to %{{.*}} step %[[C32]] iter_args(%{{.*}} = %[[ZERO]])
+// CHECK-NEXT:            memref.load %[[IN]][%[[ROW]], %[[K]]]
+// CHECK:               memref.store %[[PART]], %[[SCRATCH]][%[[T]]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK-NEXT:      scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%[[C128]])
+// CHECK:             %[[START:.*]] = arith.muli %{{.*}}, %[[C32]]
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:        scf.if %[[FIRST]]
+// CHECK-NEXT:          %[[TOTAL:.*]] = scf.for %[[L:.*]] = %{{.*}} to %[[C32]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]])
+// CHECK-NEXT:            %[[AT:.*]] = arith.addi %[[START]], %[[L]]
+// CHECK-NEXT:            %[[P:.*]] = memref.load %[[SCRATCH]][%[[AT]]]
+// CHECK-NEXT:            arith.addf %[[P]], %[[ACC]]
+// CHECK:               memref.store %[[TOTAL]], %[[SUM]]
+// CHECK:               arith.divf
+// CHECK:               memref.store %{{.*}}, %[[MEAN]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK-NEXT:      scf.parallel
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C32]] {
+// CHECK:                 arith.subf
+// CHECK:                 memref.store %{{.*}}, %[[OUT]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// CHECK-NEXT:      memref.dealloc %[[SCRATCH]]
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+// LANESOFF-LABEL: func.func @row_lanes
+// LANESOFF-NOT:     memref.alloc
+// LANESOFF-COUNT-1: processor = thread_x
+// LANESOFF-NOT:     processor = thread_x
+// LANESOFF:         return
+#lanes_all = affine_map<(d0, d1) -> (d0, d1)>
+#lanes_row = affine_map<(d0, d1) -> (d0)>
+#lanes_vec = affine_map<(d0) -> (d0)>
+func.func @row_lanes(%in: memref<6x64xf32>, %sum: memref<6xf32>,
+                     %mean: memref<6xf32>, %out: memref<6x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 64.0 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<6xf32>)
+  linalg.generic {indexing_maps = [#lanes_all, #lanes_row], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<6x64xf32>) outs(%sum : memref<6xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#lanes_vec, #lanes_vec], iterator_types = ["parallel"]}
+      ins(%sum : memref<6xf32>) outs(%mean : memref<6xf32>) {
+  ^bb0(%s: f32, %m: f32):
+    %d = arith.divf %s, %n : f32
+    linalg.yield %d : f32
+  }
+  linalg.generic {indexing_maps = [#lanes_all, #lanes_row, #lanes_all], iterator_types = ["parallel", "parallel"]}
+      ins(%in, %mean : memref<6x64xf32>, memref<6xf32>) outs(%out : memref<6x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+// Rows that lanes would read across: a sum over the 64 rows of each of 8
+// columns keeps one thread per column (neighbouring threads read
+// neighbouring columns). A row whose reduction combines with a select (an
+// argmax's value and index) keeps one thread per row too. Without lanes,
+// the two independent grids join one (fuse-independent).
+// CHECK-LABEL: func.func @no_row_lanes
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.index_switch
+#across_in = affine_map<(d0, d1) -> (d0, d1)>
+#across_col = affine_map<(d0, d1) -> (d1)>
+#across_row = affine_map<(d0, d1) -> (d0)>
+func.func @no_row_lanes(%in: memref<64x8xf32>, %sums: memref<8xf32>,
+                        %x: memref<6x64xf32>, %value: memref<6xf32>,
+                        %index: memref<6xindex>) {
+  linalg.generic {indexing_maps = [#across_in, #across_col], iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<64x8xf32>) outs(%sums : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#across_in, #across_row, #across_row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<6x64xf32>) outs(%value, %index : memref<6xf32>, memref<6xindex>) {
+  ^bb0(%a: f32, %best: f32, %at: index):
+    %i = linalg.index 1 : index
+    %greater = arith.cmpf ogt, %a, %best : f32
+    %v = arith.select %greater, %a, %best : f32
+    %j = arith.select %greater, %i, %at : index
+    linalg.yield %v, %j : f32, index
   }
   return
 }
