@@ -3,12 +3,14 @@
 
   grid_kernels.py [--models mlp cnn ...] [--size small|large]
                   [--precisions fp32 fp16 ...] [--top N]
+                  [--lower-options "row-lanes=1 ..."]
 
 For each zoo SGD step and precision, runs `amp-opt --amp-lower-to-cuda`
-(chips=sm_90) and reads its IR just before convert-parallel-loops-to-gpu:
-every grid (a block loop around a thread loop) is one kernel. For each, the
-threads it launches and the sequential iterations one thread runs: its
-scf.for loops one after the other (a fused kernel runs several), each its
+(chips=sm_90) and reads its IR just before amp-grid-phases-to-gpu: every
+grid (a block loop around a thread loop, or around several: the phases of
+rows that lanes share) is one kernel. For each, the threads it launches and
+the sequential iterations one thread runs: its scf.for loops one after the
+other (a fused kernel runs several; a phased one, each phase's), each its
 constant trip count times its body's, the longest case of an
 scf.index_switch (independent ops fused into one kernel run one case per
 thread). A kernel with few threads and a long chain is what made the large
@@ -40,11 +42,11 @@ CONSTANT = re.compile(r"(%\w+) = arith\.constant (-?\d+) : index")
 RESIDENT_THREADS = 132 * 2048
 
 
-def grid_ir(model, pipeline):
-    """The IR before convert-parallel-loops-to-gpu, as text."""
+def grid_ir(model, pipeline, lower_options=""):
+    """The IR before amp-grid-phases-to-gpu, as text."""
     command = [api.find_tool("amp-opt"), model,
-               "--amp-lower-to-cuda=chips=sm_90",
-               "--mlir-print-ir-before=convert-parallel-loops-to-gpu",
+               f"--amp-lower-to-cuda=chips=sm_90 {lower_options}".strip(),
+               "--mlir-print-ir-before=amp-grid-phases-to-gpu",
                "-mlir-print-debuginfo=false",
                "-mlir-elide-elementsattrs-if-larger=16", "-o", os.devnull]
     if pipeline:
@@ -103,7 +105,10 @@ def region_work(lines, i, indent, constants):
 
 
 def kernels(text):
-    """(threads, serial iterations, first line) of each grid in `text`."""
+    """(threads, serial iterations, first line) of each grid in `text`: a
+    block loop's points for a grid of one thread loop; for a phased grid
+    (scratch buffers, then several thread loops), its blocks times a thread
+    loop's trip count, the phases' work in turn."""
     lines = text.split("\n")
     constants = {}
     for line in lines:
@@ -113,13 +118,26 @@ def kernels(text):
     i = 0
     while i < len(lines):
         m = BLOCK.match(lines[i])
-        if not m or i + 1 >= len(lines) or "scf.parallel" not in lines[i + 1]:
+        if not m or i + 1 >= len(lines) or not re.match(
+                r"\s*(scf\.parallel|%\w+ = memref\.alloc\(\))",
+                lines[i + 1]):
             i += 1
             continue
-        threads = constants.get(m[4])
-        # The thread loop's body: two levels inside the block loop.
-        serial, j = region_work(lines, i + 2, indentation(lines[i]) + 4,
-                                constants)
+        indent = indentation(lines[i]) + 2
+        threads, serial, phases = constants.get(m[4]), 0, 0
+        j = i + 1
+        while j < len(lines) and indentation(lines[j]) >= indent:
+            if indentation(lines[j]) == indent and \
+                    (t := BLOCK.match(lines[j])):
+                # A thread loop's body: two levels inside the block loop.
+                work, j = region_work(lines, j + 1, indent + 2, constants)
+                serial += work
+                phases += 1
+                per_block = constants.get(t[4])
+            j += 1
+        if phases > 1 and None not in (threads, per_block):
+            step = constants.get(m[5]) or 1
+            threads = math.ceil(threads / step) * per_block
         found.append((threads, serial, i + 1))
         i = j
     return found
@@ -131,12 +149,16 @@ def main():
     parser.add_argument("--size", default="small", choices=["small", "large"])
     parser.add_argument("--precisions", nargs="*", default=["fp32"])
     parser.add_argument("--top", type=int, default=5)
+    parser.add_argument("--lower-options", default="",
+                        help="more options of --amp-lower-to-cuda")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args()
     from amp_opt import zoo
     command = " ".join(["bench/grid_kernels.py", "--size", args.size] +
                        (["--models"] + args.models if args.models else []) +
-                       ["--precisions"] + args.precisions)
+                       ["--precisions"] + args.precisions +
+                       (["--lower-options", f'"{args.lower_options}"']
+                        if args.lower_options else []))
     summary = [heading(f"zoo --size {args.size}, SGD, amp-lower-to-cuda's "
                        "grids"), "",
                f"Command: `{command}`. "
@@ -156,7 +178,7 @@ def main():
                     continue
                 pipeline = FORCED_PRECISIONS[precision][0] \
                     if precision != "fp32" else None
-                found = kernels(grid_ir(model, pipeline))
+                found = kernels(grid_ir(model, pipeline, args.lower_options))
                 cost = sum(serial * math.ceil((threads or 1) /
                                               RESIDENT_THREADS)
                            for threads, serial, _ in found)
