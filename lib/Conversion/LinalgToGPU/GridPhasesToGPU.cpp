@@ -39,17 +39,6 @@ static std::optional<gpu::Processor> getProcessor(scf::ParallelOp loop) {
   return dim.getProcessor();
 }
 
-/// The trip count of `loop`, of one dimension, when its bounds are
-/// constants.
-static std::optional<int64_t> getTripCount(scf::ParallelOp loop) {
-  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()[0]);
-  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound()[0]);
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep()[0]);
-  if (!lower || !upper || !step || *step <= 0)
-    return std::nullopt;
-  return llvm::divideCeil(std::max<int64_t>(0, *upper - *lower), *step);
-}
-
 /// Whether `blocks`, a block loop, allocates memory in its body: scratch
 /// buffers for its phases.
 static bool hasPhaseScratch(scf::ParallelOp blocks) {
@@ -66,7 +55,7 @@ static bool isPlainOp(Operation &op) {
 /// one gpu.launch (see the pass's description).
 static LogicalResult convertPhasedGrid(RewriterBase &rewriter,
                                        scf::ParallelOp blocks) {
-  std::optional<int64_t> gridSize = getTripCount(blocks);
+  std::optional<int64_t> gridSize = amp::getStaticTripCount(blocks);
   if (!gridSize)
     return blocks.emitOpError("with phases needs constant bounds");
   SmallVector<memref::AllocOp> scratch;
@@ -88,7 +77,7 @@ static LogicalResult convertPhasedGrid(RewriterBase &rewriter,
       continue;
     }
     if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-      std::optional<int64_t> count = getTripCount(loop);
+      std::optional<int64_t> count = amp::getStaticTripCount(loop);
       if (getProcessor(loop) != gpu::Processor::ThreadX || !count ||
           getConstantIntValue(loop.getLowerBound()[0]) != 0 ||
           getConstantIntValue(loop.getStep()[0]) != 1 ||

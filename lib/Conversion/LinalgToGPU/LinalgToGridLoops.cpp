@@ -66,8 +66,7 @@ scf::ParallelOp amp::createOnePointLoop(OpBuilder &builder, Location loc) {
   return scf::ParallelOp::create(builder, loc, zero, one, one);
 }
 
-/// The number of iterations of `loop`, when its bounds are constants.
-static std::optional<int64_t> getStaticTripCount(scf::ParallelOp loop) {
+std::optional<int64_t> amp::getStaticTripCount(scf::ParallelOp loop) {
   int64_t count = 1;
   for (auto [lower, upper, step] :
        llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
@@ -81,11 +80,33 @@ static std::optional<int64_t> getStaticTripCount(scf::ParallelOp loop) {
   return count;
 }
 
+SmallVector<Value> amp::delinearizeIndex(OpBuilder &builder, Location loc,
+                                         scf::ParallelOp loop, Value linear) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  SmallVector<Value> indices(loop.getNumLoops());
+  for (int64_t dim = loop.getNumLoops() - 1; dim >= 0; --dim) {
+    int64_t lower = *getConstantIntValue(loop.getLowerBound()[dim]);
+    int64_t upper = *getConstantIntValue(loop.getUpperBound()[dim]);
+    int64_t step = *getConstantIntValue(loop.getStep()[dim]);
+    Value index = linear;
+    if (dim > 0) {
+      Value size = constant(llvm::divideCeil(upper - lower, step));
+      index = arith::RemUIOp::create(builder, loc, linear, size);
+      linear = arith::DivUIOp::create(builder, loc, linear, size);
+    }
+    index = arith::MulIOp::create(builder, loc, index, constant(step));
+    indices[dim] = arith::AddIOp::create(builder, loc, index, constant(lower));
+  }
+  return indices;
+}
+
 /// Collapses `loop`'s dimensions into one and tiles it into blocks of
 /// threads.
 static LogicalResult tileIntoGrid(RewriterBase &rewriter, scf::ParallelOp loop,
                                   int64_t blockSize) {
-  std::optional<int64_t> tripCount = getStaticTripCount(loop);
+  std::optional<int64_t> tripCount = amp::getStaticTripCount(loop);
   if (loop.getNumLoops() > 1) {
     std::vector<unsigned> all(loop.getNumLoops());
     std::iota(all.begin(), all.end(), 0);
@@ -491,15 +512,15 @@ struct BufferAccess {
 /// add theirs. `serialIterations`: the trip count of the longest sequential
 /// loop (a reduction's) that one of its ops runs in an iteration, 0 when
 /// unknown. `laneLoops`: the scf.for loops in its body whose iterations
-/// may run on several threads (amp::canTileRowsIntoLanes); `inLanes`:
-/// whether they will.
+/// may run on several threads, and `rowPlan` how they will
+/// (amp::planRowLanes), when they will.
 struct LoweredLoop {
   scf::ParallelOp loop;
   unsigned numParallel;
   SmallVector<BufferAccess> accesses;
   int64_t serialIterations;
   SmallVector<Operation *> laneLoops = {};
-  bool inLanes = false;
+  std::unique_ptr<amp::RowPlan> rowPlan = nullptr;
 };
 
 /// Independent loops to run as one (fuseIndependentLoops) where the first
@@ -759,7 +780,7 @@ static scf::ParallelOp fuseIndependentLoops(RewriterBase &rewriter,
   SmallVector<int64_t> counts, offsets;
   int64_t total = 0;
   for (scf::ParallelOp loop : loops) {
-    counts.push_back(*getStaticTripCount(loop));
+    counts.push_back(*amp::getStaticTripCount(loop));
     offsets.push_back(total);
     total += llvm::alignTo(counts.back(), alignment);
   }
@@ -799,23 +820,9 @@ static scf::ParallelOp fuseIndependentLoops(RewriterBase &rewriter,
                                      /*withElseRegion=*/false);
       rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
     }
-    // The innermost dimension varies fastest, as in collapseParallelLoops;
-    // the outermost takes what is left (the offset is below the count).
-    SmallVector<Value> indices(loop.getNumLoops());
-    for (int64_t dim = loop.getNumLoops() - 1; dim >= 0; --dim) {
-      int64_t lower = *getConstantIntValue(loop.getLowerBound()[dim]);
-      int64_t upper = *getConstantIntValue(loop.getUpperBound()[dim]);
-      int64_t step = *getConstantIntValue(loop.getStep()[dim]);
-      Value size = constant(llvm::divideCeil(upper - lower, step));
-      Value index = local;
-      if (dim > 0) {
-        index = arith::RemUIOp::create(rewriter, loc, local, size);
-        local = arith::DivUIOp::create(rewriter, loc, local, size);
-      }
-      index = arith::MulIOp::create(rewriter, loc, index, constant(step));
-      indices[dim] =
-          arith::AddIOp::create(rewriter, loc, index, constant(lower));
-    }
+    // The offset in the segment is below the loop's count.
+    SmallVector<Value> indices =
+        amp::delinearizeIndex(rewriter, loc, loop, local);
     Block *body = loop.getBody();
     rewriter.eraseOp(body->getTerminator());
     rewriter.inlineBlockBefore(body, rewriter.getInsertionBlock(),
@@ -890,8 +897,8 @@ struct LinalgToGridLoopsPass
         wide.numParallel <= rows.numParallel ||
         scf::ParallelOp(wide.loop).getNumLoops() != wide.numParallel)
       return std::nullopt;
-    std::optional<int64_t> total = getStaticTripCount(wide.loop);
-    std::optional<int64_t> count = getStaticTripCount(rows.loop);
+    std::optional<int64_t> total = amp::getStaticTripCount(wide.loop);
+    std::optional<int64_t> count = amp::getStaticTripCount(rows.loop);
     if (!total || !count || *count == 0)
       return std::nullopt;
     int64_t added =
@@ -970,8 +977,8 @@ struct LinalgToGridLoopsPass
   std::optional<SmallVector<Value>>
   getAddedParameters(const IndependentRun &run, const LoweredLoop &loop,
                      ArrayRef<Value> used) {
-    if (!getStaticTripCount(run.members.front()->loop) ||
-        run.members.front()->inLanes ||
+    if (!amp::getStaticTripCount(run.members.front()->loop) ||
+        run.members.front()->rowPlan ||
         !llvm::all_of(run.members, [&](const LoweredLoop *member) {
           return areIndependent(*member, loop);
         }))
@@ -1064,8 +1071,8 @@ struct LinalgToGridLoopsPass
       SmallVector<Operation *> hoisted;
       SmallVector<Value> added;
       std::optional<unsigned> joined;
-      if (fuseIndependentGrids && !loop.inLanes &&
-          getStaticTripCount(loop.loop))
+      if (fuseIndependentGrids && !loop.rowPlan &&
+          amp::getStaticTripCount(loop.loop))
         joined = findRunToJoin(loop, used, runs, runOf, hoisted, added);
       if (!joined) {
         joined = runs.size();
@@ -1171,7 +1178,7 @@ struct LinalgToGridLoopsPass
           return signalPassFailure();
         continue;
       }
-      std::optional<int64_t> tripCount = getStaticTripCount(loop);
+      std::optional<int64_t> tripCount = amp::getStaticTripCount(loop);
       unsigned numParallel =
           tripCount == 1 ? 0 : static_cast<unsigned>(loop.getNumLoops());
       lowered.push_back({loop, numParallel, std::move(*accesses), 0});
@@ -1179,17 +1186,17 @@ struct LinalgToGridLoopsPass
     for (Operation *fill : folded)
       rewriter.eraseOp(fill);
     SmallVector<LoweredLoop> fused = fuseLoops(rewriter, lowered);
-    llvm::DenseMap<Operation *, ArrayRef<Operation *>> rowsInLanes;
+    llvm::DenseMap<Operation *, const amp::RowPlan *> rowPlans;
     for (LoweredLoop &loop : fused) {
-      loop.inLanes = rowLanes > 1 && amp::canTileRowsIntoLanes(
-                                         loop.loop, loop.laneLoops, rowLanes);
-      if (loop.inLanes)
-        rowsInLanes[loop.loop] = loop.laneLoops;
+      if (std::optional<amp::RowPlan> plan =
+              amp::planRowLanes(loop.loop, loop.laneLoops, rowLanes)) {
+        loop.rowPlan = std::make_unique<amp::RowPlan>(std::move(*plan));
+        rowPlans[loop.loop] = loop.rowPlan.get();
+      }
     }
     for (scf::ParallelOp loop : fuseIndependent(rewriter, fused)) {
-      if (auto found = rowsInLanes.find(loop); found != rowsInLanes.end()) {
-        amp::tileRowsIntoLanes(rewriter, loop, found->second, rowLanes,
-                               blockSize);
+      if (const amp::RowPlan *plan = rowPlans.lookup(loop)) {
+        amp::tileRowsIntoLanes(rewriter, loop, *plan, rowLanes, blockSize);
         continue;
       }
       if (failed(tileIntoGrid(rewriter, loop, blockSize)))

@@ -26,40 +26,14 @@
 
 using namespace mlir;
 
-namespace {
-/// A lane loop with iter_args: for each, the op that combines it with the
-/// value the iteration reduces, that value, and the combiner's neutral
-/// element (each lane's partial result starts from it).
-struct LaneReduction {
-  SmallVector<Operation *> combiners;
-  SmallVector<Value> reduced;
-  SmallVector<TypedAttr> neutral;
-};
-
-/// A phase of a row shared by lanes: one lane loop that all lanes run, or
-/// stores of the row's own elements that one lane does.
-struct RowPhase {
-  Operation *laneLoop = nullptr;
-  SmallVector<memref::StoreOp> stores;
-};
-
-/// How the body of a grid loop runs when lanes share its rows: its phases
-/// in order, and the reductions among the lane loops. Loads and ops without
-/// memory effects run in each phase that needs their values.
-struct RowPlan {
-  SmallVector<RowPhase> phases;
-  llvm::DenseMap<Operation *, LaneReduction> reductions;
-};
-} // namespace
-
 /// The combiners of `loop`'s iter_args, when each has exactly one with a
 /// neutral element and its body writes no memory.
-static std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
+static std::optional<amp::LaneReduction> matchLaneReduction(scf::ForOp loop) {
   std::optional<SmallVector<amp::MemrefUse>> uses = amp::getMemrefUses(loop);
   if (!uses ||
       llvm::any_of(*uses, [](const amp::MemrefUse &use) { return use.second; }))
     return std::nullopt;
-  LaneReduction reduction;
+  amp::LaneReduction reduction;
   SmallVector<BlockArgument> iterArgs =
       llvm::to_vector(loop.getRegionIterArgs());
   for (unsigned i = 0; i < iterArgs.size(); ++i) {
@@ -76,16 +50,6 @@ static std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
     reduction.neutral.push_back(*neutral);
   }
   return reduction;
-}
-
-/// The static trip count of `loop`, 0 when its bounds are not constants.
-static int64_t getStaticTripCount(scf::ForOp loop) {
-  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lower || !upper || !step || *step <= 0)
-    return 0;
-  return std::max<int64_t>(0, llvm::divideCeil(*upper - *lower, *step));
 }
 
 /// Whether `index` is `iv`, or an affine.apply that gives it unchanged.
@@ -141,7 +105,7 @@ static bool runsWhereNeeded(Operation *op) {
 /// initial value) writes its memory, nor does a lane loop that needs it,
 /// whose other lanes run beside the load.
 static bool isLoadStable(memref::LoadOp load, Block *body,
-                         const RowPlan &plan) {
+                         const amp::RowPlan &plan) {
   Value memref = load.getMemRef();
   SmallVector<Value> worklist = {load.getResult()};
   llvm::SmallPtrSet<Operation *, 8> seen;
@@ -167,9 +131,9 @@ static bool isLoadStable(memref::LoadOp load, Block *body,
   return true;
 }
 
-/// The plan of `rows` (amp::canTileRowsIntoLanes), or nullopt.
-static std::optional<RowPlan>
-planRows(scf::ParallelOp rows, ArrayRef<Operation *> laneLoops, int64_t lanes) {
+std::optional<amp::RowPlan> amp::planRowLanes(scf::ParallelOp rows,
+                                              ArrayRef<Operation *> laneLoops,
+                                              int64_t lanes) {
   if (lanes < 2 || !rows.getInitVals().empty())
     return std::nullopt;
   for (Value bound : llvm::concat<Value>(rows.getLowerBound(),
@@ -178,7 +142,7 @@ planRows(scf::ParallelOp rows, ArrayRef<Operation *> laneLoops, int64_t lanes) {
       return std::nullopt;
   llvm::SmallPtrSet<Operation *, 8> laneLoopSet(laneLoops.begin(),
                                                 laneLoops.end());
-  RowPlan plan;
+  amp::RowPlan plan;
   int64_t longest = 0;
   Block *body = rows.getBody();
   for (Operation &op : body->without_terminator()) {
@@ -187,12 +151,13 @@ planRows(scf::ParallelOp rows, ArrayRef<Operation *> laneLoops, int64_t lanes) {
       if (!accessesAlongRows(loop))
         return std::nullopt;
       if (loop.getNumResults() > 0) {
-        std::optional<LaneReduction> reduction = matchLaneReduction(loop);
+        std::optional<amp::LaneReduction> reduction = matchLaneReduction(loop);
         if (!reduction)
           return std::nullopt;
         plan.reductions[loop] = std::move(*reduction);
       }
-      longest = std::max(longest, getStaticTripCount(loop));
+      if (std::optional<APInt> count = loop.getStaticTripCount())
+        longest = std::max(longest, count->getSExtValue());
       plan.phases.push_back({loop, {}});
       continue;
     }
@@ -213,24 +178,19 @@ planRows(scf::ParallelOp rows, ArrayRef<Operation *> laneLoops, int64_t lanes) {
   return plan;
 }
 
-bool amp::canTileRowsIntoLanes(scf::ParallelOp rows,
-                               ArrayRef<Operation *> laneLoops, int64_t lanes) {
-  return planRows(rows, laneLoops, lanes).has_value();
-}
-
 namespace {
 /// Builds the phases of a row shared by lanes: each phase's values from the
 /// old body, cloned where the phase needs them.
 class RowPhaseBuilder {
 public:
   RowPhaseBuilder(RewriterBase &rewriter, scf::ParallelOp rows,
-                  const RowPlan &plan, int64_t lanes)
+                  const amp::RowPlan &plan, int64_t lanes)
       : rewriter(rewriter), rows(rows), plan(plan), lanes(lanes) {}
 
   /// Builds one thread loop per phase of `plan` at the rewriter's insertion
-  /// point (in a block of `block`'s `rowsPerBlock` rows), with `scratch`
-  /// holding each reduction's partial results per thread.
-  void build(Value block, int64_t rowsPerBlock,
+  /// point (in a block of `block`'s `rowsPerBlock` rows, of `total`), with
+  /// `scratch` holding each reduction's partial results per thread.
+  void build(Value block, int64_t rowsPerBlock, int64_t total,
              const llvm::DenseMap<Operation *, SmallVector<Value>> &scratch);
 
 private:
@@ -249,7 +209,7 @@ private:
 
   RewriterBase &rewriter;
   scf::ParallelOp rows;
-  const RowPlan &plan;
+  const amp::RowPlan &plan;
   int64_t lanes;
   const llvm::DenseMap<Operation *, SmallVector<Value>> *scratch = nullptr;
   // The current phase's values.
@@ -276,7 +236,7 @@ Value RowPhaseBuilder::materialize(Value value) {
 
 void RowPhaseBuilder::combineLanes(scf::ForOp loop) {
   Location loc = loop.getLoc();
-  const LaneReduction &reduction = plan.reductions.at(loop);
+  const amp::LaneReduction &reduction = plan.reductions.at(loop);
   SmallVector<Value> initial = llvm::map_to_vector(
       loop.getInitArgs(), [&](Value init) { return materialize(init); });
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -335,25 +295,15 @@ void RowPhaseBuilder::cloneLaneLoop(scf::ForOp loop) {
 }
 
 void RowPhaseBuilder::build(
-    Value block, int64_t rowsPerBlock,
+    Value block, int64_t rowsPerBlock, int64_t total,
     const llvm::DenseMap<Operation *, SmallVector<Value>> &scratchBuffers) {
   scratch = &scratchBuffers;
   Location loc = rows.getLoc();
-  SmallVector<int64_t> lowers, counts, steps;
-  int64_t total = 1;
-  for (auto [lower, upper, step] :
-       llvm::zip(rows.getLowerBound(), rows.getUpperBound(), rows.getStep())) {
-    lowers.push_back(*getConstantIntValue(lower));
-    steps.push_back(*getConstantIntValue(step));
-    counts.push_back(llvm::divideCeil(
-        *getConstantIntValue(upper) - lowers.back(), steps.back()));
-    total *= counts.back();
-  }
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
   int64_t threads = rowsPerBlock * lanes;
-  for (const RowPhase &phase : plan.phases) {
+  for (const amp::RowPhase &phase : plan.phases) {
     mapping.clear();
     auto loop = scf::ParallelOp::create(rewriter, loc, constant(0),
                                         constant(threads), constant(1));
@@ -374,20 +324,8 @@ void RowPhaseBuilder::build(
                                         /*withElseRegion=*/false);
       rewriter.setInsertionPoint(ifInside.thenBlock()->getTerminator());
     }
-    // The row's indices, the innermost varying fastest.
-    for (int64_t dim = counts.size() - 1; dim >= 0; --dim) {
-      Value index = row;
-      if (dim > 0) {
-        index =
-            arith::RemUIOp::create(rewriter, loc, row, constant(counts[dim]));
-        row = arith::DivUIOp::create(rewriter, loc, row, constant(counts[dim]));
-      }
-      index = arith::MulIOp::create(rewriter, loc, index, constant(steps[dim]));
-      mapping.map(
-          rows.getInductionVars()[dim],
-          arith::AddIOp::create(rewriter, loc, index, constant(lowers[dim]))
-              .getResult());
-    }
+    mapping.map(rows.getInductionVars(),
+                amp::delinearizeIndex(rewriter, loc, rows, row));
     if (phase.laneLoop) {
       cloneLaneLoop(cast<scf::ForOp>(phase.laneLoop));
       continue;
@@ -398,7 +336,7 @@ void RowPhaseBuilder::build(
     auto ifFirst =
         scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
     rewriter.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
-    for (memref::StoreOp store : phase.stores) {
+    for (Operation *store : phase.stores) {
       for (Value operand : store->getOperands())
         materialize(operand);
       rewriter.clone(*store, mapping);
@@ -408,29 +346,22 @@ void RowPhaseBuilder::build(
 
 scf::ParallelOp amp::tileRowsIntoLanes(RewriterBase &rewriter,
                                        scf::ParallelOp rows,
-                                       ArrayRef<Operation *> laneLoops,
-                                       int64_t lanes, int64_t blockSize) {
-  std::optional<RowPlan> plan = planRows(rows, laneLoops, lanes);
-  assert(plan && "rows that lanes can share");
+                                       const RowPlan &plan, int64_t lanes,
+                                       int64_t blockSize) {
   Location loc = rows.getLoc();
-  std::optional<int64_t> total = 1;
-  for (auto [lower, upper, step] :
-       llvm::zip(rows.getLowerBound(), rows.getUpperBound(), rows.getStep()))
-    *total *= llvm::divideCeil(*getConstantIntValue(upper) -
-                                   *getConstantIntValue(lower),
-                               *getConstantIntValue(step));
-  int64_t rowsPerBlock = std::clamp<int64_t>(blockSize / lanes, 1, *total);
+  int64_t total = *getStaticTripCount(rows);
+  int64_t rowsPerBlock = std::clamp<int64_t>(blockSize / lanes, 1, total);
   rewriter.setInsertionPoint(rows);
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
   auto blocks = scf::ParallelOp::create(
-      rewriter, loc, constant(0), constant(*total), constant(rowsPerBlock));
+      rewriter, loc, constant(0), constant(total), constant(rowsPerBlock));
   (void)mapToProcessor(blocks, gpu::Processor::BlockX);
   rewriter.setInsertionPointToStart(blocks.getBody());
   // The scratch buffers belong to the block (on a GPU, its shared memory).
   llvm::DenseMap<Operation *, SmallVector<Value>> scratch;
-  for (const RowPhase &phase : plan->phases) {
+  for (const RowPhase &phase : plan.phases) {
     if (!phase.laneLoop)
       continue;
     for (Value result : phase.laneLoop->getResults())
@@ -438,9 +369,9 @@ scf::ParallelOp amp::tileRowsIntoLanes(RewriterBase &rewriter,
           rewriter, loc,
           MemRefType::get({rowsPerBlock * lanes}, result.getType())));
   }
-  RowPhaseBuilder(rewriter, rows, *plan, lanes)
-      .build(blocks.getInductionVars().front(), rowsPerBlock, scratch);
-  for (const RowPhase &phase : plan->phases)
+  RowPhaseBuilder(rewriter, rows, plan, lanes)
+      .build(blocks.getInductionVars().front(), rowsPerBlock, total, scratch);
+  for (const RowPhase &phase : plan.phases)
     if (phase.laneLoop)
       for (Value buffer : scratch.lookup(phase.laneLoop))
         memref::DeallocOp::create(rewriter, loc, buffer);
