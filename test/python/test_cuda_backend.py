@@ -101,9 +101,11 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
 def test_large_zoo_step_kernels_run_as_grid_loops(name, tmp_path):
     """The large zoo's FP16 steps (grids of many blocks) in grid loops, in
     both orders, against the CPU path, as the small zoo's above but within
-    the GPU tests' bounds (numerics.backend_mismatch): the large GPT's
-    sums over 2048 tokens of values rounded to FP16 in another order are
-    within FP16's rounding norm-wise (7.2e-4), not element by element. Not
+    the GPU tests' bounds (numerics.backend_mismatch, with the CPU's FP32
+    run as the reference): the large GPT's sums over 2048 tokens of values
+    rounded to FP16 in another order (LayerNorm rows summed by 32 lanes)
+    are 1.3e-3 apart norm-wise in a momentum, a bit more than FP16's unit
+    (9.8e-4), and no farther from FP32 than the CPU's own FP16 run. Not
     the CNN: the CPU's reference for its convolution records takes more
     than 12 minutes on its step."""
     pipeline, ulp = PRECISIONS["fp16"]
@@ -137,7 +139,8 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False,
     records = gemms - convolutions
     assert f"GEMM records: {records} of {records} GEMMs (the others in grid " \
            "loops)" in log
-    assert_close_to_cpu(grid, cpu, ulp, norm_wise)
+    fp32 = FP32Reference(path, tmp_path / "fp32")
+    assert_close_to_cpu(grid, cpu, ulp, norm_wise, fp32)
     if not reverse:
         return log, grid_text, grid, None
     reversed_, _, reversed_log = run_step(
@@ -145,21 +148,41 @@ def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False,
         ["--grid-loops", "--reverse-grid-loops"])
     assert "grid loops run last to first" in reversed_log
     if "llvm.atomicrmw" in grid_text:
-        assert_close_to_cpu(reversed_, cpu, ulp, norm_wise)
+        assert_close_to_cpu(reversed_, cpu, ulp, norm_wise, fp32)
     else:
         for f, expected in grid.items():
             np.testing.assert_array_equal(reversed_[f], expected, err_msg=f)
     return log, grid_text, grid, reversed_
 
 
-def assert_close_to_cpu(grid, cpu, ulp, norm_wise=False):
+class FP32Reference:
+    """The CPU path's FP32 outputs of the step at `path`, run once when
+    first asked for (a large step's FP32 run takes minutes)."""
+
+    def __init__(self, path, folder):
+        self.path, self.folder = path, folder
+        self.outputs = None
+
+    def get(self):
+        if self.outputs is None:
+            self.outputs, _, _ = run_step(self.path, PRECISIONS["fp32"][0],
+                                          self.folder, [])
+        return self.outputs
+
+
+def assert_close_to_cpu(grid, cpu, ulp, norm_wise=False, fp32=None):
     """The grid loops' outputs `grid` are the CPU path's `cpu` within two
     units in the last place `ulp`, and 99% within FP32's rounding; with
-    `norm_wise`, within numerics.backend_mismatch's bounds."""
+    `norm_wise`, within numerics.backend_mismatch's bounds, as on the GPU:
+    beyond one unit norm-wise, no farther from the CPU's FP32 run (the
+    FP32Reference `fp32`) than the CPU's own run is."""
     assert grid.keys() == cpu.keys()
     if norm_wise:
         for f, expected in cpu.items():
             problem = numerics.backend_mismatch(grid[f], expected, ulp)
+            if problem is not None and fp32 is not None:
+                problem = numerics.backend_mismatch(
+                    grid[f], expected, ulp, fp32.get().get(f))
             assert problem is None, f"{f}: {problem}"
         return
     for f, expected in cpu.items():
