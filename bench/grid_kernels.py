@@ -157,6 +157,7 @@ def main():
     command = " ".join(["bench/grid_kernels.py", "--size", args.size] +
                        (["--models"] + args.models if args.models else []) +
                        ["--precisions"] + args.precisions +
+                       (["--top", str(args.top)] if args.top != 5 else []) +
                        (["--lower-options", f'"{args.lower_options}"']
                         if args.lower_options else []))
     summary = [heading(f"zoo --size {args.size}, SGD, amp-lower-to-cuda's "
@@ -191,7 +192,8 @@ def main():
                                f"{serial} | {line} |")
                 print(summary[-1], file=sys.stderr, flush=True)
             os.remove(model)
-    record(summary + top, args.out, "grid_kernels.md")
+    record(summary + (top if args.top > 0 else []), args.out,
+           "grid_kernels.md")
 
 
 if __name__ == "__main__":

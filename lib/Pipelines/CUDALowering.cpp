@@ -30,34 +30,35 @@ using namespace mlir;
 /// dropped first, so that ops over the same points fuse into one grid) with
 /// FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in LLVM
 /// 22).
-static std::string getGridLoopPasses(int64_t blockSize, bool fuseGrids,
-                                     bool fuseIndependentGrids,
-                                     int64_t rowLanes) {
+static std::string getGridLoopPasses(const amp::CUDALoweringOptions &options) {
   std::string passes =
       amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false);
   size_t bufferize = passes.find("amp-copy-repeated-results");
   assert(bufferize != std::string::npos && "the pipeline bufferizes");
   passes.insert(bufferize, "amp-split-reductions,");
   auto flag = [](bool value) { return value ? "true" : "false"; };
+  bool fuseGrids = options.fuseGrids;
   return passes +
          "func.func(amp-store-fp8-gemm-operands),"
-         "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records,"
-         "func.func(amp-parallelize-loop-nests{atomic-updates=true},"
+         "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records{"
+         "transposes=" +
+         flag(options.gemmTransposes) +
+         "},func.func(amp-parallelize-loop-nests{atomic-updates=true},"
          "amp-host-data-to-kernels,linalg-fold-unit-extent-dims,"
-         "amp-linalg-to-grid-loops{block-"
-         "size=" +
-         std::to_string(blockSize) + " fuse=" + flag(fuseGrids) +
-         " fuse-independent=" + flag(fuseGrids && fuseIndependentGrids) +
-         " row-lanes=" + std::to_string(rowLanes) +
+         "amp-linalg-to-grid-loops{block-size=" +
+         std::to_string(options.blockSize) + " fuse=" + flag(fuseGrids) +
+         " fuse-independent=" +
+         flag(fuseGrids && options.fuseIndependentGrids) +
+         " row-lanes=" + std::to_string(options.rowLanes) +
          "},amp-expand-fp8-casts,amp-plan-buffers),";
 }
 
 LogicalResult amp::buildGridLoopsOnCPUPipeline(OpPassManager &pm, bool reverse,
                                                int64_t blockSize) {
+  CUDALoweringOptions options;
+  options.blockSize = blockSize;
   return parsePassPipeline(
-      getGridLoopPasses(blockSize, /*fuseGrids=*/true,
-                        /*fuseIndependentGrids=*/true,
-                        CUDALoweringOptions().rowLanes) +
+      getGridLoopPasses(options) +
           (reverse ? "func.func(amp-reverse-parallel-loops)," : "") +
           getCPULoopsToLLVMPasses().str(),
       pm, llvm::errs());
@@ -92,9 +93,7 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
   }
   if (convertGraph)
     addGraphToLinalgPasses(pm);
-  std::string pipeline =
-      getGridLoopPasses(options.blockSize, options.fuseGrids,
-                        options.fuseIndependentGrids, options.rowLanes);
+  std::string pipeline = getGridLoopPasses(options);
   llvm::raw_string_ostream os(pipeline);
   os << "func.func(amp-grid-phases-to-gpu,convert-parallel-loops-to-gpu),"
      << "gpu-launch-sink-index-computations,gpu-kernel-outlining,"

@@ -475,6 +475,31 @@ def test_independent_grid_fusion_cuts_kernels(zoo_steps, tmp_path):
     assert fused < 0.8 * vertical, counts
 
 
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+@pytest.mark.parametrize("name,precision", [("transformer", "fp16"),
+                                            ("gpt", "fp32")])
+def test_attention_transposes_fold_into_gemms(name, precision, zoo_steps,
+                                              tmp_path):
+    """amp-contractions-to-gemm-records' transposes run through
+    amp-compile: attention's batched GEMMs read the heads' transposed
+    copies from their sources and write P V (and gradients) where the
+    copies of it put them (the transformer's heads; in FP16 through the
+    kernel that rounds it, now a copy), so the step has at least one kernel
+    fewer per attention (Softmax node) than with gemm-transposes=false.
+    GPT's batch-first heads ([b, s, h, d]) need two batch strides, so only
+    its backward's transposed inputs fold. test_zoo_step_kernels_run_as_-
+    grid_loops checks the strided records' results."""
+    import onnx
+    path = zoo_steps[name, "sgd"]
+    attentions = [n for n in onnx.load(path).graph.node
+                  if n.op_type == "Softmax"]
+    pipeline, _ = PRECISIONS[precision]
+    folded, copied = count_kernels_without(path, pipeline, tmp_path,
+                                           "gemm-transposes=false")
+    assert folded <= copied - len(attentions) < copied, (folded, copied)
+
+
 def kernels_with_barriers(path, lower_options):
     """The kernels of the FP32 step at `path` (PTX, sm_90) that use shared
     memory and a barrier, and all its kernels."""

@@ -74,7 +74,8 @@ static cl::opt<std::string>
 static cl::opt<std::string> lowerOptions(
     "lower-options",
     cl::desc("options of --amp-lower-to-cuda (chips, toolkit, format, "
-             "block-size, fuse-grids, fuse-independent-grids, row-lanes), "
+             "block-size, fuse-grids, fuse-independent-grids, row-lanes, "
+             "gemm-transposes), "
              "e.g. \"chips=sm_90\""),
     cl::cat(category));
 static cl::opt<std::string>

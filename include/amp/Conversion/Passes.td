@@ -270,9 +270,23 @@ def ContractionsToGemmRecords
     in both, leading dimensions multiples of 16, f32 result, not two E5M2
     operands): a call to `amp_gemm_<A>_<B>_f32(record, A, B, D, scale_a,
     scale_b)`, and the dequantizations go once nothing else reads their
-    values. Other contractions are left for `amp-contractions-to-blas`;
+    values. With `transposes` (the default), a transposed copy
+    (`linalg.transpose`, or a `linalg.generic` that only copies through a
+    permutation) that wrote an input just for the GEMM, with nothing
+    writing its source in between, goes: the GEMM reads the source through
+    permuted strides. An overwritten result that a chain of such copies
+    moves (each the next op to touch the buffer that the one before wrote,
+    and its only reader; the reader of an output cast that only rounds is
+    such a copy) is written where the farthest copy whose target nothing
+    touches in between puts it, through the copies' composed permutation,
+    and the copies go (attention's heads: V transposed for P V, and P V's
+    result rounded and transposed back). Either only where the GEMM keeps
+    its sizes (no loop moved into the batch) and a bias epilogue its
+    orientation, with batch strides and leading dimensions that cuBLASLt's
+    strided batches take. Other contractions are left for
+    `amp-contractions-to-blas`;
     `remarks=true` prints each record, or why a contraction has none (and
-    why FP8 operands got no FP8 record).
+    why FP8 operands got no FP8 record), and the copies each GEMM folds.
   }];
   let options = [
     Option<"emitRemarks", "remarks", "bool", "false",
@@ -281,7 +295,11 @@ def ContractionsToGemmRecords
            "1048576",
            "the fewest elements of D for which an AMP bias that a kernel "
            "adds before going on becomes the GEMM's, with a new kernel "
-           "rounding an f32 bias (about a launch's worth of bytes)">
+           "rounding an f32 bias (about a launch's worth of bytes)">,
+    Option<"foldTransposes", "transposes", "bool", "true",
+           "read the source of an input's transposed copy, and write a "
+           "result that only copies move where they put it, through "
+           "permuted strides">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"

@@ -79,6 +79,13 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
                      "elementwise ops (amp-linalg-to-grid-loops' "
                      "row-lanes); 1: one thread per row"),
       llvm::cl::init(32)};
+  Option<bool> gemmTransposes{
+      *this, "gemm-transposes",
+      llvm::cl::desc("let a GEMM read the source of a transposed copy of "
+                     "its input, or write its result transposed, in place of "
+                     "the copy (amp-contractions-to-gemm-records' "
+                     "transposes); false: the copies stay kernels"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the CUDA lowering to `pm` (docs/Lowering.md): addGraphToLinalgPasses

@@ -15,7 +15,10 @@
 // bf16 GEMM whose f32 result the next kernel only rounds to the inputs'
 // type writes it rounded (cuBLASLt's output type), and the next kernel
 // reads it without the truncation. A bias addition, a ReLU or both right
-// after a GEMM become its epilogue, and so does a bias gradient.
+// after a GEMM become its epilogue, and so does a bias gradient. A
+// transposed copy made only for the GEMM to read, or of its result only,
+// goes: the GEMM reads the copy's source or writes its target through
+// permuted strides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@
 #include "amp/Conversion/OutputCasts.h"
 #include "amp/Conversion/OutputFills.h"
 #include "amp/Conversion/Passes.h"
+#include "amp/Conversion/TransposedCopies.h"
 #include "amp/Runtime/GemmRecord.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +45,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_CONTRACTIONSTOGEMMRECORDS
@@ -702,14 +707,41 @@ matchBiasGradient(linalg::ContractOp op, const GemmRecord &record) {
   return std::nullopt;
 }
 
+/// Whether `record` and `other` multiply matrices of the same sizes, as
+/// many times: no loop moved into the batch.
+static bool isSameProblem(const GemmRecord &record, const GemmRecord &other) {
+  auto sizes = [](const GemmRecord &r) {
+    return std::array<int64_t, 4>{std::min(r[kGemmM], r[kGemmN]),
+                                  std::max(r[kGemmM], r[kGemmN]), r[kGemmK],
+                                  r[kGemmBatch]};
+  };
+  return sizes(record) == sizes(other);
+}
+
+/// Whether `reader` is the only op that reads what `writer` wrote into
+/// `buffer`.
+static bool isOnlyReader(Operation *writer, Operation *reader, Value buffer) {
+  for (Operation *op = writer->getNextNode(); op != reader;
+       op = op->getNextNode())
+    if (!op || amp::mayRead(op, buffer))
+      return false;
+  return !amp::isReadAfter(reader, buffer);
+}
+
 namespace {
 /// A contraction's record and what the call reads: A, B and D (operand
-/// order), and for an FP8 record the dequantizations of A and B.
+/// order), their views, and for an FP8 record the dequantizations of A
+/// and B.
 struct RecordedContraction {
   linalg::ContractOp op;
   GemmRecord record;
   std::array<Value, 3> operands;
   std::optional<std::array<Dequantization, 2>> fp8;
+  SmallVector<OperandView, 3> views = {};
+  /// The transposed copies of inputs whose sources the call reads, and the
+  /// chain of copies of the result into the buffer that it writes.
+  SmallVector<amp::TransposedCopy, 2> inputCopies = {};
+  SmallVector<amp::TransposedCopy, 2> resultCopies = {};
 };
 
 struct ContractionsToGemmRecordsPass
@@ -717,13 +749,13 @@ struct ContractionsToGemmRecordsPass
   using ContractionsToGemmRecordsBase::ContractionsToGemmRecordsBase;
 
   /// `op`'s record on its operands, or the reason it has none in `why`.
-  static std::optional<RecordedContraction> record(linalg::ContractOp op,
-                                                   std::string &why) {
+  std::optional<RecordedContraction> record(linalg::ContractOp op,
+                                            std::string &why) {
     if (!op.hasPureBufferSemantics() || op->getNumOperands() != 3) {
       why = "not a contraction of three memrefs";
       return std::nullopt;
     }
-    SmallVector<OperandView> views;
+    SmallVector<OperandView, 3> views;
     for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
       std::optional<OperandView> view = getOperandView(operand, index, why);
       if (!view)
@@ -740,11 +772,127 @@ struct ContractionsToGemmRecordsPass
     std::optional<GemmRecord> record = deriveRecord(op, views, why);
     if (!record)
       return std::nullopt;
-    return RecordedContraction{
+    RecordedContraction recorded{
         op,
         *record,
         {op->getOperand(0), op->getOperand(1), op->getOperand(2)},
-        std::nullopt};
+        std::nullopt,
+        views};
+    for (unsigned input : {0u, 1u})
+      if (foldTransposes)
+        foldInputTranspose(recorded, input);
+    return recorded;
+  }
+
+  /// The record of `recorded` with operand `index` read as `view`, when it
+  /// multiplies the same matrices (isSameProblem).
+  static std::optional<GemmRecord> rederive(const RecordedContraction &recorded,
+                                            unsigned index,
+                                            const OperandView &view) {
+    SmallVector<OperandView, 3> views = recorded.views;
+    views[index] = view;
+    std::string why;
+    std::optional<GemmRecord> record = deriveRecord(recorded.op, views, why);
+    if (!record || !isSameProblem(*record, recorded.record))
+      return std::nullopt;
+    return record;
+  }
+
+  /// Reads input `index` of `recorded` from the source of the transposed
+  /// copy that wrote it, when nothing else reads the copy and the source
+  /// is unchanged until the GEMM.
+  static void foldInputTranspose(RecordedContraction &recorded,
+                                 unsigned index) {
+    linalg::ContractOp op = recorded.op;
+    Value input = recorded.operands[index];
+    std::optional<amp::TransposedCopy> copy =
+        amp::matchTransposedCopy(amp::getLastWriterBefore(op, input));
+    std::string why;
+    auto isFolded = [&](const amp::TransposedCopy &folded) {
+      return folded.op == copy->op;
+    };
+    if (!copy || copy->target != input ||
+        llvm::any_of(recorded.inputCopies, isFolded) ||
+        amp::isWrittenBetween(copy->op, op, copy->source) ||
+        !isOnlyReader(copy->op, op, input))
+      return;
+    std::optional<OperandView> source =
+        getOperandView(copy->source, index, why);
+    if (!source)
+      return;
+    // Target dimension i is source dimension permutation[i].
+    OperandView view{source->elementType, {}};
+    for (int64_t sourceDim : copy->permutation)
+      view.strides.push_back(source->strides[sourceDim]);
+    std::optional<GemmRecord> record = rederive(recorded, index, view);
+    if (!record)
+      return;
+    recorded.record = *record;
+    recorded.views[index] = view;
+    recorded.operands[index] = copy->source;
+    recorded.inputCopies.push_back(*copy);
+  }
+
+  /// Writes the result of `recorded`, a GEMM that overwrites it, where the
+  /// copies that alone read it put it: along the chain of transposed copies
+  /// (an output cast's reader that only rounds, now a copy, among them),
+  /// each the next op to access the buffer that the one before wrote and
+  /// the last to read it, into the target of the farthest copy that
+  /// nothing accesses between the GEMM and that copy, through the
+  /// copies' composed permutation. Keeps the record's epilogue fields; a
+  /// bias keeps its orientation (`swapped`).
+  static void foldResultCopies(RecordedContraction &recorded) {
+    linalg::ContractOp op = recorded.op;
+    GemmRecord &record = recorded.record;
+    auto root = [](Value buffer) {
+      return memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+    };
+    Value current = recorded.operands[2];
+    Operation *after = op;
+    // The result's dimension permutation[i] is the copies' target's i.
+    auto permutation = llvm::to_vector(
+        llvm::seq<int64_t>(0, cast<MemRefType>(current.getType()).getRank()));
+    SmallVector<amp::TransposedCopy, 2> pending;
+    while (std::optional<amp::TransposedCopy> copy =
+               amp::matchTransposedCopy(amp::getNextAccess(after, current))) {
+      if (copy->source != current || amp::isReadAfter(copy->op, current))
+        return;
+      SmallVector<int64_t> composed;
+      for (int64_t dim : copy->permutation)
+        composed.push_back(permutation[dim]);
+      permutation = composed;
+      pending.push_back(*copy);
+      current = copy->target;
+      after = copy->op;
+      Value target = copy->target;
+      std::string why;
+      std::optional<OperandView> targetView = getOperandView(target, 2, why);
+      if (!targetView || !canWriteBefore(target, op) ||
+          amp::getNextAccess(op, target) != copy->op ||
+          root(target) == root(recorded.operands[0]) ||
+          root(target) == root(recorded.operands[1]))
+        continue;
+      OperandView view{targetView->elementType,
+                       SmallVector<int64_t>(permutation.size())};
+      for (auto [targetDim, resultDim] : llvm::enumerate(permutation))
+        view.strides[resultDim] = targetView->strides[targetDim];
+      std::optional<GemmRecord> folded = rederive(recorded, 2, view);
+      if (!folded || (record[kGemmBias] != kGemmNoBias &&
+                      (*folded)[kGemmSwapped] != record[kGemmSwapped]))
+        continue;
+      for (unsigned field :
+           {kGemmOverwrite, kGemmBias, kGemmActivation, kGemmTypeD})
+        (*folded)[field] = record[field];
+      if (checkGemmRecord(folded->data(), (*folded)[kGemmTypeA],
+                          (*folded)[kGemmTypeB], (*folded)[kGemmTypeD]))
+        continue;
+      record = *folded;
+      recorded.views[2] = view;
+      recorded.operands[2] = target;
+      recorded.resultCopies.append(pending);
+      pending.clear();
+      moveDefinitionBefore(target, op);
+    }
   }
 
   /// `op`'s FP8 record when both its inputs are dequantized FP8 data, or
@@ -779,13 +927,14 @@ struct ContractionsToGemmRecordsPass
     return RecordedContraction{op,
                                *record,
                                {a->data, b->data, op.getOutputs()[0]},
-                               std::array<Dequantization, 2>{*a, *b}};
+                               std::array<Dequantization, 2>{*a, *b},
+                               {*viewA, *viewB, *viewD}};
   }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<RecordedContraction> records;
+    std::vector<RecordedContraction> records;
     // One global per distinct record, by its value.
     llvm::DenseMap<Attribute, StringAttr> globals;
     module.walk([&](linalg::ContractOp op) {
@@ -881,8 +1030,20 @@ struct ContractionsToGemmRecordsPass
             amp::applyOutputCast(*outputCast, recorded.operands[2]);
         record[kGemmTypeD] = record[kGemmTypeA];
       }
-      if (emitRemarks)
+      // A result that copies only move is written where they put it.
+      if (foldTransposes && !recorded.fp8 && !epilogue && !biasAddition &&
+          record[kGemmOverwrite])
+        foldResultCopies(recorded);
+      if (emitRemarks) {
         emitRecordRemark(op, record);
+        if (!recorded.inputCopies.empty())
+          op.emitRemark() << "reads " << recorded.inputCopies.size()
+                          << " transposed input(s) from their sources";
+        if (!recorded.resultCopies.empty())
+          op.emitRemark() << "writes its result where "
+                          << recorded.resultCopies.size()
+                          << " copies of it put it";
+      }
       OpBuilder b(op);
       Location loc = op.getLoc();
       SmallVector<Value> arguments = {amp::getRecordMemRef(
@@ -940,8 +1101,18 @@ struct ContractionsToGemmRecordsPass
         gradient->reduction.erase();
         gradient->zeros.erase();
       }
-      if (epilogue || outputCast)
-        amp::eraseIfUnaccessed(amp::stripReshapes(d));
+      // D and the buffers between the result's copies, once unaccessed.
+      llvm::SetVector<Value> written;
+      if (epilogue || outputCast || !recorded.resultCopies.empty())
+        written.insert(amp::stripReshapes(d));
+      for (const amp::TransposedCopy &copy : recorded.resultCopies) {
+        written.insert(amp::stripReshapes(copy.source));
+        copy.op->erase();
+      }
+      for (Value buffer : written)
+        amp::eraseIfUnaccessed(buffer);
+      for (const amp::TransposedCopy &copy : recorded.inputCopies)
+        amp::eraseWriterIfUnread(copy.op, copy.target);
     }
     // A dequantization goes once no contraction reads its f32 values.
     for (linalg::GenericOp dequantization : dequantizations)

@@ -25,6 +25,7 @@
 
 #include "EntryPoints.h"
 #include "amp/Conversion/BufferAccesses.h"
+#include "amp/Conversion/TransposedCopies.h"
 
 #include "amp/Conversion/OutputCasts.h"
 #include "amp/Conversion/OutputFills.h"
@@ -47,6 +48,10 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+using mlir::amp::isOneToOneParallel;
+using mlir::amp::matchTransposedCopy;
+using mlir::amp::TransposedCopy;
+using mlir::amp::yieldsItsInput;
 using namespace mlir::amp::runtime;
 
 using ConvRecord = std::array<int64_t, kConvRecordFields>;
@@ -131,25 +136,6 @@ static bool isLinearCombination(const LinearForm &form, ArrayRef<int64_t> sizes,
 static bool isPacked(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && memref::isStaticShapeAndContiguousRowMajor(type);
-}
-
-/// Whether `generic` maps one input into one output over parallel loops,
-/// the output indexed by the identity (the input's map is free: a gather,
-/// a flip, a transpose, an elementwise op).
-static bool isOneToOneParallel(linalg::GenericOp generic) {
-  return generic && generic.getNumDpsInputs() == 1 &&
-         generic.getNumDpsInits() == 1 &&
-         generic.getNumParallelLoops() == generic.getNumLoops() &&
-         generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
-             .isIdentity();
-}
-
-/// Whether `generic`'s body yields its first argument and computes
-/// nothing: with isOneToOneParallel, a copy.
-static bool yieldsItsInput(linalg::GenericOp generic) {
-  Block &body = generic.getRegion().front();
-  return body.getOperations().size() == 1 &&
-         body.getTerminator()->getOperand(0) == body.getArgument(0);
 }
 
 /// The im2col gather whose columns `operand`, an input of `reader`, holds
@@ -553,14 +539,6 @@ static ZeroWindow combineWindows(ArrayRef<std::pair<ZeroWindow, Value>> windows,
 }
 
 namespace {
-/// A copy of `source` into `target` with its dimensions permuted: target
-/// dimension i is source dimension permutation[i].
-struct TransposedCopy {
-  Operation *op;
-  Value source, target;
-  SmallVector<int64_t> permutation;
-};
-
 /// X or dY as a weight gradient reads it: its first two dimensions
 /// swapped by a transpose, maybe then converted by an elementwise kernel.
 struct SwappedOperand {
@@ -586,26 +564,6 @@ struct WeightGradient {
   bool isElementwiseCopy;
 };
 } // namespace
-
-/// `op` as a transposed copy: a linalg.transpose, or a copying
-/// linalg.generic whose input map is a permutation.
-static std::optional<TransposedCopy> matchTransposedCopy(Operation *op) {
-  if (auto transpose = dyn_cast_if_present<linalg::TransposeOp>(op))
-    return TransposedCopy{op, transpose.getInput(), transpose.getInit(),
-                          SmallVector<int64_t>(transpose.getPermutation())};
-  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
-  if (!isOneToOneParallel(generic) || !yieldsItsInput(generic))
-    return std::nullopt;
-  AffineMap map = generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-  if (!map.isPermutation())
-    return std::nullopt;
-  TransposedCopy copy{op, generic.getDpsInputs().front(),
-                      generic.getDpsInits().front(),
-                      SmallVector<int64_t>(map.getNumResults())};
-  for (auto [sourceDim, expr] : llvm::enumerate(map.getResults()))
-    copy.permutation[cast<AffineDimExpr>(expr).getPosition()] = sourceDim;
-  return copy;
-}
 
 /// Whether `op` is an elementwise linalg.generic (identity maps) of one
 /// input into one new buffer: a conversion, or the rounding of an AMP

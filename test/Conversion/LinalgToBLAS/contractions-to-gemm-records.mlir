@@ -619,3 +619,127 @@ func.func @bias_gradient(%dy: memref<16x64xf16>, %x: memref<16x32xf16>, %dw: mem
   }
   return
 }
+
+// Attention's head transposes: V copied from [s, bh, d] to [bh, s, d] for
+// the batched GEMM P V, whose result is copied back to [s, bh, d]. The GEMM
+// reads V and writes `out` in place through permuted strides (batch stride
+// 8, leading dimension 64), and both copies and their buffers go.
+// CHECK-LABEL: func.func @transposes(
+// CHECK-SAME:    %[[P:[^:]*]]: memref<8x16x16xf32>, %[[V:[^:]*]]: memref<16x8x8xf32>, %[[OUT:[^:]*]]: memref<16x8x8xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[VU:.*]] = memref.cast %[[V]] : memref<16x8x8xf32> to memref<*xf32>
+// CHECK:         %[[PU:.*]] = memref.cast %[[P]] : memref<8x16x16xf32> to memref<*xf32>
+// CHECK:         %[[OU:.*]] = memref.cast %[[OUT]] : memref<16x8x8xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_f32_f32_f32(%{{.*}}, %[[VU]], %[[PU]], %[[OU]])
+// CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+#tp = affine_map<(b, m, n, k) -> (b, m, k)>
+#tv = affine_map<(b, m, n, k) -> (b, k, n)>
+#to = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @transposes(%p: memref<8x16x16xf32>, %v: memref<16x8x8xf32>, %out: memref<16x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %vt = memref.alloc() : memref<8x16x8xf32>
+  linalg.transpose ins(%v : memref<16x8x8xf32>) outs(%vt : memref<8x16x8xf32>) permutation = [1, 0, 2]
+  %o = memref.alloc() : memref<8x16x8xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<8x16x8xf32>)
+  // expected-remark @below {{GEMM record: m=8 n=16 k=16 batch=8 trans_a=0 trans_b=0 lda=64 ldb=16 ldd=64 stride_a=8 stride_b=256 stride_d=8 type_a=0 type_b=0 type_d=0 swapped=1 overwrite=1}}
+  // expected-remark @below {{reads 1 transposed input(s) from their sources}}
+  // expected-remark @below {{writes its result where 1 copies of it put it}}
+  linalg.contract indexing_maps = [#tp, #tv, #to] ins(%p, %vt : memref<8x16x16xf32>, memref<8x16x8xf32>) outs(%o : memref<8x16x8xf32>)
+  linalg.transpose ins(%o : memref<8x16x8xf32>) outs(%out : memref<16x8x8xf32>) permutation = [1, 0, 2]
+  memref.dealloc %vt : memref<8x16x8xf32>
+  memref.dealloc %o : memref<8x16x8xf32>
+  return
+}
+
+// In AMP: P V in f16 rounded by the next kernel (an output cast: the GEMM
+// writes f16, the kernel becomes a copy), then transposed. The GEMM writes
+// the transpose's target in f16, and the copy, the transpose and both
+// intermediate buffers go.
+// CHECK-LABEL: func.func @rounded_transpose(
+// CHECK-SAME:    %[[P:[^:]*]]: memref<8x16x16xf16>, %[[V:[^:]*]]: memref<8x16x8xf16>, %[[OUT:[^:]*]]: memref<16x8x8xf16>
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[OU:.*]] = memref.cast %[[OUT]] : memref<16x8x8xf16> to memref<*xf16>
+// CHECK:         call @amp_gemm_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[OU]])
+// CHECK-NOT:     linalg
+// CHECK:         return
+#rm = affine_map<(b, m, n) -> (b, m, n)>
+func.func @rounded_transpose(%p: memref<8x16x16xf16>, %v: memref<8x16x8xf16>, %out: memref<16x8x8xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %o = memref.alloc() : memref<8x16x8xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<8x16x8xf32>)
+  // expected-remark @below {{GEMM record: m=8 n=16 k=16 batch=8 trans_a=0 trans_b=0 lda=8 ldb=16 ldd=64 stride_a=128 stride_b=256 stride_d=8 type_a=1 type_b=1 type_d=1 swapped=1 overwrite=1}}
+  // expected-remark @below {{writes its result where 2 copies of it put it}}
+  linalg.contract indexing_maps = [#tp, #tv, #to] ins(%p, %v : memref<8x16x16xf16>, memref<8x16x8xf16>) outs(%o : memref<8x16x8xf32>)
+  %h = memref.alloc() : memref<8x16x8xf16>
+  linalg.generic {indexing_maps = [#rm, #rm], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o : memref<8x16x8xf32>) outs(%h : memref<8x16x8xf16>) {
+  ^bb0(%in: f32, %unused: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  }
+  linalg.transpose ins(%h : memref<8x16x8xf16>) outs(%out : memref<16x8x8xf16>) permutation = [1, 0, 2]
+  memref.dealloc %o : memref<8x16x8xf32>
+  memref.dealloc %h : memref<8x16x8xf16>
+  return
+}
+
+// Transposes that stay: one whose copy something else reads too; one
+// whose source changes before the GEMM; one of a result that would split
+// the GEMM's 16 rows into 2 batches of 8 (its two row loops do not collapse
+// in the target); a result read before its transpose; a result the GEMM
+// accumulates into (no zeroing: the transpose's target does not hold it).
+// CHECK-LABEL: func.func @transposes_kept(
+// CHECK:         linalg.transpose
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.copy
+// CHECK:         linalg.transpose
+// CHECK:         linalg.fill
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.transpose
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.copy
+// CHECK:         linalg.transpose
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.transpose
+#kx = affine_map<(m1, m2, n, k) -> (m1, m2, k)>
+#kw = affine_map<(m1, m2, n, k) -> (k, n)>
+#ky = affine_map<(m1, m2, n, k) -> (m1, m2, n)>
+#k2x = affine_map<(m, n, k) -> (m, k)>
+#k2w = affine_map<(m, n, k) -> (k, n)>
+#k2y = affine_map<(m, n, k) -> (m, n)>
+func.func @transposes_kept(%x: memref<8x2x32xf32>, %w: memref<32x16xf32>, %seen: memref<2x8x32xf32>, %y: memref<2x8x16xf32>, %yt: memref<8x2x16xf32>, %seen2: memref<2x8x16xf32>, %y2: memref<16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<2x8x32xf32>
+  linalg.transpose ins(%x : memref<8x2x32xf32>) outs(%xt : memref<2x8x32xf32>) permutation = [1, 0, 2]
+  // expected-remark @below {{swapped=1 overwrite=0}}
+  linalg.contract indexing_maps = [#kx, #kw, #ky] ins(%xt, %w : memref<2x8x32xf32>, memref<32x16xf32>) outs(%y : memref<2x8x16xf32>)
+  linalg.copy ins(%xt : memref<2x8x32xf32>) outs(%seen : memref<2x8x32xf32>)
+  // W transposed, then W changed.
+  %wt = memref.alloc() : memref<16x32xf32>
+  linalg.transpose ins(%w : memref<32x16xf32>) outs(%wt : memref<16x32xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%w : memref<32x16xf32>)
+  // expected-remark @below {{GEMM record: m=16 n=16 k=32 batch=1 trans_a=0 trans_b=0 lda=16 ldb=32 ldd=16}}
+  linalg.contract indexing_maps = [#k2x, #k2w, #k2y] ins(%wt, %w : memref<16x32xf32>, memref<32x16xf32>) outs(%y2 : memref<16x16xf32>)
+  // The rows would split in the target.
+  %o = memref.alloc() : memref<2x8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%o : memref<2x8x16xf32>)
+  // expected-remark @below {{GEMM record: m=16 n=16 k=32 batch=1 }}
+  linalg.contract indexing_maps = [#kx, #kw, #ky] ins(%seen, %w : memref<2x8x32xf32>, memref<32x16xf32>) outs(%o : memref<2x8x16xf32>)
+  linalg.transpose ins(%o : memref<2x8x16xf32>) outs(%yt : memref<8x2x16xf32>) permutation = [1, 0, 2]
+  // Read before its transpose.
+  %o2 = memref.alloc() : memref<2x8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%o2 : memref<2x8x16xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1}}
+  linalg.contract indexing_maps = [#kx, #kw, #ky] ins(%seen, %w : memref<2x8x32xf32>, memref<32x16xf32>) outs(%o2 : memref<2x8x16xf32>)
+  linalg.copy ins(%o2 : memref<2x8x16xf32>) outs(%seen2 : memref<2x8x16xf32>)
+  linalg.transpose ins(%o2 : memref<2x8x16xf32>) outs(%yt : memref<8x2x16xf32>) permutation = [1, 0, 2]
+  // Accumulated into.
+  // expected-remark @below {{swapped=1 overwrite=0}}
+  linalg.contract indexing_maps = [#kx, #kw, #ky] ins(%seen, %w : memref<2x8x32xf32>, memref<32x16xf32>) outs(%seen2 : memref<2x8x16xf32>)
+  linalg.transpose ins(%seen2 : memref<2x8x16xf32>) outs(%yt : memref<8x2x16xf32>) permutation = [1, 0, 2]
+  return
+}
