@@ -28,6 +28,10 @@ namespace mlir::amp {
 /// thread, or runs it in another grid.
 scf::ParallelOp createOnePointLoop(OpBuilder &builder, Location loc);
 
+/// Whether `op` has no memory effects and no regions: it can be cloned
+/// wherever its value is needed, or moved past memory accesses.
+bool isPlainOp(Operation *op);
+
 /// The memref that `op` accesses when it is a memref.load or memref.store,
 /// its indices in `indices`; null for any other op.
 Value getScalarAccess(Operation *op, ValueRange &indices);

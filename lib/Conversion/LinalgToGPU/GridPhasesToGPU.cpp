@@ -45,12 +45,6 @@ static bool hasPhaseScratch(scf::ParallelOp blocks) {
   return !blocks.getBody()->getOps<memref::AllocOp>().empty();
 }
 
-/// Whether `op` can be cloned into a launch as it is: no memory effects,
-/// no regions.
-static bool isPlainOp(Operation &op) {
-  return op.getNumRegions() == 0 && isMemoryEffectFree(&op);
-}
-
 /// Makes `blocks`, a block loop with scratch buffers (hasPhaseScratch),
 /// one gpu.launch (see the pass's description).
 static LogicalResult convertPhasedGrid(RewriterBase &rewriter,
@@ -87,7 +81,7 @@ static LogicalResult convertPhasedGrid(RewriterBase &rewriter,
       threads = count;
       continue;
     }
-    if (!isPlainOp(op))
+    if (!amp::isPlainOp(&op))
       return op.emitOpError("cannot run beside a grid's phases");
   }
   if (!threads)

@@ -237,7 +237,7 @@ struct HostDataToKernelsPass
         run.push_back(&op);
         continue;
       }
-      if (!run.empty() && op.getNumRegions() == 0 && isMemoryEffectFree(&op) &&
+      if (!run.empty() && amp::isPlainOp(&op) &&
           !op.hasTrait<OpTrait::IsTerminator>()) {
         between.push_back(&op);
         continue;

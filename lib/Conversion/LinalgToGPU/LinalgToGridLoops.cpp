@@ -39,6 +39,10 @@ using namespace mlir;
 /// The threads that run in lockstep on NVIDIA GPUs.
 static constexpr int64_t kWarpSize = 32;
 
+bool amp::isPlainOp(Operation *op) {
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
 Value amp::getScalarAccess(Operation *op, ValueRange &indices) {
   if (auto load = dyn_cast<memref::LoadOp>(op)) {
     indices = load.getIndices();

@@ -92,11 +92,9 @@ static bool accessesAlongRows(scf::ForOp loop) {
   return along && !walk.wasInterrupted();
 }
 
-/// Whether `op` runs wherever its value is needed: a load, or an op without
-/// memory effects or regions.
+/// Whether `op` runs wherever its value is needed: a load, or a plain op.
 static bool runsWhereNeeded(Operation *op) {
-  return isa<memref::LoadOp>(op) ||
-         (op->getNumRegions() == 0 && isMemoryEffectFree(op));
+  return isa<memref::LoadOp>(op) || amp::isPlainOp(op);
 }
 
 /// Whether `load`, an op of `body`, gives the same value wherever a phase
