@@ -14,7 +14,8 @@ CMAKE_FLAGS ?=
 PACKAGES := cmake ninja-build clang-22 lld libclang-rt-22-dev llvm-22-dev \
   libmlir-22-dev mlir-22-tools llvm-22-tools libonnx-dev libprotobuf-dev \
   protobuf-compiler python3-onnx python3-numpy python3-torch python3-pytest \
-  python3-matplotlib libopenblas-dev libboost-graph-dev libglpk-dev
+  python3-matplotlib python3-pytest-xdist libopenblas-dev libboost-graph-dev \
+  libglpk-dev
 # ONNX Runtime for the numerics tests: npm's onnxruntime-node, into
 # $(BUILD)/npm (CPU binaries ship in the package; its install script would
 # fetch CUDA ones, hence --ignore-scripts).
@@ -83,9 +84,14 @@ demo: build
 	  -o $(BUILD)/demo.fp16.onnx
 	@/usr/bin/python3 examples/show_report.py $(BUILD)/demo.report.json
 
+# pytest-xdist runs the Python tests one file per worker, a worker per core:
+# each test is mostly one single-threaded amp-opt or amp-run process.
+PYTEST := /usr/bin/python3 -m pytest -q -p no:cacheprovider -n auto \
+  --dist loadfile
+
 test: build ort
 	ninja -C $(BUILD) check-amp
-	/usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=15 test/python
+	$(PYTEST) --durations=15 test/python
 
 # The CUDA backend on the large zoo (too slow for `make test`): every step
 # and precision compiles to a library (timed in bench/results/cuda_compile.md),
@@ -114,8 +120,7 @@ sanitize-build: deps
 
 check-sanitize: sanitize-build ort
 	$(SANITIZE_ENV) ninja -C $(SANITIZE_BUILD) check-amp
-	$(SANITIZE_ENV) /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-	  test/python
+	$(SANITIZE_ENV) $(PYTEST) test/python
 
 fuzz: sanitize-build
 	/usr/bin/python3 bench/fuzz_campaign.py --build $(SANITIZE_BUILD) \
