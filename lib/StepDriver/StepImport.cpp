@@ -60,7 +60,10 @@ static std::string specializeDims(StringRef path, StringRef bytes,
   model.mutable_graph()->clear_value_info();
   for (onnx::ValueInfoProto &output :
        *model.mutable_graph()->mutable_output()) {
-    if (!output.type().has_tensor_type())
+    // An output without a shape has an unknown rank: mutable_shape() would
+    // make it a scalar.
+    if (!output.type().has_tensor_type() ||
+        !output.type().tensor_type().has_shape())
       continue;
     auto *shape = output.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (onnx::TensorShapeProto_Dimension &dim : *shape->mutable_dim()) {
