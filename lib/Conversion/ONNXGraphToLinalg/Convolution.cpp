@@ -87,49 +87,12 @@ static FailureOr<Window> getWindow(NodeLowering &node,
 static Value padSpatial(OpBuilder &b, Location loc, Value input,
                         ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                         double value) {
-  auto type = cast<RankedTensorType>(input.getType());
-  int64_t rank = type.getRank();
-  // Crop first where a pad is negative.
-  if (llvm::any_of(low, [](int64_t p) { return p < 0; }) ||
-      llvm::any_of(high, [](int64_t p) { return p < 0; })) {
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    SmallVector<int64_t> shape(type.getShape());
-    for (size_t i = 0; i < low.size(); ++i) {
-      int64_t crop =
-          std::max<int64_t>(0, -low[i]) + std::max<int64_t>(0, -high[i]);
-      offsets[2 + i] = b.getIndexAttr(std::max<int64_t>(0, -low[i]));
-      shape[2 + i] -= crop;
-      sizes[2 + i] = b.getIndexAttr(shape[2 + i]);
-    }
-    input = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), input,
-        offsets, sizes, strides);
-    type = cast<RankedTensorType>(input.getType());
-  }
   SmallVector<int64_t> lowPads(2, 0), highPads(2, 0);
-  bool any = false;
-  for (size_t i = 0; i < low.size(); ++i) {
-    lowPads.push_back(std::max<int64_t>(0, low[i]));
-    highPads.push_back(std::max<int64_t>(0, high[i]));
-    any |= lowPads.back() || highPads.back();
-  }
-  if (!any)
-    return input;
-  SmallVector<int64_t> shape(type.getShape());
-  for (int64_t i = 2; i < rank; ++i)
-    if (!ShapedType::isDynamic(shape[i]))
-      shape[i] += lowPads[i] + highPads[i];
-  auto padType = RankedTensorType::get(shape, type.getElementType());
-  Value padValue = createScalar(b, loc, type.getElementType(), value);
-  SmallVector<OpFoldResult> lowAttrs, highAttrs;
-  for (int64_t i = 0; i < rank; ++i) {
-    lowAttrs.push_back(b.getIndexAttr(lowPads[i]));
-    highAttrs.push_back(b.getIndexAttr(highPads[i]));
-  }
-  return tensor::PadOp::create(b, loc, padType, input, lowAttrs, highAttrs,
-                               padValue);
+  llvm::append_range(lowPads, low);
+  llvm::append_range(highPads, high);
+  Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
+  return padTensor(b, loc, input, lowPads, highPads,
+                   createScalar(b, loc, elementType, value));
 }
 
 /// The input windows of a convolution as im2col columns

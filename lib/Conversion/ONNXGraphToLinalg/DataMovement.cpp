@@ -495,14 +495,18 @@ static LoweringResult lowerSplit(NodeLowering &node) {
 }
 
 namespace {
-/// Where a Slice reads: offsets, sizes and strides into its data.
+/// Where a Slice reads: offsets, sizes and strides into its data, and the
+/// axes it reads backwards (negative steps) in that box.
 struct SliceBox {
   SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<int64_t> reversed;
 };
 } // namespace
 
 /// The box of a Slice (starts, ends, axes, steps from operand `first` on,
-/// or attributes in older opsets) into data of `type` with `sizes`.
+/// or attributes in older opsets) into data of `type` with `sizes`. A
+/// negative step reads the same elements as the positive one from the last
+/// element read, backwards.
 static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
                                        RankedTensorType type,
                                        SmallVector<OpFoldResult> sizes,
@@ -530,7 +534,8 @@ static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
     return node.emitError() << "starts, ends, axes and steps differ in length";
   SliceBox box{SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
                std::move(sizes),
-               SmallVector<OpFoldResult>(rank, b.getIndexAttr(1))};
+               SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)),
+               {}};
   for (size_t i = 0; i < starts->size(); ++i) {
     std::optional<int64_t> axis = normalizeAxis((*axes)[i], rank);
     if (!axis)
@@ -539,17 +544,64 @@ static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
     int64_t step = (*steps)[i];
     if (ShapedType::isDynamic(dim))
       return node.emitError() << "sliced dimensions must be static";
-    if (step <= 0)
-      return node.emitError() << "steps below 1 do not lower yet";
+    if (step == 0)
+      return node.emitError() << "a step is 0";
+    // ONNX clamps to [0, dim] forward and to [-1, dim - 1] backwards.
     int64_t start = (*starts)[i], end = (*ends)[i];
-    start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
-    end = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
-    int64_t count = std::max<int64_t>(0, llvm::divideCeil(end - start, step));
-    box.offsets[*axis] = b.getIndexAttr(start);
+    start = start < 0 ? start + dim : start;
+    end = end < 0 ? end + dim : end;
+    int64_t low = step > 0 ? 0 : -1, high = step > 0 ? dim : dim - 1;
+    start = std::min(std::max<int64_t>(start, 0), high);
+    end = std::min(std::max(end, low), high);
+    int64_t stride = std::abs(step);
+    int64_t count = std::max<int64_t>(
+        0, llvm::divideCeil(step > 0 ? end - start : start - end, stride));
+    if (step < 0) {
+      start -= (count - 1) * stride;
+      if (count > 1)
+        box.reversed.push_back(*axis);
+    }
+    box.offsets[*axis] = b.getIndexAttr(count ? start : 0);
     box.sizes[*axis] = b.getIndexAttr(count);
-    box.strides[*axis] = b.getIndexAttr(step);
+    box.strides[*axis] = b.getIndexAttr(stride);
   }
   return box;
+}
+
+/// `value` with the order of its elements reversed along `axes` (a
+/// generic that reads each element through tensor.extract, as torch-mlir
+/// lowers aten.flip).
+static Value reverseAxes(OpBuilder &b, Location loc, Value value,
+                         ArrayRef<int64_t> axes) {
+  if (axes.empty())
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  Value init =
+      createEmpty(b, loc, getSizes(b, loc, value), type.getElementType());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange(), init,
+             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               SmallVector<Value> indices;
+               for (int64_t d = 0; d < rank; ++d) {
+                 Value index = linalg::IndexOp::create(nb, nl, d);
+                 if (llvm::is_contained(axes, d)) {
+                   Value last = tensor::DimOp::create(nb, nl, value, d);
+                   last = arith::SubIOp::create(
+                       nb, nl, last, arith::ConstantIndexOp::create(nb, nl, 1));
+                   index = arith::SubIOp::create(nb, nl, last, index);
+                 }
+                 indices.push_back(index);
+               }
+               linalg::YieldOp::create(
+                   nb, nl,
+                   tensor::ExtractOp::create(nb, nl, value, indices)
+                       .getResult());
+             })
+      .getResult(0);
 }
 
 static LoweringResult lowerSlice(NodeLowering &node) {
@@ -563,8 +615,141 @@ static LoweringResult lowerSlice(NodeLowering &node) {
       getSliceBox(node, type, getSizes(b, loc, input), /*first=*/1);
   if (failed(box))
     return failure();
-  return SmallVector<Value>{tensor::ExtractSliceOp::create(
-      b, loc, input, box->offsets, box->sizes, box->strides)};
+  Value slice = tensor::ExtractSliceOp::create(b, loc, input, box->offsets,
+                                               box->sizes, box->strides);
+  return SmallVector<Value>{reverseAxes(b, loc, slice, box->reversed)};
+}
+
+/// The index Pad reads along one axis of `size` elements for the output
+/// index `index` minus the leading pad (`shifted`, possibly out of range):
+/// edge repeats the border element, reflect mirrors about it, wrap repeats
+/// the axis.
+static Value getPadSourceIndex(OpBuilder &b, Location loc, StringRef mode,
+                               Value shifted, int64_t size) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  // The remainder of `value` by `divisor`, in [0, divisor).
+  auto wrap = [&](Value value, int64_t divisor) -> Value {
+    Value rem = arith::RemSIOp::create(b, loc, value, constant(divisor));
+    Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           rem, constant(0));
+    return arith::SelectOp::create(
+        b, loc, negative, arith::AddIOp::create(b, loc, rem, constant(divisor)),
+        rem);
+  };
+  if (mode == "wrap")
+    return wrap(shifted, size);
+  if (mode == "reflect" && size > 1) {
+    int64_t period = 2 * (size - 1);
+    Value folded = wrap(shifted, period);
+    Value back = arith::SubIOp::create(b, loc, constant(period), folded);
+    return arith::MinSIOp::create(b, loc, folded, back);
+  }
+  // Edge (and reflect of a single element).
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, shifted, constant(0)),
+      constant(size - 1));
+}
+
+/// Pad(data, pads, constant_value?, axes?), or pads and value as attributes
+/// (opset < 11). Constant mode is a tensor.pad; edge, reflect and wrap are
+/// a generic that reads each element from where the mode maps it.
+static LoweringResult lowerPad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0);
+  RankedTensorType type = getRankedType(data);
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  int64_t rank = type.getRank();
+  bool notConstant = false;
+  std::optional<SmallVector<int64_t>> pads =
+      node.getIntsFromAttrOrOperand("pads", 1, notConstant);
+  std::optional<SmallVector<int64_t>> axes = node.getConstantInts(3);
+  if (notConstant || !pads || (node.operand(3) && !axes))
+    return node.emitError() << "pads and axes must be constants";
+  if (!axes)
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (pads->size() != 2 * axes->size())
+    return node.emitError()
+           << "expects " << 2 * axes->size()
+           << " pads (2 per padded axis), not " << pads->size();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (auto [i, axis] : llvm::enumerate(*axes)) {
+    std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+    if (!normalized)
+      return node.emitError() << "axis " << axis << " is out of range";
+    low[*normalized] = (*pads)[i];
+    high[*normalized] = (*pads)[i + axes->size()];
+  }
+
+  StringRef mode = node.getString("mode", "constant");
+  Type elementType = type.getElementType();
+  if (mode == "constant") {
+    Value value;
+    if (Value operand = node.operand(2)) {
+      RankedTensorType valueType = getRankedType(operand);
+      if (!valueType || !valueType.hasStaticShape() ||
+          valueType.getNumElements() != 1)
+        return node.emitError()
+               << "constant_value (input 2) must be a tensor of one element";
+      Value scalar =
+          reshapeTo(b, loc, operand, RankedTensorType::get({}, elementType));
+      value = tensor::ExtractOp::create(b, loc, scalar, ValueRange());
+    } else {
+      value = createScalar(b, loc, elementType, node.getFloat("value", 0.0f));
+    }
+    return SmallVector<Value>{padTensor(b, loc, data, low, high, value)};
+  }
+  if (mode != "edge" && mode != "reflect" && mode != "wrap")
+    return node.emitError() << "unknown mode '" << mode
+                            << "'; expects constant, edge, reflect or wrap";
+
+  Value input = cropNegativePads(b, loc, data, low, high);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(inputType.getShape());
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!low[d] && !high[d])
+      continue;
+    if (ShapedType::isDynamic(shape[d]) || shape[d] == 0)
+      return node.emitError() << "the padded dimensions must be static and "
+                                 "not empty in mode '"
+                              << mode << "'";
+    shape[d] += std::max<int64_t>(0, low[d]) + std::max<int64_t>(0, high[d]);
+  }
+  auto resultType = RankedTensorType::get(shape, elementType);
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  for (int64_t d = 0; d < rank; ++d)
+    if (!ShapedType::isDynamic(shape[d]))
+      sizes[d] = b.getIndexAttr(shape[d]);
+  Value init = createEmpty(b, loc, sizes, elementType);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value padded =
+      linalg::GenericOp::create(
+          b, loc, resultType, ValueRange(), init,
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange) {
+            SmallVector<Value> indices;
+            for (int64_t d = 0; d < rank; ++d) {
+              Value index = linalg::IndexOp::create(nb, nl, d);
+              int64_t before = std::max<int64_t>(0, low[d]);
+              if (before || high[d] > 0)
+                index = getPadSourceIndex(
+                    nb, nl, mode,
+                    arith::SubIOp::create(
+                        nb, nl, index,
+                        arith::ConstantIndexOp::create(nb, nl, before)),
+                    inputType.getDimSize(d));
+              indices.push_back(index);
+            }
+            linalg::YieldOp::create(
+                nb, nl,
+                tensor::ExtractOp::create(nb, nl, input, indices).getResult());
+          })
+          .getResult(0);
+  return SmallVector<Value>{padded};
 }
 
 /// com.microsoft SliceGrad(dY, shape, starts, ends, axes?, steps?): zeros of
@@ -590,6 +775,7 @@ static LoweringResult lowerSliceGrad(NodeLowering &node) {
     return failure();
   Value zeros = createFilled(b, loc, sizes,
                              createScalar(b, loc, type.getElementType(), 0));
+  dy = reverseAxes(b, loc, dy, box->reversed);
   return SmallVector<Value>{tensor::InsertSliceOp::create(
       b, loc, dy, zeros, box->offsets, getSizes(b, loc, dy), box->strides)};
 }
@@ -939,6 +1125,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Concat", lowerConcat);
   table.add("", "Split", lowerSplit);
   table.add("", "Slice", lowerSlice);
+  table.add("", "Pad", lowerPad);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
   table.add("", "ScatterElements", lowerScatterElements);

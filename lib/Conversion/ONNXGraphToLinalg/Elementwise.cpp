@@ -351,6 +351,32 @@ static LoweringResult lowerElu(NodeLowering &node) {
   });
 }
 
+/// Mod: the remainder with the dividend's sign (fmod=1, C's fmod), or with
+/// the divisor's (fmod=0, Python's %; ONNX asks fmod=1 of floats, numpy's
+/// mod is taken for them).
+static LoweringResult lowerMod(NodeLowering &node) {
+  bool fmod = node.getInt("fmod", 0) != 0;
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0], y = a[1];
+    Value rem = floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x, y);
+    if (fmod)
+      return rem;
+    // A non-zero remainder whose sign differs from the divisor's moves by
+    // one divisor.
+    Value zero = constantLike(b, loc, x, 0);
+    Value nonZero = compare(b, loc, rem, zero, arith::CmpFPredicate::UNE,
+                            arith::CmpIPredicate::ne);
+    Value remNegative = compare(b, loc, rem, zero, arith::CmpFPredicate::OLT,
+                                arith::CmpIPredicate::slt);
+    Value divisorNegative = compare(b, loc, y, zero, arith::CmpFPredicate::OLT,
+                                    arith::CmpIPredicate::slt);
+    Value differ = arith::XOrIOp::create(b, loc, remNegative, divisorNegative);
+    Value shift = arith::AndIOp::create(b, loc, nonZero, differ);
+    return arith::SelectOp::create(b, loc, shift, add(b, loc, rem, y), rem)
+        .getResult();
+  });
+}
+
 static LoweringResult lowerHardSigmoid(NodeLowering &node) {
   bool swish = node.getNode().getOpType() == "HardSwish";
   double alpha = swish ? 1.0 / 6 : node.getFloat("alpha", 0.2);
@@ -378,6 +404,7 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
              : math::IPowIOp::create(
                    b, loc, a[0], convertScalar(b, loc, a[1], a[0].getType()))
                    .getResult());
+  table.add("", "Mod", lowerMod);
   table.add("", "Sum", [](NodeLowering &node) {
     return lowerVariadic(node, add, /*mean=*/false);
   });

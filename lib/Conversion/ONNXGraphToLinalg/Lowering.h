@@ -289,6 +289,18 @@ Value createConstant(OpBuilder &b, Location loc, ElementsAttr value);
 /// Casts `value` to `type` when they differ (a more or less static shape).
 Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 
+/// `input` without the elements that negative pads in `low` and `high`
+/// (one each per dimension) remove.
+Value cropNegativePads(OpBuilder &b, Location loc, Value input,
+                       llvm::ArrayRef<int64_t> low,
+                       llvm::ArrayRef<int64_t> high);
+
+/// `input` padded with the scalar `value` by `low` and `high` elements (one
+/// each per dimension) on either side; negative pads crop.
+Value padTensor(OpBuilder &b, Location loc, Value input,
+                llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+                Value value);
+
 /// `axis` in [0, rank), or nullopt when it is outside [-rank, rank).
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 

@@ -314,6 +314,56 @@ Value amp::lowering::createFilled(OpBuilder &b, Location loc,
   return linalg::FillOp::create(b, loc, value, empty).getResult(0);
 }
 
+Value amp::lowering::cropNegativePads(OpBuilder &b, Location loc, Value input,
+                                      ArrayRef<int64_t> low,
+                                      ArrayRef<int64_t> high) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (llvm::all_of(low, [](int64_t p) { return p >= 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p >= 0; }))
+    return input;
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t i = 0; i < rank; ++i) {
+    if (low[i] >= 0 && high[i] >= 0)
+      continue;
+    int64_t crop =
+        std::max<int64_t>(0, -low[i]) + std::max<int64_t>(0, -high[i]);
+    offsets[i] = b.getIndexAttr(std::max<int64_t>(0, -low[i]));
+    shape[i] -= crop;
+    sizes[i] = b.getIndexAttr(shape[i]);
+  }
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), input,
+      offsets, sizes, strides);
+}
+
+Value amp::lowering::padTensor(OpBuilder &b, Location loc, Value input,
+                               ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                               Value value) {
+  input = cropNegativePads(b, loc, input, low, high);
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  if (llvm::all_of(low, [](int64_t p) { return p <= 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p <= 0; }))
+    return input;
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> lowAttrs, highAttrs;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t before = std::max<int64_t>(0, low[i]);
+    int64_t after = std::max<int64_t>(0, high[i]);
+    if (!ShapedType::isDynamic(shape[i]))
+      shape[i] += before + after;
+    lowAttrs.push_back(b.getIndexAttr(before));
+    highAttrs.push_back(b.getIndexAttr(after));
+  }
+  auto padType = RankedTensorType::get(shape, type.getElementType());
+  return tensor::PadOp::create(b, loc, padType, input, lowAttrs, highAttrs,
+                               value);
+}
+
 std::optional<int64_t> amp::lowering::normalizeAxis(int64_t axis,
                                                     int64_t rank) {
   if (axis < -rank || axis >= rank)
@@ -582,6 +632,25 @@ Value amp::lowering::getElementCount(OpBuilder &b, Location loc, Value input,
   return count;
 }
 
+/// A boolean resource (a byte per element, as ONNX stores them; LLVM has no
+/// global of i1 elements): the bytes as an i8 constant, compared to zero.
+static Value createBooleanConstant(OpBuilder &b, Location loc,
+                                   DenseResourceElementsAttr resource) {
+  auto type = cast<RankedTensorType>(resource.getType());
+  auto bytesType = type.clone(b.getI8Type());
+  Value bytes = arith::ConstantOp::create(
+      b, loc,
+      DenseResourceElementsAttr::get(bytesType, resource.getRawHandle()));
+  return buildElementwise(
+      b, loc, type, bytes, [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value zero = arith::ConstantOp::create(
+            nb, nl, nb.getIntegerAttr(args[0].getType(), 0));
+        return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, args[0],
+                                     zero)
+            .getResult();
+      });
+}
+
 Value amp::lowering::createConstant(OpBuilder &b, Location loc,
                                     ElementsAttr value) {
   // Scalars and shape-sized vectors; weights stay resources; a large tensor
@@ -596,6 +665,8 @@ Value amp::lowering::createConstant(OpBuilder &b, Location loc,
       return linalg::FillOp::create(b, loc, scalar, empty).result();
     }
   auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (resource && type.getElementType().isInteger(1) && type.hasStaticShape())
+    return createBooleanConstant(b, loc, resource);
   if (resource && type.getNumElements() <= kMaxInlinedElements &&
       type.getElementType().getIntOrFloatBitWidth() % 8 == 0)
     if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())

@@ -209,3 +209,78 @@ func.func @uniform_constants() -> (tensor<8x10xf32>, tensor<80xf32>, tensor<80xf
     }
   }
 #-}
+
+// -----
+
+// A boolean resource (a byte per element; LLVM has no i1 globals) is its
+// bytes as i8, compared to zero.
+// CHECK-LABEL: func.func @boolean_resource(
+// CHECK:         %[[BYTES:.*]] = arith.constant dense_resource<mask> : tensor<2x2xi8>
+// CHECK:         linalg.generic {{.*}} ins(%[[BYTES]] : tensor<2x2xi8>) outs(%{{.*}} : tensor<2x2xi1>)
+// CHECK:           arith.cmpi ne
+func.func @boolean_resource() -> tensor<2x2xi1> {
+  %mask = onnxg.node "Constant"() opset 17 attributes {value = dense_resource<mask> : tensor<2x2xi1>} : () -> tensor<2x2xi1>
+  return %mask : tensor<2x2xi1>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      mask: "0x0100000001000001"
+    }
+  }
+#-}
+
+// -----
+
+// A negative step reads the positive box from the last element read, then
+// reverses it: x[3:0:-2] of 6 elements is x[1], x[3] reversed.
+// CHECK-LABEL: func.func @slice_backwards(
+// CHECK:         %[[BOX:.*]] = tensor.extract_slice %{{.*}}[0, 1] [2, 2] [1, 2] : tensor<2x6xf32> to tensor<2x2xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2xf32>)
+// CHECK:           %[[J:.*]] = linalg.index 1
+// CHECK:           %[[LAST:.*]] = arith.subi %{{.*}}, %c1
+// CHECK:           %[[K:.*]] = arith.subi %[[LAST]], %[[J]]
+// CHECK:           tensor.extract %[[BOX]][%{{.*}}, %[[K]]]
+func.func @slice_backwards(%x: tensor<2x6xf32>) -> tensor<2x2xf32> {
+  %starts = onnxg.node "Constant"() opset 17 attributes {value = dense<[3]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ends = onnxg.node "Constant"() opset 17 attributes {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %axes = onnxg.node "Constant"() opset 17 attributes {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %steps = onnxg.node "Constant"() opset 17 attributes {value = dense<[-2]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = onnxg.node "Slice"(%x, %starts, %ends, %axes, %steps) opset 17 : (tensor<2x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// Pad: constant mode is a tensor.pad (negative pads crop first); edge,
+// reflect and wrap read each element from where the mode maps it.
+// CHECK-LABEL: func.func @pads(
+// CHECK:         %[[VALUE:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK:         %[[CROP:.*]] = tensor.extract_slice %{{.*}}[0, 1] [2, 4] [1, 1] : tensor<2x5xf32> to tensor<2x4xf32>
+// CHECK:         tensor.pad %[[CROP]] low[1, 0] high[0, 2]
+// CHECK:           tensor.yield %[[VALUE]] : f32
+// CHECK:         } : tensor<2x4xf32> to tensor<3x6xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK:           arith.remsi %{{.*}}, %c8
+// CHECK:           arith.minsi
+// CHECK:           tensor.extract %{{.*}} : tensor<2x5xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x7xf32>)
+// CHECK:           arith.maxsi
+// CHECK:           arith.minsi
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x7xf32>)
+// CHECK:           arith.remsi %{{.*}}, %c5
+// CHECK-NOT:       arith.minsi
+// CHECK:           tensor.extract
+func.func @pads(%x: tensor<2x5xf32>, %v: tensor<f32>) -> (tensor<3x6xf32>, tensor<2x8xf32>, tensor<2x7xf32>, tensor<2x7xf32>) {
+  %crop = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, -1, 0, 2]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = onnxg.node "Pad"(%x, %crop, %v) opset 17 : (tensor<2x5xf32>, tensor<4xi64>, tensor<f32>) -> tensor<3x6xf32>
+  %pads = onnxg.node "Constant"() opset 17 attributes {value = dense<[2, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %axes = onnxg.node "Constant"() opset 18 attributes {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = onnxg.none
+  %1 = onnxg.node "Pad"(%x, %pads, %none, %axes) opset 18 attributes {mode = "reflect"} : (tensor<2x5xf32>, tensor<2xi64>, none, tensor<1xi64>) -> tensor<2x8xf32>
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<[0, 2, 0, 0]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %2 = onnxg.node "Pad"(%x, %two) opset 17 attributes {mode = "edge"} : (tensor<2x5xf32>, tensor<4xi64>) -> tensor<2x7xf32>
+  %3 = onnxg.node "Pad"(%x, %two) opset 19 attributes {mode = "wrap"} : (tensor<2x5xf32>, tensor<4xi64>) -> tensor<2x7xf32>
+  return %0, %1, %2, %3 : tensor<3x6xf32>, tensor<2x8xf32>, tensor<2x7xf32>, tensor<2x7xf32>
+}

@@ -117,3 +117,27 @@ func.func @folded_shape() -> (tensor<2xi1>, tensor<2xi64>) {
   %w = onnxg.node "Where"(%eq, %ones, %shape) opset 17 : (tensor<2xi1>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
   return %eq, %w : tensor<2xi1>, tensor<2xi64>
 }
+
+// -----
+
+// Mod: fmod=1 is the remainder (the dividend's sign); fmod=0 moves a
+// remainder whose sign differs from the divisor's by one divisor.
+// CHECK-LABEL: func.func @mod(
+// CHECK:         linalg.generic
+// CHECK:           arith.remf
+// CHECK-NOT:       arith.select
+// CHECK:           linalg.yield
+// CHECK:         linalg.generic
+// CHECK:           %[[REM:.*]] = arith.remsi %[[X:.*]], %[[Y:.*]] : i64
+// CHECK:           %[[NONZERO:.*]] = arith.cmpi ne, %[[REM]]
+// CHECK:           %[[REMNEG:.*]] = arith.cmpi slt, %[[REM]]
+// CHECK:           %[[YNEG:.*]] = arith.cmpi slt, %[[Y]]
+// CHECK:           %[[DIFFER:.*]] = arith.xori %[[REMNEG]], %[[YNEG]]
+// CHECK:           %[[SHIFT:.*]] = arith.andi %[[NONZERO]], %[[DIFFER]]
+// CHECK:           %[[MOVED:.*]] = arith.addi %[[REM]], %[[Y]]
+// CHECK:           arith.select %[[SHIFT]], %[[MOVED]], %[[REM]]
+func.func @mod(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  %0 = onnxg.node "Mod"(%a, %b) opset 17 attributes {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = onnxg.node "Mod"(%i, %j) opset 17 : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %0, %1 : tensor<4xf32>, tensor<4xi64>
+}

@@ -51,14 +51,49 @@ func.func @broadcast_mismatch(%a: tensor<3xf32>, %b: tensor<4xf32>) -> tensor<4x
 
 // -----
 
-func.func @slice_negative_step(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @slice_zero_step(%x: tensor<4xf32>) -> tensor<4xf32> {
   %s = onnxg.node "Constant"() opset 17 attributes {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
   %e = onnxg.node "Constant"() opset 17 attributes {value = dense<[-100]> : tensor<1xi64>} : () -> tensor<1xi64>
   %a = onnxg.node "Constant"() opset 17 attributes {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
-  %st = onnxg.node "Constant"() opset 17 attributes {value = dense<[-1]> : tensor<1xi64>} : () -> tensor<1xi64>
-  // expected-error @+1 {{node (Slice): steps below 1 do not lower yet}}
+  %st = onnxg.node "Constant"() opset 17 attributes {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{node (Slice): a step is 0}}
   %0 = onnxg.node "Slice"(%x, %s, %e, %a, %st) opset 17 : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pad_mode(%x: tensor<4xf32>) -> tensor<6xf32> {
+  %p = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Pad): unknown mode 'mirror'; expects constant, edge, reflect or wrap}}
+  %0 = onnxg.node "Pad"(%x, %p) opset 17 attributes {mode = "mirror"} : (tensor<4xf32>, tensor<2xi64>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+func.func @pad_count(%x: tensor<4x4xf32>) -> tensor<6x4xf32> {
+  %p = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Pad): expects 4 pads (2 per padded axis), not 2}}
+  %0 = onnxg.node "Pad"(%x, %p) opset 17 : (tensor<4x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
+func.func @pad_not_constant(%x: tensor<4xf32>, %p: tensor<2xi64>) -> tensor<?xf32> {
+  // expected-error @+1 {{node (Pad): pads and axes must be constants}}
+  %0 = onnxg.node "Pad"(%x, %p) opset 17 : (tensor<4xf32>, tensor<2xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @pad_edge_of_nothing(%x: tensor<0xf32>) -> tensor<2xf32> {
+  %p = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Pad): the padded dimensions must be static and not empty in mode 'edge'}}
+  %0 = onnxg.node "Pad"(%x, %p) opset 17 attributes {mode = "edge"} : (tensor<0xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
 }
 
 // -----

@@ -1,0 +1,166 @@
+"""Data movement that amp-run executes, against numpy (the ONNX spec's
+reference) and ONNX Runtime: Pad in its four modes (negative pads crop,
+opset 18's axes), Slice and SliceGrad with negative steps, a boolean
+initializer (bytes in ONNX, no LLVM global of i1), and graph outputs whose
+value_info has no shape (an unknown rank, not a scalar); and Mod, which
+exporters write for index arithmetic."""
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from amp_opt import api, ort
+
+X = np.random.RandomState(0).randn(3, 7).astype(np.float32)
+DY = np.arange(1, 10, dtype=np.float32).reshape(3, 3)
+MASK = np.random.RandomState(1).rand(3, 7) > 0.5
+
+
+def pad(pads, mode, value=0.0):
+    rank = len(pads) // 2
+    cropped = X[tuple(slice(max(0, -pads[i]), X.shape[i] - max(0, -pads[i + rank]))
+                      for i in range(rank))]
+    widths = [(max(0, pads[i]), max(0, pads[i + rank])) for i in range(rank)]
+    if mode == "constant":
+        return np.pad(cropped, widths, constant_values=value)
+    return np.pad(cropped, widths, mode=mode)
+
+
+# name: (op inputs besides X as (name suffix, value), attributes, expected)
+PADS = {
+    "pad_constant": ([("pads", [1, -2, 0, 3]), ("value", 2.5)],
+                     {"mode": "constant"}, pad([1, -2, 0, 3], "constant", 2.5)),
+    "pad_edge": ([("pads", [2, 1, 1, 4])], {"mode": "edge"},
+                 pad([2, 1, 1, 4], "edge")),
+    "pad_reflect_axes": ([("pads", [2, 5]), ("value", None), ("axes", [1])],
+                         {"mode": "reflect"}, pad([0, 2, 0, 5], "reflect")),
+    "pad_reflect": ([("pads", [2, 6, 0, 5])], {"mode": "reflect"},
+                    pad([2, 6, 0, 5], "reflect")),
+    "pad_wrap": ([("pads", [1, 3, 2, -2])], {"mode": "wrap"},
+                 pad([1, 3, 2, -2], "wrap")),
+}
+# name: (starts, ends, axes, steps, expected)
+SLICES = {
+    "slice_reversed": ([-1], [-2 ** 62], [1], [-1], X[:, ::-1]),
+    "slice_two_axes": ([5, 2], [0, -10], [1, 0], [-2, -1], X[2::-1, 5:0:-2]),
+    "slice_clamped": ([100], [-100], [1], [-3], X[:, 6::-3]),
+    "slice_mixed": ([0, 6], [3, 1], [0, 1], [2, -2], X[0:3:2, 6:1:-2]),
+    "slice_empty": ([2], [4], [1], [-1], X[:, 2:4:-1]),
+}
+
+
+def slice_grad():
+    dx = np.zeros((4, 7), np.float32)
+    dx[3:0:-1, 6:0:-2] = DY
+    return dx
+
+
+def build(tmp_path, with_contrib):
+    nodes, outputs, inits, expected = [], [], [], {}
+
+    def const(name, values, dtype=np.int64):
+        inits.append(numpy_helper.from_array(np.array(values, dtype), name))
+        return name
+
+    for name, (operands, attributes, result) in PADS.items():
+        names = ["x"]
+        for suffix, value in operands:
+            names.append("" if value is None else const(
+                f"{name}.{suffix}", value,
+                np.float32 if suffix == "value" else np.int64))
+        nodes.append(helper.make_node("Pad", names, [name], **attributes))
+        expected[name] = result
+    for name, (starts, ends, axes, steps, result) in SLICES.items():
+        names = ["x"] + [const(f"{name}.{k}", v) for k, v in
+                         zip("seat", (starts, ends, axes, steps))]
+        nodes.append(helper.make_node("Slice", names, [name]))
+        expected[name] = result
+    ints = np.array([[7, -7, 7, -7, 0, 5, -1]] * 3, np.int64)
+    divisors = np.array([3, 3, -3, -3, 2, 5, 4], np.int64)
+    const("ints", ints)
+    const("divisors", divisors)
+    nodes.append(helper.make_node("Mod", ["ints", "divisors"], ["mod"]))
+    expected["mod"] = np.mod(ints, divisors)
+    const("float_divisors", [1.5, -2.0, 0.7, 3.0, -0.5, 2.5, 1.0],
+          np.float32)
+    nodes.append(helper.make_node("Mod", ["x", "float_divisors"], ["fmod"],
+                                  fmod=1))
+    expected["fmod"] = np.fmod(X, np.array(
+        [1.5, -2.0, 0.7, 3.0, -0.5, 2.5, 1.0], np.float32))
+    const("mask", MASK, np.bool_)
+    nodes.append(helper.make_node("Where", ["mask", "x", "pad_constant.value"],
+                                  ["masked"]))
+    expected["masked"] = np.where(MASK, X, np.float32(2.5))
+    if with_contrib:
+        names = ["dy"] + [const(f"grad.{k}", v) for k, v in zip(
+            ("shape", "s", "e", "a", "t"),
+            ([4, 7], [-1, 6], [0, 0], [0, 1], [-1, -2]))]
+        nodes.append(helper.make_node("SliceGrad", names, ["slice_grad"],
+                                      domain="com.microsoft"))
+        expected["slice_grad"] = slice_grad()
+    info = helper.make_tensor_value_info
+    inputs = [info("x", TensorProto.FLOAT, [3, 7])]
+    if with_contrib:
+        inputs.append(info("dy", TensorProto.FLOAT, [3, 3]))
+    # No shapes on the outputs: their rank is for shape inference to find.
+    graph = helper.make_graph(
+        nodes, "data_movement", inputs,
+        [info(name, TensorProto.INT64 if name == "mod" else TensorProto.FLOAT,
+              None) for name in expected], inits)
+    opsets = [helper.make_opsetid("", 19)]
+    if with_contrib:
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 9
+    path = tmp_path / "data_movement.onnx"
+    path.write_bytes(model.SerializeToString())
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "dy.npy", DY)
+    return str(path), expected
+
+
+def run(path, tmp_path, with_contrib):
+    args = ["--input", f"x={tmp_path / 'x.npy'}", "--save-outputs",
+            str(tmp_path / "out")]
+    if with_contrib:
+        args += ["--input", f"dy={tmp_path / 'dy.npy'}"]
+    api.train(path, 1, args=args)
+    return tmp_path / "out"
+
+
+def test_data_movement_matches_numpy(tmp_path):
+    path, expected = build(tmp_path, with_contrib=True)
+    out = run(path, tmp_path, with_contrib=True)
+    for name, value in expected.items():
+        actual = api.load_saved(out, name)
+        assert actual.shape == value.shape, name
+        np.testing.assert_array_equal(actual, value, err_msg=name)
+
+
+def test_data_movement_matches_onnx_runtime(tmp_path, needs_ort):
+    path, expected = build(tmp_path, with_contrib=False)
+    out = run(path, tmp_path, with_contrib=False)
+    reference = ort.run(path, {"x": X})
+    assert reference.keys() == expected.keys()
+    for name, value in reference.items():
+        np.testing.assert_array_equal(api.load_saved(out, name), value,
+                                      err_msg=name)
+
+
+@pytest.mark.parametrize("pads", [[0, 7, 0, 0], [0, 0, 0, 8]])
+def test_reflect_pads_past_the_border_repeat(pads, tmp_path):
+    """numpy (the spec's reference) reflects pads wider than the axis again
+    and again; ONNX Runtime refuses them. amp-run follows numpy."""
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")],
+        "reflect", [info("x", TensorProto.FLOAT, [3, 7])],
+        [info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(pads, np.int64), "pads")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "reflect.onnx"
+    path.write_bytes(model.SerializeToString())
+    np.save(tmp_path / "x.npy", X)
+    out = run(str(path), tmp_path, with_contrib=False)
+    np.testing.assert_array_equal(api.load_saved(out, "y"),
+                                  pad(pads, "reflect"))
