@@ -41,7 +41,7 @@ static std::string getGridLoopPasses(const amp::CUDALoweringOptions &options) {
   return passes +
          "func.func(amp-store-fp8-gemm-operands),"
          "amp-convolutions-to-dnn-records,amp-contractions-to-gemm-records{"
-         "transposes=" +
+         "warn-unrecorded=true transposes=" +
          flag(options.gemmTransposes) +
          "},func.func(amp-parallelize-loop-nests{atomic-updates=true},"
          "amp-host-data-to-kernels,linalg-fold-unit-extent-dims,"

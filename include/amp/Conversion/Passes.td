@@ -291,6 +291,9 @@ def ContractionsToGemmRecords
   let options = [
     Option<"emitRemarks", "remarks", "bool", "false",
            "a remark per contraction: its record, or why it has none">,
+    Option<"warnUnrecorded", "warn-unrecorded", "bool", "false",
+           "a warning per contraction that gets no record, with why (the "
+           "CUDA pipeline: it stays a kernel of the grid loops)">,
     Option<"roundedBiasMinElements", "rounded-bias-min-elements", "int64_t",
            "1048576",
            "the fewest elements of D for which an AMP bias that a kernel "

@@ -946,6 +946,10 @@ struct ContractionsToGemmRecordsPass
         recorded = record(op, why);
       if (recorded)
         records.push_back(*recorded);
+      else if (warnUnrecorded)
+        op.emitWarning() << "no GEMM record, so the contraction stays a "
+                            "kernel of the grid loops: "
+                         << why;
       else if (emitRemarks)
         op.emitRemark() << "no GEMM record: " << why;
     });

@@ -1,5 +1,6 @@
 // RUN: amp-opt %s --amp-contractions-to-gemm-records | FileCheck %s
 // RUN: amp-opt %s --amp-contractions-to-gemm-records=remarks=true -verify-diagnostics -o /dev/null
+// RUN: amp-opt %S/Inputs/unrecorded-contraction.mlir --amp-contractions-to-gemm-records=warn-unrecorded=true -verify-diagnostics -o /dev/null
 
 // Row-major C = A B is the column-major C^T = B^T A^T: the record swaps
 // the operands (swapped=1). x's batch loop b indexes x and y only, an M
