@@ -51,6 +51,17 @@ def steps(zoo_steps):
     return zoo_steps
 
 
+def run_beside_onnx_runtime(path, tmp_path):
+    """One amp-run step of `path` and ONNX Runtime's on the same inputs:
+    (the inputs amp-run fed, the folder of its outputs, ORT's outputs)."""
+    inputs, outputs = tmp_path / "in", tmp_path / "out"
+    api.train(path, 1, args=["--save-inputs", str(inputs), "--save-outputs",
+                             str(outputs)])
+    feeds = {os.path.basename(f)[:-4]: np.load(f)
+             for f in glob.glob(str(inputs / "*.npy"))}
+    return feeds, outputs, ort.run(path, feeds)
+
+
 def updated_parameters(path):
     """Names of the outputs that are Adam-updated parameters: m / sqrt(v)
     normalizes each gradient, so a gradient that is rounding noise (the
@@ -70,12 +81,7 @@ def updated_parameters(path):
 def test_fp32_step_matches_onnx_runtime(name, optimizer, steps, tmp_path,
                                         needs_ort):
     path = steps[name, optimizer]
-    inputs, outputs = tmp_path / "in", tmp_path / "out"
-    api.train(path, 1, args=["--save-inputs", str(inputs), "--save-outputs",
-                             str(outputs)])
-    feeds = {os.path.basename(f)[:-4]: np.load(f)
-             for f in glob.glob(str(inputs / "*.npy"))}
-    reference = ort.run(path, feeds)
+    _, outputs, reference = run_beside_onnx_runtime(path, tmp_path)
     skip = updated_parameters(path)
     compared = 0
     for output, expected in reference.items():
@@ -99,12 +105,8 @@ def test_f64_step_accumulates_in_f64(tmp_path, needs_ort):
     import torch
     path = str(tmp_path / "mlp_sgd_f64.onnx")
     zoo.export("mlp", "sgd", path, dtype=torch.float64)
-    inputs, outputs = tmp_path / "in", tmp_path / "out"
-    api.train(path, 1, args=["--save-inputs", str(inputs), "--save-outputs",
-                             str(outputs)])
-    feeds = {os.path.basename(f)[:-4]: np.load(f)
-             for f in glob.glob(str(inputs / "*.npy"))}
-    for output, expected in ort.run(path, feeds).items():
+    _, outputs, reference = run_beside_onnx_runtime(path, tmp_path)
+    for output, expected in reference.items():
         actual = api.load_saved(outputs, output)
         assert actual.dtype == expected.dtype, output
         tolerance = 1e-12 * max(1.0, float(np.max(np.abs(expected))))
