@@ -164,3 +164,108 @@ def test_reflect_pads_past_the_border_repeat(pads, tmp_path):
     out = run(str(path), tmp_path, with_contrib=False)
     np.testing.assert_array_equal(api.load_saved(out, "y"),
                                   pad(pads, "reflect"))
+
+
+IMAGE = np.random.RandomState(2).randn(2, 8, 4, 6).astype(np.float32)
+
+
+def depth_to_space(x, block, mode):
+    n, c, h, w = x.shape
+    if mode == "DCR":
+        t = x.reshape(n, block, block, c // block ** 2, h, w)
+        t = t.transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = x.reshape(n, c // block ** 2, block, block, h, w)
+        t = t.transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // block ** 2, h * block, w * block)
+
+
+def space_to_depth(x, block):
+    n, c, h, w = x.shape
+    t = x.reshape(n, c, h // block, block, w // block, block)
+    return t.transpose(0, 3, 5, 1, 2, 4).reshape(
+        n, c * block ** 2, h // block, w // block)
+
+
+def interpolate(size, mode, align_corners=None):
+    import torch
+    import torch.nn.functional as F
+    return F.interpolate(torch.from_numpy(IMAGE), size=size, mode=mode,
+                         align_corners=align_corners).numpy()
+
+
+# name: (Resize attributes, scales or None, sizes or None, expected)
+RESIZES = {
+    "nearest_up": ({"mode": "nearest", "nearest_mode": "floor",
+                    "coordinate_transformation_mode": "asymmetric"},
+                   [1, 1, 2, 3], None, interpolate((8, 18), "nearest")),
+    "nearest_down": ({"mode": "nearest", "nearest_mode": "floor",
+                      "coordinate_transformation_mode": "asymmetric"},
+                     None, [2, 8, 2, 4], interpolate((2, 4), "nearest")),
+    "bilinear": ({"mode": "linear",
+                  "coordinate_transformation_mode": "pytorch_half_pixel"},
+                 None, [2, 8, 7, 11], interpolate((7, 11), "bilinear", False)),
+    "bilinear_corners": ({"mode": "linear",
+                          "coordinate_transformation_mode": "align_corners"},
+                         None, [2, 8, 9, 5],
+                         interpolate((9, 5), "bilinear", True)),
+}
+
+
+def build_image_ops(tmp_path):
+    nodes, inits, expected = [], [], {}
+    for mode in ("DCR", "CRD"):
+        name = f"depth_to_space_{mode}"
+        nodes.append(helper.make_node("DepthToSpace", ["x"], [name],
+                                      blocksize=2, mode=mode))
+        expected[name] = depth_to_space(IMAGE, 2, mode)
+    nodes.append(helper.make_node("SpaceToDepth", ["x"], ["space_to_depth"],
+                                  blocksize=2))
+    expected["space_to_depth"] = space_to_depth(IMAGE, 2)
+    for name, (attributes, scales, sizes, result) in RESIZES.items():
+        operands = ["x", ""]
+        if scales is not None:
+            inits.append(numpy_helper.from_array(
+                np.array(scales, np.float32), f"{name}.scales"))
+            operands.append(f"{name}.scales")
+        else:
+            inits.append(numpy_helper.from_array(np.array(sizes, np.int64),
+                                                 f"{name}.sizes"))
+            operands += ["", f"{name}.sizes"]
+        nodes.append(helper.make_node("Resize", operands, [name],
+                                      **attributes))
+        expected[name] = result
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes, "image_ops", [info("x", TensorProto.FLOAT, list(IMAGE.shape))],
+        [info(name, TensorProto.FLOAT, None) for name in expected], inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "image_ops.onnx"
+    path.write_bytes(model.SerializeToString())
+    np.save(tmp_path / "x.npy", IMAGE)
+    return str(path), expected
+
+
+def test_image_ops_match_numpy_and_pytorch(tmp_path):
+    """DepthToSpace in both modes and SpaceToDepth against the spec's
+    numpy; Resize (nearest, and bilinear with PyTorch's two corner
+    conventions) against F.interpolate."""
+    path, expected = build_image_ops(tmp_path)
+    out = run(path, tmp_path, with_contrib=False)
+    for name, value in expected.items():
+        actual = api.load_saved(out, name)
+        assert actual.shape == value.shape, name
+        # Bilinear weights multiply in another order than PyTorch's.
+        np.testing.assert_allclose(actual, value, rtol=1e-5, atol=1e-5,
+                                   err_msg=name)
+
+
+def test_image_ops_match_onnx_runtime(tmp_path, needs_ort):
+    path, expected = build_image_ops(tmp_path)
+    out = run(path, tmp_path, with_contrib=False)
+    reference = ort.run(path, {"x": IMAGE})
+    assert reference.keys() == expected.keys()
+    for name, value in reference.items():
+        np.testing.assert_allclose(api.load_saved(out, name), value,
+                                   rtol=1e-6, atol=1e-6, err_msg=name)

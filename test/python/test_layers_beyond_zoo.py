@@ -6,7 +6,10 @@ GroupNorm, SiLU, dilated grouped convolutions, max and adaptive pooling;
 Embedding; LayerNorm, Softplus, Hardswish, clamp, where, cumsum (its
 gradient a Slice with step -1), ELU, concat; causal attention (a boolean
 mask initializer); BatchNorm, LeakyReLU, average pooling with padding (Pad),
-ConvTranspose2d, amax; and test_export's TrapModel."""
+ConvTranspose2d, amax; InstanceNorm, PReLU, pixel shuffle (DepthToSpace),
+nearest upsampling (Resize), a softmax over channels; L2 normalization,
+Mish, tanh GELU, variance, log-softmax with NLL; and test_export's
+TrapModel."""
 import json
 import os
 
@@ -98,6 +101,36 @@ class DownUp(nn.Module):
         return self.fc(h.amax((2, 3)))
 
 
+class PixelShuffleUpsample(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.norm = nn.InstanceNorm2d(8, affine=True)
+        self.act = nn.PReLU()
+        self.mix = nn.Conv2d(2, 4, 1)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = F.pixel_shuffle(self.act(self.norm(self.conv(x))), 2)
+        h = self.mix(F.interpolate(h, scale_factor=2, mode="nearest"))
+        return self.fc(F.softmax(h, 1).mean((2, 3)))
+
+
+class Normalized(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(12, 16)
+        self.b = nn.Linear(16, 12)
+        self.scale = nn.Parameter(torch.ones(16) * 0.5)
+
+    def forward(self, x):
+        h = F.normalize(self.a(x), dim=-1) * self.scale
+        h = h * torch.tanh(F.softplus(h)) + F.gelu(h, approximate="tanh")
+        h = (h - h.mean(-1, keepdim=True)) / (
+            h.var(-1, keepdim=True) + 1e-5).sqrt()
+        return F.log_softmax(self.b(h), -1)
+
+
 def classes(n, *shape):
     return lambda: (torch.randint(0, n, shape),)
 
@@ -115,6 +148,11 @@ LAYERS = {
                          classes(7, 4), F.cross_entropy, {"Where", "Softmax"}),
     "down_up": (DownUp, lambda: (torch.randn(3, 3, 8, 8),), classes(2, 3),
                 F.cross_entropy, {"Pad", "ConvTranspose", "ReduceMax"}),
+    "pixel_shuffle_upsample": (
+        PixelShuffleUpsample, lambda: (torch.randn(2, 3, 6, 6),),
+        classes(2, 2), F.cross_entropy, {"DepthToSpace", "Resize", "PRelu"}),
+    "normalized": (Normalized, lambda: (torch.randn(7, 12),), classes(12, 7),
+                   F.nll_loss, {"ReduceL2", "Softplus", "Tanh"}),
     "traps": (TrapModel, lambda: (torch.randn(2, 2, 9, 9),
                                   torch.randn(2, 5, 16)),
               lambda: (torch.randn(2, 5, 16),), F.mse_loss, {"MaxPool"}),

@@ -15,11 +15,11 @@
 
 #include "Lowering.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -568,6 +568,25 @@ static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
   return box;
 }
 
+/// A generic over the elements of `init` (no inputs, parallel) that yields
+/// `body(index...)`: the gathers of Slice backwards, Pad and Resize, which
+/// compute where to read from linalg.index.
+static Value
+buildGenericOverIndices(OpBuilder &b, Location loc, Value init,
+                        function_ref<Value(OpBuilder &, Location)> body) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t rank = type.getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange(), init,
+             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl));
+             })
+      .getResult(0);
+}
+
 /// `value` with the order of its elements reversed along `axes` (a
 /// generic that reads each element through tensor.extract, as torch-mlir
 /// lowers aten.flip).
@@ -579,29 +598,21 @@ static Value reverseAxes(OpBuilder &b, Location loc, Value value,
   int64_t rank = type.getRank();
   Value init =
       createEmpty(b, loc, getSizes(b, loc, value), type.getElementType());
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, type, ValueRange(), init,
-             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               SmallVector<Value> indices;
-               for (int64_t d = 0; d < rank; ++d) {
-                 Value index = linalg::IndexOp::create(nb, nl, d);
-                 if (llvm::is_contained(axes, d)) {
-                   Value last = tensor::DimOp::create(nb, nl, value, d);
-                   last = arith::SubIOp::create(
-                       nb, nl, last, arith::ConstantIndexOp::create(nb, nl, 1));
-                   index = arith::SubIOp::create(nb, nl, last, index);
-                 }
-                 indices.push_back(index);
-               }
-               linalg::YieldOp::create(
-                   nb, nl,
-                   tensor::ExtractOp::create(nb, nl, value, indices)
-                       .getResult());
-             })
-      .getResult(0);
+  return buildGenericOverIndices(
+      b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value index = linalg::IndexOp::create(nb, nl, d);
+          if (llvm::is_contained(axes, d)) {
+            Value last = tensor::DimOp::create(nb, nl, value, d);
+            last = arith::SubIOp::create(
+                nb, nl, last, arith::ConstantIndexOp::create(nb, nl, 1));
+            index = arith::SubIOp::create(nb, nl, last, index);
+          }
+          indices.push_back(index);
+        }
+        return tensor::ExtractOp::create(nb, nl, value, indices);
+      });
 }
 
 static LoweringResult lowerSlice(NodeLowering &node) {
@@ -618,6 +629,249 @@ static LoweringResult lowerSlice(NodeLowering &node) {
   Value slice = tensor::ExtractSliceOp::create(b, loc, input, box->offsets,
                                                box->sizes, box->strides);
   return SmallVector<Value>{reverseAxes(b, loc, slice, box->reversed)};
+}
+
+/// DepthToSpace(x) of [N, C, H, W] with blocksize b: x as [N, b, b, C/b^2,
+/// H, W] (DCR, the default) or [N, C/b^2, b, b, H, W] (CRD), permuted to
+/// [N, C/b^2, H, b, W, b]; SpaceToDepth the inverse of DCR.
+static LoweringResult lowerDepthToSpace(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  bool toSpace = node.getNode().getOpType() == "DepthToSpace";
+  int64_t block = node.getInt("blocksize", 0);
+  if (!type || type.getRank() != 4 || !type.hasStaticShape())
+    return node.emitError() << "expects a static tensor of rank 4";
+  if (block < 1)
+    return node.emitError() << "blocksize must be at least 1";
+  int64_t n = type.getDimSize(0), c = type.getDimSize(1),
+          h = type.getDimSize(2), w = type.getDimSize(3);
+  StringRef mode = toSpace ? node.getString("mode", "DCR") : "DCR";
+  if (mode != "DCR" && mode != "CRD")
+    return node.emitError()
+           << "unknown mode '" << mode << "'; expects DCR or CRD";
+  if (toSpace && c % (block * block))
+    return node.emitError()
+           << "blocksize " << block << " squared does not divide the channels";
+  if (!toSpace && (h % block || w % block))
+    return node.emitError()
+           << "blocksize " << block << " does not divide the height and width";
+  SmallVector<int64_t> split, perm, result;
+  if (toSpace) {
+    int64_t depth = c / (block * block);
+    split = mode == "DCR" ? SmallVector<int64_t>{n, block, block, depth, h, w}
+                          : SmallVector<int64_t>{n, depth, block, block, h, w};
+    perm = mode == "DCR" ? SmallVector<int64_t>{0, 3, 4, 1, 5, 2}
+                         : SmallVector<int64_t>{0, 1, 4, 2, 5, 3};
+    result = {n, depth, h * block, w * block};
+  } else {
+    split = {n, c, h / block, block, w / block, block};
+    perm = {0, 3, 5, 1, 2, 4};
+    result = {n, c * block * block, h / block, w / block};
+  }
+  Type elementType = type.getElementType();
+  Value blocks =
+      reshapeTo(b, loc, input, RankedTensorType::get(split, elementType));
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(split[p]);
+  Value init = tensor::EmptyOp::create(b, loc, permuted, elementType);
+  Value moved =
+      linalg::TransposeOp::create(b, loc, blocks, init, perm).getResult()[0];
+  return SmallVector<Value>{
+      reshapeTo(b, loc, moved, RankedTensorType::get(result, elementType))};
+}
+
+namespace {
+/// How Resize maps one output axis to input coordinates.
+struct ResizeAxis {
+  int64_t inSize, outSize;
+  double scale;
+};
+} // namespace
+
+/// The input coordinate (f32) of output index `index` along `axis` under
+/// ONNX's coordinate_transformation_mode `mode`.
+static Value getResizeSourceCoordinate(OpBuilder &b, Location loc,
+                                       StringRef mode, const ResizeAxis &axis,
+                                       Value index) {
+  Type f32 = b.getF32Type();
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  Value x = arith::SIToFPOp::create(
+      b, loc, f32, arith::IndexCastOp::create(b, loc, b.getI64Type(), index));
+  if (mode == "asymmetric")
+    return arith::DivFOp::create(b, loc, x, constant(axis.scale));
+  if (mode == "align_corners")
+    return axis.outSize == 1
+               ? constant(0)
+               : arith::MulFOp::create(
+                     b, loc, x,
+                     constant(double(axis.inSize - 1) / (axis.outSize - 1)))
+                     .getResult();
+  if (mode == "pytorch_half_pixel" && axis.outSize == 1)
+    return constant(0);
+  // half_pixel and pytorch_half_pixel: (x + 0.5) / scale - 0.5.
+  Value shifted = arith::AddFOp::create(b, loc, x, constant(0.5));
+  return arith::SubFOp::create(
+      b, loc, arith::DivFOp::create(b, loc, shifted, constant(axis.scale)),
+      constant(0.5));
+}
+
+/// `coordinate` (f32, integral) as an index clamped into [0, size).
+static Value clampToIndex(OpBuilder &b, Location loc, Value coordinate,
+                          int64_t size) {
+  Value i = arith::FPToSIOp::create(b, loc, b.getI64Type(), coordinate);
+  i = arith::MaxSIOp::create(
+      b, loc, i,
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)).getResult());
+  i = arith::MinSIOp::create(
+      b, loc, i,
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(size - 1))
+          .getResult());
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+}
+
+/// Resize(X, roi?, scales?, sizes?) (opset 10: X, scales) in modes nearest
+/// and linear: a generic that reads, for each output element, the nearest
+/// input element or the 2^d neighbours along the d resized axes (borders
+/// repeated), weighted.
+static LoweringResult lowerResize(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  RankedTensorType declared = node.resultType(0);
+  if (!type || !type.hasStaticShape())
+    return node.emitError() << "expects a static input shape";
+  int64_t rank = type.getRank();
+  bool old = node.getNode().getOpset() < 11;
+  StringRef mode = node.getString("mode", "nearest");
+  StringRef transform =
+      old ? "asymmetric"
+          : node.getString("coordinate_transformation_mode", "half_pixel");
+  StringRef nearestMode =
+      old ? "floor" : node.getString("nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear")
+    return node.emitError() << "mode '" << mode << "' does not lower yet";
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
+      transform != "align_corners" && transform != "asymmetric")
+    return node.emitError() << "coordinate_transformation_mode '" << transform
+                            << "' does not lower yet";
+  if (node.getInt("antialias", 0) || node.getInts("axes"))
+    return node.emitError() << "antialias and axes do not lower yet";
+  unsigned scalesOperand = old ? 1 : 2;
+  std::optional<SmallVector<double>> scales =
+      node.getConstantFloats(scalesOperand);
+  if (scales && scales->empty())
+    scales.reset();
+  std::optional<SmallVector<int64_t>> sizes =
+      old ? std::nullopt : node.getConstantInts(3);
+  if ((scales && int64_t(scales->size()) != rank) ||
+      (sizes && int64_t(sizes->size()) != rank) || (!scales && !sizes))
+    return node.emitError()
+           << "needs constant scales or sizes, one per dimension";
+  SmallVector<ResizeAxis> axes;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = type.getDimSize(d);
+    int64_t out = sizes ? (*sizes)[d] : int64_t(std::floor(in * (*scales)[d]));
+    double scale = scales ? (*scales)[d] : double(out) / in;
+    if (out < 1 || scale <= 0)
+      return node.emitError()
+             << "resizes dimension " << d << " of " << in << " to " << out;
+    axes.push_back({in, out, scale});
+    shape.push_back(out);
+  }
+  Type elementType = type.getElementType();
+  auto resultType = RankedTensorType::get(shape, elementType);
+  if (declared && declared.hasStaticShape() &&
+      declared.getShape() != ArrayRef<int64_t>(shape))
+    return node.emitError() << "computes " << resultType
+                            << ", the output is declared " << declared;
+  Value init = tensor::EmptyOp::create(b, loc, shape, elementType);
+  Value resized = buildGenericOverIndices(
+      b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
+        auto f32Constant = [&](double value) -> Value {
+          return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(value));
+        };
+        // Per axis: the lower neighbour, the upper one and its weight
+        // (linear), or the nearest index.
+        SmallVector<Value> lower, upper, weights;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value index = linalg::IndexOp::create(nb, nl, d);
+          const ResizeAxis &axis = axes[d];
+          if (axis.inSize == axis.outSize && axis.scale == 1.0) {
+            lower.push_back(index);
+            upper.push_back(index);
+            weights.push_back(Value());
+            continue;
+          }
+          Value x = getResizeSourceCoordinate(nb, nl, transform, axis, index);
+          if (mode == "nearest") {
+            Value rounded;
+            if (nearestMode == "floor")
+              rounded = math::FloorOp::create(nb, nl, x);
+            else if (nearestMode == "ceil")
+              rounded = math::CeilOp::create(nb, nl, x);
+            else if (nearestMode == "round_prefer_ceil")
+              rounded = math::FloorOp::create(
+                  nb, nl, arith::AddFOp::create(nb, nl, x, f32Constant(0.5)));
+            else // round_prefer_floor
+              rounded = math::CeilOp::create(
+                  nb, nl, arith::SubFOp::create(nb, nl, x, f32Constant(0.5)));
+            Value nearest = clampToIndex(nb, nl, rounded, axis.inSize);
+            lower.push_back(nearest);
+            upper.push_back(nearest);
+            weights.push_back(Value());
+            continue;
+          }
+          Value floor = math::FloorOp::create(nb, nl, x);
+          weights.push_back(arith::SubFOp::create(nb, nl, x, floor));
+          lower.push_back(clampToIndex(nb, nl, floor, axis.inSize));
+          upper.push_back(clampToIndex(
+              nb, nl, arith::AddFOp::create(nb, nl, floor, f32Constant(1)),
+              axis.inSize));
+        }
+        Type computeType = getComputeType(elementType);
+        // Sum over the 2^d corners of the weighted neighbours.
+        SmallVector<int64_t> blended;
+        for (int64_t d = 0; d < rank; ++d)
+          if (weights[d])
+            blended.push_back(d);
+        Value sum;
+        for (uint64_t corner = 0; corner < (uint64_t(1) << blended.size());
+             ++corner) {
+          SmallVector<Value> indices(lower);
+          Value weight;
+          for (auto [bit, d] : llvm::enumerate(blended)) {
+            bool up = corner >> bit & 1;
+            if (up)
+              indices[d] = upper[d];
+            Value w =
+                up ? weights[d]
+                   : arith::SubFOp::create(nb, nl, f32Constant(1), weights[d])
+                         .getResult();
+            weight = weight
+                         ? arith::MulFOp::create(nb, nl, weight, w).getResult()
+                         : w;
+          }
+          Value element = tensor::ExtractOp::create(nb, nl, input, indices);
+          if (!weight) {
+            sum = element;
+            break;
+          }
+          Value term = arith::MulFOp::create(
+              nb, nl, convertScalar(nb, nl, element, computeType),
+              convertScalar(nb, nl, weight, computeType));
+          sum =
+              sum ? arith::AddFOp::create(nb, nl, sum, term).getResult() : term;
+        }
+        return convertScalar(nb, nl, sum, elementType);
+      });
+  return SmallVector<Value>{resized};
 }
 
 /// The index Pad reads along one axis of `size` elements for the output
@@ -718,37 +972,28 @@ static LoweringResult lowerPad(NodeLowering &node) {
                               << mode << "'";
     shape[d] += std::max<int64_t>(0, low[d]) + std::max<int64_t>(0, high[d]);
   }
-  auto resultType = RankedTensorType::get(shape, elementType);
   SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
   for (int64_t d = 0; d < rank; ++d)
     if (!ShapedType::isDynamic(shape[d]))
       sizes[d] = b.getIndexAttr(shape[d]);
   Value init = createEmpty(b, loc, sizes, elementType);
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  Value padded =
-      linalg::GenericOp::create(
-          b, loc, resultType, ValueRange(), init,
-          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
-          [&](OpBuilder &nb, Location nl, ValueRange) {
-            SmallVector<Value> indices;
-            for (int64_t d = 0; d < rank; ++d) {
-              Value index = linalg::IndexOp::create(nb, nl, d);
-              int64_t before = std::max<int64_t>(0, low[d]);
-              if (before || high[d] > 0)
-                index = getPadSourceIndex(
-                    nb, nl, mode,
-                    arith::SubIOp::create(
-                        nb, nl, index,
-                        arith::ConstantIndexOp::create(nb, nl, before)),
-                    inputType.getDimSize(d));
-              indices.push_back(index);
-            }
-            linalg::YieldOp::create(
-                nb, nl,
-                tensor::ExtractOp::create(nb, nl, input, indices).getResult());
-          })
-          .getResult(0);
+  Value padded = buildGenericOverIndices(
+      b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value index = linalg::IndexOp::create(nb, nl, d);
+          int64_t before = std::max<int64_t>(0, low[d]);
+          if (before || high[d] > 0)
+            index = getPadSourceIndex(
+                nb, nl, mode,
+                arith::SubIOp::create(
+                    nb, nl, index,
+                    arith::ConstantIndexOp::create(nb, nl, before)),
+                inputType.getDimSize(d));
+          indices.push_back(index);
+        }
+        return tensor::ExtractOp::create(nb, nl, input, indices);
+      });
   return SmallVector<Value>{padded};
 }
 
@@ -1126,6 +1371,9 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Split", lowerSplit);
   table.add("", "Slice", lowerSlice);
   table.add("", "Pad", lowerPad);
+  table.add("", "DepthToSpace", lowerDepthToSpace);
+  table.add("", "SpaceToDepth", lowerDepthToSpace);
+  table.add("", "Resize", lowerResize);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
   table.add("", "ScatterElements", lowerScatterElements);

@@ -85,6 +85,8 @@ public:
   std::optional<llvm::SmallVector<Value>> sequenceOperand(unsigned i) const;
   /// The values of operand `i` when it is a constant integer tensor.
   std::optional<llvm::SmallVector<int64_t>> getConstantInts(unsigned i) const;
+  /// The values of operand `i` when it is a constant f32 tensor.
+  std::optional<llvm::SmallVector<double>> getConstantFloats(unsigned i) const;
   /// Reads an integer list given as the attribute `name` (older opsets) or
   /// as constant operand `i` (newer ones); nullopt when neither is there.
   /// Sets `notConstant` when the operand exists but is not a constant.

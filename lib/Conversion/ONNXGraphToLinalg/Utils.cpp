@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -124,6 +125,33 @@ NodeLowering::getConstantInts(unsigned i) const {
     if (auto elements = dyn_cast<ElementsAttr>(constant.getValue()))
       return readInts(elements);
   return std::nullopt;
+}
+
+std::optional<SmallVector<double>>
+NodeLowering::getConstantFloats(unsigned i) const {
+  Value value = operand(i);
+  auto constant = value ? value.getDefiningOp<arith::ConstantOp>() : nullptr;
+  if (!constant)
+    return std::nullopt;
+  SmallVector<double> values;
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue())) {
+    for (const APFloat &element : dense.getValues<APFloat>())
+      values.push_back(element.convertToDouble());
+    return values;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+  if (!resource || !resource.getRawHandle().getBlob() ||
+      !resource.getElementType().isF32())
+    return std::nullopt;
+  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+  if (data.size() != size_t(resource.getNumElements()) * sizeof(float))
+    return std::nullopt;
+  for (size_t j = 0; j < data.size(); j += sizeof(float)) {
+    float element;
+    std::memcpy(&element, data.data() + j, sizeof(float));
+    values.push_back(element);
+  }
+  return values;
 }
 
 std::optional<SmallVector<int64_t>>

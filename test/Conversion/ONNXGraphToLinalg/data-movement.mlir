@@ -284,3 +284,33 @@ func.func @pads(%x: tensor<2x5xf32>, %v: tensor<f32>) -> (tensor<3x6xf32>, tenso
   %3 = onnxg.node "Pad"(%x, %two) opset 19 attributes {mode = "wrap"} : (tensor<2x5xf32>, tensor<4xi64>) -> tensor<2x7xf32>
   return %0, %1, %2, %3 : tensor<3x6xf32>, tensor<2x8xf32>, tensor<2x7xf32>, tensor<2x7xf32>
 }
+
+// -----
+
+// DepthToSpace (DCR) splits the channels into [b, b, C/b^2], moves the
+// blocks after H and W, and merges them in.
+// CHECK-LABEL: func.func @depth_to_space(
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 2, 2, 2, 3, 5] : tensor<1x8x3x5xf32> into tensor<1x2x2x2x3x5xf32>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x2x2x2x3x5xf32>) outs(%{{.*}} : tensor<1x2x3x2x5x2xf32>) permutation = [0, 3, 4, 1, 5, 2]
+// CHECK:         tensor.collapse_shape %{{.*}} : tensor<1x2x3x2x5x2xf32> into tensor<1x2x6x10xf32>
+func.func @depth_to_space(%x: tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32> {
+  %0 = onnxg.node "DepthToSpace"(%x) opset 17 attributes {blocksize = 2 : i64} : (tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32>
+  return %0 : tensor<1x2x6x10xf32>
+}
+
+// -----
+
+// Resize, linear: each output element blends the 2^2 neighbours of its
+// source coordinate ((x + 0.5) / scale - 0.5) along the resized axes.
+// CHECK-LABEL: func.func @resize_linear(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x6xf32>)
+// CHECK-COUNT-2:   math.floor
+// CHECK-COUNT-4:   tensor.extract %{{.*}} : tensor<1x1x2x3xf32>
+// CHECK-NOT:       tensor.extract
+// CHECK:           linalg.yield
+func.func @resize_linear(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
+  %sizes = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1, 4, 6]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %none = onnxg.none
+  %0 = onnxg.node "Resize"(%x, %none, %none, %sizes) opset 17 attributes {mode = "linear"} : (tensor<1x1x2x3xf32>, none, none, tensor<4xi64>) -> tensor<1x1x4x6xf32>
+  return %0 : tensor<1x1x4x6xf32>
+}

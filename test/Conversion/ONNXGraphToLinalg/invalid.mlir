@@ -98,6 +98,33 @@ func.func @pad_edge_of_nothing(%x: tensor<0xf32>) -> tensor<2xf32> {
 
 // -----
 
+func.func @resize_cubic(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %scales = onnxg.node "Constant"() opset 17 attributes {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %none = onnxg.none
+  // expected-error @+1 {{node (Resize): mode 'cubic' does not lower yet}}
+  %0 = onnxg.node "Resize"(%x, %none, %scales) opset 17 attributes {mode = "cubic"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @resize_without_sizes(%x: tensor<1x1x2x2xf32>, %scales: tensor<4xf32>) -> tensor<?x?x?x?xf32> {
+  %none = onnxg.none
+  // expected-error @+1 {{node (Resize): needs constant scales or sizes, one per dimension}}
+  %0 = onnxg.node "Resize"(%x, %none, %scales) opset 17 : (tensor<1x1x2x2xf32>, none, tensor<4xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}
+
+// -----
+
+func.func @depth_to_space_channels(%x: tensor<1x6x2x2xf32>) -> tensor<1x?x4x4xf32> {
+  // expected-error @+1 {{node (DepthToSpace): blocksize 2 squared does not divide the channels}}
+  %0 = onnxg.node "DepthToSpace"(%x) opset 17 attributes {blocksize = 2 : i64} : (tensor<1x6x2x2xf32>) -> tensor<1x?x4x4xf32>
+  return %0 : tensor<1x?x4x4xf32>
+}
+
+// -----
+
 func.func @momentum_mode(%r: tensor<f32>, %t: tensor<i64>, %x: tensor<3xf32>, %g: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{node (Momentum): mode must be 'standard' or 'nesterov', not 'heavy-ball'}}
   %0:2 = onnxg.node "Momentum"(%r, %t, %x, %g, %v) domain "ai.onnx.preview.training" opset 1 attributes {alpha = 0.9 : f32, beta = 1.0 : f32, mode = "heavy-ball", norm_coefficient = 0.0 : f32} : (tensor<f32>, tensor<i64>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
