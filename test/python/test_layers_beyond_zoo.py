@@ -8,8 +8,9 @@ gradient a Slice with step -1), ELU, concat; causal attention (a boolean
 mask initializer); BatchNorm, LeakyReLU, average pooling with padding (Pad),
 ConvTranspose2d, amax; InstanceNorm, PReLU, pixel shuffle (DepthToSpace),
 nearest upsampling (Resize), a softmax over channels; L2 normalization,
-Mish, tanh GELU, variance, log-softmax with NLL; and test_export's
-TrapModel."""
+Mish, tanh GELU, variance, log-softmax with NLL; a Llama block (RMSNorm,
+rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; and
+test_export's TrapModel."""
 import json
 import os
 
@@ -131,6 +132,73 @@ class Normalized(nn.Module):
         return F.log_softmax(self.b(h), -1)
 
 
+class LlamaBlock(nn.Module):
+    """RMSNorm, rotary embeddings, causal attention, SwiGLU, no biases."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(40, 16)
+        self.qkv = nn.Linear(16, 48, bias=False)
+        self.proj = nn.Linear(16, 16, bias=False)
+        self.gate = nn.Linear(16, 32, bias=False)
+        self.up = nn.Linear(16, 32, bias=False)
+        self.down = nn.Linear(32, 16, bias=False)
+        self.norm = nn.Parameter(torch.ones(16))
+        self.head = nn.Linear(16, 40, bias=False)
+
+    def rms(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * \
+            self.norm
+
+    @staticmethod
+    def rotate(x):
+        t = x.shape[-2]
+        inverse = 1.0 / (10000 ** (torch.arange(0, 4, 2).float() / 4))
+        angles = torch.outer(torch.arange(t).float(), inverse)
+        cos = torch.cat([angles.cos()] * 2, -1)
+        sin = torch.cat([angles.sin()] * 2, -1)
+        return x * cos + torch.cat([-x[..., 2:], x[..., :2]], -1) * sin
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.rms(x)).view(b, t, 3, 4, 4).permute(
+            2, 0, 3, 1, 4)
+        scores = self.rotate(q) @ self.rotate(k).transpose(-1, -2) * 0.5
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        y = scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, 16))
+        h = self.rms(x)
+        x = x + self.down(F.silu(self.gate(h)) * self.up(h))
+        return self.head(x).flatten(0, 1)
+
+
+class Volume(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(2, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = F.relu(self.conv(x))[:, :, ::2, ::2, ::2].amax((2, 3, 4))
+        return self.fc(torch.flip(h, [1]) + torch.roll(h, 1, 1))
+
+
+class Recurrent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 8, batch_first=True)
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y.mean(1))
+
+
+def token_loss(logits, targets):
+    return F.cross_entropy(logits, targets.flatten())
+
+
 def classes(n, *shape):
     return lambda: (torch.randint(0, n, shape),)
 
@@ -153,6 +221,12 @@ LAYERS = {
         classes(2, 2), F.cross_entropy, {"DepthToSpace", "Resize", "PRelu"}),
     "normalized": (Normalized, lambda: (torch.randn(7, 12),), classes(12, 7),
                    F.nll_loss, {"ReduceL2", "Softplus", "Tanh"}),
+    "llama_block": (LlamaBlock, classes(40, 2, 6), classes(40, 2, 6),
+                    token_loss, {"Gather", "Softmax", "Sigmoid"}),
+    "volume": (Volume, lambda: (torch.randn(2, 2, 5, 5, 5),), classes(3, 2),
+               F.cross_entropy, {"Conv", "ReduceMax"}),
+    "lstm": (Recurrent, lambda: (torch.randn(3, 4, 5),), classes(2, 3),
+             F.cross_entropy, {"Tanh", "Sigmoid"}),
     "traps": (TrapModel, lambda: (torch.randn(2, 2, 9, 9),
                                   torch.randn(2, 5, 16)),
               lambda: (torch.randn(2, 5, 16),), F.mse_loss, {"MaxPool"}),
