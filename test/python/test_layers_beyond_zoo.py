@@ -293,22 +293,16 @@ def test_step_matches_onnx_runtime(name, steps, tmp_path, needs_ort):
         assert not np.array_equal(before, after), parameter["name"]
 
 
-# GEMMs that stay kernels of the grid loops, with a warning: the grouped
-# convolutions of FP16 steps whose bias the next kernel adds (cuDNN writes
-# FP16 only rounded, so no convolution record; the im2col GEMM repeats the
-# weights over the batch and groups, two batch strides for cuBLASLt).
-UNRECORDED = {("conv1d_groupnorm", "fp16"): 1, ("traps", "fp16"): 1}
-
-
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("name", LAYERS)
 def test_kernels_run_as_grid_loops(name, precision, steps, tmp_path):
     """The CUDA backend's kernels and library records, run on the CPU, give
-    amp-run's CPU results (test_cuda_backend's bounds; FP16 norm-wise)."""
+    amp-run's CPU results (test_cuda_backend's bounds; FP16 norm-wise), with
+    every GEMM a cuBLASLt or cuDNN record (FP16 convolutions with a bias
+    too: cuDNN rounds before the bias)."""
     pipeline, ulp = PRECISIONS[precision]
     compare_grid_to_cpu(steps[name], pipeline, ulp, tmp_path, reverse=True,
-                        norm_wise=precision != "fp32",
-                        unrecorded=UNRECORDED.get((name, precision), 0))
+                        norm_wise=precision != "fp32")
 
 
 @pytest.mark.skipif(not toolkit_found(),

@@ -25,11 +25,13 @@ namespace mlir::amp {
 
 /// The one reader of a result that only rounds it: `reader`'s input
 /// `inputIndex` views the result, and the reader's body uses it only as
-/// `arith.truncf` to `type`.
+/// `arith.truncf` to `type`. With `widened`, the body uses it otherwise
+/// too, and reads the rounded value widened back to f32.
 struct OutputCast {
   linalg::GenericOp reader;
   unsigned inputIndex;
   FloatType type;
+  bool widened = false;
 };
 
 /// The linalg.generic that next accesses `buffer` after `writer`, with the
@@ -49,11 +51,20 @@ getReaderOfNewResult(Operation *writer, Value buffer);
 std::optional<OutputCast> matchOutputCast(Operation *writer, Value result,
                                           Type type);
 
+/// The one reader of `result` as matchOutputCast has it, whose body adds
+/// a bias to the element (in f32) before it only rounds the sum to `type`
+/// (f16 or bf16): the writer rounds to `type`, and the reader widens the
+/// rounded value back (OutputCast::widened). For a convolution with a bias
+/// whose graph op has an f16 or bf16 result: cuDNN's PSEUDO_HALF
+/// configuration rounds before the bias, as PyTorch's cuDNN path does.
+std::optional<OutputCast> matchWidenedOutput(Operation *writer, Value result,
+                                             Type type);
+
 /// Rewrites `outputCast` (from matchOutputCast on `result`): a new buffer
 /// of `outputCast.type` next to `result`'s, read by the reader without its
-/// truncations. Returns the view of the new buffer that stands for
-/// `result`, for the writer's replacement to write; once the writer is
-/// replaced, eraseIfUnaccessed takes the f32 buffer.
+/// truncations (widened back to f32 with `widened`). Returns the view of the
+/// new buffer that stands for `result`, for the writer's replacement to write;
+/// once the writer is replaced, eraseIfUnaccessed takes the f32 buffer.
 Value applyOutputCast(const OutputCast &outputCast, Value result);
 
 } // namespace mlir::amp

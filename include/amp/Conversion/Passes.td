@@ -326,7 +326,9 @@ def ConvolutionsToDNNRecords
     such contraction on packed memrefs of one type (f32 or f64), or of
     f16 or bf16 inputs into an overwritten f32 accumulator that the next
     op only rounds to their type (written rounded instead, cuDNN's
-    PSEUDO_HALF configuration, as GEMM records' output casts), whose
+    PSEUDO_HALF configuration, as GEMM records' output casts), or adds a
+    bias and then only rounds (the call rounds before the bias, as
+    PyTorch's cuDNN path does, and the op widens the values back), whose
     gathered input
     nothing writes between the gather and the contraction, gets a record
     (include/amp/Runtime/ConvRecord.h): mode (forward, backward filter or

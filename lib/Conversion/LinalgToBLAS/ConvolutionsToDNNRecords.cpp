@@ -18,8 +18,9 @@
 // gradient built as a convolution of X and dY transposed batch-last,
 // transposed back, its backward filter of X and dY. An f16
 // or bf16 convolution (an f32 accumulator) has a record only when the next
-// kernel just rounds its result to the inputs' type: cuDNN writes it
-// rounded (its PSEUDO_HALF configuration), and the kernel reads it so.
+// kernel just rounds its result to the inputs' type, after a bias or not:
+// cuDNN writes it rounded (its PSEUDO_HALF configuration), and the kernel
+// reads it so (widened back before its bias).
 //
 //===----------------------------------------------------------------------===//
 
@@ -796,11 +797,16 @@ struct ConvolutionsToDNNRecordsPass
       if (getElementTypeOrSelf(operands[2].getType()) != type) {
         if (zeros)
           outputCast = amp::matchOutputCast(op, operands[2], type);
+        // Or rounded before its reader adds a bias and rounds again: the
+        // reader widens it back.
+        if (zeros && !outputCast)
+          outputCast = amp::matchWidenedOutput(op, operands[2], type);
         if (!outputCast) {
           if (emitRemarks)
-            op.emitRemark() << "no convolution record: the f32 accumulator "
-                               "of an f16 or bf16 convolution is not "
-                               "overwritten, then only rounded to its type";
+            op.emitRemark()
+                << "no convolution record: the f32 accumulator "
+                   "of an f16 or bf16 convolution is not "
+                   "overwritten, then only rounded to its type (after a bias)";
           continue;
         }
       }

@@ -64,6 +64,40 @@ std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
   return OutputCast{reader, index, cast<FloatType>(type)};
 }
 
+std::optional<amp::OutputCast>
+amp::matchWidenedOutput(Operation *writer, Value result, Type type) {
+  if (!type.isF16() && !type.isBF16())
+    return std::nullopt;
+  std::optional<std::pair<linalg::GenericOp, unsigned>> found =
+      getReaderOfNewResult(writer, stripReshapes(result));
+  if (!found)
+    return std::nullopt;
+  auto [reader, index] = *found;
+  // Rounded to `type`, or first added to another value (a bias) and then
+  // only rounded to `type`.
+  auto isRounding = [&](Operation *user) {
+    auto truncation = dyn_cast<arith::TruncFOp>(user);
+    return truncation && !truncation.getRoundingmodeAttr() &&
+           truncation.getType() == type;
+  };
+  BlockArgument element =
+      reader.getMatchingBlockArgument(&reader->getOpOperand(index));
+  bool added = false;
+  for (Operation *user : element.getUsers()) {
+    if (isRounding(user))
+      continue;
+    auto addition = dyn_cast<arith::AddFOp>(user);
+    if (!addition || addition.getLhs() == addition.getRhs() ||
+        addition->use_empty() ||
+        !llvm::all_of(addition->getUsers(), isRounding))
+      return std::nullopt;
+    added = true;
+  }
+  if (!added)
+    return std::nullopt;
+  return OutputCast{reader, index, cast<FloatType>(type), /*widened=*/true};
+}
+
 /// `view`, reshapes of `buffer`, rebuilt as the same reshapes of
 /// `replacement` (the same shape, another element type), each next to the
 /// one it copies.
@@ -103,6 +137,13 @@ Value amp::applyOutputCast(const OutputCast &outputCast, Value result) {
   linalg::GenericOp reader = outputCast.reader;
   BlockArgument element = reader.getMatchingBlockArgument(&input);
   element.setType(outputCast.type);
+  if (outputCast.widened) {
+    OpBuilder body = OpBuilder::atBlockBegin(reader.getBody());
+    Value wide = arith::ExtFOp::create(body, reader.getLoc(), body.getF32Type(),
+                                       element);
+    element.replaceAllUsesExcept(wide, wide.getDefiningOp());
+    return rebuildReshapes(result, buffer, rounded->getResult(0));
+  }
   for (Operation *truncation : llvm::make_early_inc_range(element.getUsers())) {
     truncation->getResult(0).replaceAllUsesWith(element);
     truncation->erase();

@@ -169,6 +169,40 @@ func.func @f16_rounded(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %res: me
   return
 }
 
+// The next kernel adds a bias to the f32 sums before it rounds them (an
+// ONNX Conv with B in f16): cuDNN rounds first (PSEUDO_HALF, as PyTorch's
+// cuDNN path before its bias), and the kernel widens the rounded values
+// back before its addition.
+// CHECK-LABEL: func.func @f16_bias_then_rounded(
+// CHECK:         %[[Y:.*]] = memref.alloc() : memref<2x1x4x16xf16>
+// CHECK:         call @amp_conv_f16_f16_f16(
+// CHECK:         linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : memref<2x1x4x16xf16>, memref<4x1xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %[[B:.*]]: f32, %{{.*}}: f16):
+// CHECK-NEXT:      %[[WIDE:.*]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[WIDE]], %[[B]] : f32
+// CHECK-NEXT:      arith.truncf %[[SUM]] : f32 to f16
+func.func @f16_bias_then_rounded(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %bias: memref<4x1xf32>, %res: memref<2x1x4x16xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
+  %y = memref.alloc() : memref<2x1x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{convolution record: forward rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x6x6 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=1 overwrite=1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  linalg.generic {indexing_maps = [#id4, affine_map<(n, g, c, l) -> (c, 0)>, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y, %bias : memref<2x1x4x16xf32>, memref<4x1xf32>) outs(%res : memref<2x1x4x16xf16>) {
+  ^bb0(%in: f32, %b: f32, %o: f16):
+    %s = arith.addf %in, %b : f32
+    %h = arith.truncf %s : f32 to f16
+    linalg.yield %h : f16
+  }
+  memref.dealloc %y : memref<2x1x4x16xf32>
+  return
+}
+
 // The f32 accumulator is the caller's: cuDNN has no f16 x f16 -> f32
 // configuration, the im2col GEMM stays.
 // CHECK-LABEL: func.func @f16_inputs(
@@ -184,7 +218,7 @@ func.func @f16_inputs(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %y: memre
   }
   %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
   linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
-  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type}}
+  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type (after a bias)}}
   linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
   return
 }
@@ -203,7 +237,7 @@ func.func @f16_read_unrounded(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %
   %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
   %y = memref.alloc() : memref<2x1x4x16xf32>
   linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
-  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type}}
+  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type (after a bias)}}
   linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
   linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y : memref<2x1x4x16xf32>) outs(%res : memref<2x1x4x16xf32>) {
   ^bb0(%in: f32, %o: f32):
