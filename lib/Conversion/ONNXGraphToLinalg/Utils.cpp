@@ -660,23 +660,20 @@ Value amp::lowering::getElementCount(OpBuilder &b, Location loc, Value input,
   return count;
 }
 
-/// A boolean resource (a byte per element, as ONNX stores them; LLVM has no
-/// global of i1 elements): the bytes as an i8 constant, compared to zero.
+/// A boolean resource (a byte per element, as ONNX stores them) as dense
+/// bools: LLVM has no global of a resource of i1, and upstream folders
+/// iterate constants that a resource cannot give them.
 static Value createBooleanConstant(OpBuilder &b, Location loc,
                                    DenseResourceElementsAttr resource) {
   auto type = cast<RankedTensorType>(resource.getType());
-  auto bytesType = type.clone(b.getI8Type());
-  Value bytes = arith::ConstantOp::create(
-      b, loc,
-      DenseResourceElementsAttr::get(bytesType, resource.getRawHandle()));
-  return buildElementwise(
-      b, loc, type, bytes, [](OpBuilder &nb, Location nl, ValueRange args) {
-        Value zero = arith::ConstantOp::create(
-            nb, nl, nb.getIntegerAttr(args[0].getType(), 0));
-        return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, args[0],
-                                     zero)
-            .getResult();
-      });
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob || blob->getData().size() != size_t(type.getNumElements()))
+    return arith::ConstantOp::create(b, loc, resource);
+  SmallVector<bool> values;
+  for (char byte : blob->getData())
+    values.push_back(byte != 0);
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, values));
 }
 
 Value amp::lowering::createConstant(OpBuilder &b, Location loc,

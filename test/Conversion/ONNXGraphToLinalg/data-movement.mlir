@@ -212,12 +212,10 @@ func.func @uniform_constants() -> (tensor<8x10xf32>, tensor<80xf32>, tensor<80xf
 
 // -----
 
-// A boolean resource (a byte per element; LLVM has no i1 globals) is its
-// bytes as i8, compared to zero.
+// A boolean resource (a byte per element; LLVM has no global of an i1
+// resource) becomes dense bools.
 // CHECK-LABEL: func.func @boolean_resource(
-// CHECK:         %[[BYTES:.*]] = arith.constant dense_resource<mask> : tensor<2x2xi8>
-// CHECK:         linalg.generic {{.*}} ins(%[[BYTES]] : tensor<2x2xi8>) outs(%{{.*}} : tensor<2x2xi1>)
-// CHECK:           arith.cmpi ne
+// CHECK:         arith.constant dense<{{\[}}[true, false], [false, true]]> : tensor<2x2xi1>
 func.func @boolean_resource() -> tensor<2x2xi1> {
   %mask = onnxg.node "Constant"() opset 17 attributes {value = dense_resource<mask> : tensor<2x2xi1>} : () -> tensor<2x2xi1>
   return %mask : tensor<2x2xi1>
