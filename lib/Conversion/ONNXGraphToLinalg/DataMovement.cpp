@@ -760,8 +760,12 @@ static LoweringResult lowerResize(NodeLowering &node) {
       transform != "align_corners" && transform != "asymmetric")
     return node.emitError() << "coordinate_transformation_mode '" << transform
                             << "' does not lower yet";
-  if (node.getInt("antialias", 0) || node.getInts("axes"))
-    return node.emitError() << "antialias and axes do not lower yet";
+  if (node.getInt("antialias", 0) || node.getInts("axes") ||
+      node.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return node.emitError()
+           << "antialias, axes and keep_aspect_ratio_policy do not lower yet";
+  if (mode == "linear" && !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "mode 'linear' needs a float tensor";
   unsigned scalesOperand = old ? 1 : 2;
   std::optional<SmallVector<double>> scales =
       node.getConstantFloats(scalesOperand);

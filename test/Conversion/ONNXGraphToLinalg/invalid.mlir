@@ -117,6 +117,16 @@ func.func @resize_without_sizes(%x: tensor<1x1x2x2xf32>, %scales: tensor<4xf32>)
 
 // -----
 
+func.func @resize_linear_ints(%x: tensor<1x1x2x2xi64>) -> tensor<1x1x4x4xi64> {
+  %scales = onnxg.node "Constant"() opset 17 attributes {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %none = onnxg.none
+  // expected-error @+1 {{node (Resize): mode 'linear' needs a float tensor}}
+  %0 = onnxg.node "Resize"(%x, %none, %scales) opset 17 attributes {mode = "linear"} : (tensor<1x1x2x2xi64>, none, tensor<4xf32>) -> tensor<1x1x4x4xi64>
+  return %0 : tensor<1x1x4x4xi64>
+}
+
+// -----
+
 func.func @depth_to_space_channels(%x: tensor<1x6x2x2xf32>) -> tensor<1x?x4x4xf32> {
   // expected-error @+1 {{node (DepthToSpace): blocksize 2 squared does not divide the channels}}
   %0 = onnxg.node "DepthToSpace"(%x) opset 17 attributes {blocksize = 2 : i64} : (tensor<1x6x2x2xf32>) -> tensor<1x?x4x4xf32>
