@@ -312,12 +312,7 @@ static LoweringResult lowerTranspose(NodeLowering &node) {
       sorted != llvm::to_vector(llvm::seq<int64_t>(0, rank)))
     return node.emitError()
            << "perm is not a permutation of " << rank << " dimensions";
-  SmallVector<OpFoldResult> sizes, inputSizes = getSizes(b, loc, input);
-  for (int64_t p : perm)
-    sizes.push_back(inputSizes[p]);
-  Value init = createEmpty(b, loc, sizes, type.getElementType());
-  return SmallVector<Value>{
-      linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0]};
+  return SmallVector<Value>{transposeTensor(b, loc, input, perm)};
 }
 
 static LoweringResult lowerExpand(NodeLowering &node) {
@@ -673,12 +668,7 @@ static LoweringResult lowerDepthToSpace(NodeLowering &node) {
   Type elementType = type.getElementType();
   Value blocks =
       reshapeTo(b, loc, input, RankedTensorType::get(split, elementType));
-  SmallVector<int64_t> permuted;
-  for (int64_t p : perm)
-    permuted.push_back(split[p]);
-  Value init = tensor::EmptyOp::create(b, loc, permuted, elementType);
-  Value moved =
-      linalg::TransposeOp::create(b, loc, blocks, init, perm).getResult()[0];
+  Value moved = transposeTensor(b, loc, blocks, perm);
   return SmallVector<Value>{
       reshapeTo(b, loc, moved, RankedTensorType::get(result, elementType))};
 }
@@ -946,14 +936,10 @@ static LoweringResult lowerPad(NodeLowering &node) {
   Type elementType = type.getElementType();
   if (mode == "constant") {
     Value value;
-    if (Value operand = node.operand(2)) {
-      RankedTensorType valueType = getRankedType(operand);
-      if (!valueType || !valueType.hasStaticShape() ||
-          valueType.getNumElements() != 1)
-        return node.emitError()
-               << "constant_value (input 2) must be a tensor of one element";
-      Value scalar =
-          reshapeTo(b, loc, operand, RankedTensorType::get({}, elementType));
+    if (node.operand(2)) {
+      Value scalar = getScalarOperand(node, 2, "constant_value");
+      if (!scalar)
+        return failure();
       value = tensor::ExtractOp::create(b, loc, scalar, ValueRange());
     } else {
       value = createScalar(b, loc, elementType, node.getFloat("value", 0.0f));

@@ -291,6 +291,16 @@ Value createConstant(OpBuilder &b, Location loc, ElementsAttr value);
 /// Casts `value` to `type` when they differ (a more or less static shape).
 Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 
+/// Operand `i` of `node`, a tensor of one element (a learning rate, a step
+/// count, a flag, a padding value), as a 0-d tensor; null after an error
+/// naming it `what`.
+Value getScalarOperand(NodeLowering &node, unsigned i, llvm::StringRef what);
+
+/// `input` with its dimensions permuted: result dimension d is input
+/// dimension perm[d].
+Value transposeTensor(OpBuilder &b, Location loc, Value input,
+                      llvm::ArrayRef<int64_t> perm);
+
 /// `input` without the elements that negative pads in `low` and `high`
 /// (one each per dimension) remove.
 Value cropNegativePads(OpBuilder &b, Location loc, Value input,

@@ -19,20 +19,6 @@
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
-/// Operand `i`, a tensor of one element (a learning rate, a step count, a
-/// flag), as a 0-d tensor; null after an error.
-static Value getScalarOperand(NodeLowering &node, unsigned i, StringRef what) {
-  Value value = node.operand(i);
-  auto type = getRankedType(value);
-  if (!type || !type.hasStaticShape() || type.getNumElements() != 1) {
-    node.emitError() << what << " (input " << i
-                     << ") must be a tensor of one element";
-    return {};
-  }
-  return reshapeTo(node.getBuilder(), node.getLoc(), value,
-                   RankedTensorType::get({}, type.getElementType()));
-}
-
 /// A 0-d f32 tensor computed from the 0-d tensors `scalars`.
 static Value
 buildScalar(OpBuilder &b, Location loc, ValueRange scalars,

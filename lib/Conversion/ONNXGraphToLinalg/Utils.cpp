@@ -19,7 +19,6 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -139,18 +138,12 @@ NodeLowering::getConstantFloats(unsigned i) const {
       values.push_back(element.convertToDouble());
     return values;
   }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
-  if (!resource || !resource.getRawHandle().getBlob() ||
-      !resource.getElementType().isF32())
+  auto resource = dyn_cast<DenseF32ResourceElementsAttr>(constant.getValue());
+  std::optional<ArrayRef<float>> floats =
+      resource ? resource.tryGetAsArrayRef() : std::nullopt;
+  if (!floats || int64_t(floats->size()) != resource.getNumElements())
     return std::nullopt;
-  ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
-  if (data.size() != size_t(resource.getNumElements()) * sizeof(float))
-    return std::nullopt;
-  for (size_t j = 0; j < data.size(); j += sizeof(float)) {
-    float element;
-    std::memcpy(&element, data.data() + j, sizeof(float));
-    values.push_back(element);
-  }
+  values.append(floats->begin(), floats->end());
   return values;
 }
 
@@ -390,6 +383,28 @@ Value amp::lowering::padTensor(OpBuilder &b, Location loc, Value input,
   auto padType = RankedTensorType::get(shape, type.getElementType());
   return tensor::PadOp::create(b, loc, padType, input, lowAttrs, highAttrs,
                                value);
+}
+
+Value amp::lowering::getScalarOperand(NodeLowering &node, unsigned i,
+                                      StringRef what) {
+  Value value = node.operand(i);
+  auto type = getRankedType(value);
+  if (!type || !type.hasStaticShape() || type.getNumElements() != 1) {
+    node.emitError() << what << " (input " << i
+                     << ") must be a tensor of one element";
+    return {};
+  }
+  return reshapeTo(node.getBuilder(), node.getLoc(), value,
+                   RankedTensorType::get({}, type.getElementType()));
+}
+
+Value amp::lowering::transposeTensor(OpBuilder &b, Location loc, Value input,
+                                     ArrayRef<int64_t> perm) {
+  SmallVector<OpFoldResult> sizes, inputSizes = getSizes(b, loc, input);
+  for (int64_t p : perm)
+    sizes.push_back(inputSizes[p]);
+  Value init = createEmpty(b, loc, sizes, getElementTypeOrSelf(input));
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
 }
 
 std::optional<int64_t> amp::lowering::normalizeAxis(int64_t axis,

@@ -89,6 +89,15 @@ func.func @pad_not_constant(%x: tensor<4xf32>, %p: tensor<2xi64>) -> tensor<?xf3
 
 // -----
 
+func.func @pad_value_of_two(%x: tensor<4xf32>, %v: tensor<2xf32>) -> tensor<6xf32> {
+  %p = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Pad): constant_value (input 2) must be a tensor of one element}}
+  %0 = onnxg.node "Pad"(%x, %p, %v) opset 17 : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
 func.func @pad_edge_of_nothing(%x: tensor<0xf32>) -> tensor<2xf32> {
   %p = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
   // expected-error @+1 {{node (Pad): the padded dimensions must be static and not empty in mode 'edge'}}
