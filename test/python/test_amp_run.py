@@ -62,6 +62,14 @@ def run_beside_onnx_runtime(path, tmp_path):
     return feeds, outputs, ort.run(path, feeds)
 
 
+def assert_matches_reference(actual, expected, relative, name):
+    """`actual` within `relative` times the largest magnitude of
+    `expected` (at least 1), element by element."""
+    tolerance = relative * max(1.0, float(np.max(np.abs(expected))))
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance,
+                               err_msg=name)
+
+
 def updated_parameters(path):
     """Names of the outputs that are Adam-updated parameters: m / sqrt(v)
     normalizes each gradient, so a gradient that is rounding noise (the
@@ -89,9 +97,7 @@ def test_fp32_step_matches_onnx_runtime(name, optimizer, steps, tmp_path,
         assert actual.shape == expected.shape, output
         if output in skip:
             continue
-        tolerance = 1e-5 * max(1.0, float(np.max(np.abs(expected))))
-        np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance,
-                                   err_msg=output)
+        assert_matches_reference(actual, expected, 1e-5, output)
         compared += 1
     assert compared >= len(reference) // 2
     print(f"{name}_{optimizer}: loss {float(np.load(outputs / 'loss.npy'))} "
@@ -109,9 +115,7 @@ def test_f64_step_accumulates_in_f64(tmp_path, needs_ort):
     for output, expected in reference.items():
         actual = api.load_saved(outputs, output)
         assert actual.dtype == expected.dtype, output
-        tolerance = 1e-12 * max(1.0, float(np.max(np.abs(expected))))
-        np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance,
-                                   err_msg=output)
+        assert_matches_reference(actual, expected, 1e-12, output)
 
 
 @pytest.mark.parametrize("name,optimizer", PROOF)

@@ -22,7 +22,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from amp_opt import api, export_training_step
-from test_amp_run import run_beside_onnx_runtime
+from test_amp_run import (assert_matches_reference,
+                           run_beside_onnx_runtime)
 from test_cuda_backend import (PRECISIONS, check_library, compare_grid_to_cpu,
                                compile_library, toolkit_found)
 from test_export import TrapModel
@@ -281,9 +282,7 @@ def test_step_matches_onnx_runtime(name, steps, tmp_path, needs_ort):
     for output, expected in reference.items():
         actual = api.load_saved(outputs, output)
         assert actual.shape == expected.shape, output
-        tolerance = 1e-5 * max(1.0, float(np.max(np.abs(expected))))
-        np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance,
-                                   err_msg=output)
+        assert_matches_reference(actual, expected, 1e-5, output)
     meta = {p.key: p.value for p in onnx.load(path).metadata_props}
     parameters = json.loads(meta["amp_opt.parameters"])
     assert parameters
