@@ -41,6 +41,13 @@ amp::getReaderOfNewResult(Operation *writer, Value buffer) {
   return std::make_pair(reader, *index);
 }
 
+/// Whether `op` rounds its operand to nearest even to `type`.
+static bool isRoundingTo(Operation *op, Type type) {
+  auto truncation = dyn_cast<arith::TruncFOp>(op);
+  return truncation && !truncation.getRoundingmodeAttr() &&
+         truncation.getType() == type;
+}
+
 std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
                                                     Value result, Type type) {
   if (!type.isF16() && !type.isBF16())
@@ -55,11 +62,8 @@ std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
   BlockArgument element =
       reader.getMatchingBlockArgument(&reader->getOpOperand(index));
   if (element.use_empty() ||
-      llvm::any_of(element.getUsers(), [&](Operation *user) {
-        auto truncation = dyn_cast<arith::TruncFOp>(user);
-        return !truncation || truncation.getRoundingmodeAttr() ||
-               truncation.getType() != type;
-      }))
+      llvm::any_of(element.getUsers(),
+                   [&](Operation *user) { return !isRoundingTo(user, type); }))
     return std::nullopt;
   return OutputCast{reader, index, cast<FloatType>(type)};
 }
@@ -75,11 +79,7 @@ amp::matchWidenedOutput(Operation *writer, Value result, Type type) {
   auto [reader, index] = *found;
   // Rounded to `type`, or first added to another value (a bias) and then
   // only rounded to `type`.
-  auto isRounding = [&](Operation *user) {
-    auto truncation = dyn_cast<arith::TruncFOp>(user);
-    return truncation && !truncation.getRoundingmodeAttr() &&
-           truncation.getType() == type;
-  };
+  auto isRounding = [&](Operation *user) { return isRoundingTo(user, type); };
   BlockArgument element =
       reader.getMatchingBlockArgument(&reader->getOpOperand(index));
   bool added = false;
