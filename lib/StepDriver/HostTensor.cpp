@@ -203,8 +203,10 @@ llvm::Error HostTensor::parseNpy(llvm::StringRef contents,
   if (start > contents.size())
     return llvm::createStringError(path + ": truncated header");
   llvm::StringRef header = contents.slice(8 + lengthBytes, start);
-  std::string descr = getNpyDescr(type.getElementType());
-  if (descr.empty() || !header.contains("'descr': '" + descr + "'"))
+  // bf16 and FP8 have no numpy type: read f32, as writeNpy writes them.
+  bool widened = getNpyDescr(type.getElementType()).empty();
+  std::string descr = widened ? "<f4" : getNpyDescr(type.getElementType());
+  if (!header.contains("'descr': '" + descr + "'"))
     return llvm::createStringError(path + ": expected element type " + descr +
                                    " (" + printToString(type) + ")");
   size_t shapeAt = header.find("'shape': ");
@@ -219,12 +221,22 @@ llvm::Error HostTensor::parseNpy(llvm::StringRef contents,
   }
   if (header.contains("'fortran_order': True"))
     return llvm::createStringError(path + ": Fortran order is not supported");
-  if (contents.size() - start != bytes.size())
+  size_t dataBytes = widened ? getNumElements() * sizeof(float) : bytes.size();
+  if (contents.size() - start != dataBytes)
     return llvm::createStringError(path + ": holds " +
                                    std::to_string(contents.size() - start) +
                                    " bytes of data, " + printToString(type) +
-                                   " needs " + std::to_string(bytes.size()));
-  std::memcpy(bytes.data(), contents.data() + start, bytes.size());
+                                   " needs " + std::to_string(dataBytes));
+  if (!widened) {
+    std::memcpy(bytes.data(), contents.data() + start, bytes.size());
+    return llvm::Error::success();
+  }
+  for (int64_t i = 0; i < getNumElements(); ++i) {
+    float value;
+    std::memcpy(&value, contents.data() + start + i * sizeof(float),
+                sizeof(float));
+    set(i, value);
+  }
   return llvm::Error::success();
 }
 

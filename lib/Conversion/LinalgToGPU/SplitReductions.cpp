@@ -224,6 +224,34 @@ static LogicalResult dropZeroIndexedUnitDims(RewriterBase &rewriter,
   return success();
 }
 
+/// Rewrites the linalg.index ops of `split`, the partial reduction that
+/// linalg::splitReduction (innerParallel) made of an op whose loop `index`
+/// it split into loops `index` (reduced) and `index` + 1 (parallel, of
+/// `ratio` iterations): upstream leaves them on the old loop numbers. The
+/// old loop `index` is index * ratio + (index + 1); later loops move up one.
+static void remapSplitIndices(RewriterBase &rewriter, linalg::LinalgOp split,
+                              unsigned index, int64_t ratio) {
+  SmallVector<linalg::IndexOp> indexOps;
+  split->walk([&](linalg::IndexOp op) { indexOps.push_back(op); });
+  for (linalg::IndexOp op : indexOps) {
+    uint64_t dim = op.getDim();
+    if (dim < index)
+      continue;
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    if (dim > index) {
+      rewriter.replaceOpWithNewOp<linalg::IndexOp>(op, dim + 1);
+      continue;
+    }
+    Value outer = linalg::IndexOp::create(rewriter, loc, index);
+    Value inner = linalg::IndexOp::create(rewriter, loc, index + 1);
+    Value scaled = arith::MulIOp::create(
+        rewriter, loc, outer,
+        arith::ConstantIndexOp::create(rewriter, loc, ratio));
+    rewriter.replaceOpWithNewOp<arith::AddIOp>(op, scaled, inner);
+  }
+}
+
 namespace {
 struct SplitReductionsPass
     : amp::impl::SplitReductionsBase<SplitReductionsPass> {
@@ -278,6 +306,7 @@ struct SplitReductionsPass
           continue;
       }
       int64_t parallel = getLoopVolumes(*collapsed)->first;
+      linalg::SplitReductionOptions chosen;
       auto control = [&](linalg::LinalgOp target) {
         linalg::SplitReductionOptions options;
         SmallVector<unsigned> reductions;
@@ -292,9 +321,14 @@ struct SplitReductionsPass
           }
         options.index = reductions.front();
         options.innerParallel = true;
+        chosen = options;
         return options;
       };
-      (void)linalg::splitReduction(rewriter, *collapsed, control);
+      FailureOr<linalg::SplitReductionResult> split =
+          linalg::splitReduction(rewriter, *collapsed, control);
+      if (succeeded(split))
+        remapSplitIndices(rewriter, split->splitLinalgOp, chosen.index,
+                          chosen.ratio);
     }
   }
 };

@@ -13,6 +13,8 @@
 
 #include "Lowering.h"
 
+#include "amp/Dialect/ONNXGraph/IR/Einsum.h"
+
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
@@ -173,7 +175,101 @@ static LoweringResult lowerMatMul(NodeLowering &node) {
   return SmallVector<Value>{result};
 }
 
+/// Einsum: one generic whose loops are the output's labels, then the
+/// summed ones; each operand reads its labels (a label repeated in one
+/// term reads a diagonal, a size-1 dimension under "..." broadcasts). Two
+/// operands multiply-accumulate as the other contractions do, so that a
+/// GEMM-shaped equation reaches BLAS and cuBLASLt.
+static LoweringResult lowerEinsum(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  SmallVector<Value> operands;
+  SmallVector<int64_t> ranks;
+  for (unsigned i = 0; i < node.getNumOperands(); ++i) {
+    RankedTensorType type = getRankedType(node.operand(i));
+    if (!type || !type.hasStaticShape())
+      return node.emitError() << "operands must have static shapes";
+    operands.push_back(node.operand(i));
+    ranks.push_back(type.getRank());
+  }
+  if (operands.empty())
+    return node.emitError() << "expects at least one operand";
+  std::string error;
+  std::optional<onnxg::EinsumEquation> equation = onnxg::EinsumEquation::parse(
+      node.getString("equation", ""), ranks, error);
+  if (!equation)
+    return node.emitError() << "equation: " << error;
+  // Each label's size: the operands agree on it, or broadcast a 1.
+  SmallVector<int64_t> labelSizes(equation->numLabels, 1);
+  for (auto [operand, labels] : llvm::zip_equal(operands, equation->operands))
+    for (auto [dim, label] : llvm::enumerate(labels)) {
+      int64_t size = getRankedType(operand).getDimSize(dim);
+      if (size != 1 && labelSizes[label] != 1 && labelSizes[label] != size)
+        return node.emitError() << "equation: a label has sizes "
+                                << labelSizes[label] << " and " << size;
+      if (size != 1)
+        labelSizes[label] = size;
+    }
+  SmallVector<unsigned> loopOfLabel(equation->numLabels, ~0u);
+  SmallVector<int64_t> outShape;
+  unsigned loops = 0;
+  for (unsigned label : equation->output) {
+    loopOfLabel[label] = loops++;
+    outShape.push_back(labelSizes[label]);
+  }
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  for (unsigned label = 0; label < equation->numLabels; ++label)
+    if (loopOfLabel[label] == ~0u) {
+      loopOfLabel[label] = loops++;
+      iterators.push_back(utils::IteratorType::reduction);
+    }
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (auto [operand, labels] : llvm::zip_equal(operands, equation->operands)) {
+    SmallVector<AffineExpr> exprs;
+    for (auto [dim, label] : llvm::enumerate(labels)) {
+      bool broadcast =
+          getRankedType(operand).getDimSize(dim) == 1 && labelSizes[label] != 1;
+      exprs.push_back(broadcast ? b.getAffineConstantExpr(0)
+                                : b.getAffineDimExpr(loopOfLabel[label]));
+    }
+    maps.push_back(AffineMap::get(loops, 0, exprs, ctx));
+  }
+  SmallVector<AffineExpr> outExprs;
+  for (unsigned i = 0; i < equation->output.size(); ++i)
+    outExprs.push_back(b.getAffineDimExpr(i));
+  maps.push_back(AffineMap::get(loops, 0, outExprs, ctx));
+  Type elementType = getRankedType(operands[0]).getElementType();
+  bool isFloat = isa<FloatType>(elementType);
+  Type accType = isFloat ? getAccumulatorType(elementType) : elementType;
+  Value acc = createFilled(b, loc, getAsIndexOpFoldResult(ctx, outShape),
+                           createScalar(b, loc, accType, 0));
+  auto generic = linalg::GenericOp::create(
+      b, loc, acc.getType(), operands, acc, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value sum = args.back();
+        if (isFloat && args.size() == 3) {
+          linalg::YieldOp::create(
+              nb, nl, multiplyAccumulate(nb, nl, args[0], args[1], sum));
+          return;
+        }
+        Value product = convertScalar(nb, nl, args[0], accType);
+        for (Value x : args.drop_front().drop_back()) {
+          x = convertScalar(nb, nl, x, accType);
+          product = isFloat
+                        ? arith::MulFOp::create(nb, nl, product, x).getResult()
+                        : arith::MulIOp::create(nb, nl, product, x).getResult();
+        }
+        linalg::YieldOp::create(
+            nb, nl, combineValues(nb, nl, CombineKind::Add, sum, product));
+      });
+  return SmallVector<Value>{convertTensor(
+      b, loc, generic.getResult(0), node.resultElementType(0, elementType))};
+}
+
 void amp::lowering::populateContractionLowerings(LoweringTable &table) {
+  table.add("", "Einsum", lowerEinsum);
   table.add("", "Gemm", lowerGemm);
   table.add("", "MatMul", lowerMatMul);
   table.add("com.microsoft", "FusedMatMul", lowerMatMul);

@@ -90,6 +90,35 @@ static LoweringResult lowerConstantOfShape(NodeLowering &node) {
                    getAsIndexOpFoldResult(b.getContext(), *shape), scalar)};
 }
 
+/// EyeLike(x): x's shape (2-D) with ones where column - row = k, in the
+/// declared type (dtype, or x's).
+static LoweringResult lowerEyeLike(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type || type.getRank() != 2)
+    return node.emitError() << "expects a 2-D tensor";
+  Type elementType = node.resultElementType(0, type.getElementType());
+  int64_t k = node.getInt("k", 0);
+  Value init =
+      createEmpty(b, loc, getSizes(b, loc, node.operand(0)), elementType);
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, init,
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(2)}, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value row = linalg::IndexOp::create(nb, nl, 0);
+        Value column = linalg::IndexOp::create(nb, nl, 1);
+        Value diagonal =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                  arith::SubIOp::create(nb, nl, column, row),
+                                  arith::ConstantIndexOp::create(nb, nl, k));
+        linalg::YieldOp::create(nb, nl,
+                                convertScalar(nb, nl, diagonal, elementType));
+      });
+  return SmallVector<Value>{generic.getResult(0)};
+}
+
 static LoweringResult lowerShape(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -171,9 +200,12 @@ static LoweringResult reshapeInput(NodeLowering &node,
                                    ArrayRef<int64_t> shape) {
   Value input = node.operand(0);
   RankedTensorType type = getRankedType(input);
-  RankedTensorType declared = node.resultType(0);
-  if (!type || !declared)
+  if (!type)
     return node.emitError() << "expects ranked tensors";
+  // An output ONNX could not type (a shape computed by Shape) takes `shape`.
+  RankedTensorType declared = node.resultType(0);
+  if (!declared)
+    declared = RankedTensorType::get(shape, type.getElementType());
   RankedTensorType target =
       declared.hasStaticShape() ? declared : declared.clone(shape);
   if (int64_t(shape.size()) != declared.getRank())
@@ -1074,6 +1106,59 @@ static LoweringResult lowerGather(NodeLowering &node) {
       })};
 }
 
+/// GatherND(data, indices): for each index tuple (the last dimension of
+/// indices, depth m) the slice data[batch..., tuple..., :], the first
+/// batch_dims dimensions of both shared.
+static LoweringResult lowerGatherND(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value data = node.operand(0), indices = node.operand(1);
+  RankedTensorType dataType = getRankedType(data);
+  RankedTensorType indicesType = getRankedType(indices);
+  if (!dataType || !indicesType || indicesType.getRank() < 1 ||
+      indicesType.isDynamicDim(indicesType.getRank() - 1))
+    return node.emitError() << "expects ranked tensors and indices with a "
+                               "static last dimension";
+  int64_t dataRank = dataType.getRank(), indicesRank = indicesType.getRank();
+  int64_t batchDims = node.getInt("batch_dims", 0);
+  int64_t depth = indicesType.getShape().back();
+  if (batchDims < 0 || batchDims >= std::min(dataRank, indicesRank) ||
+      depth < 1 || depth > dataRank - batchDims)
+    return node.emitError() << "batch_dims " << batchDims << " and depth "
+                            << depth << " do not fit data of rank " << dataRank
+                            << " and indices of rank " << indicesRank;
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, indices);
+  sizes.pop_back();
+  SmallVector<OpFoldResult> dataSizes = getSizes(b, loc, data);
+  sizes.append(dataSizes.begin() + batchDims + depth, dataSizes.end());
+  Value init = createEmpty(b, loc, sizes, dataType.getElementType());
+  int64_t rank = sizes.size();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, init,
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        SmallVector<Value> tuple, at;
+        for (int64_t i = 0; i < indicesRank - 1; ++i)
+          tuple.push_back(linalg::IndexOp::create(nb, nl, i));
+        at.append(tuple.begin(), tuple.begin() + batchDims);
+        for (int64_t j = 0; j < depth; ++j) {
+          tuple.push_back(arith::ConstantIndexOp::create(nb, nl, j));
+          Value index = tensor::ExtractOp::create(nb, nl, indices, tuple);
+          tuple.pop_back();
+          at.push_back(normalizeIndex(
+              nb, nl, index,
+              tensor::DimOp::create(nb, nl, data, batchDims + j)));
+        }
+        for (int64_t i = indicesRank - 1; i < rank; ++i)
+          at.push_back(linalg::IndexOp::create(nb, nl, i));
+        linalg::YieldOp::create(
+            nb, nl, tensor::ExtractOp::create(nb, nl, data, at).getResult());
+      });
+  return SmallVector<Value>{generic.getResult(0)};
+}
+
 static LoweringResult lowerGatherElements(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -1343,6 +1428,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Range", lowerRange);
   table.add("", "Constant", lowerConstant);
   table.add("", "ConstantOfShape", lowerConstantOfShape);
+  table.add("", "EyeLike", lowerEyeLike);
   table.add("", "Shape", lowerShape);
   table.add("", "Size", lowerShape);
   table.add("com.microsoft", "BroadcastGradientArgs",
@@ -1366,6 +1452,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Resize", lowerResize);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
+  table.add("", "GatherND", lowerGatherND);
   table.add("", "ScatterElements", lowerScatterElements);
   table.add("", "ScatterND", lowerScatterND);
   table.add("com.microsoft", "GatherGrad", lowerGatherGrad);

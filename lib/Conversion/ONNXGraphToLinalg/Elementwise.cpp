@@ -229,19 +229,22 @@ static LoweringResult lowerVariadic(NodeLowering &node,
   });
 }
 
+/// Cast, and CastLike (operand 1 only gives the type of the result).
 static LoweringResult lowerCast(NodeLowering &node) {
   RankedTensorType type = node.resultType(0);
   auto toFloat =
       dyn_cast_or_null<FloatType>(type ? type.getElementType() : Type());
   if (toFloat && toFloat.getWidth() == 8 && node.getInt("saturate", 1) == 0) {
     // Without saturation, out-of-range values become NaN or inf.
-    return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
-      return arith::TruncFOp::create(b, loc, toFloat, a[0]).getResult();
-    });
+    return lowerElementwise(
+        node, node.operand(0), [&](OpBuilder &b, Location loc, ValueRange a) {
+          return arith::TruncFOp::create(b, loc, toFloat, a[0]).getResult();
+        });
   }
   // buildElementwise converts the body's value to the result type.
-  return lowerAll(node,
-                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  return lowerElementwise(
+      node, node.operand(0),
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 static LoweringResult lowerClip(NodeLowering &node) {
@@ -351,6 +354,83 @@ static LoweringResult lowerElu(NodeLowering &node) {
   });
 }
 
+/// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+static LoweringResult lowerCelu(NodeLowering &node) {
+  double alpha = node.getFloat("alpha", 1);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0], zero = constantLike(b, loc, x, 0);
+    Value alphaValue = constantLike(b, loc, x, alpha);
+    Value expm1 = math::ExpM1Op::create(b, loc, div(b, loc, x, alphaValue));
+    return add(b, loc, max(b, loc, x, zero),
+               min(b, loc, mul(b, loc, expm1, alphaValue), zero));
+  });
+}
+
+/// ThresholdedRelu: x where x > alpha, else 0.
+static LoweringResult lowerThresholdedRelu(NodeLowering &node) {
+  double alpha = node.getFloat("alpha", 1);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0];
+    Value above = compare(b, loc, x, constantLike(b, loc, x, alpha),
+                          arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt);
+    return arith::SelectOp::create(b, loc, above, x, constantLike(b, loc, x, 0))
+        .getResult();
+  });
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+static LoweringResult lowerShrink(NodeLowering &node) {
+  double lambd = node.getFloat("lambd", 0.5);
+  double bias = node.getFloat("bias", 0);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0], biasValue = constantLike(b, loc, x, bias);
+    Value below = compare(b, loc, x, constantLike(b, loc, x, -lambd),
+                          arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt);
+    Value above = compare(b, loc, x, constantLike(b, loc, x, lambd),
+                          arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt);
+    Value y = arith::SelectOp::create(b, loc, above, sub(b, loc, x, biasValue),
+                                      constantLike(b, loc, x, 0));
+    return arith::SelectOp::create(b, loc, below, add(b, loc, x, biasValue), y)
+        .getResult();
+  });
+}
+
+/// Trilu(x, k): x where column - row >= k (upper) or <= k (lower) in the
+/// last two dimensions, else 0. k, 0 by default, may be computed.
+static LoweringResult lowerTrilu(NodeLowering &node) {
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type || type.getRank() < 2)
+    return node.emitError() << "expects a ranked tensor of rank >= 2";
+  bool upper = node.getInt("upper", 1) != 0;
+  int64_t rank = type.getRank();
+  SmallVector<Value> operands = {node.operand(0)};
+  if (Value k = node.operand(1)) {
+    RankedTensorType kType = getRankedType(k);
+    if (!kType || kType.getNumElements() != 1)
+      return node.emitError() << "k must be a one-element tensor";
+    operands.push_back(reshapeTo(node.getBuilder(), node.getLoc(), k,
+                                 kType.clone(ArrayRef<int64_t>{})));
+  }
+  return lowerElementwise(
+      node, operands, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Type i64 = b.getI64Type();
+        Value row = convertScalar(
+            b, loc, linalg::IndexOp::create(b, loc, rank - 2), i64);
+        Value column = convertScalar(
+            b, loc, linalg::IndexOp::create(b, loc, rank - 1), i64);
+        Value k = a.size() > 1 ? convertScalar(b, loc, a[1], i64)
+                               : createScalar(b, loc, i64, 0);
+        Value diagonal = arith::SubIOp::create(b, loc, column, row);
+        Value keep = arith::CmpIOp::create(b, loc,
+                                           upper ? arith::CmpIPredicate::sge
+                                                 : arith::CmpIPredicate::sle,
+                                           diagonal, k);
+        return arith::SelectOp::create(b, loc, keep, a[0],
+                                       constantLike(b, loc, a[0], 0))
+            .getResult();
+      });
+}
+
 /// Mod: the remainder with the dividend's sign (fmod=1, C's fmod), or with
 /// the divisor's (fmod=0, Python's %; ONNX asks fmod=1 of floats, numpy's
 /// mod is taken for them).
@@ -391,19 +471,24 @@ static LoweringResult lowerHardSigmoid(NodeLowering &node) {
   });
 }
 
+/// x^y in x's type. An integer base is raised in f64 (exact below 2^53)
+/// and truncated, as ONNX's reference does for a float exponent.
+static Value pow(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x))
+    return math::PowFOp::create(b, loc, x,
+                                convertScalar(b, loc, y, x.getType()));
+  Type f64 = b.getF64Type();
+  Value power = math::PowFOp::create(b, loc, convertScalar(b, loc, x, f64),
+                                     convertScalar(b, loc, y, f64));
+  return convertScalar(b, loc, power, x.getType());
+}
+
 void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   SIMPLE("", "Add", add(b, loc, a[0], a[1]));
   SIMPLE("", "Sub", sub(b, loc, a[0], a[1]));
   SIMPLE("", "Mul", mul(b, loc, a[0], a[1]));
   SIMPLE("", "Div", div(b, loc, a[0], a[1]));
-  SIMPLE("", "Pow",
-         isFloat(a[0])
-             ? math::PowFOp::create(b, loc, a[0],
-                                    convertScalar(b, loc, a[1], a[0].getType()))
-                   .getResult()
-             : math::IPowIOp::create(
-                   b, loc, a[0], convertScalar(b, loc, a[1], a[0].getType()))
-                   .getResult());
+  SIMPLE("", "Pow", pow(b, loc, a[0], a[1]));
   table.add("", "Mod", lowerMod);
   table.add("", "Sum", [](NodeLowering &node) {
     return lowerVariadic(node, add, /*mean=*/false);
@@ -456,6 +541,14 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   SIMPLE("", "Cos", math::CosOp::create(b, loc, a[0]));
   SIMPLE("", "Tan", math::TanOp::create(b, loc, a[0]));
   SIMPLE("", "Tanh", math::TanhOp::create(b, loc, a[0]));
+  SIMPLE("", "Sinh", math::SinhOp::create(b, loc, a[0]));
+  SIMPLE("", "Cosh", math::CoshOp::create(b, loc, a[0]));
+  SIMPLE("", "Asin", math::AsinOp::create(b, loc, a[0]));
+  SIMPLE("", "Acos", math::AcosOp::create(b, loc, a[0]));
+  SIMPLE("", "Atan", math::AtanOp::create(b, loc, a[0]));
+  SIMPLE("", "Asinh", math::AsinhOp::create(b, loc, a[0]));
+  SIMPLE("", "Acosh", math::AcoshOp::create(b, loc, a[0]));
+  SIMPLE("", "Atanh", math::AtanhOp::create(b, loc, a[0]));
   SIMPLE("", "Ceil", math::CeilOp::create(b, loc, a[0]));
   SIMPLE("", "Floor", math::FloorOp::create(b, loc, a[0]));
   SIMPLE("", "Round", math::RoundEvenOp::create(b, loc, a[0]));
@@ -487,6 +580,11 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   table.add("", "Gelu", lowerGelu);
   table.add("", "Clip", lowerClip);
   table.add("", "Cast", lowerCast);
+  table.add("", "CastLike", lowerCast);
+  table.add("", "Celu", lowerCelu);
+  table.add("", "ThresholdedRelu", lowerThresholdedRelu);
+  table.add("", "Shrink", lowerShrink);
+  table.add("", "Trilu", lowerTrilu);
   SIMPLE("", "Where",
          arith::SelectOp::create(b, loc, a[0], a[1], a[2]).getResult());
   SIMPLE("", "Equal",

@@ -330,7 +330,207 @@ static LoweringResult lowerBatchNormGrad(NodeLowering &node) {
                                 getRankedType(node.operand(2)));
 }
 
+/// The float input of a normalization over channels (rank >= 3 for those
+/// with per-channel parameters), or null after an error.
+static RankedTensorType getNormalizedType(NodeLowering &node, int64_t minRank) {
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type || !isa<FloatType>(type.getElementType()) ||
+      type.getRank() < minRank || !type.hasStaticShape()) {
+    node.emitError() << "expects a float tensor of static shape and rank >= "
+                     << minRank;
+    return {};
+  }
+  return type;
+}
+
+/// InstanceNormalization(x, scale, B): each (n, c) normalized over the
+/// spatial dimensions, then scaled and shifted per channel.
+static LoweringResult lowerInstanceNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  RankedTensorType type = getNormalizedType(node, 3);
+  if (!type)
+    return failure();
+  Value input = node.operand(0), scale = node.operand(1),
+        bias = node.operand(2);
+  if (!getRankedType(scale) || !getRankedType(bias))
+    return node.emitError() << "expects scale and B";
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < type.getRank(); ++i)
+    axes.push_back(i);
+  Moments moments = buildMoments(b, loc, input, axes);
+  Value invStdDev =
+      buildInvStdDev(b, loc, moments.variance, node.getFloat("epsilon", 1e-5));
+  return SmallVector<Value>{buildNormalize(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      input, moments.mean, invStdDev,
+      asChannelVector(b, loc, scale, type.getRank()),
+      asChannelVector(b, loc, bias, type.getRank()))};
+}
+
+/// GroupNormalization(x, scale, bias): the channels of each sample in
+/// num_groups groups, each group normalized over its channels and the
+/// spatial dimensions; scale and bias per channel (opset 21) or per group
+/// (opset 18).
+static LoweringResult lowerGroupNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  RankedTensorType type = getNormalizedType(node, 3);
+  if (!type)
+    return failure();
+  Value input = node.operand(0);
+  RankedTensorType scaleType = getRankedType(node.operand(1));
+  RankedTensorType biasType = getRankedType(node.operand(2));
+  int64_t groups = node.getInt("num_groups", 0);
+  int64_t channels = type.getDimSize(1), batch = type.getDimSize(0);
+  if (groups <= 0 || channels % groups != 0)
+    return node.emitError()
+           << "num_groups " << groups << " does not divide the " << channels
+           << " channels";
+  int64_t perGroup = channels / groups;
+  if (!scaleType || !biasType || scaleType.getRank() != 1 ||
+      scaleType != biasType ||
+      (scaleType.getDimSize(0) != channels &&
+       scaleType.getDimSize(0) != groups))
+    return node.emitError()
+           << "scale and bias must both have " << channels << " (channels) or "
+           << groups << " (groups) elements";
+  int64_t spatial = type.getNumElements() / (batch * channels);
+  // [N, C, ...] -> [N, G, C/G, S]: statistics over the last two.
+  auto grouped =
+      type.clone(SmallVector<int64_t>{batch, groups, perGroup, spatial});
+  Value groupedInput = reshapeTo(b, loc, input, grouped);
+  Moments moments = buildMoments(b, loc, groupedInput, {2, 3});
+  Value invStdDev =
+      buildInvStdDev(b, loc, moments.variance, node.getFloat("epsilon", 1e-5));
+  // Per channel: [1, G, C/G, 1]; per group: [1, G, 1, 1].
+  auto paramShape = [&](Value param) {
+    bool perChannel = getRankedType(param).getDimSize(0) == channels;
+    return reshapeTo(b, loc, param,
+                     getRankedType(param).clone(SmallVector<int64_t>{
+                         1, groups, perChannel ? perGroup : 1, 1}));
+  };
+  Value normalized = buildNormalize(
+      b, loc, grouped.clone(node.resultElementType(0, type.getElementType())),
+      groupedInput, moments.mean, invStdDev, paramShape(node.operand(1)),
+      paramShape(node.operand(2)));
+  return SmallVector<Value>{
+      reshapeTo(b, loc, normalized,
+                type.clone(node.resultElementType(0, type.getElementType())))};
+}
+
+/// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over
+/// `axes` (0, 2, 3 by default), as ONNX's function body computes it.
+static LoweringResult lowerMeanVarianceNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  RankedTensorType type = getNormalizedType(node, 1);
+  if (!type)
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t axis :
+       node.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3})) {
+    std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank());
+    if (!normalized)
+      return node.emitError() << "axis " << axis << " is out of range for rank "
+                              << type.getRank();
+    axes.push_back(*normalized);
+  }
+  llvm::sort(axes);
+  axes.erase(llvm::unique(axes), axes.end());
+  Value input = node.operand(0);
+  Moments moments = buildMoments(b, loc, input, axes);
+  return SmallVector<Value>{buildElementwise(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      ValueRange{input, moments.mean, moments.variance},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        Value deviation = math::SqrtOp::create(nb, nl, args[2]);
+        Value shifted = arith::AddFOp::create(
+            nb, nl, deviation, createScalar(nb, nl, args[2].getType(), 1e-9));
+        return arith::DivFOp::create(
+                   nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
+                   shifted)
+            .getResult();
+      })};
+}
+
+/// LRN: x / (bias + alpha / size * s)^beta, s the sum of squares over the
+/// `size` channels around each (floor((size-1)/2) before, the rest after):
+/// the squares padded with zeros along C, then a window reduction.
+static LoweringResult lowerLRN(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  RankedTensorType type = getNormalizedType(node, 3);
+  if (!type)
+    return failure();
+  int64_t size = node.getInt("size", 0);
+  if (size <= 0)
+    return node.emitError() << "size must be positive";
+  double alpha = node.getFloat("alpha", 1e-4),
+         beta = node.getFloat("beta", 0.75), bias = node.getFloat("bias", 1);
+  Value input = node.operand(0);
+  int64_t rank = type.getRank();
+  Type accType = getAccumulatorType(type.getElementType());
+  Value squares = buildElementwise(
+      b, loc, type.clone(accType), input,
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::MulFOp::create(nb, nl, args[0], args[0]).getResult();
+      });
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = (size - 1) / 2;
+  high[1] = size - 1 - low[1];
+  Value padded =
+      padTensor(b, loc, squares, low, high, createScalar(b, loc, accType, 0));
+  // Loops: the output's, then the window j; the padded squares are read at
+  // channel c + j.
+  SmallVector<AffineExpr> paddedExprs, outExprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    outExprs.push_back(b.getAffineDimExpr(i));
+    paddedExprs.push_back(i == 1
+                              ? b.getAffineDimExpr(1) + b.getAffineDimExpr(rank)
+                              : b.getAffineDimExpr(i));
+  }
+  SmallVector<utils::IteratorType> iterators(rank + 1,
+                                             utils::IteratorType::parallel);
+  iterators[rank] = utils::IteratorType::reduction;
+  // A tensor of the window's shape gives loop j its bound.
+  SmallVector<AffineExpr> windowExprs = {b.getAffineDimExpr(rank)};
+  Value window = createEmpty(b, loc, {b.getIndexAttr(size)}, accType);
+  Value acc = createFilled(b, loc, getSizes(b, loc, input),
+                           createScalar(b, loc, accType, 0));
+  MLIRContext *ctx = b.getContext();
+  auto sums = linalg::GenericOp::create(
+      b, loc, acc.getType(), ValueRange{padded, window}, acc,
+      SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, paddedExprs, ctx),
+                             AffineMap::get(rank + 1, 0, windowExprs, ctx),
+                             AffineMap::get(rank + 1, 0, outExprs, ctx)},
+      iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, args[2], args[0]).getResult());
+      });
+  return SmallVector<Value>{buildElementwise(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      ValueRange{input, sums.getResult(0)},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Type t = args[1].getType();
+        Value base = arith::AddFOp::create(
+            nb, nl, createScalar(nb, nl, t, bias),
+            arith::MulFOp::create(nb, nl, createScalar(nb, nl, t, alpha / size),
+                                  args[1]));
+        Value denominator =
+            math::PowFOp::create(nb, nl, base, createScalar(nb, nl, t, beta));
+        return arith::DivFOp::create(nb, nl, convertScalar(nb, nl, args[0], t),
+                                     denominator)
+            .getResult();
+      })};
+}
+
 void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
+  table.add("", "InstanceNormalization", lowerInstanceNorm);
+  table.add("", "GroupNormalization", lowerGroupNorm);
+  table.add("", "MeanVarianceNormalization", lowerMeanVarianceNorm);
+  table.add("", "LRN", lowerLRN);
   table.add("", "LayerNormalization", lowerLayerNorm);
   table.add("com.microsoft", "LayerNormalizationGrad", lowerLayerNormGrad);
   table.add("", "BatchNormalization", lowerBatchNorm);

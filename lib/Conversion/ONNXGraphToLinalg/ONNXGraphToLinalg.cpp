@@ -79,6 +79,39 @@ Value RandomSource::getKey() {
   return key;
 }
 
+/// The first element type among the node's operands and results that has
+/// no scalar lowering (strings, complex numbers), or null.
+static Type getUnloweredElementType(onnxg::NodeOp node) {
+  for (TypeRange types :
+       {TypeRange(node->getOperandTypes()), TypeRange(node->getResultTypes())})
+    for (Type type : types)
+      if (auto tensor = dyn_cast<TensorType>(type)) {
+        Type element = tensor.getElementType();
+        if (!isa<FloatType, IntegerType, IndexType>(element))
+          return element;
+      }
+  return {};
+}
+
+/// Empty constants for a node whose results all have no elements (a Split
+/// into parts of size 0, the Shape of a scalar): nothing to compute, and
+/// what reads them sees constants. Nullopt for other nodes.
+static std::optional<SmallVector<Value>> getEmptyResults(onnxg::NodeOp node,
+                                                         OpBuilder &builder) {
+  if (node.getNumResults() == 0)
+    return std::nullopt;
+  SmallVector<Value> results;
+  for (Type type : node.getResultTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() || tensor.getNumElements() != 0)
+      return std::nullopt;
+    results.push_back(arith::ConstantOp::create(
+        builder, node.getLoc(),
+        DenseElementsAttr::get(tensor, ArrayRef<Attribute>{})));
+  }
+  return results;
+}
+
 /// Lowers one node; emits an error and fails when it cannot.
 static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
                                RandomSource &random) {
@@ -87,11 +120,18 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
         << node.describe() << ": nodes with subgraphs do not lower yet";
     return failure();
   }
+  if (Type element = getUnloweredElementType(node)) {
+    emitError(node.getLoc()) << node.describe() << ": tensors of " << element
+                             << " do not lower: only numbers and booleans do";
+    return failure();
+  }
   LoweringFn fn = getLoweringTable().lookup(node.getDomain(), node.getOpType());
   builder.setInsertionPoint(node);
   NodeLowering lowering(node, builder, &random);
   LoweringResult results = failure();
-  if (Value folded = foldIntegerNode(lowering))
+  if (std::optional<SmallVector<Value>> empty = getEmptyResults(node, builder))
+    results = *empty;
+  else if (Value folded = foldIntegerNode(lowering))
     results = SmallVector<Value>{folded};
   else
     results = fn(lowering);

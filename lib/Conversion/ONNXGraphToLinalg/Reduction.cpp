@@ -342,7 +342,277 @@ static LoweringResult lowerCumSum(NodeLowering &node) {
       b, loc, generic.getResult(0), node.resultElementType(0, elementType))};
 }
 
+//===----------------------------------------------------------------------===//
+// Selection: ArgMax, ArgMin, TopK
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// How a selection orders values: by the largest or the smallest first,
+/// NaN either before or after every number.
+struct SelectionOrder {
+  bool largest;
+  bool nanFirst;
+
+  /// Whether `x` goes before `other`; `orEqual` also lets an equal value
+  /// (or a NaN before a NaN) go first.
+  Value goesBefore(OpBuilder &b, Location loc, Value x, Value other,
+                   bool orEqual) const {
+    if (!isa<FloatType>(x.getType())) {
+      arith::CmpIPredicate predicate =
+          largest ? (orEqual ? arith::CmpIPredicate::sge
+                             : arith::CmpIPredicate::sgt)
+                  : (orEqual ? arith::CmpIPredicate::sle
+                             : arith::CmpIPredicate::slt);
+      return arith::CmpIOp::create(b, loc, predicate, x, other);
+    }
+    arith::CmpFPredicate predicate =
+        largest
+            ? (orEqual ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+            : (orEqual ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+    auto isNaN = [&](Value v) {
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+    };
+    auto constant = [&](bool value) {
+      return arith::ConstantOp::create(b, loc, b.getBoolAttr(value));
+    };
+    Value xNaN = isNaN(x), otherNaN = isNaN(other);
+    // other NaN: x goes first if it is a NaN too and ties go first, or if
+    // it is a number and NaNs go last.
+    Value againstNaN = arith::SelectOp::create(b, loc, xNaN, constant(orEqual),
+                                               constant(!nanFirst));
+    Value againstNumber = arith::SelectOp::create(
+        b, loc, xNaN, constant(nanFirst),
+        arith::CmpFOp::create(b, loc, predicate, x, other));
+    return arith::SelectOp::create(b, loc, otherNaN, againstNaN, againstNumber);
+  }
+};
+} // namespace
+
+/// The index along `axis` of the best element of each row of `input` in
+/// `order` (the first best one, or the last with `last`), as i64 without
+/// the axis: one reduction carrying the best value and its index.
+static Value buildArgBest(OpBuilder &b, Location loc, Value input, int64_t axis,
+                          SelectionOrder order, bool last) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Type computeType = getComputeType(type.getElementType());
+  Value sentinel;
+  if (isa<FloatType>(computeType)) {
+    sentinel =
+        createScalar(b, loc, computeType, order.largest ? -INFINITY : INFINITY);
+  } else {
+    unsigned width = computeType.getIntOrFloatBitWidth();
+    sentinel = arith::ConstantOp::create(
+        b, loc,
+        b.getIntegerAttr(computeType, order.largest
+                                          ? APInt::getSignedMinValue(width)
+                                          : APInt::getSignedMaxValue(width)));
+  }
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input), outSizes;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool reduced = i == axis;
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced) {
+      outSizes.push_back(sizes[i]);
+      outExprs.push_back(b.getAffineDimExpr(i));
+    }
+  }
+  Type i64 = b.getI64Type();
+  Value bestInit = createFilled(b, loc, outSizes, sentinel);
+  Value indexInit =
+      createFilled(b, loc, outSizes, createScalar(b, loc, i64, 0));
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), outMap,
+                                 outMap};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{bestInit.getType(), indexInit.getType()}, input,
+      ValueRange{bestInit, indexInit}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value x = convertScalar(nb, nl, args[0], computeType);
+        Value take = order.goesBefore(nb, nl, x, args[1], last);
+        Value index =
+            convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, axis), i64);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, take, x, args[1]),
+                       arith::SelectOp::create(nb, nl, take, index, args[2])});
+      });
+  return generic.getResult(1);
+}
+
+/// ArgMax and ArgMin: the first best index, or the last with
+/// select_last_index. A NaN is taken over any number, as numpy's argmax
+/// and argmin do.
+static LoweringResult lowerArgMax(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type || type.getRank() == 0)
+    return node.emitError() << "expects a ranked tensor of rank >= 1";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", 0), type.getRank());
+  if (!axis)
+    return node.emitError() << "axis " << node.getInt("axis", 0)
+                            << " is out of range for rank " << type.getRank();
+  SelectionOrder order{node.getNode().getOpType() == "ArgMax",
+                       /*nanFirst=*/true};
+  Value indices = buildArgBest(b, loc, input, *axis, order,
+                               node.getInt("select_last_index", 0) != 0);
+  if (node.getInt("keepdims", 1))
+    indices = keepDims(b, loc, indices, input, *axis);
+  return SmallVector<Value>{indices};
+}
+
+/// Hardmax: 1 at the first largest element along `axis`, 0 elsewhere;
+/// before opset 13 along the flattened dimensions from `axis` on.
+static LoweringResult lowerHardmax(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    return node.emitError()
+           << "expects a float tensor of static shape and rank >= 1";
+  bool old = node.getNode().getOpset() < 13;
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", old ? 1 : -1), type.getRank());
+  if (!axis)
+    return node.emitError()
+           << "axis is out of range for rank " << type.getRank();
+  Value rows = input;
+  int64_t rowAxis = *axis;
+  if (old) {
+    // The 2-D coercion: [prod(dims before axis), prod(dims from axis)].
+    int64_t outer = 1;
+    for (int64_t i = 0; i < *axis; ++i)
+      outer *= type.getDimSize(i);
+    rows = reshapeTo(b, loc, input,
+                     type.clone({outer, type.getNumElements() / outer}));
+    rowAxis = 1;
+  }
+  Value best = keepDims(
+      b, loc,
+      buildArgBest(b, loc, rows, rowAxis, SelectionOrder{true, true}, false),
+      rows, rowAxis);
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  Value oneHot = buildElementwise(
+      b, loc, rowsType.clone(node.resultElementType(0, type.getElementType())),
+      ValueRange{rows, best}, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value index = convertScalar(
+            nb, nl, linalg::IndexOp::create(nb, nl, rowAxis), nb.getI64Type());
+        Value hit = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                          index, args[1]);
+        return convertScalar(nb, nl, hit, args[0].getType());
+      });
+  return SmallVector<Value>{old ? reshapeTo(b, loc, oneHot,
+                                            type.clone(node.resultElementType(
+                                                0, type.getElementType())))
+                                : oneHot};
+}
+
+/// TopK(x, K): the K first values along `axis` in the order (largest or
+/// smallest first, the lower index first among equal values, NaN as the
+/// largest) and their indices. Two generics with a reduction loop over the
+/// axis each, O(n^2) per row: each element's rank (how many elements go
+/// before it), then, for each output position k, the element of rank k.
+static LoweringResult lowerTopK(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type || type.getRank() == 0 || !type.hasStaticShape())
+    return node.emitError() << "expects a tensor of static shape and rank >= 1";
+  int64_t rank = type.getRank();
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", -1), rank);
+  if (!axis)
+    return node.emitError() << "axis " << node.getInt("axis", -1)
+                            << " is out of range for rank " << rank;
+  std::optional<SmallVector<int64_t>> kValues = node.getConstantInts(1);
+  if (!kValues || kValues->size() != 1)
+    return node.emitError() << "K must be a one-element constant";
+  int64_t n = type.getDimSize(*axis), k = (*kValues)[0];
+  if (k < 0 || k > n)
+    return node.emitError() << "K = " << k << " is not in [0, " << n
+                            << "], the size of axis " << *axis;
+  SelectionOrder order{node.getInt("largest", 1) != 0,
+                       /*nanFirst=*/node.getInt("largest", 1) != 0};
+  Type elementType = type.getElementType();
+  Type computeType = getComputeType(elementType);
+  Type i64 = b.getI64Type();
+  MLIRContext *ctx = b.getContext();
+  // Loop `rank` runs over the axis a second time.
+  SmallVector<AffineExpr> alongSecond, identity;
+  for (int64_t i = 0; i < rank; ++i) {
+    identity.push_back(b.getAffineDimExpr(i));
+    alongSecond.push_back(b.getAffineDimExpr(i == *axis ? rank : i));
+  }
+  SmallVector<utils::IteratorType> iterators(rank + 1,
+                                             utils::IteratorType::parallel);
+  iterators[rank] = utils::IteratorType::reduction;
+  AffineMap identityMap = AffineMap::get(rank + 1, 0, identity, ctx);
+  AffineMap secondMap = AffineMap::get(rank + 1, 0, alongSecond, ctx);
+
+  // ranks[i] = #{j : x[j] goes before x[i]}, a lower j first among equals.
+  Value zero = createScalar(b, loc, i64, 0);
+  Value rankInit = createFilled(b, loc, getSizes(b, loc, input), zero);
+  auto ranks = linalg::GenericOp::create(
+      b, loc, rankInit.getType(), ValueRange{input, input}, rankInit,
+      SmallVector<AffineMap>{secondMap, identityMap, identityMap}, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value other = convertScalar(nb, nl, args[0], computeType);
+        Value x = convertScalar(nb, nl, args[1], computeType);
+        Value earlier =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
+                                  linalg::IndexOp::create(nb, nl, rank),
+                                  linalg::IndexOp::create(nb, nl, *axis));
+        Value before = arith::SelectOp::create(
+            nb, nl, earlier, order.goesBefore(nb, nl, other, x, true),
+            order.goesBefore(nb, nl, other, x, false));
+        Value count = arith::AddIOp::create(nb, nl, args[2],
+                                            convertScalar(nb, nl, before, i64));
+        linalg::YieldOp::create(nb, nl, count);
+      });
+
+  // out[k] = the element of rank k; loop `rank` runs over the input's axis.
+  SmallVector<int64_t> outShape(type.getShape());
+  outShape[*axis] = k;
+  SmallVector<OpFoldResult> outSizes = getAsIndexOpFoldResult(ctx, outShape);
+  Value valueInit =
+      createFilled(b, loc, outSizes, createScalar(b, loc, computeType, 0));
+  Value indexInit = createFilled(b, loc, outSizes, zero);
+  auto selected = linalg::GenericOp::create(
+      b, loc, TypeRange{valueInit.getType(), indexInit.getType()},
+      ValueRange{input, ranks.getResult(0)}, ValueRange{valueInit, indexInit},
+      SmallVector<AffineMap>{secondMap, secondMap, identityMap, identityMap},
+      iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value position =
+            convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, *axis), i64);
+        Value match = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                            args[1], position);
+        Value x = convertScalar(nb, nl, args[0], computeType);
+        Value index =
+            convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, rank), i64);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, match, x, args[2]),
+                       arith::SelectOp::create(nb, nl, match, index, args[3])});
+      });
+  return SmallVector<Value>{
+      convertTensor(b, loc, selected.getResult(0),
+                    node.resultElementType(0, elementType)),
+      selected.getResult(1)};
+}
+
 void amp::lowering::populateReductionLowerings(LoweringTable &table) {
+  table.add("", "ArgMax", lowerArgMax);
+  table.add("", "ArgMin", lowerArgMax);
+  table.add("", "TopK", lowerTopK);
+  table.add("", "Hardmax", lowerHardmax);
   table.add("", "CumSum", lowerCumSum);
 #define REDUCE(NAME, KIND)                                                     \
   table.add("", NAME, [](NodeLowering &node) {                                 \

@@ -78,6 +78,10 @@ static std::optional<int64_t> evaluate(StringRef opType,
     return args[0] ? args[1] : args[2];
   if (opType == "Not")
     return !args[0];
+  if (opType == "Neg")
+    return -args[0];
+  if (opType == "Abs")
+    return std::abs(args[0]);
   if (opType == "Max")
     return std::max(args[0], args[1]);
   if (opType == "Min")
@@ -131,8 +135,8 @@ Value amp::lowering::foldIntegerNode(NodeLowering &node) {
     }
   } else {
     unsigned arity = opType == "Where" ? 3 : 2;
-    if (llvm::is_contained({"Identity", "Cast", "Not", "Reshape", "Squeeze",
-                            "Unsqueeze", "Flatten"},
+    if (llvm::is_contained({"Identity", "Cast", "Not", "Neg", "Abs", "Reshape",
+                            "Squeeze", "Unsqueeze", "Flatten"},
                            opType))
       arity = 1;
     SmallVector<IntTensor> operands;

@@ -202,3 +202,27 @@ func.func @transposed_amax(%x: tensor<3072x768xf32>, %init: tensor<f32>) -> tens
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A reduction that reads its own loop indices (a gather fused into a sum,
+// NLL's weighted loss): after loop 1 is split into loops 1 (2304 reduced)
+// and 2 (1024 parallel), the old index 1 is 1024 * index 1 + index 2.
+// CHECK-LABEL: func.func @indexed_sum
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK:           %[[OUTER:.*]] = linalg.index 1 : index
+// CHECK:           %[[INNER:.*]] = linalg.index 2 : index
+// CHECK:           %[[RATIO:.*]] = arith.constant 1024 : index
+// CHECK:           %[[SCALED:.*]] = arith.muli %[[OUTER]], %[[RATIO]] : index
+// CHECK:           %[[OLD:.*]] = arith.addi %[[SCALED]], %[[INNER]] : index
+// CHECK:           arith.index_cast %[[OLD]] : index to i64
+func.func @indexed_sum(%x: tensor<2x2359296xf32>, %init: tensor<2xi64>) -> tensor<2xi64> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<2x2359296xf32>) outs(%init : tensor<2xi64>) {
+  ^bb0(%in: f32, %acc: i64):
+    %k = linalg.index 1 : index
+    %i = arith.index_cast %k : index to i64
+    %s = arith.addi %i, %acc : i64
+    linalg.yield %s : i64
+  } -> tensor<2xi64>
+  return %r : tensor<2xi64>
+}

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/ONNXGraph/IR/Einsum.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/Dialect/ONNXGraph/IR/OpTable.h"
@@ -558,6 +559,33 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
       transA = attr.getInt() != 0;
     double k = getDimSize(getOperand(0), transA ? 0 : 1, sizes);
     return 2 * sizes.getNumElements(out) * k;
+  }
+  if (type == "Einsum") {
+    // A multiply-add per point of the loops over every label.
+    SmallVector<int64_t> ranks;
+    for (Value operand : getOperands()) {
+      auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+      if (!operandType)
+        return amp::detail::estimateElementwiseFlops(getOperation(), sizes);
+      ranks.push_back(operandType.getRank());
+    }
+    auto text = getOnnxAttrsOrEmpty().getAs<StringAttr>("equation");
+    std::string error;
+    std::optional<EinsumEquation> equation =
+        text ? EinsumEquation::parse(text.getValue(), ranks, error)
+             : std::nullopt;
+    if (!equation)
+      return amp::detail::estimateElementwiseFlops(getOperation(), sizes);
+    SmallVector<double> labelSizes(equation->numLabels, 1);
+    for (auto [operand, labels] :
+         llvm::zip_equal(getOperands(), equation->operands))
+      for (auto [dim, label] : llvm::enumerate(labels))
+        labelSizes[label] =
+            std::max(labelSizes[label], getDimSize(operand, dim, sizes));
+    double points = 1;
+    for (double size : labelSizes)
+      points *= size;
+    return 2 * points;
   }
   if (type == "Conv" || type == "ConvTranspose") {
     // Per output (Conv) or input (ConvTranspose) element: one multiply-add
