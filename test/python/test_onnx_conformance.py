@@ -281,3 +281,42 @@ def test_lists_name_real_cases():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_conformance_case(name, tmp_path):
     check_case(name, tmp_path)
+
+
+@pytest.mark.parametrize("opset", [18, 21])
+def test_group_normalization(opset, tmp_path):
+    """GroupNormalization, which onnx 1.12 has no case for, against numpy:
+    opset 18's scale and bias per group, 21's per channel."""
+    rng = np.random.RandomState(0)
+    x = rng.randn(2, 6, 3, 2).astype(np.float32)
+    params = 3 if opset == 18 else 6
+    scale = (rng.rand(params) + 0.5).astype(np.float32)
+    bias = rng.randn(params).astype(np.float32)
+    info = onnx.helper.make_tensor_value_info
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"],
+                               num_groups=3, epsilon=1e-3)], "group_norm",
+        [info("x", onnx.TensorProto.FLOAT, x.shape),
+         info("s", onnx.TensorProto.FLOAT, [params]),
+         info("b", onnx.TensorProto.FLOAT, [params])],
+        [info("y", onnx.TensorProto.FLOAT, x.shape)])
+    model = onnx.helper.make_model(
+        graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    path = tmp_path / "group_norm.onnx"
+    onnx.save(model, str(path))
+    args = ["--save-outputs", str(tmp_path / "out")]
+    for name, value in (("x", x), ("s", scale), ("b", bias)):
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path}/{name}.npy"]
+    api.train(str(path), 1, args=args)
+    groups = x.reshape(2, 3, -1)
+    normalized = ((groups - groups.mean(-1, keepdims=True))
+                  / np.sqrt(groups.var(-1, keepdims=True) + 1e-3))
+    per_channel = (lambda p: np.repeat(p, 2)) if opset == 18 else (
+        lambda p: p)
+    expected = (normalized.reshape(x.shape)
+                * per_channel(scale)[None, :, None, None]
+                + per_channel(bias)[None, :, None, None])
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), expected,
+                               rtol=1e-5, atol=1e-6)

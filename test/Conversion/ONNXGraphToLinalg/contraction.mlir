@@ -61,3 +61,37 @@ func.func @matmul_vector(%a: tensor<8xf32>, %b: tensor<8x4xf32>) -> tensor<4xf32
   %0 = onnxg.node "MatMul"(%a, %b) opset 17 : (tensor<8xf32>, tensor<8x4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Einsum: loops for the output's labels (b, i, k), then the summed one
+// (j); two operands multiply-accumulate in f32 as MatMul's do.
+// CHECK-DAG: #[[$EA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$EB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[$EO:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @einsum_batch_matmul(
+// CHECK:         linalg.generic {indexing_maps = [#[[$EA]], #[[$EB]], #[[$EO]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK:           arith.extf
+// CHECK:           arith.extf
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         arith.truncf
+func.func @einsum_batch_matmul(%a: tensor<5x2x3xf16>, %b: tensor<5x3x4xf16>) -> tensor<5x2x4xf16> {
+  %0 = onnxg.node "Einsum"(%a, %b) opset 12 attributes {equation = "bij, bjk -> bik"} : (tensor<5x2x3xf16>, tensor<5x3x4xf16>) -> tensor<5x2x4xf16>
+  return %0 : tensor<5x2x4xf16>
+}
+
+// -----
+
+// "...ii->...i": the repeated label reads a diagonal; the implicit output
+// of "ij" is "ij", of "ji,j" the once-used i (alphabetical).
+// CHECK-DAG: #[[$DIAG:.*]] = affine_map<(d0, d1) -> (d0, d1, d1)>
+// CHECK-DAG: #[[$TRANSPOSED:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @einsum_forms(
+// CHECK:         linalg.generic {indexing_maps = [#[[$DIAG]], #{{.*}}], iterator_types = ["parallel", "parallel"]}
+// CHECK:         linalg.generic {indexing_maps = [#[[$TRANSPOSED]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]}
+func.func @einsum_forms(%x: tensor<3x5x5xf32>, %m: tensor<4x6xf32>, %v: tensor<4xf32>) -> (tensor<3x5xf32>, tensor<6xf32>) {
+  %0 = onnxg.node "Einsum"(%x) opset 12 attributes {equation = "...ii ->...i"} : (tensor<3x5x5xf32>) -> tensor<3x5xf32>
+  %1 = onnxg.node "Einsum"(%m, %v) opset 12 attributes {equation = "ji,j"} : (tensor<4x6xf32>, tensor<4xf32>) -> tensor<6xf32>
+  return %0, %1 : tensor<3x5xf32>, tensor<6xf32>
+}

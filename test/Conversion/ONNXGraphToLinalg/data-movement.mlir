@@ -312,3 +312,36 @@ func.func @resize_linear(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
   %0 = onnxg.node "Resize"(%x, %none, %none, %sizes) opset 17 attributes {mode = "linear"} : (tensor<1x1x2x3xf32>, none, none, tensor<4xi64>) -> tensor<1x1x4x6xf32>
   return %0 : tensor<1x1x4x6xf32>
 }
+
+// -----
+
+// GatherND with batch_dims 1: each index tuple (depth 1) picks a row of
+// its batch's data; the tuple is read from indices in the body.
+// CHECK-LABEL: func.func @gather_nd(
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} outs(%{{.*}} : tensor<2x1x2xf32>)
+// CHECK:           %[[B:.*]] = linalg.index 0 : index
+// CHECK:           %[[T:.*]] = linalg.index 1 : index
+// CHECK:           %[[INDEX:.*]] = tensor.extract %{{.*}}[%[[B]], %[[T]], %c0] : tensor<2x1x1xi64>
+// CHECK:           tensor.extract %{{.*}}[%[[B]], %{{.*}}, %{{.*}}] : tensor<2x2x2xf32>
+func.func @gather_nd(%data: tensor<2x2x2xf32>, %indices: tensor<2x1x1xi64>) -> tensor<2x1x2xf32> {
+  %0 = onnxg.node "GatherND"(%data, %indices) opset 13 attributes {batch_dims = 1 : i64} : (tensor<2x2x2xf32>, tensor<2x1x1xi64>) -> tensor<2x1x2xf32>
+  return %0 : tensor<2x1x2xf32>
+}
+
+// -----
+
+// EyeLike: ones where column - row = k, in dtype's type. A node whose
+// results have no elements (Split into empty parts) becomes empty
+// constants.
+// CHECK-LABEL: func.func @eye_like_and_empty(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xi32>)
+// CHECK:           arith.subi
+// CHECK:           arith.cmpi eq, %{{.*}}, %c1 : index
+// CHECK:           arith.extui %{{.*}} : i1 to i32
+// CHECK:         %[[EMPTY:.*]] = arith.constant dense<> : tensor<0xf32>
+// CHECK:         return %{{.*}}, %[[EMPTY]], %[[EMPTY]]
+func.func @eye_like_and_empty(%x: tensor<3x4xf32>, %e: tensor<0xf32>) -> (tensor<3x4xi32>, tensor<0xf32>, tensor<0xf32>) {
+  %0 = onnxg.node "EyeLike"(%x) opset 9 attributes {dtype = 6 : i64, k = 1 : i64} : (tensor<3x4xf32>) -> tensor<3x4xi32>
+  %1:2 = onnxg.node "Split"(%e) opset 18 attributes {num_outputs = 2 : i64} : (tensor<0xf32>) -> (tensor<0xf32>, tensor<0xf32>)
+  return %0, %1#0, %1#1 : tensor<3x4xi32>, tensor<0xf32>, tensor<0xf32>
+}

@@ -141,3 +141,57 @@ func.func @mod(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi64>, %j: tens
   %1 = onnxg.node "Mod"(%i, %j) opset 17 : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   return %0, %1 : tensor<4xf32>, tensor<4xi64>
 }
+
+// -----
+
+// Trilu (lower, k computed): x where column - row <= k, read from a
+// one-element k broadcast to every element.
+// CHECK-DAG: #[[$K:.*]] = affine_map<(d0, d1, d2) -> ()>
+// CHECK-LABEL: func.func @trilu_lower(
+// CHECK:         tensor.collapse_shape %{{.*}} [] : tensor<1xi64> into tensor<i64>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$K]], #{{.*}}]
+// CHECK:           %[[ROW:.*]] = linalg.index 1 : index
+// CHECK:           %[[R:.*]] = arith.index_cast %[[ROW]] : index to i64
+// CHECK:           %[[COLUMN:.*]] = linalg.index 2 : index
+// CHECK:           %[[C:.*]] = arith.index_cast %[[COLUMN]] : index to i64
+// CHECK:           %[[DIAGONAL:.*]] = arith.subi %[[C]], %[[R]] : i64
+// CHECK:           arith.cmpi sle, %[[DIAGONAL]], %{{.*}} : i64
+// CHECK:           arith.select
+func.func @trilu_lower(%x: tensor<2x3x4xf32>, %k: tensor<1xi64>) -> tensor<2x3x4xf32> {
+  %0 = onnxg.node "Trilu"(%x, %k) opset 14 attributes {upper = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CastLike takes its result type from operand 1 and reads only operand 0;
+// Celu, ThresholdedRelu and Shrink are elementwise bodies.
+// CHECK-LABEL: func.func @castlike_and_activations(
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], {{.*}} ins(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<4xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         math.expm1
+// CHECK:         arith.cmpf ogt
+// CHECK:         arith.cmpf olt
+// CHECK:         arith.cmpf ogt
+// CHECK:         math.asinh
+func.func @castlike_and_activations(%x: tensor<4xf32>, %like: tensor<2xf16>) -> (tensor<4xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = onnxg.node "CastLike"(%x, %like) opset 15 : (tensor<4xf32>, tensor<2xf16>) -> tensor<4xf16>
+  %1 = onnxg.node "Celu"(%x) opset 12 attributes {alpha = 2.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = onnxg.node "ThresholdedRelu"(%x) opset 10 : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = onnxg.node "Shrink"(%x) opset 9 attributes {bias = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = onnxg.node "Asinh"(%x) opset 9 : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2, %3, %4 : tensor<4xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An integer Pow is raised in f64 and truncated (no pass lowers
+// math.ipowi).
+// CHECK-LABEL: func.func @pow_int(
+// CHECK:         arith.sitofp %{{.*}} : i64 to f64
+// CHECK:         math.powf %{{.*}}, %{{.*}} : f64
+// CHECK:         arith.fptosi %{{.*}} : f64 to i64
+func.func @pow_int(%x: tensor<3xi64>, %y: tensor<3xi64>) -> tensor<3xi64> {
+  %0 = onnxg.node "Pow"(%x, %y) opset 15 : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}

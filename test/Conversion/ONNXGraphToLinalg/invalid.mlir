@@ -286,3 +286,68 @@ func.func @gradient(%x: tensor<3xf32> loc("x")) -> tensor<3xf32> {
   %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<3xf32>) -> tensor<3xf32>
   return %dx : tensor<3xf32>
 }
+
+// -----
+
+func.func @string_cast(%x: tensor<3xf32>) -> tensor<3x!onnxg.string> {
+  // expected-error @+1 {{node (Cast): tensors of '!onnxg.string' do not lower: only numbers and booleans do}}
+  %0 = onnxg.node "Cast"(%x) opset 13 attributes {to = 8 : i64} : (tensor<3xf32>) -> tensor<3x!onnxg.string>
+  return %0 : tensor<3x!onnxg.string>
+}
+
+// -----
+
+func.func @einsum_rank(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{node (Einsum): equation: term 'ijk' does not fit an operand of rank 2}}
+  %0 = onnxg.node "Einsum"(%a, %b) opset 12 attributes {equation = "ijk,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @einsum_sizes(%a: tensor<2x3xf32>, %b: tensor<5x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{node (Einsum): equation: a label has sizes 3 and 5}}
+  %0 = onnxg.node "Einsum"(%a, %b) opset 12 attributes {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @einsum_output(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{node (Einsum): equation: output label 'k' is in no operand term}}
+  %0 = onnxg.node "Einsum"(%a) opset 12 attributes {equation = "ij->k"} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @top_k_computed(%x: tensor<3x5xf32>, %k: tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  // expected-error @+1 {{node (TopK): K must be a one-element constant}}
+  %0:2 = onnxg.node "TopK"(%x, %k) opset 11 : (tensor<3x5xf32>, tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+  return %0#0, %0#1 : tensor<3x?xf32>, tensor<3x?xi64>
+}
+
+// -----
+
+func.func @top_k_too_many(%x: tensor<3x5xf32>) -> (tensor<3x6xf32>, tensor<3x6xi64>) {
+  %k = onnxg.node "Constant"() opset 17 attributes {value = dense<6> : tensor<1xi64>} : () -> tensor<1xi64>
+  // expected-error @+1 {{node (TopK): K = 6 is not in [0, 5], the size of axis 1}}
+  %0:2 = onnxg.node "TopK"(%x, %k) opset 11 : (tensor<3x5xf32>, tensor<1xi64>) -> (tensor<3x6xf32>, tensor<3x6xi64>)
+  return %0#0, %0#1 : tensor<3x6xf32>, tensor<3x6xi64>
+}
+
+// -----
+
+func.func @group_norm_groups(%x: tensor<2x6x4xf32>, %s: tensor<6xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{node (GroupNormalization): num_groups 4 does not divide the 6 channels}}
+  %0 = onnxg.node "GroupNormalization"(%x, %s, %s) opset 21 attributes {num_groups = 4 : i64} : (tensor<2x6x4xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x4xf32>
+  return %0 : tensor<2x6x4xf32>
+}
+
+// -----
+
+func.func @gather_nd_depth(%data: tensor<2x2xf32>, %indices: tensor<1x3xi64>) -> tensor<1xf32> {
+  // expected-error @+1 {{node (GatherND): batch_dims 0 and depth 3 do not fit data of rank 2 and indices of rank 2}}
+  %0 = onnxg.node "GatherND"(%data, %indices) opset 13 : (tensor<2x2xf32>, tensor<1x3xi64>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}

@@ -83,3 +83,57 @@ func.func @cumsum_exclusive_reverse(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %0 = onnxg.node "CumSum"(%x, %axis) opset 14 attributes {exclusive = 1 : i64, reverse = 1 : i64} : (tensor<3x4xf32>, tensor<i64>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// ArgMax: one reduction carrying the best value (from -inf) and its index;
+// select_last_index takes an equal value too (oge). NaN goes first: a NaN
+// x beats a number, a number never beats a NaN best.
+// CHECK-LABEL: func.func @argmax_last(
+// CHECK:         %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         linalg.fill ins(%[[NEG_INF]] : f32)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xi64>)
+// CHECK:           arith.cmpf uno
+// CHECK:           arith.cmpf oge
+// CHECK:           linalg.index 1 : index
+// CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, i64
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [3, 1] : tensor<3xi64> into tensor<3x1xi64>
+func.func @argmax_last(%x: tensor<3x4xf32>) -> tensor<3x1xi64> {
+  %0 = onnxg.node "ArgMax"(%x) opset 13 attributes {axis = 1 : i64, select_last_index = 1 : i64} : (tensor<3x4xf32>) -> tensor<3x1xi64>
+  return %0 : tensor<3x1xi64>
+}
+
+// -----
+
+// TopK: each element's rank (how many go before it, the lower index first
+// among equals: oge before it, ogt after), then for each of the K output
+// positions the element of that rank and its index.
+// CHECK-LABEL: func.func @top_k(
+// CHECK:         %[[RANKS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3x5xi64>)
+// CHECK:           %[[J:.*]] = linalg.index 2 : index
+// CHECK:           %[[I:.*]] = linalg.index 1 : index
+// CHECK:           arith.cmpi ult, %[[J]], %[[I]] : index
+// CHECK:           arith.cmpf oge
+// CHECK:           arith.cmpf ogt
+// CHECK:           arith.addi
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[RANKS]] : tensor<3x5xf32>, tensor<3x5xi64>) outs(%{{.*}}, %{{.*}} : tensor<3x2xf32>, tensor<3x2xi64>)
+// CHECK:           arith.cmpi eq
+func.func @top_k(%x: tensor<3x5xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %k = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0:2 = onnxg.node "TopK"(%x, %k) opset 11 : (tensor<3x5xf32>, tensor<1xi64>) -> (tensor<3x2xf32>, tensor<3x2xi64>)
+  return %0#0, %0#1 : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// -----
+
+// Hardmax: ArgMax's reduction, then 1 where the index along the axis is it.
+// CHECK-LABEL: func.func @hardmax(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:           linalg.index 1 : index
+// CHECK:           arith.cmpi eq
+// CHECK:           arith.uitofp
+func.func @hardmax(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = onnxg.node "Hardmax"(%x) opset 13 : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
