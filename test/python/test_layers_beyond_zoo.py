@@ -9,8 +9,8 @@ mask initializer); BatchNorm, LeakyReLU, average pooling with padding (Pad),
 ConvTranspose2d, amax; InstanceNorm, PReLU, pixel shuffle (DepthToSpace),
 nearest upsampling (Resize), a softmax over channels; L2 normalization,
 Mish, tanh GELU, variance, log-softmax with NLL; a Llama block (RMSNorm,
-rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; and
-test_export's TrapModel."""
+rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; top-2
+routing over experts (TopK); and test_export's TrapModel."""
 import json
 import os
 
@@ -196,6 +196,27 @@ class Recurrent(nn.Module):
         return self.fc(y.mean(1))
 
 
+class MixtureOfExperts(nn.Module):
+    """Top-2 routing over 4 experts: TopK picks each token's experts, a
+    softmax of the chosen logits weighs them (TopK's backward scatters the
+    gradient to the chosen logits), and GatherElements reads the chosen
+    experts' outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(8, 4)
+        self.w1 = nn.Parameter(torch.randn(4, 8, 16) * 0.2)
+        self.w2 = nn.Parameter(torch.randn(4, 16, 8) * 0.2)
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        top, chosen = self.router(x).topk(2, dim=-1)
+        hidden = torch.einsum("td,edh->teh", x, self.w1).relu()
+        y = torch.einsum("teh,ehd->ted", hidden, self.w2)
+        picked = torch.gather(y, 1, chosen[..., None].expand(-1, -1, 8))
+        return self.out((picked * top.softmax(-1)[..., None]).sum(1))
+
+
 def token_loss(logits, targets):
     return F.cross_entropy(logits, targets.flatten())
 
@@ -228,6 +249,9 @@ LAYERS = {
                F.cross_entropy, {"Conv", "ReduceMax"}),
     "lstm": (Recurrent, lambda: (torch.randn(3, 4, 5),), classes(2, 3),
              F.cross_entropy, {"Tanh", "Sigmoid"}),
+    "mixture_of_experts": (MixtureOfExperts, lambda: (torch.randn(6, 8),),
+                           classes(3, 6), F.cross_entropy,
+                           {"TopK", "GatherElements", "ScatterElements"}),
     "traps": (TrapModel, lambda: (torch.randn(2, 2, 9, 9),
                                   torch.randn(2, 5, 16)),
               lambda: (torch.randn(2, 5, 16),), F.mse_loss, {"MaxPool"}),
