@@ -1,7 +1,9 @@
 """ONNX Runtime's training contrib ops that amp-run executes, checked
 against numpy (ConcatTraining with its lengths output, SliceGrad,
 DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
-BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad), and
+BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad, and the
+SigmoidGrad, FastGeluGrad, QuickGelu(Grad), DivGrad, GatherElementsGrad,
+Trilu and SimplifiedLayerNormalization(Grad) of newer versions), and
 ConvTranspose against PyTorch."""
 import re
 
@@ -392,3 +394,102 @@ def test_gradient_op_matches_autograd(opset, tmp_path):
                                    atol=1e-5 * np.abs(expected).max(),
                                    err_msg=name)
     assert not got["dunused"].any()
+
+
+GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
+
+
+@pytest.mark.parametrize("extra", [[], GRID_LOOPS], ids=["cpu", "grid"])
+def test_newer_gradient_ops_match_autograd(extra, tmp_path):
+    """The gradient ops newer ONNX Runtime versions write: SigmoidGrad,
+    FastGeluGrad, QuickGelu and QuickGeluGrad, DivGrad (both operands
+    broadcast), GatherElementsGrad (TopK's and GatherElements' backward,
+    repeated indices summed) and Trilu of dY; on the CPU and in the CUDA
+    backend's grid loops."""
+    import torch
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    dy = rng.standard_normal((3, 4)).astype(np.float32)
+    a = rng.standard_normal((3, 1)).astype(np.float32)
+    d = (rng.random((1, 4)) + 0.5).astype(np.float32)
+    indices = np.array([[0, 0, 2], [1, 3, 1], [3, 3, 3]], np.int64)
+    dg = rng.standard_normal((3, 3)).astype(np.float32)
+
+    def grad(fn, *args):
+        tensors = [torch.tensor(v, requires_grad=True) for v in args]
+        fn(*tensors).backward(torch.tensor(dy))
+        return [t.grad.numpy() for t in tensors]
+
+    y = 1 / (1 + np.exp(-x))
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("SigmoidGrad", ["dy", "y"], ["sigmoid"], domain=ms),
+        helper.make_node("FastGeluGrad", ["dy", "x"], ["fast_gelu"],
+                         domain=ms),
+        helper.make_node("QuickGelu", ["x"], ["quick"], domain=ms, alpha=1.5),
+        helper.make_node("QuickGeluGrad", ["dy", "x"], ["quick_grad"],
+                         domain=ms, alpha=1.5),
+        helper.make_node("DivGrad", ["dy", "a", "d"], ["da", "dd"],
+                         domain=ms),
+        helper.make_node("GatherElementsGrad", ["dg", "shape", "indices"],
+                         ["gathered"], domain=ms, axis=1),
+        helper.make_node("Trilu", ["dy"], ["trilu"], domain=ms, upper=0),
+    ]
+    got = run_nodes(
+        tmp_path, [helper.make_node("Constant", [], ["shape"],
+                                    value=numpy_helper.from_array(
+                                        np.array([3, 4], np.int64)))]
+        + nodes,
+        dict(dy=dy, y=y.astype(np.float32), x=x, a=a, d=d, dg=dg,
+             indices=indices),
+        dict(sigmoid=(3, 4), fast_gelu=(3, 4), quick=(3, 4),
+             quick_grad=(3, 4), da=(3, 1), dd=(1, 4), gathered=(3, 4),
+             trilu=(3, 4)), extra=extra)
+    expected = {
+        "sigmoid": grad(torch.sigmoid, x)[0],
+        "fast_gelu": grad(lambda t: torch.nn.functional.gelu(
+            t, approximate="tanh"), x)[0],
+        "quick": x / (1 + np.exp(-1.5 * x)),
+        "quick_grad": grad(lambda t: t * torch.sigmoid(1.5 * t), x)[0],
+        "trilu": np.tril(dy),
+    }
+    expected["da"], expected["dd"] = grad(lambda p, q: p / q, a, d)
+    gathered = torch.zeros(3, 4, requires_grad=True)
+    torch.gather(gathered, 1, torch.tensor(indices)).backward(
+        torch.tensor(dg))
+    expected["gathered"] = gathered.grad.numpy()
+    for name, value in expected.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("extra", [[], GRID_LOOPS], ids=["cpu", "grid"])
+def test_simplified_layer_norm_and_grad_match_autograd(extra, tmp_path):
+    """ONNX Runtime's RMS normalization (SimplifiedLayerNormalization, with
+    its inverse RMS output) and its gradient, on the CPU and in the grid
+    loops."""
+    import torch
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    scale = rng.standard_normal(8).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    xt = torch.tensor(x, requires_grad=True)
+    st = torch.tensor(scale, requires_grad=True)
+    inv_rms = torch.rsqrt(xt.pow(2).mean(-1, keepdim=True) + 1e-6)
+    yt = xt * inv_rms * st
+    yt.backward(torch.tensor(dy))
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("SimplifiedLayerNormalization", ["x", "scale"],
+                         ["y", "inv_rms"], domain=ms, axis=-1, epsilon=1e-6),
+        helper.make_node("SimplifiedLayerNormalizationGrad",
+                         ["dy", "x", "scale", "inv_rms"], ["dx", "dscale"],
+                         domain=ms, axis=-1),
+    ]
+    got = run_nodes(tmp_path, nodes, dict(x=x, scale=scale, dy=dy),
+                    dict(y=x.shape, inv_rms=(2, 3, 1), dx=x.shape,
+                         dscale=(8,)), extra=extra)
+    for name, value in (("y", yt), ("inv_rms", inv_rms), ("dx", xt.grad),
+                        ("dscale", st.grad)):
+        np.testing.assert_allclose(got[name], value.detach().numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)

@@ -1299,6 +1299,45 @@ static LoweringResult lowerGatherGrad(NodeLowering &node) {
       b, loc, sums, node.resultElementType(0, dyType.getElementType()))};
 }
 
+/// com.microsoft GatherElementsGrad(dY, shape, indices): zeros of `shape`
+/// with dY summed (in the accumulator type) where GatherElements (or TopK)
+/// read along `axis`; repeated indices accumulate.
+static LoweringResult lowerGatherElementsGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), indices = node.operand(2);
+  RankedTensorType dyType = getRankedType(dy);
+  RankedTensorType indicesType = getRankedType(indices);
+  FailureOr<SmallVector<int64_t>> shape = getResultShape(node, 1);
+  if (failed(shape))
+    return failure();
+  int64_t rank = shape->size();
+  if (!dyType || !indicesType || !isa<FloatType>(dyType.getElementType()) ||
+      dyType.getRank() != rank || indicesType.getShape() != dyType.getShape())
+    return node.emitError()
+           << "expects a float dY and indices of one shape, of the output's "
+              "rank";
+  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  Type accType = getAccumulatorType(dyType.getElementType());
+  Value zeros =
+      createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), *shape),
+                   createScalar(b, loc, accType, 0));
+  Value axisSize = arith::ConstantIndexOp::create(b, loc, (*shape)[*axis]);
+  Value sums =
+      buildScatter(b, loc, zeros, dy, CombineKind::Add,
+                   [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+                     Value index =
+                         tensor::ExtractOp::create(nb, nl, indices, ivs);
+                     SmallVector<Value> target(ivs);
+                     target[*axis] = normalizeIndex(nb, nl, index, axisSize);
+                     return target;
+                   });
+  return SmallVector<Value>{convertTensor(
+      b, loc, sums, node.resultElementType(0, dyType.getElementType()))};
+}
+
 /// OneHot(indices, depth, [off, on]): out[..., k, ...] is `on` where the
 /// (wrapped) index is k along `axis`.
 static LoweringResult lowerOneHot(NodeLowering &node) {
@@ -1456,5 +1495,6 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "ScatterElements", lowerScatterElements);
   table.add("", "ScatterND", lowerScatterND);
   table.add("com.microsoft", "GatherGrad", lowerGatherGrad);
+  table.add("com.microsoft", "GatherElementsGrad", lowerGatherElementsGrad);
   table.add("", "OneHot", lowerOneHot);
 }

@@ -317,15 +317,78 @@ static LoweringResult lowerGelu(NodeLowering &node) {
   });
 }
 
-/// GeluGrad(dY, X), BiasGeluGrad_dX(dY, X, B), BiasFastGeluGrad_dX(dY, X, B).
+/// GeluGrad(dY, X), FastGeluGrad(dY, X), BiasGeluGrad_dX(dY, X, B),
+/// BiasFastGeluGrad_dX(dY, X, B).
 static LoweringResult lowerGeluGrad(NodeLowering &node) {
-  bool tanh = node.getNode().getOpType() == "BiasFastGeluGrad_dX";
+  bool tanh = node.getNode().getOpType().contains("FastGelu");
   return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
     Value x = a.size() > 2 ? add(b, loc, a[1], a[2]) : a[1];
     Value slope =
         tanh ? fastGeluDerivative(b, loc, x) : geluDerivative(b, loc, x);
     return mul(b, loc, a[0], slope);
   });
+}
+
+/// com.microsoft QuickGelu(X) = X * sigmoid(alpha * X), and its gradient
+/// QuickGeluGrad(dY, X) = dY * s * (1 + alpha * X * (1 - s)).
+static LoweringResult lowerQuickGelu(NodeLowering &node) {
+  double alpha = node.getFloat("alpha", 1.702);
+  bool grad = node.getNode().getOpType() == "QuickGeluGrad";
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = grad ? a[1] : a[0];
+    Value scaled = mul(b, loc, x, constantLike(b, loc, x, alpha));
+    Value s = sigmoid(b, loc, scaled);
+    if (!grad)
+      return mul(b, loc, x, s);
+    Value one = constantLike(b, loc, x, 1);
+    Value slope = mul(
+        b, loc, s, add(b, loc, one, mul(b, loc, scaled, sub(b, loc, one, s))));
+    return mul(b, loc, a[0], slope);
+  });
+}
+
+/// com.microsoft DivGrad(dY, A, B) for Y = A / B: dA = dY / B and dB =
+/// -dY * A / B^2, each summed over the dimensions its operand was
+/// broadcast along.
+static LoweringResult lowerDivGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), x = node.operand(1), y = node.operand(2);
+  RankedTensorType dyType = getRankedType(dy);
+  if (!dyType || !getRankedType(x) || !getRankedType(y) ||
+      !isa<FloatType>(dyType.getElementType()) || !dyType.hasStaticShape())
+    return node.emitError() << "expects float tensors, dY of static shape";
+  Type accType = getAccumulatorType(dyType.getElementType());
+  auto reduced = [&](unsigned result, Value operand,
+                     ScalarBody body) -> FailureOr<Value> {
+    if (result >= node.getNumResults() || !node.isResultUsed(result))
+      return Value();
+    Value full = buildElementwise(b, loc, dyType.clone(accType),
+                                  ValueRange{dy, x, y}, body);
+    FailureOr<Value> sum = sumToShape(b, loc, full, getRankedType(operand));
+    if (failed(sum))
+      return node.emitError()
+             << "operand " << result + 1 << " of type " << operand.getType()
+             << " does not broadcast to dY";
+    return convertTensor(b, loc, *sum,
+                         node.resultElementType(
+                             result, getRankedType(operand).getElementType()));
+  };
+  FailureOr<Value> dx =
+      reduced(0, x, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return div(nb, nl, a[0], a[2]);
+      });
+  FailureOr<Value> dDivisor =
+      reduced(1, y, [](OpBuilder &nb, Location nl, ValueRange a) {
+        Value quotient = div(nb, nl, div(nb, nl, a[0], a[2]), a[2]);
+        return arith::NegFOp::create(nb, nl, mul(nb, nl, quotient, a[1]))
+            .getResult();
+      });
+  if (failed(dx) || failed(dDivisor))
+    return failure();
+  SmallVector<Value> results = {*dx, *dDivisor};
+  results.resize(node.getNumResults());
+  return results;
 }
 
 static LoweringResult lowerLeakyRelu(NodeLowering &node) {
@@ -619,6 +682,17 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   table.add("com.microsoft", "GeluGrad", lowerGeluGrad);
   table.add("com.microsoft", "BiasGeluGrad_dX", lowerGeluGrad);
   table.add("com.microsoft", "BiasFastGeluGrad_dX", lowerGeluGrad);
+  table.add("com.microsoft", "FastGeluGrad", lowerGeluGrad);
+  table.add("com.microsoft", "QuickGelu", lowerQuickGelu);
+  table.add("com.microsoft", "QuickGeluGrad", lowerQuickGelu);
+  table.add("com.microsoft", "DivGrad", lowerDivGrad);
+  // Trilu's gradient is a Trilu of dY.
+  table.add("com.microsoft", "Trilu", lowerTrilu);
+  // SigmoidGrad(dY, Y) = dY * Y * (1 - Y), Y the forward's output.
+  SIMPLE(
+      "com.microsoft", "SigmoidGrad",
+      mul(b, loc, a[0],
+          mul(b, loc, a[1], sub(b, loc, constantLike(b, loc, a[1], 1), a[1]))));
   // ReluGrad(dY, X) = X > 0 ? dY : 0.
   SIMPLE("com.microsoft", "ReluGrad",
          arith::SelectOp::create(

@@ -263,6 +263,12 @@ FailureOr<std::optional<CombineKind>> getScatterReduction(NodeLowering &node);
 /// when negative.
 Value normalizeIndex(OpBuilder &b, Location loc, Value index, Value size);
 
+/// `value` summed over the dimensions along which `target`'s shape
+/// broadcasts to it (ONNX rules), in the accumulator type, shaped like
+/// `target`; failure when the shapes do not broadcast or are not static.
+FailureOr<Value> sumToShape(OpBuilder &b, Location loc, Value value,
+                            RankedTensorType target);
+
 /// The sum (buildSum) or maximum (buildMax) of `input` over `axes`, in its
 /// accumulator type; the result drops the reduced dimensions.
 Value buildSum(OpBuilder &b, Location loc, Value input,

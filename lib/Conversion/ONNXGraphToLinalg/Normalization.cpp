@@ -87,6 +87,43 @@ static Value buildNormalize(OpBuilder &b, Location loc, RankedTensorType type,
       });
 }
 
+/// com.microsoft SimplifiedLayerNormalization (RMS normalization): x *
+/// rsqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on; the
+/// second output is the inverse RMS (in f32 unless declared otherwise).
+static LoweringResult lowerSimplifiedLayerNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  auto type = getRankedType(input);
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects a float tensor";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", -1), type.getRank());
+  if (!axis)
+    return node.emitError()
+           << "axis is out of range for rank " << type.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t i = *axis; i < type.getRank(); ++i)
+    axes.push_back(i);
+  Type accType = getAccumulatorType(type.getElementType());
+  Value squares = buildElementwise(
+      b, loc, type.clone(accType), input,
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::MulFOp::create(nb, nl, args[0], args[0]).getResult();
+      });
+  Value invRms = buildInvStdDev(b, loc, buildMeanKept(b, loc, squares, axes),
+                                node.getFloat("epsilon", 1e-5));
+  Value zero = createFilled(b, loc, {}, createScalar(b, loc, accType, 0));
+  SmallVector<Value> results = {buildNormalize(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      input, zero, invRms, node.operand(1), Value())};
+  if (node.getNumResults() > 1)
+    results.push_back(convertTensor(b, loc, invRms,
+                                    node.resultElementType(1, b.getF32Type())));
+  results.resize(node.getNumResults());
+  return results;
+}
+
 static LoweringResult lowerLayerNorm(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -121,7 +158,9 @@ static LoweringResult lowerLayerNorm(NodeLowering &node) {
 /// whose statistics were taken over `statAxes`: with g = dY * scale,
 /// dX = invStdDev * (g - mean(g) - x^ * mean(g * x^)) over `statAxes`, and
 /// dscale = sum(dY * x^), dbias = sum(dY) over `paramAxes`, shaped like
-/// `scaleType`. `scale`, `mean` and `invStdDev` broadcast against X.
+/// `scaleType`. `scale`, `mean` and `invStdDev` broadcast against X. A null
+/// `mean` is RMS normalization's: x^ = X * invStdDev, and dX has no mean(g)
+/// term.
 static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
                                                  Value input, Value scale,
                                                  Value mean, Value invStdDev,
@@ -133,14 +172,22 @@ static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
   auto type = cast<RankedTensorType>(input.getType());
   RankedTensorType accTensor =
       type.clone(getAccumulatorType(type.getElementType()));
-  Value normalized = buildElementwise(
-      b, loc, accTensor, {input, mean, invStdDev},
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        return arith::MulFOp::create(
-                   nb, nl, arith::SubFOp::create(nb, nl, args[0], args[1]),
-                   args[2])
-            .getResult();
-      });
+  Value normalized =
+      mean ? buildElementwise(
+                 b, loc, accTensor, {input, mean, invStdDev},
+                 [](OpBuilder &nb, Location nl, ValueRange args) {
+                   return arith::MulFOp::create(
+                              nb, nl,
+                              arith::SubFOp::create(nb, nl, args[0], args[1]),
+                              args[2])
+                       .getResult();
+                 })
+           : buildElementwise(b, loc, accTensor, {input, invStdDev},
+                              [](OpBuilder &nb, Location nl, ValueRange args) {
+                                return arith::MulFOp::create(nb, nl, args[0],
+                                                             args[1])
+                                    .getResult();
+                              });
   auto multiply = [&](Value x, Value y) {
     return buildElementwise(
         b, loc, accTensor, {x, y},
@@ -149,7 +196,11 @@ static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
         });
   };
   Value scaled = multiply(dy, scale);
-  Value scaledMean = buildMeanKept(b, loc, scaled, statAxes);
+  // The mean of g, which RMS normalization's dX lacks: a 0-d zero.
+  Value scaledMean =
+      mean ? buildMeanKept(b, loc, scaled, statAxes)
+           : createFilled(b, loc, {},
+                          createScalar(b, loc, accTensor.getElementType(), 0));
   Value projection =
       buildMeanKept(b, loc, multiply(scaled, normalized), statAxes);
   Value dx = buildElementwise(
@@ -170,15 +221,17 @@ static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
         b, loc, sum,
         node.resultElementType(result, scaleType.getElementType()));
   };
-  SmallVector<Value> results = {dx, reduceParams(multiply(dy, normalized), 1),
-                                reduceParams(dy, 2)};
+  SmallVector<Value> results = {dx, reduceParams(multiply(dy, normalized), 1)};
+  if (node.getNumResults() > 2)
+    results.push_back(reduceParams(dy, 2));
   results.resize(node.getNumResults());
   return results;
 }
 
-/// Checks the five float operands of a normalization gradient.
-static LogicalResult checkNormalizationGradOperands(NodeLowering &node) {
-  for (unsigned i = 0; i < 5; ++i) {
+/// Checks the `count` float operands of a normalization gradient.
+static LogicalResult checkNormalizationGradOperands(NodeLowering &node,
+                                                    unsigned count) {
+  for (unsigned i = 0; i < count; ++i) {
     RankedTensorType type = getRankedType(node.operand(i));
     if (!type || !isa<FloatType>(type.getElementType()))
       return node.emitError()
@@ -188,15 +241,17 @@ static LogicalResult checkNormalizationGradOperands(NodeLowering &node) {
 }
 
 /// com.microsoft LayerNormalizationGrad(dY, X, scale, mean, inv_std_dev) ->
-/// (dX, dscale, dbias): statistics over the axes from `axis` on, scale and
-/// bias gradients over the outer ones.
+/// (dX, dscale, dbias), and SimplifiedLayerNormalizationGrad(dY, X, scale,
+/// inv_std_dev) -> (dX, dscale) of RMS normalization: statistics over the
+/// axes from `axis` on, scale and bias gradients over the outer ones.
 static LoweringResult lowerLayerNormGrad(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  if (failed(checkNormalizationGradOperands(node)))
+  bool rms = node.getNode().getOpType() == "SimplifiedLayerNormalizationGrad";
+  if (failed(checkNormalizationGradOperands(node, rms ? 4 : 5)))
     return failure();
-  Value input = node.operand(1), mean = node.operand(3),
-        invStdDev = node.operand(4);
+  Value input = node.operand(1), mean = rms ? Value() : node.operand(3),
+        invStdDev = node.operand(rms ? 3 : 4);
   auto type = getRankedType(input);
   int64_t rank = type.getRank();
   std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", -1), rank);
@@ -209,6 +264,8 @@ static LoweringResult lowerLayerNormGrad(NodeLowering &node) {
   SmallVector<int64_t> statShape(type.getShape().take_front(*axis));
   statShape.append(rank - *axis, 1);
   for (Value *stat : {&mean, &invStdDev}) {
+    if (!*stat)
+      continue;
     auto statType = cast<RankedTensorType>(stat->getType());
     if (statType.getNumElements() != ShapedType::getNumElements(statShape))
       return node.emitError() << "mean and inv_std_dev must have the shape "
@@ -309,7 +366,7 @@ static LoweringResult lowerBatchNorm(NodeLowering &node) {
 static LoweringResult lowerBatchNormGrad(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  if (failed(checkNormalizationGradOperands(node)))
+  if (failed(checkNormalizationGradOperands(node, 5)))
     return failure();
   Value input = node.operand(1);
   int64_t rank = getRankedType(input).getRank();
@@ -533,6 +590,10 @@ void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
   table.add("", "LRN", lowerLRN);
   table.add("", "LayerNormalization", lowerLayerNorm);
   table.add("com.microsoft", "LayerNormalizationGrad", lowerLayerNormGrad);
+  table.add("com.microsoft", "SimplifiedLayerNormalization",
+            lowerSimplifiedLayerNorm);
+  table.add("com.microsoft", "SimplifiedLayerNormalizationGrad",
+            lowerLayerNormGrad);
   table.add("", "BatchNormalization", lowerBatchNorm);
   table.add("com.microsoft", "BatchNormInternal", lowerBatchNorm);
   table.add("com.microsoft", "BatchNormalizationGrad", lowerBatchNormGrad);

@@ -655,6 +655,31 @@ Value amp::lowering::buildSum(OpBuilder &b, Location loc, Value input,
       });
 }
 
+FailureOr<Value> amp::lowering::sumToShape(OpBuilder &b, Location loc,
+                                           Value value,
+                                           RankedTensorType target) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t extra = type.getRank() - target.getRank();
+  if (extra < 0 || !type.hasStaticShape() || !target.hasStaticShape())
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (i < extra) {
+      axes.push_back(i);
+      continue;
+    }
+    int64_t size = target.getDimSize(i - extra);
+    if (size == 1 && type.getDimSize(i) != 1)
+      axes.push_back(i);
+    else if (size != type.getDimSize(i))
+      return failure();
+  }
+  if (axes.empty())
+    return value;
+  return reshapeTo(b, loc, buildSum(b, loc, value, axes),
+                   target.clone(type.getElementType()));
+}
+
 Value amp::lowering::buildMax(OpBuilder &b, Location loc, Value input,
                               ArrayRef<int64_t> axes) {
   Type accType = getAccumulatorType(getRankedType(input).getElementType());

@@ -41,3 +41,34 @@ func.func @accumulator(%buffer: tensor<3xf32>, %g: tensor<3xf32>, %overwrite: te
   %0:2 = onnxg.node "InPlaceAccumulatorV2"(%buffer, %g, %overwrite) domain "com.microsoft" opset 1 : (tensor<3xf32>, tensor<3xf32>, tensor<1xi1>) -> (tensor<1xi1>, tensor<3xf32>)
   return %0#0, %0#1 : tensor<1xi1>, tensor<3xf32>
 }
+
+// -----
+
+// DivGrad: dA = dY / B summed over A's broadcast dimension (1), dB =
+// -dY * A / B^2 summed over B's (0).
+// CHECK-LABEL: func.func @div_grad(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:           arith.divf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [3, 1]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:           arith.negf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 4]
+func.func @div_grad(%dy: tensor<3x4xf32>, %a: tensor<3x1xf32>, %b: tensor<1x4xf32>) -> (tensor<3x1xf32>, tensor<1x4xf32>) {
+  %0:2 = onnxg.node "DivGrad"(%dy, %a, %b) domain "com.microsoft" opset 1 : (tensor<3x4xf32>, tensor<3x1xf32>, tensor<1x4xf32>) -> (tensor<3x1xf32>, tensor<1x4xf32>)
+  return %0#0, %0#1 : tensor<3x1xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+// SimplifiedLayerNormalizationGrad: RMS normalization's dX has no mean(g)
+// term (a 0-d zero in its place) and no bias gradient.
+// CHECK-LABEL: func.func @rms_norm_grad(
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<f32>)
+// CHECK-NOT:     tensor<8xf32>, tensor<8xf32>)
+// CHECK:         return %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<8xf32>
+func.func @rms_norm_grad(%dy: tensor<2x8xf32>, %x: tensor<2x8xf32>, %s: tensor<8xf32>, %r: tensor<2x1xf32>) -> (tensor<2x8xf32>, tensor<8xf32>) {
+  %0:2 = onnxg.node "SimplifiedLayerNormalizationGrad"(%dy, %x, %s, %r) domain "com.microsoft" opset 1 attributes {axis = -1 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>, tensor<2x1xf32>) -> (tensor<2x8xf32>, tensor<8xf32>)
+  return %0#0, %0#1 : tensor<2x8xf32>, tensor<8xf32>
+}
