@@ -510,3 +510,53 @@ def onnx_symbolics(opset):
     finally:
         for name in symbolics:
             torch.onnx.unregister_custom_op_symbolic(name, opset)
+
+
+_torch_cross_entropy = torch.nn.functional.cross_entropy
+
+
+def _cross_entropy(input, target, weight=None, size_average=None,
+                   ignore_index=-100, reduce=None, reduction="mean",
+                   label_smoothing=0.0):
+    """F.cross_entropy with label smoothing as torch 1.13 computes it, with
+    a mask multiply where torch takes masked_select (whose output size
+    depends on the data, so that it exports to NonZero, which a static
+    compiler cannot run). Other calls go to torch's."""
+    if (label_smoothing == 0.0 or target.is_floating_point()
+            or size_average is not None or reduce is not None):
+        return _torch_cross_entropy(input, target, weight, size_average,
+                                    ignore_index, reduce, reduction,
+                                    label_smoothing)
+    class_dim = 1 if input.dim() > 1 else 0
+    log_probs = torch.nn.functional.log_softmax(input, class_dim)
+    nll = torch.nn.functional.nll_loss(log_probs, target, weight,
+                                       ignore_index=ignore_index,
+                                       reduction=reduction)
+    valid = target != ignore_index
+    if weight is not None:
+        shape = [1] * input.dim()
+        shape[class_dim] = -1
+        log_probs = log_probs * weight.reshape(shape)
+    smooth = -log_probs.sum(class_dim) * valid.to(input.dtype)
+    if reduction == "mean":
+        if weight is None:
+            count = valid.sum().to(input.dtype)
+        else:
+            safe = torch.where(valid, target, torch.zeros_like(target))
+            count = (weight[safe] * valid.to(input.dtype)).sum()
+        smooth = smooth.sum() / count
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    classes = input.shape[class_dim]
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+
+
+@contextlib.contextmanager
+def static_shape_losses():
+    """Routes F.cross_entropy (and nn.CrossEntropyLoss, which calls it) to
+    _cross_entropy while the block traces the step."""
+    torch.nn.functional.cross_entropy = _cross_entropy
+    try:
+        yield
+    finally:
+        torch.nn.functional.cross_entropy = _torch_cross_entropy

@@ -6,7 +6,9 @@ optimizer update) to one ONNX graph.
 The step is traced into aten ops with functorch.make_fx. Aten ops that
 torch.onnx cannot export are replaced by decompositions (ours first, then
 torch's aten-level ones) until every op exports; an op with neither is an
-error that names it. The graph's roles (loss, parameters, gradients, updated
+error that names it. Cross-entropy with label smoothing is traced with a
+mask multiply where torch takes masked_select (decompositions.
+static_shape_losses). The graph's roles (loss, parameters, gradients, updated
 values, optimizer state) are recorded in metadata_props: see
 docs/TrainingStepFormat.md.
 """
@@ -296,7 +298,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         return tuple(outputs)
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), \
+                decompositions.static_shape_losses():
             warnings.simplefilter("ignore")
             graph_module, decomposed = _trace(step, values, opset)
     except NotImplementedError as error:

@@ -317,3 +317,28 @@ def test_example_step_follows_the_format():
     assert meta["optimizer"]["type"] == "sgd"
     assert [p["name"] for p in meta["parameters"]] == [
         "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+
+
+@pytest.mark.parametrize("loss", [
+    nn.CrossEntropyLoss(label_smoothing=0.1),
+    nn.CrossEntropyLoss(label_smoothing=0.2, ignore_index=2,
+                        weight=torch.tensor([0.5, 1.0, 2.0, 1.5])),
+    nn.CrossEntropyLoss(label_smoothing=0.1, reduction="sum"),
+], ids=["mean", "weight_ignore_index", "sum"])
+def test_label_smoothing_has_static_shapes(loss, tmp_path, needs_ort):
+    """torch 1.13 smooths labels with masked_select, whose export (NonZero)
+    has a data-dependent shape: traced with a mask multiply instead, the
+    step matches eager PyTorch and has no NonZero."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 4))
+    inputs = (torch.randn(8, 6),)
+    targets = (torch.tensor([0, 1, 2, 3, 2, 1, 0, 2]),)
+    path = str(tmp_path / "smoothed.onnx")
+    export_training_step(model, inputs, targets, loss, path,
+                         optimizer="sgd", lr=0.1)
+    ops = {node.op_type for node in onnx.load(path).graph.node}
+    assert not ops & {"NonZero", "GatherND", "ScatterND"}, ops
+    assert torch.nn.functional.cross_entropy.__module__ == \
+        "torch.nn.functional"  # the tracing override is gone
+    assert_matches_eager(model, inputs, targets, loss, path, "sgd",
+                         {"lr": 0.1})

@@ -10,7 +10,8 @@ ConvTranspose2d, amax; InstanceNorm, PReLU, pixel shuffle (DepthToSpace),
 nearest upsampling (Resize), a softmax over channels; L2 normalization,
 Mish, tanh GELU, variance, log-softmax with NLL; a Llama block (RMSNorm,
 rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; top-2
-routing over experts (TopK); and test_export's TrapModel."""
+routing over experts (TopK); cross-entropy with label smoothing; and
+test_export's TrapModel."""
 import json
 import os
 
@@ -217,6 +218,10 @@ class MixtureOfExperts(nn.Module):
         return self.out((picked * top.softmax(-1)[..., None]).sum(1))
 
 
+def smoothed_cross_entropy(logits, targets):
+    return F.cross_entropy(logits, targets, label_smoothing=0.1)
+
+
 def token_loss(logits, targets):
     return F.cross_entropy(logits, targets.flatten())
 
@@ -249,6 +254,8 @@ LAYERS = {
                F.cross_entropy, {"Conv", "ReduceMax"}),
     "lstm": (Recurrent, lambda: (torch.randn(3, 4, 5),), classes(2, 3),
              F.cross_entropy, {"Tanh", "Sigmoid"}),
+    "smoothed_labels": (EmbeddingBag, classes(50, 8, 7), classes(3, 8),
+                        smoothed_cross_entropy, {"Gather", "LogSoftmax"}),
     "mixture_of_experts": (MixtureOfExperts, lambda: (torch.randn(6, 8),),
                            classes(3, 6), F.cross_entropy,
                            {"TopK", "GatherElements", "ScatterElements"}),
