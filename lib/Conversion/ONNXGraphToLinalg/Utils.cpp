@@ -33,10 +33,13 @@ Value NodeLowering::operand(unsigned i) const {
   Value value = node.getOperand(i);
   if (isa<NoneType>(value.getType()))
     return {};
-  // A cast that only forgot static sizes hides what is known.
+  // A cast that only forgot static sizes, or the rank (to a type ONNX
+  // could not infer), hides what is known.
   while (auto cast = value.getDefiningOp<tensor::CastOp>()) {
-    if (!tensor::preservesStaticInformation(cast.getType(),
-                                            cast.getSource().getType()))
+    bool forgotRank = isa<UnrankedTensorType>(cast.getType()) &&
+                      isa<RankedTensorType>(cast.getSource().getType());
+    if (!forgotRank && !tensor::preservesStaticInformation(
+                           cast.getType(), cast.getSource().getType()))
       break;
     value = cast.getSource();
   }

@@ -93,3 +93,19 @@ func.func @scaled_matmul(%a: tensor<4x32xf8E4M3FN>, %b: tensor<32x16xf8E5M2>, %s
   %y = amp.scaled_matmul %a, %s, %b, %s : tensor<4x32xf8E4M3FN>, tensor<f32>, tensor<32x16xf8E5M2>, tensor<f32> to tensor<4x16xbf16>
   return %y : tensor<4x16xbf16>
 }
+
+// -----
+
+// A cast whose result ONNX could not type (a Reshape to a shape computed by
+// Shape): the node it feeds sees the cast's ranked source, not the
+// unranked result.
+// CHECK-LABEL: func.func @cast_to_unranked(
+// CHECK:         %[[WIDE:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3x5xbf16>) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK:         tensor.extract %[[WIDE]][%{{.*}}, %{{.*}}] : tensor<3x5xf32>
+func.func @cast_to_unranked(%x: tensor<3x5xbf16>, %y: tensor<3xi64>) -> tensor<f32> {
+  %shape = onnxg.node "Shape"(%x) opset 13 : (tensor<3x5xbf16>) -> tensor<2xi64>
+  %r = onnxg.node "Reshape"(%x, %shape) opset 13 : (tensor<3x5xbf16>, tensor<2xi64>) -> tensor<*xbf16>
+  %c = amp.cast %r : tensor<*xbf16> to tensor<*xf32>
+  %0 = onnxg.node "NegativeLogLikelihoodLoss"(%c, %y) opset 13 : (tensor<*xf32>, tensor<3xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
