@@ -55,3 +55,17 @@ func.func @current(%x: tensor<4x8xf32>) -> tensor<f32> {
   return %max : tensor<f32>
 }
 }
+
+// -----
+
+// Before opset 13, an op whose schema did not change up to 13 (Acos's is
+// opset 7's) is upgraded like the others.
+// CHECK-LABEL: module attributes {onnxg.ir_version = 9 : i64, onnxg.opset_imports = {{\[}}["", 19]]}
+// CHECK:         onnxg.node "Acos"(%{{.*}}) opset 19
+// expected-remark @+1 {{upgraded the default ONNX domain to opset 19 (the model imported opset 7): 1 nodes, 0 reductions given their axes as an input}}
+module attributes {onnxg.opset_imports = [["", 7]]} {
+func.func @unchanged_since_7(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = onnxg.node "Acos"(%x) opset 7 : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+}

@@ -45,6 +45,16 @@ static const onnx::OpSchema *findSchema(NodeOp node, bool newestKnown) {
   return schema;
 }
 
+bool mlir::onnxg::isSchemaUnchangedUpTo(NodeOp node, int64_t opset) {
+  const onnx::OpSchema *own = findSchema(node, /*newestKnown=*/false);
+  std::string domain = node.getDomain().str();
+  if (domain == "ai.onnx")
+    domain = "";
+  const onnx::OpSchema *later = onnx::OpSchemaRegistry::Schema(
+      node.getOpType().str(), static_cast<int>(opset), domain);
+  return own && later && own->SinceVersion() == later->SinceVersion();
+}
+
 /// The type parameter of each of `count` actual arguments described by
 /// `formals`; the last formal parameter may be variadic and cover the rest.
 static void appendTypeParameters(

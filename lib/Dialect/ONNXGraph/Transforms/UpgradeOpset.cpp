@@ -61,13 +61,15 @@ static bool moveAxesToInput(NodeOp node) {
 }
 
 /// Whether `node` can be upgraded to `target`; emits the reason when not.
+/// Below kOldestOpset, only ops whose schema did not change on the way.
 static LogicalResult checkUpgradable(NodeOp node, int64_t target) {
-  if (int64_t(node.getOpset()) < kOldestOpset)
+  if (int64_t(node.getOpset()) < kOldestOpset &&
+      !isSchemaUnchangedUpTo(node, kOldestOpset))
     return node.emitError("cannot upgrade ")
            << node.describe() << " from opset " << node.getOpset()
-           << ": this pass starts at opset " << kOldestOpset
-           << "; upgrade the model to opset 17 first with "
-              "onnx.version_converter.convert_version";
+           << ": the op changed before opset " << kOldestOpset
+           << ", where this pass starts; upgrade the model to opset 17 "
+              "first with onnx.version_converter.convert_version";
   if (node.getOpType() == "BatchNormalization" && crosses(node, target, 14) &&
       node.getNumResults() > 3)
     return node.emitError("cannot upgrade ")

@@ -157,6 +157,11 @@ bool getSchemaTypeParameters(NodeOp node,
 bool schemaAllowsElementType(NodeOp node, llvm::StringRef typeParameter,
                              int32_t onnxDataType);
 
+/// Whether libonnx's schema of `node`'s op type is the same at `opset` as
+/// at the node's own opset (no version of the op between the two); false
+/// when libonnx has no schema for either.
+bool isSchemaUnchangedUpTo(NodeOp node, int64_t opset);
+
 } // namespace mlir::onnxg
 
 #endif // AMP_DIALECT_ONNXGRAPH_IR_ONNXGRAPH_H
