@@ -415,20 +415,10 @@ static LoweringResult lowerTile(NodeLowering &node) {
           .getResult(0)};
 }
 
-static LoweringResult lowerConcat(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  SmallVector<Value> inputs;
-  for (unsigned i = 0; i < node.getNumOperands(); ++i)
-    if (Value input = node.operand(i))
-      inputs.push_back(input);
-  RankedTensorType first = inputs.empty() ? nullptr : getRankedType(inputs[0]);
-  if (!first)
-    return node.emitError() << "expects ranked tensors";
+Value amp::lowering::concatTensors(OpBuilder &b, Location loc,
+                                   ValueRange inputs, int64_t axis) {
+  auto first = cast<RankedTensorType>(inputs.front().getType());
   int64_t rank = first.getRank();
-  std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
-  if (!axis)
-    return node.emitError() << "axis is out of range";
   // Offsets along the axis, folded to constants where the sizes are static.
   auto add = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
     std::optional<int64_t> cx = getConstantIntValue(x);
@@ -440,23 +430,40 @@ static LoweringResult lowerConcat(NodeLowering &node) {
                                  getValueOrCreateConstantIndexOp(b, loc, y))
         .getResult();
   };
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, inputs[0]);
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, inputs.front());
   OpFoldResult total = b.getIndexAttr(0);
   SmallVector<OpFoldResult> offsets;
   for (Value input : inputs) {
     offsets.push_back(total);
-    total = add(total, tensor::getMixedSize(b, loc, input, *axis));
+    total = add(total, tensor::getMixedSize(b, loc, input, axis));
   }
-  sizes[*axis] = total;
+  sizes[axis] = total;
   Value result = createEmpty(b, loc, sizes, first.getElementType());
   for (auto [input, offset] : llvm::zip(inputs, offsets)) {
     SmallVector<OpFoldResult> at(rank, b.getIndexAttr(0));
-    at[*axis] = offset;
+    at[axis] = offset;
     SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
     result = tensor::InsertSliceOp::create(b, loc, input, result, at,
                                            getSizes(b, loc, input), strides);
   }
-  SmallVector<Value> results = {result};
+  return result;
+}
+
+static LoweringResult lowerConcat(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < node.getNumOperands(); ++i)
+    if (Value input = node.operand(i))
+      inputs.push_back(input);
+  RankedTensorType first = inputs.empty() ? nullptr : getRankedType(inputs[0]);
+  if (!first)
+    return node.emitError() << "expects ranked tensors";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", 0), first.getRank());
+  if (!axis)
+    return node.emitError() << "axis is out of range";
+  SmallVector<Value> results = {concatTensors(b, loc, inputs, *axis)};
   // com.microsoft ConcatTraining also returns each input's length along
   // the axis (i64).
   if (node.getNumResults() > 1 && node.isResultUsed(1)) {
@@ -473,6 +480,25 @@ static LoweringResult lowerConcat(NodeLowering &node) {
         lengths));
   }
   results.resize(node.getNumResults());
+  return results;
+}
+
+SmallVector<Value> amp::lowering::splitTensor(OpBuilder &b, Location loc,
+                                              Value input, int64_t axis,
+                                              ArrayRef<int64_t> parts) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  SmallVector<Value> results;
+  int64_t offset = 0;
+  for (int64_t part : parts) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    offsets[axis] = b.getIndexAttr(offset);
+    sizes[axis] = b.getIndexAttr(part);
+    results.push_back(
+        tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides));
+    offset += part;
+  }
   return results;
 }
 
@@ -503,22 +529,13 @@ static LoweringResult lowerSplit(NodeLowering &node) {
   if (splits->size() != outputs)
     return node.emitError() << "split has " << splits->size() << " sizes for "
                             << outputs << " outputs";
-  SmallVector<Value> results;
-  int64_t offset = 0;
-  for (int64_t part : *splits) {
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    offsets[*axis] = b.getIndexAttr(offset);
-    sizes[*axis] = b.getIndexAttr(part);
-    results.push_back(
-        tensor::ExtractSliceOp::create(b, loc, input, offsets, sizes, strides));
-    offset += part;
-  }
-  if (offset != size)
+  int64_t total = 0;
+  for (int64_t part : *splits)
+    total += part;
+  if (total != size)
     return node.emitError()
-           << "split sizes add up to " << offset << ", the axis has " << size;
-  return results;
+           << "split sizes add up to " << total << ", the axis has " << size;
+  return splitTensor(b, loc, input, *axis, *splits);
 }
 
 namespace {

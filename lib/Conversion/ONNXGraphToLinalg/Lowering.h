@@ -302,6 +302,16 @@ Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 /// naming it `what`.
 Value getScalarOperand(NodeLowering &node, unsigned i, llvm::StringRef what);
 
+/// `inputs` (ranked, of one rank) concatenated along `axis`.
+Value concatTensors(OpBuilder &b, Location loc, ValueRange inputs,
+                    int64_t axis);
+
+/// `input` split along `axis` (of static size) into parts of `parts`
+/// elements, from the start.
+llvm::SmallVector<Value> splitTensor(OpBuilder &b, Location loc, Value input,
+                                     int64_t axis,
+                                     llvm::ArrayRef<int64_t> parts);
+
 /// `input` with its dimensions permuted: result dimension d is input
 /// dimension perm[d].
 Value transposeTensor(OpBuilder &b, Location loc, Value input,
