@@ -347,21 +347,28 @@ def compile_library(path, pipeline, folder, name="step", extra=()):
     return library, folder / f"{name}.h", lowered.read_text(), summary
 
 
-def check_library(library, header, text, summary, name="step"):
-    """The library's kernels, exports, dependencies, header and no-GPU
-    behaviour (docs/AmpCompile.md)."""
+def check_kernels(text, summary):
+    """amp-compile's counts (kernels, GEMMs, FP8 GEMMs, convolutions,
+    inputs, outputs), once ptxas accepted every kernel for both chips: one
+    fatbin each (the magic 0xBA55ED50), no cubin left."""
     found = re.search(r": (\d+) kernels, (\d+) cuBLASLt GEMMs \((\d+) FP8\), "
                       r"(\d+) cuDNN convolutions, (\d+) inputs, (\d+) outputs",
                       summary)
     assert found, summary
-    kernels, gemms, fp8_gemms, convolutions, inputs, outputs = map(
-        int, found.groups())
-    # ptxas accepted every kernel for both chips: one fatbin each (the
-    # magic 0xBA55ED50), no cubin left.
+    counts = tuple(map(int, found.groups()))
     binaries = len(re.findall(r"^  gpu\.binary @", text, re.MULTILINE))
     objects = re.findall(r"#gpu\.object<#nvvm\.target<[^>]*>, \"(.{8})", text)
-    assert binaries == kernels > 0 and len(objects) == kernels
+    assert binaries == counts[0] and len(objects) == counts[0]
     assert all(o.startswith("P\\ED") for o in objects), objects[:3]
+    return counts
+
+
+def check_library(library, header, text, summary, name="step"):
+    """The library's kernels, exports, dependencies, header and no-GPU
+    behaviour (docs/AmpCompile.md)."""
+    kernels, gemms, fp8_gemms, convolutions, inputs, outputs = check_kernels(
+        text, summary)
+    assert kernels > 0
     assert len(re.findall(r"llvm\.call @amp_gemm_", text)) == gemms > 0
     assert len(re.findall(r"llvm\.call @amp_gemm_f8", text)) == fp8_gemms
     assert len(re.findall(r"llvm\.call @amp_conv_", text)) == convolutions
