@@ -87,12 +87,14 @@ static Value buildNormalize(OpBuilder &b, Location loc, RankedTensorType type,
       });
 }
 
-/// com.microsoft SimplifiedLayerNormalization (RMS normalization): x *
-/// rsqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on; the
-/// second output is the inverse RMS (in f32 unless declared otherwise).
-static LoweringResult lowerSimplifiedLayerNorm(NodeLowering &node) {
+/// LayerNormalization, and com.microsoft SimplifiedLayerNormalization (RMS
+/// normalization: x * rsqrt(mean(x^2) + epsilon) * scale), over the axes
+/// from `axis` on. The other outputs are the statistics (Mean and
+/// InvStdDev, or the inverse RMS), in f32 unless declared otherwise.
+static LoweringResult lowerLayerNorm(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
+  bool rms = node.getNode().getOpType() == "SimplifiedLayerNormalization";
   Value input = node.operand(0);
   auto type = getRankedType(input);
   if (!type || !isa<FloatType>(type.getElementType()))
@@ -106,47 +108,29 @@ static LoweringResult lowerSimplifiedLayerNorm(NodeLowering &node) {
   for (int64_t i = *axis; i < type.getRank(); ++i)
     axes.push_back(i);
   Type accType = getAccumulatorType(type.getElementType());
-  Value squares = buildElementwise(
-      b, loc, type.clone(accType), input,
-      [](OpBuilder &nb, Location nl, ValueRange args) {
-        return arith::MulFOp::create(nb, nl, args[0], args[0]).getResult();
-      });
-  Value invRms = buildInvStdDev(b, loc, buildMeanKept(b, loc, squares, axes),
-                                node.getFloat("epsilon", 1e-5));
-  Value zero = createFilled(b, loc, {}, createScalar(b, loc, accType, 0));
-  SmallVector<Value> results = {buildNormalize(
-      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
-      input, zero, invRms, node.operand(1), Value())};
-  if (node.getNumResults() > 1)
-    results.push_back(convertTensor(b, loc, invRms,
-                                    node.resultElementType(1, b.getF32Type())));
-  results.resize(node.getNumResults());
-  return results;
-}
-
-static LoweringResult lowerLayerNorm(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0);
-  auto type = getRankedType(input);
-  if (!type || !isa<FloatType>(type.getElementType()))
-    return node.emitError() << "expects a float tensor";
-  std::optional<int64_t> axis =
-      normalizeAxis(node.getInt("axis", -1), type.getRank());
-  if (!axis)
-    return node.emitError()
-           << "axis is out of range for rank " << type.getRank();
-  SmallVector<int64_t> axes;
-  for (int64_t i = *axis; i < type.getRank(); ++i)
-    axes.push_back(i);
-  Moments moments = buildMoments(b, loc, input, axes);
+  Moments moments;
+  if (rms) {
+    // The mean of the squares about 0: a 0-d zero for the mean.
+    Value squares = buildElementwise(
+        b, loc, type.clone(accType), input,
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::MulFOp::create(nb, nl, args[0], args[0]).getResult();
+        });
+    moments = {createFilled(b, loc, {}, createScalar(b, loc, accType, 0)),
+               buildMeanKept(b, loc, squares, axes)};
+  } else {
+    moments = buildMoments(b, loc, input, axes);
+  }
   Value invStdDev =
       buildInvStdDev(b, loc, moments.variance, node.getFloat("epsilon", 1e-5));
-  SmallVector<Value> results = {
-      buildNormalize(b, loc, type, input, moments.mean, invStdDev,
-                     node.operand(1), node.operand(2))};
-  // Mean and InvStdDev, in the stash type (f32) unless declared otherwise.
-  for (auto [i, stat] : llvm::enumerate(ValueRange{moments.mean, invStdDev}))
+  SmallVector<Value> results = {buildNormalize(
+      b, loc, type.clone(node.resultElementType(0, type.getElementType())),
+      input, moments.mean, invStdDev, node.operand(1),
+      rms ? Value() : node.operand(2))};
+  SmallVector<Value> stats = {invStdDev};
+  if (!rms)
+    stats.insert(stats.begin(), moments.mean);
+  for (auto [i, stat] : llvm::enumerate(stats))
     if (i + 1 < node.getNumResults())
       results.push_back(convertTensor(
           b, loc, stat, node.resultElementType(i + 1, b.getF32Type())));
@@ -172,6 +156,13 @@ static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
   auto type = cast<RankedTensorType>(input.getType());
   RankedTensorType accTensor =
       type.clone(getAccumulatorType(type.getElementType()));
+  auto multiply = [&](Value x, Value y) {
+    return buildElementwise(
+        b, loc, accTensor, {x, y},
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
+        });
+  };
   Value normalized =
       mean ? buildElementwise(
                  b, loc, accTensor, {input, mean, invStdDev},
@@ -182,19 +173,7 @@ static SmallVector<Value> buildNormalizationGrad(NodeLowering &node, Value dy,
                               args[2])
                        .getResult();
                  })
-           : buildElementwise(b, loc, accTensor, {input, invStdDev},
-                              [](OpBuilder &nb, Location nl, ValueRange args) {
-                                return arith::MulFOp::create(nb, nl, args[0],
-                                                             args[1])
-                                    .getResult();
-                              });
-  auto multiply = [&](Value x, Value y) {
-    return buildElementwise(
-        b, loc, accTensor, {x, y},
-        [](OpBuilder &nb, Location nl, ValueRange args) {
-          return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
-        });
-  };
+           : multiply(input, invStdDev);
   Value scaled = multiply(dy, scale);
   // The mean of g, which RMS normalization's dX lacks: a 0-d zero.
   Value scaledMean =
@@ -590,8 +569,7 @@ void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
   table.add("", "LRN", lowerLRN);
   table.add("", "LayerNormalization", lowerLayerNorm);
   table.add("com.microsoft", "LayerNormalizationGrad", lowerLayerNormGrad);
-  table.add("com.microsoft", "SimplifiedLayerNormalization",
-            lowerSimplifiedLayerNorm);
+  table.add("com.microsoft", "SimplifiedLayerNormalization", lowerLayerNorm);
   table.add("com.microsoft", "SimplifiedLayerNormalizationGrad",
             lowerLayerNormGrad);
   table.add("", "BatchNormalization", lowerBatchNorm);
