@@ -483,10 +483,30 @@ static LoweringResult lowerConcat(NodeLowering &node) {
   return results;
 }
 
-SmallVector<Value> amp::lowering::splitTensor(OpBuilder &b, Location loc,
-                                              Value input, int64_t axis,
-                                              ArrayRef<int64_t> parts) {
-  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+FailureOr<int64_t> amp::lowering::getSplitAxis(NodeLowering &node) {
+  RankedTensorType type = getRankedType(node.operand(0));
+  if (!type)
+    return node.emitError() << "expects a ranked tensor";
+  std::optional<int64_t> axis =
+      normalizeAxis(node.getInt("axis", 0), type.getRank());
+  if (!axis || type.isDynamicDim(*axis))
+    return node.emitError() << "axis must be in range and of static size";
+  return *axis;
+}
+
+FailureOr<SmallVector<Value>>
+amp::lowering::splitInput(NodeLowering &node, int64_t axis,
+                          ArrayRef<int64_t> parts) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  int64_t rank = getRankedType(input).getRank();
+  int64_t size = getRankedType(input).getDimSize(axis), total = 0;
+  for (int64_t part : parts)
+    total += part;
+  if (total != size)
+    return node.emitError()
+           << "split sizes add up to " << total << ", the axis has " << size;
   SmallVector<Value> results;
   int64_t offset = 0;
   for (int64_t part : parts) {
@@ -503,22 +523,15 @@ SmallVector<Value> amp::lowering::splitTensor(OpBuilder &b, Location loc,
 }
 
 static LoweringResult lowerSplit(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0);
-  RankedTensorType type = getRankedType(input);
-  if (!type)
-    return node.emitError() << "expects a ranked tensor";
-  std::optional<int64_t> axis =
-      normalizeAxis(node.getInt("axis", 0), type.getRank());
-  if (!axis || type.isDynamicDim(*axis))
-    return node.emitError() << "axis must be in range and of static size";
+  FailureOr<int64_t> axis = getSplitAxis(node);
+  if (failed(axis))
+    return failure();
   bool notConstant = false;
   std::optional<SmallVector<int64_t>> splits =
       node.getIntsFromAttrOrOperand("split", 1, notConstant);
   if (notConstant)
     return node.emitError() << "split must be a constant";
-  int64_t size = type.getDimSize(*axis);
+  int64_t size = getRankedType(node.operand(0)).getDimSize(*axis);
   unsigned outputs = node.getNumResults();
   if (!splits) {
     int64_t part = llvm::divideCeil(size, outputs);
@@ -529,13 +542,7 @@ static LoweringResult lowerSplit(NodeLowering &node) {
   if (splits->size() != outputs)
     return node.emitError() << "split has " << splits->size() << " sizes for "
                             << outputs << " outputs";
-  int64_t total = 0;
-  for (int64_t part : *splits)
-    total += part;
-  if (total != size)
-    return node.emitError()
-           << "split sizes add up to " << total << ", the axis has " << size;
-  return splitTensor(b, loc, input, *axis, *splits);
+  return splitInput(node, *axis, *splits);
 }
 
 namespace {
@@ -1205,6 +1212,18 @@ static LoweringResult lowerGatherElements(NodeLowering &node) {
 /// ScatterElements: data, with each update written to (or combined by
 /// `reduction` into) the element its index names along `axis`, in the
 /// order of the indices.
+/// Where the element at `ivs` goes in a scatter along `axis` (or came from
+/// in a gather): `ivs` with the wrapped index that `indices` holds there
+/// on the axis.
+static SmallVector<Value> getElementTarget(OpBuilder &b, Location loc,
+                                           Value indices, ValueRange ivs,
+                                           int64_t axis, Value axisSize) {
+  Value index = tensor::ExtractOp::create(b, loc, indices, ivs);
+  SmallVector<Value> target(ivs);
+  target[axis] = normalizeIndex(b, loc, index, axisSize);
+  return target;
+}
+
 static LoweringResult lowerScatterElements(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -1228,10 +1247,7 @@ static LoweringResult lowerScatterElements(NodeLowering &node) {
   return SmallVector<Value>{buildScatter(
       b, loc, data, updates, *kind,
       [&](OpBuilder &nb, Location nl, ValueRange ivs) {
-        Value index = tensor::ExtractOp::create(nb, nl, indices, ivs);
-        SmallVector<Value> target(ivs);
-        target[*axis] = normalizeIndex(nb, nl, index, axisSize);
-        return target;
+        return getElementTarget(nb, nl, indices, ivs, *axis, axisSize);
       })};
 }
 
@@ -1276,6 +1292,24 @@ static LoweringResult lowerScatterND(NodeLowering &node) {
       })};
 }
 
+/// A gather's gradient: zeros of `shape` with dY summed (in the
+/// accumulator type) into the elements `getTarget` gives for each element
+/// of dY, repeated targets accumulating; in the node's result type.
+static Value
+sumIntoZeros(NodeLowering &node, ArrayRef<int64_t> shape, Value dy,
+             function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+                 getTarget) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Type elementType = getRankedType(dy).getElementType();
+  Type accType = getAccumulatorType(elementType);
+  Value zeros =
+      createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), shape),
+                   createScalar(b, loc, accType, 0));
+  Value sums = buildScatter(b, loc, zeros, dy, CombineKind::Add, getTarget);
+  return convertTensor(b, loc, sums, node.resultElementType(0, elementType));
+}
+
 /// com.microsoft GatherGrad(shape, indices, dY): zeros of `shape` with dY
 /// summed (in the accumulator type) into the slices along `axis` that
 /// Gather read; repeated indices accumulate.
@@ -1297,23 +1331,16 @@ static LoweringResult lowerGatherGrad(NodeLowering &node) {
   int64_t indicesRank = indicesType.getRank();
   if (dyType.getRank() != rank - 1 + indicesRank)
     return node.emitError() << "dY must have rank " << rank - 1 + indicesRank;
-  Type accType = getAccumulatorType(dyType.getElementType());
-  Value zeros =
-      createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), *shape),
-                   createScalar(b, loc, accType, 0));
   Value axisSize = arith::ConstantIndexOp::create(b, loc, (*shape)[*axis]);
-  Value sums = buildScatter(
-      b, loc, zeros, dy, CombineKind::Add,
-      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+  return SmallVector<Value>{sumIntoZeros(
+      node, *shape, dy, [&](OpBuilder &nb, Location nl, ValueRange ivs) {
         SmallVector<Value> target(ivs.take_front(*axis));
         Value index = tensor::ExtractOp::create(nb, nl, indices,
                                                 ivs.slice(*axis, indicesRank));
         target.push_back(normalizeIndex(nb, nl, index, axisSize));
         target.append(ivs.begin() + *axis + indicesRank, ivs.end());
         return target;
-      });
-  return SmallVector<Value>{convertTensor(
-      b, loc, sums, node.resultElementType(0, dyType.getElementType()))};
+      })};
 }
 
 /// com.microsoft GatherElementsGrad(dY, shape, indices): zeros of `shape`
@@ -1337,22 +1364,11 @@ static LoweringResult lowerGatherElementsGrad(NodeLowering &node) {
   std::optional<int64_t> axis = normalizeAxis(node.getInt("axis", 0), rank);
   if (!axis)
     return node.emitError() << "axis is out of range";
-  Type accType = getAccumulatorType(dyType.getElementType());
-  Value zeros =
-      createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), *shape),
-                   createScalar(b, loc, accType, 0));
   Value axisSize = arith::ConstantIndexOp::create(b, loc, (*shape)[*axis]);
-  Value sums =
-      buildScatter(b, loc, zeros, dy, CombineKind::Add,
-                   [&](OpBuilder &nb, Location nl, ValueRange ivs) {
-                     Value index =
-                         tensor::ExtractOp::create(nb, nl, indices, ivs);
-                     SmallVector<Value> target(ivs);
-                     target[*axis] = normalizeIndex(nb, nl, index, axisSize);
-                     return target;
-                   });
-  return SmallVector<Value>{convertTensor(
-      b, loc, sums, node.resultElementType(0, dyType.getElementType()))};
+  return SmallVector<Value>{sumIntoZeros(
+      node, *shape, dy, [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        return getElementTarget(nb, nl, indices, ivs, *axis, axisSize);
+      })};
 }
 
 /// OneHot(indices, depth, [off, on]): out[..., k, ...] is `on` where the

@@ -306,11 +306,15 @@ Value getScalarOperand(NodeLowering &node, unsigned i, llvm::StringRef what);
 Value concatTensors(OpBuilder &b, Location loc, ValueRange inputs,
                     int64_t axis);
 
-/// `input` split along `axis` (of static size) into parts of `parts`
-/// elements, from the start.
-llvm::SmallVector<Value> splitTensor(OpBuilder &b, Location loc, Value input,
-                                     int64_t axis,
-                                     llvm::ArrayRef<int64_t> parts);
+/// The `axis` (default 0) along which a Split-like node splits its input,
+/// operand 0: in range and of static size, or an error.
+FailureOr<int64_t> getSplitAxis(NodeLowering &node);
+
+/// The node's input, operand 0, split along `axis` (getSplitAxis) into
+/// parts of `parts` elements from the start; an error when they do not add
+/// up to the axis.
+FailureOr<llvm::SmallVector<Value>> splitInput(NodeLowering &node, int64_t axis,
+                                               llvm::ArrayRef<int64_t> parts);
 
 /// `input` with its dimensions permuted: result dimension d is input
 /// dimension perm[d].

@@ -140,16 +140,10 @@ static LoweringResult lowerSequenceErase(NodeLowering &node) {
 /// parts of one element (squeezed unless keepdims), of a constant size
 /// (the last part smaller), or of constant sizes.
 static LoweringResult lowerSplitToSequence(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0);
-  RankedTensorType type = getRankedType(input);
-  if (!type)
-    return node.emitError() << "expects a ranked tensor";
-  std::optional<int64_t> axis =
-      normalizeAxis(node.getInt("axis", 0), type.getRank());
-  if (!axis || type.isDynamicDim(*axis))
-    return node.emitError() << "axis must be in range and of static size";
+  FailureOr<int64_t> axis = getSplitAxis(node);
+  if (failed(axis))
+    return failure();
+  RankedTensorType type = getRankedType(node.operand(0));
   int64_t size = type.getDimSize(*axis);
   SmallVector<int64_t> parts;
   bool squeeze = false;
@@ -168,22 +162,19 @@ static LoweringResult lowerSplitToSequence(NodeLowering &node) {
         parts.push_back(std::min(part, size - offset));
     } else {
       parts = *split;
-      int64_t total = 0;
-      for (int64_t part : parts)
-        total += part;
-      if (total != size)
-        return node.emitError() << "split sizes add up to " << total
-                                << ", the axis has " << size;
     }
   }
-  SmallVector<Value> elements = splitTensor(b, loc, input, *axis, parts);
+  FailureOr<SmallVector<Value>> elements = splitInput(node, *axis, parts);
+  if (failed(elements))
+    return failure();
   if (squeeze) {
     SmallVector<int64_t> shape(type.getShape());
     shape.erase(shape.begin() + *axis);
-    for (Value &element : elements)
-      element = reshapeTo(b, loc, element, type.clone(shape));
+    for (Value &element : *elements)
+      element = reshapeTo(node.getBuilder(), node.getLoc(), element,
+                          type.clone(shape));
   }
-  return sequenceResult(node, elements);
+  return sequenceResult(node, *elements);
 }
 
 /// ConcatFromSequence(sequence): its tensors concatenated along `axis`, or
