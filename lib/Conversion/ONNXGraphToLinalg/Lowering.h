@@ -227,6 +227,17 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
 Value buildSoftmax(OpBuilder &b, Location loc, Value input,
                    llvm::ArrayRef<int64_t> axes, bool log, Type elementType);
 
+/// The loops of a reduction of `input` over `axes`: one per dimension,
+/// reduction on `axes`, and the output's sizes and indexing map (the
+/// other dimensions).
+struct ReductionLoops {
+  llvm::SmallVector<utils::IteratorType> iterators;
+  llvm::SmallVector<OpFoldResult> outSizes;
+  AffineMap outMap;
+};
+ReductionLoops getReductionLoops(OpBuilder &b, Location loc, Value input,
+                                 llvm::ArrayRef<int64_t> axes);
+
 /// Reduces `input` over `axes` (sorted, non-negative) with `combine`,
 /// starting from `init`, in `accType`; the result drops the reduced
 /// dimensions. `map` is applied to each element first.

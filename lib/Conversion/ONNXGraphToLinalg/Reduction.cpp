@@ -77,6 +77,18 @@ static CombineKind getCombineKind(ReduceKind kind) {
   }
 }
 
+/// The lowest (or highest) value of `type`: -inf (inf) for floats, the
+/// smallest (largest) signed integer. Max (min) starts from it.
+static Value createExtreme(OpBuilder &b, Location loc, Type type, bool lowest) {
+  if (isa<FloatType>(type))
+    return createScalar(b, loc, type, lowest ? -INFINITY : INFINITY);
+  unsigned width = type.getIntOrFloatBitWidth();
+  return arith::ConstantOp::create(
+      b, loc,
+      b.getIntegerAttr(type, lowest ? APInt::getSignedMinValue(width)
+                                    : APInt::getSignedMaxValue(width)));
+}
+
 static LoweringResult lowerReduce(NodeLowering &node, ReduceKind kind) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -97,23 +109,10 @@ static LoweringResult lowerReduce(NodeLowering &node, ReduceKind kind) {
   if (axes->empty())
     return SmallVector<Value>{input};
   Type accType = getComputeType(elementType);
-  double init = 0;
-  if (kind == ReduceKind::Max)
-    init = isFloat ? -INFINITY : double(INT64_MIN);
-  else if (kind == ReduceKind::Min)
-    init = isFloat ? INFINITY : double(INT64_MAX);
-  else if (kind == ReduceKind::Prod)
-    init = 1;
-  Value initValue;
-  if (!isFloat && (kind == ReduceKind::Max || kind == ReduceKind::Min)) {
-    unsigned width = elementType.getIntOrFloatBitWidth();
-    APInt bound = kind == ReduceKind::Max ? APInt::getSignedMinValue(width)
-                                          : APInt::getSignedMaxValue(width);
-    initValue =
-        arith::ConstantOp::create(b, loc, b.getIntegerAttr(elementType, bound));
-  } else {
-    initValue = createScalar(b, loc, accType, init);
-  }
+  Value initValue =
+      kind == ReduceKind::Max || kind == ReduceKind::Min
+          ? createExtreme(b, loc, accType, /*lowest=*/kind == ReduceKind::Max)
+          : createScalar(b, loc, accType, kind == ReduceKind::Prod ? 1 : 0);
 
   // LogSumExp subtracts the maximum first so that exp cannot overflow.
   Value shift;
@@ -395,41 +394,17 @@ static Value buildArgBest(OpBuilder &b, Location loc, Value input, int64_t axis,
                           SelectionOrder order, bool last) {
   auto type = cast<RankedTensorType>(input.getType());
   Type computeType = getComputeType(type.getElementType());
-  Value sentinel;
-  if (isa<FloatType>(computeType)) {
-    sentinel =
-        createScalar(b, loc, computeType, order.largest ? -INFINITY : INFINITY);
-  } else {
-    unsigned width = computeType.getIntOrFloatBitWidth();
-    sentinel = arith::ConstantOp::create(
-        b, loc,
-        b.getIntegerAttr(computeType, order.largest
-                                          ? APInt::getSignedMinValue(width)
-                                          : APInt::getSignedMaxValue(width)));
-  }
-  int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input), outSizes;
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iterators;
-  for (int64_t i = 0; i < rank; ++i) {
-    bool reduced = i == axis;
-    iterators.push_back(reduced ? utils::IteratorType::reduction
-                                : utils::IteratorType::parallel);
-    if (!reduced) {
-      outSizes.push_back(sizes[i]);
-      outExprs.push_back(b.getAffineDimExpr(i));
-    }
-  }
+  Value sentinel = createExtreme(b, loc, computeType, order.largest);
+  ReductionLoops loops = getReductionLoops(b, loc, input, axis);
   Type i64 = b.getI64Type();
-  Value bestInit = createFilled(b, loc, outSizes, sentinel);
+  Value bestInit = createFilled(b, loc, loops.outSizes, sentinel);
   Value indexInit =
-      createFilled(b, loc, outSizes, createScalar(b, loc, i64, 0));
-  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), outMap,
-                                 outMap};
+      createFilled(b, loc, loops.outSizes, createScalar(b, loc, i64, 0));
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(type.getRank()),
+                                 loops.outMap, loops.outMap};
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{bestInit.getType(), indexInit.getType()}, input,
-      ValueRange{bestInit, indexInit}, maps, iterators,
+      ValueRange{bestInit, indexInit}, maps, loops.iterators,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value x = convertScalar(nb, nl, args[0], computeType);
         Value take = order.goesBefore(nb, nl, x, args[1], last);

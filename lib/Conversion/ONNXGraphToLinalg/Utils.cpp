@@ -534,32 +534,37 @@ Value amp::lowering::multiplyAccumulate(OpBuilder &b, Location loc, Value x,
   return arith::AddFOp::create(b, loc, acc, product);
 }
 
+ReductionLoops amp::lowering::getReductionLoops(OpBuilder &b, Location loc,
+                                                Value input,
+                                                ArrayRef<int64_t> axes) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  ReductionLoops loops;
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (llvm::is_contained(axes, i)) {
+      loops.iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    loops.iterators.push_back(utils::IteratorType::parallel);
+    loops.outSizes.push_back(sizes[i]);
+    outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  loops.outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  return loops;
+}
+
 Value amp::lowering::buildReduction(
     OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
     Type accType, Value init,
     function_ref<Value(OpBuilder &, Location, Value, Value)> combine,
     function_ref<Value(OpBuilder &, Location, Value)> map) {
-  auto type = cast<RankedTensorType>(input.getType());
-  int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-  SmallVector<OpFoldResult> outSizes;
-  SmallVector<AffineExpr> outExprs;
-  SmallVector<utils::IteratorType> iterators;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (llvm::is_contained(axes, i)) {
-      iterators.push_back(utils::IteratorType::reduction);
-      continue;
-    }
-    iterators.push_back(utils::IteratorType::parallel);
-    outSizes.push_back(sizes[i]);
-    outExprs.push_back(b.getAffineDimExpr(i));
-  }
-  Value acc = createFilled(b, loc, outSizes, init);
-  SmallVector<AffineMap> maps = {
-      b.getMultiDimIdentityMap(rank),
-      AffineMap::get(rank, 0, outExprs, b.getContext())};
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  ReductionLoops loops = getReductionLoops(b, loc, input, axes);
+  Value acc = createFilled(b, loc, loops.outSizes, init);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), loops.outMap};
   auto generic = linalg::GenericOp::create(
-      b, loc, acc.getType(), input, acc, maps, iterators,
+      b, loc, acc.getType(), input, acc, maps, loops.iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         Value x = convertScalar(nested, nestedLoc, args[0], accType);
         if (map)
