@@ -42,22 +42,38 @@ static LoweringResult lowerSequenceConstruct(NodeLowering &node) {
                                           elements)};
 }
 
+/// The position operand `i` of a sequence op on `size` tensors, in [0,
+/// size] (`size` itself only for an insertion), counted from the end when
+/// negative; `fallback` without one, or an error without a fallback.
+static FailureOr<int64_t> getPosition(NodeLowering &node, unsigned i,
+                                      int64_t size,
+                                      std::optional<int64_t> fallback,
+                                      bool inserting) {
+  if (!node.operand(i) && fallback)
+    return *fallback;
+  std::optional<SmallVector<int64_t>> position = node.getConstantInts(i);
+  if (!position || position->size() != 1)
+    return node.emitError() << "the position (input " << i
+                            << ") must be a constant of one element";
+  int64_t index = position->front(), end = inserting ? size : size - 1;
+  if (index < -size || index > end)
+    return node.emitError()
+           << "position " << index << " is outside a sequence of " << size
+           << " tensors";
+  return index < 0 ? index + size : index;
+}
+
 /// SequenceAt(sequence, position): the element at a constant position,
 /// counted from the end when negative.
 static LoweringResult lowerSequenceAt(NodeLowering &node) {
   std::optional<SmallVector<Value>> elements = node.sequenceOperand(0);
   if (!elements)
     return failure();
-  std::optional<SmallVector<int64_t>> position = node.getConstantInts(1);
-  if (!position || position->size() != 1)
-    return node.emitError()
-           << "the position (input 1) must be a constant of one element";
-  int64_t size = elements->size(), index = position->front();
-  if (index < -size || index >= size)
-    return node.emitError()
-           << "position " << index << " is outside a sequence of " << size
-           << " tensors";
-  return SmallVector<Value>{(*elements)[index < 0 ? index + size : index]};
+  FailureOr<int64_t> position =
+      getPosition(node, 1, elements->size(), std::nullopt, false);
+  if (failed(position))
+    return failure();
+  return SmallVector<Value>{(*elements)[*position]};
 }
 
 /// The sequence result of `node` made of `elements`.
@@ -85,25 +101,6 @@ static LoweringResult lowerSequenceLength(NodeLowering &node) {
       b, node.getLoc(),
       DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
                              int64_t(elements->size())))};
-}
-
-/// The position operand `i` of a sequence op on `size` tensors, in [0,
-/// size] (`size` itself only for an insertion); `fallback` without one.
-static FailureOr<int64_t> getPosition(NodeLowering &node, unsigned i,
-                                      int64_t size, int64_t fallback,
-                                      bool inserting) {
-  if (!node.operand(i))
-    return fallback;
-  std::optional<SmallVector<int64_t>> position = node.getConstantInts(i);
-  if (!position || position->size() != 1)
-    return node.emitError() << "the position (input " << i
-                            << ") must be a constant of one element";
-  int64_t index = position->front(), end = inserting ? size : size - 1;
-  if (index < -size || index > end)
-    return node.emitError()
-           << "position " << index << " is outside a sequence of " << size
-           << " tensors";
-  return index < 0 ? index + size : index;
 }
 
 /// SequenceInsert(sequence, tensor, [position]): the tensor inserted at a
