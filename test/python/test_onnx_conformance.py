@@ -189,13 +189,15 @@ def prepare_model(model, inputs):
 
 
 def run_case(case, tmp_path, flags=()):
-    """Runs `case` through amp-run; returns the process and the outputs."""
+    """Runs `case` through amp-run; returns the process, the outputs and
+    the inputs fed ({name: array})."""
     inputs, _ = case.data_sets[0]
     model, inputs = prepare_model(case.model, inputs)
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
     args = [api.find_tool("amp-run"), str(path), "--steps", "1",
             "--save-outputs", str(tmp_path / "out"), *flags]
+    feeds = {}
     for i, (graph_input, value) in enumerate(inputs):
         if not isinstance(value, (np.ndarray, np.generic)):
             continue  # a sequence or optional: amp-run must refuse the graph
@@ -204,13 +206,14 @@ def run_case(case, tmp_path, flags=()):
             value = bfloat16_bits_to_float(value)
         np.save(tmp_path / f"input_{i}.npy", value)
         args += ["--input", f"{graph_input.name}={tmp_path}/input_{i}.npy"]
+        feeds[graph_input.name] = value
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     outputs = {}
     if proc.returncode == 0:
         for output in case.model.graph.output:
             outputs[output.name] = np.load(
                 tmp_path / "out" / f"{output.name.replace('/', '_')}.npy")
-    return proc, outputs
+    return proc, outputs, feeds
 
 
 def assert_clean_error(proc, message):
@@ -240,7 +243,7 @@ def check_case(name, tmp_path, flags=()):
     if name in WRONG_REFERENCE:
         pytest.skip(WRONG_REFERENCE[name])
     inputs, expected = case.data_sets[0]
-    proc, outputs = run_case(case, tmp_path, flags)
+    proc, outputs, feeds = run_case(case, tmp_path, flags)
     message = expected_error(case)
     if message or not all(isinstance(v, (np.ndarray, np.generic))
                           for v in inputs):
@@ -253,9 +256,6 @@ def check_case(name, tmp_path, flags=()):
     if name in ORT_REFERENCE:
         if not ort.available():
             pytest.skip("ONNX Runtime is not installed (make ort)")
-        feeds = {graph_input.name: np.load(tmp_path / f"input_{i}.npy")
-                 for i, (graph_input, _) in enumerate(
-                     prepare_model(case.model, inputs)[1])}
         reference = ort.run(str(tmp_path / "model.onnx"), feeds)
         expected = [reference[output.name]
                     for output in case.model.graph.output]
