@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NodeEmitter.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
@@ -35,22 +36,18 @@ namespace {
 class GradientExpansion {
 public:
   GradientExpansion(NodeOp gradient, OpBuilder &builder)
-      : gradient(gradient), builder(builder) {}
+      : gradient(gradient), builder(builder),
+        nodes(gradient, builder, "Gradient") {}
 
   /// Replaces the Gradient node's outputs; fails after an error.
   LogicalResult run();
 
 private:
-  /// A new node name, "<Gradient node>/<opType>_<n>".
-  std::string nextName(StringRef opType);
-  /// A new node named after the Gradient node.
+  /// A new node named after the Gradient node (NodeEmitter::create).
   Value create(StringRef opType, Type type, ValueRange inputs,
-               ArrayRef<NamedAttribute> attrs = {});
-  /// A splat constant of `type` (a 0-d tensor of `elementType` when `type`
-  /// is null).
-  Value createSplat(Type elementType, double value, RankedTensorType type = {});
-  /// A Constant of the int64 `values`.
-  Value createI64s(ArrayRef<int64_t> values);
+               ArrayRef<NamedAttribute> attrs = {}) {
+    return nodes.create(opType, type, inputs, attrs);
+  }
   /// `value` summed over the dimensions ONNX broadcast it to from `type`.
   FailureOr<Value> sumToShape(Value value, Type type, NodeOp node);
   /// Adds `contribution` to the gradient of `value`.
@@ -68,7 +65,7 @@ private:
 
   NodeOp gradient;
   OpBuilder &builder;
-  unsigned created = 0;
+  NodeEmitter nodes;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> gradients;
 };
@@ -80,37 +77,6 @@ InFlightDiagnostic GradientExpansion::emitError() {
 
 InFlightDiagnostic GradientExpansion::emitError(NodeOp node) {
   return emitError() << "cannot differentiate " << node.describe() << ": ";
-}
-
-std::string GradientExpansion::nextName(StringRef opType) {
-  StringRef prefix = gradient.getNodeName();
-  if (prefix.empty())
-    prefix = "Gradient";
-  return (prefix + "/" + opType + "_" + Twine(created++)).str();
-}
-
-Value GradientExpansion::create(StringRef opType, Type type, ValueRange inputs,
-                                ArrayRef<NamedAttribute> attrs) {
-  std::string name = nextName(opType);
-  return createNode(builder, opType, type, inputs, name, name + "_output",
-                    attrs)
-      .getResult(0);
-}
-
-Value GradientExpansion::createSplat(Type elementType, double value,
-                                     RankedTensorType type) {
-  if (!type)
-    type = RankedTensorType::get({}, elementType);
-  TypedAttr scalar = builder.getFloatAttr(elementType, value);
-  return create(
-      "Constant", type, {},
-      builder.getNamedAttr("value", DenseElementsAttr::get(type, scalar)));
-}
-
-Value GradientExpansion::createI64s(ArrayRef<int64_t> values) {
-  std::string name = nextName("Constant");
-  return createI64Constant(builder, values, name, name + "_output")
-      .getResult(0);
 }
 
 FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
@@ -139,14 +105,14 @@ FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
         builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(1));
     // ReduceSum takes its axes as an input from opset 13 on.
     if (getOpsetImport(gradient, "", 13) >= 13)
-      sum =
-          create("ReduceSum", keptType, {value, createI64s(axes)}, {keepDims});
+      sum = create("ReduceSum", keptType, {value, nodes.createI64s(axes)},
+                   {keepDims});
     else
       sum = create("ReduceSum", keptType, {value},
                    {keepDims, builder.getNamedAttr(
                                   "axes", builder.getDenseI64ArrayAttr(axes))});
   }
-  return create("Reshape", to, {sum, createI64s(to.getShape())});
+  return create("Reshape", to, {sum, nodes.createI64s(to.getShape())});
 }
 
 void GradientExpansion::accumulate(Value value, Value contribution) {
@@ -200,24 +166,24 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                          {create("Greater",
                                  cast<RankedTensorType>(outType).clone(
                                      builder.getI1Type()),
-                                 {input(0), createSplat(elementType, 0)}),
-                          dy, createSplat(elementType, 0)}));
+                                 {input(0), nodes.createSplat(elementType, 0)}),
+                          dy, nodes.createSplat(elementType, 0)}));
   if (type == "Sigmoid")
-    return add(0,
-               binary("Mul", dy,
-                      binary("Mul", y,
-                             binary("Sub", createSplat(elementType, 1), y))));
+    return add(
+        0, binary("Mul", dy,
+                  binary("Mul", y,
+                         binary("Sub", nodes.createSplat(elementType, 1), y))));
   if (type == "Tanh")
     return add(0, binary("Mul", dy,
-                         binary("Sub", createSplat(elementType, 1),
+                         binary("Sub", nodes.createSplat(elementType, 1),
                                 binary("Mul", y, y))));
   if (type == "Exp")
     return add(0, binary("Mul", dy, y));
   if (type == "Log")
     return add(0, binary("Div", dy, input(0)));
   if (type == "Sqrt")
-    return add(
-        0, binary("Div", dy, binary("Mul", createSplat(elementType, 2), y)));
+    return add(0, binary("Div", dy,
+                         binary("Mul", nodes.createSplat(elementType, 2), y)));
   if (type == "MatMul") {
     auto a = dyn_cast<RankedTensorType>(input(0).getType());
     auto b = dyn_cast<RankedTensorType>(input(1).getType());
@@ -322,7 +288,7 @@ LogicalResult GradientExpansion::run() {
   }
 
   builder.setInsertionPoint(body.getTerminator());
-  gradients[y] = createSplat(yType.getElementType(), 1, yType);
+  gradients[y] = nodes.createSplat(yType.getElementType(), 1, yType);
   for (Operation &op : llvm::reverse(body)) {
     if (!needed.contains(&op) || llvm::none_of(op.getResults(), [&](Value v) {
           return active.contains(v);
@@ -351,7 +317,7 @@ LogicalResult GradientExpansion::run() {
         return emitError() << "'y' does not depend on '" << getValueName(x)
                            << "', whose zero gradient needs a "
                            << "static shape";
-      dx = createSplat(type.getElementType(), 0, type);
+      dx = nodes.createSplat(type.getElementType(), 0, type);
     }
     output.replaceAllUsesWith(dx);
   }
@@ -380,7 +346,8 @@ struct ExpandGradientsPass
         return signalPassFailure();
     Block &body = func.getBody().front();
     if (!sortTopologically(&body, body.without_terminator())) {
-      emitError(func.getLoc(), "the gradients feed the values they differentiate");
+      emitError(func.getLoc(),
+                "the gradients feed the values they differentiate");
       return signalPassFailure();
     }
     // Outputs ONNX could not type now have the gradients' types.
