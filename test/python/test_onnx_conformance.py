@@ -31,8 +31,6 @@ UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
     "QLinearMatMul", "QuantizeLinear", "RandomUniformLike", "ReverseSequence",
     "RoiAlign", "STFT", "Scan", "Scatter", "SequenceMap",
     "StringNormalizer", "TfIdfVectorizer", "Unique", "Upsample")}
-UNLOWERED_OPS.update({op: "has no lowering yet" for op in ("GRU", "LSTM",
-                                                           "RNN")})
 UNSIGNED = "unsigned integer tensors do not lower yet"
 STRINGS = "do not lower: only numbers and booleans do"
 # Cases of lowered op types that use what does not lower yet.

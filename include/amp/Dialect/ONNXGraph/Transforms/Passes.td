@@ -40,6 +40,45 @@ def ONNXGraphExpandGradients
     `amp.cast` (cast back). Any other op between `xs` and
     `y`, a `y` of unknown shape, and a broadcast over dimensions that are
     not static are errors that name the node. `amp-lower-to-cpu` runs this
+    pass before it converts to linalg (after `onnxg-expand-recurrent`).
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def ONNXGraphExpandRecurrent
+    : Pass<"onnxg-expand-recurrent", "func::FuncOp"> {
+  let summary = "Unroll RNN, GRU and LSTM nodes into the ONNX nodes of "
+                "their equations";
+  let description = [{
+    Replaces each default-domain RNN, GRU and LSTM node by the nodes of its
+    equations (ONNX's operator specification), unrolled over the time steps:
+
+    - one MatMul projects the inputs of every step at once (X·Wᵀ, plus the
+      biases Wb + Rb);
+    - each step multiplies the hidden state by the recurrence weights
+      (MatMul by Rᵀ) and computes the gates with Add, Mul, Sub, Gather and
+      the activation nodes;
+    - Concat stacks the steps' hidden states into Y, and the last states
+      into Y_h and Y_c.
+
+    Every attribute expands: `direction` (forward, reverse,
+    bidirectional), `layout`, `activations` (Relu, Tanh, Sigmoid, Affine,
+    LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign,
+    Softplus) with `activation_alpha` and `activation_beta` (missing values
+    take the defaults of the ONNX op of that name), `clip`, LSTM's
+    `input_forget` (f = 1 - i) and peepholes, GRU's `linear_before_reset`.
+    A `sequence_lens` that is not a constant equal to the sequence length
+    masks each step with Where: a sequence's state stops at its length, in
+    both directions, and its outputs past it are zero.
+
+    16-bit float nodes (after `--amp-pipeline`) keep their GEMMs in 16 bits
+    and compute the gates and the cell state in FP32, as cuDNN's RNNs do with
+    FP32 math; the states are rounded to the data type where they feed the
+    next GEMM and the outputs.
+
+    The sequence length must be static (it is unrolled); an unknown hidden
+    size, an unknown activation, and `sequence_lens` below opset 9 are errors
+    that name the node. `amp-lower-to-cpu` and `amp-lower-to-cuda` run this
     pass first.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
