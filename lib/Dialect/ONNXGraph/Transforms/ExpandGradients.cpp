@@ -101,16 +101,7 @@ FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
     for (int64_t axis : axes)
       kept[axis] = 1;
     auto keptType = RankedTensorType::get(kept, from.getElementType());
-    NamedAttribute keepDims =
-        builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(1));
-    // ReduceSum takes its axes as an input from opset 13 on.
-    if (getOpsetImport(gradient, "", 13) >= 13)
-      sum = create("ReduceSum", keptType, {value, nodes.createI64s(axes)},
-                   {keepDims});
-    else
-      sum = create("ReduceSum", keptType, {value},
-                   {keepDims, builder.getNamedAttr(
-                                  "axes", builder.getDenseI64ArrayAttr(axes))});
+    sum = nodes.reduceSum(value, axes, /*keepDims=*/true, keptType);
   }
   return create("Reshape", to, {sum, nodes.createI64s(to.getShape())});
 }

@@ -18,10 +18,7 @@
 #include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Traits.h"
 #include "llvm/ADT/StringSwitch.h"
-
-#include <map>
 
 namespace mlir::onnxg {
 #define GEN_PASS_DEF_ONNXGRAPHEXPANDRECURRENT
@@ -95,27 +92,11 @@ private:
   /// Whether sequence_lens is missing or a constant of the sequence length.
   bool hasFullLengths(Value lengths);
 
-  RankedTensorType getType(ArrayRef<int64_t> shape, Type elementType) {
+  static RankedTensorType getType(ArrayRef<int64_t> shape, Type elementType) {
     return RankedTensorType::get(shape, elementType);
   }
-  Value castTo(Value value, Type elementType);
-  /// Gathers `position` of `axis` (a 0-d index: the axis goes away).
-  Value pick(Value value, int64_t position, int64_t axis = 0);
-  /// Reshapes to `shape` (ONNX's Reshape shape: -1 infers the batch), whose
-  /// type is `resultShape`.
-  Value reshape(Value value, ArrayRef<int64_t> shape,
-                ArrayRef<int64_t> resultShape);
-  Value transpose(Value value, ArrayRef<int64_t> perm);
-  Value concat(ValueRange values, int64_t axis);
-  /// An elementwise node with ONNX broadcasting.
-  Value binary(StringRef opType, Value lhs, Value rhs);
-  Value unary(StringRef opType, Value value,
-              ArrayRef<NamedAttribute> attrs = {});
-  /// A 0-d constant of the compute type, made once per value.
-  Value scalar(double value);
-  /// A 0-d int64 constant, made once per value.
-  Value index(int64_t value);
-  Value matmul(Value lhs, Value rhs);
+  /// A 0-d constant of the compute type.
+  Value scalar(double value) { return nodes.scalar(computeType, value); }
   Value activate(const Activation &activation, Value value);
   /// `value` clipped to [-clip, clip] when the node has `clip`.
   Value clip(Value value);
@@ -129,7 +110,7 @@ private:
   /// `gates` gates: [batch, gates, hidden] in the compute type.
   Value project(Value hidden, Value weight, int64_t gates);
   /// Gate `index` of [batch, gates, hidden] values.
-  Value gate(Value gates, int64_t index) { return pick(gates, index, 1); }
+  Value gate(Value gates, int64_t index) { return nodes.pick(gates, index, 1); }
   /// Prepares direction `index` (weights, biases, initial state).
   FailureOr<Direction> prepare(Value input, unsigned index);
 
@@ -148,8 +129,6 @@ private:
   bool linearBeforeReset = false;
   Type dataType;
   Type computeType;
-  std::map<double, Value> scalars;
-  llvm::DenseMap<int64_t, Value> indices;
 };
 } // namespace
 
@@ -307,99 +286,6 @@ bool RecurrentExpansion::hasFullLengths(Value lengths) {
   return uniform && uniform.getInt() == numSteps;
 }
 
-Value RecurrentExpansion::castTo(Value value, Type elementType) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getElementType() == elementType)
-    return value;
-  OpBuilder &builder = nodes.getBuilder();
-  return nodes.create(
-      "Cast", type.clone(elementType), value,
-      builder.getNamedAttr(
-          "to", builder.getI64IntegerAttr(*getOnnxDataType(elementType))));
-}
-
-Value RecurrentExpansion::scalar(double value) {
-  Value &constant = scalars[value];
-  if (!constant)
-    constant = nodes.createSplat(computeType, value);
-  return constant;
-}
-
-Value RecurrentExpansion::index(int64_t value) {
-  Value &constant = indices[value];
-  if (!constant)
-    constant = nodes.createSplat(nodes.getBuilder().getI64Type(), value);
-  return constant;
-}
-
-Value RecurrentExpansion::pick(Value value, int64_t position, int64_t axis) {
-  OpBuilder &builder = nodes.getBuilder();
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.erase(shape.begin() + axis);
-  return nodes.create(
-      "Gather", type.clone(shape), {value, index(position)},
-      builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
-}
-
-Value RecurrentExpansion::reshape(Value value, ArrayRef<int64_t> shape,
-                                  ArrayRef<int64_t> resultShape) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return nodes.create("Reshape", type.clone(resultShape),
-                      {value, nodes.createI64s(shape)});
-}
-
-Value RecurrentExpansion::transpose(Value value, ArrayRef<int64_t> perm) {
-  OpBuilder &builder = nodes.getBuilder();
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t axis : perm)
-    shape.push_back(type.getDimSize(axis));
-  return nodes.create(
-      "Transpose", type.clone(shape), value,
-      builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm)));
-}
-
-Value RecurrentExpansion::concat(ValueRange values, int64_t axis) {
-  if (values.size() == 1)
-    return values.front();
-  OpBuilder &builder = nodes.getBuilder();
-  auto type = cast<RankedTensorType>(values.front().getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape[axis] = ShapedType::isDynamic(shape[axis])
-                    ? ShapedType::kDynamic
-                    : shape[axis] * int64_t(values.size());
-  return nodes.create(
-      "Concat", type.clone(shape), values,
-      builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
-}
-
-Value RecurrentExpansion::binary(StringRef opType, Value lhs, Value rhs) {
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
-  auto rhsType = cast<RankedTensorType>(rhs.getType());
-  SmallVector<int64_t> shape;
-  bool broadcasts = OpTrait::util::getBroadcastedShape(
-      lhsType.getShape(), rhsType.getShape(), shape);
-  assert(broadcasts && "the expansion broadcasts compatible shapes");
-  (void)broadcasts;
-  Type elementType = opType == "Less" ? nodes.getBuilder().getI1Type()
-                                      : lhsType.getElementType();
-  return nodes.create(opType, getType(shape, elementType), {lhs, rhs});
-}
-
-Value RecurrentExpansion::unary(StringRef opType, Value value,
-                                ArrayRef<NamedAttribute> attrs) {
-  return nodes.create(opType, value.getType(), value, attrs);
-}
-
-Value RecurrentExpansion::matmul(Value lhs, Value rhs) {
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
-  auto rhsType = cast<RankedTensorType>(rhs.getType());
-  SmallVector<int64_t> shape(lhsType.getShape());
-  shape.back() = rhsType.getShape().back();
-  return nodes.create("MatMul", lhsType.clone(shape), {lhs, rhs});
-}
-
 Value RecurrentExpansion::activate(const Activation &activation, Value value) {
   OpBuilder &builder = nodes.getBuilder();
   StringRef name = activation.name;
@@ -408,35 +294,38 @@ Value RecurrentExpansion::activate(const Activation &activation, Value value) {
   auto beta =
       builder.getNamedAttr("beta", builder.getF32FloatAttr(activation.beta));
   if (name == "relu")
-    return unary("Relu", value);
+    return nodes.unary("Relu", value);
   if (name == "tanh")
-    return unary("Tanh", value);
+    return nodes.unary("Tanh", value);
   if (name == "sigmoid")
-    return unary("Sigmoid", value);
+    return nodes.unary("Sigmoid", value);
   if (name == "softsign")
-    return unary("Softsign", value);
+    return nodes.unary("Softsign", value);
   if (name == "softplus")
-    return unary("Softplus", value);
+    return nodes.unary("Softplus", value);
   if (name == "leakyrelu")
-    return unary("LeakyRelu", value, alpha);
+    return nodes.unary("LeakyRelu", value, alpha);
   if (name == "elu")
-    return unary("Elu", value, alpha);
+    return nodes.unary("Elu", value, alpha);
   if (name == "hardsigmoid")
-    return unary("HardSigmoid", value, {alpha, beta});
+    return nodes.unary("HardSigmoid", value, {alpha, beta});
   if (name == "affine")
-    return binary("Add", binary("Mul", value, scalar(activation.alpha)),
-                  scalar(activation.beta));
+    return nodes.binary("Add",
+                        nodes.binary("Mul", value, scalar(activation.alpha)),
+                        scalar(activation.beta));
   if (name == "scaledtanh")
-    return binary("Mul",
-                  unary("Tanh", binary("Mul", value, scalar(activation.beta))),
-                  scalar(activation.alpha));
+    return nodes.binary(
+        "Mul",
+        nodes.unary("Tanh",
+                    nodes.binary("Mul", value, scalar(activation.beta))),
+        scalar(activation.alpha));
   assert(name == "thresholdedrelu" && "readActivations checked the names");
   // x where x > alpha, else 0; ThresholdedRelu itself is opset 10.
   Value above = nodes.create(
       "Greater",
       cast<RankedTensorType>(value.getType()).clone(builder.getI1Type()),
       {value, scalar(activation.alpha)});
-  return binary("Mul", value, castTo(above, computeType));
+  return nodes.binary("Mul", value, nodes.castTo(above, computeType));
 }
 
 Value RecurrentExpansion::clip(Value value) {
@@ -446,16 +335,19 @@ Value RecurrentExpansion::clip(Value value) {
   float bound = *clipValue;
   // Clip takes its bounds as attributes before opset 11, inputs after.
   if (nodes.getOpset() < 11)
-    return unary("Clip", value,
-                 {builder.getNamedAttr("min", builder.getF32FloatAttr(-bound)),
-                  builder.getNamedAttr("max", builder.getF32FloatAttr(bound))});
+    return nodes.unary(
+        "Clip", value,
+        {builder.getNamedAttr("min", builder.getF32FloatAttr(-bound)),
+         builder.getNamedAttr("max", builder.getF32FloatAttr(bound))});
   return nodes.create("Clip", value.getType(),
                       {value, scalar(-bound), scalar(bound)});
 }
 
 Value RecurrentExpansion::project(Value hidden, Value weight, int64_t gates) {
-  Value product = castTo(matmul(castTo(hidden, dataType), weight), computeType);
-  return reshape(product, {-1, gates, hiddenSize}, {batch, gates, hiddenSize});
+  Value product = nodes.castTo(
+      nodes.matmul(nodes.castTo(hidden, dataType), weight), computeType);
+  return nodes.reshape(product, {-1, gates, hiddenSize},
+                       {batch, gates, hiddenSize});
 }
 
 FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
@@ -467,30 +359,33 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
 
   // All steps' inputs at once: X·Wᵀ (+ Wb + Rb), [steps, batch, gates,
   // hidden].
-  Value weight =
-      transpose(pick(castTo(node.getOperand(1), dataType), index), {1, 0});
-  Value gates = reshape(castTo(matmul(input, weight), computeType),
-                        {numSteps, -1, numGates, hiddenSize},
-                        {numSteps, batch, numGates, hiddenSize});
+  Value weight = nodes.transpose(
+      nodes.pick(nodes.castTo(node.getOperand(1), dataType), index), {1, 0});
+  Value gates =
+      nodes.reshape(nodes.castTo(nodes.matmul(input, weight), computeType),
+                    {numSteps, -1, numGates, hiddenSize},
+                    {numSteps, batch, numGates, hiddenSize});
   if (Value bias = getOperand(3)) {
-    Value both = reshape(pick(castTo(bias, computeType), index),
-                         {2, numGates, hiddenSize}, {2, numGates, hiddenSize});
-    Value inputBias = pick(both, 0);
-    Value recurrenceBias = pick(both, 1);
+    Value both =
+        nodes.reshape(nodes.pick(nodes.castTo(bias, computeType), index),
+                      {2, numGates, hiddenSize}, {2, numGates, hiddenSize});
+    Value inputBias = nodes.pick(both, 0);
+    Value recurrenceBias = nodes.pick(both, 1);
     // GRU with linear_before_reset adds Rb before multiplying by r.
     if (kind == "GRU" && linearBeforeReset)
       direction.recurrenceBias = recurrenceBias;
     else
-      inputBias = binary("Add", inputBias, recurrenceBias);
-    gates = binary("Add", gates, inputBias);
+      inputBias = nodes.binary("Add", inputBias, recurrenceBias);
+    gates = nodes.binary("Add", gates, inputBias);
   }
   direction.inputGates = gates;
 
-  Value recurrence = pick(castTo(node.getOperand(2), dataType), index);
+  Value recurrence =
+      nodes.pick(nodes.castTo(node.getOperand(2), dataType), index);
   if (kind == "GRU" && !linearBeforeReset) {
     // z and r multiply the hidden state, h the hidden state times r.
-    Value split = reshape(recurrence, {numGates, hiddenSize, hiddenSize},
-                          {numGates, hiddenSize, hiddenSize});
+    Value split = nodes.reshape(recurrence, {numGates, hiddenSize, hiddenSize},
+                                {numGates, hiddenSize, hiddenSize});
     OpBuilder &builder = nodes.getBuilder();
     auto rowsType = getType({2}, builder.getI64Type());
     Value rows = nodes.create(
@@ -501,26 +396,29 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
         "Gather", getType({2, hiddenSize, hiddenSize}, dataType), {split, rows},
         builder.getNamedAttr("axis", builder.getI64IntegerAttr(0)));
     direction.recurrence =
-        transpose(reshape(updateReset, {2 * hiddenSize, hiddenSize},
-                          {2 * hiddenSize, hiddenSize}),
-                  {1, 0});
-    direction.recurrenceHidden = transpose(pick(split, 2), {1, 0});
+        nodes.transpose(nodes.reshape(updateReset, {2 * hiddenSize, hiddenSize},
+                                      {2 * hiddenSize, hiddenSize}),
+                        {1, 0});
+    direction.recurrenceHidden = nodes.transpose(nodes.pick(split, 2), {1, 0});
   } else {
-    direction.recurrence = transpose(recurrence, {1, 0});
+    direction.recurrence = nodes.transpose(recurrence, {1, 0});
   }
 
   if (Value peepholes = getOperand(7)) {
-    Value split = reshape(pick(castTo(peepholes, computeType), index),
-                          {3, hiddenSize}, {3, hiddenSize});
+    Value split =
+        nodes.reshape(nodes.pick(nodes.castTo(peepholes, computeType), index),
+                      {3, hiddenSize}, {3, hiddenSize});
     for (int64_t gateIndex = 0; gateIndex < 3; ++gateIndex)
-      direction.peepholes[gateIndex] = pick(split, gateIndex);
+      direction.peepholes[gateIndex] = nodes.pick(split, gateIndex);
   }
   // Initial states are [directions, batch, hidden], [batch, directions,
   // hidden] in layout 1.
   if (Value hidden = getOperand(5))
-    direction.initial.hidden = pick(castTo(hidden, computeType), index, layout);
+    direction.initial.hidden =
+        nodes.pick(nodes.castTo(hidden, computeType), index, layout);
   if (Value cell = getOperand(6); cell && kind == "LSTM")
-    direction.initial.cell = pick(castTo(cell, computeType), index, layout);
+    direction.initial.cell =
+        nodes.pick(nodes.castTo(cell, computeType), index, layout);
   return direction;
 }
 
@@ -531,8 +429,8 @@ State RecurrentExpansion::stepLSTM(const Direction &direction, Value input,
   const Activation &h = direction.activations[2];
   Value gates = input;
   if (state.hidden)
-    gates = binary("Add", gates,
-                   project(state.hidden, direction.recurrence, numGates));
+    gates = nodes.binary("Add", gates,
+                         project(state.hidden, direction.recurrence, numGates));
   // Gate order i, o, f, c; peepholes i, o, f.
   Value inputGate = gate(gates, 0);
   Value outputGate = gate(gates, 1);
@@ -541,18 +439,20 @@ State RecurrentExpansion::stepLSTM(const Direction &direction, Value input,
   auto peephole = [&](Value pre, unsigned index, Value cell) {
     if (!direction.peepholes[index] || !cell)
       return pre;
-    return binary("Add", pre, binary("Mul", direction.peepholes[index], cell));
+    return nodes.binary("Add", pre,
+                        nodes.binary("Mul", direction.peepholes[index], cell));
   };
   inputGate = activate(f, clip(peephole(inputGate, 0, state.cell)));
   // input_forget couples the gates: f = 1 - i.
   forgetGate = inputForget
-                   ? binary("Sub", scalar(1), inputGate)
+                   ? nodes.binary("Sub", scalar(1), inputGate)
                    : activate(f, clip(peephole(forgetGate, 2, state.cell)));
-  Value cell = binary("Mul", inputGate, candidate);
+  Value cell = nodes.binary("Mul", inputGate, candidate);
   if (state.cell)
-    cell = binary("Add", binary("Mul", forgetGate, state.cell), cell);
+    cell =
+        nodes.binary("Add", nodes.binary("Mul", forgetGate, state.cell), cell);
   outputGate = activate(f, clip(peephole(outputGate, 1, cell)));
-  return {binary("Mul", outputGate, activate(h, cell)), cell};
+  return {nodes.binary("Mul", outputGate, activate(h, cell)), cell};
 }
 
 State RecurrentExpansion::stepGRU(const Direction &direction, Value input,
@@ -569,36 +469,40 @@ State RecurrentExpansion::stepGRU(const Direction &direction, Value input,
     if (state.hidden)
       product = project(state.hidden, direction.recurrence, numGates);
     if (direction.recurrenceBias)
-      product = product ? binary("Add", product, direction.recurrenceBias)
+      product = product ? nodes.binary("Add", product, direction.recurrenceBias)
                         : direction.recurrenceBias;
     if (product) {
       // [batch, gates, hidden], or Rb's [gates, hidden] alone.
       int64_t gateAxis = state.hidden ? 1 : 0;
-      update = binary("Add", update, pick(product, 0, gateAxis));
-      reset = binary("Add", reset, pick(product, 1, gateAxis));
-      recurrentCandidate = pick(product, 2, gateAxis);
+      update = nodes.binary("Add", update, nodes.pick(product, 0, gateAxis));
+      reset = nodes.binary("Add", reset, nodes.pick(product, 1, gateAxis));
+      recurrentCandidate = nodes.pick(product, 2, gateAxis);
     }
   } else if (state.hidden) {
     Value product = project(state.hidden, direction.recurrence, 2);
-    update = binary("Add", update, gate(product, 0));
-    reset = binary("Add", reset, gate(product, 1));
+    update = nodes.binary("Add", update, gate(product, 0));
+    reset = nodes.binary("Add", reset, gate(product, 1));
   }
   update = activate(f, clip(update));
   reset = activate(f, clip(reset));
   if (linearBeforeReset && recurrentCandidate)
-    candidate =
-        binary("Add", candidate, binary("Mul", reset, recurrentCandidate));
+    candidate = nodes.binary("Add", candidate,
+                             nodes.binary("Mul", reset, recurrentCandidate));
   else if (!linearBeforeReset && state.hidden)
-    candidate = binary(
+    candidate = nodes.binary(
         "Add", candidate,
-        castTo(matmul(castTo(binary("Mul", reset, state.hidden), dataType),
-                      direction.recurrenceHidden),
-               computeType));
+        nodes.castTo(
+            nodes.matmul(nodes.castTo(nodes.binary("Mul", reset, state.hidden),
+                                      dataType),
+                         direction.recurrenceHidden),
+            computeType));
   candidate = activate(g, clip(candidate));
   // H = (1 - z) ⊙ h + z ⊙ H_prev.
-  Value hidden = binary("Mul", binary("Sub", scalar(1), update), candidate);
+  Value hidden =
+      nodes.binary("Mul", nodes.binary("Sub", scalar(1), update), candidate);
   if (state.hidden)
-    hidden = binary("Add", hidden, binary("Mul", update, state.hidden));
+    hidden =
+        nodes.binary("Add", hidden, nodes.binary("Mul", update, state.hidden));
   return {hidden, Value()};
 }
 
@@ -610,8 +514,8 @@ State RecurrentExpansion::step(const Direction &direction, Value input,
     return stepGRU(direction, input, state);
   Value gates = input;
   if (state.hidden)
-    gates = binary("Add", gates,
-                   project(state.hidden, direction.recurrence, numGates));
+    gates = nodes.binary("Add", gates,
+                         project(state.hidden, direction.recurrence, numGates));
   return {activate(direction.activations[0], clip(gate(gates, 0))), Value()};
 }
 
@@ -620,9 +524,9 @@ LogicalResult RecurrentExpansion::run() {
     return failure();
   OpBuilder &builder = nodes.getBuilder();
   builder.setInsertionPoint(node);
-  Value input = castTo(node.getOperand(0), dataType);
+  Value input = nodes.castTo(node.getOperand(0), dataType);
   if (layout == 1)
-    input = transpose(input, {1, 0, 2});
+    input = nodes.transpose(input, {1, 0, 2});
 
   // Steps past a sequence's length keep the state and output zeros.
   Value lengths = getOperand(4);
@@ -636,8 +540,9 @@ LogicalResult RecurrentExpansion::run() {
     Value &running = runningAt[time];
     if (!running) {
       Type lengthType = getElementTypeOrSelf(lengths.getType());
-      running = reshape(
-          binary("Less", nodes.createSplat(lengthType, double(time)), lengths),
+      running = nodes.reshape(
+          nodes.binary("Less", nodes.createSplat(lengthType, double(time)),
+                       lengths),
           {-1, 1}, {batch, 1});
     }
     return running;
@@ -664,24 +569,25 @@ LogicalResult RecurrentExpansion::run() {
     for (int64_t s = 0; s < numSteps; ++s) {
       int64_t time = backwards ? numSteps - 1 - s : s;
       Value running = isRunning(time);
-      State next = step(*direction, pick(direction->inputGates, time), state);
+      State next =
+          step(*direction, nodes.pick(direction->inputGates, time), state);
       // Zero past a sequence's end, which is also the state after it when
       // the state before was zero.
       Value output = keep(running, next.hidden, Value());
       if (needsOutput)
         perStep[time] =
-            reshape(castTo(output, dataType), {1, 1, -1, hiddenSize},
-                    {1, 1, batch, hiddenSize});
+            nodes.reshape(nodes.castTo(output, dataType),
+                          {1, 1, -1, hiddenSize}, {1, 1, batch, hiddenSize});
       state.hidden =
           state.hidden ? keep(running, next.hidden, state.hidden) : output;
       if (next.cell)
         state.cell = keep(running, next.cell, state.cell);
     }
     if (needsOutput)
-      outputs.push_back(concat(perStep, 0));
+      outputs.push_back(nodes.concat(perStep, 0));
     auto last = [&](Value value) {
-      return reshape(castTo(value, dataType), {1, -1, hiddenSize},
-                     {1, batch, hiddenSize});
+      return nodes.reshape(nodes.castTo(value, dataType), {1, -1, hiddenSize},
+                           {1, batch, hiddenSize});
     };
     if (isUsed(1))
       lastHidden.push_back(last(state.hidden));
@@ -696,13 +602,13 @@ LogicalResult RecurrentExpansion::run() {
       continue;
     Value replacement;
     if (index == 0) {
-      replacement = concat(outputs, 1);
+      replacement = nodes.concat(outputs, 1);
       if (layout == 1)
-        replacement = transpose(replacement, {2, 0, 1, 3});
+        replacement = nodes.transpose(replacement, {2, 0, 1, 3});
     } else {
-      replacement = concat(index == 1 ? lastHidden : lastCell, 0);
+      replacement = nodes.concat(index == 1 ? lastHidden : lastCell, 0);
       if (layout == 1)
-        replacement = transpose(replacement, {1, 0, 2});
+        replacement = nodes.transpose(replacement, {1, 0, 2});
     }
     result.replaceAllUsesWith(replacement);
   }

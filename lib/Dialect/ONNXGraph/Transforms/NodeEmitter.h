@@ -16,6 +16,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <map>
+
 namespace mlir::onnxg {
 
 /// Creates the nodes that replace `origin`, each named
@@ -62,6 +64,33 @@ public:
   /// The opset the model imports for the default domain.
   int64_t getOpset() { return getOpsetImport(origin, "", 1); }
 
+  /// A 0-d constant of `elementType`, made once per type and value.
+  Value scalar(Type elementType, double value);
+  /// A 0-d int64 constant, made once per value.
+  Value index(int64_t value);
+
+  /// `value` cast to `elementType` (itself when it has that type).
+  Value castTo(Value value, Type elementType);
+  /// Gathers `position` of `axis` (a 0-d index: the axis goes away).
+  Value pick(Value value, int64_t position, int64_t axis = 0);
+  /// Reshapes to `shape` (ONNX's Reshape shape: 0 copies, -1 infers), of
+  /// type `resultShape`.
+  Value reshape(Value value, llvm::ArrayRef<int64_t> shape,
+                llvm::ArrayRef<int64_t> resultShape);
+  Value transpose(Value value, llvm::ArrayRef<int64_t> perm);
+  /// Concatenates `values` on `axis`; a single value is itself.
+  Value concat(ValueRange values, int64_t axis);
+  /// An elementwise node with ONNX broadcasting (comparisons give i1).
+  Value binary(llvm::StringRef opType, Value lhs, Value rhs);
+  Value unary(llvm::StringRef opType, Value value,
+              llvm::ArrayRef<NamedAttribute> attrs = {});
+  /// MatMul of [..., M, K] by [K, N].
+  Value matmul(Value lhs, Value rhs);
+  /// ReduceSum over `axes` into `resultType`, with the axes as an input
+  /// from opset 13 and as an attribute before.
+  Value reduceSum(Value value, llvm::ArrayRef<int64_t> axes, bool keepDims,
+                  RankedTensorType resultType);
+
 private:
   std::string nextName(llvm::StringRef opType) {
     llvm::StringRef prefix = origin.getNodeName();
@@ -74,6 +103,8 @@ private:
   OpBuilder &builder;
   llvm::StringRef fallback;
   unsigned created = 0;
+  llvm::DenseMap<Type, std::map<double, Value>> scalars;
+  llvm::DenseMap<int64_t, Value> indices;
 };
 
 } // namespace mlir::onnxg

@@ -1,0 +1,111 @@
+//===- NodeEmitter.cpp - Build ONNX nodes that expand another -------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeEmitter.h"
+
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
+
+#include "mlir/Dialect/Traits.h"
+
+using namespace mlir;
+using namespace mlir::onnxg;
+
+Value NodeEmitter::castTo(Value value, Type elementType) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == elementType)
+    return value;
+  return create("Cast", type.clone(elementType), value,
+                builder.getNamedAttr("to", builder.getI64IntegerAttr(
+                                               *getOnnxDataType(elementType))));
+}
+
+Value NodeEmitter::scalar(Type elementType, double value) {
+  Value &constant = scalars[elementType][value];
+  if (!constant)
+    constant = createSplat(elementType, value);
+  return constant;
+}
+
+Value NodeEmitter::index(int64_t value) {
+  Value &constant = indices[value];
+  if (!constant)
+    constant = createSplat(builder.getI64Type(), value);
+  return constant;
+}
+
+Value NodeEmitter::pick(Value value, int64_t position, int64_t axis) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + axis);
+  return create("Gather", type.clone(shape), {value, index(position)},
+                builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
+}
+
+Value NodeEmitter::reshape(Value value, ArrayRef<int64_t> shape,
+                           ArrayRef<int64_t> resultShape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return create("Reshape", type.clone(resultShape), {value, createI64s(shape)});
+}
+
+Value NodeEmitter::transpose(Value value, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t axis : perm)
+    shape.push_back(type.getDimSize(axis));
+  return create(
+      "Transpose", type.clone(shape), value,
+      builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm)));
+}
+
+Value NodeEmitter::concat(ValueRange values, int64_t axis) {
+  if (values.size() == 1)
+    return values.front();
+  auto type = cast<RankedTensorType>(values.front().getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = ShapedType::isDynamic(shape[axis])
+                    ? ShapedType::kDynamic
+                    : shape[axis] * int64_t(values.size());
+  return create("Concat", type.clone(shape), values,
+                builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
+}
+
+Value NodeEmitter::binary(StringRef opType, Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  SmallVector<int64_t> shape;
+  bool broadcasts = OpTrait::util::getBroadcastedShape(
+      lhsType.getShape(), rhsType.getShape(), shape);
+  assert(broadcasts && "the expansion broadcasts compatible shapes");
+  (void)broadcasts;
+  Type elementType = llvm::is_contained({"Less", "Greater", "Equal"}, opType)
+                         ? builder.getI1Type()
+                         : lhsType.getElementType();
+  return create(opType, RankedTensorType::get(shape, elementType), {lhs, rhs});
+}
+
+Value NodeEmitter::unary(StringRef opType, Value value,
+                         ArrayRef<NamedAttribute> attrs) {
+  return create(opType, value.getType(), value, attrs);
+}
+
+Value NodeEmitter::matmul(Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  SmallVector<int64_t> shape(lhsType.getShape());
+  shape.back() = rhsType.getShape().back();
+  return create("MatMul", lhsType.clone(shape), {lhs, rhs});
+}
+
+Value NodeEmitter::reduceSum(Value value, ArrayRef<int64_t> axes, bool keepDims,
+                             RankedTensorType resultType) {
+  NamedAttribute keep =
+      builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(keepDims));
+  if (getOpset() >= 13)
+    return create("ReduceSum", resultType, {value, createI64s(axes)}, {keep});
+  return create(
+      "ReduceSum", resultType, {value},
+      {keep, builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(axes))});
+}
