@@ -12,15 +12,22 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <onnx/onnx_pb.h>
 
 using namespace mlir;
 using namespace amprun;
 
+/// Whether ONNX's schemas (and so its shape inference) cover `domain`.
+static bool isOnnxDomain(StringRef domain) {
+  return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" ||
+         domain == "ai.onnx.preview.training";
+}
+
 /// Gives the symbolic dimensions of the model's inputs the sizes --dim
-/// names and drops the inferred value_info, so that the importer's ONNX
-/// shape inference propagates static shapes. Returns the new bytes.
+/// names and drops the value_info that ONNX shape inference recomputes, so
+/// that it propagates static shapes. Returns the new bytes.
 static std::string specializeDims(StringRef path, StringRef bytes,
                                   ArrayRef<std::string> dims) {
   llvm::StringMap<int64_t> sizes;
@@ -57,21 +64,36 @@ static std::string specializeDims(StringRef path, StringRef bytes,
   if (!missing.empty())
     fail(Twine(toolName) + " needs static shapes; give the size of input " +
          llvm::join(missing, ", ") + " with --dim name=N");
-  model.mutable_graph()->clear_value_info();
-  for (onnx::ValueInfoProto &output :
-       *model.mutable_graph()->mutable_output()) {
-    // An output without a shape has an unknown rank: mutable_shape() would
+  // ONNX shape inference types what ONNX's own ops compute again from the
+  // static inputs; what other domains' ops compute (ONNX Runtime's contrib
+  // ops) only the file types, so that value_info stays.
+  llvm::StringSet<> contribValues;
+  for (const onnx::NodeProto &node : model.graph().node())
+    if (!isOnnxDomain(node.domain()))
+      contribValues.insert(node.output().begin(), node.output().end());
+  auto *valueInfo = model.mutable_graph()->mutable_value_info();
+  valueInfo->erase(std::remove_if(valueInfo->begin(), valueInfo->end(),
+                                  [&](const onnx::ValueInfoProto &info) {
+                                    return !contribValues.contains(info.name());
+                                  }),
+                   valueInfo->end());
+  auto specialize = [&](onnx::ValueInfoProto &value) {
+    // A value without a shape has an unknown rank: mutable_shape() would
     // make it a scalar.
-    if (!output.type().has_tensor_type() ||
-        !output.type().tensor_type().has_shape())
-      continue;
-    auto *shape = output.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (!value.type().has_tensor_type() ||
+        !value.type().tensor_type().has_shape())
+      return;
+    auto *shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (onnx::TensorShapeProto_Dimension &dim : *shape->mutable_dim()) {
       auto it = sizes.find(dim.dim_param());
       if (!dim.has_dim_value() && it != sizes.end())
         dim.set_dim_value(it->second);
     }
-  }
+  };
+  for (onnx::ValueInfoProto &info : *valueInfo)
+    specialize(info);
+  for (onnx::ValueInfoProto &output : *model.mutable_graph()->mutable_output())
+    specialize(output);
   std::string result;
   model.SerializeToString(&result);
   return result;

@@ -163,9 +163,12 @@ static LoweringResult lowerLoss(NodeLowering &node) {
   SmallVector<Value> results = {reduceLosses(
       b, loc, losses, weights, *options,
       node.resultElementType(0, getRankedType(scores).getElementType()))};
-  if (softmax && node.getNumResults() > 1 && node.resultType(1))
-    results.push_back(
-        convertTensor(b, loc, logProb, node.resultType(1).getElementType()));
+  // log_prob has the scores' type where ONNX could not type it (scores
+  // from a contrib op).
+  if (softmax && node.getNumResults() > 1)
+    results.push_back(convertTensor(
+        b, loc, logProb,
+        node.resultElementType(1, getRankedType(scores).getElementType())));
   results.resize(node.getNumResults());
   return results;
 }
@@ -271,8 +274,11 @@ static LoweringResult lowerAccumulator(NodeLowering &node) {
   RankedTensorType flagType = node.resultType(0);
   if (!flagType)
     flagType = RankedTensorType::get({1}, b.getI1Type());
-  if (!flagType.hasStaticShape())
-    return node.emitError() << "the updated flag must have a static type";
+  if (!flagType.hasStaticShape() || !flagType.getElementType().isInteger(1))
+    return node.emitError()
+           << "the updated flag (output 0) must be a bool tensor of static "
+              "shape, not "
+           << flagType;
   Value updated =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(flagType, true));
   return SmallVector<Value>{updated, accumulated};

@@ -351,3 +351,11 @@ func.func @gather_nd_depth(%data: tensor<2x2xf32>, %indices: tensor<1x3xi64>) ->
   %0 = onnxg.node "GatherND"(%data, %indices) opset 13 : (tensor<2x2xf32>, tensor<1x3xi64>) -> tensor<1xf32>
   return %0 : tensor<1xf32>
 }
+
+// -----
+
+func.func @accumulator_flag_type(%buffer: tensor<3xf32>, %g: tensor<3xf32>, %reset: tensor<1xi1>) -> tensor<3xf32> {
+  // expected-error @+1 {{node (InPlaceAccumulatorV2): the updated flag (output 0) must be a bool tensor of static shape, not 'tensor<3xf32>'}}
+  %0 = onnxg.node "InPlaceAccumulatorV2"(%buffer, %g, %reset) domain "com.microsoft" opset 1 : (tensor<3xf32>, tensor<3xf32>, tensor<1xi1>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
