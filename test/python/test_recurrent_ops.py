@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from amp_opt import api, ort
 
@@ -268,3 +268,281 @@ def test_fp16_pipeline_converts_lstm(tmp_path):
     np.testing.assert_allclose(fp32, expected, rtol=1e-5, atol=1e-5)
     assert not np.array_equal(fp16, fp32)
     np.testing.assert_allclose(fp16, fp32, rtol=0, atol=2e-3)
+
+
+def torch_lstm(x, w, r, b, h0, c0, p=None):
+    """ONNX's LSTM (gates i, o, f, c) unrolled in torch: LSTMTraining's
+    outputs (all hidden states, the last hidden and cell state, all cell
+    states, the activated gates). LSTMGrad takes no peepholes, so ONNX
+    Runtime's gradient sees the cell states they read as constants: so do
+    these (detached), which changes the gradients and not the values."""
+    size = w.shape[1] // 4
+    bias = b[0, :4 * size] + b[0, 4 * size:]
+    h, c = h0[0], c0[0]
+    hidden, cells, gates = [], [], []
+    for t in range(x.shape[0]):
+        i, o, f, g = (x[t] @ w[0].T + h @ r[0].T + bias).split(size, dim=1)
+        if p is not None:
+            p_i, p_o, p_f = p[0].split(size)
+            i, f = i + p_i * c.detach(), f + p_f * c.detach()
+        i, f, g = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g)
+        c = f * c + i * g
+        o = torch.sigmoid(o + p_o * c.detach() if p is not None else o)
+        h = o * torch.tanh(c)
+        hidden.append(h)
+        cells.append(c)
+        gates.append(torch.cat([i, o, f, g], 1))
+    return (torch.stack(hidden)[:, None], h[None], c[None],
+            torch.stack(cells)[:, None], torch.stack(gates)[:, None])
+
+
+def torch_gru(x, w, r, b, h0, linear_before_reset):
+    """ONNX's GRU (gates z, r, h) unrolled in torch: GRUTraining's outputs
+    (all hidden states, the last one, the activated gates)."""
+    size = w.shape[1] // 3
+    w_bias, r_bias = b[0, :3 * size].split(size), b[0, 3 * size:].split(size)
+    r_z, r_r, r_h = r[0].split(size)
+    h = h0[0]
+    hidden, gates = [], []
+    for t in range(x.shape[0]):
+        x_z, x_r, x_h = (x[t] @ w[0].T).split(size, dim=1)
+        z = torch.sigmoid(x_z + h @ r_z.T + w_bias[0] + r_bias[0])
+        reset = torch.sigmoid(x_r + h @ r_r.T + w_bias[1] + r_bias[1])
+        if linear_before_reset:
+            candidate = torch.tanh(x_h + w_bias[2] +
+                                   reset * (h @ r_h.T + r_bias[2]))
+        else:
+            candidate = torch.tanh(x_h + (reset * h) @ r_h.T + w_bias[2] +
+                                   r_bias[2])
+        h = (1 - z) * candidate + z * h
+        hidden.append(h)
+        gates.append(torch.cat([z, reset, candidate], 1))
+    return torch.stack(hidden)[:, None], h[None], torch.stack(gates)[:, None]
+
+
+def training_pair_model(op, shapes, forward_inputs, grad_inputs, attrs):
+    """ONNX Runtime's <op>Training node and its <op>Grad on the forward's
+    outputs, every value an output."""
+    ms = "com.microsoft"
+    forward_outputs = (["HAll", "HFinal", "CFinal", "CAll", "gates"]
+                       if op == "LSTM" else ["HAll", "HFinal", "gates"])
+    grad_outputs = (["dX", "dW", "dR", "dB", "dH0", "dC0", "dP"]
+                    if op == "LSTM" else ["dX", "dW", "dR", "dB", "dH0"])
+    nodes = [
+        helper.make_node(f"{op}Training", forward_inputs, forward_outputs,
+                         domain=ms, **attrs),
+        helper.make_node(f"{op}Grad", grad_inputs, grad_outputs, domain=ms,
+                         **attrs)]
+    info = helper.make_tensor_value_info
+    fed = {name for name in forward_inputs + grad_inputs if name} - set(
+        forward_outputs)
+    graph = helper.make_graph(
+        nodes, f"{op.lower()}_training",
+        [info(name, TensorProto.FLOAT, shapes[name]) for name in sorted(fed)],
+        [info(name, TensorProto.FLOAT, shapes[name])
+         for name in forward_outputs + grad_outputs if name in shapes])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 14), helper.make_opsetid(ms, 1)])
+    model.ir_version = 7
+    return model
+
+
+@pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid"])
+@pytest.mark.parametrize("peepholes", [False, True],
+                         ids=["plain", "peepholes"])
+def test_lstm_training_and_grad_match_autograd(peepholes, grid, tmp_path):
+    """LSTMTraining's outputs and LSTMGrad's gradients (ONNX Runtime's ops,
+    which its training graphs use for nn.LSTM) against PyTorch autograd."""
+    steps, batch, size, hidden = 5, 3, 4, 6
+    rng = np.random.default_rng(7)
+    shapes = {"X": [steps, batch, size], "W": [1, 4 * hidden, size],
+              "R": [1, 4 * hidden, hidden], "B": [1, 8 * hidden],
+              "H0": [1, batch, hidden], "C0": [1, batch, hidden],
+              "P": [1, 3 * hidden], "dHAll": [steps, 1, batch, hidden],
+              "dHFinal": [1, batch, hidden], "dCFinal": [1, batch, hidden]}
+    feeds = {name: (rng.standard_normal(shape) * 0.5).astype(np.float32)
+             for name, shape in shapes.items()
+             if peepholes or name != "P"}
+    shapes.update({"HAll": [steps, 1, batch, hidden],
+                   "HFinal": [1, batch, hidden], "CFinal": [1, batch, hidden],
+                   "CAll": [steps, 1, batch, hidden],
+                   "gates": [steps, 1, batch, 4 * hidden],
+                   "dX": shapes["X"], "dW": shapes["W"], "dR": shapes["R"],
+                   "dB": shapes["B"], "dH0": shapes["H0"],
+                   "dC0": shapes["C0"], "dP": shapes["P"]})
+    model = training_pair_model(
+        "LSTM", shapes,
+        ["X", "W", "R", "B", "", "H0", "C0", "P" if peepholes else ""],
+        ["X", "W", "R", "", "H0", "C0", "HAll", "CAll", "gates", "dHAll",
+         "dHFinal", "dCFinal"], {"hidden_size": hidden})
+    path = tmp_path / "lstm_training.onnx"
+    onnx.save(model, str(path))
+    outputs = [output.name for output in model.graph.output]
+    got = run_amp(path, feeds, outputs, tmp_path, GRID_LOOPS if grid else ())
+
+    params = {name: torch.tensor(feeds[name], requires_grad=True)
+              for name in ("X", "W", "R", "B", "H0", "C0", "P")
+              if name in feeds}
+    forward = torch_lstm(*(params[name] for name in
+                           ("X", "W", "R", "B", "H0", "C0")),
+                         params.get("P"))
+    for name, value in zip(["HAll", "HFinal", "CFinal", "CAll", "gates"],
+                           forward):
+        np.testing.assert_allclose(got[name], value.detach().numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)
+    seeds = [torch.tensor(feeds[name])
+             for name in ("dHAll", "dHFinal", "dCFinal")]
+    loss = sum((value * seed).sum() for value, seed in zip(forward, seeds))
+    loss.backward()
+    for name in params:
+        np.testing.assert_allclose(got["d" + name], params[name].grad.numpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg="d" + name)
+
+
+@pytest.mark.parametrize("linear_before_reset", [0, 1])
+def test_gru_training_and_grad_match_autograd(linear_before_reset,
+                                              tmp_path):
+    """GRUTraining's outputs and GRUGrad's gradients against PyTorch
+    autograd, with and without linear_before_reset (nn.GRU's form)."""
+    steps, batch, size, hidden = 5, 3, 4, 6
+    rng = np.random.default_rng(8)
+    shapes = {"X": [steps, batch, size], "W": [1, 3 * hidden, size],
+              "R": [1, 3 * hidden, hidden], "B": [1, 6 * hidden],
+              "H0": [1, batch, hidden], "dHAll": [steps, 1, batch, hidden],
+              "dHFinal": [1, batch, hidden]}
+    feeds = {name: (rng.standard_normal(shape) * 0.5).astype(np.float32)
+             for name, shape in shapes.items()}
+    shapes.update({"HAll": [steps, 1, batch, hidden],
+                   "HFinal": [1, batch, hidden],
+                   "gates": [steps, 1, batch, 3 * hidden],
+                   "dX": shapes["X"], "dW": shapes["W"], "dR": shapes["R"],
+                   "dB": shapes["B"], "dH0": shapes["H0"]})
+    model = training_pair_model(
+        "GRU", shapes, ["X", "W", "R", "B", "", "H0"],
+        ["X", "W", "R", "B", "", "H0", "HAll", "gates", "dHAll", "dHFinal"],
+        {"hidden_size": hidden, "linear_before_reset": linear_before_reset})
+    path = tmp_path / "gru_training.onnx"
+    onnx.save(model, str(path))
+    outputs = [output.name for output in model.graph.output]
+    got = run_amp(path, feeds, outputs, tmp_path)
+
+    params = {name: torch.tensor(feeds[name], requires_grad=True)
+              for name in ("X", "W", "R", "B", "H0")}
+    forward = torch_gru(*params.values(), linear_before_reset)
+    for name, value in zip(["HAll", "HFinal", "gates"], forward):
+        np.testing.assert_allclose(got[name], value.detach().numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)
+    loss = sum((value * torch.tensor(feeds[seed])).sum()
+               for value, seed in zip(forward, ("dHAll", "dHFinal")))
+    loss.backward()
+    for name, param in params.items():
+        np.testing.assert_allclose(got["d" + name], param.grad.numpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg="d" + name)
+
+
+def lstm_training_artifact(steps, batch, size, hidden, classes):
+    """A training graph as ONNX Runtime's generate_artifacts writes one for
+    nn.LSTM followed by a linear classifier: LSTMTraining, Gemm,
+    SoftmaxCrossEntropyLoss, their gradients with LSTMGrad, and an
+    InPlaceAccumulatorV2 per parameter."""
+    ms = "com.microsoft"
+    params = {"lstm.W": [1, 4 * hidden, size],
+              "lstm.R": [1, 4 * hidden, hidden], "lstm.B": [1, 8 * hidden],
+              "fc.weight": [classes, hidden], "fc.bias": [classes]}
+    make = helper.make_node
+    nodes = [
+        make("LSTMTraining", ["input", "lstm.W", "lstm.R", "lstm.B"],
+             ["hall", "hfinal", "cfinal", "call", "iofc"], domain=ms,
+             hidden_size=hidden),
+        make("Reshape", ["hfinal", "features_shape"], ["features"]),
+        make("Gemm", ["features", "fc.weight", "fc.bias"], ["logits"],
+             transB=1),
+        make("SoftmaxCrossEntropyLoss", ["logits", "labels"],
+             ["loss", "log_prob"]),
+        make("SoftmaxCrossEntropyLossGrad", ["loss_grad", "log_prob",
+                                             "labels"], ["logits_grad"],
+             domain=ms),
+        make("ReduceSum", ["logits_grad", "batch_axis"], ["fc.bias_grad"],
+             keepdims=0),
+        make("Gemm", ["logits_grad", "features"], ["fc.weight_grad"],
+             transA=1),
+        make("Gemm", ["logits_grad", "fc.weight"], ["features_grad"]),
+        make("Reshape", ["features_grad", "state_shape"], ["hfinal_grad"]),
+        make("LSTMGrad", ["input", "lstm.W", "lstm.R", "", "", "", "hall",
+                          "call", "iofc", "", "hfinal_grad", ""],
+             ["input_grad", "lstm.W_grad", "lstm.R_grad", "lstm.B_grad"],
+             domain=ms, hidden_size=hidden),
+    ]
+    info = helper.make_tensor_value_info
+    inputs = [info("input", TensorProto.FLOAT, [steps, batch, size]),
+              info("labels", TensorProto.INT64, [batch])]
+    inputs += [info(name, TensorProto.FLOAT, shape)
+               for name, shape in params.items()]
+    outputs = [info("loss", TensorProto.FLOAT, [])]
+    for name, shape in params.items():
+        nodes.append(make("InPlaceAccumulatorV2",
+                          [f"{name}_grad.accumulation.buffer", f"{name}_grad",
+                           "lazy_reset_grad"],
+                          [f"{name}_grad.accumulation.out"], domain=ms))
+        inputs.append(info(f"{name}_grad.accumulation.buffer",
+                           TensorProto.FLOAT, shape))
+        # The accumulator's output is its updated flag; amp-run carries
+        # the buffer it updates in place.
+        outputs.append(info(f"{name}_grad.accumulation.out",
+                            TensorProto.BOOL, [1]))
+    inputs.append(info("lazy_reset_grad", TensorProto.BOOL, [1]))
+    initializers = [
+        numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
+        numpy_helper.from_array(np.array([0], np.int64), "batch_axis"),
+        numpy_helper.from_array(np.array([batch, hidden], np.int64),
+                                     "features_shape"),
+        numpy_helper.from_array(np.array([1, batch, hidden], np.int64),
+                                     "state_shape")]
+    # ONNX Runtime writes the types of what its contrib ops compute; ONNX's
+    # shape inference types the rest.
+    contrib = {"hall": [steps, 1, batch, hidden], "hfinal": [1, batch, hidden],
+               "cfinal": [1, batch, hidden], "call": [steps, 1, batch, hidden],
+               "iofc": [steps, 1, batch, 4 * hidden],
+               "logits_grad": [batch, classes],
+               "input_grad": [steps, batch, size],
+               **{f"{name}_grad": shape for name, shape in params.items()
+                  if name.startswith("lstm")}}
+    graph = helper.make_graph(
+        nodes, "lstm_classifier", inputs, outputs, initializers,
+        value_info=[info(name, TensorProto.FLOAT, shape)
+                    for name, shape in contrib.items()])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 14), helper.make_opsetid(ms, 1)])
+    model.ir_version = 7
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def test_ort_lstm_training_graph_trains_in_fp16(tmp_path):
+    """An ONNX Runtime training graph of an LSTM classifier through the
+    path a user runs: amp-opt finds the loss and the parameters' gradients
+    (LSTMGrad's among them), sends the LSTM's GEMMs to FP16 with loss
+    scaling, and amp-run trains it with --sgd-lr: the loss falls, and FP16
+    follows FP32."""
+    model = lstm_training_artifact(steps=16, batch=64, size=256, hidden=256,
+                                   classes=5)
+    path = tmp_path / "training_model.onnx"
+    onnx.save(model, str(path))
+    _, report = api.convert(str(path), "fp16")
+    training = report["training"]
+    assert (training["kind"], training["loss"], training["parameters"]) == (
+        "ort.training_artifact", "loss", 5)
+    precisions = {d["op_type"]: d["precision"] for d in report["decisions"]
+                  if "LSTM" in d["op_type"]}
+    assert precisions == {"com.microsoft::LSTMTraining": "f16",
+                          "com.microsoft::LSTMGrad": "f16"}
+    args = ["--sgd-lr", "0.5"]
+    fp32, _ = api.train(str(path), 30, args=args)
+    fp16, _ = api.train(str(path), 30, amp_pipeline="precision=fp16",
+                        args=args)
+    losses32 = [record["loss"] for record in fp32]
+    losses16 = [record["loss"] for record in fp16]
+    assert losses32[-1] < 0.2 * losses32[0], losses32
+    assert fp16[0]["loss_scale"] > 1
+    np.testing.assert_allclose(losses16, losses32, rtol=0.01)
+    # The LSTM ran in FP16: not the same bits.
+    assert losses16 != losses32

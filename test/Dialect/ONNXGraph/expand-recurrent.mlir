@@ -135,3 +135,54 @@ func.func @batch_first(%x: tensor<?x2x3xf32> loc("x"), %w: tensor<1x4x3xf32> loc
   return %y : tensor<?x2x1x4xf32>
 }
 }
+
+// -----
+
+// ONNX Runtime's LSTMTraining also returns every step's cell state and its
+// activated gates i, o, f, c side by side.
+// CHECK-LABEL: func.func @lstm_training(
+// CHECK:         %[[I:.*]] = onnxg.node "Sigmoid"
+// CHECK:         %[[F:.*]] = onnxg.node "Sigmoid"
+// CHECK:         %[[CELL:.*]] = onnxg.node "Mul"(%[[I]], %{{.*}})
+// CHECK:         %[[O:.*]] = onnxg.node "Sigmoid"
+// CHECK:         %[[GATES:.*]] = onnxg.node "Concat"(%[[I]], %[[O]], %[[F]], %{{.*}}) opset 14 attributes {axis = 1 : i64} {{.*}} -> tensor<3x8xf32>
+// CHECK:         %[[CALL:.*]] = onnxg.node "Reshape"(%[[CELL]], %{{.*}}) {{.*}} -> tensor<1x1x3x2xf32>
+// CHECK:         %[[IOFC:.*]] = onnxg.node "Reshape"(%[[GATES]], %{{.*}}) {{.*}} -> tensor<1x1x3x8xf32>
+// CHECK:         return %[[CALL]], %[[IOFC]]
+module attributes {onnxg.opset_imports = [["", 14], ["com.microsoft", 1]]} {
+func.func @lstm_training(%x: tensor<1x3x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>) -> (tensor<1x1x3x2xf32>, tensor<1x1x3x8xf32>) {
+  %hall, %hf, %cf, %call, %iofc = onnxg.node "LSTMTraining"(%x, %w, %r) domain "com.microsoft" opset 1 attributes {hidden_size = 2 : i64} : (tensor<1x3x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>) -> (tensor<1x1x3x2xf32>, tensor<1x3x2xf32>, tensor<1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x8xf32>)
+  return %call, %iofc : tensor<1x1x3x2xf32>, tensor<1x1x3x8xf32>
+}
+}
+
+// -----
+
+// LSTMGrad goes back through the steps: per step the gates' gradients side
+// by side and one GEMM by R for the hidden state's; then one GEMM over all
+// steps for each of dX, dW and dR (without h0, R met only the first
+// state), and dB sums the gates' gradients into both of its halves.
+// CHECK-LABEL: func.func @lstm_grad(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<2x3x4xf32>{{.*}}, %[[W:[^:]*]]: tensor<1x8x4xf32>{{.*}}, %[[R:[^:]*]]: tensor<1x8x2xf32>
+// CHECK:         %[[W0:.*]] = onnxg.node "Gather"(%[[W]]
+// CHECK:         %[[R0:.*]] = onnxg.node "Gather"(%[[R]]
+// CHECK:         %[[DA1:.*]] = onnxg.node "Concat"({{.*}}) opset 14 attributes {axis = 1 : i64} {{.*}} -> tensor<3x8xf32>
+// CHECK:         onnxg.node "MatMul"(%[[DA1]], %[[R0]]) {{.*}} -> tensor<3x2xf32>
+// CHECK:         %[[DA0:.*]] = onnxg.node "Concat"({{.*}}) opset 14 attributes {axis = 1 : i64} {{.*}} -> tensor<3x8xf32>
+// CHECK:         %[[DA:.*]] = onnxg.node "Concat"(%[[DA0]], %[[DA1]]) opset 14 attributes {axis = 0 : i64} {{.*}} -> tensor<6x8xf32>
+// CHECK:         %[[STEPS:.*]] = onnxg.node "Reshape"(%[[DA]], %{{.*}}) {{.*}} -> tensor<2x3x8xf32>
+// CHECK:         %[[DX:.*]] = onnxg.node "MatMul"(%[[STEPS]], %[[W0]]) {{.*}} -> tensor<2x3x4xf32>
+// CHECK:         %[[DAT:.*]] = onnxg.node "Transpose"(%[[DA]])
+// CHECK:         %[[DW:.*]] = onnxg.node "MatMul"(%[[DAT]], %{{.*}}) {{.*}} -> tensor<8x4xf32>
+// CHECK:         %[[DA1T:.*]] = onnxg.node "Transpose"(%[[DA1]])
+// CHECK:         %[[DR:.*]] = onnxg.node "MatMul"(%[[DA1T]], %{{.*}}) {{.*}} -> tensor<8x2xf32>
+// CHECK:         %[[SUM:.*]] = onnxg.node "ReduceSum"(%[[DA]], %{{.*}}) opset 14 attributes {keepdims = 0 : i64} {{.*}} -> tensor<8xf32>
+// CHECK:         onnxg.node "Concat"(%[[SUM]], %[[SUM]]) {{.*}} -> tensor<16xf32>
+// CHECK:         return %[[DX]],
+module attributes {onnxg.opset_imports = [["", 14], ["com.microsoft", 1]]} {
+func.func @lstm_grad(%x: tensor<2x3x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %hall: tensor<2x1x3x2xf32>, %call: tensor<2x1x3x2xf32>, %iofc: tensor<2x1x3x8xf32>, %dhall: tensor<2x1x3x2xf32>) -> (tensor<2x3x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>) {
+  %none = onnxg.none
+  %dx, %dw, %dr, %db = onnxg.node "LSTMGrad"(%x, %w, %r, %none, %none, %none, %hall, %call, %iofc, %dhall) domain "com.microsoft" opset 1 attributes {hidden_size = 2 : i64} : (tensor<2x3x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, none, none, none, tensor<2x1x3x2xf32>, tensor<2x1x3x2xf32>, tensor<2x1x3x8xf32>, tensor<2x1x3x2xf32>) -> (tensor<2x3x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+  return %dx, %dw, %dr, %db : tensor<2x3x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>
+}
+}

@@ -598,14 +598,18 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
     Value counted = type == "Conv" ? out : getOperand(0);
     return 2 * sizes.getNumElements(counted) * filter;
   }
-  if (type == "LSTM" || type == "GRU" || type == "RNN") {
+  if (llvm::is_contained({"LSTM", "GRU", "RNN", "LSTMTraining", "GRUTraining",
+                          "LSTMGrad", "GRUGrad"},
+                         type)) {
     // Every time step multiplies the batch by W and R (all gates, both
-    // directions): X is [seq, batch, input] (layout 0).
+    // directions): X is [seq, batch, input] (layout 0). The gradients
+    // multiply by both again and by their transposes.
     double batchSteps = getDimSize(getOperand(0), 0, sizes) *
                         getDimSize(getOperand(0), 1, sizes);
-    return 2 * batchSteps *
-           (sizes.getNumElements(getOperand(1)) +
-            sizes.getNumElements(getOperand(2)));
+    double forward = 2 * batchSteps *
+                     (sizes.getNumElements(getOperand(1)) +
+                      sizes.getNumElements(getOperand(2)));
+    return type.ends_with("Grad") ? 2 * forward : forward;
   }
   if (type == "Attention") {
     // Q·Kᵀ and the weights times V: two GEMMs over the key length, the

@@ -7,7 +7,9 @@
 // The onnxg-expand-recurrent pass: each default-domain RNN, GRU and LSTM node
 // becomes the ONNX nodes of its equations, unrolled over its time steps: one
 // MatMul projects the inputs of every step, then each step multiplies the
-// hidden state by the recurrence weights and computes the gates.
+// hidden state by the recurrence weights and computes the gates. ONNX
+// Runtime's LSTMTraining and GRUTraining expand the same way; LSTMGrad and
+// GRUGrad go back through the steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,9 @@ struct Activation {
 struct State {
   Value hidden;
   Value cell;
+  /// The step's activated gates, [batch, gates * hidden] (LSTM's i, o, f,
+  /// c; GRU's z, r, h): what LSTMTraining and GRUTraining also return.
+  Value gates;
 };
 
 /// What one direction's steps share: the projected inputs of every step
@@ -64,7 +69,8 @@ struct Direction {
   SmallVector<Activation, 3> activations;
 };
 
-/// Expands one RNN, GRU or LSTM node.
+/// Expands one RNN, GRU or LSTM node, or one of ONNX Runtime's training
+/// forms and gradients of LSTM and GRU.
 class RecurrentExpansion {
 public:
   RecurrentExpansion(NodeOp node, OpBuilder &builder)
@@ -72,6 +78,11 @@ public:
 
   /// Replaces the node's results; fails after an error.
   LogicalResult run();
+
+  /// The op type a node expands as: RNN, GRU or LSTM for the ONNX ops and
+  /// for ONNX Runtime's GRUTraining, LSTMTraining, GRUGrad and LSTMGrad;
+  /// "" for other nodes.
+  static StringRef getKind(NodeOp node);
 
 private:
   InFlightDiagnostic emitError() {
@@ -109,14 +120,35 @@ private:
   /// `hidden` ([batch, hidden]) times a transposed recurrence weight of
   /// `gates` gates: [batch, gates, hidden] in the compute type.
   Value project(Value hidden, Value weight, int64_t gates);
+  /// The rows of `gates` in a [gates * hidden, hidden] recurrence weight,
+  /// as [gates.size() * hidden, hidden].
+  Value gateRows(Value weight, ArrayRef<int64_t> gates);
   /// Gate `index` of [batch, gates, hidden] values.
   Value gate(Value gates, int64_t index) { return nodes.pick(gates, index, 1); }
   /// Prepares direction `index` (weights, biases, initial state).
   FailureOr<Direction> prepare(Value input, unsigned index);
+  /// The activated gates of a step, [batch, gates * hidden].
+  Value joinGates(ArrayRef<Value> gates) { return nodes.concat(gates, 1); }
+  /// Replaces LSTMGrad's or GRUGrad's results.
+  LogicalResult runGradient();
+  /// Checks what ONNX Runtime's gradient kernels compute: one forward
+  /// direction, the default activations, no clip or input_forget, full
+  /// sequences.
+  LogicalResult checkGradientAttributes();
+  /// Result `i` as the node declares its element type (the data type when
+  /// it does not).
+  Value asResult(unsigned i, Value value);
 
   NodeOp node;
   NodeEmitter nodes;
   StringRef kind;
+  /// ONNX Runtime's training forms: LSTMTraining and GRUTraining also
+  /// return every step's state and gates; LSTMGrad and GRUGrad are their
+  /// gradients.
+  bool training = false;
+  bool gradient = false;
+  /// The position of sequence_lens among the operands.
+  unsigned lengthsOperand = 4;
   int64_t numGates = 1;
   int64_t numDirections = 1;
   bool reverse = false;
@@ -167,12 +199,30 @@ static ActivationParams getActivationParams(StringRef name) {
       .Default({});
 }
 
+StringRef RecurrentExpansion::getKind(NodeOp node) {
+  StringRef type = node.getOpType();
+  if (isDefaultDomain(node.getDomain()))
+    return llvm::is_contained({"RNN", "GRU", "LSTM"}, type) ? type : "";
+  if (node.getDomain() != "com.microsoft")
+    return "";
+  return llvm::StringSwitch<StringRef>(type)
+      .Cases({"LSTMTraining", "LSTMGrad"}, "LSTM")
+      .Cases({"GRUTraining", "GRUGrad"}, "GRU")
+      .Default("");
+}
+
 LogicalResult RecurrentExpansion::readAttributes() {
-  kind = node.getOpType();
+  kind = getKind(node);
+  training = !isDefaultDomain(node.getDomain());
+  gradient = training && node.getOpType().ends_with("Grad");
+  // LSTMGrad has no B before sequence_lengths.
+  lengthsOperand = gradient && kind == "LSTM" ? 3 : 4;
   numGates = kind == "LSTM" ? 4 : kind == "GRU" ? 3 : 1;
-  if (node.getOpset() < 7)
+  // The contrib ops are at the model's default-domain opset.
+  int64_t opset = training ? nodes.getOpset() : node.getOpset();
+  if (opset < 7)
     return emitError() << "expands from opset 7 on (this node is opset "
-                       << node.getOpset() << ")";
+                       << opset << ")";
   DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
   auto direction = attrs.getAs<StringAttr>("direction");
   StringRef directionName = direction ? direction.getValue() : "forward";
@@ -227,8 +277,8 @@ LogicalResult RecurrentExpansion::readAttributes() {
                          << numGates * hiddenSize << "x..., not "
                          << node.getOperand(i).getType();
   }
-  if (Value lengths = getOperand(4))
-    if (!hasFullLengths(lengths) && node.getOpset() < 9)
+  if (Value lengths = getOperand(lengthsOperand))
+    if (!hasFullLengths(lengths) && opset < 9)
       return emitError() << "sequence_lens needs opset 9 or later (Where)";
   return success();
 }
@@ -350,6 +400,26 @@ Value RecurrentExpansion::project(Value hidden, Value weight, int64_t gates) {
                        {batch, gates, hiddenSize});
 }
 
+Value RecurrentExpansion::gateRows(Value weight, ArrayRef<int64_t> gates) {
+  Value split = nodes.reshape(weight, {numGates, hiddenSize, hiddenSize},
+                              {numGates, hiddenSize, hiddenSize});
+  if (gates.size() == 1)
+    return nodes.pick(split, gates.front());
+  OpBuilder &builder = nodes.getBuilder();
+  auto indexType = getType({int64_t(gates.size())}, builder.getI64Type());
+  Value indices = nodes.create(
+      "Constant", indexType, {},
+      builder.getNamedAttr("value", DenseElementsAttr::get(indexType, gates)));
+  int64_t rows = int64_t(gates.size()) * hiddenSize;
+  Value picked =
+      nodes.create("Gather",
+                   getType({int64_t(gates.size()), hiddenSize, hiddenSize},
+                           getElementTypeOrSelf(weight.getType())),
+                   {split, indices},
+                   builder.getNamedAttr("axis", builder.getI64IntegerAttr(0)));
+  return nodes.reshape(picked, {rows, hiddenSize}, {rows, hiddenSize});
+}
+
 FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
   Direction direction;
   FailureOr<SmallVector<Activation, 3>> activations = readActivations(index);
@@ -384,22 +454,10 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
       nodes.pick(nodes.castTo(node.getOperand(2), dataType), index);
   if (kind == "GRU" && !linearBeforeReset) {
     // z and r multiply the hidden state, h the hidden state times r.
-    Value split = nodes.reshape(recurrence, {numGates, hiddenSize, hiddenSize},
-                                {numGates, hiddenSize, hiddenSize});
-    OpBuilder &builder = nodes.getBuilder();
-    auto rowsType = getType({2}, builder.getI64Type());
-    Value rows = nodes.create(
-        "Constant", rowsType, {},
-        builder.getNamedAttr("value", DenseElementsAttr::get(
-                                          rowsType, ArrayRef<int64_t>{0, 1})));
-    Value updateReset = nodes.create(
-        "Gather", getType({2, hiddenSize, hiddenSize}, dataType), {split, rows},
-        builder.getNamedAttr("axis", builder.getI64IntegerAttr(0)));
     direction.recurrence =
-        nodes.transpose(nodes.reshape(updateReset, {2 * hiddenSize, hiddenSize},
-                                      {2 * hiddenSize, hiddenSize}),
-                        {1, 0});
-    direction.recurrenceHidden = nodes.transpose(nodes.pick(split, 2), {1, 0});
+        nodes.transpose(gateRows(recurrence, {0, 1}), {1, 0});
+    direction.recurrenceHidden =
+        nodes.transpose(gateRows(recurrence, {2}), {1, 0});
   } else {
     direction.recurrence = nodes.transpose(recurrence, {1, 0});
   }
@@ -452,7 +510,10 @@ State RecurrentExpansion::stepLSTM(const Direction &direction, Value input,
     cell =
         nodes.binary("Add", nodes.binary("Mul", forgetGate, state.cell), cell);
   outputGate = activate(f, clip(peephole(outputGate, 1, cell)));
-  return {nodes.binary("Mul", outputGate, activate(h, cell)), cell};
+  Value gateValues;
+  if (training)
+    gateValues = joinGates({inputGate, outputGate, forgetGate, candidate});
+  return {nodes.binary("Mul", outputGate, activate(h, cell)), cell, gateValues};
 }
 
 State RecurrentExpansion::stepGRU(const Direction &direction, Value input,
@@ -503,7 +564,8 @@ State RecurrentExpansion::stepGRU(const Direction &direction, Value input,
   if (state.hidden)
     hidden =
         nodes.binary("Add", hidden, nodes.binary("Mul", update, state.hidden));
-  return {hidden, Value()};
+  return {hidden, Value(),
+          training ? joinGates({update, reset, candidate}) : Value()};
 }
 
 State RecurrentExpansion::step(const Direction &direction, Value input,
@@ -516,7 +578,8 @@ State RecurrentExpansion::step(const Direction &direction, Value input,
   if (state.hidden)
     gates = nodes.binary("Add", gates,
                          project(state.hidden, direction.recurrence, numGates));
-  return {activate(direction.activations[0], clip(gate(gates, 0))), Value()};
+  return {activate(direction.activations[0], clip(gate(gates, 0))), Value(),
+          Value()};
 }
 
 LogicalResult RecurrentExpansion::run() {
@@ -524,12 +587,18 @@ LogicalResult RecurrentExpansion::run() {
     return failure();
   OpBuilder &builder = nodes.getBuilder();
   builder.setInsertionPoint(node);
+  if (gradient) {
+    if (failed(runGradient()))
+      return failure();
+    node.erase();
+    return success();
+  }
   Value input = nodes.castTo(node.getOperand(0), dataType);
   if (layout == 1)
     input = nodes.transpose(input, {1, 0, 2});
 
   // Steps past a sequence's length keep the state and output zeros.
-  Value lengths = getOperand(4);
+  Value lengths = getOperand(lengthsOperand);
   if (lengths && hasFullLengths(lengths))
     lengths = Value();
   // Per time step, [batch, 1]: whether each sequence is still running.
@@ -554,65 +623,380 @@ LogicalResult RecurrentExpansion::run() {
                         {running, next, previous ? previous : scalar(0)});
   };
 
-  auto isUsed = [&](unsigned i) {
-    return i < node.getNumResults() && !node.getResult(i).use_empty();
+  // The results, by position: per-step values stacked on the time axis
+  // (Y; LSTMTraining's cell states and gates, GRUTraining's gates), or
+  // the last state of each direction (Y_h, Y_c).
+  enum class Part { Hidden, Cell, Gates };
+  struct ResultPlan {
+    unsigned index;
+    Part part;
+    bool perStep;
   };
-  bool needsOutput = isUsed(0);
-  SmallVector<Value> outputs, lastHidden, lastCell;
+  SmallVector<ResultPlan> plans = {{0, Part::Hidden, true},
+                                   {1, Part::Hidden, false}};
+  if (kind == "LSTM")
+    plans.push_back({2, Part::Cell, false});
+  if (training && kind == "LSTM")
+    llvm::append_range(plans, ArrayRef<ResultPlan>{{3, Part::Cell, true},
+                                                   {4, Part::Gates, true}});
+  if (training && kind == "GRU")
+    plans.push_back({2, Part::Gates, true});
+  llvm::erase_if(plans, [&](const ResultPlan &plan) {
+    return plan.index >= node.getNumResults() ||
+           node.getResult(plan.index).use_empty();
+  });
+  auto partOf = [](const State &state, Part part) {
+    return part == Part::Hidden ? state.hidden
+           : part == Part::Cell ? state.cell
+                                : state.gates;
+  };
+  // [1, 1, batch, width] for a step, [1, batch, width] for a direction.
+  auto stack = [&](Value value, bool perStep) {
+    int64_t width = cast<RankedTensorType>(value.getType()).getDimSize(1);
+    value = nodes.castTo(value, dataType);
+    if (perStep)
+      return nodes.reshape(value, {1, 1, -1, width}, {1, 1, batch, width});
+    return nodes.reshape(value, {1, -1, width}, {1, batch, width});
+  };
+
+  // Per result, the parts of each direction.
+  SmallVector<SmallVector<Value, 2>> directionParts(plans.size());
   for (unsigned index = 0; index < numDirections; ++index) {
     FailureOr<Direction> direction = prepare(input, index);
     if (failed(direction))
       return failure();
     bool backwards = reverse || index == 1;
     State state = direction->initial;
-    SmallVector<Value> perStep(numSteps);
+    SmallVector<SmallVector<Value>> steps(plans.size(),
+                                          SmallVector<Value>(numSteps));
     for (int64_t s = 0; s < numSteps; ++s) {
       int64_t time = backwards ? numSteps - 1 - s : s;
       Value running = isRunning(time);
       State next =
           step(*direction, nodes.pick(direction->inputGates, time), state);
-      // Zero past a sequence's end, which is also the state after it when
-      // the state before was zero.
-      Value output = keep(running, next.hidden, Value());
-      if (needsOutput)
-        perStep[time] =
-            nodes.reshape(nodes.castTo(output, dataType),
-                          {1, 1, -1, hiddenSize}, {1, 1, batch, hiddenSize});
-      state.hidden =
-          state.hidden ? keep(running, next.hidden, state.hidden) : output;
+      // Outputs are zero past a sequence's end, which is also the state
+      // after it when the state before was zero.
+      State output = {keep(running, next.hidden, Value()),
+                      next.cell ? keep(running, next.cell, Value()) : Value(),
+                      next.gates ? keep(running, next.gates, Value())
+                                 : Value()};
+      for (auto [plan, values] : llvm::zip(plans, steps))
+        if (plan.perStep)
+          values[time] = stack(partOf(output, plan.part), true);
+      state.hidden = state.hidden ? keep(running, next.hidden, state.hidden)
+                                  : output.hidden;
       if (next.cell)
-        state.cell = keep(running, next.cell, state.cell);
+        state.cell =
+            state.cell ? keep(running, next.cell, state.cell) : output.cell;
     }
-    if (needsOutput)
-      outputs.push_back(nodes.concat(perStep, 0));
-    auto last = [&](Value value) {
-      return nodes.reshape(nodes.castTo(value, dataType), {1, -1, hiddenSize},
-                           {1, batch, hiddenSize});
-    };
-    if (isUsed(1))
-      lastHidden.push_back(last(state.hidden));
-    if (isUsed(2))
-      lastCell.push_back(last(state.cell));
+    for (auto [plan, values, parts] : llvm::zip(plans, steps, directionParts))
+      parts.push_back(plan.perStep ? nodes.concat(values, 0)
+                                   : stack(partOf(state, plan.part), false));
   }
 
   // Layout 1 puts the batch first: Y [batch, steps, directions, hidden],
   // Y_h and Y_c [batch, directions, hidden].
-  for (auto [index, result] : llvm::enumerate(node.getResults())) {
-    if (result.use_empty())
-      continue;
-    Value replacement;
-    if (index == 0) {
-      replacement = nodes.concat(outputs, 1);
-      if (layout == 1)
-        replacement = nodes.transpose(replacement, {2, 0, 1, 3});
-    } else {
-      replacement = nodes.concat(index == 1 ? lastHidden : lastCell, 0);
-      if (layout == 1)
-        replacement = nodes.transpose(replacement, {1, 0, 2});
-    }
-    result.replaceAllUsesWith(replacement);
+  for (auto [plan, parts] : llvm::zip(plans, directionParts)) {
+    Value replacement = nodes.concat(parts, plan.perStep ? 1 : 0);
+    if (layout == 1)
+      replacement = plan.perStep ? nodes.transpose(replacement, {2, 0, 1, 3})
+                                 : nodes.transpose(replacement, {1, 0, 2});
+    node.getResult(plan.index).replaceAllUsesWith(replacement);
   }
   node.erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RecurrentGradients: ONNX Runtime's LSTMGrad and GRUGrad
+//===----------------------------------------------------------------------===//
+
+LogicalResult RecurrentExpansion::checkGradientAttributes() {
+  DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
+  if (numDirections != 1 || reverse)
+    return emitError() << "expands for the forward direction only, as ONNX "
+                          "Runtime computes it";
+  if (clipValue || inputForget)
+    return emitError() << "clip and input_forget do not expand: ONNX "
+                          "Runtime's gradient has neither";
+  if (auto list = attrs.getAs<ArrayAttr>("activations")) {
+    ArrayRef<StringLiteral> defaults = getDefaultActivations(kind);
+    if (list.size() != defaults.size() ||
+        llvm::any_of(llvm::zip(list, defaults), [](auto pair) {
+          auto name = dyn_cast<StringAttr>(std::get<0>(pair));
+          return !name || name.getValue().lower() != std::get<1>(pair);
+        }))
+      return emitError() << "expands for the default activations only, as "
+                            "ONNX Runtime computes it";
+  }
+  if (Value lengths = getOperand(lengthsOperand);
+      lengths && !hasFullLengths(lengths))
+    return emitError() << "sequence lengths shorter than the sequence do "
+                          "not expand yet";
+  if (cast<RankedTensorType>(node.getOperand(0).getType()).isDynamicDim(2))
+    return emitError() << "the input size (dimension 2 of X) must be static";
+  return success();
+}
+
+Value RecurrentExpansion::asResult(unsigned i, Value value) {
+  auto type = dyn_cast<RankedTensorType>(node.getResult(i).getType());
+  return nodes.castTo(value, type ? type.getElementType() : dataType);
+}
+
+LogicalResult RecurrentExpansion::runGradient() {
+  if (failed(checkGradientAttributes()))
+    return failure();
+  bool lstm = kind == "LSTM";
+  // LSTMGrad: X W R sequence_lengths h0 c0 HAll CAll iofc dHAll dHfinal
+  // dCfinal; GRUGrad: X W R B sequence_lengths h0 HAll zrh dHAll dHfinal.
+  unsigned hiddenIn = lstm ? 4 : 5, allHiddenIn = 6, gatesIn = lstm ? 8 : 7,
+           gradAllIn = lstm ? 9 : 8, gradFinalIn = lstm ? 10 : 9;
+  SmallVector<unsigned> needed = {allHiddenIn, gatesIn};
+  if (lstm)
+    needed.push_back(7);
+  for (unsigned i : needed)
+    if (!getOperand(i))
+      return emitError() << "input " << i
+                         << " (states and gates that the forward's " << kind
+                         << "Training returns) is missing";
+
+  Type f = computeType;
+  int64_t width = numGates * hiddenSize;
+  // [steps, 1, batch, k] as [steps, batch, k] in the compute type.
+  // The forward's outputs may reach here untyped (ONNX cannot infer
+  // contrib ops): they have the forward's data type and these shapes.
+  auto typed = [&](Value value, ArrayRef<int64_t> shape) {
+    if (isa<RankedTensorType>(value.getType()))
+      return value;
+    return nodes.create("Identity", getType(shape, dataType), value);
+  };
+  // [steps, 1, batch, k] as [steps, batch, k] in the compute type.
+  auto perStep = [&](Value value, int64_t k) {
+    value = typed(value, {numSteps, 1, batch, k});
+    return nodes.reshape(nodes.castTo(value, f), {numSteps, -1, k},
+                         {numSteps, batch, k});
+  };
+  auto initial = [&](unsigned i) {
+    Value value = getOperand(i);
+    if (!value)
+      return Value();
+    value = typed(value, {1, batch, hiddenSize});
+    return nodes.pick(nodes.castTo(value, f), 0);
+  };
+  Value input = nodes.castTo(node.getOperand(0), dataType);
+  Value weight = nodes.pick(nodes.castTo(node.getOperand(1), dataType), 0);
+  Value recurrence = nodes.pick(nodes.castTo(node.getOperand(2), dataType), 0);
+  Value allHidden = perStep(node.getOperand(allHiddenIn), hiddenSize);
+  Value allGates = nodes.reshape(
+      nodes.castTo(typed(node.getOperand(gatesIn), {numSteps, 1, batch, width}),
+                   f),
+      {numSteps, -1, numGates, hiddenSize},
+      {numSteps, batch, numGates, hiddenSize});
+  Value allCells = lstm ? perStep(node.getOperand(7), hiddenSize) : Value();
+  Value gradAll = getOperand(gradAllIn)
+                      ? perStep(node.getOperand(gradAllIn), hiddenSize)
+                      : Value();
+  Value hidden0 = initial(hiddenIn);
+  Value cell0 = lstm ? initial(5) : Value();
+  Value gradHidden = initial(gradFinalIn);
+  Value gradCell = lstm ? initial(11) : Value();
+
+  Value zeros;
+  auto zeroState = [&]() {
+    if (!zeros)
+      zeros = nodes.binary("Mul", nodes.pick(allHidden, 0), scalar(0));
+    return zeros;
+  };
+  auto add = [&](Value sum, Value term) {
+    return sum ? nodes.binary("Add", sum, term) : term;
+  };
+  auto mul = [&](Value lhs, Value rhs) {
+    return nodes.binary("Mul", lhs, rhs);
+  };
+  auto oneMinus = [&](Value value) {
+    return nodes.binary("Sub", scalar(1), value);
+  };
+  // The derivative of a sigmoid from its value: s (1 - s).
+  auto sigmoidSlope = [&](Value s) { return mul(s, oneMinus(s)); };
+  // A [batch, k] gradient times [k, n] weight rows, in the compute type.
+  auto times = [&](Value grad, Value rows) {
+    return nodes.castTo(nodes.matmul(nodes.castTo(grad, dataType), rows), f);
+  };
+
+  // GRU: Rh, R's rows of z and r, and with linear_before_reset Rbh.
+  Value hiddenRows, updateResetRows, hiddenBias;
+  if (!lstm) {
+    hiddenRows = gateRows(recurrence, {2});
+    updateResetRows = gateRows(recurrence, {0, 1});
+    if (Value bias = getOperand(3); bias && linearBeforeReset)
+      hiddenBias = nodes.pick(
+          nodes.pick(nodes.reshape(nodes.pick(nodes.castTo(bias, f), 0),
+                                   {2, numGates, hiddenSize},
+                                   {2, numGates, hiddenSize}),
+                     1),
+          2);
+  }
+
+  // Per step: the gradient at the gates' inputs ([batch, gates * hidden]:
+  // dX, dW and dB's W half), and the rows of dR with the hidden states they
+  // multiply (GRU without linear_before_reset: h's rows apart, with r ⊙ H).
+  SmallVector<Value> inputDeltas(numSteps);
+  SmallVector<Value> recurrenceDeltas, recurrenceInputs;
+  SmallVector<Value> candidateDeltas, candidateInputs;
+  Value recurrenceBiasSum;
+  Value peepholeSums[3];
+  for (int64_t t = numSteps - 1; t >= 0; --t) {
+    if (gradAll)
+      gradHidden = add(gradHidden, nodes.pick(gradAll, t));
+    if (!gradHidden)
+      gradHidden = zeroState();
+    Value previous = t > 0 ? nodes.pick(allHidden, t - 1) : hidden0;
+    Value gates = nodes.pick(allGates, t);
+    SmallVector<Value, 4> gate;
+    for (int64_t g = 0; g < numGates; ++g)
+      gate.push_back(this->gate(gates, g));
+    if (lstm) {
+      // Gates i, o, f, c; the cell's gradient gathers the hidden state's.
+      Value cell = nodes.pick(allCells, t);
+      Value previousCell = t > 0 ? nodes.pick(allCells, t - 1) : cell0;
+      Value tanhCell = nodes.unary("Tanh", cell);
+      gradCell = add(gradCell, mul(mul(gradHidden, gate[1]),
+                                   oneMinus(mul(tanhCell, tanhCell))));
+      Value dInput = mul(mul(gradCell, gate[3]), sigmoidSlope(gate[0]));
+      Value dOutput = mul(mul(gradHidden, tanhCell), sigmoidSlope(gate[1]));
+      Value dForget =
+          previousCell ? mul(mul(gradCell, previousCell), sigmoidSlope(gate[2]))
+                       : zeroState();
+      Value dCandidate =
+          mul(mul(gradCell, gate[0]), oneMinus(mul(gate[3], gate[3])));
+      Value delta = nodes.concat({dInput, dOutput, dForget, dCandidate}, 1);
+      inputDeltas[t] = delta;
+      if (previous) {
+        recurrenceDeltas.push_back(delta);
+        recurrenceInputs.push_back(previous);
+      }
+      // Peepholes: i and f see the previous cell, o the new one.
+      if (previousCell) {
+        peepholeSums[0] = add(peepholeSums[0], mul(dInput, previousCell));
+        peepholeSums[2] = add(peepholeSums[2], mul(dForget, previousCell));
+      }
+      peepholeSums[1] = add(peepholeSums[1], mul(dOutput, cell));
+      gradCell = mul(gradCell, gate[2]);
+      gradHidden = times(delta, recurrence);
+      continue;
+    }
+    // GRU gates z, r, h; H = (1 - z) ⊙ h + z ⊙ H_prev.
+    Value update = gate[0], reset = gate[1], candidate = gate[2];
+    Value before = previous ? previous : zeroState();
+    Value dUpdate = mul(mul(nodes.binary("Sub", before, candidate), gradHidden),
+                        sigmoidSlope(update));
+    Value dCandidate = mul(mul(gradHidden, oneMinus(update)),
+                           oneMinus(mul(candidate, candidate)));
+    Value dReset, carried;
+    if (linearBeforeReset) {
+      // h = g(x·Whᵀ + Wbh + r ⊙ (H·Rhᵀ + Rbh)).
+      Value linear = previous
+                         ? times(previous, nodes.transpose(hiddenRows, {1, 0}))
+                         : Value();
+      if (hiddenBias)
+        linear = add(linear, hiddenBias);
+      dReset = mul(mul(dCandidate, linear ? linear : zeroState()),
+                   sigmoidSlope(reset));
+      Value delta = nodes.concat({dUpdate, dReset, mul(dCandidate, reset)}, 1);
+      recurrenceBiasSum = add(recurrenceBiasSum, delta);
+      if (previous) {
+        recurrenceDeltas.push_back(delta);
+        recurrenceInputs.push_back(previous);
+      }
+      carried = times(delta, recurrence);
+    } else {
+      // h = g(x·Whᵀ + (r ⊙ H)·Rhᵀ + Rbh + Wbh).
+      Value throughRows = times(dCandidate, hiddenRows);
+      dReset = mul(mul(throughRows, before), sigmoidSlope(reset));
+      Value delta = nodes.concat({dUpdate, dReset}, 1);
+      if (previous) {
+        recurrenceDeltas.push_back(delta);
+        recurrenceInputs.push_back(previous);
+        candidateDeltas.push_back(dCandidate);
+        candidateInputs.push_back(mul(previous, reset));
+      }
+      carried = add(times(delta, updateResetRows), mul(throughRows, reset));
+    }
+    inputDeltas[t] = nodes.concat({dUpdate, dReset, dCandidate}, 1);
+    gradHidden = add(mul(gradHidden, update), carried);
+  }
+
+  // The weights' gradients sum over steps and batch: one GEMM each over the
+  // stacked steps.
+  // [n * batch, k] from n [batch, k] values, in the data type.
+  auto stackSteps = [&](ArrayRef<Value> values) {
+    SmallVector<Value> rows;
+    for (Value value : values)
+      rows.push_back(nodes.castTo(value, dataType));
+    return nodes.concat(rows, 0);
+  };
+  // Σ deltasᵀ · inputs: [k, n].
+  auto weightGradient = [&](Value deltas, Value inputs) {
+    return nodes.castTo(nodes.matmul(nodes.transpose(deltas, {1, 0}), inputs),
+                        f);
+  };
+  SmallVector<Value> results(node.getNumResults());
+  Value stackedDeltas = stackSteps(inputDeltas);
+  results[0] = nodes.matmul(nodes.reshape(stackedDeltas, {numSteps, -1, width},
+                                          {numSteps, batch, width}),
+                            weight);
+  int64_t inputSize = cast<RankedTensorType>(input.getType()).getDimSize(2);
+  int64_t rows =
+      ShapedType::isDynamic(batch) ? ShapedType::kDynamic : numSteps * batch;
+  Value inputRows = nodes.reshape(input, {-1, inputSize}, {rows, inputSize});
+  results[1] = nodes.reshape(weightGradient(stackedDeltas, inputRows),
+                             {1, width, inputSize}, {1, width, inputSize});
+  Value recurrenceGrad;
+  if (!recurrenceDeltas.empty()) {
+    recurrenceGrad = weightGradient(stackSteps(recurrenceDeltas),
+                                    stackSteps(recurrenceInputs));
+    if (!candidateDeltas.empty())
+      recurrenceGrad = nodes.concat(
+          {recurrenceGrad, weightGradient(stackSteps(candidateDeltas),
+                                          stackSteps(candidateInputs))},
+          0);
+  } else {
+    // One step without an initial state: R multiplied nothing.
+    recurrenceGrad = nodes.createSplat(f, 0, getType({width, hiddenSize}, f));
+  }
+  results[2] = nodes.reshape(recurrenceGrad, {1, width, hiddenSize},
+                             {1, width, hiddenSize});
+  auto sumRows = [&](Value value) {
+    int64_t k = cast<RankedTensorType>(value.getType()).getDimSize(1);
+    return nodes.reduceSum(nodes.castTo(value, f), {0}, /*keepDims=*/false,
+                           getType({k}, f));
+  };
+  if (results.size() > 3) {
+    // Wb and Rb add up in every gate but GRU's h with linear_before_reset.
+    Value inputBias = sumRows(stackedDeltas);
+    Value recurrenceBias =
+        recurrenceBiasSum ? sumRows(recurrenceBiasSum) : inputBias;
+    results[3] = nodes.reshape(nodes.concat({inputBias, recurrenceBias}, 0),
+                               {1, 2 * width}, {1, 2 * width});
+  }
+  auto asState = [&](Value value) {
+    return nodes.reshape(value, {1, -1, hiddenSize}, {1, batch, hiddenSize});
+  };
+  if (results.size() > 4)
+    results[4] = asState(gradHidden);
+  if (lstm && results.size() > 5)
+    results[5] = asState(gradCell ? gradCell : zeroState());
+  if (lstm && results.size() > 6) {
+    SmallVector<Value> parts;
+    for (Value sum : peepholeSums)
+      parts.push_back(sum ? sumRows(sum)
+                          : nodes.createSplat(f, 0, getType({hiddenSize}, f)));
+    results[6] = nodes.reshape(nodes.concat(parts, 0), {1, 3 * hiddenSize},
+                               {1, 3 * hiddenSize});
+  }
+  for (auto [i, result] : llvm::enumerate(node.getResults()))
+    if (!result.use_empty() && results[i])
+      result.replaceAllUsesWith(asResult(i, results[i]));
   return success();
 }
 
@@ -625,9 +1009,7 @@ struct ExpandRecurrentPass
       return;
     SmallVector<NodeOp> recurrentNodes;
     func.walk([&](NodeOp node) {
-      StringRef type = node.getOpType();
-      if (isDefaultDomain(node.getDomain()) &&
-          (type == "RNN" || type == "GRU" || type == "LSTM"))
+      if (!RecurrentExpansion::getKind(node).empty())
         recurrentNodes.push_back(node);
     });
     if (recurrentNodes.empty())

@@ -65,9 +65,13 @@ Value NodeEmitter::concat(ValueRange values, int64_t axis) {
     return values.front();
   auto type = cast<RankedTensorType>(values.front().getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[axis] = ShapedType::isDynamic(shape[axis])
-                    ? ShapedType::kDynamic
-                    : shape[axis] * int64_t(values.size());
+  shape[axis] = 0;
+  for (Value value : values) {
+    int64_t size = cast<RankedTensorType>(value.getType()).getDimSize(axis);
+    shape[axis] = ShapedType::isDynamic(size)          ? ShapedType::kDynamic
+                  : ShapedType::isDynamic(shape[axis]) ? shape[axis]
+                                                       : shape[axis] + size;
+  }
   return create("Concat", type.clone(shape), values,
                 builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
 }

@@ -47,8 +47,9 @@ def ONNXGraphExpandGradients
 
 def ONNXGraphExpandRecurrent
     : Pass<"onnxg-expand-recurrent", "func::FuncOp"> {
-  let summary = "Unroll RNN, GRU and LSTM nodes into the ONNX nodes of "
-                "their equations";
+  let summary = "Unroll RNN, GRU and LSTM nodes (and ONNX Runtime's "
+                "training forms and gradients) into the ONNX nodes of their "
+                "equations";
   let description = [{
     Replaces each default-domain RNN, GRU and LSTM node by the nodes of its
     equations (ONNX's operator specification), unrolled over the time steps:
@@ -75,6 +76,16 @@ def ONNXGraphExpandRecurrent
     and compute the gates and the cell state in FP32, as cuDNN's RNNs do with
     FP32 math; the states are rounded to the data type where they feed the
     next GEMM and the outputs.
+
+    ONNX Runtime's training forms expand too (its graphs use them for
+    `nn.LSTM` and `nn.GRU`): `com.microsoft` LSTMTraining and GRUTraining
+    also return every step's states and activated gates (LSTM's i, o, f,
+    c; GRU's z, r, h), and LSTMGrad and GRUGrad backpropagate through the
+    unrolled steps from them: per step the gates' gradients and one GEMM by
+    R, then one GEMM each for dX, dW and dR over all steps. As ONNX
+    Runtime's kernels, the gradients take one forward direction, the default
+    activations, no clip and full sequences; LSTMGrad has no peephole
+    input, so its chain treats the cells they read as constants.
 
     The sequence length must be static (it is unrolled); an unknown hidden
     size, an unknown activation, and `sequence_lens` below opset 9 are errors
