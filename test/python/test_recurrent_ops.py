@@ -10,6 +10,8 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from amp_opt import api, ort
+from test_cuda_backend import (check_kernels, check_library, compile_library,
+                               toolkit_found)
 
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
@@ -546,3 +548,22 @@ def test_ort_lstm_training_graph_trains_in_fp16(tmp_path):
     np.testing.assert_allclose(losses16, losses32, rtol=0.01)
     # The LSTM ran in FP16: not the same bits.
     assert losses16 != losses32
+
+
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+def test_ort_lstm_training_graph_compiles_to_a_library(tmp_path):
+    """The same training graph in FP16 through amp-compile: every kernel
+    passes ptxas for sm_80 and sm_90. Its 16 steps' states are copied into
+    one stacked tensor each; one kernel for all of them passed PTX's
+    parameter limit before amp-linalg-to-grid-loops bounded same-space
+    fusion by max-parameter-bytes."""
+    path = tmp_path / "training_model.onnx"
+    onnx.save(lstm_training_artifact(steps=16, batch=64, size=256,
+                                     hidden=256, classes=5), str(path))
+    library = compile_library(path, "precision=fp16", tmp_path / "lib")
+    check_library(*library)
+    gemms = check_kernels(*library[2:])[1]
+    # The input projection and the per-step recurrence, forward and
+    # backward, are GEMMs.
+    assert gemms >= 2 * 16

@@ -481,7 +481,10 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       memref that an op's body uses from above (a gather's table, loaded
       at computed indices) is an access of any of its elements. Two ops of
       one point each run in one thread, one after the other, whatever they
-      touch, unless they are independent (below);
+      touch, unless they are independent (below). Two ops do not fuse
+      when the kernel's parameters (see `max-parameter-bytes` below) would
+      pass the limit: an unrolled LSTM's 16 outputs copied into one
+      stacked tensor, 32 memrefs, are too many for one kernel;
     - with `fuse-independent` (on by default), grids left after that with
       static bounds and no memory that one writes and another reads or
       writes run as one grid (the horizontal fusion of PyTorch's
@@ -501,7 +504,7 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
       parameters (a memref descriptor is two pointers, an offset, a size
       and a stride per dimension; 8 bytes for any other value but a
       constant, which the kernel gets as code) would pass
-      `max-parameter-bytes` (4096: PTX before ISA 8.1 allows no more).
+      `max-parameter-bytes` (4096: PTX before ISA 8.1 allows 4352).
     - with `row-lanes` (32 by default; 1 turns it off), a grid whose
       threads each run a row after that (a reduction over the row and the
       elementwise ops over its elements: softmax, LayerNorm and their
@@ -545,8 +548,8 @@ def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {
            "run independent grids as one, each on its own blocks, moving "
            "later ones up to the earliest they can join">,
     Option<"maxParameterBytes", "max-parameter-bytes", "int64_t", "4096",
-           "most bytes of kernel parameters that fuse-independent may give "
-           "a kernel (4096 in PTX before ISA 8.1)">
+           "most bytes of kernel parameters that fuse and fuse-independent "
+           "may give a kernel (4352 in PTX before ISA 8.1)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

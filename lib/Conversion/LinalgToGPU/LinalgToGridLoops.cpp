@@ -954,13 +954,25 @@ struct LinalgToGridLoopsPass
     return true;
   }
 
+  /// Whether `first` and `second` as one kernel take at most
+  /// `maxParameterBytes` of parameters: the values either uses from above,
+  /// counted once (a concatenation's copies each read another input).
+  bool fitParameters(Operation *first, Operation *second) {
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(first->getRegions(), used);
+    getUsedValuesDefinedAbove(second->getRegions(), used);
+    return getParameterBytes(used.getArrayRef()) <= maxParameterBytes;
+  }
+
   /// Fuses each loop of `lowered` into the next where they can run as one
-  /// grid (prepareFusion); returns the loops that remain.
+  /// grid (prepareFusion) within the parameter limit; returns the loops
+  /// that remain.
   SmallVector<LoweredLoop> fuseLoops(RewriterBase &rewriter,
                                      MutableArrayRef<LoweredLoop> lowered) {
     SmallVector<LoweredLoop> remaining;
     for (auto [i, current] : llvm::enumerate(lowered)) {
       if (fuse && i + 1 < lowered.size() &&
+          fitParameters(current.loop, lowered[i + 1].loop) &&
           prepareFusion(rewriter, current, lowered[i + 1])) {
         LoweredLoop &next = lowered[i + 1];
         fuseInto(rewriter, current.loop, next.loop);

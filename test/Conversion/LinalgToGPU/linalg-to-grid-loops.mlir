@@ -1175,3 +1175,45 @@ func.func @no_row_lanes(%in: memref<64x8xf32>, %sums: memref<8xf32>,
   }
   return
 }
+
+// -----
+
+// Steps stacked into one buffer (an unrolled LSTM's outputs): ops over the
+// same points run as one grid, unless its parameters would pass
+// max-parameter-bytes: with 200 bytes, each 3-D memref 72, two copies do
+// not fit.
+// CHECK-LABEL: func.func @stacked_steps
+// CHECK-COUNT-1: processor = block_x
+// CHECK-NOT:     processor = block_x
+// BUDGET-LABEL: func.func @stacked_steps
+// BUDGET-COUNT-3: processor = block_x
+// BUDGET-NOT:    processor = block_x
+#st_id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @stacked_steps(%a: memref<1x4x4xf32>, %b: memref<1x4x4xf32>, %c: memref<1x4x4xf32>) {
+  %buf = memref.alloc() : memref<3x4x4xf32>
+  %s0 = memref.subview %buf[0, 0, 0] [1, 4, 4] [1, 1, 1] : memref<3x4x4xf32> to memref<1x4x4xf32, strided<[16, 4, 1]>>
+  %s1 = memref.subview %buf[1, 0, 0] [1, 4, 4] [1, 1, 1] : memref<3x4x4xf32> to memref<1x4x4xf32, strided<[16, 4, 1], offset: 16>>
+  %s2 = memref.subview %buf[2, 0, 0] [1, 4, 4] [1, 1, 1] : memref<3x4x4xf32> to memref<1x4x4xf32, strided<[16, 4, 1], offset: 32>>
+  linalg.generic {indexing_maps = [#st_id, #st_id],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : memref<1x4x4xf32>) outs(%s0 : memref<1x4x4xf32, strided<[16, 4, 1]>>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#st_id, #st_id],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : memref<1x4x4xf32>) outs(%s1 : memref<1x4x4xf32, strided<[16, 4, 1], offset: 16>>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#st_id, #st_id],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c : memref<1x4x4xf32>) outs(%s2 : memref<1x4x4xf32, strided<[16, 4, 1], offset: 32>>) {
+  ^bb0(%x: f32, %y: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
