@@ -493,3 +493,68 @@ def test_simplified_layer_norm_and_grad_match_autograd(extra, tmp_path):
                         ("dscale", st.grad)):
         np.testing.assert_allclose(got[name], value.detach().numpy(),
                                    rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("attrs", [
+    dict(strides=[2, 2], output_shape=[10, 9]),
+    dict(strides=[2, 3], output_shape=[9, 12], output_padding=[0, 1]),
+    dict(strides=[2, 2], auto_pad="SAME_UPPER"),
+    dict(strides=[2, 2], auto_pad="SAME_LOWER"),
+    dict(strides=[3, 2], auto_pad="SAME_UPPER", dilations=[2, 1]),
+])
+def test_conv_transpose_output_shape_matches_onnx_runtime(attrs, tmp_path,
+                                                          needs_ort):
+    """ConvTranspose whose pads come from output_shape or auto_pad SAME_*,
+    against ONNX Runtime."""
+    from amp_opt import ort
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 4, 3, 3)).astype(np.float32)
+    shape = attrs.get("output_shape")
+    if shape is None:
+        shape = [5 * attrs["strides"][0], 4 * attrs["strides"][1]]
+    shape = (2, 4) + tuple(shape[-2:])
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], **attrs)
+    got = run_nodes(tmp_path, node, dict(x=x, w=w), dict(y=shape))
+    expected = ort.run(str(tmp_path / "node.onnx"), dict(x=x, w=w))["y"]
+    assert got["y"].shape == expected.shape
+    np.testing.assert_allclose(got["y"], expected, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("attrs", [
+    dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+    dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+         count_include_pad=1),
+])
+def test_average_pool_ceil_mode_matches_torch(attrs, tmp_path):
+    """AveragePool with ceil_mode against torch's avg_pool2d: the last
+    windows run past the input, and that part is never counted (with
+    count_include_pad, the explicit pads are)."""
+    import torch
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    expected = torch.nn.functional.avg_pool2d(
+        torch.tensor(x), attrs["kernel_shape"], attrs["strides"],
+        padding=attrs.get("pads", [0, 0])[:2], ceil_mode=True,
+        count_include_pad=bool(attrs.get("count_include_pad", 0))).numpy()
+    node = helper.make_node("AveragePool", ["x"], ["y"], **attrs)
+    got = run_nodes(tmp_path, node, dict(x=x), dict(y=expected.shape))
+    np.testing.assert_allclose(got["y"], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_max_pool_ceil_mode_drops_windows_in_the_padding(tmp_path):
+    """ceil_mode's last window must start inside the input or its start
+    padding (PyTorch's rule, ONNX's since 1.15): 7 columns, pads 1 and 1,
+    kernel 2, stride 2 give 4 windows, not 5."""
+    import torch
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 5, 7)).astype(np.float32)
+    expected = torch.nn.functional.max_pool2d(
+        torch.tensor(x), [3, 2], [2, 2], padding=[1, 1],
+        ceil_mode=True).numpy()
+    assert expected.shape == (1, 2, 3, 4)
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 2],
+                            strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    got = run_nodes(tmp_path, node, dict(x=x), dict(y=expected.shape))
+    np.testing.assert_array_equal(got["y"], expected)

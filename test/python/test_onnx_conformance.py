@@ -57,10 +57,6 @@ UNSUPPORTED_CASES = {
         "upsample_scales_cubic_asymmetric")},
     "test_resize_tf_crop_and_resize":
         "coordinate_transformation_mode 'tf_crop_and_resize' does not lower",
-    "test_convtranspose_output_shape": "output_shape and auto_pad",
-    "test_convtranspose_kernel_shape": "output_shape and auto_pad",
-    "test_convtranspose_autopad_same": "output_shape and auto_pad",
-    "test_averagepool_2d_ceil": "ceil_mode of AveragePool does not lower yet",
     "test_maxpool_with_argmax_2d_precomputed_strides":
         "column-major Indices do not lower yet",
     # Model cases: outputs ONNX could not type, and a computed split.

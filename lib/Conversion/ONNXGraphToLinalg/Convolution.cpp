@@ -29,11 +29,15 @@ struct Window {
     return (kernel[i] - 1) * dilations[i] + 1;
   }
   /// The number of window positions along spatial dimension `i` of an
-  /// input of `size` (rounded up with `ceilMode`).
+  /// input of `size` (rounded up with `ceilMode`, without a last window
+  /// that would start in the end padding: PyTorch's rule, which ONNX 1.15
+  /// and ONNX Runtime adopted).
   int64_t getOutputSize(int64_t i, int64_t size, bool ceilMode = false) const {
     int64_t span = size + padsBegin[i] + padsEnd[i] - getExtent(i);
-    return (ceilMode ? llvm::divideCeil(span, strides[i]) : span / strides[i]) +
-           1;
+    if (!ceilMode)
+      return span / strides[i] + 1;
+    int64_t out = llvm::divideCeil(span, strides[i]) + 1;
+    return (out - 1) * strides[i] >= size + padsBegin[i] ? out - 1 : out;
   }
 };
 } // namespace
@@ -379,6 +383,53 @@ static Value buildTransposedConvolution(OpBuilder &b, Location loc, Value input,
                           /*transposedWeights=*/true);
 }
 
+/// ConvTranspose's pads from `output_shape` or `auto_pad` (SAME_UPPER,
+/// SAME_LOWER: the input's sizes times the strides), as ONNX defines them:
+/// the full output's excess over the shape, halved, the odd element at the
+/// end for SAME_UPPER and at the start otherwise. A shape larger than the
+/// full output extends it at the end. Explicit pads stay otherwise.
+static LogicalResult setTransposedPads(NodeLowering &node,
+                                       RankedTensorType inputType,
+                                       Window &window,
+                                       ArrayRef<int64_t> outputPadding) {
+  int64_t spatial = inputType.getRank() - 2;
+  StringRef autoPad = node.getString("auto_pad", "NOTSET");
+  std::optional<SmallVector<int64_t>> outputShape =
+      node.getInts("output_shape");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (!outputShape && !same) {
+    if (autoPad == "VALID") {
+      window.padsBegin.assign(spatial, 0);
+      window.padsEnd.assign(spatial, 0);
+    }
+    return success();
+  }
+  // output_shape lists the spatial sizes (or all, N and C first).
+  if (outputShape && int64_t(outputShape->size()) == spatial + 2)
+    outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
+  if (outputShape && int64_t(outputShape->size()) != spatial)
+    return node.emitError() << "output_shape must have " << spatial
+                            << " spatial sizes, not " << outputShape->size();
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = inputType.getDimSize(2 + i);
+    if (ShapedType::isDynamic(size))
+      return node.emitError()
+             << "output_shape and auto_pad need static spatial sizes";
+    int64_t target = outputShape ? (*outputShape)[i] : size * window.strides[i];
+    int64_t total = window.strides[i] * (size - 1) + outputPadding[i] +
+                    window.getExtent(i) - target;
+    if (total < 0) {
+      window.padsBegin[i] = 0;
+      window.padsEnd[i] = total;
+      continue;
+    }
+    int64_t half = total / 2;
+    window.padsBegin[i] = autoPad == "SAME_UPPER" ? half : total - half;
+    window.padsEnd[i] = total - window.padsBegin[i];
+  }
+  return success();
+}
+
 static LoweringResult lowerConvTranspose(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -395,9 +446,6 @@ static LoweringResult lowerConvTranspose(NodeLowering &node) {
            << "the input has " << inputType.getDimSize(1)
            << " channels, the weight " << weightType.getDimSize(0)
            << ", with group " << groups;
-  if (node.getInts("output_shape") ||
-      node.getString("auto_pad", "NOTSET") != "NOTSET")
-    return node.emitError() << "output_shape and auto_pad do not lower yet";
   FailureOr<Window> window = getWindow(node, inputType.getShape().drop_front(2),
                                        weightType.getShape().drop_front(2));
   if (failed(window))
@@ -407,6 +455,8 @@ static LoweringResult lowerConvTranspose(NodeLowering &node) {
   if (int64_t(outputPadding.size()) != spatial)
     return node.emitError()
            << "output_padding must have " << spatial << " values";
+  if (failed(setTransposedPads(node, inputType, *window, outputPadding)))
+    return failure();
 
   Value acc = buildTransposedConvolution(b, loc, input, weight, groups, *window,
                                          outputPadding);
@@ -550,8 +600,6 @@ static LoweringResult lowerPool(NodeLowering &node) {
     return failure();
   bool ceilMode = node.getInt("ceil_mode", 0);
   bool countPad = node.getInt("count_include_pad", 0);
-  if (!isMax && ceilMode)
-    return node.emitError() << "ceil_mode of AveragePool does not lower yet";
   SmallVector<int64_t> outSizes, high(window->padsEnd);
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t size = inputType.getDimSize(2 + i);
@@ -679,7 +727,13 @@ static LoweringResult lowerPool(NodeLowering &node) {
     windowSize *= k;
   bool padded0 = llvm::any_of(window->padsBegin, [](int64_t p) { return p; }) ||
                  llvm::any_of(window->padsEnd, [](int64_t p) { return p; });
-  if (countPad || !padded0) {
+  // ceil_mode's last windows may run past the padded input: that part is
+  // never counted.
+  SmallVector<int64_t> beyond;
+  for (auto [extended, explicitEnd] : llvm::zip(high, window->padsEnd))
+    beyond.push_back(extended - explicitEnd);
+  bool runsPast = llvm::any_of(beyond, [](int64_t p) { return p > 0; });
+  if ((countPad || !padded0) && !runsPast) {
     return SmallVector<Value>{buildElementwise(
         b, loc, outType, sum,
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
@@ -689,12 +743,18 @@ static LoweringResult lowerPool(NodeLowering &node) {
               .getResult();
         })};
   }
-  // Divide by the number of real (unpadded) elements of each window.
+  // Divide by the number of elements each window counts: the real ones,
+  // and with count_include_pad the explicit pads too.
   Value ones =
       createFilled(b, loc, getSizes(b, loc, input),
                    createScalar(b, loc, inputType.getElementType(), 1));
-  Value counts = reduce(padSpatial(b, loc, ones, window->padsBegin, high, 0.0),
-                        0.0, false);
+  Value counted =
+      countPad ? padSpatial(b, loc,
+                            padSpatial(b, loc, ones, window->padsBegin,
+                                       window->padsEnd, 1.0),
+                            SmallVector<int64_t>(spatial, 0), beyond, 0.0)
+               : padSpatial(b, loc, ones, window->padsBegin, high, 0.0);
+  Value counts = reduce(counted, 0.0, false);
   return SmallVector<Value>{buildElementwise(
       b, loc, outType, ValueRange{sum, counts},
       [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
