@@ -209,6 +209,14 @@ RESIZES = {
                           "coordinate_transformation_mode": "align_corners"},
                          None, [2, 8, 9, 5],
                          interpolate((9, 5), "bilinear", True)),
+    # PyTorch's bicubic: Keys' kernel with a = -0.75, borders repeated.
+    "bicubic": ({"mode": "cubic", "cubic_coeff_a": -0.75,
+                 "coordinate_transformation_mode": "half_pixel"},
+                None, [2, 8, 9, 13], interpolate((9, 13), "bicubic", False)),
+    "bicubic_corners": ({"mode": "cubic",
+                         "coordinate_transformation_mode": "align_corners"},
+                        None, [2, 8, 3, 7],
+                        interpolate((3, 7), "bicubic", True)),
 }
 
 
@@ -249,8 +257,8 @@ def build_image_ops(tmp_path):
 
 def test_image_ops_match_numpy_and_pytorch(tmp_path):
     """DepthToSpace in both modes and SpaceToDepth against the spec's
-    numpy; Resize (nearest, and bilinear with PyTorch's two corner
-    conventions) against F.interpolate."""
+    numpy; Resize (nearest, and bilinear and bicubic with PyTorch's two
+    corner conventions) against F.interpolate."""
     path, expected = build_image_ops(tmp_path)
     out = run(path, tmp_path, with_contrib=False)
     for name, value in expected.items():

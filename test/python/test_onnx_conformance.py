@@ -48,13 +48,6 @@ UNSUPPORTED_CASES = {
     "test_castlike_FLOAT_to_STRING_expanded": STRINGS,
     "test_castlike_STRING_to_FLOAT": STRINGS,
     "test_castlike_STRING_to_FLOAT_expanded": STRINGS,
-    **{f"test_resize_{case}": "mode 'cubic' does not lower yet" for case in (
-        "upsample_scales_cubic", "upsample_scales_cubic_align_corners",
-        "downsample_scales_cubic", "downsample_scales_cubic_align_corners",
-        "upsample_sizes_cubic", "downsample_sizes_cubic",
-        "upsample_scales_cubic_A_n0p5_exclude_outside",
-        "downsample_scales_cubic_A_n0p5_exclude_outside",
-        "upsample_scales_cubic_asymmetric")},
     "test_resize_tf_crop_and_resize":
         "coordinate_transformation_mode 'tf_crop_and_resize' does not lower",
     "test_maxpool_with_argmax_2d_precomputed_strides":
@@ -66,10 +59,14 @@ UNSUPPORTED_CASES = {
 }
 # Cases whose reference ONNX Runtime (and PyTorch) disagree with: amp-run
 # is compared with ONNX Runtime instead.
+ALIGN_CORNERS_SCALES = (
+    "align_corners with scales: onnx's reference divides by the unrounded "
+    "output length, ONNX Runtime and PyTorch by the output size")
 ORT_REFERENCE = {
     "test_resize_downsample_scales_linear_align_corners":
-        "align_corners with scales: onnx's reference divides by the unrounded "
-        "output length (2.4), ONNX Runtime and PyTorch by the output size (2)",
+        ALIGN_CORNERS_SCALES,
+    "test_resize_downsample_scales_cubic_align_corners":
+        ALIGN_CORNERS_SCALES,
 }
 
 

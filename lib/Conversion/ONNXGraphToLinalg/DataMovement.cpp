@@ -780,10 +780,38 @@ static Value clampToIndex(OpBuilder &b, Location loc, Value coordinate,
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
 }
 
-/// Resize(X, roi?, scales?, sizes?) (opset 10: X, scales) in modes nearest
-/// and linear: a generic that reads, for each output element, the nearest
-/// input element or the 2^d neighbours along the d resized axes (borders
-/// repeated), weighted.
+/// The weights of the 4 neighbours of a cubic interpolation at fraction `t`
+/// past the second: Keys' kernel with coefficient `a` at distances 1 + t,
+/// t, 1 - t and 2 - t (ONNX Resize's cubic mode, PyTorch's bicubic).
+static SmallVector<Value, 4> buildCubicWeights(OpBuilder &b, Location loc,
+                                               Value t, double a) {
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  auto mul = [&](Value x, Value y) {
+    return arith::MulFOp::create(b, loc, x, y).getResult();
+  };
+  auto add = [&](Value x, double c) {
+    return arith::AddFOp::create(b, loc, x, constant(c)).getResult();
+  };
+  // |x| <= 1: ((a + 2) x - (a + 3)) x^2 + 1.
+  auto near = [&](Value x) {
+    return add(mul(mul(add(mul(constant(a + 2), x), -(a + 3)), x), x), 1);
+  };
+  // 1 < |x| < 2: ((a x - 5a) x + 8a) x - 4a.
+  auto far = [&](Value x) {
+    return add(mul(add(mul(add(mul(constant(a), x), -5 * a), x), 8 * a), x),
+               -4 * a);
+  };
+  Value oneMinus = arith::SubFOp::create(b, loc, constant(1), t);
+  return {far(add(t, 1)), near(t), near(oneMinus),
+          far(arith::SubFOp::create(b, loc, constant(2), t))};
+}
+
+/// Resize(X, roi?, scales?, sizes?) (opset 10: X, scales) in modes nearest,
+/// linear and cubic: a generic that reads, for each output element, the
+/// nearest input element or the 2 (linear) or 4 (cubic) neighbours along
+/// each resized axis (borders repeated), weighted.
 static LoweringResult lowerResize(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -800,8 +828,10 @@ static LoweringResult lowerResize(NodeLowering &node) {
           : node.getString("coordinate_transformation_mode", "half_pixel");
   StringRef nearestMode =
       old ? "floor" : node.getString("nearest_mode", "round_prefer_floor");
-  if (mode != "nearest" && mode != "linear")
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return node.emitError() << "mode '" << mode << "' does not lower yet";
+  double cubicA = node.getFloat("cubic_coeff_a", -0.75);
+  bool excludeOutside = node.getInt("exclude_outside", 0);
   if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
       transform != "align_corners" && transform != "asymmetric")
     return node.emitError() << "coordinate_transformation_mode '" << transform
@@ -810,8 +840,8 @@ static LoweringResult lowerResize(NodeLowering &node) {
       node.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
     return node.emitError()
            << "antialias, axes and keep_aspect_ratio_policy do not lower yet";
-  if (mode == "linear" && !isa<FloatType>(type.getElementType()))
-    return node.emitError() << "mode 'linear' needs a float tensor";
+  if (mode != "nearest" && !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "mode '" << mode << "' needs a float tensor";
   unsigned scalesOperand = old ? 1 : 2;
   std::optional<SmallVector<double>> scales =
       node.getConstantFloats(scalesOperand);
@@ -847,16 +877,14 @@ static LoweringResult lowerResize(NodeLowering &node) {
         auto f32Constant = [&](double value) -> Value {
           return arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(value));
         };
-        // Per axis: the lower neighbour, the upper one and its weight
-        // (linear), or the nearest index.
-        SmallVector<Value> lower, upper, weights;
+        // Per axis, the input indices read and their weights: the nearest
+        // index (no weight), or 2 (linear) or 4 (cubic) neighbours.
+        SmallVector<SmallVector<std::pair<Value, Value>, 4>> taps(rank);
         for (int64_t d = 0; d < rank; ++d) {
           Value index = linalg::IndexOp::create(nb, nl, d);
           const ResizeAxis &axis = axes[d];
           if (axis.inSize == axis.outSize && axis.scale == 1.0) {
-            lower.push_back(index);
-            upper.push_back(index);
-            weights.push_back(Value());
+            taps[d].push_back({index, Value()});
             continue;
           }
           Value x = getResizeSourceCoordinate(nb, nl, transform, axis, index);
@@ -872,52 +900,80 @@ static LoweringResult lowerResize(NodeLowering &node) {
             else // round_prefer_floor
               rounded = math::CeilOp::create(
                   nb, nl, arith::SubFOp::create(nb, nl, x, f32Constant(0.5)));
-            Value nearest = clampToIndex(nb, nl, rounded, axis.inSize);
-            lower.push_back(nearest);
-            upper.push_back(nearest);
-            weights.push_back(Value());
+            taps[d].push_back(
+                {clampToIndex(nb, nl, rounded, axis.inSize), Value()});
             continue;
           }
           Value floor = math::FloorOp::create(nb, nl, x);
-          weights.push_back(arith::SubFOp::create(nb, nl, x, floor));
-          lower.push_back(clampToIndex(nb, nl, floor, axis.inSize));
-          upper.push_back(clampToIndex(
-              nb, nl, arith::AddFOp::create(nb, nl, floor, f32Constant(1)),
-              axis.inSize));
+          Value t = arith::SubFOp::create(nb, nl, x, floor);
+          auto neighbour = [&](int64_t offset) {
+            return arith::AddFOp::create(nb, nl, floor, f32Constant(offset))
+                .getResult();
+          };
+          if (mode == "linear") {
+            taps[d].push_back(
+                {clampToIndex(nb, nl, floor, axis.inSize),
+                 arith::SubFOp::create(nb, nl, f32Constant(1), t)});
+            taps[d].push_back(
+                {clampToIndex(nb, nl, neighbour(1), axis.inSize), t});
+            continue;
+          }
+          // Cubic: Keys' kernel with a = cubic_coeff_a at distances 1 + t,
+          // t, 1 - t and 2 - t; with exclude_outside, neighbours outside
+          // the axis weigh 0 and the rest are scaled to sum 1.
+          SmallVector<Value, 4> weights = buildCubicWeights(nb, nl, t, cubicA);
+          Value total;
+          for (int64_t k = 0; k < 4; ++k) {
+            Value at = neighbour(k - 1);
+            if (excludeOutside) {
+              Value inside = arith::AndIOp::create(
+                  nb, nl,
+                  arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGE, at,
+                                        f32Constant(0)),
+                  arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT, at,
+                                        f32Constant(axis.inSize)));
+              weights[k] = arith::SelectOp::create(nb, nl, inside, weights[k],
+                                                   f32Constant(0));
+              total = total ? arith::AddFOp::create(nb, nl, total, weights[k])
+                                  .getResult()
+                            : weights[k];
+            }
+            taps[d].push_back(
+                {clampToIndex(nb, nl, at, axis.inSize), weights[k]});
+          }
+          if (excludeOutside)
+            for (auto &tap : taps[d])
+              tap.second = arith::DivFOp::create(nb, nl, tap.second, total);
         }
+        // Sum over every combination of the axes' taps of the weighted
+        // elements.
         Type computeType = getComputeType(elementType);
-        // Sum over the 2^d corners of the weighted neighbours.
-        SmallVector<int64_t> blended;
-        for (int64_t d = 0; d < rank; ++d)
-          if (weights[d])
-            blended.push_back(d);
+        SmallVector<int64_t> choice(rank, 0);
         Value sum;
-        for (uint64_t corner = 0; corner < (uint64_t(1) << blended.size());
-             ++corner) {
-          SmallVector<Value> indices(lower);
+        while (true) {
+          SmallVector<Value> indices;
           Value weight;
-          for (auto [bit, d] : llvm::enumerate(blended)) {
-            bool up = corner >> bit & 1;
-            if (up)
-              indices[d] = upper[d];
-            Value w =
-                up ? weights[d]
-                   : arith::SubFOp::create(nb, nl, f32Constant(1), weights[d])
-                         .getResult();
-            weight = weight
-                         ? arith::MulFOp::create(nb, nl, weight, w).getResult()
+          for (int64_t d = 0; d < rank; ++d) {
+            auto [index, w] = taps[d][choice[d]];
+            indices.push_back(index);
+            if (w)
+              weight =
+                  weight ? arith::MulFOp::create(nb, nl, weight, w).getResult()
                          : w;
           }
           Value element = tensor::ExtractOp::create(nb, nl, input, indices);
-          if (!weight) {
-            sum = element;
-            break;
-          }
+          if (!weight)
+            return convertScalar(nb, nl, element, elementType);
           Value term = arith::MulFOp::create(
               nb, nl, convertScalar(nb, nl, element, computeType),
               convertScalar(nb, nl, weight, computeType));
           sum =
               sum ? arith::AddFOp::create(nb, nl, sum, term).getResult() : term;
+          int64_t d = rank - 1;
+          while (d >= 0 && ++choice[d] == int64_t(taps[d].size()))
+            choice[d--] = 0;
+          if (d < 0)
+            break;
         }
         return convertScalar(nb, nl, sum, elementType);
       });

@@ -315,6 +315,27 @@ func.func @resize_linear(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
 
 // -----
 
+// Resize, cubic: 4 neighbours per resized axis (4^2 reads), weighted by
+// Keys' kernel; with exclude_outside, each axis's weights of neighbours
+// outside it are zeroed and the rest divided by their sum.
+// CHECK-LABEL: func.func @resize_cubic(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x6xf32>)
+// CHECK-COUNT-4:   arith.select
+// CHECK-COUNT-4:   arith.divf
+// CHECK-COUNT-4:   arith.select
+// CHECK-COUNT-4:   arith.divf
+// CHECK-COUNT-16:  tensor.extract %{{.*}} : tensor<1x1x2x3xf32>
+// CHECK-NOT:       tensor.extract
+// CHECK:           linalg.yield
+func.func @resize_cubic(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
+  %sizes = onnxg.node "Constant"() opset 17 attributes {value = dense<[1, 1, 4, 6]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %none = onnxg.none
+  %0 = onnxg.node "Resize"(%x, %none, %none, %sizes) opset 17 attributes {mode = "cubic", exclude_outside = 1 : i64} : (tensor<1x1x2x3xf32>, none, none, tensor<4xi64>) -> tensor<1x1x4x6xf32>
+  return %0 : tensor<1x1x4x6xf32>
+}
+
+// -----
+
 // GatherND with batch_dims 1: each index tuple (depth 1) picks a row of
 // its batch's data; the tuple is read from indices in the body.
 // CHECK-LABEL: func.func @gather_nd(

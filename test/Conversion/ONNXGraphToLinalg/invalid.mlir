@@ -107,11 +107,11 @@ func.func @pad_edge_of_nothing(%x: tensor<0xf32>) -> tensor<2xf32> {
 
 // -----
 
-func.func @resize_cubic(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+func.func @resize_unknown_mode(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   %scales = onnxg.node "Constant"() opset 17 attributes {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32>
   %none = onnxg.none
-  // expected-error @+1 {{node (Resize): mode 'cubic' does not lower yet}}
-  %0 = onnxg.node "Resize"(%x, %none, %scales) opset 17 attributes {mode = "cubic"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  // expected-error @+1 {{node (Resize): mode 'lanczos' does not lower yet}}
+  %0 = onnxg.node "Resize"(%x, %none, %scales) opset 17 attributes {mode = "lanczos"} : (tensor<1x1x2x2xf32>, none, tensor<4xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
 }
 
