@@ -558,3 +558,57 @@ def test_max_pool_ceil_mode_drops_windows_in_the_padding(tmp_path):
                             strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
     got = run_nodes(tmp_path, node, dict(x=x), dict(y=expected.shape))
     np.testing.assert_array_equal(got["y"], expected)
+
+
+@pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid"])
+def test_unsigned_integers_match_numpy(grid, tmp_path):
+    """Unsigned integer arithmetic as numpy computes it (wrapping, unsigned
+    division, remainder, comparisons and extremes), casts from and to
+    unsigned integers, and unsigned constants: a uint8 image normalized
+    in the graph, as exporters write image preprocessing."""
+    image = np.array([[0, 1, 127, 128], [200, 254, 255, 9]], np.uint8)
+    offset = numpy_helper.from_array(np.array([10], np.uint8), "offset")
+    nodes = [
+        helper.make_node("Sub", ["image", "offset"], ["shifted"]),
+        helper.make_node("Div", ["image", "seven"], ["quotient"]),
+        helper.make_node("Mod", ["image", "seven"], ["remainder"]),
+        helper.make_node("Max", ["image", "shifted"], ["larger"]),
+        helper.make_node("Min", ["image", "shifted"], ["smaller"]),
+        helper.make_node("Greater", ["image", "offset"], ["above"]),
+        helper.make_node("Cast", ["image"], ["pixels"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["image"], ["wide"], to=TensorProto.UINT16),
+        helper.make_node("Cast", ["image"], ["signed"], to=TensorProto.INT8),
+        helper.make_node("Div", ["pixels", "scale"], ["normalized"]),
+        helper.make_node("Cast", ["pixels"], ["back"], to=TensorProto.UINT8),
+    ]
+    info = helper.make_tensor_value_info
+    inits = [offset,
+             numpy_helper.from_array(np.array([7], np.uint8), "seven"),
+             numpy_helper.from_array(np.array(255, np.float32), "scale")]
+    shape = list(image.shape)
+    outputs = {"shifted": TensorProto.UINT8, "quotient": TensorProto.UINT8,
+               "remainder": TensorProto.UINT8, "larger": TensorProto.UINT8,
+               "smaller": TensorProto.UINT8, "above": TensorProto.BOOL,
+               "wide": TensorProto.UINT16, "signed": TensorProto.INT8,
+               "normalized": TensorProto.FLOAT, "back": TensorProto.UINT8}
+    graph = helper.make_graph(
+        nodes, "unsigned", [info("image", TensorProto.UINT8, shape)],
+        [info(name, kind, shape) for name, kind in outputs.items()], inits)
+    path = tmp_path / "unsigned.onnx"
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    np.save(tmp_path / "image.npy", image)
+    args = ["--save-outputs", str(tmp_path / "out"), "--input",
+            f"image={tmp_path / 'image.npy'}"]
+    api.train(str(path), 1, args=args + (["--grid-loops"] if grid else []))
+    shifted = image - np.uint8(10)
+    expected = {"shifted": shifted, "quotient": image // 7,
+                "remainder": image % 7, "larger": np.maximum(image, shifted),
+                "smaller": np.minimum(image, shifted), "above": image > 10,
+                "wide": image.astype(np.uint16),
+                "signed": image.astype(np.int8),
+                "normalized": image.astype(np.float32) / 255, "back": image}
+    for name, value in expected.items():
+        got = np.load(tmp_path / "out" / f"{name}.npy")
+        assert got.dtype == value.dtype, name
+        np.testing.assert_array_equal(got, value, err_msg=name)

@@ -31,16 +31,9 @@ UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
     "QLinearMatMul", "QuantizeLinear", "RandomUniformLike", "ReverseSequence",
     "RoiAlign", "STFT", "Scan", "Scatter", "SequenceMap",
     "StringNormalizer", "TfIdfVectorizer", "Unique", "Upsample")}
-UNSIGNED = "unsigned integer tensors do not lower yet"
 STRINGS = "do not lower: only numbers and booleans do"
 # Cases of lowered op types that use what does not lower yet.
 UNSUPPORTED_CASES = {
-    **{f"test_{op}_uint8": UNSIGNED for op in ("add", "sub", "mul", "div",
-                                               "mod")},
-    **{f"test_{op}_uint{bits}": UNSIGNED for op in ("max", "min", "mod")
-       for bits in (8, 16, 32, 64)},
-    "test_pow_types_float32_uint32": UNSIGNED,
-    "test_pow_types_float32_uint64": UNSIGNED,
     "test_maxpool_2d_uint8": "expects a float tensor",
     "test_cast_FLOAT_to_STRING": STRINGS,
     "test_cast_STRING_to_FLOAT": STRINGS,

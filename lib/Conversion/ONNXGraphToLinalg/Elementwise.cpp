@@ -13,6 +13,7 @@
 #include "Lowering.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 #include <cmath>
 
@@ -23,6 +24,11 @@ using namespace mlir::amp::lowering;
 using ScalarBody = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 static bool isFloat(Value value) { return isa<FloatType>(value.getType()); }
+
+/// Whether the body being built reads unsigned integers. Arith's integers
+/// are signless: lowerElementwise casts unsigned elements to them in the
+/// body, and the scalar ops below then take their unsigned forms.
+static bool unsignedOperands = false;
 
 static Value constantLike(OpBuilder &b, Location loc, Value like,
                           double value) {
@@ -50,20 +56,49 @@ static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
     declared = RankedTensorType::get(
         SmallVector<int64_t>(rank, ShapedType::kDynamic), elementType);
   }
+  bool anyUnsigned = false;
   for (Value operand : operands) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     if (!type)
       return node.emitError() << "operands must be ranked tensors";
-    if (type.getElementType().isUnsignedInteger())
-      return node.emitError() << "unsigned integer tensors do not lower yet ("
-                              << type.getElementType() << ")";
+    anyUnsigned |= type.getElementType().isUnsignedInteger();
   }
   RankedTensorType type = getBroadcastType(operands, declared);
   if (!type)
     return node.emitError()
            << "operand shapes do not broadcast to " << declared;
-  return SmallVector<Value>{
-      buildElementwise(node.getBuilder(), node.getLoc(), type, operands, body)};
+  // Unsigned elements enter and leave the body through casts from and to
+  // signless ones of their width, which the LLVM lowering folds away.
+  Type resultElement = type.getElementType();
+  bool unsignedResult = resultElement.isUnsignedInteger();
+  auto signless = [](Type elementType) -> Type {
+    auto integer = dyn_cast<IntegerType>(elementType);
+    return integer && integer.isUnsigned()
+               ? IntegerType::get(elementType.getContext(), integer.getWidth())
+               : elementType;
+  };
+  auto reinterpret = [](OpBuilder &b, Location loc, Value value, Type to) {
+    return UnrealizedConversionCastOp::create(b, loc, to, value).getResult(0);
+  };
+  llvm::SaveAndRestore scope(unsignedOperands, anyUnsigned);
+  return SmallVector<Value>{buildElementwise(
+      node.getBuilder(), node.getLoc(), type, operands,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        if (!anyUnsigned && !unsignedResult)
+          return body(b, loc, args);
+        SmallVector<Value> values;
+        for (Value arg : args)
+          values.push_back(
+              arg.getType() == signless(arg.getType())
+                  ? arg
+                  : reinterpret(b, loc, arg, signless(arg.getType())));
+        Value result = body(b, loc, values);
+        if (!unsignedResult)
+          return result;
+        result = convertScalar(b, loc, result, signless(resultElement),
+                               anyUnsigned, /*toUnsigned=*/true);
+        return reinterpret(b, loc, result, resultElement);
+      })};
 }
 
 /// The node's present operands, in order.
@@ -101,13 +136,38 @@ static Value mul(OpBuilder &b, Location loc, Value x, Value y) {
   return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, x, y);
 }
 static Value div(OpBuilder &b, Location loc, Value x, Value y) {
+  if (unsignedOperands)
+    return floatOrInt<arith::DivFOp, arith::DivUIOp>(b, loc, x, y);
   return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, x, y);
 }
 static Value max(OpBuilder &b, Location loc, Value x, Value y) {
+  if (unsignedOperands)
+    return floatOrInt<arith::MaximumFOp, arith::MaxUIOp>(b, loc, x, y);
   return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x, y);
 }
 static Value min(OpBuilder &b, Location loc, Value x, Value y) {
+  if (unsignedOperands)
+    return floatOrInt<arith::MinimumFOp, arith::MinUIOp>(b, loc, x, y);
   return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x, y);
+}
+
+/// The integer comparison `predicate` on unsigned values where the body
+/// reads them.
+static arith::CmpIPredicate getIntPredicate(arith::CmpIPredicate predicate) {
+  if (!unsignedOperands)
+    return predicate;
+  switch (predicate) {
+  case arith::CmpIPredicate::slt:
+    return arith::CmpIPredicate::ult;
+  case arith::CmpIPredicate::sle:
+    return arith::CmpIPredicate::ule;
+  case arith::CmpIPredicate::sgt:
+    return arith::CmpIPredicate::ugt;
+  case arith::CmpIPredicate::sge:
+    return arith::CmpIPredicate::uge;
+  default:
+    return predicate;
+  }
 }
 
 static Value compare(OpBuilder &b, Location loc, Value x, Value y,
@@ -115,7 +175,7 @@ static Value compare(OpBuilder &b, Location loc, Value x, Value y,
                      arith::CmpIPredicate intPredicate) {
   if (isFloat(x))
     return arith::CmpFOp::create(b, loc, floatPredicate, x, y);
-  return arith::CmpIOp::create(b, loc, intPredicate, x, y);
+  return arith::CmpIOp::create(b, loc, getIntPredicate(intPredicate), x, y);
 }
 
 static Value exp(OpBuilder &b, Location loc, Value x) {
@@ -241,10 +301,16 @@ static LoweringResult lowerCast(NodeLowering &node) {
           return arith::TruncFOp::create(b, loc, toFloat, a[0]).getResult();
         });
   }
-  // buildElementwise converts the body's value to the result type.
+  // buildElementwise (and, to unsigned integers, lowerElementwise)
+  // converts the body's value to the result type; from unsigned integers,
+  // the body converts to floats and wider integers.
+  Type to = type ? type.getElementType() : Type();
   return lowerElementwise(
-      node, node.operand(0),
-      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      node, node.operand(0), [&](OpBuilder &b, Location loc, ValueRange a) {
+        if (!to || !unsignedOperands || to.isUnsignedInteger())
+          return a[0];
+        return convertScalar(b, loc, a[0], to, /*fromUnsigned=*/true);
+      });
 }
 
 static LoweringResult lowerClip(NodeLowering &node) {
@@ -501,7 +567,9 @@ static LoweringResult lowerMod(NodeLowering &node) {
   bool fmod = node.getInt("fmod", 0) != 0;
   return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
     Value x = a[0], y = a[1];
-    Value rem = floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x, y);
+    Value rem = unsignedOperands
+                    ? floatOrInt<arith::RemFOp, arith::RemUIOp>(b, loc, x, y)
+                    : floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x, y);
     if (fmod)
       return rem;
     // A non-zero remainder whose sign differs from the divisor's moves by
@@ -538,12 +606,16 @@ static LoweringResult lowerHardSigmoid(NodeLowering &node) {
 /// and truncated, as ONNX's reference does for a float exponent.
 static Value pow(OpBuilder &b, Location loc, Value x, Value y) {
   if (isFloat(x))
-    return math::PowFOp::create(b, loc, x,
-                                convertScalar(b, loc, y, x.getType()));
+    return math::PowFOp::create(
+        b, loc, x,
+        convertScalar(b, loc, y, x.getType(),
+                      /*fromUnsigned=*/!isFloat(y) && unsignedOperands));
   Type f64 = b.getF64Type();
-  Value power = math::PowFOp::create(b, loc, convertScalar(b, loc, x, f64),
-                                     convertScalar(b, loc, y, f64));
-  return convertScalar(b, loc, power, x.getType());
+  Value power = math::PowFOp::create(
+      b, loc, convertScalar(b, loc, x, f64, unsignedOperands),
+      convertScalar(b, loc, y, f64, !isFloat(y) && unsignedOperands));
+  return convertScalar(b, loc, power, x.getType(), /*fromUnsigned=*/false,
+                       unsignedOperands);
 }
 
 void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {

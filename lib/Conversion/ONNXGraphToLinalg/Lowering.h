@@ -171,7 +171,10 @@ Type getAccumulatorType(Type elementType);
 
 /// Converts a scalar between any two int, index or float types (ONNX Cast
 /// semantics: floats to FP8 saturate, floats to ints truncate, i1 is 0/1).
-Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
+/// Integers are signless: `fromUnsigned` and `toUnsigned` say which hold
+/// unsigned values (zero-extended, converted as unsigned).
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type to,
+                    bool fromUnsigned = false, bool toUnsigned = false);
 
 /// A float or integer scalar constant of type `type`.
 Value createScalar(OpBuilder &b, Location loc, Type type, double value);

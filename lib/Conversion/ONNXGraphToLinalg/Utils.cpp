@@ -258,7 +258,8 @@ Value amp::lowering::createScalar(OpBuilder &b, Location loc, Type type,
 }
 
 Value amp::lowering::convertScalar(OpBuilder &b, Location loc, Value value,
-                                   Type to) {
+                                   Type to, bool fromUnsigned,
+                                   bool toUnsigned) {
   Type from = value.getType();
   if (from == to)
     return value;
@@ -294,7 +295,7 @@ Value amp::lowering::convertScalar(OpBuilder &b, Location loc, Value value,
   auto fromInt = dyn_cast<IntegerType>(from);
   auto toInt = dyn_cast<IntegerType>(to);
   if (fromInt && toFloat) {
-    if (fromInt.getWidth() == 1)
+    if (fromInt.getWidth() == 1 || fromUnsigned)
       return arith::UIToFPOp::create(b, loc, to, value);
     return arith::SIToFPOp::create(b, loc, to, value);
   }
@@ -302,16 +303,21 @@ Value amp::lowering::convertScalar(OpBuilder &b, Location loc, Value value,
     if (toInt.getWidth() == 1)
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
                                    createScalar(b, loc, from, 0));
+    if (toUnsigned)
+      return arith::FPToUIOp::create(b, loc, to, value);
     return arith::FPToSIOp::create(b, loc, to, value);
   }
   if (fromInt && toInt) {
     if (toInt.getWidth() == 1)
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
                                    createScalar(b, loc, from, 0));
-    if (fromInt.getWidth() == 1)
+    if (fromInt.getWidth() == 1 ||
+        (fromUnsigned && fromInt.getWidth() < toInt.getWidth()))
       return arith::ExtUIOp::create(b, loc, to, value);
     if (fromInt.getWidth() < toInt.getWidth())
       return arith::ExtSIOp::create(b, loc, to, value);
+    if (fromInt.getWidth() == toInt.getWidth())
+      return value;
     return arith::TruncIOp::create(b, loc, to, value);
   }
   llvm_unreachable("convertScalar: unsupported types");
@@ -730,6 +736,27 @@ Value amp::lowering::createConstant(OpBuilder &b, Location loc,
   // of one value is filled, not stored (a kernel on the GPU, not a copy).
   constexpr int64_t kMaxInlinedElements = 64;
   auto type = cast<ShapedType>(value.getType());
+  // Arith's constants are signless: unsigned ones are stored as such and
+  // their elements cast back in a generic (lowerElementwise's casts).
+  if (auto integer = dyn_cast<IntegerType>(type.getElementType());
+      integer && integer.isUnsigned()) {
+    auto signlessType =
+        type.clone(IntegerType::get(b.getContext(), integer.getWidth()));
+    ElementsAttr signlessValue;
+    if (auto dense = dyn_cast<DenseElementsAttr>(value))
+      signlessValue = dense.bitcast(signlessType.getElementType());
+    else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+      signlessValue =
+          DenseResourceElementsAttr::get(signlessType, resource.getRawHandle());
+    if (signlessValue)
+      return buildElementwise(b, loc, cast<RankedTensorType>(type),
+                              createConstant(b, loc, signlessValue),
+                              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                                return UnrealizedConversionCastOp::create(
+                                           nb, nl, integer, args[0])
+                                    .getResult(0);
+                              });
+  }
   if (type.getNumElements() > kMaxInlinedElements && type.hasStaticShape())
     if (TypedAttr element = onnxg::getUniformElement(value)) {
       Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),

@@ -195,3 +195,24 @@ func.func @pow_int(%x: tensor<3xi64>, %y: tensor<3xi64>) -> tensor<3xi64> {
   %0 = onnxg.node "Pow"(%x, %y) opset 15 : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// -----
+
+// Unsigned integers: the body casts them to signless ones of their width,
+// takes the unsigned division and comparison, and casts the result back.
+// CHECK-LABEL: func.func @unsigned_div(
+// CHECK:         linalg.generic
+// CHECK:         ^bb0(%[[A:.*]]: ui8, %[[B:.*]]: ui8, %{{.*}}: ui8):
+// CHECK:           %[[X:.*]] = builtin.unrealized_conversion_cast %[[A]] : ui8 to i8
+// CHECK:           %[[Y:.*]] = builtin.unrealized_conversion_cast %[[B]] : ui8 to i8
+// CHECK:           %[[Q:.*]] = arith.divui %[[X]], %[[Y]] : i8
+// CHECK:           %[[R:.*]] = builtin.unrealized_conversion_cast %[[Q]] : i8 to ui8
+// CHECK:           linalg.yield %[[R]] : ui8
+// CHECK:         arith.cmpi ugt
+// CHECK:         arith.uitofp %{{.*}} : i8 to f32
+func.func @unsigned_div(%x: tensor<4xui8>, %y: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xi1>, tensor<4xf32>) {
+  %0 = onnxg.node "Div"(%x, %y) opset 17 : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = onnxg.node "Greater"(%x, %y) opset 17 : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %2 = onnxg.node "Cast"(%x) opset 17 attributes {to = 1 : i64} : (tensor<4xui8>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xui8>, tensor<4xi1>, tensor<4xf32>
+}
