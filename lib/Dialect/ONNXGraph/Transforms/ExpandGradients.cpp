@@ -186,15 +186,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     SmallVector<int64_t> perm =
         llvm::to_vector(llvm::seq<int64_t>(0, a.getRank()));
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    auto transpose = [&](Value value) {
-      auto type = cast<RankedTensorType>(value.getType());
-      SmallVector<int64_t> shape;
-      for (int64_t axis : perm)
-        shape.push_back(type.getDimSize(axis));
-      return create(
-          "Transpose", type.clone(shape), value,
-          builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm)));
-    };
+    auto transpose = [&](Value value) { return nodes.transpose(value, perm); };
     if (active.contains(input(0)))
       accumulate(input(0), create("MatMul", a, {dy, transpose(input(1))}));
     if (active.contains(input(1)))
