@@ -21,7 +21,9 @@ import numpy as np
 # numpy's types for the signature's; BF16 is held as its 16 bits.
 DTYPES = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
           "bfloat16": np.uint16, "bool": np.bool_, "int8": np.int8,
-          "uint8": np.uint8, "int32": np.int32, "int64": np.int64}
+          "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16,
+          "int32": np.int32, "uint32": np.uint32, "int64": np.int64,
+          "uint64": np.uint64}
 
 
 class StepLibraryError(RuntimeError):

@@ -23,7 +23,7 @@ from amp_opt import api, ort
 NOT_IN_TABLE = "has no lowering: the op type is not in amp-opt's op table"
 # Op types without a lowering, and what amp-run says of them.
 UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
-    "Bernoulli", "BitShift", "BlackmanWindow", "Compress", "ConvInteger",
+    "Bernoulli", "BlackmanWindow", "Compress", "ConvInteger",
     "DFT", "DequantizeLinear", "Det", "DynamicQuantizeLinear", "GridSample",
     "HammingWindow", "HannWindow", "If", "Loop", "MatMulInteger", "MaxUnpool",
     "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Optional",

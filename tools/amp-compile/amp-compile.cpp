@@ -135,13 +135,26 @@ static std::pair<StringRef, StringRef> getElementNames(Type type) {
     return {"uint16_t /* bfloat16 */", "bfloat16"};
   if (type.isInteger(1))
     return {"bool", "bool"};
-  if (type.isInteger(8))
-    return {"int8_t", "int8"};
-  if (type.isInteger(32))
-    return {"int32_t", "int32"};
-  if (type.isInteger(64))
-    return {"int64_t", "int64"};
-  return {"", ""};
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return {"", ""};
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 8:
+    return isUnsigned ? std::pair<StringRef, StringRef>{"uint8_t", "uint8"}
+                      : std::pair<StringRef, StringRef>{"int8_t", "int8"};
+  case 16:
+    return isUnsigned ? std::pair<StringRef, StringRef>{"uint16_t", "uint16"}
+                      : std::pair<StringRef, StringRef>{"int16_t", "int16"};
+  case 32:
+    return isUnsigned ? std::pair<StringRef, StringRef>{"uint32_t", "uint32"}
+                      : std::pair<StringRef, StringRef>{"int32_t", "int32"};
+  case 64:
+    return isUnsigned ? std::pair<StringRef, StringRef>{"uint64_t", "uint64"}
+                      : std::pair<StringRef, StringRef>{"int64_t", "int64"};
+  default:
+    return {"", ""};
+  }
 }
 
 /// One tensor of the step's signature.

@@ -560,6 +560,32 @@ static LoweringResult lowerTrilu(NodeLowering &node) {
       });
 }
 
+/// BitShift (unsigned integers): X shifted left or right (logically) by Y
+/// bits; by the width or more, 0.
+static LoweringResult lowerBitShift(NodeLowering &node) {
+  StringRef direction = node.getString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return node.emitError()
+           << "direction must be LEFT or RIGHT, not '" << direction << "'";
+  bool left = direction == "LEFT";
+  for (unsigned i : {0u, 1u}) {
+    RankedTensorType type = getRankedType(node.operand(i));
+    if (!type || !isa<IntegerType>(type.getElementType()))
+      return node.emitError() << "expects integer tensors";
+  }
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0], y = a[1];
+    Value shifted = left ? arith::ShLIOp::create(b, loc, x, y).getResult()
+                         : arith::ShRUIOp::create(b, loc, x, y).getResult();
+    Value tooFar = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, y,
+        constantLike(b, loc, y, x.getType().getIntOrFloatBitWidth()));
+    return arith::SelectOp::create(b, loc, tooFar, constantLike(b, loc, x, 0),
+                                   shifted)
+        .getResult();
+  });
+}
+
 /// Mod: the remainder with the dividend's sign (fmod=1, C's fmod), or with
 /// the divisor's (fmod=0, Python's %; ONNX asks fmod=1 of floats, numpy's
 /// mod is taken for them).
@@ -720,6 +746,7 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   table.add("", "ThresholdedRelu", lowerThresholdedRelu);
   table.add("", "Shrink", lowerShrink);
   table.add("", "Trilu", lowerTrilu);
+  table.add("", "BitShift", lowerBitShift);
   SIMPLE("", "Where",
          arith::SelectOp::create(b, loc, a[0], a[1], a[2]).getResult());
   SIMPLE("", "Equal",

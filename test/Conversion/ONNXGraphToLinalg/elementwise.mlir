@@ -216,3 +216,16 @@ func.func @unsigned_div(%x: tensor<4xui8>, %y: tensor<4xui8>) -> (tensor<4xui8>,
   %2 = onnxg.node "Cast"(%x) opset 17 attributes {to = 1 : i64} : (tensor<4xui8>) -> tensor<4xf32>
   return %0, %1, %2 : tensor<4xui8>, tensor<4xi1>, tensor<4xf32>
 }
+
+// -----
+
+// BitShift: a logical shift of unsigned integers, 0 from the width on.
+// CHECK-LABEL: func.func @bit_shift(
+// CHECK:         linalg.generic
+// CHECK:           %[[S:.*]] = arith.shrui %[[X:.*]], %[[Y:.*]] : i16
+// CHECK:           %[[FAR:.*]] = arith.cmpi uge, %[[Y]], %{{.*}} : i16
+// CHECK:           arith.select %[[FAR]], %{{.*}}, %[[S]] : i16
+func.func @bit_shift(%x: tensor<4xui16>, %y: tensor<4xui16>) -> tensor<4xui16> {
+  %0 = onnxg.node "BitShift"(%x, %y) opset 17 attributes {direction = "RIGHT"} : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
+  return %0 : tensor<4xui16>
+}

@@ -359,3 +359,11 @@ func.func @accumulator_flag_type(%buffer: tensor<3xf32>, %g: tensor<3xf32>, %res
   %0 = onnxg.node "InPlaceAccumulatorV2"(%buffer, %g, %reset) domain "com.microsoft" opset 1 : (tensor<3xf32>, tensor<3xf32>, tensor<1xi1>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @bit_shift_direction(%x: tensor<4xui8>, %y: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{node (BitShift): direction must be LEFT or RIGHT, not 'UP'}}
+  %0 = onnxg.node "BitShift"(%x, %y) opset 17 attributes {direction = "UP"} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
