@@ -371,10 +371,7 @@ Value RecurrentExpansion::activate(const Activation &activation, Value value) {
         scalar(activation.alpha));
   assert(name == "thresholdedrelu" && "readActivations checked the names");
   // x where x > alpha, else 0; ThresholdedRelu itself is opset 10.
-  Value above = nodes.create(
-      "Greater",
-      cast<RankedTensorType>(value.getType()).clone(builder.getI1Type()),
-      {value, scalar(activation.alpha)});
+  Value above = nodes.binary("Greater", value, scalar(activation.alpha));
   return nodes.binary("Mul", value, nodes.castTo(above, computeType));
 }
 
@@ -406,10 +403,7 @@ Value RecurrentExpansion::gateRows(Value weight, ArrayRef<int64_t> gates) {
   if (gates.size() == 1)
     return nodes.pick(split, gates.front());
   OpBuilder &builder = nodes.getBuilder();
-  auto indexType = getType({int64_t(gates.size())}, builder.getI64Type());
-  Value indices = nodes.create(
-      "Constant", indexType, {},
-      builder.getNamedAttr("value", DenseElementsAttr::get(indexType, gates)));
+  Value indices = nodes.createI64s(gates);
   int64_t rows = int64_t(gates.size()) * hiddenSize;
   Value picked =
       nodes.create("Gather",
@@ -429,15 +423,16 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
 
   // All steps' inputs at once: X·Wᵀ (+ Wb + Rb), [steps, batch, gates,
   // hidden].
+  // Each operand is cast after its direction is picked: once per direction.
   Value weight = nodes.transpose(
-      nodes.pick(nodes.castTo(node.getOperand(1), dataType), index), {1, 0});
+      nodes.castTo(nodes.pick(node.getOperand(1), index), dataType), {1, 0});
   Value gates =
       nodes.reshape(nodes.castTo(nodes.matmul(input, weight), computeType),
                     {numSteps, -1, numGates, hiddenSize},
                     {numSteps, batch, numGates, hiddenSize});
   if (Value bias = getOperand(3)) {
     Value both =
-        nodes.reshape(nodes.pick(nodes.castTo(bias, computeType), index),
+        nodes.reshape(nodes.castTo(nodes.pick(bias, index), computeType),
                       {2, numGates, hiddenSize}, {2, numGates, hiddenSize});
     Value inputBias = nodes.pick(both, 0);
     Value recurrenceBias = nodes.pick(both, 1);
@@ -451,7 +446,7 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
   direction.inputGates = gates;
 
   Value recurrence =
-      nodes.pick(nodes.castTo(node.getOperand(2), dataType), index);
+      nodes.castTo(nodes.pick(node.getOperand(2), index), dataType);
   if (kind == "GRU" && !linearBeforeReset) {
     // z and r multiply the hidden state, h the hidden state times r.
     direction.recurrence =
@@ -464,7 +459,7 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
 
   if (Value peepholes = getOperand(7)) {
     Value split =
-        nodes.reshape(nodes.pick(nodes.castTo(peepholes, computeType), index),
+        nodes.reshape(nodes.castTo(nodes.pick(peepholes, index), computeType),
                       {3, hiddenSize}, {3, hiddenSize});
     for (int64_t gateIndex = 0; gateIndex < 3; ++gateIndex)
       direction.peepholes[gateIndex] = nodes.pick(split, gateIndex);
@@ -473,10 +468,10 @@ FailureOr<Direction> RecurrentExpansion::prepare(Value input, unsigned index) {
   // hidden] in layout 1.
   if (Value hidden = getOperand(5))
     direction.initial.hidden =
-        nodes.pick(nodes.castTo(hidden, computeType), index, layout);
+        nodes.castTo(nodes.pick(hidden, index, layout), computeType);
   if (Value cell = getOperand(6); cell && kind == "LSTM")
     direction.initial.cell =
-        nodes.pick(nodes.castTo(cell, computeType), index, layout);
+        nodes.castTo(nodes.pick(cell, index, layout), computeType);
   return direction;
 }
 
