@@ -818,18 +818,23 @@ LogicalResult RecurrentExpansion::runGradient() {
     return nodes.castTo(nodes.matmul(nodes.castTo(grad, dataType), rows), f);
   };
 
-  // GRU: Rh, R's rows of z and r, and with linear_before_reset Rbh.
-  Value hiddenRows, updateResetRows, hiddenBias;
+  // GRU: Rh, and R's rows of z and r (without linear_before_reset), or Rhᵀ
+  // and Rbh (with it), built once for every step.
+  Value hiddenRows, updateResetRows, hiddenRowsT, hiddenBias;
   if (!lstm) {
     hiddenRows = gateRows(recurrence, {2});
-    updateResetRows = gateRows(recurrence, {0, 1});
-    if (Value bias = getOperand(3); bias && linearBeforeReset)
-      hiddenBias = nodes.pick(
-          nodes.pick(nodes.reshape(nodes.pick(nodes.castTo(bias, f), 0),
-                                   {2, numGates, hiddenSize},
-                                   {2, numGates, hiddenSize}),
-                     1),
-          2);
+    if (!linearBeforeReset) {
+      updateResetRows = gateRows(recurrence, {0, 1});
+    } else {
+      hiddenRowsT = nodes.transpose(hiddenRows, {1, 0});
+      if (Value bias = getOperand(3))
+        hiddenBias = nodes.pick(
+            nodes.pick(nodes.reshape(nodes.pick(nodes.castTo(bias, f), 0),
+                                     {2, numGates, hiddenSize},
+                                     {2, numGates, hiddenSize}),
+                       1),
+            2);
+    }
   }
 
   // Per step: the gradient at the gates' inputs ([batch, gates * hidden]:
@@ -890,9 +895,7 @@ LogicalResult RecurrentExpansion::runGradient() {
     Value dReset, carried;
     if (linearBeforeReset) {
       // h = g(x·Whᵀ + Wbh + r ⊙ (H·Rhᵀ + Rbh)).
-      Value linear = previous
-                         ? times(previous, nodes.transpose(hiddenRows, {1, 0}))
-                         : Value();
+      Value linear = previous ? times(previous, hiddenRowsT) : Value();
       if (hiddenBias)
         linear = add(linear, hiddenBias);
       dReset = mul(mul(dCandidate, linear ? linear : zeroState()),
