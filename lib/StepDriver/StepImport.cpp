@@ -6,6 +6,8 @@
 
 #include "amp/StepDriver/StepGraph.h"
 
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+
 #include "amp/Target/ONNX/Import.h"
 
 #include "mlir/Parser/Parser.h"
@@ -21,7 +23,7 @@ using namespace amprun;
 
 /// Whether ONNX's schemas (and so its shape inference) cover `domain`.
 static bool isOnnxDomain(StringRef domain) {
-  return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" ||
+  return onnxg::isDefaultDomain(domain) || domain == "ai.onnx.ml" ||
          domain == "ai.onnx.preview.training";
 }
 

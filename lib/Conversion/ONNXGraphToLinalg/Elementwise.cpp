@@ -71,15 +71,6 @@ static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
   // signless ones of their width, which the LLVM lowering folds away.
   Type resultElement = type.getElementType();
   bool unsignedResult = resultElement.isUnsignedInteger();
-  auto signless = [](Type elementType) -> Type {
-    auto integer = dyn_cast<IntegerType>(elementType);
-    return integer && integer.isUnsigned()
-               ? IntegerType::get(elementType.getContext(), integer.getWidth())
-               : elementType;
-  };
-  auto reinterpret = [](OpBuilder &b, Location loc, Value value, Type to) {
-    return UnrealizedConversionCastOp::create(b, loc, to, value).getResult(0);
-  };
   llvm::SaveAndRestore scope(unsignedOperands, anyUnsigned);
   return SmallVector<Value>{buildElementwise(
       node.getBuilder(), node.getLoc(), type, operands,
@@ -89,15 +80,16 @@ static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
         SmallVector<Value> values;
         for (Value arg : args)
           values.push_back(
-              arg.getType() == signless(arg.getType())
+              arg.getType() == getSignlessType(arg.getType())
                   ? arg
-                  : reinterpret(b, loc, arg, signless(arg.getType())));
+                  : reinterpretInteger(b, loc, arg,
+                                       getSignlessType(arg.getType())));
         Value result = body(b, loc, values);
         if (!unsignedResult)
           return result;
-        result = convertScalar(b, loc, result, signless(resultElement),
+        result = convertScalar(b, loc, result, getSignlessType(resultElement),
                                anyUnsigned, /*toUnsigned=*/true);
-        return reinterpret(b, loc, result, resultElement);
+        return reinterpretInteger(b, loc, result, resultElement);
       })};
 }
 

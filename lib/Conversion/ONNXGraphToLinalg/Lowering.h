@@ -169,6 +169,14 @@ Type getComputeType(Type elementType);
 /// for f64, f32 for every other type.
 Type getAccumulatorType(Type elementType);
 
+/// `elementType`, an unsigned integer made signless of its width: arith's
+/// integers are signless.
+Type getSignlessType(Type elementType);
+
+/// `value`, an integer, as `to`, an integer of its width and the other
+/// signedness: a cast that the LLVM lowering folds away.
+Value reinterpretInteger(OpBuilder &b, Location loc, Value value, Type to);
+
 /// Converts a scalar between any two int, index or float types (ONNX Cast
 /// semantics: floats to FP8 saturate, floats to ints truncate, i1 is 0/1).
 /// Integers are signless: `fromUnsigned` and `toUnsigned` say which hold

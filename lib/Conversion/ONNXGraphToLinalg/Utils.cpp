@@ -257,6 +257,18 @@ Value amp::lowering::createScalar(OpBuilder &b, Location loc, Type type,
                                    b.getIntegerAttr(type, int64_t(value)));
 }
 
+Type amp::lowering::getSignlessType(Type elementType) {
+  auto integer = dyn_cast<IntegerType>(elementType);
+  return integer && integer.isUnsigned()
+             ? IntegerType::get(elementType.getContext(), integer.getWidth())
+             : elementType;
+}
+
+Value amp::lowering::reinterpretInteger(OpBuilder &b, Location loc, Value value,
+                                        Type to) {
+  return UnrealizedConversionCastOp::create(b, loc, to, value).getResult(0);
+}
+
 Value amp::lowering::convertScalar(OpBuilder &b, Location loc, Value value,
                                    Type to, bool fromUnsigned,
                                    bool toUnsigned) {
@@ -738,13 +750,12 @@ Value amp::lowering::createConstant(OpBuilder &b, Location loc,
   auto type = cast<ShapedType>(value.getType());
   // Arith's constants are signless: unsigned ones are stored as such and
   // their elements cast back in a generic (lowerElementwise's casts).
-  if (auto integer = dyn_cast<IntegerType>(type.getElementType());
-      integer && integer.isUnsigned()) {
-    auto signlessType =
-        type.clone(IntegerType::get(b.getContext(), integer.getWidth()));
+  Type elementType = type.getElementType();
+  if (Type signless = getSignlessType(elementType); signless != elementType) {
+    auto signlessType = type.clone(signless);
     ElementsAttr signlessValue;
     if (auto dense = dyn_cast<DenseElementsAttr>(value))
-      signlessValue = dense.bitcast(signlessType.getElementType());
+      signlessValue = dense.bitcast(signless);
     else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
       signlessValue =
           DenseResourceElementsAttr::get(signlessType, resource.getRawHandle());
@@ -752,9 +763,8 @@ Value amp::lowering::createConstant(OpBuilder &b, Location loc,
       return buildElementwise(b, loc, cast<RankedTensorType>(type),
                               createConstant(b, loc, signlessValue),
                               [&](OpBuilder &nb, Location nl, ValueRange args) {
-                                return UnrealizedConversionCastOp::create(
-                                           nb, nl, integer, args[0])
-                                    .getResult(0);
+                                return reinterpretInteger(nb, nl, args[0],
+                                                          elementType);
                               });
   }
   if (type.getNumElements() > kMaxInlinedElements && type.hasStaticShape())
