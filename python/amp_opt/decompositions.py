@@ -346,6 +346,21 @@ def fill(input, value):
     return torch.full(list(input.shape), value, dtype=input.dtype)
 
 
+@_register(aten.bernoulli_.float)
+def bernoulli_(input, p=0.5, generator=None):
+    """input.bernoulli_(p), which dropout in training mode draws its mask
+    with: rand_like(input) < p exports to RandomUniformLike, Less and Cast
+    (what torch.onnx writes for bernoulli)."""
+    if generator is not None:
+        raise NotImplementedError("bernoulli_ with a generator")
+    return input.copy_((torch.rand_like(input) < p).to(input.dtype))
+
+
+@_register(aten.bernoulli.p)
+def bernoulli_p(input, p=0.5, generator=None):
+    return bernoulli_(torch.empty_like(input), p, generator)
+
+
 @_register(aten.sgn.default)
 def sgn(input):
     """sgn is sign for real tensors (L1Loss's backward)."""

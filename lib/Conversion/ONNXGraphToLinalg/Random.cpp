@@ -1,23 +1,30 @@
-//===- Random.cpp - Lower Dropout and ONNX Runtime's dropout ops ----------===//
+//===- Random.cpp - Lower the random ops ----------------------------------===//
 //
 // Part of amp-opt, under the Apache License v2.0.
 //
 //===----------------------------------------------------------------------===//
 //
 // Dropout, com.microsoft BitmaskDropout, BiasDropout and their gradients
-// DropoutGrad and BitmaskDropoutGrad. Random masks come from a counter-based
-// generator: element i of a node's mask keeps its value when
-// splitmix64(streamKey + (i + 1) * golden) / 2^64 >= ratio, where the stream
-// key mixes the seed (the node's `seed` attribute, else the function's
-// `amp.random_key` argument), the key's step counter and the node's stream
-// number. So a mask depends only on (seed, counter, node, element): the
-// same on every run and on any device, and new at every step.
+// DropoutGrad and BitmaskDropoutGrad; the generators RandomUniform(Like),
+// RandomNormal(Like) and Bernoulli. Draws come from a counter-based
+// generator: draw i of a node is u_i = splitmix64(streamKey + (i + 1) *
+// golden) / 2^64 (24 bits), where the stream key mixes the seed (the node's
+// `seed` attribute, else the function's `amp.random_key` argument), the
+// key's step counter and the node's stream number. Element i of a mask
+// keeps its value when u_i >= ratio; a normal draw takes u_2i and u_2i+1
+// (Box-Muller). So a draw depends only on (seed, counter, node, element):
+// the same on every run and on any device, and new at every step.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
 
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::amp::lowering;
@@ -63,20 +70,51 @@ static Value getStreamKey(NodeLowering &node) {
   return mix64(b, loc, arith::XOrIOp::create(b, loc, state, stream));
 }
 
-/// Whether element `index` (i64) of the stream `streamKey` is kept: its
-/// uniform draw in [0, 1), 24 bits, is at least `ratio` (f32).
-static Value isKept(OpBuilder &b, Location loc, Value streamKey, Value index,
-                    Value ratio) {
+/// Draw `index` (i64) of the stream `streamKey`: uniform in [0, 1), f32 of
+/// `bits` (at most 24) bits, so that a type of that many significand bits
+/// holds it exactly (never rounds it up to 1).
+static Value drawUniform(OpBuilder &b, Location loc, Value streamKey,
+                         Value index, unsigned bits = 24) {
   Value step = arith::MulIOp::create(
       b, loc, arith::AddIOp::create(b, loc, index, createI64(b, loc, 1)),
       createI64(b, loc, kGolden));
-  Value bits = mix64(b, loc, arith::AddIOp::create(b, loc, streamKey, step));
-  Value top = arith::ShRUIOp::create(b, loc, bits, createI64(b, loc, 40));
-  Value uniform = arith::MulFOp::create(
+  Value mixed = mix64(b, loc, arith::AddIOp::create(b, loc, streamKey, step));
+  Value top =
+      arith::ShRUIOp::create(b, loc, mixed, createI64(b, loc, 64 - bits));
+  return arith::MulFOp::create(
       b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), top),
-      createScalar(b, loc, b.getF32Type(), 0x1p-24));
-  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, uniform,
-                               ratio);
+      createScalar(b, loc, b.getF32Type(), std::ldexp(1.0, -int(bits))));
+}
+
+/// Whether element `index` (i64) of the stream `streamKey` is kept: its
+/// uniform draw is at least `ratio` (f32).
+static Value isKept(OpBuilder &b, Location loc, Value streamKey, Value index,
+                    Value ratio) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE,
+                               drawUniform(b, loc, streamKey, index), ratio);
+}
+
+/// A standard normal draw (f32) for element `index` of `streamKey`, by
+/// Box-Muller from draws 2 index and 2 index + 1: sqrt(-2 ln(1 - u)) cos(2
+/// pi v), at most 5.8 in magnitude (24-bit draws).
+static Value drawNormal(OpBuilder &b, Location loc, Value streamKey,
+                        Value index) {
+  Type f32 = b.getF32Type();
+  Value first = arith::MulIOp::create(b, loc, index, createI64(b, loc, 2));
+  Value second = arith::AddIOp::create(b, loc, first, createI64(b, loc, 1));
+  Value u = drawUniform(b, loc, streamKey, first);
+  Value v = drawUniform(b, loc, streamKey, second);
+  Value radius = math::SqrtOp::create(
+      b, loc,
+      arith::MulFOp::create(
+          b, loc, createScalar(b, loc, f32, -2),
+          math::LogOp::create(
+              b, loc,
+              arith::SubFOp::create(b, loc, createScalar(b, loc, f32, 1), u))));
+  Value angle = arith::MulFOp::create(
+      b, loc, createScalar(b, loc, f32, 2 * 3.14159265358979323846), v);
+  return arith::MulFOp::create(b, loc, radius,
+                               math::CosOp::create(b, loc, angle));
 }
 
 /// The row-major position (i64) of the current element of a generic whose
@@ -90,15 +128,16 @@ static Value getLinearIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   return convertScalar(b, loc, position, b.getI64Type());
 }
 
-/// An i1 tensor of `sizes` whose element at row-major position i (i64) is
-/// `isSet(i)`.
+/// A tensor of `sizes` and `elementType` whose element at row-major
+/// position i (i64) is `element(i)`, converted to `elementType`.
 static Value
-buildMask(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-          function_ref<Value(OpBuilder &, Location, Value)> isSet) {
+buildIndexed(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             Type elementType,
+             function_ref<Value(OpBuilder &, Location, Value)> element) {
   SmallVector<Value> sizeValues;
   for (OpFoldResult size : sizes)
     sizeValues.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
-  Value init = createEmpty(b, loc, sizes, b.getI1Type());
+  Value init = createEmpty(b, loc, sizes, elementType);
   int64_t rank = sizes.size();
   return linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{}, init,
@@ -106,10 +145,20 @@ buildMask(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
              SmallVector<utils::IteratorType>(rank,
                                               utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location nl, ValueRange) {
+               Value value =
+                   element(nb, nl, getLinearIndex(nb, nl, sizeValues));
                linalg::YieldOp::create(
-                   nb, nl, isSet(nb, nl, getLinearIndex(nb, nl, sizeValues)));
+                   nb, nl, convertScalar(nb, nl, value, elementType));
              })
       .getResult(0);
+}
+
+/// An i1 tensor of `sizes` whose element at row-major position i (i64) is
+/// `isSet(i)`.
+static Value
+buildMask(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+          function_ref<Value(OpBuilder &, Location, Value)> isSet) {
+  return buildIndexed(b, loc, sizes, b.getI1Type(), isSet);
 }
 
 /// The keep mask (i1) of a tensor of `sizes` for the stream `streamKey`.
@@ -403,10 +452,126 @@ static LoweringResult lowerDropoutGrad(NodeLowering &node) {
       dy, mask, getKeepScale(b, loc, *ratio))};
 }
 
+/// The element type a generator writes: the declared result type, else its
+/// `dtype` attribute, else `fallback`; an error unless `isAllowed`.
+static FailureOr<Type> getGeneratedType(NodeLowering &node, Type fallback,
+                                        function_ref<bool(Type)> isAllowed,
+                                        StringRef allowed) {
+  Type type = fallback;
+  if (IntegerAttr dtype =
+          dyn_cast_or_null<IntegerAttr>(node.getAttr("dtype"))) {
+    type =
+        onnxg::getElementType(node.getBuilder().getContext(), dtype.getInt());
+    if (!type)
+      return node.emitError()
+             << "dtype " << dtype.getInt() << " is not a tensor element type";
+  }
+  type = node.resultElementType(0, type);
+  if (!isAllowed(type))
+    return node.emitError() << "generates " << allowed << ", not " << type;
+  return type;
+}
+
+/// The sizes a generator fills: its `shape` attribute (RandomUniform,
+/// RandomNormal) or the shape of operand 0 (the *Like ops, Bernoulli).
+static FailureOr<SmallVector<OpFoldResult>>
+getGeneratedSizes(NodeLowering &node, bool fromInput) {
+  OpBuilder &b = node.getBuilder();
+  if (fromInput) {
+    Value input = node.operand(0);
+    if (!getRankedType(input))
+      return node.emitError() << "expects a ranked input";
+    return getSizes(b, node.getLoc(), input);
+  }
+  std::optional<SmallVector<int64_t>> shape = node.getInts("shape");
+  if (!shape)
+    return node.emitError() << "expects a 'shape' attribute";
+  if (llvm::any_of(*shape, [](int64_t size) { return size < 0; }))
+    return node.emitError() << "the shape must not be negative";
+  return getAsIndexOpFoldResult(b.getContext(), *shape);
+}
+
+static bool isFloat(Type type) { return isa<FloatType>(type); }
+
+/// RandomUniform(Like) and RandomNormal(Like): low + (high - low) u or mean
+/// + scale z, computed in f32 and rounded to the generated type (default
+/// f32, the input's for the *Like ops); u has the type's significand bits.
+static LoweringResult lowerRandomGenerator(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  StringRef opType = node.getNode().getOpType();
+  bool fromInput = opType.ends_with("Like");
+  bool normal = opType.starts_with("RandomNormal");
+  FailureOr<SmallVector<OpFoldResult>> sizes =
+      getGeneratedSizes(node, fromInput);
+  if (failed(sizes))
+    return failure();
+  Type fallback = fromInput ? getRankedType(node.operand(0)).getElementType()
+                            : b.getF32Type();
+  if (!isFloat(fallback))
+    fallback = b.getF32Type();
+  FailureOr<Type> type = getGeneratedType(node, fallback, isFloat, "floats");
+  if (failed(type))
+    return failure();
+  double offset = normal ? node.getFloat("mean", 0) : node.getFloat("low", 0);
+  double width = normal ? node.getFloat("scale", 1)
+                        : node.getFloat("high", 1) - node.getFloat("low", 0);
+  Value streamKey = getStreamKey(node);
+  unsigned bits =
+      std::min<unsigned>(24, cast<FloatType>(*type).getFPMantissaWidth());
+  return SmallVector<Value>{buildIndexed(
+      b, loc, *sizes, *type, [&](OpBuilder &nb, Location nl, Value index) {
+        Type f32 = nb.getF32Type();
+        Value draw = normal ? drawNormal(nb, nl, streamKey, index)
+                            : drawUniform(nb, nl, streamKey, index, bits);
+        return arith::AddFOp::create(
+                   nb, nl, createScalar(nb, nl, f32, offset),
+                   arith::MulFOp::create(
+                       nb, nl, createScalar(nb, nl, f32, width), draw))
+            .getResult();
+      })};
+}
+
+/// Bernoulli(p): 1 where a uniform draw is below p, else 0, in the
+/// generated type (default the input's).
+static LoweringResult lowerBernoulli(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType inputType = getRankedType(input);
+  if (!inputType || !isFloat(inputType.getElementType()))
+    return node.emitError() << "expects float probabilities";
+  FailureOr<Type> type = getGeneratedType(
+      node, inputType.getElementType(),
+      [](Type type) { return type.isIntOrIndexOrFloat(); }, "numbers");
+  if (failed(type))
+    return failure();
+  Value streamKey = getStreamKey(node);
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  Value draws = buildIndexed(b, loc, sizes, b.getF32Type(),
+                             [&](OpBuilder &nb, Location nl, Value index) {
+                               return drawUniform(nb, nl, streamKey, index);
+                             });
+  return SmallVector<Value>{buildElementwise(
+      b, loc, inputType.clone(*type), ValueRange{draws, input},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        // Both reach the body as f64 for f64 probabilities.
+        Value u = convertScalar(nb, nl, args[0], nb.getF32Type());
+        Value p = convertScalar(nb, nl, args[1], nb.getF32Type());
+        Value hit =
+            arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OLT, u, p);
+        return convertScalar(nb, nl, hit, *type);
+      })};
+}
+
 void amp::lowering::populateRandomLowerings(LoweringTable &table) {
   table.add("", "Dropout", lowerDropout);
   table.add("com.microsoft", "BiasDropout", lowerBiasDropout);
   table.add("com.microsoft", "BitmaskDropout", lowerDropout);
   table.add("com.microsoft", "DropoutGrad", lowerDropoutGrad);
   table.add("com.microsoft", "BitmaskDropoutGrad", lowerDropoutGrad);
+  for (StringRef opType : {"RandomUniform", "RandomUniformLike", "RandomNormal",
+                           "RandomNormalLike"})
+    table.add("", opType, lowerRandomGenerator);
+  table.add("", "Bernoulli", lowerBernoulli);
 }

@@ -367,3 +367,27 @@ func.func @bit_shift_direction(%x: tensor<4xui8>, %y: tensor<4xui8>) -> tensor<4
   %0 = onnxg.node "BitShift"(%x, %y) opset 17 attributes {direction = "UP"} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %0 : tensor<4xui8>
 }
+
+// -----
+
+func.func @random_normal_of_integers(%x: tensor<4xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{node (RandomNormalLike): generates floats, not 'i32'}}
+  %0 = onnxg.node "RandomNormalLike"(%x) opset 1 attributes {dtype = 6 : i64} : (tensor<4xf32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @bernoulli_of_integers(%p: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{node (Bernoulli): expects float probabilities}}
+  %0 = onnxg.node "Bernoulli"(%p) opset 15 : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @random_uniform_bad_dtype() -> tensor<4xf32> {
+  // expected-error @+1 {{node (RandomUniform): dtype 99 is not a tensor element type}}
+  %0 = onnxg.node "RandomUniform"() opset 1 attributes {shape = array<i64: 4>, dtype = 99 : i64} : () -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

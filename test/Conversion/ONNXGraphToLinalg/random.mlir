@@ -131,3 +131,55 @@ func.func @dropout_runtime_mode(%x: tensor<4xf32>, %r: tensor<f32>, %t: tensor<i
   %0 = onnxg.node "Dropout"(%x, %r, %t) opset 17 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// RandomUniform draws as many bits as the generated type's significand (11
+// for f16, so that no draw rounds up to `high`) and maps [0, 1) to [low,
+// high) in f32.
+// CHECK-LABEL: func.func @random_uniform(
+// CHECK-SAME:    %{{.*}}: tensor<2xi64> loc("amp.random_key"))
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf16>)
+// CHECK:           %[[SHIFT:.*]] = arith.constant 53 : i64
+// CHECK:           arith.shrui %{{.*}}, %[[SHIFT]] : i64
+// CHECK:           %[[WIDTH:.*]] = arith.constant 5.000000e+00 : f32
+// CHECK:           arith.mulf %[[WIDTH]], %{{.*}} : f32
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+func.func @random_uniform() -> tensor<2x3xf16> {
+  %0 = onnxg.node "RandomUniform"() opset 1 attributes {shape = array<i64: 2, 3>, low = -2.0 : f32, high = 3.0 : f32, dtype = 10 : i64} : () -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}
+
+// -----
+
+// RandomNormalLike takes its input's shape (not its values): Box-Muller of
+// two draws per element, scaled by `scale`, shifted by `mean`.
+// CHECK-LABEL: func.func @random_normal_like(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK:           math.log
+// CHECK:           math.sqrt
+// CHECK:           math.cos
+// CHECK-NEXT:      %[[Z:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:           %[[MEAN:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:           %[[SCALE:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK:           %[[SCALED:.*]] = arith.mulf %[[SCALE]], %[[Z]] : f32
+// CHECK:           arith.addf %[[MEAN]], %[[SCALED]] : f32
+func.func @random_normal_like(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = onnxg.node "RandomNormalLike"(%x) opset 1 attributes {mean = 1.0 : f32, scale = 2.0 : f32} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// Bernoulli: 1 where a uniform draw is below the probability, in the
+// dtype it names.
+// CHECK-LABEL: func.func @bernoulli(
+// CHECK-SAME:    %[[P:[^:]*]]: tensor<6xf32>
+// CHECK:         %[[DRAWS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<6xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[DRAWS]], %[[P]] : tensor<6xf32>, tensor<6xf32>) outs(%{{.*}} : tensor<6xi32>)
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.extui %{{.*}} : i1 to i32
+func.func @bernoulli(%p: tensor<6xf32>) -> tensor<6xi32> {
+  %0 = onnxg.node "Bernoulli"(%p) opset 15 attributes {dtype = 6 : i64} : (tensor<6xf32>) -> tensor<6xi32>
+  return %0 : tensor<6xi32>
+}
