@@ -50,7 +50,7 @@ int64_t amprun::findIndexBound(Value value, unsigned depth) {
             node.getOnnxAttrsOrEmpty().get("axis")))
       axis = attr.getInt();
     if (operand == 1 && (type == "Gather" || type == "GatherElements" ||
-                         type == "ScatterElements"))
+                         type == "ScatterElements" || type == "Scatter"))
       merge(dimOf(0, axis));
     else if (operand == 1 && (type.contains("SoftmaxCrossEntropyLoss") ||
                               type == "NegativeLogLikelihoodLoss"))

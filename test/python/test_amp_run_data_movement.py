@@ -277,3 +277,55 @@ def test_image_ops_match_onnx_runtime(tmp_path, needs_ort):
     for name, value in reference.items():
         np.testing.assert_allclose(api.load_saved(out, name), value,
                                    rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+# name: (opset, Upsample or opset-10 Resize, mode, scales)
+UPSAMPLES = {
+    "upsample9_nearest": (9, "Upsample", "nearest", [1, 1, 2, 3]),
+    "upsample9_nearest_fraction": (9, "Upsample", "nearest",
+                                   [1, 1, 1.5, 2.5]),
+    "upsample9_linear": (9, "Upsample", "linear", [1, 1, 2, 1.5]),
+    "upsample7_nearest": (7, "Upsample", "nearest", [1, 1, 3, 2]),
+    "upsample7_linear": (7, "Upsample", "linear", [1, 1, 2, 2]),
+    "resize10_nearest_down": (10, "Resize", "nearest", [1, 1, 0.6, 0.5]),
+    "resize10_linear_down": (10, "Resize", "linear", [1, 1, 0.6, 0.5]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPSAMPLES))
+def test_upsample_matches_onnx_runtime(name, tmp_path, needs_ort):
+    """The deprecated Upsample (scales an attribute at opset 7, an input at
+    9) and opset 10's Resize: asymmetric coordinates, nearest or linear, as
+    ONNX Runtime computes them (for integer scales, PyTorch's nearest)."""
+    opset, op_type, mode, scales = UPSAMPLES[name]
+    inits = []
+    if opset == 7:
+        node = helper.make_node(op_type, ["x"], ["y"], mode=mode,
+                                scales=[float(s) for s in scales])
+    else:
+        inits.append(numpy_helper.from_array(np.array(scales, np.float32),
+                                             "scales"))
+        node = helper.make_node(op_type, ["x", "scales"], ["y"], mode=mode)
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [node], name, [info("x", TensorProto.FLOAT, list(IMAGE.shape))],
+        [info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(model.SerializeToString())
+    np.save(tmp_path / "x.npy", IMAGE)
+    actual = api.load_saved(run(str(path), tmp_path, with_contrib=False), "y")
+    reference = ort.run(str(path), {"x": IMAGE})["y"]
+    np.testing.assert_allclose(actual, reference, rtol=1e-6, atol=1e-6)
+    if mode == "nearest" and all(float(s).is_integer() for s in scales):
+        import torch
+        import torch.nn.functional as F
+        expected = IMAGE
+        for axis, scale in enumerate(scales):
+            expected = np.repeat(expected, int(scale), axis=axis)
+        np.testing.assert_array_equal(actual, expected)
+        if scales[:2] == [1, 1]:
+            np.testing.assert_array_equal(actual, F.interpolate(
+                torch.from_numpy(IMAGE), scale_factor=scales[2:],
+                mode="nearest").numpy())

@@ -29,8 +29,8 @@ UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
     "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Optional",
     "OptionalGetElement", "OptionalHasElement", "QLinearConv",
     "QLinearMatMul", "QuantizeLinear", "ReverseSequence",
-    "RoiAlign", "STFT", "Scan", "Scatter", "SequenceMap",
-    "StringNormalizer", "TfIdfVectorizer", "Unique", "Upsample")}
+    "RoiAlign", "STFT", "Scan", "SequenceMap",
+    "StringNormalizer", "TfIdfVectorizer", "Unique")}
 STRINGS = "do not lower: only numbers and booleans do"
 # Cases of lowered op types that use what does not lower yet.
 UNSUPPORTED_CASES = {

@@ -808,10 +808,11 @@ static SmallVector<Value, 4> buildCubicWeights(OpBuilder &b, Location loc,
           far(arith::SubFOp::create(b, loc, constant(2), t))};
 }
 
-/// Resize(X, roi?, scales?, sizes?) (opset 10: X, scales) in modes nearest,
-/// linear and cubic: a generic that reads, for each output element, the
-/// nearest input element or the 2 (linear) or 4 (cubic) neighbours along
-/// each resized axis (borders repeated), weighted.
+/// Resize(X, roi?, scales?, sizes?) (opset 10 and the deprecated Upsample:
+/// X, scales; Upsample before opset 9: a `scales` attribute) in modes
+/// nearest, linear and cubic: a generic that reads, for each output element,
+/// the nearest input element or the 2 (linear) or 4 (cubic) neighbours
+/// along each resized axis (borders repeated), weighted.
 static LoweringResult lowerResize(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -821,13 +822,16 @@ static LoweringResult lowerResize(NodeLowering &node) {
   if (!type || !type.hasStaticShape())
     return node.emitError() << "expects a static input shape";
   int64_t rank = type.getRank();
-  bool old = node.getNode().getOpset() < 11;
+  bool upsample = node.getNode().getOpType() == "Upsample";
+  bool old = upsample || node.getNode().getOpset() < 11;
   StringRef mode = node.getString("mode", "nearest");
   StringRef transform =
       old ? "asymmetric"
           : node.getString("coordinate_transformation_mode", "half_pixel");
+  // Before opset 11, nearest truncates when upsampling and takes the
+  // ceiling when downsampling (ONNX Runtime's "simple" mode).
   StringRef nearestMode =
-      old ? "floor" : node.getString("nearest_mode", "round_prefer_floor");
+      old ? "simple" : node.getString("nearest_mode", "round_prefer_floor");
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return node.emitError() << "mode '" << mode << "' does not lower yet";
   double cubicA = node.getFloat("cubic_coeff_a", -0.75);
@@ -845,6 +849,8 @@ static LoweringResult lowerResize(NodeLowering &node) {
   unsigned scalesOperand = old ? 1 : 2;
   std::optional<SmallVector<double>> scales =
       node.getConstantFloats(scalesOperand);
+  if (auto attr = dyn_cast_or_null<DenseF32ArrayAttr>(node.getAttr("scales")))
+    scales = llvm::to_vector_of<double>(attr.asArrayRef());
   if (scales && scales->empty())
     scales.reset();
   std::optional<SmallVector<int64_t>> sizes =
@@ -890,11 +896,14 @@ static LoweringResult lowerResize(NodeLowering &node) {
           Value x = getResizeSourceCoordinate(nb, nl, transform, axis, index);
           if (mode == "nearest") {
             Value rounded;
-            if (nearestMode == "floor")
+            StringRef rounding = nearestMode;
+            if (rounding == "simple")
+              rounding = axis.scale < 1 ? "ceil" : "floor";
+            if (rounding == "floor")
               rounded = math::FloorOp::create(nb, nl, x);
-            else if (nearestMode == "ceil")
+            else if (rounding == "ceil")
               rounded = math::CeilOp::create(nb, nl, x);
-            else if (nearestMode == "round_prefer_ceil")
+            else if (rounding == "round_prefer_ceil")
               rounded = math::FloorOp::create(
                   nb, nl, arith::AddFOp::create(nb, nl, x, f32Constant(0.5)));
             else // round_prefer_floor
@@ -1578,10 +1587,12 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "DepthToSpace", lowerDepthToSpace);
   table.add("", "SpaceToDepth", lowerDepthToSpace);
   table.add("", "Resize", lowerResize);
+  table.add("", "Upsample", lowerResize);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
   table.add("", "GatherND", lowerGatherND);
   table.add("", "ScatterElements", lowerScatterElements);
+  table.add("", "Scatter", lowerScatterElements); // deprecated in opset 11
   table.add("", "ScatterND", lowerScatterND);
   table.add("com.microsoft", "GatherGrad", lowerGatherGrad);
   table.add("com.microsoft", "GatherElementsGrad", lowerGatherElementsGrad);

@@ -336,6 +336,30 @@ func.func @resize_cubic(%x: tensor<1x1x2x3xf32>) -> tensor<1x1x4x6xf32> {
 
 // -----
 
+// The deprecated Upsample (opset 7: scales an attribute) is opset 10's
+// Resize: asymmetric coordinates (x / scale), nearest truncating when
+// upsampling, the ceiling when downsampling (opset 10's Resize).
+// CHECK-LABEL: func.func @upsample_nearest(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x6x4xf32>)
+// CHECK:           %[[SCALE:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK:           arith.divf %{{.*}}, %[[SCALE]] : f32
+// CHECK:           math.floor
+// CHECK-NOT:       math.floor
+// CHECK:           tensor.extract %{{.*}} : tensor<1x1x2x4xf32>
+// CHECK-LABEL: func.func @resize10_downsample(
+// CHECK:           math.ceil
+func.func @upsample_nearest(%x: tensor<1x1x2x4xf32>) -> tensor<1x1x6x4xf32> {
+  %0 = onnxg.node "Upsample"(%x) opset 7 attributes {mode = "nearest", scales = array<f32: 1.0, 1.0, 3.0, 1.0>} : (tensor<1x1x2x4xf32>) -> tensor<1x1x6x4xf32>
+  return %0 : tensor<1x1x6x4xf32>
+}
+func.func @resize10_downsample(%x: tensor<1x1x2x4xf32>) -> tensor<1x1x1x2xf32> {
+  %scales = onnxg.node "Constant"() opset 10 attributes {value = dense<[1.0, 1.0, 0.6, 0.6]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = onnxg.node "Resize"(%x, %scales) opset 10 attributes {mode = "nearest"} : (tensor<1x1x2x4xf32>, tensor<4xf32>) -> tensor<1x1x1x2xf32>
+  return %0 : tensor<1x1x1x2xf32>
+}
+
+// -----
+
 // GatherND with batch_dims 1: each index tuple (depth 1) picks a row of
 // its batch's data; the tuple is read from indices in the body.
 // CHECK-LABEL: func.func @gather_nd(
