@@ -24,11 +24,11 @@ NOT_IN_TABLE = "has no lowering: the op type is not in amp-opt's op table"
 # Op types without a lowering, and what amp-run says of them.
 UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
     "BlackmanWindow", "Compress", "ConvInteger",
-    "DFT", "DequantizeLinear", "Det", "DynamicQuantizeLinear", "GridSample",
+    "DFT", "Det", "GridSample",
     "HammingWindow", "HannWindow", "If", "Loop", "MatMulInteger", "MaxUnpool",
     "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Optional",
     "OptionalGetElement", "OptionalHasElement", "QLinearConv",
-    "QLinearMatMul", "QuantizeLinear", "ReverseSequence",
+    "QLinearMatMul", "ReverseSequence",
     "RoiAlign", "STFT", "Scan", "SequenceMap",
     "StringNormalizer", "TfIdfVectorizer", "Unique")}
 STRINGS = "do not lower: only numbers and booleans do"

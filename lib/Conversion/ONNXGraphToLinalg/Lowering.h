@@ -132,6 +132,7 @@ void populateDataMovementLowerings(LoweringTable &table);
 void populateTrainingLowerings(LoweringTable &table);
 void populateOptimizerLowerings(LoweringTable &table);
 void populateRandomLowerings(LoweringTable &table);
+void populateQuantizationLowerings(LoweringTable &table);
 void populateSequenceLowerings(LoweringTable &table);
 
 /// A lowered ONNX sequence of `elements`: an unrealized_conversion_cast

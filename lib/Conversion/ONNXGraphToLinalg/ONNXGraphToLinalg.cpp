@@ -40,6 +40,7 @@ static const LoweringTable &getLoweringTable() {
     populateTrainingLowerings(table);
     populateOptimizerLowerings(table);
     populateRandomLowerings(table);
+    populateQuantizationLowerings(table);
     populateSequenceLowerings(table);
     return table;
   }();

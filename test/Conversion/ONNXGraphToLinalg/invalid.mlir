@@ -391,3 +391,35 @@ func.func @random_uniform_bad_dtype() -> tensor<4xf32> {
   %0 = onnxg.node "RandomUniform"() opset 1 attributes {shape = array<i64: 4>, dtype = 99 : i64} : () -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @quantize_scale_per_other_axis(%x: tensor<2x3xf32>, %scale: tensor<2xf32>) -> tensor<2x3xui8> {
+  // expected-error @+1 {{node (QuantizeLinear): the scale must have one element or one per element of axis 1 (3), not 'tensor<2xf32>'}}
+  %0 = onnxg.node "QuantizeLinear"(%x, %scale) opset 13 : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+func.func @quantize_blocked(%x: tensor<2x4xf32>, %scale: tensor<2x2xf32>) -> tensor<2x4xi8> {
+  // expected-error @+1 {{node (QuantizeLinear): blocked quantization (block_size) does not lower yet}}
+  %0 = onnxg.node "QuantizeLinear"(%x, %scale) opset 21 attributes {block_size = 2 : i64, output_dtype = 3 : i64} : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x4xi8>
+  return %0 : tensor<2x4xi8>
+}
+
+// -----
+
+func.func @fake_quant_per_channel(%x: tensor<2x3xf32>, %scale: tensor<3xf32>, %zp: tensor<3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{node (FakeQuant): the scale and zero point must be float tensors of one element}}
+  %0:2 = onnxg.node "FakeQuant"(%x, %scale, %zp) domain "com.microsoft" opset 1 : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  return %0#0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @fake_quant_grad_float_mask(%dy: tensor<4xf32>, %mask: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (FakeQuantGrad): expects a float gradient and a bool mask of its shape}}
+  %0 = onnxg.node "FakeQuantGrad"(%dy, %mask) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
