@@ -82,6 +82,72 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                      grad, scatter_add_exports)
 
 
+_EMBEDDING_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bag_of_each_index(indices, offsets, include_last_offset):
+    """offset2bag (the bag of each index) and the number of bags: index i
+    is in the last bag whose offset is at most i."""
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    if include_last_offset:
+        offsets = offsets[:-1]
+    positions = torch.arange(indices.shape[0]).unsqueeze(1)
+    offset2bag = (offsets.unsqueeze(0) <= positions).sum(1) - 1
+    return offset2bag, bags
+
+
+@_register(aten._embedding_bag.default, sums_at_indices=True)
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                  sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=-1,
+                  scatter_add_exports=True):
+    """nn.EmbeddingBag in modes sum and mean: the rows of the indices, summed
+    per bag (scatter_add, or a one-hot matmul below opset 16), divided by
+    the bag's size for mean; padding_idx rows count for nothing. Returns
+    aten's (output, offset2bag, bag_size, max_indices); bag_size counts the
+    indices that are not padding_idx."""
+    if mode != 0 and mode != 1:
+        raise NotImplementedError(
+            f"EmbeddingBag mode '{_EMBEDDING_BAG_MODES[mode]}'")
+    offset2bag, bags = _bag_of_each_index(indices, offsets,
+                                          include_last_offset)
+    rows = weight.index_select(0, indices)
+    kept = torch.ones_like(indices, dtype=weight.dtype)
+    if padding_idx >= 0:
+        kept = (indices != padding_idx).to(weight.dtype)
+    scale = kept if per_sample_weights is None else kept * per_sample_weights
+    rows = rows * scale.unsqueeze(1)
+    output = _add_rows(torch.zeros(bags, weight.shape[1], dtype=weight.dtype),
+                       0, offset2bag, rows, scatter_add_exports)
+    bag_size = _add_rows(torch.zeros(bags, dtype=weight.dtype), 0, offset2bag,
+                         kept, scatter_add_exports)
+    if mode == 1:
+        output = output / bag_size.clamp(min=1).unsqueeze(1)
+    return (output, offset2bag, bag_size.to(torch.int64),
+            torch.zeros(bags, dtype=torch.int64))
+
+
+@_register(aten._embedding_bag_dense_backward.default, sums_at_indices=True)
+def embedding_bag_dense_backward(grad, indices, offset2bag, bag_size,
+                                 maximum_indices, num_weights,
+                                 scale_grad_by_freq, mode, per_sample_weights,
+                                 padding_idx=-1, scatter_add_exports=True):
+    """Each index's row gets its bag's gradient (divided by the bag's size
+    for mean, times its weight with per_sample_weights), summed over
+    repeated indices as embedding's backward."""
+    if mode != 0 and mode != 1:
+        raise NotImplementedError(
+            f"EmbeddingBag mode '{_EMBEDDING_BAG_MODES[mode]}'")
+    rows = grad.index_select(0, offset2bag)
+    if mode == 1:
+        sizes = bag_size.to(grad.dtype).clamp(min=1)
+        rows = rows / sizes.index_select(0, offset2bag).unsqueeze(1)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    return embedding_dense_backward(rows, indices, num_weights, padding_idx,
+                                    scale_grad_by_freq, scatter_add_exports)
+
+
 def _add_rows(target, dim, index, values, scatter_add_exports):
     """target with slice i of `values` along `dim` added at target's slice
     index[i]; repeated indices sum."""
@@ -439,6 +505,42 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size,
             "upsample_nearest2d's backward with a non-integer scale")
     return grad_output.reshape(batch, channels, height, out_h // height,
                                width, out_w // width).sum((3, 5))
+
+
+def _bilinear_weights(in_size, out_size, align_corners, scale):
+    """The [out_size, in_size] matrix of linear interpolation along one axis,
+    by PyTorch's rules (area_pixel_compute_source_index): align_corners maps
+    the corners, otherwise half-pixel centres clamped at 0, with 1 / the
+    given scale factor when there is one."""
+    if align_corners:
+        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale else in_size / out_size
+    weights = torch.zeros(out_size, in_size, dtype=torch.float64)
+    for out in range(out_size):
+        source = (step * out if align_corners
+                  else max(step * (out + 0.5) - 0.5, 0.0))
+        low = min(int(source), in_size - 1)
+        high = low + 1 if low < in_size - 1 else low
+        fraction = source - low
+        weights[out, low] += 1 - fraction
+        weights[out, high] += fraction
+    return weights
+
+
+@_register(aten.upsample_bilinear2d_backward.vec)
+def upsample_bilinear2d_backward(grad_output, output_size, input_size,
+                                 align_corners, scale_factors):
+    """Bilinear upsampling is x -> Wh x Wwᵀ with constant interpolation
+    matrices, so its backward is dy -> Whᵀ dy Ww: two MatMuls."""
+    scales = scale_factors or (None, None)
+    height, width = input_size[2], input_size[3]
+    out_h, out_w = grad_output.shape[-2], grad_output.shape[-1]
+    rows = _bilinear_weights(height, out_h, align_corners, scales[0])
+    columns = _bilinear_weights(width, out_w, align_corners, scales[1])
+    rows = rows.to(grad_output.dtype)
+    columns = columns.to(grad_output.dtype)
+    return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
 
 
 @_register(aten.copy.default)

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from amp_opt import ExportError, export_training_step, verify, zoo
+from amp_opt import ExportError, api, export_training_step, verify, zoo
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -342,3 +342,55 @@ def test_label_smoothing_has_static_shapes(loss, tmp_path, needs_ort):
         "torch.nn.functional"  # the tracing override is gone
     assert_matches_eager(model, inputs, targets, loss, path, "sgd",
                          {"lr": 0.1})
+
+
+class BagThenLinear(nn.Module):
+    def __init__(self, **bag_options):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(10, 6, **bag_options)
+        self.out = nn.Linear(6, 3)
+
+    def forward(self, *args):
+        return self.out(self.bag(*args))
+
+
+# name: (model, inputs)
+DECOMPOSED_LAYERS = {
+    "bilinear": (lambda: nn.Sequential(nn.Conv2d(3, 3, 1), nn.Upsample(
+        size=(7, 9), mode="bilinear")), (torch.randn(2, 3, 4, 5),)),
+    "bilinear_corners": (lambda: nn.Sequential(nn.Conv2d(3, 3, 1), nn.Upsample(
+        scale_factor=2, mode="bilinear", align_corners=True)),
+        (torch.randn(2, 3, 4, 5),)),
+    "embedding_bag_mean": (lambda: BagThenLinear(mode="mean"),
+                           (torch.tensor([[1, 2, 2], [9, 0, 4]]),)),
+    "embedding_bag_offsets": (
+        lambda: BagThenLinear(mode="sum", padding_idx=2),
+        (torch.tensor([1, 2, 2, 5, 9, 2, 0, 3]), torch.tensor([0, 3, 3, 6]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECOMPOSED_LAYERS))
+def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
+    """Bilinear upsampling's backward (two MatMuls by the constant
+    interpolation matrices) and nn.EmbeddingBag (bags summed with
+    scatter_add, padding_idx and empty bags included): ONNX Runtime and
+    amp-run compute eager PyTorch's step."""
+    torch.manual_seed(0)
+    build, inputs = DECOMPOSED_LAYERS[name]
+    model = build()
+    with torch.no_grad():
+        targets = (torch.randn_like(model(*inputs)),)
+    path = str(tmp_path / f"{name}.onnx")
+    export_training_step(model, inputs, targets, F.mse_loss, path, lr=0.1)
+    assert_matches_eager(model, inputs, targets, F.mse_loss, path, "sgd",
+                         {"lr": 0.1})
+    args = []
+    for i, value in enumerate(inputs + targets):
+        kind = "input" if i < len(inputs) else "target"
+        index = i if i < len(inputs) else i - len(inputs)
+        np.save(tmp_path / f"{i}.npy", value.numpy())
+        args += ["--input", f"{kind}{index}={tmp_path / str(i)}.npy"]
+    records, _ = api.train(path, 2, args=args)
+    expected = F.mse_loss(model(*inputs), *targets).item()
+    assert records[0]["loss"] == pytest.approx(expected, rel=1e-5)
+    assert records[1]["loss"] < records[0]["loss"]

@@ -92,6 +92,42 @@ static std::optional<int64_t> evaluate(StringRef opType,
   return std::nullopt;
 }
 
+/// The elements a Slice of a constant 1-D integer tensor keeps (a part of
+/// a Shape, which exporters compute sizes from), by ONNX's clamping rules.
+static std::optional<SmallVector<int64_t>> foldSlice(NodeLowering &node) {
+  std::optional<IntTensor> data = getIntTensor(node, 0);
+  if (!data || data->shape.size() != 1)
+    return std::nullopt;
+  bool notConstant = false;
+  auto read = [&](StringRef name, unsigned i) {
+    return node.getIntsFromAttrOrOperand(name, i, notConstant);
+  };
+  std::optional<SmallVector<int64_t>> starts = read("starts", 1),
+                                      ends = read("ends", 2),
+                                      axes = read("axes", 3),
+                                      steps = read("steps", 4);
+  if (notConstant || !starts || !ends || starts->size() != 1 ||
+      ends->size() != 1 ||
+      (axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) ||
+      (steps && (steps->size() != 1 || (*steps)[0] == 0)))
+    return std::nullopt;
+  int64_t size = data->values.size();
+  int64_t step = steps ? (*steps)[0] : 1;
+  auto clamp = [&](int64_t index, int64_t low, int64_t high) {
+    if (index < 0)
+      index += size;
+    return std::clamp(index, low, high);
+  };
+  int64_t start = step > 0 ? clamp((*starts)[0], 0, size)
+                           : clamp((*starts)[0], 0, size - 1);
+  int64_t end =
+      step > 0 ? clamp((*ends)[0], 0, size) : clamp((*ends)[0], -1, size - 1);
+  SmallVector<int64_t> values;
+  for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
+    values.push_back(data->values[i]);
+  return values;
+}
+
 Value amp::lowering::foldIntegerNode(NodeLowering &node) {
   onnxg::NodeOp op = node.getNode();
   if (!onnxg::isDefaultDomain(op.getDomain()) || op.getNumResults() != 1)
@@ -133,6 +169,11 @@ Value amp::lowering::foldIntegerNode(NodeLowering &node) {
         values.push_back(operands[0].values[index < 0 ? index + size : index]);
       }
     }
+  } else if (opType == "Slice") {
+    std::optional<SmallVector<int64_t>> sliced = foldSlice(node);
+    if (!sliced)
+      return {};
+    values = *sliced;
   } else {
     unsigned arity = opType == "Where" ? 3 : 2;
     if (llvm::is_contained({"Identity", "Cast", "Not", "Neg", "Abs", "Reshape",

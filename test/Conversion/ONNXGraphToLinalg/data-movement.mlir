@@ -29,6 +29,28 @@ func.func @expand_dynamic_result(%x: tensor<f32>, %i: tensor<8x1xi64>) -> tensor
 
 // -----
 
+// A Slice of a static Shape (torch.onnx's sizes for Upsample: the batch and
+// channels, then constants) folds, so Resize sees constant sizes; a reverse
+// Slice folds too.
+// CHECK-LABEL: func.func @sliced_shape(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3x8x10xf32>)
+// CHECK:         arith.constant dense<[5, 4, 3]> : tensor<3xi64>
+func.func @sliced_shape(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x8x10xf32>, tensor<3xi64>) {
+  %shape = onnxg.node "Shape"(%x) opset 17 : (tensor<2x3x4x5xf32>) -> tensor<4xi64>
+  %zero = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %head = onnxg.node "Slice"(%shape, %zero, %two, %zero) opset 17 : (tensor<4xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %hw = onnxg.node "Constant"() opset 17 attributes {value = dense<[8, 10]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %sizes = onnxg.node "Concat"(%head, %hw) opset 17 attributes {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %none = onnxg.none
+  %0 = onnxg.node "Resize"(%x, %none, %none, %sizes) opset 17 attributes {mode = "linear"} : (tensor<2x3x4x5xf32>, none, none, tensor<4xi64>) -> tensor<2x3x8x10xf32>
+  %last = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %back = onnxg.node "Slice"(%shape, %last, %zero, %zero, %last) opset 17 : (tensor<4xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+  return %0, %back : tensor<2x3x8x10xf32>, tensor<3xi64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @transpose_concat_split_slice(
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [3, 2] [1, 1]
