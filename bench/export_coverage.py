@@ -3,7 +3,9 @@
 
 Exports a one-layer training step (SGD) of each case with
 amp_opt.export.export_training_step and, when ONNX Runtime is installed,
-checks it against eager PyTorch (amp_opt.verify.compare). Prints a table
+checks it against eager PyTorch (amp_opt.verify.compare); runs it in
+amp-run, whose losses must match eager PyTorch's, and through the FP16
+pipeline. Prints a table
 and appends it, with the machine and date, to
 bench/results/export_coverage.md.
 
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import warnings
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -24,7 +27,8 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
-from amp_opt import ExportError, export_training_step, ort, verify  # noqa
+from amp_opt import (ExportError, api, export_training_step, ort,  # noqa
+                     verify)
 
 
 class Apply(nn.Module):
@@ -163,12 +167,42 @@ def cases():
         (seq,), *mse_to((2, 5, 5))
 
 
+def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
+    """Two steps in amp-run against eager PyTorch's losses (relative error
+    below 1e-5), then two with --amp-pipeline=precision=fp16 (finite
+    losses). Returns the table cell."""
+    args = []
+    for kind, values in (("input", inputs), ("target", targets)):
+        for i, value in enumerate(values):
+            file = os.path.join(tmp, f"{kind}{i}.npy")
+            np.save(file, value.numpy())
+            args += ["--input", f"{kind}{i}={file}"]
+    try:
+        fp32, _ = api.train(path, 2, args=args)
+        fp16, _ = api.train(path, 2, amp_pipeline="precision=fp16",
+                            args=args)
+    except api.AmpOptError as error:
+        lines = [line for line in str(error).splitlines() if "error" in line]
+        return "fails: " + (lines[0].split("error: ")[-1] if lines else "?")
+    if name in RANDOM:
+        return "runs (random)"
+    eager, _ = verify.run_eager(model, inputs, targets,
+                                loss_fn, "sgd", {"lr": 0.1}, 2)
+    errors = [abs(r["loss"] - e) / max(abs(e), 1e-12)
+              for r, e in zip(fp32, eager)]
+    if max(errors) > 1e-5:
+        return f"WRONG: loss error {max(errors):.1e}"
+    if not all(np.isfinite(r["loss"]) for r in fp16):
+        return f"matches eager ({max(errors):.1e}); FP16 not finite"
+    return f"matches eager ({max(errors):.1e}); FP16 runs"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     check = ort.available()
-    rows = []
+    rows, amp_run = [], {}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, model, inputs, targets, loss_fn in cases():
@@ -179,7 +213,10 @@ def main():
                                      optimizer="sgd", lr=0.1)
             except ExportError as error:
                 rows.append((name, "export fails", str(error).split(";")[0]))
+                amp_run[name] = "-"
                 continue
+            amp_run[name] = check_amp_run(name, model, inputs, targets,
+                                          loss_fn, path, tmp)
             if not check:
                 rows.append((name, "exports", "not run (no ONNX Runtime)"))
                 continue
@@ -199,8 +236,10 @@ def main():
             rows.append((name, verdict, f"worst {worst[0]}: {worst[1][0]:.1e}"
                          + (f"; wrong: {', '.join(failed)}" if failed else "")))
             print(f"  {name}: {verdict}", file=sys.stderr)
-    table = "\n".join(["| case | result | detail |", "|---|---|---|"] +
-                      [f"| {a} | {b} | {c} |" for a, b, c in rows])
+    table = "\n".join(
+        ["| case | ONNX Runtime | detail | amp-run (FP32; FP16 pipeline) |",
+         "|---|---|---|---|"] +
+        [f"| {a} | {b} | {c} | {amp_run[a]} |" for a, b, c in rows])
     print(table)
     if not args.no_record:
         stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -210,7 +249,8 @@ def main():
         with open(os.path.join(HERE, "results", "export_coverage.md"),
                   "a") as f:
             f.write(f"\n## {stamp} on {machine}\n\n`bench/export_coverage.py`"
-                    f" (SGD, opset 17, two steps against eager PyTorch)\n\n"
+                    f" (SGD, opset 17, two steps against eager PyTorch in ONNX "
+                    f"Runtime and in amp-run)\n\n"
                     f"{table}\n")
 
 
