@@ -97,3 +97,104 @@ def test_zoo_training_graph(name, optimizer, tmp_path):
     unscaled, bad = low_precision_after_unscale(path,
                                                 str(tmp_path / "out.onnx"))
     assert len(unscaled) == params and not bad, bad
+
+
+def log_softmax_classifier_artifact(batch, size, hidden, classes):
+    """A training graph in ONNX Runtime's artifact form for an MLP trained on
+    -sum(log_softmax(logits) * targets) / batch: its backward goes through
+    com.microsoft LogSoftmaxGrad_13 and ReluGrad, and each gradient into an
+    InPlaceAccumulatorV2."""
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    ms = "com.microsoft"
+    make = helper.make_node
+    params = {"fc1.weight": [hidden, size], "fc1.bias": [hidden],
+              "fc2.weight": [classes, hidden], "fc2.bias": [classes]}
+    nodes = [
+        make("Gemm", ["input", "fc1.weight", "fc1.bias"], ["pre"], transB=1),
+        make("Relu", ["pre"], ["hidden"]),
+        make("Gemm", ["hidden", "fc2.weight", "fc2.bias"], ["logits"],
+             transB=1),
+        make("LogSoftmax", ["logits"], ["log_prob"], axis=1),
+        make("Mul", ["log_prob", "targets"], ["picked"]),
+        make("ReduceSum", ["picked"], ["sum"], keepdims=0),
+        make("Div", ["sum", "count"], ["mean"]),
+        make("Neg", ["mean"], ["loss"]),
+        # Backward: d mean / d picked = 1 / batch.
+        make("Neg", ["loss_grad"], ["mean_grad"]),
+        make("Div", ["mean_grad", "count"], ["picked_grad_scale"]),
+        make("Mul", ["targets", "picked_grad_scale"], ["log_prob_grad"]),
+        make("LogSoftmaxGrad_13", ["log_prob_grad", "log_prob"],
+             ["logits_grad"], domain=ms, axis=1),
+        make("Gemm", ["logits_grad", "hidden"], ["fc2.weight_grad"],
+             transA=1),
+        make("ReduceSum", ["logits_grad", "batch_axis"], ["fc2.bias_grad"],
+             keepdims=0),
+        make("Gemm", ["logits_grad", "fc2.weight"], ["hidden_grad"]),
+        make("ReluGrad", ["hidden_grad", "hidden"], ["pre_grad"], domain=ms),
+        make("Gemm", ["pre_grad", "input"], ["fc1.weight_grad"], transA=1),
+        make("ReduceSum", ["pre_grad", "batch_axis"], ["fc1.bias_grad"],
+             keepdims=0),
+    ]
+    info = helper.make_tensor_value_info
+    inputs = [info("input", TensorProto.FLOAT, [batch, size]),
+              info("targets", TensorProto.FLOAT, [batch, classes])]
+    inputs += [info(name, TensorProto.FLOAT, shape)
+               for name, shape in params.items()]
+    outputs = [info("loss", TensorProto.FLOAT, [])]
+    for name, shape in params.items():
+        nodes.append(make("InPlaceAccumulatorV2",
+                          [f"{name}_grad.accumulation.buffer", f"{name}_grad",
+                           "lazy_reset_grad"],
+                          [f"{name}_grad.accumulation.out"], domain=ms))
+        inputs.append(info(f"{name}_grad.accumulation.buffer",
+                           TensorProto.FLOAT, shape))
+        outputs.append(info(f"{name}_grad.accumulation.out",
+                            TensorProto.BOOL, [1]))
+    inputs.append(info("lazy_reset_grad", TensorProto.BOOL, [1]))
+    initializers = [
+        numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
+        numpy_helper.from_array(np.array(batch, np.float32), "count"),
+        numpy_helper.from_array(np.array([0], np.int64), "batch_axis")]
+    contrib = {"logits_grad": [batch, classes], "pre_grad": [batch, hidden]}
+    graph = helper.make_graph(
+        nodes, "log_softmax_classifier", inputs, outputs, initializers,
+        value_info=[info(name, TensorProto.FLOAT, shape)
+                    for name, shape in contrib.items()])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 14), helper.make_opsetid(ms, 1)])
+    model.ir_version = 7
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def test_log_softmax_grad_artifact_trains_in_fp16(tmp_path):
+    """LogSoftmaxGrad_13 (ONNX Runtime's gradient of LogSoftmax) is linear
+    in its seed: loss scaling goes through it, the GEMMs on both sides run
+    in FP16, and amp-run trains the graph in FP16 as in FP32."""
+    import numpy as np
+    from amp_opt import api
+    path = str(tmp_path / "training_model.onnx")
+    onnx.save(log_softmax_classifier_artifact(128, 256, 512, 10), path)
+    _, report = api.convert(path, "fp16", op_class=FORCED.split("=", 1)[1])
+    training = report["training"]
+    assert (training["kind"], training["loss"], training["parameters"]) == (
+        "ort.training_artifact", "loss", 4)
+    decisions = {(d["op_type"], d["precision"]) for d in report["decisions"]}
+    assert ("Gemm", "f16") in decisions
+    assert ("com.microsoft::LogSoftmaxGrad_13", "f32") in decisions
+    rng = np.random.RandomState(0)
+    x = rng.randn(128, 256).astype(np.float32)
+    targets = np.eye(10, dtype=np.float32)[(x[:, :10].argmax(1))]
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", targets)
+    args = ["--sgd-lr", "0.5", "--input", f"input={tmp_path / 'x.npy'}",
+            "--input", f"targets={tmp_path / 't.npy'}"]
+    fp32, _ = api.train(path, 20, args=args)
+    fp16, _ = api.train(path, 20, amp_pipeline=f"precision=fp16 {FORCED}",
+                        args=args)
+    losses32 = [record["loss"] for record in fp32]
+    losses16 = [record["loss"] for record in fp16]
+    assert losses32[-1] < 0.5 * losses32[0], losses32
+    assert fp16[0]["loss_scale"] > 1
+    np.testing.assert_allclose(losses16, losses32, rtol=0.01)
+    assert losses16 != losses32

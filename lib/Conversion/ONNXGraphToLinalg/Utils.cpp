@@ -11,6 +11,8 @@
 
 #include "Lowering.h"
 
+#include "amp/Dialect/ONNXGraph/IR/OpTable.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -219,6 +221,12 @@ static std::string getTableKey(StringRef domain, StringRef opType) {
 }
 
 void LoweringTable::add(StringRef domain, StringRef opType, LoweringFn fn) {
+  // Without a row, the precision passes and the training analysis would
+  // treat a node that lowers as unknown (never retyped, not linear in the
+  // seed): a lowering needs its row.
+  if (!onnxg::lookupOp(domain, opType))
+    llvm::report_fatal_error(llvm::Twine("the lowering of ") + domain +
+                             "::" + opType + " has no row in OpTable.def");
   lowerings[getTableKey(domain, opType)] = fn;
 }
 
