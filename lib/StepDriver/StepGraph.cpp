@@ -84,14 +84,31 @@ static constexpr StringLiteral kMomentInputs[] = {"first_order_moments",
 /// ONNX Runtime's checkpoints name the states momentum0 and momentum1.
 static constexpr StringLiteral kMomentSuffixes[] = {".momentum0", ".momentum1"};
 
-static bool isAdamW(Operation &op) {
+namespace {
+/// Where an ONNX Runtime optimizer over sequences (AdamWOptimizer,
+/// SGDOptimizerV2) reads its weights and gradients, and which optional
+/// outputs return which inputs updated.
+struct SequenceOptimizer {
+  unsigned weights, gradients;
+  SmallVector<std::pair<unsigned, unsigned>> updates; ///< (output, input)
+  std::optional<unsigned> stepCount;
+  unsigned numOperands; ///< At least this many inputs.
+};
+} // namespace
+
+static std::optional<SequenceOptimizer> getSequenceOptimizer(Operation &op) {
   auto node = dyn_cast<onnxg::NodeOp>(op);
-  return node && node.getDomain() == "com.microsoft" &&
-         node.getOpType() == "AdamWOptimizer";
+  if (!node || node.getDomain() != "com.microsoft")
+    return std::nullopt;
+  if (node.getOpType() == "AdamWOptimizer")
+    return SequenceOptimizer{2, 3, {{1, 2}, {2, 4}, {3, 5}}, 1, 6};
+  if (node.getOpType() == "SGDOptimizerV2")
+    return SequenceOptimizer{1, 2, {{1, 1}}, std::nullopt, 3};
+  return std::nullopt;
 }
 
-/// The parameters an AdamW optimizer graph updates, in the order of its
-/// sequences: the order of the gradients it collects itself
+/// The parameters an optimizer graph over sequences updates, in the order of
+/// its sequences: the order of the gradients it collects itself
 /// (SequenceConstruct of `<P>_grad` inputs), else the step's inputs that
 /// have a `<P>_grad` value, in input order.
 static SmallVector<Value> getTrainedParameters(func::FuncOp step,
@@ -99,9 +116,11 @@ static SmallVector<Value> getTrainedParameters(func::FuncOp step,
                                                const onnxg::ValueNames &names) {
   SmallVector<Value> params;
   for (Operation &op : optimizer.getBody().front()) {
-    if (!isAdamW(op) || op.getNumOperands() < 4)
+    std::optional<SequenceOptimizer> kind = getSequenceOptimizer(op);
+    if (!kind || op.getNumOperands() <= kind->gradients)
       continue;
-    auto construct = op.getOperand(3).getDefiningOp<onnxg::NodeOp>();
+    auto construct =
+        op.getOperand(kind->gradients).getDefiningOp<onnxg::NodeOp>();
     if (!construct || construct.getOpType() != "SequenceConstruct")
       continue;
     for (Value gradient : construct.getOperands()) {
@@ -165,22 +184,24 @@ static Value buildSequenceInput(func::FuncOp step, BlockArgument arg,
       .getResult(0);
 }
 
-/// Makes what ONNX Runtime's AdamWOptimizer `node` updates in place outputs
-/// of `step`: each tensor of its updated weights and moments as
-/// `<tensor>.updated` (SequenceAt of the optional outputs 1-3, which the
-/// node is rebuilt to return), and the step count plus its updated flag as
-/// `<step>.updated`, as the training API counts.
-static void exposeAdamWUpdates(func::FuncOp step, onnxg::NodeOp node) {
-  if (node.getNumOperands() < 6)
-    fail("--optimizer: AdamWOptimizer " + node.describe() +
-         " has fewer than 6 inputs");
+/// Makes what ONNX Runtime's optimizer over sequences `node` (of `kind`)
+/// updates in place outputs of `step`: each tensor of its updated weights
+/// (and AdamW's moments) as `<tensor>.updated` (SequenceAt of the optional
+/// outputs, which the node is rebuilt to return), and AdamW's step count
+/// plus its updated flag as `<step>.updated`, as the training API counts.
+static void exposeSequenceUpdates(func::FuncOp step, onnxg::NodeOp node,
+                                  const SequenceOptimizer &kind) {
+  if (node.getNumOperands() < kind.numOperands)
+    fail("--optimizer: " + node.getOpType() + " " + node.describe() +
+         " has fewer than " + Twine(kind.numOperands) + " inputs");
   OpBuilder builder(step.getBody().front().getTerminator());
-  if (node.getNumResults() < 4)
-    node = withResults(
-        node, {node.getResult(0).getType(), node.getOperand(2).getType(),
-               node.getOperand(4).getType(), node.getOperand(5).getType()});
-  static constexpr unsigned kPreviousOf[] = {2, 4, 5};
-  for (auto [output, input] : llvm::enumerate(kPreviousOf)) {
+  if (node.getNumResults() < kind.updates.size() + 1) {
+    SmallVector<Type> types = {node.getResult(0).getType()};
+    for (auto [output, input] : kind.updates)
+      types.push_back(node.getOperand(input).getType());
+    node = withResults(node, types);
+  }
+  for (auto [output, input] : kind.updates) {
     auto construct = node.getOperand(input).getDefiningOp<onnxg::NodeOp>();
     if (!construct || construct.getOpType() != "SequenceConstruct")
       fail("--optimizer: input " + Twine(input) + " of " + node.describe() +
@@ -195,12 +216,14 @@ static void exposeAdamWUpdates(func::FuncOp step, onnxg::NodeOp node) {
                                       indexType, builder.getI64IntegerAttr(i))))
               .getResult(0);
       Value updated = createNode(builder, "SequenceAt", previous.getType(),
-                                 {node.getResult(output + 1), position}, name)
+                                 {node.getResult(output), position}, name)
                           .getResult(0);
       addOutput(step, updated, name);
     }
   }
-  Value count = node.getOperand(1);
+  if (!kind.stepCount)
+    return;
+  Value count = node.getOperand(*kind.stepCount);
   auto countType = dyn_cast<RankedTensorType>(count.getType());
   if (!countType || !countType.getElementType().isInteger(64))
     fail("--optimizer: the step count of " + node.describe() + " has type " +
@@ -225,6 +248,10 @@ void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
   SmallVector<Value> params;
   for (BlockArgument arg : optimizer.getArguments()) {
     StringRef name = onnxg::getValueName(arg);
+    // An input no node reads (the first_order_moments and step of ONNX
+    // Runtime's SGD graph) needs no value.
+    if (arg.use_empty())
+      continue;
     if (isa<onnxg::SequenceType>(arg.getType())) {
       if (params.empty())
         params = getTrainedParameters(step, optimizer, names);
@@ -247,11 +274,11 @@ void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
     mapping.map(arg, step.getArgument(index));
   }
   Block &body = optimizer.getBody().front();
-  SmallVector<onnxg::NodeOp> adamW;
+  SmallVector<std::pair<onnxg::NodeOp, SequenceOptimizer>> optimizers;
   for (Operation &op : body.without_terminator()) {
     Operation *clone = builder.clone(op, mapping);
-    if (isAdamW(op))
-      adamW.push_back(cast<onnxg::NodeOp>(clone));
+    if (std::optional<SequenceOptimizer> kind = getSequenceOptimizer(op))
+      optimizers.push_back({cast<onnxg::NodeOp>(clone), *kind});
   }
   for (auto [i, value] : llvm::enumerate(body.getTerminator()->getOperands())) {
     auto name = optimizer.getResultAttrOfType<StringAttr>(
@@ -259,8 +286,8 @@ void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
     addOutput(step, mapping.lookupOrDefault(value),
               name ? name.getValue() : onnxg::getValueName(value));
   }
-  for (onnxg::NodeOp node : adamW)
-    exposeAdamWUpdates(step, node);
+  for (auto &[node, kind] : optimizers)
+    exposeSequenceUpdates(step, node, kind);
 }
 
 /// ONNX Runtime's gradient accumulators that add into an input buffer.

@@ -299,6 +299,106 @@ def test_adamw_graph_updates_as_onnx_runtime(tmp_path):
                                    v, rtol=1e-6, atol=1e-14, err_msg=name)
 
 
+def sequence_optimizer_graph(path, optimizer, max_norm=None):
+    """An optimizer graph as ONNX Runtime's onnxblock writes one (optim.py):
+    inputs learning_rate, step, params, gradients and first_order_moments
+    (and second_order_moments for AdamW), an optional InplaceClipGradNorm
+    of the gradients, then SGDOptimizerV2(learning_rate, params,
+    gradients) or AdamWOptimizer."""
+    ms = "com.microsoft"
+    info = onnx.helper.make_tensor_value_info
+    sequence = onnx.helper.make_tensor_sequence_value_info
+    moments = ["first_order_moments"]
+    if optimizer == "adamw":
+        moments.append("second_order_moments")
+    inputs = [info("learning_rate", onnx.TensorProto.FLOAT, [1]),
+              info("step", onnx.TensorProto.INT64, [1])]
+    inputs += [sequence(name, onnx.TensorProto.FLOAT, None)
+               for name in ["params", "gradients"] + moments]
+    nodes, gradients = [], "gradients"
+    if max_norm is not None:
+        nodes.append(onnx.helper.make_node(
+            "InplaceClipGradNorm", ["gradients"], ["clipped"], domain=ms,
+            max_norm=max_norm))
+        gradients = "clipped"
+    if optimizer == "sgd":
+        nodes.append(onnx.helper.make_node(
+            "SGDOptimizerV2", ["learning_rate", "params", gradients],
+            ["update_completed"], domain=ms))
+    else:
+        nodes.append(onnx.helper.make_node(
+            "AdamWOptimizer", ["learning_rate", "step", "params", gradients]
+            + moments, ["update_completed"], domain=ms, alpha=0.9,
+            beta=0.999, epsilon=1e-6, weight_decay=0.0, correct_bias=1,
+            adam_mode=1))
+    graph = onnx.helper.make_graph(
+        nodes, "optimizer", inputs,
+        [info("update_completed", onnx.TensorProto.BOOL, [1])])
+    model = onnx.helper.make_model(graph, opset_imports=[
+        onnx.helper.make_opsetid("", 19), onnx.helper.make_opsetid(ms, 1)])
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.skipif(not os.path.exists(ARTIFACT),
+                    reason=f"the corpus is absent ({ARTIFACT})")
+@pytest.mark.parametrize("max_norm", [None, 0.05])
+def test_sgd_graph_updates_as_onnx_runtime(max_norm, tmp_path):
+    """ONNX Runtime's SGD optimizer graph (SGDOptimizerV2 over sequences,
+    optionally after InplaceClipGradNorm): one step moves every parameter
+    by -lr times its gradient, scaled by min(max_norm / (norm + 1e-6), 1)
+    for the norm of all gradients together; inputs no node reads (step,
+    first_order_moments) get no value. Without clipping, 20 steps follow
+    amp-run's host SGD."""
+    sgd = sequence_optimizer_graph(tmp_path / "sgd.onnx", "sgd", max_norm)
+    args = ["--optimizer", sgd, "--learning-rate", "0.01"] + ARTIFACT_DIMS
+    api.train(ARTIFACT, 1, args=args + [
+        "--save-inputs", str(tmp_path / "in"),
+        "--save-outputs", str(tmp_path / "out")])
+
+    def load(folder, name):
+        return np.load(tmp_path / folder / f"{name}.npy").astype(np.float64)
+
+    assert not (tmp_path / "in" / "step.npy").exists()
+    assert not (tmp_path / "in" / "fc1.weight.momentum0.npy").exists()
+    gradients = {name: load("out", f"{name}_grad.accumulation.buffer.updated")
+                 for name in PARAMETERS}
+    norm = np.sqrt(sum((g * g).sum() for g in gradients.values()))
+    scale = 1.0 if max_norm is None else min(max_norm / (norm + 1e-6), 1.0)
+    if max_norm is not None:
+        assert scale < 0.5, norm  # the test clips
+    for name in PARAMETERS:
+        expected = load("in", name) - 0.01 * scale * gradients[name]
+        np.testing.assert_allclose(load("out", f"{name}.updated"), expected,
+                                   rtol=0, atol=1e-7, err_msg=name)
+    if max_norm is None:
+        graph, _ = api.train(ARTIFACT, 20, args=args)
+        host, _ = api.train(ARTIFACT, 20,
+                            args=["--sgd-lr", "0.01"] + ARTIFACT_DIMS)
+        np.testing.assert_allclose([r["loss"] for r in graph],
+                                   [r["loss"] for r in host], rtol=1e-6)
+        assert graph[-1]["loss"] < graph[0]["loss"]
+
+
+@pytest.mark.skipif(not os.path.exists(ARTIFACT),
+                    reason=f"the corpus is absent ({ARTIFACT})")
+def test_clipped_adamw_graph_trains_in_fp16(tmp_path):
+    """AdamW after InplaceClipGradNorm, as generate_artifacts writes it with
+    clip_grad: the analysis sees through the clip to the gradients (loss
+    scaling unscales before it), and FP16 follows FP32."""
+    adamw = sequence_optimizer_graph(tmp_path / "adamw.onnx", "adamw", 1.0)
+    args = ["--optimizer", adamw, "--learning-rate", "0.001"] + ARTIFACT_DIMS
+    fp32, _ = api.train(ARTIFACT, 30, args=args)
+    fp16, _ = api.train(ARTIFACT, 30, amp_pipeline=f"precision=fp16 "
+                        f"{numerics.FORCED}", args=args)
+    losses32 = [r["loss"] for r in fp32]
+    losses16 = [r["loss"] for r in fp16]
+    assert losses32[-1] < 0.5 * losses32[0], losses32
+    assert fp16[0]["loss_scale"] > 1
+    assert losses16 != losses32
+    np.testing.assert_allclose(losses16, losses32, rtol=0.02)
+
+
 @pytest.mark.skipif(not os.path.isdir(OLD_API),
                     reason=f"the corpus is absent ({OLD_API})")
 def test_adamw_graph_trains_as_adam_optimizer_graph():

@@ -522,6 +522,48 @@ static LoweringResult lowerAdamOptimizer(NodeLowering &node) {
   return results;
 }
 
+/// The float tensors of sequence operand `i` of an optimizer node, each of
+/// the shape of the same tensor of `like` when given; nullopt after an
+/// error.
+static std::optional<SmallVector<Value>>
+getFloatSequence(NodeLowering &node, unsigned i, StringRef what,
+                 ArrayRef<Value> like = {}) {
+  std::optional<SmallVector<Value>> elements = node.sequenceOperand(i);
+  if (!elements)
+    return std::nullopt;
+  if (!like.empty() && elements->size() != like.size()) {
+    node.emitError() << "input " << i << " holds " << elements->size()
+                     << " tensors, the weights " << like.size();
+    return std::nullopt;
+  }
+  for (auto [k, value] : llvm::enumerate(*elements)) {
+    RankedTensorType type = getRankedType(value);
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        (!like.empty() &&
+         type.getShape() != getRankedType(like[k]).getShape())) {
+      node.emitError() << "tensor " << k << " of the " << what
+                       << " must be a float tensor of its weight's shape";
+      return std::nullopt;
+    }
+  }
+  return elements;
+}
+
+/// The updated flag of an optimizer node: `doUpdate` (or 1 without one) as
+/// a tensor of the shape of operand `like`.
+static Value buildUpdatedFlag(NodeLowering &node, Value doUpdate,
+                              unsigned like) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  auto likeType = cast<RankedTensorType>(node.operand(like).getType());
+  Type flagType = node.resultElementType(0, b.getI1Type());
+  if (doUpdate)
+    return reshapeTo(b, loc, convertTensor(b, loc, doUpdate, flagType),
+                     likeType.clone(flagType));
+  return createFilled(b, loc, getSizes(b, loc, node.operand(like)),
+                      createScalar(b, loc, flagType, 1));
+}
+
 /// com.microsoft AdamWOptimizer(lr, step, weights, gradients, moments_1,
 /// moments_2, [update_signal]) -> (updated_flag, [weights'], [moments_1'],
 /// [moments_2']): the four inputs are sequences of equally many tensors,
@@ -587,18 +629,120 @@ static LoweringResult lowerAdamWOptimizer(NodeLowering &node) {
                                     : newValues[k]);
   }
   // The flag has the step's shape; ONNX Runtime writes a bool into it.
-  auto stepType = cast<RankedTensorType>(node.operand(1).getType());
-  Type flagType = node.resultElementType(0, b.getI1Type());
-  Value flag =
-      doUpdate ? reshapeTo(b, loc, convertTensor(b, loc, doUpdate, flagType),
-                           stepType.clone(flagType))
-               : createFilled(b, loc, getSizes(b, loc, node.operand(1)),
-                              createScalar(b, loc, flagType, 1));
-  SmallVector<Value> results = {flag};
+  SmallVector<Value> results = {buildUpdatedFlag(node, doUpdate, 1)};
   for (unsigned k = 0; k < 3 && k + 1 < node.getNumResults(); ++k)
     results.push_back(buildSequence(
         b, loc, node.getNode().getResult(k + 1).getType(), updated[k]));
   return results;
+}
+
+/// com.microsoft SGDOptimizerV2(lr, weights, gradients, [update_signal]) ->
+/// (updated_flag, [weights']): each tensor of the weights sequence minus lr
+/// times its gradient, which ONNX Runtime writes in place; the flag (of
+/// lr's shape) is 1 when the update ran.
+static LoweringResult lowerSGDOptimizerV2(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value rate = getScalarOperand(node, 0, "the learning rate");
+  if (!rate)
+    return failure();
+  std::optional<SmallVector<Value>> weights =
+      getFloatSequence(node, 1, "weights");
+  if (!weights)
+    return failure();
+  std::optional<SmallVector<Value>> gradients =
+      getFloatSequence(node, 2, "gradients", *weights);
+  if (!gradients)
+    return failure();
+  Value doUpdate;
+  if (node.operand(3) &&
+      !(doUpdate = getScalarOperand(node, 3, "the update signal")))
+    return failure();
+  SmallVector<Value> updated;
+  for (auto [w, g] : llvm::zip(*weights, *gradients)) {
+    Value next = buildElementwise(
+        b, loc, getRankedType(w), {w, g, rate},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value step = arith::MulFOp::create(
+              nb, nl, convertScalar(nb, nl, args[2], args[1].getType()),
+              args[1]);
+          return arith::SubFOp::create(
+                     nb, nl, args[0],
+                     convertScalar(nb, nl, step, args[0].getType()))
+              .getResult();
+        });
+    updated.push_back(doUpdate ? selectIfUpdated(b, loc, doUpdate, next, w)
+                               : next);
+  }
+  SmallVector<Value> results = {buildUpdatedFlag(node, doUpdate, 0)};
+  if (node.getNumResults() > 1)
+    results.push_back(
+        buildSequence(b, loc, node.getNode().getResult(1).getType(), updated));
+  return results;
+}
+
+/// com.microsoft InplaceClipGradNorm(gradients) -> clipped: every tensor
+/// times min(max_norm / (norm + 1e-6), 1), where norm is the L2 norm of
+/// all of them together (norm_type "fro", the only one), in f32.
+static LoweringResult lowerInplaceClipGradNorm(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  StringRef normType = node.getString("norm_type", "fro");
+  if (normType != "fro")
+    return node.emitError()
+           << "norm_type '" << normType << "' is not 'fro', the only one";
+  std::optional<SmallVector<Value>> gradients =
+      getFloatSequence(node, 0, "gradients");
+  if (!gradients)
+    return failure();
+  Type f32 = b.getF32Type();
+  auto scalarType = RankedTensorType::get({}, f32);
+  auto add = [](OpBuilder &nb, Location nl, ValueRange args) {
+    return arith::AddFOp::create(nb, nl, args[0], args[1]).getResult();
+  };
+  Value squares;
+  for (Value g : *gradients) {
+    int64_t rank = getRankedType(g).getRank();
+    Value sum = buildReduction(
+        b, loc, g, llvm::to_vector(llvm::seq<int64_t>(0, rank)), f32,
+        createScalar(b, loc, f32, 0),
+        [](OpBuilder &nb, Location nl, Value x, Value acc) {
+          return arith::AddFOp::create(nb, nl, acc, x).getResult();
+        },
+        [](OpBuilder &nb, Location nl, Value x) {
+          return arith::MulFOp::create(nb, nl, x, x).getResult();
+        });
+    squares = squares
+                  ? buildElementwise(b, loc, scalarType, {squares, sum}, add)
+                  : sum;
+  }
+  double maxNorm = node.getFloat("max_norm", 1.0);
+  Value coefficient =
+      squares ? buildElementwise(
+                    b, loc, scalarType, squares,
+                    [&](OpBuilder &nb, Location nl, ValueRange args) {
+                      Value norm = arith::AddFOp::create(
+                          nb, nl, math::SqrtOp::create(nb, nl, args[0]),
+                          createScalar(nb, nl, f32, 1e-6));
+                      Value ratio = arith::DivFOp::create(
+                          nb, nl, createScalar(nb, nl, f32, maxNorm), norm);
+                      return arith::MinimumFOp::create(
+                                 nb, nl, ratio, createScalar(nb, nl, f32, 1))
+                          .getResult();
+                    })
+              : Value();
+  SmallVector<Value> clipped;
+  for (Value g : *gradients)
+    clipped.push_back(buildElementwise(
+        b, loc, getRankedType(g), {g, coefficient},
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          return arith::MulFOp::create(
+                     nb, nl, args[0],
+                     convertScalar(nb, nl, args[1], args[0].getType()))
+              .getResult();
+        }));
+  return SmallVector<Value>{
+      buildSequence(b, loc, node.getNode().getResult(0).getType(), clipped)};
 }
 
 void amp::lowering::populateOptimizerLowerings(LoweringTable &table) {
@@ -607,4 +751,6 @@ void amp::lowering::populateOptimizerLowerings(LoweringTable &table) {
   table.add("ai.onnx.preview.training", "Adam", lowerPreviewAdam);
   table.add("com.microsoft", "AdamOptimizer", lowerAdamOptimizer);
   table.add("com.microsoft", "AdamWOptimizer", lowerAdamWOptimizer);
+  table.add("com.microsoft", "SGDOptimizerV2", lowerSGDOptimizerV2);
+  table.add("com.microsoft", "InplaceClipGradNorm", lowerInplaceClipGradNorm);
 }

@@ -112,3 +112,38 @@ func.func @adamw_optimizer(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w1: tensor
   %h1 = onnxg.node "SequenceAt"(%0#3, %i0) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<4xf32>
   return %0#0, %x1, %x2, %n2, %h1 : tensor<1xi1>, tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// ONNX Runtime's InplaceClipGradNorm then SGDOptimizerV2 over sequences of
+// two tensors: the sum of squares of each gradient, their total's norm,
+// min(max_norm / (norm + 1e-6), 1), each gradient scaled, then w - lr g.
+// CHECK-LABEL: func.func @clipped_sgd(
+// CHECK-SAME:      %[[LR:[^:]*]]: tensor<1xf32>, %[[W1:[^:]*]]: tensor<4xf32>, %[[W2:[^:]*]]: tensor<2x3xf32>,
+// CHECK:         %[[S1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<f32>)
+// CHECK:         %[[S2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<f32>)
+// CHECK:         %[[TOTAL:.*]] = linalg.generic {{.*}} ins(%[[S1]], %[[S2]] : tensor<f32>, tensor<f32>)
+// CHECK:         %[[COEFFICIENT:.*]] = linalg.generic {{.*}} ins(%[[TOTAL]] : tensor<f32>)
+// CHECK:           math.sqrt
+// CHECK:           arith.constant 9.99999997E-7 : f32
+// CHECK:           arith.constant 5.000000e-01 : f32
+// CHECK:           arith.minimumf
+// CHECK:         %[[C1:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[COEFFICIENT]] : tensor<4xf32>, tensor<f32>)
+// CHECK:         %[[C2:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[COEFFICIENT]] : tensor<2x3xf32>, tensor<f32>)
+// CHECK:         %[[X1:.*]] = linalg.generic {{.*}} ins(%[[W1]], %[[C1]], %{{.*}} : tensor<4xf32>, tensor<4xf32>, tensor<f32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.subf
+// CHECK:         %[[X2:.*]] = linalg.generic {{.*}} ins(%[[W2]], %[[C2]], %{{.*}} : tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>)
+// CHECK:         %[[FLAG:.*]] = linalg.fill ins(%true : i1) outs(%{{.*}} : tensor<1xi1>)
+// CHECK:         return %[[FLAG]], %[[X1]], %[[X2]]
+func.func @clipped_sgd(%lr: tensor<1xf32>, %w1: tensor<4xf32>, %w2: tensor<2x3xf32>, %g1: tensor<4xf32>, %g2: tensor<2x3xf32>) -> (tensor<1xi1>, tensor<4xf32>, tensor<2x3xf32>) {
+  %w = onnxg.node "SequenceConstruct"(%w1, %w2) opset 17 : (tensor<4xf32>, tensor<2x3xf32>) -> !onnxg.seq<tensor<*xf32>>
+  %g = onnxg.node "SequenceConstruct"(%g1, %g2) opset 17 : (tensor<4xf32>, tensor<2x3xf32>) -> !onnxg.seq<tensor<*xf32>>
+  %c = onnxg.node "InplaceClipGradNorm"(%g) domain "com.microsoft" opset 1 attributes {max_norm = 0.5 : f32} : (!onnxg.seq<tensor<*xf32>>) -> !onnxg.seq<tensor<*xf32>>
+  %0:2 = onnxg.node "SGDOptimizerV2"(%lr, %w, %c) domain "com.microsoft" opset 1 : (tensor<1xf32>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>) -> (tensor<1xi1>, !onnxg.unknown)
+  %i0 = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %i1 = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %x1 = onnxg.node "SequenceAt"(%0#1, %i0) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<4xf32>
+  %x2 = onnxg.node "SequenceAt"(%0#1, %i1) opset 17 : (!onnxg.unknown, tensor<i64>) -> tensor<2x3xf32>
+  return %0#0, %x1, %x2 : tensor<1xi1>, tensor<4xf32>, tensor<2x3xf32>
+}

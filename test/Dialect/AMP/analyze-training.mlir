@@ -210,3 +210,22 @@ module attributes {onnxg.metadata_props = [
     return %loss, %dw, %dv : tensor<f32>, tensor<8x8xf32>, tensor<4x8xf32>
   }
 }
+
+// -----
+
+// ONNX Runtime's SGDOptimizerV2 after InplaceClipGradNorm (generate_artifacts
+// with clip_grad): the weights pair with the gradients the clip reads,
+// tensor by tensor.
+// CHECK-LABEL: func.func @clipped_sgd_sequences
+// CHECK-SAME:    gradients = ["a_grad", "b_grad"], kind = "optimizer", loss = "", parameters = ["a", "b"]
+// expected-remark @+1 {{optimizer: loss '', 0 seeds, 2 parameters with gradients, 0 updates, 0 buffers}}
+func.func @clipped_sgd_sequences(%lr: tensor<1xf32> loc("learning_rate"),
+                                 %a: tensor<2xf32> loc("a"), %b: tensor<3xf32> loc("b"),
+                                 %ga: tensor<2xf32> loc("a_grad"), %gb: tensor<3xf32> loc("b_grad"))
+    -> (tensor<1xi1> {onnxg.name = "update_completed"}) {
+  %params = onnxg.node "SequenceConstruct"(%a, %b) opset 17 : (tensor<2xf32>, tensor<3xf32>) -> !onnxg.seq<tensor<*xf32>> loc(fused<"onnx.outputs">["p", "params"])
+  %grads = onnxg.node "SequenceConstruct"(%ga, %gb) opset 17 : (tensor<2xf32>, tensor<3xf32>) -> !onnxg.seq<tensor<*xf32>> loc(fused<"onnx.outputs">["g", "gradients"])
+  %clipped = onnxg.node "InplaceClipGradNorm"(%grads) domain "com.microsoft" opset 1 attributes {max_norm = 1.0 : f32} : (!onnxg.seq<tensor<*xf32>>) -> !onnxg.seq<tensor<*xf32>> loc(fused<"onnx.outputs">["clip", "clipped"])
+  %flag = onnxg.node "SGDOptimizerV2"(%lr, %params, %clipped) domain "com.microsoft" opset 1 : (tensor<1xf32>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>) -> tensor<1xi1> loc(fused<"onnx.outputs">["sgd", "update_completed"])
+  return %flag : tensor<1xi1>
+}

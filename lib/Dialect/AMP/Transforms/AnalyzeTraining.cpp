@@ -144,9 +144,14 @@ static void addOrtAdamUpdates(NodeOp node, TrainingRoles &roles) {
       roles.updates.push_back({outputs[output], inputs[input]});
 }
 
-/// The tensors a SequenceConstruct node collects into `sequence`.
+/// The tensors a SequenceConstruct node collects into `sequence`, also
+/// through ONNX Runtime's InplaceClipGradNorm (which scales each tensor of
+/// a gradient sequence: loss scaling unscales before it).
 static std::optional<ValueRange> getSequenceConstructInputs(Value sequence) {
   auto node = sequence.getDefiningOp<NodeOp>();
+  if (node && node.getDomain() == kMicrosoft &&
+      node.getOpType() == "InplaceClipGradNorm" && node.getNumOperands() == 1)
+    node = node.getOperand(0).getDefiningOp<NodeOp>();
   if (!node || !onnxg::isDefaultDomain(node.getDomain()) ||
       node.getOpType() != "SequenceConstruct")
     return std::nullopt;
@@ -156,7 +161,7 @@ static std::optional<ValueRange> getSequenceConstructInputs(Value sequence) {
 /// Parameters, gradients and updates of the optimizer ops in `body`:
 /// `ai.onnx.preview.training` Adam, Adagrad and Momentum (inputs R, T, X...,
 /// G..., state...) and ONNX Runtime's `AdamWOptimizer`, `AdamOptimizer`,
-/// `SGDOptimizer` and `LambOptimizer` (weights, then gradients).
+/// `SGDOptimizer(V2)` and `LambOptimizer` (weights, then gradients).
 static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
   bool found = false;
   for (Operation &op : body) {
@@ -188,7 +193,7 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
       slots = {2, 3};
     else if (type == "AdamOptimizer" || type == "LambOptimizer")
       slots = {2, 3};
-    else if (type == "SGDOptimizer")
+    else if (type == "SGDOptimizer" || type == "SGDOptimizerV2")
       slots = {1, 2};
     if (!slots || inputs.size() <= slots->second)
       continue;
