@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -215,6 +215,80 @@ def sequences(out):
                                    name="seq")],
                  [vi("x", F, [2]), vi("y", F, [2])],
                  [helper.make_tensor_sequence_value_info("s", F, [2])])
+
+
+def local_function(name, inputs, outputs, nodes, domain="local",
+                   attributes=(), opsets=(("", 17),)):
+    return helper.make_function(
+        domain, name, inputs, outputs, nodes,
+        [helper.make_opsetid(d, v) for d, v in opsets], list(attributes))
+
+
+@case
+def local_functions(out):
+    """torch.onnx's export_modules_as_functions: a Block function calls a
+    Linear function (its alpha from the call's attribute), twice; their
+    inner value names repeat and shadow the graph's."""
+    linear = local_function(
+        "Linear", ["x", "w"], ["y"],
+        [_ref_node("Gemm", ["x", "w"], ["y"], "gemm", "alpha", "scale")],
+        attributes=["scale"])
+    block = local_function(
+        "Block", ["x", "w"], ["out"],
+        [helper.make_node("Linear", ["x", "w"], ["h"], name="fc",
+                          domain="local", scale=0.5),
+         helper.make_node("Relu", ["h"], ["a"], name="relu"),
+         helper.make_node("Add", ["x", "a"], ["out"], name="add")])
+    return model([helper.make_node("Block", ["x", "w1"], ["h"], name="b1",
+                                   domain="local"),
+                  helper.make_node("Block", ["h", "w2"], ["y"], name="b2",
+                                   domain="local")],
+                 [vi("x", F, [2, 4])], [vi("y", F, [2, 4])],
+                 inits=[numpy_helper.from_array(rand(4, 4, seed=1), "w1"),
+                        numpy_helper.from_array(rand(4, 4, seed=2), "w2")],
+                 opsets=[("", 17), ("local", 1)], functions=[linear, block])
+
+
+def _ref_node(op_type, inputs, outputs, name, attribute, ref):
+    """A node whose `attribute` is the calling node's `ref` (onnx 1.12 has
+    no helper.make_attribute_ref)."""
+    node = helper.make_node(op_type, inputs, outputs, name=name, transB=1)
+    reference = node.attribute.add()
+    reference.name = attribute
+    reference.ref_attr_name = ref
+    reference.type = AttributeProto.FLOAT
+    return node
+
+
+@case
+def bad_recursive_function(out):
+    loop = local_function("Loop", ["x"], ["y"], [
+        helper.make_node("Loop", ["x"], ["y"], name="again", domain="local")])
+    return model([helper.make_node("Loop", ["x"], ["y"], name="call",
+                                   domain="local")],
+                 [vi("x", F, [2])], [vi("y", F, [2])],
+                 opsets=[("", 17), ("local", 1)], functions=[loop])
+
+
+@case
+def bad_function_arity(out):
+    neg = local_function("Neg2", ["x"], ["y"], [
+        helper.make_node("Neg", ["x"], ["y"], name="neg")])
+    return model([helper.make_node("Neg2", ["x", "x"], ["y"], name="call",
+                                   domain="local")],
+                 [vi("x", F, [2])], [vi("y", F, [2])],
+                 opsets=[("", 17), ("local", 1)], functions=[neg])
+
+
+@case
+def bad_function_opset(out):
+    neg = local_function("Neg2", ["x"], ["y"], [
+        helper.make_node("Neg", ["x"], ["y"], name="neg")],
+        opsets=(("", 13),))
+    return model([helper.make_node("Neg2", ["x"], ["y"], name="call",
+                                   domain="local")],
+                 [vi("x", F, [2])], [vi("y", F, [2])],
+                 opsets=[("", 17), ("local", 1)], functions=[neg])
 
 
 # --- quirks of real files ---------------------------------------------------

@@ -13,6 +13,7 @@
 
 #include "amp/Target/ONNX/Import.h"
 #include "ChildProcess.h"
+#include "InlineFunctions.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
@@ -1044,10 +1045,6 @@ Importer::importModel(onnx::ModelProto &model,
   if (!model.has_graph())
     return error() << "not an ONNX model: it has no graph", nullptr;
 
-  if (model.functions_size())
-    return error() << "the model defines " << model.functions_size()
-                   << " local function(s), which are not supported",
-           nullptr;
   if (model.training_info_size())
     return error() << "the model has training_info, which is not supported",
            nullptr;
@@ -1203,9 +1200,27 @@ mlir::onnxg::importOnnxModel(StringRef bytes, StringRef fileName,
 
   parseTiming.stop();
 
+  // Local functions become their nodes; shape inference then runs again on
+  // the inlined graph, whose values it must type.
+  ShapeInferenceChild inlinedShapeInference;
+  ShapeInferenceChild *inference = inferring ? &shapeInference : nullptr;
+  if (model.functions_size()) {
+    TimingScope inlineTiming = timing.nest("inline local functions");
+    if (std::string why = inlineLocalFunctions(model); !why.empty())
+      return emitError(fileLoc)
+                 << "cannot inline the model's local functions: " << why,
+             nullptr;
+    std::string inlined;
+    if (options.inferShapes && model.SerializeToString(&inlined) &&
+        succeeded(inlinedShapeInference.start(inlined)))
+      inference = &inlinedShapeInference;
+    else
+      inference = nullptr;
+  }
+
   Importer importer(context, fileName, timing);
   importer.modelDir = llvm::sys::path::parent_path(fileName).str();
-  return importer.importModel(model, inferring ? &shapeInference : nullptr);
+  return importer.importModel(model, inference);
 }
 
 bool mlir::onnxg::isOnnxInput(StringRef fileName, StringRef bytes) {
