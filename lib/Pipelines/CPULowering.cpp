@@ -71,6 +71,7 @@ std::string amp::getFuseAndBufferizePasses(bool vectorizeContractions) {
 
 void amp::addGraphToLinalgPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandRecurrent());
+  pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandAttention());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
   pm.addPass(createConvertONNXGraphToLinalg());
 }

@@ -304,6 +304,34 @@ def ir10_opset18(out):
 
 
 @case
+def opset23_attention(out):
+    """Opset 23's ops that libonnx 1.12 does not know, and an output
+    declared without a shape: RMSNormalization, RotaryEmbedding, GQA
+    Attention with past keys (present outputs), MatMul."""
+    angles = np.arange(8)[:, None] * np.ones(4)[None]
+    inits = [numpy_helper.from_array(np.cos(angles).astype(np.float32), "cos"),
+             numpy_helper.from_array(np.sin(angles).astype(np.float32), "sin"),
+             numpy_helper.from_array(np.ones(32, np.float32), "gamma"),
+             numpy_helper.from_array(rand(32, 32), "w")]
+    nodes = [
+        helper.make_node("RMSNormalization", ["x", "gamma"], ["n"],
+                         name="norm"),
+        helper.make_node("RotaryEmbedding", ["n", "cos", "sin", "pos"],
+                         ["q"], name="rope", num_heads=4),
+        helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"],
+                         ["a", "present_k", "present_v"], name="attention",
+                         q_num_heads=4, kv_num_heads=2),
+        helper.make_node("MatMul", ["a", "w"], ["y"], name="out")]
+    return model(nodes,
+                 [vi("x", F, [2, 3, 32]), vi("pos", I64, [2, 3]),
+                  vi("k", F, [2, 3, 16]), vi("v", F, [2, 3, 16]),
+                  vi("pk", F, [2, 2, 5, 8]), vi("pv", F, [2, 2, 5, 8])],
+                 [helper.make_tensor_value_info("y", F, None),
+                  vi("present_k", F, None), vi("present_v", F, None)],
+                 inits=inits, opsets=[("", 23)], ir=10)
+
+
+@case
 def unsorted(out):
     return model([helper.make_node("Relu", ["a"], ["b"], name="second"),
                   helper.make_node("Neg", ["x"], ["a"], name="first"),

@@ -87,14 +87,16 @@ static Value buildNormalize(OpBuilder &b, Location loc, RankedTensorType type,
       });
 }
 
-/// LayerNormalization, and com.microsoft SimplifiedLayerNormalization (RMS
-/// normalization: x * rsqrt(mean(x^2) + epsilon) * scale), over the axes
+/// LayerNormalization, and RMSNormalization (opset 23) and com.microsoft
+/// SimplifiedLayerNormalization (RMS normalization: x * rsqrt(mean(x^2) +
+/// epsilon) * scale), over the axes
 /// from `axis` on. The other outputs are the statistics (Mean and
 /// InvStdDev, or the inverse RMS), in f32 unless declared otherwise.
 static LoweringResult lowerLayerNorm(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  bool rms = node.getNode().getOpType() == "SimplifiedLayerNormalization";
+  bool rms = node.getNode().getOpType() == "SimplifiedLayerNormalization" ||
+             node.getNode().getOpType() == "RMSNormalization";
   Value input = node.operand(0);
   auto type = getRankedType(input);
   if (!type || !isa<FloatType>(type.getElementType()))
@@ -570,6 +572,7 @@ void amp::lowering::populateNormalizationLowerings(LoweringTable &table) {
   table.add("", "LayerNormalization", lowerLayerNorm);
   table.add("com.microsoft", "LayerNormalizationGrad", lowerLayerNormGrad);
   table.add("com.microsoft", "SimplifiedLayerNormalization", lowerLayerNorm);
+  table.add("", "RMSNormalization", lowerLayerNorm);
   table.add("com.microsoft", "SimplifiedLayerNormalizationGrad",
             lowerLayerNormGrad);
   table.add("", "BatchNormalization", lowerBatchNorm);

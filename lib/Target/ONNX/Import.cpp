@@ -14,6 +14,7 @@
 #include "amp/Target/ONNX/Import.h"
 #include "ChildProcess.h"
 #include "InlineFunctions.h"
+#include "NewerSchemas.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
@@ -947,12 +948,14 @@ LogicalResult Importer::typeNodeResults(
 // Shape inference
 //===----------------------------------------------------------------------===//
 
-/// What shape inference found in `graph`: its value_info, and the same for
-/// every subgraph at the same node and attribute positions. Weights stay out,
-/// so that the child process copies and sends little.
+/// What shape inference found in `graph`: its value_info and output types,
+/// and the same for every subgraph at the same node and attribute positions.
+/// Weights stay out, so that the child process copies and sends little.
 static void extractValueInfo(const onnx::GraphProto &graph,
                              onnx::GraphProto &skeleton) {
   *skeleton.mutable_value_info() = graph.value_info();
+  // Shape inference merges what it finds into the graph outputs' types.
+  *skeleton.mutable_output() = graph.output();
   bool hasSubgraphs = llvm::any_of(graph.node(), [](const auto &node) {
     return llvm::any_of(node.attribute(),
                         [](const auto &attr) { return attr.has_g(); });
@@ -973,6 +976,17 @@ static void extractValueInfo(const onnx::GraphProto &graph,
 /// the same nodes.
 static void moveValueInfo(onnx::GraphProto &from, onnx::GraphProto &to) {
   to.mutable_value_info()->Swap(from.mutable_value_info());
+  // A graph output declared without a shape takes the inferred one.
+  for (int i = 0, e = std::min(from.output_size(), to.output_size()); i < e;
+       ++i) {
+    onnx::ValueInfoProto &declared = *to.mutable_output(i);
+    const onnx::ValueInfoProto &inferred = from.output(i);
+    if (declared.name() == inferred.name() &&
+        declared.type().has_tensor_type() &&
+        !declared.type().tensor_type().has_shape() &&
+        inferred.type().tensor_type().has_shape())
+      *declared.mutable_type() = inferred.type();
+  }
   for (int i = 0, e = std::min(from.node_size(), to.node_size()); i < e; ++i) {
     onnx::NodeProto &fromNode = *from.mutable_node(i);
     onnx::NodeProto &toNode = *to.mutable_node(i);
@@ -1011,6 +1025,7 @@ LogicalResult ShapeInferenceChild::start(StringRef bytes) {
           *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
       if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return 1;
+      registerNewerSchemas();
       onnx::ShapeInferenceOptions options{/*check_type=*/false,
                                           /*error_mode=*/0,
                                           /*enable_data_propagation=*/false};

@@ -95,6 +95,39 @@ def ONNXGraphExpandRecurrent
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def ONNXGraphExpandAttention
+    : Pass<"onnxg-expand-attention", "func::FuncOp"> {
+  let summary = "Expand opset 23's Attention and RotaryEmbedding into the "
+                "ONNX nodes of their definitions";
+  let description = [{
+    Replaces each default-domain Attention node by the nodes that ONNX's
+    reference implementation computes it with: 3-D Q, K and V split into
+    `q_num_heads` and `kv_num_heads` heads (Reshape, Transpose);
+    `past_key` and `past_value` concatenated before the present keys and
+    values (the `present_key` and `present_value` outputs); group query
+    attention's key and value heads repeated (Reshape, Expand); Q and Kᵀ
+    each multiplied by the square root of `scale` (default 1 /
+    sqrt(head size)) and multiplied (MatMul: BLAS and cuBLASLt); `softcap`
+    (c·tanh(x / c)); `attn_mask` added (a bool mask as 0 or -inf, padded
+    with -inf past its keys) and `is_causal`'s mask (query i sees keys up
+    to the past length plus i); Softmax; MatMul by V. The scores, masks and
+    softmax are f32 (the GEMMs keep the data type), as `softmax_precision`
+    FLOAT asks; a 16-bit node after `--amp-pipeline` runs its GEMMs in 16
+    bits.
+
+    RotaryEmbedding becomes Slices of the rotated part of each head (halves,
+    or even and odd elements with `interleaved`), the products with the
+    cos and sin caches (gathered at `position_ids` when given) and
+    Concats, in f32; `rotary_embedding_dim` rotates a prefix of each head.
+
+    `qk_matmul_output`, opset 24's `nonpad_kv_seqlen`, dynamic sequence
+    lengths with `is_causal`, and inputs of other ranks are errors that
+    name the node. `amp-lower-to-cpu` and `amp-lower-to-cuda` run this pass
+    after `onnxg-expand-recurrent`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def ONNXGraphUpgradeOpset : Pass<"onnxg-upgrade-opset", "ModuleOp"> {
   let summary = "Raise the model's default-domain ONNX opset";
   let description = [{

@@ -1,0 +1,184 @@
+//===- NewerSchemas.cpp - Shape inference for ops newer than libonnx ------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// Debian's libonnx (1.12) knows the default domain up to opset 17, so ONNX
+// shape inference leaves the outputs of newer ops untyped, and with them
+// everything they feed: --amp-pipeline then decides nothing there. The
+// shape-inference child registers schemas with the type and shape
+// functions of the newer ops that amp-opt lowers. libonnx refuses a
+// since-version above 17 for the default domain, so they are registered at
+// 17; no op of those names exists at 17 or before.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NewerSchemas.h"
+
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
+
+#include <mutex>
+#include <optional>
+
+using namespace onnx;
+
+namespace {
+constexpr int kHighestKnownOpset = 17;
+
+const std::vector<std::string> &getFloatTypes() {
+  static const std::vector<std::string> types = {
+      "tensor(float)", "tensor(float16)", "tensor(bfloat16)", "tensor(double)"};
+  return types;
+}
+
+/// Y has X's type and shape: RMSNormalization, RotaryEmbedding.
+void propagateFirstInput(InferenceContext &ctx) {
+  propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (hasInputShape(ctx, 0))
+    propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+/// Dimension `i` of input `n`'s shape when known.
+std::optional<int64_t> getDim(InferenceContext &ctx, size_t n, int i) {
+  if (!hasInputShape(ctx, n))
+    return std::nullopt;
+  const TensorShapeProto &shape = getInputShape(ctx, n);
+  if (i < 0)
+    i += shape.dim_size();
+  if (i < 0 || i >= shape.dim_size() || !shape.dim(i).has_dim_value())
+    return std::nullopt;
+  return shape.dim(i).dim_value();
+}
+
+/// Sets output `n` to the element type of input `from` and `dims` (unknown
+/// sizes as nullopt).
+void setOutput(InferenceContext &ctx, size_t n, size_t from,
+               const std::vector<std::optional<int64_t>> &dims) {
+  if (n >= ctx.getNumOutputs())
+    return;
+  propagateElemTypeFromInputToOutput(ctx, from, n);
+  TensorShapeProto shape;
+  for (const std::optional<int64_t> &size : dims) {
+    TensorShapeProto::Dimension *dim = shape.add_dim();
+    if (size)
+      dim->set_dim_value(*size);
+  }
+  updateOutputShape(ctx, n, shape);
+}
+
+std::optional<int64_t> multiply(std::optional<int64_t> a,
+                                std::optional<int64_t> b) {
+  return a && b ? std::optional<int64_t>(*a * *b) : std::nullopt;
+}
+
+std::optional<int64_t> divide(std::optional<int64_t> a, int64_t b) {
+  return a && b > 0 ? std::optional<int64_t>(*a / b) : std::nullopt;
+}
+
+/// Attention-23: Y, present_key, present_value, qk_matmul_output.
+void inferAttention(InferenceContext &ctx) {
+  if (!hasInputShape(ctx, 0) || !hasInputShape(ctx, 1) ||
+      !hasInputShape(ctx, 2))
+    return;
+  int rank = getInputShape(ctx, 0).dim_size();
+  if (rank != 3 && rank != 4)
+    return;
+  std::optional<int64_t> batch = getDim(ctx, 0, 0);
+  std::optional<int64_t> queries = getDim(ctx, 0, rank == 4 ? 2 : 1);
+  std::optional<int64_t> keys = getDim(ctx, 1, rank == 4 ? 2 : 1);
+  std::optional<int64_t> qHeads, kvHeads, keySize, valueSize;
+  if (rank == 4) {
+    qHeads = getDim(ctx, 0, 1);
+    kvHeads = getDim(ctx, 1, 1);
+    keySize = getDim(ctx, 1, 3);
+    valueSize = getDim(ctx, 2, 3);
+  } else {
+    int64_t q = getAttribute(ctx, "q_num_heads", 0);
+    int64_t kv = getAttribute(ctx, "kv_num_heads", 0);
+    if (q > 0)
+      qHeads = q;
+    if (kv > 0)
+      kvHeads = kv;
+    keySize = divide(getDim(ctx, 1, 2), kv);
+    valueSize = divide(getDim(ctx, 2, 2), kv);
+  }
+  std::optional<int64_t> total = keys;
+  if (ctx.getNumInputs() > 4 && ctx.getInputType(4)) {
+    std::optional<int64_t> past = getDim(ctx, 4, 2);
+    total = past && keys ? std::optional<int64_t>(*past + *keys) : std::nullopt;
+  }
+  if (rank == 4)
+    setOutput(ctx, 0, 0, {batch, qHeads, queries, valueSize});
+  else
+    setOutput(ctx, 0, 0, {batch, queries, multiply(qHeads, valueSize)});
+  setOutput(ctx, 1, 1, {batch, kvHeads, total, keySize});
+  setOutput(ctx, 2, 2, {batch, kvHeads, total, valueSize});
+  setOutput(ctx, 3, 0, {batch, qHeads, queries, total});
+}
+
+void registerSchemas() {
+  RegisterSchema(OpSchema()
+                     .SetName("RMSNormalization")
+                     .SetDomain("")
+                     .SinceVersion(kHighestKnownOpset)
+                     .Input(0, "X", "", "T")
+                     .Input(1, "scale", "", "V")
+                     .Output(0, "Y", "", "V")
+                     .TypeConstraint("T", getFloatTypes(), "")
+                     .TypeConstraint("V", getFloatTypes(), "")
+                     .AllowUncheckedAttributes()
+                     .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+                       propagateElemTypeFromInputToOutput(ctx, 1, 0);
+                       if (hasInputShape(ctx, 0))
+                         propagateShapeFromInputToOutput(ctx, 0, 0);
+                     }));
+  RegisterSchema(OpSchema()
+                     .SetName("RotaryEmbedding")
+                     .SetDomain("")
+                     .SinceVersion(kHighestKnownOpset)
+                     .Input(0, "X", "", "T")
+                     .Input(1, "cos_cache", "", "T")
+                     .Input(2, "sin_cache", "", "T")
+                     .Input(3, "position_ids", "", "M", OpSchema::Optional)
+                     .Output(0, "Y", "", "T")
+                     .TypeConstraint("T", getFloatTypes(), "")
+                     .TypeConstraint("M", {"tensor(int64)"}, "")
+                     .AllowUncheckedAttributes()
+                     .TypeAndShapeInferenceFunction(propagateFirstInput));
+  std::vector<std::string> maskTypes = getFloatTypes();
+  maskTypes.push_back("tensor(bool)");
+  RegisterSchema(
+      OpSchema()
+          .SetName("Attention")
+          .SetDomain("")
+          .SinceVersion(kHighestKnownOpset)
+          .Input(0, "Q", "", "T1")
+          .Input(1, "K", "", "T1")
+          .Input(2, "V", "", "T2")
+          .Input(3, "attn_mask", "", "U", OpSchema::Optional)
+          .Input(4, "past_key", "", "T1", OpSchema::Optional)
+          .Input(5, "past_value", "", "T2", OpSchema::Optional)
+          .Input(6, "nonpad_kv_seqlen", "", "I", OpSchema::Optional)
+          .Output(0, "Y", "", "T1")
+          .Output(1, "present_key", "", "T1", OpSchema::Optional)
+          .Output(2, "present_value", "", "T2", OpSchema::Optional)
+          .Output(3, "qk_matmul_output", "", "T1", OpSchema::Optional)
+          .TypeConstraint("T1", getFloatTypes(), "")
+          .TypeConstraint("T2", getFloatTypes(), "")
+          .TypeConstraint("U", maskTypes, "")
+          .TypeConstraint("I", {"tensor(int64)"}, "")
+          .AllowUncheckedAttributes()
+          .TypeAndShapeInferenceFunction(inferAttention));
+}
+} // namespace
+
+void mlir::onnxg::registerNewerSchemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // A libonnx that knows the ops already (a newer one) keeps its own.
+    if (!OpSchemaRegistry::Schema("Attention", 23, ""))
+      registerSchemas();
+  });
+}

@@ -1,0 +1,22 @@
+//===- NewerSchemas.h - Shape inference for ops newer than libonnx -*- C++
+//-*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_TARGET_ONNX_NEWERSCHEMAS_H
+#define AMP_LIB_TARGET_ONNX_NEWERSCHEMAS_H
+
+namespace mlir::onnxg {
+
+/// Registers with libonnx the schemas (types, shape inference) of the
+/// default-domain ops newer than it knows that amp-opt lowers: opset 23's
+/// Attention, RotaryEmbedding and RMSNormalization. For the
+/// shape-inference child only: the importer's checks stay those of the
+/// installed ONNX.
+void registerNewerSchemas();
+
+} // namespace mlir::onnxg
+
+#endif // AMP_LIB_TARGET_ONNX_NEWERSCHEMAS_H
