@@ -427,6 +427,23 @@ def bernoulli_p(input, p=0.5, generator=None):
     return bernoulli_(torch.empty_like(input), p, generator)
 
 
+@_register(aten.bitwise_or.Tensor)
+def bitwise_or(input, other):
+    """Or of two masks (hardtanh's and ReLU6's backward); integers have no
+    ONNX export before opset 18's BitwiseOr."""
+    if input.dtype != torch.bool or other.dtype != torch.bool:
+        raise NotImplementedError("bitwise_or of integer tensors")
+    return torch.logical_or(input, other)
+
+
+@_register(aten.bitwise_and.Tensor)
+def bitwise_and(input, other):
+    """And of two masks; as bitwise_or."""
+    if input.dtype != torch.bool or other.dtype != torch.bool:
+        raise NotImplementedError("bitwise_and of integer tensors")
+    return torch.logical_and(input, other)
+
+
 @_register(aten.sgn.default)
 def sgn(input):
     """sgn is sign for real tensors (L1Loss's backward)."""

@@ -218,6 +218,66 @@ class MixtureOfExperts(nn.Module):
         return self.out((picked * top.softmax(-1)[..., None]).sum(1))
 
 
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block: expand, depthwise 3x3, project, with BatchNorm
+    and ReLU6 (its backward ors two masks)."""
+
+    def __init__(self, channels=4, expansion=3):
+        super().__init__()
+        hidden = channels * expansion
+        self.block = nn.Sequential(
+            nn.Conv2d(channels, hidden, 1, bias=False), nn.BatchNorm2d(hidden),
+            nn.ReLU6(), nn.Conv2d(hidden, hidden, 3, padding=1, groups=hidden,
+                                  bias=False),
+            nn.BatchNorm2d(hidden), nn.ReLU6(),
+            nn.Conv2d(hidden, channels, 1, bias=False),
+            nn.BatchNorm2d(channels))
+        self.head = nn.Linear(channels, 3)
+
+    def forward(self, x):
+        return self.head(F.adaptive_avg_pool2d(x + self.block(x), 1)
+                         .flatten(1))
+
+
+class ConvNeXtBlock(nn.Module):
+    """Depthwise 7x7, then LayerNorm, GELU and a layer scale over channels
+    last (permuted): the mean's backward expands to a shape that ONNX
+    shape inference cannot see, so values stay partly dynamic until the
+    lowering."""
+
+    def __init__(self, channels=8):
+        super().__init__()
+        self.depthwise = nn.Conv2d(channels, channels, 7, padding=3,
+                                   groups=channels)
+        self.norm = nn.LayerNorm(channels)
+        self.up = nn.Linear(channels, 4 * channels)
+        self.down = nn.Linear(4 * channels, channels)
+        self.gamma = nn.Parameter(0.1 * torch.ones(channels))
+        self.head = nn.Linear(channels, 3)
+
+    def forward(self, x):
+        y = self.depthwise(x).permute(0, 2, 3, 1)
+        y = self.down(F.gelu(self.up(self.norm(y)))) * self.gamma
+        return self.head((x + y.permute(0, 3, 1, 2)).mean((2, 3)))
+
+
+class DenseBlock(nn.Module):
+    """DenseNet: each layer reads the concatenation of all before it; a
+    transition's average pooling."""
+
+    def __init__(self, channels=4, growth=3):
+        super().__init__()
+        self.first = nn.Conv2d(channels, growth, 3, padding=1)
+        self.second = nn.Conv2d(channels + growth, growth, 3, padding=1)
+        self.norm = nn.BatchNorm2d(channels + 2 * growth)
+        self.head = nn.Linear(channels + 2 * growth, 3)
+
+    def forward(self, x):
+        a = torch.cat([x, F.relu(self.first(x))], 1)
+        b = torch.cat([a, F.relu(self.second(a))], 1)
+        return self.head(F.avg_pool2d(F.relu(self.norm(b)), 2).mean((2, 3)))
+
+
 def smoothed_cross_entropy(logits, targets):
     return F.cross_entropy(logits, targets, label_smoothing=0.1)
 
@@ -259,6 +319,14 @@ LAYERS = {
     "mixture_of_experts": (MixtureOfExperts, lambda: (torch.randn(6, 8),),
                            classes(3, 6), F.cross_entropy,
                            {"TopK", "GatherElements", "ScatterElements"}),
+    "inverted_residual": (InvertedResidual, lambda: (torch.randn(3, 4, 6, 6),),
+                          classes(3, 3), F.cross_entropy, {"Clip", "Or"}),
+    "convnext_block": (ConvNeXtBlock, lambda: (torch.randn(2, 8, 6, 6),),
+                       classes(3, 2), F.cross_entropy,
+                       {"LayerNormalization", "Expand", "Erf"}),
+    "dense_block": (DenseBlock, lambda: (torch.randn(2, 4, 6, 6),),
+                    classes(3, 2), F.cross_entropy,
+                    {"Concat", "AveragePool", "ConvTranspose"}),
     "traps": (TrapModel, lambda: (torch.randn(2, 2, 9, 9),
                                   torch.randn(2, 5, 16)),
               lambda: (torch.randn(2, 5, 16),), F.mse_loss, {"MaxPool"}),

@@ -376,6 +376,15 @@ static bool lowerFP8Op(Operation *op, OpBuilder &b) {
   return false;
 }
 
+/// The type of an op that keeps its input's shape: the input's (lowered,
+/// most static) shape with the declared element type.
+static RankedTensorType getStaticResultType(Value input, Type declared) {
+  auto declaredType = cast<RankedTensorType>(declared);
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  return inputType ? inputType.clone(declaredType.getElementType())
+                   : declaredType;
+}
+
 FailureOr<bool> amp::lowering::lowerAMPOp(Operation *op, OpBuilder &b) {
   Location loc = op->getLoc();
   b.setInsertionPoint(op);
@@ -384,16 +393,20 @@ FailureOr<bool> amp::lowering::lowerAMPOp(Operation *op, OpBuilder &b) {
     return true;
   }
   Value replacement;
+  // Static sizes the producer's lowering found (and the declared type
+  // lacks) carry through.
   if (auto castOp = dyn_cast<CastOp>(op)) {
-    replacement = convertTensor(b, loc, castOp.getInput(),
+    replacement = convertTensor(b, loc, getMostStaticValue(castOp.getInput()),
                                 castOp.getType().getElementType());
   } else if (auto unscale = dyn_cast<UnscaleOp>(op)) {
-    replacement = scaleBy(b, loc, unscale.getInput(), unscale.getScale(),
-                          cast<RankedTensorType>(unscale.getType()),
+    Value input = getMostStaticValue(unscale.getInput());
+    replacement = scaleBy(b, loc, input, unscale.getScale(),
+                          getStaticResultType(input, unscale.getType()),
                           /*divide=*/true);
   } else if (auto scaleLoss = dyn_cast<ScaleLossOp>(op)) {
-    replacement = scaleBy(b, loc, scaleLoss.getInput(), scaleLoss.getScale(),
-                          cast<RankedTensorType>(scaleLoss.getType()),
+    Value input = getMostStaticValue(scaleLoss.getInput());
+    replacement = scaleBy(b, loc, input, scaleLoss.getScale(),
+                          getStaticResultType(input, scaleLoss.getType()),
                           /*divide=*/false);
   } else if (auto allFinite = dyn_cast<AllFiniteOp>(op)) {
     for (Value input : allFinite.getInputs()) {

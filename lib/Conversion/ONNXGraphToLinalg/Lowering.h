@@ -157,6 +157,10 @@ FailureOr<bool> lowerAMPOp(Operation *op, OpBuilder &builder);
 // Builders shared by the families
 //===----------------------------------------------------------------------===//
 
+/// `value` without the tensor.casts that only forgot static sizes or the
+/// rank: the lowered value with the most static type known.
+Value getMostStaticValue(Value value);
+
 /// The ranked tensor type of `value`, or null (also for a null value).
 inline RankedTensorType getRankedType(Value value) {
   return dyn_cast_or_null<RankedTensorType>(value ? value.getType() : Type());

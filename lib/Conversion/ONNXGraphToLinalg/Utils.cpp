@@ -29,12 +29,7 @@ using namespace mlir::amp::lowering;
 // NodeLowering
 //===----------------------------------------------------------------------===//
 
-Value NodeLowering::operand(unsigned i) const {
-  if (i >= node.getNumOperands())
-    return {};
-  Value value = node.getOperand(i);
-  if (isa<NoneType>(value.getType()))
-    return {};
+Value amp::lowering::getMostStaticValue(Value value) {
   // A cast that only forgot static sizes, or the rank (to a type ONNX
   // could not infer), hides what is known.
   while (auto cast = value.getDefiningOp<tensor::CastOp>()) {
@@ -46,6 +41,15 @@ Value NodeLowering::operand(unsigned i) const {
     value = cast.getSource();
   }
   return value;
+}
+
+Value NodeLowering::operand(unsigned i) const {
+  if (i >= node.getNumOperands())
+    return {};
+  Value value = node.getOperand(i);
+  if (isa<NoneType>(value.getType()))
+    return {};
+  return getMostStaticValue(value);
 }
 
 RankedTensorType NodeLowering::resultType(unsigned i) const {
