@@ -23,12 +23,12 @@ from amp_opt import api, ort
 NOT_IN_TABLE = "has no lowering: the op type is not in amp-opt's op table"
 # Op types without a lowering, and what amp-run says of them.
 UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
-    "BlackmanWindow", "Compress", "ConvInteger",
+    "Compress", "ConvInteger",
     "DFT", "Det", "GridSample",
-    "HammingWindow", "HannWindow", "If", "Loop", "MatMulInteger", "MaxUnpool",
+    "If", "Loop", "MatMulInteger",
     "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Optional",
     "OptionalGetElement", "OptionalHasElement", "QLinearConv",
-    "QLinearMatMul", "ReverseSequence",
+    "QLinearMatMul",
     "RoiAlign", "STFT", "Scan", "SequenceMap",
     "StringNormalizer", "TfIdfVectorizer", "Unique")}
 STRINGS = "do not lower: only numbers and booleans do"
@@ -100,7 +100,8 @@ SHAPE_OPERANDS = {
     "Reshape": {1}, "Expand": {1}, "Tile": {1}, "Slice": {1, 2, 3, 4},
     "Squeeze": {1}, "Unsqueeze": {1}, "Split": {1}, "Pad": {1, 3},
     "Resize": {1, 2, 3}, "TopK": {1}, "CumSum": {1}, "ConstantOfShape": {0},
-    "OneHot": {1}, "Upsample": {1}, "Range": {0, 1, 2},
+    "OneHot": {1}, "Upsample": {1}, "Range": {0, 1, 2}, "MaxUnpool": {2},
+    "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0},
     **{f"Reduce{kind}": {1} for kind in (
         "Sum", "Mean", "Max", "Min", "Prod", "L1", "L2", "LogSum",
         "LogSumExp", "SumSquare")},

@@ -793,6 +793,71 @@ static LoweringResult lowerMaxPoolGrad(NodeLowering &node) {
                     type.getElementType())};
 }
 
+/// MaxUnpool(X, I, output_shape?): zeros of the shape (in - 1) * stride +
+/// kernel - pads per spatial axis with each element of X written at its
+/// flat index in I (MaxPool's Indices), then padded at the end to
+/// output_shape when given (ONNX's reference).
+static LoweringResult lowerMaxUnpool(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value x = node.operand(0), indices = node.operand(1);
+  RankedTensorType type = getRankedType(x);
+  RankedTensorType indicesType = getRankedType(indices);
+  if (!type || type.getRank() < 3 || !type.hasStaticShape() || !indicesType ||
+      failed(verifyCompatibleShape(type, indicesType)))
+    return node.emitError() << "expects X of static shape and rank >= 3, and "
+                               "indices of its shape";
+  int64_t spatial = type.getRank() - 2;
+  std::optional<SmallVector<int64_t>> kernel = node.getInts("kernel_shape");
+  if (!kernel || int64_t(kernel->size()) != spatial)
+    return node.emitError() << "kernel_shape must give one size per spatial "
+                               "dimension";
+  SmallVector<int64_t> strides =
+      node.getInts("strides").value_or(SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads =
+      node.getInts("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if (int64_t(strides.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
+    return node.emitError() << "strides and pads must give one value per "
+                               "spatial dimension (pads two)";
+  SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(1)};
+  for (int64_t i = 0; i < spatial; ++i)
+    shape.push_back((type.getDimSize(2 + i) - 1) * strides[i] + (*kernel)[i] -
+                    pads[i] - pads[spatial + i]);
+  if (llvm::any_of(shape, [](int64_t size) { return size <= 0; }))
+    return node.emitError() << "the output shape must be positive";
+  SmallVector<int64_t> padded = shape;
+  if (node.operand(2)) {
+    std::optional<SmallVector<int64_t>> given = node.getConstantInts(2);
+    if (!given || given->size() != shape.size() ||
+        llvm::any_of(llvm::zip(*given, shape), [](auto sizes) {
+          return std::get<0>(sizes) < std::get<1>(sizes);
+        }))
+      return node.emitError() << "output_shape must be a constant of one size "
+                                 "per dimension, each at least the unpooled "
+                                 "one";
+    padded = *given;
+  }
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  Value zero = createScalar(b, loc, type.getElementType(), 0);
+  Value zeros =
+      createFilled(b, loc, {b.getIndexAttr(outType.getNumElements())}, zero);
+  Value flat = buildScatter(
+      b, loc, zeros, x, std::nullopt,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        return SmallVector<Value>{convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, indices, ivs),
+            nb.getIndexType())};
+      });
+  Value unpooled = reshapeTo(b, loc, flat, outType);
+  if (padded == shape)
+    return SmallVector<Value>{unpooled};
+  SmallVector<int64_t> high;
+  for (auto [size, inferred] : llvm::zip(padded, shape))
+    high.push_back(size - inferred);
+  return SmallVector<Value>{padTensor(
+      b, loc, unpooled, SmallVector<int64_t>(shape.size(), 0), high, zero)};
+}
+
 /// GlobalAveragePool and GlobalMaxPool: a reduction over the spatial
 /// dimensions, kept as 1s.
 static LoweringResult lowerGlobalPool(NodeLowering &node) {
@@ -831,6 +896,7 @@ void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
   table.add("", "MaxPool", lowerPool);
   table.add("", "AveragePool", lowerPool);
   table.add("", "MaxPoolGrad", lowerMaxPoolGrad);
+  table.add("", "MaxUnpool", lowerMaxUnpool);
   table.add("", "GlobalAveragePool", lowerGlobalPool);
   table.add("", "GlobalMaxPool", lowerGlobalPool);
 }

@@ -15,6 +15,8 @@
 
 #include "Lowering.h"
 
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -117,6 +119,48 @@ static LoweringResult lowerEyeLike(NodeLowering &node) {
                                 convertScalar(nb, nl, diagonal, elementType));
       });
   return SmallVector<Value>{generic.getResult(0)};
+}
+
+/// HannWindow, HammingWindow and BlackmanWindow(size): a constant of
+/// `size` (a constant operand) coefficients sum_k a_k cos(2 pi k n / d),
+/// d = size when `periodic` (default) and size - 1 otherwise, in the type
+/// `output_datatype` names (default float).
+static LoweringResult lowerWindow(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  std::optional<SmallVector<int64_t>> size = node.getConstantInts(0);
+  if (!size || size->size() != 1 || (*size)[0] < 0)
+    return node.emitError() << "the size must be a constant scalar of at "
+                               "least 0";
+  int64_t count = (*size)[0];
+  Type type =
+      onnxg::getElementType(b.getContext(), node.getInt("output_datatype", 1));
+  type = node.resultElementType(0, type);
+  if (!type || !isa<FloatType, IntegerType>(type))
+    return node.emitError() << "output_datatype is not a number type";
+  StringRef opType = node.getNode().getOpType();
+  // Coefficients a_0, a_1, a_2 of the cosine sum (ONNX's definitions).
+  SmallVector<double, 3> a = opType == "HannWindow"
+                                 ? SmallVector<double, 3>{0.5, -0.5}
+                             : opType == "HammingWindow"
+                                 ? SmallVector<double, 3>{25.0 / 46, -21.0 / 46}
+                                 : SmallVector<double, 3>{0.42, -0.5, 0.08};
+  double denominator =
+      node.getInt("periodic", 1) ? double(count) : double(count - 1);
+  auto tensorType = RankedTensorType::get({count}, type);
+  SmallVector<Attribute> values;
+  for (int64_t n = 0; n < count; ++n) {
+    double value = 0;
+    for (auto [k, coefficient] : llvm::enumerate(a))
+      value += coefficient *
+               (denominator > 0
+                    ? std::cos(2 * M_PI * double(k) * double(n) / denominator)
+                    : 1.0);
+    values.push_back(isa<FloatType>(type)
+                         ? Attribute(b.getFloatAttr(type, value))
+                         : Attribute(b.getIntegerAttr(type, int64_t(value))));
+  }
+  return SmallVector<Value>{createConstant(
+      b, node.getLoc(), DenseElementsAttr::get(tensorType, values))};
 }
 
 static LoweringResult lowerShape(NodeLowering &node) {
@@ -636,6 +680,50 @@ buildGenericOverIndices(OpBuilder &b, Location loc, Value init,
                linalg::YieldOp::create(nb, nl, body(nb, nl));
              })
       .getResult(0);
+}
+
+/// ReverseSequence(input, sequence_lens): along `time_axis`, the first
+/// sequence_lens[b] elements of each batch `b` (along `batch_axis`) in
+/// reverse order, the rest as they are.
+static LoweringResult lowerReverseSequence(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0), lengths = node.operand(1);
+  RankedTensorType type = getRankedType(input);
+  RankedTensorType lengthType = getRankedType(lengths);
+  int64_t batchAxis = node.getInt("batch_axis", 1);
+  int64_t timeAxis = node.getInt("time_axis", 0);
+  if (!type || type.getRank() < 2 || !lengthType || lengthType.getRank() != 1 ||
+      !isa<IntegerType>(lengthType.getElementType()))
+    return node.emitError() << "expects a tensor of rank >= 2 and 1-D "
+                               "integer lengths";
+  if ((batchAxis != 0 && batchAxis != 1) || (timeAxis != 0 && timeAxis != 1) ||
+      batchAxis == timeAxis)
+    return node.emitError() << "batch_axis and time_axis must be 0 and 1 "
+                               "in either order";
+  Value init =
+      createEmpty(b, loc, getSizes(b, loc, input), type.getElementType());
+  return SmallVector<Value>{buildGenericOverIndices(
+      b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          indices.push_back(linalg::IndexOp::create(nb, nl, d));
+        Value length = convertScalar(
+            nb, nl,
+            tensor::ExtractOp::create(nb, nl, lengths, indices[batchAxis]),
+            nb.getIndexType());
+        Value time = indices[timeAxis];
+        Value inside = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                             time, length);
+        Value reversed = arith::SubIOp::create(
+            nb, nl,
+            arith::SubIOp::create(nb, nl, length,
+                                  arith::ConstantIndexOp::create(nb, nl, 1)),
+            time);
+        indices[timeAxis] =
+            arith::SelectOp::create(nb, nl, inside, reversed, time);
+        return tensor::ExtractOp::create(nb, nl, input, indices);
+      })};
 }
 
 /// `value` with the order of its elements reversed along `axes` (a
@@ -1566,6 +1654,9 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Constant", lowerConstant);
   table.add("", "ConstantOfShape", lowerConstantOfShape);
   table.add("", "EyeLike", lowerEyeLike);
+  for (StringRef window : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    table.add("", window, lowerWindow);
+  table.add("", "ReverseSequence", lowerReverseSequence);
   table.add("", "Shape", lowerShape);
   table.add("", "Size", lowerShape);
   table.add("com.microsoft", "BroadcastGradientArgs",

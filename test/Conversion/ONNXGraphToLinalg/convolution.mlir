@@ -100,3 +100,20 @@ func.func @global_average_pool(%x: tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32> {
   %0 = onnxg.node "GlobalAveragePool"(%x) opset 17 : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32>
   return %0 : tensor<2x3x1x1xf32>
 }
+
+// -----
+
+// MaxUnpool writes each element at its flat index into zeros of the
+// unpooled shape ((2 - 1) * 2 + 2 = 4 per axis), then pads to
+// output_shape at the end.
+// CHECK-LABEL: func.func @max_unpool(
+// CHECK:         %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<16xf32>
+// CHECK:         scf.for
+// CHECK:           tensor.insert %{{.*}} into %{{.*}}[%{{.*}}] : tensor<16xf32>
+// CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 1, 4, 4] : tensor<16xf32> into tensor<1x1x4x4xf32>
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 1, 1]
+func.func @max_unpool(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tensor<1x1x5x5xf32> {
+  %shape = onnxg.node "Constant"() opset 11 attributes {value = dense<[1, 1, 5, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = onnxg.node "MaxUnpool"(%x, %i, %shape) opset 11 attributes {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x5x5xf32>
+  return %0 : tensor<1x1x5x5xf32>
+}

@@ -412,3 +412,24 @@ func.func @eye_like_and_empty(%x: tensor<3x4xf32>, %e: tensor<0xf32>) -> (tensor
   %1:2 = onnxg.node "Split"(%e) opset 18 attributes {num_outputs = 2 : i64} : (tensor<0xf32>) -> (tensor<0xf32>, tensor<0xf32>)
   return %0, %1#0, %1#1 : tensor<3x4xi32>, tensor<0xf32>, tensor<0xf32>
 }
+
+// -----
+
+// A Hann window of a constant size is a constant (periodic: the cosine's
+// period is the size); ReverseSequence reads each batch's first
+// sequence_lens elements backwards.
+// CHECK-LABEL: func.func @window_and_reverse(
+// CHECK:         arith.constant dense<[0.000000e+00, 5.000000e-01, 1.000000e+00, 5.000000e-01]> : tensor<4xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x2xf32>)
+// CHECK:           %[[T:.*]] = linalg.index 0
+// CHECK:           %[[B:.*]] = linalg.index 1
+// CHECK:           %[[LEN:.*]] = tensor.extract %{{.*}}[%[[B]]] : tensor<2xi64>
+// CHECK:           arith.cmpi slt, %[[T]], %{{.*}}
+// CHECK:           arith.select
+// CHECK:           tensor.extract
+func.func @window_and_reverse(%x: tensor<3x2xf32>, %lens: tensor<2xi64>) -> (tensor<4xf32>, tensor<3x2xf32>) {
+  %size = onnxg.node "Constant"() opset 17 attributes {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %0 = onnxg.node "HannWindow"(%size) opset 17 : (tensor<i64>) -> tensor<4xf32>
+  %1 = onnxg.node "ReverseSequence"(%x, %lens) opset 17 : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<3x2xf32>
+  return %0, %1 : tensor<4xf32>, tensor<3x2xf32>
+}
