@@ -19,6 +19,7 @@ import torch
 import torch.nn as nn
 
 from amp_opt import api, export_training_step, ort
+from test_cuda_backend import check_library, compile_library, toolkit_found
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FUSION = os.path.normpath(os.path.join(
@@ -300,3 +301,23 @@ def test_exported_random_steps_train(name, tmp_path, needs_ort):
     eager = loss_fn(model(x), target).item()
     assert abs(float(outputs["loss"]) - eager) < 0.02 * eager
     assert abs(losses[0] - eager) < 0.02 * eager
+
+
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+@pytest.mark.parametrize("name", ["dropout", "vae"])
+def test_random_steps_compile_without_host_reads(name, tmp_path):
+    """amp-compile's library of a step that draws: the stream keys (and a
+    ratio) are computed in kernels from the key buffer, so the step reads
+    no buffer on the host and callers may pass device memory
+    (compile_library fails on the host-access warning)."""
+    torch.manual_seed(0)
+    model = DropoutMLP(64) if name == "dropout" else VAE(64, 16)
+    loss_fn = nn.functional.mse_loss if name == "dropout" else vae_loss
+    x = torch.randn(8, 64)
+    path = str(tmp_path / f"{name}.onnx")
+    export_training_step(model, (x,), (torch.randn(8, 64),), loss_fn, path,
+                         lr=0.1)
+    library = compile_library(path, "precision=fp16", tmp_path / "lib")
+    check_library(*library)
+    assert "amp.random_key" in library[1].read_text()

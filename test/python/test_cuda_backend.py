@@ -343,6 +343,9 @@ def compile_library(path, pipeline, folder, name="step", extra=()):
         args.append(f"--amp-pipeline={pipeline}")
     run = subprocess.run(args, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+    # The step reads and writes no buffer on the host (docs/AmpCompile.md):
+    # callers pass device memory.
+    assert "on the host" not in run.stderr, run.stderr
     summary = run.stderr.strip().splitlines()[-1]
     return library, folder / f"{name}.h", lowered.read_text(), summary
 

@@ -507,6 +507,15 @@ int main(int argc, char **argv) {
   StringRef outputPath = outputFile;
   if (!outputPath.ends_with(".so"))
     fail("-o " + outputFile + ": the output is a shared library, name.so");
+  // Before minutes of compilation: the folder must take the files.
+  SmallString<128> folder(outputPath);
+  llvm::sys::path::remove_filename(folder);
+  if (folder.empty())
+    folder = ".";
+  if (!llvm::sys::fs::is_directory(folder) ||
+      llvm::sys::fs::access(folder, llvm::sys::fs::AccessMode::Write))
+    fail("-o " + outputFile + ": the folder '" + folder +
+         "' does not exist or is not writable");
   std::string entry = entryName.empty()
                           ? toIdentifier(llvm::sys::path::stem(outputPath))
                           : entryName.getValue();

@@ -1143,19 +1143,29 @@ static LoweringResult lowerPad(NodeLowering &node) {
 
   StringRef mode = node.getString("mode", "constant");
   Type elementType = type.getElementType();
+  // A constant_value known only at run time is read in the padding
+  // generic's body below (a kernel on the GPU, not the host).
+  Value runtimeValue;
   if (mode == "constant") {
     Value value;
     if (node.operand(2)) {
       Value scalar = getScalarOperand(node, 2, "constant_value");
       if (!scalar)
         return failure();
-      value = tensor::ExtractOp::create(b, loc, scalar, ValueRange());
+      DenseElementsAttr constant;
+      if (matchPattern(scalar, m_Constant(&constant)))
+        value = arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(constant.getSplatValue<Attribute>()));
+      else
+        runtimeValue = scalar;
     } else {
       value = createScalar(b, loc, elementType, node.getFloat("value", 0.0f));
     }
-    return SmallVector<Value>{padTensor(b, loc, data, low, high, value)};
+    if (value)
+      return SmallVector<Value>{padTensor(b, loc, data, low, high, value)};
   }
-  if (mode != "edge" && mode != "reflect" && mode != "wrap")
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      mode != "wrap")
     return node.emitError() << "unknown mode '" << mode
                             << "'; expects constant, edge, reflect or wrap";
 
@@ -1179,19 +1189,43 @@ static LoweringResult lowerPad(NodeLowering &node) {
   Value padded = buildGenericOverIndices(
       b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
         SmallVector<Value> indices;
+        Value inside;
         for (int64_t d = 0; d < rank; ++d) {
           Value index = linalg::IndexOp::create(nb, nl, d);
           int64_t before = std::max<int64_t>(0, low[d]);
-          if (before || high[d] > 0)
-            index = getPadSourceIndex(
-                nb, nl, mode,
-                arith::SubIOp::create(
-                    nb, nl, index,
-                    arith::ConstantIndexOp::create(nb, nl, before)),
-                inputType.getDimSize(d));
+          if (before || high[d] > 0) {
+            Value source = arith::SubIOp::create(
+                nb, nl, index, arith::ConstantIndexOp::create(nb, nl, before));
+            int64_t size = inputType.getDimSize(d);
+            if (runtimeValue) {
+              // Constant mode: the element exists where the source index
+              // is in [0, size); read a clamped one, then select.
+              Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+              Value last = arith::ConstantIndexOp::create(nb, nl, size - 1);
+              Value within = arith::AndIOp::create(
+                  nb, nl,
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge,
+                                        source, zero),
+                  arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle,
+                                        source, last));
+              inside = inside ? arith::AndIOp::create(nb, nl, inside, within)
+                                    .getResult()
+                              : within;
+              index = arith::MinSIOp::create(
+                  nb, nl, arith::MaxSIOp::create(nb, nl, source, zero), last);
+            } else {
+              index = getPadSourceIndex(nb, nl, mode, source, size);
+            }
+          }
           indices.push_back(index);
         }
-        return tensor::ExtractOp::create(nb, nl, input, indices);
+        Value element = tensor::ExtractOp::create(nb, nl, input, indices);
+        if (!runtimeValue || !inside)
+          return element;
+        Value padValue = convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, runtimeValue, {}),
+            elementType);
+        return arith::SelectOp::create(nb, nl, inside, element, padValue);
       });
   return SmallVector<Value>{padded};
 }
@@ -1571,23 +1605,27 @@ static LoweringResult lowerOneHot(NodeLowering &node) {
     indexExprs.push_back(b.getAffineDimExpr(i));
     sizes.push_back(indexSizes[next++]);
   }
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Type elementType = type.getElementType();
-  Value off = convertScalar(
-      b, loc, tensor::ExtractOp::create(b, loc, values, zero), elementType);
-  Value on = convertScalar(
-      b, loc, tensor::ExtractOp::create(b, loc, values, one), elementType);
   Value depth = arith::ConstantIndexOp::create(b, loc, type.getDimSize(*axis));
   return SmallVector<Value>{buildIndexedGeneric(
       b, loc, indices, AffineMap::get(rank, 0, indexExprs, b.getContext()),
       sizes, elementType,
       [&](OpBuilder &nb, Location nl, Value index) -> Value {
+        // The off and on values are read in the body: a kernel on the GPU,
+        // not the host.
+        auto value = [&](int64_t i) {
+          return convertScalar(
+              nb, nl,
+              tensor::ExtractOp::create(
+                  nb, nl, values,
+                  ValueRange{arith::ConstantIndexOp::create(nb, nl, i)}),
+              elementType);
+        };
         Value hit =
             arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
                                   normalizeIndex(nb, nl, index, depth),
                                   linalg::IndexOp::create(nb, nl, *axis));
-        return arith::SelectOp::create(nb, nl, hit, on, off);
+        return arith::SelectOp::create(nb, nl, hit, value(1), value(0));
       })};
 }
 

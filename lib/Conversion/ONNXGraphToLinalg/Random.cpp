@@ -51,23 +51,44 @@ static Value mix64(OpBuilder &b, Location loc, Value x) {
 
 static constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 
-/// The i64 key of the random stream of `node`.
+/// The i64 key of the random stream of `node`, as a 0-d tensor that a
+/// generic computes from the function's key: in a kernel on the GPU, so
+/// that a compiled step reads no buffer on the host (docs/AmpCompile.md).
 static Value getStreamKey(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
   Value key = node.getRandomKey();
-  Value seed = tensor::ExtractOp::create(
-      b, loc, key, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
+  std::optional<int64_t> fixedSeed;
   if (node.getAttr("seed"))
-    seed = createI64(b, loc, node.getInt("seed", 0));
-  Value counter = tensor::ExtractOp::create(
-      b, loc, key, ValueRange{arith::ConstantIndexOp::create(b, loc, 1)});
-  Value stream = createI64(b, loc, node.takeRandomStream());
-  // seed, then counter, then stream, each folded in through the mix.
-  Value state = mix64(
-      b, loc, arith::AddIOp::create(b, loc, seed, createI64(b, loc, kGolden)));
-  state = mix64(b, loc, arith::XOrIOp::create(b, loc, state, counter));
-  return mix64(b, loc, arith::XOrIOp::create(b, loc, state, stream));
+    fixedSeed = node.getInt("seed", 0);
+  uint64_t stream = node.takeRandomStream();
+  Value init = createEmpty(b, loc, {}, b.getI64Type());
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{}, init,
+             {AffineMap::get(b.getContext())}, ArrayRef<utils::IteratorType>{},
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               auto element = [&](int64_t i) -> Value {
+                 return tensor::ExtractOp::create(
+                     nb, nl, key,
+                     ValueRange{arith::ConstantIndexOp::create(nb, nl, i)});
+               };
+               Value seed =
+                   fixedSeed ? createI64(nb, nl, *fixedSeed) : element(0);
+               // seed, then counter, then stream, each folded in through
+               // the mix.
+               Value state =
+                   mix64(nb, nl,
+                         arith::AddIOp::create(nb, nl, seed,
+                                               createI64(nb, nl, kGolden)));
+               state = mix64(nb, nl,
+                             arith::XOrIOp::create(nb, nl, state, element(1)));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   mix64(nb, nl,
+                         arith::XOrIOp::create(nb, nl, state,
+                                               createI64(nb, nl, stream))));
+             })
+      .getResult(0);
 }
 
 /// Draw `index` (i64) of the stream `streamKey`: uniform in [0, 1), f32 of
@@ -128,25 +149,32 @@ static Value getLinearIndex(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   return convertScalar(b, loc, position, b.getI64Type());
 }
 
+/// What a body computes from the row-major position of its element (i64)
+/// and the values of the generic's 0-d inputs.
+using IndexedBody =
+    function_ref<Value(OpBuilder &, Location, Value, ValueRange)>;
+
 /// A tensor of `sizes` and `elementType` whose element at row-major
-/// position i (i64) is `element(i)`, converted to `elementType`.
-static Value
-buildIndexed(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-             Type elementType,
-             function_ref<Value(OpBuilder &, Location, Value)> element) {
+/// position i (i64) is `element(i, scalars)`, converted to `elementType`;
+/// `scalars` are 0-d tensors (a stream key, a ratio) read in the body.
+static Value buildIndexed(OpBuilder &b, Location loc,
+                          ArrayRef<OpFoldResult> sizes, Type elementType,
+                          ValueRange scalars, IndexedBody element) {
   SmallVector<Value> sizeValues;
   for (OpFoldResult size : sizes)
     sizeValues.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
   Value init = createEmpty(b, loc, sizes, elementType);
   int64_t rank = sizes.size();
+  SmallVector<AffineMap> maps(scalars.size(),
+                              AffineMap::get(rank, 0, b.getContext()));
+  maps.push_back(b.getMultiDimIdentityMap(rank));
   return linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{}, init,
-             {b.getMultiDimIdentityMap(rank)},
+             b, loc, init.getType(), scalars, init, maps,
              SmallVector<utils::IteratorType>(rank,
                                               utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               Value value =
-                   element(nb, nl, getLinearIndex(nb, nl, sizeValues));
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value value = element(nb, nl, getLinearIndex(nb, nl, sizeValues),
+                                     args.drop_back());
                linalg::YieldOp::create(
                    nb, nl, convertScalar(nb, nl, value, elementType));
              })
@@ -154,58 +182,67 @@ buildIndexed(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
 }
 
 /// An i1 tensor of `sizes` whose element at row-major position i (i64) is
-/// `isSet(i)`.
-static Value
-buildMask(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-          function_ref<Value(OpBuilder &, Location, Value)> isSet) {
-  return buildIndexed(b, loc, sizes, b.getI1Type(), isSet);
+/// `isSet(i, scalars)`.
+static Value buildMask(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                       ValueRange scalars, IndexedBody isSet) {
+  return buildIndexed(b, loc, sizes, b.getI1Type(), scalars, isSet);
 }
 
-/// The keep mask (i1) of a tensor of `sizes` for the stream `streamKey`.
+/// The keep mask (i1) of a tensor of `sizes` for the stream `streamKey`
+/// (0-d i64) and `ratio` (0-d f32).
 static Value buildKeepMask(OpBuilder &b, Location loc, Value streamKey,
                            ArrayRef<OpFoldResult> sizes, Value ratio) {
-  return buildMask(b, loc, sizes, [&](OpBuilder &nb, Location nl, Value index) {
-    return isKept(nb, nl, streamKey, index, ratio);
-  });
+  return buildMask(
+      b, loc, sizes, {streamKey, ratio},
+      [](OpBuilder &nb, Location nl, Value index, ValueRange scalars) {
+        return isKept(nb, nl, scalars[0], index, scalars[1]);
+      });
 }
 
-/// select(keep, x * scale, 0) (+ residual) element by element, as `type`;
-/// `scale` is an f32 scalar.
+/// select(keep, x * (1 / (1 - ratio)), 0) (+ residual) element by element, as
+/// `type`; `ratio` is a 0-d f32 tensor, or null for ratio 0.
 static Value applyKeepMask(OpBuilder &b, Location loc, RankedTensorType type,
-                           Value x, Value keep, Value scale,
+                           Value x, Value keep, Value ratio,
                            Value residual = nullptr) {
   SmallVector<Value> operands = {x, keep};
+  if (ratio)
+    operands.push_back(ratio);
   if (residual)
     operands.push_back(residual);
   return buildElementwise(
       b, loc, type, operands, [&](OpBuilder &nb, Location nl, ValueRange args) {
         Type computeType = args[0].getType();
-        Value kept = arith::MulFOp::create(
-            nb, nl, args[0], convertScalar(nb, nl, scale, computeType));
+        Value kept = args[0];
+        if (ratio) {
+          // The scale 1 / (1 - ratio) in f32, as ONNX Runtime and PyTorch.
+          Type f32 = nb.getF32Type();
+          Value one = createScalar(nb, nl, f32, 1);
+          Value scale = arith::DivFOp::create(
+              nb, nl, one,
+              arith::SubFOp::create(nb, nl, one,
+                                    convertScalar(nb, nl, args[2], f32)));
+          kept = arith::MulFOp::create(
+              nb, nl, kept, convertScalar(nb, nl, scale, computeType));
+        }
         Value y = arith::SelectOp::create(nb, nl, args[1], kept,
                                           createScalar(nb, nl, computeType, 0));
-        if (args.size() > 2)
-          y = arith::AddFOp::create(nb, nl, y, args[2]);
+        if (residual)
+          y = arith::AddFOp::create(nb, nl, y, args.back());
         return y;
       });
 }
 
-/// The one element of `tensor`.
-static Value readScalar(OpBuilder &b, Location loc, Value tensor) {
-  SmallVector<Value> origin(getRankedType(tensor).getRank(),
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  return tensor::ExtractOp::create(b, loc, tensor, origin);
-}
-
-/// The ratio of a dropout node as an f32 scalar: operand `i` (a constant
-/// must be in [0, 1); a tensor is read at run time), else the attribute,
-/// else 0.5. A training_mode operand `trainingIndex` known only at run time
-/// selects ratio 0 (nothing drops, scale 1) when it is false.
+/// The ratio of a dropout node as a 0-d f32 tensor: operand `i` (a
+/// constant must be in [0, 1); a tensor is read at run time, in a kernel),
+/// else the attribute, else 0.5. A training_mode operand `trainingIndex`
+/// known only at run time selects ratio 0 (nothing drops, scale 1) when it
+/// is false.
 static FailureOr<Value> getDropoutRatio(NodeLowering &node, unsigned i,
                                         unsigned trainingIndex) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
   Type f32 = b.getF32Type();
+  auto scalarType = RankedTensorType::get({}, f32);
   Value ratio;
   double constant = node.getFloat("ratio", 0.5);
   if (Value ratioValue = node.operand(i)) {
@@ -219,28 +256,36 @@ static FailureOr<Value> getDropoutRatio(NodeLowering &node, unsigned i,
     if (dense)
       constant = dense.getSplatValue<APFloat>().convertToDouble();
     else
-      ratio = convertScalar(b, loc, readScalar(b, loc, ratioValue), f32);
+      ratio = convertTensor(b, loc,
+                            reshapeTo(b, loc, ratioValue,
+                                      scalarType.clone(type.getElementType())),
+                            f32);
   }
   if (!ratio) {
     if (constant < 0 || constant >= 1)
       return node.emitError()
              << "the ratio must be in [0, 1), not " << constant;
-    ratio = createScalar(b, loc, f32, constant);
+    ratio = createConstant(
+        b, loc,
+        DenseElementsAttr::get(scalarType, b.getF32FloatAttr(constant)));
   }
   Value training = node.operand(trainingIndex);
-  if (training && !node.getConstantInts(trainingIndex))
-    ratio = arith::SelectOp::create(
-        b, loc,
-        convertScalar(b, loc, readScalar(b, loc, training), b.getI1Type()),
-        ratio, createScalar(b, loc, f32, 0));
+  if (training && !node.getConstantInts(trainingIndex)) {
+    RankedTensorType trainingType = getRankedType(training);
+    ratio = buildElementwise(
+        b, loc, scalarType,
+        {reshapeTo(b, loc, training,
+                   scalarType.clone(trainingType.getElementType())),
+         ratio},
+        [](OpBuilder &nb, Location nl, ValueRange args) {
+          Value on = convertScalar(nb, nl, args[0], nb.getI1Type());
+          return arith::SelectOp::create(
+                     nb, nl, on, args[1],
+                     createScalar(nb, nl, args[1].getType(), 0))
+              .getResult();
+        });
+  }
   return ratio;
-}
-
-/// 1 / (1 - ratio), the scale of the kept elements.
-static Value getKeepScale(OpBuilder &b, Location loc, Value ratio) {
-  Value one = createScalar(b, loc, b.getF32Type(), 1);
-  return arith::DivFOp::create(b, loc, one,
-                               arith::SubFOp::create(b, loc, one, ratio));
 }
 
 /// Whether the training_mode operand `i` may be true: absent is `absent`,
@@ -289,11 +334,17 @@ static Value buildBitmask(OpBuilder &b, Location loc, Value input,
       createEmpty(b, loc, {wordCount, b.getIndexAttr(kMaskBits)}, i32);
   Value init = createFilled(b, loc, {wordCount}, createScalar(b, loc, i32, 0));
   MLIRContext *ctx = b.getContext();
+  // The stream key and the ratio as 0-d inputs, after the bit space.
+  SmallVector<Value> inputs = {bitSpace};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(2)};
+  if (streamKey) {
+    inputs.append({streamKey, ratio});
+    maps.append(2, AffineMap::get(2, 0, ctx));
+  }
+  maps.push_back(AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx));
   Value mask =
       linalg::GenericOp::create(
-          b, loc, init.getType(), bitSpace, init,
-          {b.getMultiDimIdentityMap(2),
-           AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx)},
+          b, loc, init.getType(), inputs, init, maps,
           {utils::IteratorType::parallel, utils::IteratorType::reduction},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
             Value bit =
@@ -309,13 +360,13 @@ static Value buildBitmask(OpBuilder &b, Location loc, Value input,
                                               index, count);
             if (streamKey)
               set = arith::AndIOp::create(
-                  nb, nl, set, isKept(nb, nl, streamKey, index, ratio));
+                  nb, nl, set, isKept(nb, nl, args[1], index, args[2]));
             Value shifted = arith::ShLIOp::create(
                 nb, nl, arith::ExtUIOp::create(nb, nl, i32, set),
                 convertScalar(nb, nl, bit, i32));
             linalg::YieldOp::create(
                 nb, nl,
-                arith::OrIOp::create(nb, nl, args[1], shifted).getResult());
+                arith::OrIOp::create(nb, nl, args.back(), shifted).getResult());
           })
           .getResult(0);
   if (type && type.getElementType().isUnsignedInteger(32))
@@ -351,7 +402,7 @@ static LoweringResult lowerDropout(NodeLowering &node) {
     keep = buildKeepMask(b, loc, streamKey, sizes, ratio);
     results[0] = applyKeepMask(
         b, loc, type->clone(node.resultElementType(0, type->getElementType())),
-        input, keep, getKeepScale(b, loc, ratio));
+        input, keep, ratio);
   }
   if (wantMask && isBitmask)
     results.push_back(
@@ -395,10 +446,7 @@ static LoweringResult lowerBiasDropout(NodeLowering &node) {
       });
   SmallVector<Value> results = {applyKeepMask(
       b, loc, type->clone(node.resultElementType(0, type->getElementType())),
-      sum, keep,
-      training ? getKeepScale(b, loc, *ratio)
-               : createScalar(b, loc, b.getF32Type(), 1),
-      residual)};
+      sum, keep, training ? *ratio : Value(), residual)};
   results.push_back(keep);
   results.resize(node.getNumResults());
   return results;
@@ -432,8 +480,8 @@ static LoweringResult lowerDropoutGrad(NodeLowering &node) {
                                        mask);
     // Bit i % 32 of word i / 32.
     mask = buildMask(
-        b, loc, getSizes(b, loc, dy),
-        [&](OpBuilder &nb, Location nl, Value index) -> Value {
+        b, loc, getSizes(b, loc, dy), {},
+        [&](OpBuilder &nb, Location nl, Value index, ValueRange) -> Value {
           Value bits = createScalar(nb, nl, nb.getI64Type(), kMaskBits);
           Value word = tensor::ExtractOp::create(
               nb, nl, mask,
@@ -449,7 +497,7 @@ static LoweringResult lowerDropoutGrad(NodeLowering &node) {
   }
   return SmallVector<Value>{applyKeepMask(
       b, loc, type->clone(node.resultElementType(0, type->getElementType())),
-      dy, mask, getKeepScale(b, loc, *ratio))};
+      dy, mask, *ratio)};
 }
 
 /// The element type a generator writes: the declared result type, else its
@@ -520,10 +568,11 @@ static LoweringResult lowerRandomGenerator(NodeLowering &node) {
   unsigned bits =
       std::min<unsigned>(24, cast<FloatType>(*type).getFPMantissaWidth());
   return SmallVector<Value>{buildIndexed(
-      b, loc, *sizes, *type, [&](OpBuilder &nb, Location nl, Value index) {
+      b, loc, *sizes, *type, streamKey,
+      [&](OpBuilder &nb, Location nl, Value index, ValueRange scalars) {
         Type f32 = nb.getF32Type();
-        Value draw = normal ? drawNormal(nb, nl, streamKey, index)
-                            : drawUniform(nb, nl, streamKey, index, bits);
+        Value draw = normal ? drawNormal(nb, nl, scalars[0], index)
+                            : drawUniform(nb, nl, scalars[0], index, bits);
         return arith::AddFOp::create(
                    nb, nl, createScalar(nb, nl, f32, offset),
                    arith::MulFOp::create(
@@ -548,10 +597,11 @@ static LoweringResult lowerBernoulli(NodeLowering &node) {
     return failure();
   Value streamKey = getStreamKey(node);
   SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-  Value draws = buildIndexed(b, loc, sizes, b.getF32Type(),
-                             [&](OpBuilder &nb, Location nl, Value index) {
-                               return drawUniform(nb, nl, streamKey, index);
-                             });
+  Value draws = buildIndexed(
+      b, loc, sizes, b.getF32Type(), streamKey,
+      [](OpBuilder &nb, Location nl, Value index, ValueRange scalars) {
+        return drawUniform(nb, nl, scalars[0], index);
+      });
   return SmallVector<Value>{buildElementwise(
       b, loc, inputType.clone(*type), ValueRange{draws, input},
       [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {

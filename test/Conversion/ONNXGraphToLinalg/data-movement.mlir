@@ -273,14 +273,17 @@ func.func @slice_backwards(%x: tensor<2x6xf32>) -> tensor<2x2xf32> {
 
 // -----
 
-// Pad: constant mode is a tensor.pad (negative pads crop first); edge,
-// reflect and wrap read each element from where the mode maps it.
+// Pad: negative pads crop first; constant mode with a value known only at
+// run time reads it in a generic's body (a kernel, not the host) and
+// selects it outside the input; edge, reflect and wrap read each element
+// from where the mode maps it.
 // CHECK-LABEL: func.func @pads(
-// CHECK:         %[[VALUE:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK-SAME:      %{{[^:]*}}: tensor<2x5xf32>, %[[V:[^:]*]]: tensor<f32>
 // CHECK:         %[[CROP:.*]] = tensor.extract_slice %{{.*}}[0, 1] [2, 4] [1, 1] : tensor<2x5xf32> to tensor<2x4xf32>
-// CHECK:         tensor.pad %[[CROP]] low[1, 0] high[0, 2]
-// CHECK:           tensor.yield %[[VALUE]] : f32
-// CHECK:         } : tensor<2x4xf32> to tensor<3x6xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x6xf32>)
+// CHECK:           %[[ELEMENT:.*]] = tensor.extract %[[CROP]]
+// CHECK:           %[[VALUE:.*]] = tensor.extract %[[V]][] : tensor<f32>
+// CHECK:           arith.select %{{.*}}, %[[ELEMENT]], %[[VALUE]] : f32
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8xf32>)
 // CHECK:           arith.remsi %{{.*}}, %c8
 // CHECK:           arith.minsi

@@ -11,28 +11,33 @@ func.func @dropout_inference(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Training-mode Dropout appends the (seed, counter) key argument, mixes it
-// into the node's stream key, draws one uniform per element from its
-// row-major position (24 bits, compared with the ratio), and scales the
-// kept elements by 1 / (1 - ratio). The second random node gets stream 1.
+// Training-mode Dropout appends the (seed, counter) key argument and mixes
+// it into the node's stream key in a generic of no loops (a kernel on the
+// GPU: a compiled step reads no buffer on the host); the mask's generic
+// takes the key and the ratio as 0-d inputs, draws one uniform per element
+// from its row-major position (24 bits, compared with the ratio), and the
+// output's scales the kept elements by 1 / (1 - ratio). The second random
+// node gets stream 1.
 // CHECK-LABEL: func.func @dropout_training(
 // CHECK-SAME:    %{{.*}}: tensor<3x5xf16> loc({{.*}}), %[[KEY:[^:]*]]: tensor<2xi64> loc("amp.random_key"))
-// CHECK:         %[[SEED:.*]] = tensor.extract %[[KEY]][%{{.*}}] : tensor<2xi64>
-// CHECK:         %[[COUNTER:.*]] = tensor.extract %[[KEY]][%{{.*}}] : tensor<2xi64>
-// CHECK:         arith.addi %[[SEED]], %{{.*}} : i64
-// CHECK:         arith.xori %{{.*}}, %[[COUNTER]] : i64
-// CHECK:         %[[MASK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x5xi1>)
+// CHECK:         %[[STREAM:.*]] = linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} outs(%{{.*}} : tensor<i64>)
+// CHECK:           %[[SEED:.*]] = tensor.extract %[[KEY]][%{{.*}}] : tensor<2xi64>
+// CHECK:           arith.addi %[[SEED]], %{{.*}} : i64
+// CHECK:           %[[COUNTER:.*]] = tensor.extract %[[KEY]][%{{.*}}] : tensor<2xi64>
+// CHECK:           arith.xori %{{.*}}, %[[COUNTER]] : i64
+// CHECK:         %[[MASK:.*]] = linalg.generic {{.*}} ins(%[[STREAM]], %[[RATIO:.*]] : tensor<i64>, tensor<f32>) outs(%{{.*}} : tensor<3x5xi1>)
 // CHECK:           linalg.index 0
 // CHECK:           linalg.index 1
 // CHECK:           arith.shrui %{{.*}}, %{{.*}} : i64
 // CHECK:           arith.uitofp %{{.*}} : i64 to f32
 // CHECK:           arith.cmpf oge, %{{.*}}, %{{.*}} : f32
-// CHECK:         %[[SCALE:.*]] = arith.divf
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[MASK]] : tensor<3x5xf16>, tensor<3x5xi1>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[MASK]], %[[RATIO]] : tensor<3x5xf16>, tensor<3x5xi1>, tensor<f32>)
+// CHECK:           %[[SCALE:.*]] = arith.divf
 // CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
 // CHECK:           arith.select
 // CHECK:           arith.truncf %{{.*}} : f32 to f16
-// CHECK:         arith.constant 1 : i64
+// CHECK:         linalg.generic {indexing_maps = [affine_map<() -> ()>]
+// CHECK:           arith.constant 1 : i64
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<3x5xi1>)
 func.func @dropout_training(%x: tensor<3x5xf16>) -> (tensor<3x5xf16>, tensor<3x5xi1>, tensor<3x5xf16>) {
   %r = onnxg.node "Constant"() opset 17 attributes {value = dense<0.25> : tensor<f32>} : () -> tensor<f32>
@@ -60,11 +65,10 @@ func.func @dropout_seed(%x: tensor<4xf32>) -> tensor<4xf32> {
 // DropoutGrad: dY / (1 - ratio) where the mask kept the element, else 0.
 // CHECK-LABEL: func.func @dropout_grad(
 // CHECK-SAME:    -> tensor<4xf32>
-// CHECK:         %[[RATIO:.*]] = arith.constant 2.500000e-01 : f32
-// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK:         %[[KEPT:.*]] = arith.subf %[[ONE]], %[[RATIO]] : f32
-// CHECK:         %[[SCALE:.*]] = arith.divf %[[ONE]], %[[KEPT]] : f32
-// CHECK:         linalg.generic
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xi1>, tensor<f32>)
+// CHECK:           %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:           %[[KEPT:.*]] = arith.subf %[[ONE]], %{{.*}} : f32
+// CHECK:           %[[SCALE:.*]] = arith.divf %[[ONE]], %[[KEPT]] : f32
 // CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
 // CHECK:           arith.select
 func.func @dropout_grad(%dy: tensor<4xf32>, %mask: tensor<4xi1>) -> tensor<4xf32> {
@@ -80,7 +84,7 @@ func.func @dropout_grad(%dy: tensor<4xf32>, %mask: tensor<4xi1>) -> tensor<4xf32
 // elements that exist, declared uint32 by a bitcast. BitmaskDropoutGrad
 // reads bit i % 32 of word i / 32.
 // CHECK-LABEL: func.func @bitmask_dropout(
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<?x32xi32>) outs(%{{.*}} : tensor<?xi32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?x32xi32>, tensor<i64>, tensor<f32>) outs(%{{.*}} : tensor<?xi32>)
 // CHECK:           arith.cmpi slt
 // CHECK:           arith.andi
 // CHECK:           arith.shli
@@ -107,7 +111,7 @@ func.func @bitmask_dropout(%x: tensor<3x5xf32>, %dy: tensor<3x5xf32>) -> (tensor
 // CHECK:         %[[MASK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xi1>)
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4xf32>)
 // CHECK:           arith.addf
-// CHECK:         linalg.generic {{.*}} ins(%[[SUM]], %[[MASK]], %{{.*}} : tensor<2x4xf32>, tensor<2x4xi1>, tensor<2x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]], %[[MASK]], %{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<2x4xi1>, tensor<f32>, tensor<2x4xf32>)
 // CHECK:           arith.select
 // CHECK-NEXT:      arith.addf
 func.func @bias_dropout(%x: tensor<2x4xf32>, %bias: tensor<4xf32>, %residual: tensor<2x4xf32>) -> tensor<2x4xf32> {
@@ -120,13 +124,13 @@ func.func @bias_dropout(%x: tensor<2x4xf32>, %bias: tensor<4xf32>, %residual: te
 // -----
 
 // A ratio and a training_mode known only at run time are read from their
-// tensors; training_mode false selects ratio 0 (nothing drops, scale 1).
+// tensors in a generic (not on the host); training_mode false selects ratio
+// 0 (nothing drops, scale 1).
 // CHECK-LABEL: func.func @dropout_runtime_mode(
 // CHECK-SAME:    %{{[^:]*}}: tensor<4xf32> loc({{.*}}), %[[R:[^:]*]]: tensor<f32> loc({{.*}}), %[[T:[^:]*]]: tensor<i1> loc({{.*}})
-// CHECK:         %[[RATIO:.*]] = tensor.extract %[[R]][] : tensor<f32>
-// CHECK:         %[[TRAINING:.*]] = tensor.extract %[[T]][] : tensor<i1>
-// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         arith.select %[[TRAINING]], %[[RATIO]], %[[ZERO]] : f32
+// CHECK:         %[[RATIO:.*]] = linalg.generic {{.*}} ins(%[[T]], %[[R]] : tensor<i1>, tensor<f32>) outs(%{{.*}} : tensor<f32>)
+// CHECK:           arith.select
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[RATIO]] : tensor<i64>, tensor<f32>) outs(%{{.*}} : tensor<4xi1>)
 func.func @dropout_runtime_mode(%x: tensor<4xf32>, %r: tensor<f32>, %t: tensor<i1>) -> tensor<4xf32> {
   %0 = onnxg.node "Dropout"(%x, %r, %t) opset 17 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
