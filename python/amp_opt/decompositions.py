@@ -444,6 +444,85 @@ def bitwise_and(input, other):
     return torch.logical_and(input, other)
 
 
+def _nll_targets(target, ignore_index):
+    """The targets that count and targets safe to index with: torch 1.13's
+    decompositions mask ignore_index only when it is not negative, so the
+    default -100 (padding labels) was gathered as a class index."""
+    valid = target != ignore_index
+    return valid, torch.where(valid, target, torch.zeros_like(target))
+
+
+@_register(aten.nll_loss_forward.default)
+def nll_loss_forward(input, target, weight, reduction, ignore_index):
+    """-input[target] (times weight[target]) where the target is not
+    ignore_index; returns (loss, total weight) as aten does."""
+    channel_dim = 0 if input.dim() < 2 else 1
+    valid, safe = _nll_targets(target, ignore_index)
+    picked = -torch.gather(input, channel_dim,
+                           safe.unsqueeze(channel_dim)).squeeze(channel_dim)
+    if weight is not None:
+        weights = weight.gather(0, safe.reshape(-1)).reshape(safe.shape)
+        picked = picked * weights
+        counted = weights * valid.to(input.dtype)
+    else:
+        counted = valid.to(input.dtype)
+    picked = torch.where(valid, picked, torch.zeros_like(picked))
+    total_weight = counted.sum()
+    if reduction == 0:  # none
+        return picked, torch.zeros((), dtype=input.dtype)
+    if reduction == 1:  # mean
+        return picked.sum() / total_weight, total_weight
+    return picked.sum(), total_weight
+
+
+@_register(aten.nll_loss_backward.default)
+def nll_loss_backward(grad_output, input, target, weight, reduction,
+                      ignore_index, total_weight):
+    """-grad at each counted target's class (times its weight, over the
+    total weight for mean), 0 elsewhere."""
+    channel_dim = 0 if input.dim() < 2 else 1
+    valid, safe = _nll_targets(target, ignore_index)
+    if reduction == 1:
+        grad_output = grad_output / total_weight
+    scale = valid.to(input.dtype) * (grad_output if reduction == 0
+                                     else grad_output.reshape(()))
+    if weight is not None:
+        scale = scale * weight.gather(0, safe.reshape(-1)).reshape(safe.shape)
+    one_hot = _one_hot(safe, input.shape[channel_dim], input.dtype)
+    if channel_dim == 1:
+        return -one_hot * scale.unsqueeze(1)
+    return -one_hot * scale
+
+
+def _classes_last(input):
+    """[N, C, d...] as [N * d..., C]."""
+    dims = list(range(input.dim()))
+    return input.permute([0] + dims[2:] + [1]).reshape(-1, input.shape[1])
+
+
+@_register(aten.nll_loss2d_forward.default)
+def nll_loss2d_forward(input, target, weight, reduction, ignore_index):
+    """Per-pixel NLL (segmentation's cross-entropy): nll_loss_forward over
+    the pixels as rows."""
+    loss, total_weight = nll_loss_forward(
+        _classes_last(input), target.reshape(-1), weight, reduction,
+        ignore_index)
+    return (loss.reshape(target.shape) if reduction == 0 else loss,
+            total_weight)
+
+
+@_register(aten.nll_loss2d_backward.default)
+def nll_loss2d_backward(grad_output, input, target, weight, reduction,
+                        ignore_index, total_weight):
+    rows = nll_loss_backward(
+        grad_output.reshape(-1) if reduction == 0 else grad_output,
+        _classes_last(input), target.reshape(-1), weight, reduction,
+        ignore_index, total_weight)
+    shape = [input.shape[0]] + list(input.shape[2:]) + [input.shape[1]]
+    dims = list(range(input.dim()))
+    return rows.reshape(shape).permute([0, dims[-1]] + dims[1:-1])
+
+
 @_register(aten.sgn.default)
 def sgn(input):
     """sgn is sign for real tensors (L1Loss's backward)."""
