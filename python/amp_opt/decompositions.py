@@ -11,6 +11,8 @@ Two tables:
 import contextlib
 import functools
 
+import numpy as np
+
 import torch
 import torch.onnx
 from torch.onnx import _type_utils, symbolic_helper
@@ -253,8 +255,11 @@ def _conv_weight_grad(grad_output, input, weight, stride, padding, dilation,
         x = input.narrow(1, group * in_per_group, in_per_group)
         g = grad_output.narrow(1, group * out_per_group, out_per_group)
         # (C_in, N, ...) correlated with (C_out, N, ...) -> (C_in, C_out, k).
-        w = conv(x.transpose(0, 1), g.transpose(0, 1), None, dilation,
-                 padding, stride)
+        # The kernel's static shape is restated: torch.onnx needs it, and
+        # loses it after ops it cannot infer (reflect padding, im2col).
+        kernel = g.transpose(0, 1)
+        kernel = kernel.reshape(list(kernel.shape))
+        w = conv(x.transpose(0, 1), kernel, None, dilation, padding, stride)
         w = w.transpose(0, 1)
         for d in range(dims):
             w = w.narrow(2 + d, 0, weight.shape[2 + d])
@@ -523,6 +528,16 @@ def nll_loss2d_backward(grad_output, input, target, weight, reduction,
     return rows.reshape(shape).permute([0, dims[-1]] + dims[1:-1])
 
 
+@_register(aten.huber_loss.default)
+def huber_loss(input, target, reduction=1, delta=1.0):
+    """0.5 d^2 where |d| < delta, delta (|d| - delta / 2) elsewhere; its
+    backward has torch's own decomposition."""
+    diff = (input - target).abs()
+    loss = torch.where(diff < delta, 0.5 * diff * diff,
+                       delta * (diff - 0.5 * delta))
+    return _reduce(loss, reduction)
+
+
 @_register(aten.sgn.default)
 def sgn(input):
     """sgn is sign for real tensors (L1Loss's backward)."""
@@ -564,30 +579,58 @@ def adaptive_max_pool2d_backward(grad_output, input, indices,
                                             scatter_add_exports)
 
 
+def _pool_divisors(size, out_size, kernel, stride, padding,
+                   count_include_pad):
+    """Per output position along one axis, the window's extent (as PyTorch
+    counts it: the padding up to its end included when count_include_pad)
+    and its first input index."""
+    extents = []
+    for o in range(out_size):
+        start = o * stride - padding
+        end = min(start + kernel, size + padding)
+        counted = end - start
+        start, end = max(start, 0), min(end, size)
+        extents.append(counted if count_include_pad else end - start)
+    return extents
+
+
 @_register(aten.avg_pool2d_backward.default)
 def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding,
                         ceil_mode, count_include_pad, divisor_override):
-    """Spreads each output gradient over its window with a transposed
-    convolution of constant weights (windows counting the padding, the
-    default)."""
+    """Each output gradient divided by its window's divisor (a constant per
+    position, as PyTorch counts it: count_include_pad, divisor_override,
+    ceil_mode's last windows), then spread over its window with a
+    transposed convolution of ones onto the padded input, which is cropped
+    (ceil_mode's windows may run past the padding)."""
     import torch.nn.functional as F
-    if ceil_mode or not count_include_pad or divisor_override:
-        raise NotImplementedError(
-            "avg_pool2d's backward with ceil_mode, count_include_pad=False "
-            "or divisor_override")
     kernel = list(kernel_size) * (2 // len(kernel_size))
     stride = list(stride or kernel) * (2 // len(stride or kernel))
     padding = list(padding) * (2 // len(padding))
     channels = input.shape[1]
-    weight = torch.full((channels, 1, *kernel), 1.0 / (kernel[0] * kernel[1]),
-                        dtype=grad_output.dtype)
-    extra = []
+    sizes = [input.shape[2 + d] for d in range(2)]
+    out_sizes = [grad_output.shape[2 + d] for d in range(2)]
+    if divisor_override:
+        divisors = torch.full(out_sizes, float(divisor_override),
+                              dtype=grad_output.dtype)
+    else:
+        rows, columns = (torch.tensor(_pool_divisors(
+            sizes[d], out_sizes[d], kernel[d], stride[d], padding[d],
+            count_include_pad), dtype=grad_output.dtype) for d in range(2))
+        divisors = rows[:, None] * columns[None, :]
+    weight = torch.ones((channels, 1, *kernel), dtype=grad_output.dtype)
+    spread = F.conv_transpose2d(grad_output / divisors, weight, None, stride,
+                                0, 0, channels)
+    # The canvas covers the padded input and whatever ceil_mode's last
+    # windows reach past it.
     for d in range(2):
-        full = ((grad_output.shape[2 + d] - 1) * stride[d] - 2 * padding[d]
-                + kernel[d])
-        extra.append(input.shape[2 + d] - full)
-    return F.conv_transpose2d(grad_output, weight, None, stride, padding,
-                              extra, channels)
+        canvas = spread.shape[2 + d]
+        need = padding[d] + sizes[d]
+        if canvas < need:
+            pad = [0, 0, 0, 0]
+            pad[2 * (1 - d) + 1] = need - canvas
+            spread = F.pad(spread, pad)
+        spread = spread.narrow(2 + d, padding[d], sizes[d])
+    return spread
 
 
 @_register(aten.upsample_nearest2d_backward.vec)
@@ -622,6 +665,42 @@ def _bilinear_weights(in_size, out_size, align_corners, scale):
         weights[out, low] += 1 - fraction
         weights[out, high] += fraction
     return weights
+
+
+def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):
+    """The [out_size, in_size] matrix of PyTorch's bicubic interpolation
+    along one axis: Keys' kernel (a = -0.75) on the 4 neighbours of the
+    source coordinate (not clamped at 0, unlike bilinear), their indices
+    clamped to the axis."""
+    if align_corners:
+        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale else in_size / out_size
+    weights = torch.zeros(out_size, in_size, dtype=torch.float64)
+    for out in range(out_size):
+        source = step * out if align_corners else step * (out + 0.5) - 0.5
+        low = int(np.floor(source))
+        t = source - low
+        near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1
+        far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        for offset, weight in zip((-1, 0, 1, 2),
+                                  (far(t + 1), near(t), near(1 - t),
+                                   far(2 - t))):
+            weights[out, min(max(low + offset, 0), in_size - 1)] += weight
+    return weights
+
+
+@_register(aten.upsample_bicubic2d_backward.vec)
+def upsample_bicubic2d_backward(grad_output, output_size, input_size,
+                                align_corners, scale_factors):
+    """As bilinear's: two MatMuls by the transposed interpolation
+    matrices."""
+    scales = scale_factors or (None, None)
+    rows = _bicubic_weights(input_size[2], grad_output.shape[-2],
+                            align_corners, scales[0]).to(grad_output.dtype)
+    columns = _bicubic_weights(input_size[3], grad_output.shape[-1],
+                               align_corners, scales[1]).to(grad_output.dtype)
+    return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
 
 
 @_register(aten.upsample_bilinear2d_backward.vec)
@@ -687,7 +766,53 @@ def _native_layer_norm(g, tensor, normalized_shape, weight, bias, eps):
                 axis_i=-len(shape), outputs=3)
 
 
+def _elu(g, tensor, alpha, scale, input_scale):
+    """elu with scale and input_scale (SELU's form after tracing), which
+    torch 1.13's symbolic refuses: scale * Elu(input_scale * x, alpha)."""
+    alpha = symbolic_helper._get_const(alpha, "f", "alpha")
+    scale = symbolic_helper._get_const(scale, "f", "scale")
+    input_scale = symbolic_helper._get_const(input_scale, "f", "input_scale")
+
+    def constant(value):
+        return g.op("Constant", value_t=torch.tensor(value, dtype=torch.float))
+
+    if input_scale != 1:
+        tensor = g.op("Mul", tensor, constant(input_scale))
+    result = g.op("Elu", tensor, alpha_f=alpha)
+    return result if scale == 1 else g.op("Mul", result, constant(scale))
+
+
+def _constant_pads(mode):
+    """reflection_pad*d and replication_pad*d with their pads as one
+    Constant in ONNX's order: torch.onnx computes them with Concat, Slice
+    and Transpose nodes, through which ONNX shape inference cannot see, so
+    everything after the Pad would lose its static shape."""
+
+    def symbolic(g, input, padding):
+        padding = symbolic_helper._get_const(padding, "is", "padding")
+        rank = symbolic_helper._get_tensor_rank(input)
+        if rank is None:
+            from torch.onnx import symbolic_opset11
+            fallback = (symbolic_opset11.reflection_pad if mode == "reflect"
+                        else symbolic_opset11.replication_pad)
+            return fallback(g, input, padding)
+        # PyTorch's order: last dimension first, (begin, end) pairs.
+        begins, ends = [0] * rank, [0] * rank
+        for i in range(len(padding) // 2):
+            begins[rank - 1 - i] = padding[2 * i]
+            ends[rank - 1 - i] = padding[2 * i + 1]
+        pads = g.op("Constant", value_t=torch.tensor(begins + ends))
+        return g.op("Pad", input, pads, mode_s=mode)
+
+    return symbolic
+
+
 _SYMBOLICS = {
+    "aten::elu": _elu,
+    **{f"aten::reflection_pad{d}d": _constant_pads("reflect")
+       for d in (1, 2, 3)},
+    **{f"aten::replication_pad{d}d": _constant_pads("edge")
+       for d in (1, 2, 3)},
     "aten::_softmax": _softmax,
     "aten::_to_copy": _to_copy,
     "prims::convert_element_type": _cast,

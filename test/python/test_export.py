@@ -366,14 +366,31 @@ DECOMPOSED_LAYERS = {
     "embedding_bag_offsets": (
         lambda: BagThenLinear(mode="sum", padding_idx=2),
         (torch.tensor([1, 2, 2, 5, 9, 2, 0, 3]), torch.tensor([0, 3, 3, 6]))),
+    "bicubic": (lambda: nn.Sequential(nn.Conv2d(3, 3, 1), nn.Upsample(
+        size=(7, 9), mode="bicubic")), (torch.randn(2, 3, 4, 5),)),
+    "reflect_padding": (lambda: nn.Conv2d(3, 4, 3, padding=1,
+                                          padding_mode="reflect"),
+                        (torch.randn(2, 3, 5, 6),)),
+    "replicate_padding": (lambda: nn.Conv1d(3, 4, 3, padding=2,
+                                            padding_mode="replicate"),
+                          (torch.randn(2, 3, 7),)),
+    "avg_pool_ceil_mode": (lambda: nn.Sequential(
+        nn.Conv2d(3, 3, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True,
+                                         count_include_pad=False)),
+        (torch.randn(2, 3, 8, 7),)),
+    "selu": (lambda: nn.Sequential(nn.Linear(6, 6), nn.SELU()),
+             (torch.randn(4, 6),)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(DECOMPOSED_LAYERS))
 def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
-    """Bilinear upsampling's backward (two MatMuls by the constant
-    interpolation matrices) and nn.EmbeddingBag (bags summed with
-    scatter_add, padding_idx and empty bags included): ONNX Runtime and
+    """What needed our decompositions or symbolics: bilinear and bicubic
+    upsampling's backward (MatMuls by the constant interpolation matrices),
+    nn.EmbeddingBag (scatter_add per bag, padding_idx and empty bags),
+    reflect and replicate padding (constant pads, so that shapes stay
+    static), average pooling's backward with ceil_mode and
+    count_include_pad False, SELU (Elu with scale): ONNX Runtime and
     amp-run compute eager PyTorch's step."""
     torch.manual_seed(0)
     build, inputs = DECOMPOSED_LAYERS[name]
@@ -450,3 +467,13 @@ def test_ignored_targets_count_at_run_time(tmp_path):
         "--input", f"target0={tmp_path / 't.npy'}"])
     expected = nn.CrossEntropyLoss()(model(x), IGNORED).item()
     assert records[0]["loss"] == pytest.approx(expected, rel=1e-5)
+
+
+def test_huber_loss_matches_eager(tmp_path, needs_ort):
+    torch.manual_seed(0)
+    model, x, target = nn.Linear(6, 3), torch.randn(5, 6), torch.randn(5, 3)
+    loss_fn = nn.HuberLoss(delta=0.5)
+    path = str(tmp_path / "huber.onnx")
+    export_training_step(model, (x,), (target,), loss_fn, path, lr=0.1)
+    assert_matches_eager(model, (x,), (target,), loss_fn, path, "sgd",
+                         {"lr": 0.1})

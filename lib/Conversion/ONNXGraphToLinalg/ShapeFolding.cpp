@@ -92,12 +92,37 @@ static std::optional<int64_t> evaluate(StringRef opType,
   return std::nullopt;
 }
 
-/// The elements a Slice of a constant 1-D integer tensor keeps (a part of
-/// a Shape, which exporters compute sizes from), by ONNX's clamping rules.
+/// The row-major positions in a tensor of `shape` of the elements at
+/// `index(d, i)` along each axis d, for every row-major position of a
+/// tensor of `resultShape` (i its coordinate along d): Slice folding.
+static SmallVector<int64_t>
+gatherPositions(ArrayRef<int64_t> shape, ArrayRef<int64_t> resultShape,
+                function_ref<int64_t(size_t, int64_t)> index) {
+  int64_t count = 1;
+  for (int64_t size : resultShape)
+    count *= size;
+  SmallVector<int64_t> positions;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    SmallVector<int64_t> coordinates(resultShape.size());
+    for (int64_t i = resultShape.size() - 1, rest = flat; i >= 0; --i) {
+      coordinates[i] = rest % resultShape[i];
+      rest /= resultShape[i];
+    }
+    int64_t position = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      position = position * shape[d] + index(d, coordinates[d]);
+    positions.push_back(position);
+  }
+  return positions;
+}
+
+/// The elements a Slice of a constant integer tensor keeps (parts of a
+/// Shape, the pads torch.onnx computes), by ONNX's clamping rules.
 static std::optional<SmallVector<int64_t>> foldSlice(NodeLowering &node) {
   std::optional<IntTensor> data = getIntTensor(node, 0);
-  if (!data || data->shape.size() != 1)
+  if (!data)
     return std::nullopt;
+  int64_t rank = data->shape.size();
   bool notConstant = false;
   auto read = [&](StringRef name, unsigned i) {
     return node.getIntsFromAttrOrOperand(name, i, notConstant);
@@ -106,25 +131,77 @@ static std::optional<SmallVector<int64_t>> foldSlice(NodeLowering &node) {
                                       ends = read("ends", 2),
                                       axes = read("axes", 3),
                                       steps = read("steps", 4);
-  if (notConstant || !starts || !ends || starts->size() != 1 ||
-      ends->size() != 1 ||
-      (axes && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) ||
-      (steps && (steps->size() != 1 || (*steps)[0] == 0)))
+  if (notConstant || !starts || !ends || starts->size() != ends->size() ||
+      (axes && axes->size() != starts->size()) ||
+      (steps && steps->size() != starts->size()))
     return std::nullopt;
-  int64_t size = data->values.size();
-  int64_t step = steps ? (*steps)[0] : 1;
-  auto clamp = [&](int64_t index, int64_t low, int64_t high) {
-    if (index < 0)
-      index += size;
-    return std::clamp(index, low, high);
-  };
-  int64_t start = step > 0 ? clamp((*starts)[0], 0, size)
-                           : clamp((*starts)[0], 0, size - 1);
-  int64_t end =
-      step > 0 ? clamp((*ends)[0], 0, size) : clamp((*ends)[0], -1, size - 1);
+  // Per axis: the first index, the step and the count kept.
+  SmallVector<int64_t> first(rank, 0), stride(rank, 1), shape(data->shape);
+  for (size_t i = 0; i < starts->size(); ++i) {
+    std::optional<int64_t> axis =
+        normalizeAxis(axes ? (*axes)[i] : int64_t(i), rank);
+    int64_t step = steps ? (*steps)[i] : 1;
+    if (!axis || step == 0)
+      return std::nullopt;
+    int64_t size = data->shape[*axis];
+    auto clamp = [&](int64_t index, int64_t low, int64_t high) {
+      if (index < 0)
+        index += size;
+      return std::clamp(index, low, high);
+    };
+    int64_t start = step > 0 ? clamp((*starts)[i], 0, size)
+                             : clamp((*starts)[i], 0, size - 1);
+    int64_t end =
+        step > 0 ? clamp((*ends)[i], 0, size) : clamp((*ends)[i], -1, size - 1);
+    int64_t kept = step > 0 ? (end - start + step - 1) / step
+                            : (start - end - step - 1) / -step;
+    first[*axis] = start;
+    stride[*axis] = step;
+    shape[*axis] = std::max<int64_t>(0, kept);
+  }
   SmallVector<int64_t> values;
-  for (int64_t i = start; step > 0 ? i < end : i > end; i += step)
-    values.push_back(data->values[i]);
+  for (int64_t position :
+       gatherPositions(data->shape, shape, [&](size_t d, int64_t i) {
+         return first[d] + i * stride[d];
+       }))
+    values.push_back(data->values[position]);
+  return values;
+}
+
+/// The elements of a Transpose of a constant integer tensor.
+static std::optional<SmallVector<int64_t>> foldTranspose(NodeLowering &node) {
+  std::optional<IntTensor> data = getIntTensor(node, 0);
+  if (!data)
+    return std::nullopt;
+  int64_t rank = data->shape.size();
+  SmallVector<int64_t> perm = node.getInts("perm").value_or(
+      llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+  if (int64_t(perm.size()) != rank)
+    return std::nullopt;
+  SmallVector<int64_t> shape, inverse(rank);
+  for (auto [i, axis] : llvm::enumerate(perm)) {
+    if (axis < 0 || axis >= rank)
+      return std::nullopt;
+    shape.push_back(data->shape[axis]);
+    inverse[axis] = i;
+  }
+  SmallVector<int64_t> values;
+  // Output element at coordinates c reads input coordinates c permuted
+  // back: input axis perm[i] is output axis i.
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    SmallVector<int64_t> out(rank);
+    for (int64_t i = rank - 1, rest = flat; i >= 0; --i) {
+      out[i] = rest % shape[i];
+      rest /= shape[i];
+    }
+    int64_t position = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      position = position * data->shape[d] + out[inverse[d]];
+    values.push_back(data->values[position]);
+  }
   return values;
 }
 
@@ -169,11 +246,12 @@ Value amp::lowering::foldIntegerNode(NodeLowering &node) {
         values.push_back(operands[0].values[index < 0 ? index + size : index]);
       }
     }
-  } else if (opType == "Slice") {
-    std::optional<SmallVector<int64_t>> sliced = foldSlice(node);
-    if (!sliced)
+  } else if (opType == "Slice" || opType == "Transpose") {
+    std::optional<SmallVector<int64_t>> folded =
+        opType == "Slice" ? foldSlice(node) : foldTranspose(node);
+    if (!folded)
       return {};
-    values = *sliced;
+    values = *folded;
   } else {
     unsigned arity = opType == "Where" ? 3 : 2;
     if (llvm::is_contained({"Identity", "Cast", "Not", "Neg", "Abs", "Reshape",
