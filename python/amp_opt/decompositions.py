@@ -594,77 +594,85 @@ def _pool_divisors(size, out_size, kernel, stride, padding,
     return extents
 
 
-@_register(aten.avg_pool2d_backward.default)
-def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding,
-                        ceil_mode, count_include_pad, divisor_override):
+@_register(aten.avg_pool2d_backward.default,
+           aten.avg_pool3d_backward.default)
+def avg_pool_backward(grad_output, input, kernel_size, stride, padding,
+                      ceil_mode, count_include_pad, divisor_override):
     """Each output gradient divided by its window's divisor (a constant per
     position, as PyTorch counts it: count_include_pad, divisor_override,
     ceil_mode's last windows), then spread over its window with a
     transposed convolution of ones onto the padded input, which is cropped
-    (ceil_mode's windows may run past the padding)."""
+    (ceil_mode's windows may run past the padding). 2-D and 3-D (3-D:
+    LocalResponseNorm's backward)."""
     import torch.nn.functional as F
-    kernel = list(kernel_size) * (2 // len(kernel_size))
-    stride = list(stride or kernel) * (2 // len(stride or kernel))
-    padding = list(padding) * (2 // len(padding))
+    dims = input.dim() - 2
+    kernel = list(kernel_size) * (dims // len(kernel_size))
+    stride = list(stride or kernel) * (dims // len(stride or kernel))
+    padding = list(padding) * (dims // len(padding))
     channels = input.shape[1]
-    sizes = [input.shape[2 + d] for d in range(2)]
-    out_sizes = [grad_output.shape[2 + d] for d in range(2)]
+    sizes = [input.shape[2 + d] for d in range(dims)]
+    out_sizes = [grad_output.shape[2 + d] for d in range(dims)]
     if divisor_override:
         divisors = torch.full(out_sizes, float(divisor_override),
                               dtype=grad_output.dtype)
     else:
-        rows, columns = (torch.tensor(_pool_divisors(
-            sizes[d], out_sizes[d], kernel[d], stride[d], padding[d],
-            count_include_pad), dtype=grad_output.dtype) for d in range(2))
-        divisors = rows[:, None] * columns[None, :]
+        divisors = torch.ones(out_sizes, dtype=grad_output.dtype)
+        for d in range(dims):
+            extents = torch.tensor(_pool_divisors(
+                sizes[d], out_sizes[d], kernel[d], stride[d], padding[d],
+                count_include_pad), dtype=grad_output.dtype)
+            shape = [1] * dims
+            shape[d] = -1
+            divisors = divisors * extents.reshape(shape)
     weight = torch.ones((channels, 1, *kernel), dtype=grad_output.dtype)
-    spread = F.conv_transpose2d(grad_output / divisors, weight, None, stride,
-                                0, 0, channels)
+    transposed = F.conv_transpose2d if dims == 2 else F.conv_transpose3d
+    spread = transposed(grad_output / divisors, weight, None, stride, 0, 0,
+                        channels)
     # The canvas covers the padded input and whatever ceil_mode's last
     # windows reach past it.
-    for d in range(2):
+    for d in range(dims):
         canvas = spread.shape[2 + d]
         need = padding[d] + sizes[d]
         if canvas < need:
-            pad = [0, 0, 0, 0]
-            pad[2 * (1 - d) + 1] = need - canvas
+            pad = [0] * (2 * dims)
+            pad[2 * (dims - 1 - d) + 1] = need - canvas
             spread = F.pad(spread, pad)
         spread = spread.narrow(2 + d, padding[d], sizes[d])
     return spread
 
 
-@_register(aten.upsample_nearest2d_backward.vec)
-def upsample_nearest2d_backward(grad_output, output_size, input_size,
-                                scale_factors):
-    """Sums each block of copies (integer scale factors)."""
-    batch, channels, height, width = input_size
-    out_h, out_w = grad_output.shape[-2], grad_output.shape[-1]
-    if out_h % height or out_w % width:
-        raise NotImplementedError(
-            "upsample_nearest2d's backward with a non-integer scale")
-    return grad_output.reshape(batch, channels, height, out_h // height,
-                               width, out_w // width).sum((3, 5))
+@_register(aten.atan2.default)
+def atan2(input, other):
+    """atan(y / x), moved by pi in the left half-plane; the axes' angles
+    where x is 0."""
+    import math
+    ratio = torch.atan(input / other)
+    half = torch.where(input > 0, torch.full_like(input, math.pi / 2),
+                       torch.where(input < 0,
+                                   torch.full_like(input, -math.pi / 2),
+                                   torch.zeros_like(input)))
+    left = ratio + torch.where(input >= 0, torch.full_like(input, math.pi),
+                               torch.full_like(input, -math.pi))
+    return torch.where(other > 0, ratio,
+                       torch.where(other < 0, left, half))
 
 
-def _bilinear_weights(in_size, out_size, align_corners, scale):
-    """The [out_size, in_size] matrix of linear interpolation along one axis,
-    by PyTorch's rules (area_pixel_compute_source_index): align_corners maps
-    the corners, otherwise half-pixel centres clamped at 0, with 1 / the
-    given scale factor when there is one."""
-    if align_corners:
-        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    else:
-        step = 1.0 / scale if scale else in_size / out_size
-    weights = torch.zeros(out_size, in_size, dtype=torch.float64)
-    for out in range(out_size):
-        source = (step * out if align_corners
-                  else max(step * (out + 0.5) - 0.5, 0.0))
-        low = min(int(source), in_size - 1)
-        high = low + 1 if low < in_size - 1 else low
-        fraction = source - low
-        weights[out, low] += 1 - fraction
-        weights[out, high] += fraction
-    return weights
+@_register(aten.hypot.default)
+def hypot(input, other):
+    return torch.sqrt(input * input + other * other)
+
+
+@_register(aten.cumprod.default)
+def cumprod(input, dim, dtype=None):
+    """Running products along `dim`, one Mul per element of it (exact,
+    where exp(cumsum(log)) would round and fail at zeros and negatives)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = dim % input.dim()
+    products = [input.narrow(dim, 0, 1)]
+    for i in range(1, input.shape[dim]):
+        products.append(products[-1] * input.narrow(dim, i, 1))
+    return torch.cat(products, dim)
 
 
 def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):

@@ -477,3 +477,40 @@ def test_huber_loss_matches_eager(tmp_path, needs_ort):
     export_training_step(model, (x,), (target,), loss_fn, path, lr=0.1)
     assert_matches_eager(model, (x,), (target,), loss_fn, path, "sgd",
                          {"lr": 0.1})
+
+
+class Scaled(nn.Module):
+    """fn(x * w) for a parameter w."""
+
+    def __init__(self, fn, shape):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(shape) + 0.5)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x * self.w)
+
+
+FUNCTIONS = {
+    "atan2": lambda t: torch.atan2(t, t.flip(-1)),
+    "hypot": lambda t: torch.hypot(t, t.flip(-1)),
+    "cumprod": lambda t: t.cumprod(1),
+    "cumprod_with_zero": lambda t: (t * (t.abs() > 0.3)).cumprod(-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_decomposed_functions_match_eager(name, tmp_path, needs_ort):
+    """atan2 (all four quadrants and the axes), hypot and cumprod (zeros
+    and negatives included) through our decompositions."""
+    torch.manual_seed(0)
+    model = Scaled(FUNCTIONS[name], (5, 8))
+    x = torch.randn(2, 5, 8)
+    if name == "atan2":
+        x[0, 0, :2] = 0.0  # the axes: y = 0, and x = 0 flipped
+
+    targets = (torch.randn_like(model(x)),)
+    path = str(tmp_path / f"{name}.onnx")
+    export_training_step(model, (x,), targets, F.mse_loss, path, lr=0.1)
+    assert_matches_eager(model, (x,), targets, F.mse_loss, path, "sgd",
+                         {"lr": 0.1})
