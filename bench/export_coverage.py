@@ -165,55 +165,122 @@ def cases():
         *mse_to((2, 5, 8))
     yield "einsum", Fn(lambda t: torch.einsum("bij,bkj->bik", t, t), (5, 8)), \
         (seq,), *mse_to((2, 5, 5))
-    yield "Conv2d reflect padding", Apply(nn.Conv2d(4, 4, 3, padding=1, padding_mode="reflect")), (x2d,), *mse_to((2, 4, 8, 8))
-    yield "Conv2d replicate padding", Apply(nn.Conv2d(4, 4, 3, padding=1, padding_mode="replicate")), (x2d,), *mse_to((2, 4, 8, 8))
-    yield "Conv2d circular padding", Apply(nn.Conv2d(4, 4, 3, padding=1, padding_mode="circular")), (x2d,), *mse_to((2, 4, 8, 8))
-    yield "Upsample bicubic", Apply(nn.Conv2d(4, 4, 1), nn.Upsample(scale_factor=2, mode="bicubic")), (x2d,), *mse_to((2, 4, 16, 16))
-    yield "PixelUnshuffle", Apply(nn.Conv2d(4, 4, 1), nn.PixelUnshuffle(2)), (x2d,), *mse_to((2, 16, 4, 4))
-    yield "Unfold", Apply(nn.Conv2d(4, 4, 1), nn.Unfold(3, padding=1)), (x2d,), *mse_to((2, 36, 64))
-    yield "TransformerDecoderLayer", Apply(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True)), (seq, seq), *mse_to((2, 5, 8))
+    yield ("Conv2d reflect padding",
+           Apply(nn.Conv2d(4, 4, 3, padding=1, padding_mode="reflect")),
+           (x2d,), *mse_to((2, 4, 8, 8)))
+    yield ("Conv2d replicate padding",
+           Apply(nn.Conv2d(4, 4, 3, padding=1, padding_mode="replicate")),
+           (x2d,), *mse_to((2, 4, 8, 8)))
+    yield ("Conv2d circular padding",
+           Apply(nn.Conv2d(4, 4, 3, padding=1, padding_mode="circular")),
+           (x2d,), *mse_to((2, 4, 8, 8)))
+    yield ("Upsample bicubic",
+           Apply(nn.Conv2d(4, 4, 1),
+                 nn.Upsample(scale_factor=2, mode="bicubic")),
+           (x2d,), *mse_to((2, 4, 16, 16)))
+    yield ("PixelUnshuffle", Apply(nn.Conv2d(4, 4, 1), nn.PixelUnshuffle(2)),
+           (x2d,), *mse_to((2, 16, 4, 4)))
+    yield ("Unfold", Apply(nn.Conv2d(4, 4, 1), nn.Unfold(3, padding=1)),
+           (x2d,), *mse_to((2, 36, 64)))
+    yield ("TransformerDecoderLayer",
+           Apply(nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0,
+                                            batch_first=True)),
+           (seq, seq), *mse_to((2, 5, 8)))
     yield "GRUCell", Apply(nn.GRUCell(8, 8)), (x,), *mse_to((2, 8))
-    yield "LSTM bidirectional 2 layers", Apply(nn.LSTM(8, 6, 2, batch_first=True, bidirectional=True)), (seq,), *mse_to((2, 5, 12))
-    yield "Conv1d dilated", Apply(nn.Conv1d(4, 4, 3, dilation=2, padding=2)), (torch.randn(2, 4, 9),), *mse_to((2, 4, 9))
-    yield "MaxPool2d ceil_mode", Apply(nn.Conv2d(4, 4, 1), nn.MaxPool2d(3, 2, ceil_mode=True)), (x2d,), *mse_to((2, 4, 4, 4))
-    yield "AvgPool2d ceil_mode", Apply(nn.Conv2d(4, 4, 1), nn.AvgPool2d(3, 2, ceil_mode=True)), (x2d,), *mse_to((2, 4, 4, 4))
-    yield "LPPool2d", Apply(nn.Conv2d(4, 4, 1), nn.LPPool2d(2, 2)), (x2d,), *mse_to((2, 4, 4, 4))
-    yield "Softmin", Apply(nn.Linear(8, 4), nn.Softmin(-1)), (x,), *mse_to((2, 4))
-    yield "LogSigmoid", Apply(nn.Linear(8, 8), nn.LogSigmoid()), (x,), *mse_to((2, 8))
-    yield "Hardtanh", Apply(nn.Linear(8, 8), nn.Hardtanh(-0.5, 0.5)), (x,), *mse_to((2, 8))
+    yield ("LSTM bidirectional 2 layers",
+           Apply(nn.LSTM(8, 6, 2, batch_first=True, bidirectional=True)),
+           (seq,), *mse_to((2, 5, 12)))
+    yield ("Conv1d dilated", Apply(nn.Conv1d(4, 4, 3, dilation=2, padding=2)),
+           (torch.randn(2, 4, 9),), *mse_to((2, 4, 9)))
+    yield ("MaxPool2d ceil_mode",
+           Apply(nn.Conv2d(4, 4, 1), nn.MaxPool2d(3, 2, ceil_mode=True)),
+           (x2d,), *mse_to((2, 4, 4, 4)))
+    yield ("AvgPool2d ceil_mode",
+           Apply(nn.Conv2d(4, 4, 1), nn.AvgPool2d(3, 2, ceil_mode=True)),
+           (x2d,), *mse_to((2, 4, 4, 4)))
+    yield ("LPPool2d", Apply(nn.Conv2d(4, 4, 1), nn.LPPool2d(2, 2)), (x2d,),
+           *mse_to((2, 4, 4, 4)))
+    yield ("Softmin", Apply(nn.Linear(8, 4), nn.Softmin(-1)), (x,),
+           *mse_to((2, 4)))
+    yield ("LogSigmoid", Apply(nn.Linear(8, 8), nn.LogSigmoid()), (x,),
+           *mse_to((2, 8)))
+    yield ("Hardtanh", Apply(nn.Linear(8, 8), nn.Hardtanh(-0.5, 0.5)), (x,),
+           *mse_to((2, 8)))
     yield "SELU", Apply(nn.Linear(8, 8), nn.SELU()), (x,), *mse_to((2, 8))
     yield "CELU", Apply(nn.Linear(8, 8), nn.CELU()), (x,), *mse_to((2, 8))
-    yield "Softshrink", Apply(nn.Linear(8, 8), nn.Softshrink()), (x,), *mse_to((2, 8))
-    yield "Tanhshrink", Apply(nn.Linear(8, 8), nn.Tanhshrink()), (x,), *mse_to((2, 8))
+    yield ("Softshrink", Apply(nn.Linear(8, 8), nn.Softshrink()), (x,),
+           *mse_to((2, 8)))
+    yield ("Tanhshrink", Apply(nn.Linear(8, 8), nn.Tanhshrink()), (x,),
+           *mse_to((2, 8)))
     yield "GLU", Apply(nn.Linear(8, 8), nn.GLU()), (x,), *mse_to((2, 4))
-    yield "HuberLoss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4),), nn.HuberLoss(delta=0.5)
-    yield "MultiLabelSoftMarginLoss", Apply(nn.Linear(8, 4)), (x,), (torch.rand(2, 4).round(),), nn.MultiLabelSoftMarginLoss()
-    yield "MultiMarginLoss", Apply(nn.Linear(8, 4)), (x,), (labels,), nn.MultiMarginLoss()
-    yield "CosineEmbeddingLoss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4), torch.tensor([1., -1.])), lambda o, t, y: nn.CosineEmbeddingLoss()(o, t, y)
-    yield "TripletMarginLoss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4), torch.randn(2, 4)), lambda o, p, n: nn.TripletMarginLoss()(o, p, n)
-    yield "GaussianNLLLoss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4), torch.rand(2, 4) + 0.1), lambda o, t, v: nn.GaussianNLLLoss()(o, t, v)
-    yield "PoissonNLLLoss", Apply(nn.Linear(8, 4)), (x,), (torch.rand(2, 4),), nn.PoissonNLLLoss()
-    yield "BCELoss", Apply(nn.Linear(8, 4), nn.Sigmoid()), (x,), (torch.rand(2, 4),), nn.BCELoss()
-    yield "CrossEntropy probabilities", Apply(nn.Linear(8, 4)), (x,), (torch.softmax(torch.randn(2, 4), -1),), nn.CrossEntropyLoss()
-    yield "CrossEntropy ignore_index weights", Apply(nn.Linear(8, 4)), (x,), (torch.tensor([1, -100]),), nn.CrossEntropyLoss(weight=torch.tensor([1., 2., 3., 4.]))
-    yield "InstanceNorm1d", Apply(nn.Conv1d(4, 4, 1), nn.InstanceNorm1d(4)), (torch.randn(2, 4, 9),), *mse_to((2, 4, 9))
-    yield "LocalResponseNorm", Apply(nn.Conv2d(4, 4, 1), nn.LocalResponseNorm(3)), (x2d,), *mse_to((2, 4, 8, 8))
-    yield "Embedding max_norm-free + scale_grad", Apply(nn.Embedding(10, 4, scale_grad_by_freq=True)), (torch.tensor([[1, 2, 2, 3]]),), *mse_to((1, 4, 4))
-    yield "masked_fill", Fn(lambda t: t.masked_fill(t > 1.0, 0.0), (5, 8)), (seq,), *mse_to((2, 5, 8))
-    yield "logsumexp", Fn(lambda t: t.logsumexp(-1), (5, 8)), (seq,), *mse_to((2, 5))
-    yield "cumprod", Fn(lambda t: t.cumprod(1), (5, 8)), (seq,), *mse_to((2, 5, 8))
-    yield "roll", Fn(lambda t: t.roll(2, 1), (5, 8)), (seq,), *mse_to((2, 5, 8))
+    yield ("HuberLoss", Apply(nn.Linear(8, 4)), (x,), (torch.randn(2, 4),),
+           nn.HuberLoss(delta=0.5))
+    yield ("MultiLabelSoftMarginLoss", Apply(nn.Linear(8, 4)), (x,),
+           (torch.rand(2, 4).round(),), nn.MultiLabelSoftMarginLoss())
+    yield ("MultiMarginLoss", Apply(nn.Linear(8, 4)), (x,), (labels,),
+           nn.MultiMarginLoss())
+    yield ("CosineEmbeddingLoss", Apply(nn.Linear(8, 4)), (x,),
+           (torch.randn(2, 4), torch.tensor([1., -1.])), lambda o, t,
+           y: nn.CosineEmbeddingLoss()(o, t, y))
+    yield ("TripletMarginLoss", Apply(nn.Linear(8, 4)), (x,),
+           (torch.randn(2, 4), torch.randn(2, 4)), lambda o, p,
+           n: nn.TripletMarginLoss()(o, p, n))
+    yield ("GaussianNLLLoss", Apply(nn.Linear(8, 4)), (x,),
+           (torch.randn(2, 4), torch.rand(2, 4) + 0.1), lambda o, t,
+           v: nn.GaussianNLLLoss()(o, t, v))
+    yield ("PoissonNLLLoss", Apply(nn.Linear(8, 4)), (x,), (torch.rand(2, 4),),
+           nn.PoissonNLLLoss())
+    yield ("BCELoss", Apply(nn.Linear(8, 4), nn.Sigmoid()), (x,),
+           (torch.rand(2, 4),), nn.BCELoss())
+    yield ("CrossEntropy probabilities", Apply(nn.Linear(8, 4)), (x,),
+           (torch.softmax(torch.randn(2, 4), -1),), nn.CrossEntropyLoss())
+    yield ("CrossEntropy ignore_index weights", Apply(nn.Linear(8, 4)), (x,),
+           (torch.tensor([1, -100]),),
+           nn.CrossEntropyLoss(weight=torch.tensor([1., 2., 3., 4.])))
+    yield ("InstanceNorm1d", Apply(nn.Conv1d(4, 4, 1), nn.InstanceNorm1d(4)),
+           (torch.randn(2, 4, 9),), *mse_to((2, 4, 9)))
+    yield ("LocalResponseNorm",
+           Apply(nn.Conv2d(4, 4, 1), nn.LocalResponseNorm(3)), (x2d,),
+           *mse_to((2, 4, 8, 8)))
+    yield ("Embedding max_norm-free + scale_grad",
+           Apply(nn.Embedding(10, 4, scale_grad_by_freq=True)),
+           (torch.tensor([[1, 2, 2, 3]]),), *mse_to((1, 4, 4)))
+    yield ("masked_fill", Fn(lambda t: t.masked_fill(t > 1.0, 0.0), (5, 8)),
+           (seq,), *mse_to((2, 5, 8)))
+    yield ("logsumexp", Fn(lambda t: t.logsumexp(-1), (5, 8)), (seq,),
+           *mse_to((2, 5)))
+    yield ("cumprod", Fn(lambda t: t.cumprod(1), (5, 8)), (seq,),
+           *mse_to((2, 5, 8)))
+    yield ("roll", Fn(lambda t: t.roll(2, 1), (5, 8)), (seq,),
+           *mse_to((2, 5, 8)))
     yield "flip", Fn(lambda t: t.flip(2), (5, 8)), (seq,), *mse_to((2, 5, 8))
     yield "triu", Fn(lambda t: t.triu(), (5, 8)), (seq,), *mse_to((2, 5, 8))
-    yield "var / std", Fn(lambda t: t.var(-1) + t.std(1).sum(), (5, 8)), (seq,), *mse_to((2, 5))
-    yield "amax / amin", Fn(lambda t: t.amax(-1) - t.amin(-1), (5, 8)), (seq,), *mse_to((2, 5))
-    yield "atan2 / hypot", Fn(lambda t: torch.atan2(t, t + 2) + torch.hypot(t, t), (5, 8)), (seq,), *mse_to((2, 5, 8))
-    yield "bmm / baddbmm", Fn(lambda t: torch.baddbmm(t[:, :, :5], t, t.transpose(1, 2)), (5, 8)), (seq,), *mse_to((2, 5, 5))
-    yield "scatter_add", Fn(lambda t: torch.zeros(2, 3, 8).scatter_add(1, torch.tensor([[[0]*8, [1]*8, [2]*8, [0]*8, [1]*8]]*2), t), (5, 8)), (seq,), *mse_to((2, 3, 8))
-    yield "index_select / gather", Fn(lambda t: t.index_select(1, torch.tensor([4, 0, 2])), (5, 8)), (seq,), *mse_to((2, 3, 8))
-    yield "clamp_min / clamp_max", Fn(lambda t: t.clamp_min(-0.5).clamp_max(0.5), (5, 8)), (seq,), *mse_to((2, 5, 8))
-    yield "erfinv", Fn(lambda t: torch.erfinv(torch.tanh(t) * 0.9), (5, 8)), (seq,), *mse_to((2, 5, 8))
-    yield "lerp", Fn(lambda t: torch.lerp(t, t * 2, 0.3), (5, 8)), (seq,), *mse_to((2, 5, 8))
+    yield ("var / std", Fn(lambda t: t.var(-1) + t.std(1).sum(), (5, 8)),
+           (seq,), *mse_to((2, 5)))
+    yield ("amax / amin", Fn(lambda t: t.amax(-1) - t.amin(-1), (5, 8)),
+           (seq,), *mse_to((2, 5)))
+    yield ("atan2 / hypot",
+           Fn(lambda t: torch.atan2(t, t + 2) + torch.hypot(t, t), (5, 8)),
+           (seq,), *mse_to((2, 5, 8)))
+    yield ("bmm / baddbmm",
+           Fn(lambda t: torch.baddbmm(t[:, :, :5], t, t.transpose(1, 2)),
+              (5, 8)),
+           (seq,), *mse_to((2, 5, 5)))
+    yield ("scatter_add",
+           Fn(lambda t: torch.zeros(2, 3, 8).scatter_add(
+               1, torch.tensor([[[0] * 8, [1] * 8, [2] * 8, [0] * 8,
+                                 [1] * 8]] * 2), t), (5, 8)),
+           (seq,), *mse_to((2, 3, 8)))
+    yield ("index_select / gather",
+           Fn(lambda t: t.index_select(1, torch.tensor([4, 0, 2])), (5, 8)),
+           (seq,), *mse_to((2, 3, 8)))
+    yield ("clamp_min / clamp_max",
+           Fn(lambda t: t.clamp_min(-0.5).clamp_max(0.5), (5, 8)), (seq,),
+           *mse_to((2, 5, 8)))
+    yield ("erfinv", Fn(lambda t: torch.erfinv(torch.tanh(t) * 0.9), (5, 8)),
+           (seq,), *mse_to((2, 5, 8)))
+    yield ("lerp", Fn(lambda t: torch.lerp(t, t * 2, 0.3), (5, 8)), (seq,),
+           *mse_to((2, 5, 8)))
 
 
 def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
@@ -298,8 +365,8 @@ def main():
         with open(os.path.join(HERE, "results", "export_coverage.md"),
                   "a") as f:
             f.write(f"\n## {stamp} on {machine}\n\n`bench/export_coverage.py`"
-                    f" (SGD, opset 17, two steps against eager PyTorch in ONNX "
-                    f"Runtime and in amp-run)\n\n"
+                    f" (SGD, opset 17, two steps against eager PyTorch in "
+                    f"ONNX Runtime and in amp-run)\n\n"
                     f"{table}\n")
 
 

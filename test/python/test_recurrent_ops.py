@@ -10,6 +10,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from amp_opt import api, ort
+from ort_artifacts import add_gradient_accumulators, make_artifact
 from test_cuda_backend import (check_kernels, check_library, compile_library,
                                toolkit_found)
 
@@ -481,18 +482,7 @@ def lstm_training_artifact(steps, batch, size, hidden, classes):
     inputs += [info(name, TensorProto.FLOAT, shape)
                for name, shape in params.items()]
     outputs = [info("loss", TensorProto.FLOAT, [])]
-    for name, shape in params.items():
-        nodes.append(make("InPlaceAccumulatorV2",
-                          [f"{name}_grad.accumulation.buffer", f"{name}_grad",
-                           "lazy_reset_grad"],
-                          [f"{name}_grad.accumulation.out"], domain=ms))
-        inputs.append(info(f"{name}_grad.accumulation.buffer",
-                           TensorProto.FLOAT, shape))
-        # The accumulator's output is its updated flag; amp-run carries
-        # the buffer it updates in place.
-        outputs.append(info(f"{name}_grad.accumulation.out",
-                            TensorProto.BOOL, [1]))
-    inputs.append(info("lazy_reset_grad", TensorProto.BOOL, [1]))
+    add_gradient_accumulators(params, nodes, inputs, outputs)
     initializers = [
         numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
         numpy_helper.from_array(np.array([0], np.int64), "batch_axis"),
@@ -509,14 +499,8 @@ def lstm_training_artifact(steps, batch, size, hidden, classes):
                "input_grad": [steps, batch, size],
                **{f"{name}_grad": shape for name, shape in params.items()
                   if name.startswith("lstm")}}
-    graph = helper.make_graph(
-        nodes, "lstm_classifier", inputs, outputs, initializers,
-        value_info=[info(name, TensorProto.FLOAT, shape)
-                    for name, shape in contrib.items()])
-    model = helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 14), helper.make_opsetid(ms, 1)])
-    model.ir_version = 7
-    return onnx.shape_inference.infer_shapes(model)
+    return make_artifact("lstm_classifier", nodes, inputs, outputs, initializers,
+                         contrib)
 
 
 def test_ort_lstm_training_graph_trains_in_fp16(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 
 from amp_opt import verify, zoo
 from amp_opt.numerics import FORCED
+from ort_artifacts import add_gradient_accumulators, make_artifact
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -142,29 +143,14 @@ def log_softmax_classifier_artifact(batch, size, hidden, classes):
     inputs += [info(name, TensorProto.FLOAT, shape)
                for name, shape in params.items()]
     outputs = [info("loss", TensorProto.FLOAT, [])]
-    for name, shape in params.items():
-        nodes.append(make("InPlaceAccumulatorV2",
-                          [f"{name}_grad.accumulation.buffer", f"{name}_grad",
-                           "lazy_reset_grad"],
-                          [f"{name}_grad.accumulation.out"], domain=ms))
-        inputs.append(info(f"{name}_grad.accumulation.buffer",
-                           TensorProto.FLOAT, shape))
-        outputs.append(info(f"{name}_grad.accumulation.out",
-                            TensorProto.BOOL, [1]))
-    inputs.append(info("lazy_reset_grad", TensorProto.BOOL, [1]))
+    add_gradient_accumulators(params, nodes, inputs, outputs)
     initializers = [
         numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
         numpy_helper.from_array(np.array(batch, np.float32), "count"),
         numpy_helper.from_array(np.array([0], np.int64), "batch_axis")]
     contrib = {"logits_grad": [batch, classes], "pre_grad": [batch, hidden]}
-    graph = helper.make_graph(
-        nodes, "log_softmax_classifier", inputs, outputs, initializers,
-        value_info=[info(name, TensorProto.FLOAT, shape)
-                    for name, shape in contrib.items()])
-    model = helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 14), helper.make_opsetid(ms, 1)])
-    model.ir_version = 7
-    return onnx.shape_inference.infer_shapes(model)
+    return make_artifact("log_softmax_classifier", nodes, inputs, outputs, initializers,
+                         contrib)
 
 
 def test_log_softmax_grad_artifact_trains_in_fp16(tmp_path):

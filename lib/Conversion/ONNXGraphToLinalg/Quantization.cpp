@@ -69,12 +69,36 @@ static FailureOr<Value> alignToAxis(NodeLowering &node, unsigned i,
   return reshapeTo(b, loc, value, RankedTensorType::get(shape, element));
 }
 
+/// An f32 scalar of `value`, an element of an ONNX tensor of `type`
+/// (integers reach generics signless).
+static Value toF32(OpBuilder &b, Location loc, Value value, Type type);
+
 /// The input (operand 0), its quantization axis (`axis`, default 1) and
 /// its scale and zero point (operands 1 and 2) aligned to it.
 struct QuantizationOperands {
   Value input, scale, zeroPoint;
   RankedTensorType inputType;
   Type zeroPointType; ///< The declared zero point's element type, or null.
+
+  /// An elementwise generic of `elementType` over the input, scale and zero
+  /// point, whose body gets them as f32 scalars (a null zero point when
+  /// there is none).
+  Value build(OpBuilder &b, Location loc, Type elementType,
+              function_ref<Value(OpBuilder &, Location, Value, Value, Value)>
+                  body) {
+    SmallVector<Value> inputs = {input, scale};
+    if (zeroPoint)
+      inputs.push_back(zeroPoint);
+    Type inputElement = inputType.getElementType();
+    return buildElementwise(
+        b, loc, inputType.clone(elementType), inputs,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value zero =
+              args.size() > 2 ? toF32(nb, nl, args[2], zeroPointType) : Value();
+          return body(nb, nl, toF32(nb, nl, args[0], inputElement),
+                      convertScalar(nb, nl, args[1], nb.getF32Type()), zero);
+        });
+  }
 };
 
 static FailureOr<QuantizationOperands> getOperands(NodeLowering &node) {
@@ -129,8 +153,6 @@ static Value quantizeScalar(OpBuilder &b, Location loc, Value value, Type type,
                       type);
 }
 
-/// An f32 scalar of `value`, an element of an ONNX tensor of `type`
-/// (integers reach generics signless).
 static Value toF32(OpBuilder &b, Location loc, Value value, Type type) {
   return convertScalar(b, loc, toSignless(b, loc, value), b.getF32Type(),
                        type && type.isUnsignedInteger());
@@ -154,21 +176,14 @@ static LoweringResult lowerQuantizeLinear(NodeLowering &node) {
   if (!type || (!isa<FloatType>(type) && !isa<IntegerType>(type)))
     return node.emitError() << "quantizes to integers or FP8, not " << type;
   bool saturate = node.getInt("saturate", 1) != 0;
-  Type inputElement = operands->inputType.getElementType();
-  SmallVector<Value> inputs = {operands->input, operands->scale};
-  if (operands->zeroPoint)
-    inputs.push_back(operands->zeroPoint);
-  return SmallVector<Value>{buildElementwise(
-      b, loc, operands->inputType.clone(type), inputs,
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value x = toF32(nb, nl, args[0], inputElement);
-        Value scaled = arith::DivFOp::create(
-            nb, nl, x, convertScalar(nb, nl, args[1], nb.getF32Type()));
+  return SmallVector<Value>{operands->build(
+      b, loc, type,
+      [&](OpBuilder &nb, Location nl, Value x, Value scale, Value zero) {
+        Value scaled = arith::DivFOp::create(nb, nl, x, scale);
         if (isa<IntegerType>(type))
           scaled = math::RoundEvenOp::create(nb, nl, scaled);
-        if (args.size() > 2)
-          scaled = arith::AddFOp::create(
-              nb, nl, scaled, toF32(nb, nl, args[2], operands->zeroPointType));
+        if (zero)
+          scaled = arith::AddFOp::create(nb, nl, scaled, zero);
         return quantizeScalar(nb, nl, scaled, type, saturate);
       })};
 }
@@ -181,22 +196,14 @@ static LoweringResult lowerDequantizeLinear(NodeLowering &node) {
   FailureOr<QuantizationOperands> operands = getOperands(node);
   if (failed(operands))
     return failure();
-  Type inputElement = operands->inputType.getElementType();
   Type type = node.resultElementType(
       0, getRankedType(node.operand(1)).getElementType());
-  SmallVector<Value> inputs = {operands->input, operands->scale};
-  if (operands->zeroPoint)
-    inputs.push_back(operands->zeroPoint);
-  return SmallVector<Value>{buildElementwise(
-      b, loc, operands->inputType.clone(type), inputs,
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value x = toF32(nb, nl, args[0], inputElement);
-        if (args.size() > 2)
-          x = arith::SubFOp::create(
-              nb, nl, x, toF32(nb, nl, args[2], operands->zeroPointType));
-        return arith::MulFOp::create(
-                   nb, nl, x, convertScalar(nb, nl, args[1], nb.getF32Type()))
-            .getResult();
+  return SmallVector<Value>{operands->build(
+      b, loc, type,
+      [](OpBuilder &nb, Location nl, Value x, Value scale, Value zero) {
+        if (zero)
+          x = arith::SubFOp::create(nb, nl, x, zero);
+        return arith::MulFOp::create(nb, nl, x, scale).getResult();
       })};
 }
 

@@ -8,10 +8,11 @@
 // CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 3, 1] : tensor<3xf32> into tensor<1x3x1xf32>
 // CHECK:         tensor.expand_shape %{{.*}} output_shape [1, 3, 1] : tensor<3xui8> into tensor<1x3x1xui8>
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x3x2xui8>)
+// CHECK:           %[[ZP:.*]] = builtin.unrealized_conversion_cast %{{.*}} : ui8 to i8
+// CHECK:           %[[ZP32:.*]] = arith.uitofp %[[ZP]] : i8 to f32
 // CHECK:           %[[Q:.*]] = arith.divf
 // CHECK:           %[[R:.*]] = math.roundeven %[[Q]] : f32
-// CHECK:           %[[ZP:.*]] = builtin.unrealized_conversion_cast %{{.*}} : ui8 to i8
-// CHECK:           arith.uitofp %[[ZP]] : i8 to f32
+// CHECK:           arith.addf %[[R]], %[[ZP32]] : f32
 // CHECK:           arith.constant 0.000000e+00 : f32
 // CHECK:           arith.maximumf
 // CHECK:           arith.constant 2.550000e+02 : f32
@@ -32,8 +33,8 @@ func.func @quantize_per_axis(%x: tensor<1x3x2xf32>) -> tensor<1x3x2xui8> {
 // CHECK-LABEL: func.func @dequantize_per_tensor(
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf16>)
 // CHECK:           %[[SCALE:.*]] = arith.extf %{{.*}} : f16 to f32
-// CHECK:           %[[X:.*]] = arith.sitofp %{{.*}} : i8 to f32
 // CHECK:           %[[ZP:.*]] = arith.sitofp %{{.*}} : i8 to f32
+// CHECK:           %[[X:.*]] = arith.sitofp %{{.*}} : i8 to f32
 // CHECK:           %[[D:.*]] = arith.subf %[[X]], %[[ZP]]
 // CHECK:           %[[Y:.*]] = arith.mulf %[[D]], %[[SCALE]]
 // CHECK:           arith.truncf %[[Y]] : f32 to f16
