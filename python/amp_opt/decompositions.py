@@ -897,12 +897,49 @@ def _cross_entropy(input, target, weight=None, size_average=None,
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
+_torch_gaussian_nll_loss = torch.nn.functional.gaussian_nll_loss
+
+
+def _gaussian_nll_loss(input, target, var, full=False, eps=1e-6,
+                       reduction="mean"):
+    """F.gaussian_nll_loss as torch 1.13 computes it, without its check
+    that no variance is negative (which reads a traced value: the trace
+    fails) and with its no_grad clamp as a straight-through clamp (the
+    value clamped at eps, the gradient as if it were not)."""
+    import math
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = torch.unsqueeze(var, -1)
+        elif not (input.size()[:-1] == var.size()[:-1]
+                  and var.size(-1) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+# The losses whose torch 1.13 implementation does not trace to a static
+# graph, and ours while a step is traced.
+_STATIC_SHAPE_LOSSES = {
+    "cross_entropy": (_torch_cross_entropy, _cross_entropy),
+    "gaussian_nll_loss": (_torch_gaussian_nll_loss, _gaussian_nll_loss),
+}
+
+
 @contextlib.contextmanager
 def static_shape_losses():
-    """Routes F.cross_entropy (and nn.CrossEntropyLoss, which calls it) to
-    _cross_entropy while the block traces the step."""
-    torch.nn.functional.cross_entropy = _cross_entropy
+    """Routes F.cross_entropy and F.gaussian_nll_loss (and the nn modules
+    that call them) to ours while the block traces the step."""
+    for name, (_, ours) in _STATIC_SHAPE_LOSSES.items():
+        setattr(torch.nn.functional, name, ours)
     try:
         yield
     finally:
-        torch.nn.functional.cross_entropy = _torch_cross_entropy
+        for name, (theirs, _) in _STATIC_SHAPE_LOSSES.items():
+            setattr(torch.nn.functional, name, theirs)

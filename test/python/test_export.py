@@ -469,13 +469,26 @@ def test_ignored_targets_count_at_run_time(tmp_path):
     assert records[0]["loss"] == pytest.approx(expected, rel=1e-5)
 
 
-def test_huber_loss_matches_eager(tmp_path, needs_ort):
+@pytest.mark.parametrize("name", ["huber", "gaussian_nll"])
+def test_losses_match_eager(name, tmp_path, needs_ort):
+    """HuberLoss (decomposed) and GaussianNLLLoss (its variance check reads
+    a traced value; ours has none, and its clamp is straight-through, as
+    torch's no_grad clamp is)."""
     torch.manual_seed(0)
     model, x, target = nn.Linear(6, 3), torch.randn(5, 6), torch.randn(5, 3)
-    loss_fn = nn.HuberLoss(delta=0.5)
-    path = str(tmp_path / "huber.onnx")
-    export_training_step(model, (x,), (target,), loss_fn, path, lr=0.1)
-    assert_matches_eager(model, (x,), (target,), loss_fn, path, "sgd",
+    if name == "huber":
+        targets, loss_fn = (target,), nn.HuberLoss(delta=0.5)
+    else:
+        # Some variances below eps: the clamp matters.
+        variance = torch.rand(5, 3) * 1e-3
+        variance[0] = 1e-8
+        targets = (target, variance)
+
+        def loss_fn(output, target, variance):
+            return nn.GaussianNLLLoss(eps=1e-4)(output, target, variance)
+    path = str(tmp_path / f"{name}.onnx")
+    export_training_step(model, (x,), targets, loss_fn, path, lr=0.1)
+    assert_matches_eager(model, (x,), targets, loss_fn, path, "sgd",
                          {"lr": 0.1})
 
 
