@@ -675,6 +675,27 @@ def cumprod(input, dim, dtype=None):
     return torch.cat(products, dim)
 
 
+def _bilinear_weights(in_size, out_size, align_corners, scale):
+    """The [out_size, in_size] matrix of linear interpolation along one axis,
+    by PyTorch's rules (area_pixel_compute_source_index): align_corners maps
+    the corners, otherwise half-pixel centres clamped at 0, with 1 / the
+    given scale factor when there is one."""
+    if align_corners:
+        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale else in_size / out_size
+    weights = torch.zeros(out_size, in_size, dtype=torch.float64)
+    for out in range(out_size):
+        source = (step * out if align_corners
+                  else max(step * (out + 0.5) - 0.5, 0.0))
+        low = min(int(source), in_size - 1)
+        high = low + 1 if low < in_size - 1 else low
+        fraction = source - low
+        weights[out, low] += 1 - fraction
+        weights[out, high] += fraction
+    return weights
+
+
 def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):
     """The [out_size, in_size] matrix of PyTorch's bicubic interpolation
     along one axis: Keys' kernel (a = -0.75) on the 4 neighbours of the
@@ -724,6 +745,19 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size,
     rows = rows.to(grad_output.dtype)
     columns = columns.to(grad_output.dtype)
     return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
+
+
+@_register(aten.upsample_nearest2d_backward.vec)
+def upsample_nearest2d_backward(grad_output, output_size, input_size,
+                                scale_factors):
+    """Sums each block of copies (integer scale factors)."""
+    batch, channels, height, width = input_size
+    out_h, out_w = grad_output.shape[-2], grad_output.shape[-1]
+    if out_h % height or out_w % width:
+        raise NotImplementedError(
+            "upsample_nearest2d's backward with a non-integer scale")
+    return grad_output.reshape(batch, channels, height, out_h // height,
+                               width, out_w // width).sum((3, 5))
 
 
 @_register(aten.copy.default)

@@ -232,6 +232,11 @@ class InvertedResidual(nn.Module):
             nn.BatchNorm2d(hidden), nn.ReLU6(),
             nn.Conv2d(hidden, channels, 1, bias=False),
             nn.BatchNorm2d(channels))
+        # BatchNorm scales that push values past ReLU6's 6: below it, the
+        # next BatchNorm normalizes the first one's scale away, and its
+        # gradient is rounding noise.
+        for norm in (self.block[1], self.block[4]):
+            nn.init.constant_(norm.weight, 4.0)
         self.head = nn.Linear(channels, 3)
 
     def forward(self, x):
