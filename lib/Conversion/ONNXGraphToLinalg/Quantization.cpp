@@ -83,9 +83,9 @@ struct QuantizationOperands {
   /// An elementwise generic of `elementType` over the input, scale and zero
   /// point, whose body gets them as f32 scalars (a null zero point when
   /// there is none).
-  Value build(OpBuilder &b, Location loc, Type elementType,
-              function_ref<Value(OpBuilder &, Location, Value, Value, Value)>
-                  body) {
+  Value
+  build(OpBuilder &b, Location loc, Type elementType,
+        function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
     SmallVector<Value> inputs = {input, scale};
     if (zeroPoint)
       inputs.push_back(zeroPoint);
