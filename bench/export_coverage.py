@@ -283,6 +283,13 @@ def cases():
            *mse_to((2, 5, 8)))
 
 
+def one_line(text, limit=200):
+    """`text` as one table cell: whitespace runs as one space, at most
+    `limit` characters."""
+    text = " ".join(text.split()).replace("|", "/")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
     """Two steps in amp-run against eager PyTorch's losses (relative error
     below 1e-5), then two with --amp-pipeline=precision=fp16 (finite
@@ -299,7 +306,8 @@ def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
                             args=args)
     except api.AmpOptError as error:
         lines = [line for line in str(error).splitlines() if "error" in line]
-        return "fails: " + (lines[0].split("error: ")[-1] if lines else "?")
+        return "fails: " + one_line(lines[0].split("error: ")[-1]
+                                    if lines else str(error))
     if name in RANDOM:
         return "runs (random)"
     eager, _ = verify.run_eager(model, inputs, targets,
@@ -328,7 +336,8 @@ def main():
                 export_training_step(model, inputs, targets, loss_fn, path,
                                      optimizer="sgd", lr=0.1)
             except ExportError as error:
-                rows.append((name, "export fails", str(error).split(";")[0]))
+                rows.append((name, "export fails",
+                             one_line(str(error).split(";")[0])))
                 amp_run[name] = "-"
                 continue
             amp_run[name] = check_amp_run(name, model, inputs, targets,
@@ -344,7 +353,8 @@ def main():
                 results = verify.compare(model, inputs, targets, loss_fn, path,
                                          "sgd", {"lr": 0.1})
             except RuntimeError as error:
-                rows.append((name, "ORT fails", str(error).splitlines()[-1]))
+                rows.append((name, "ORT fails",
+                             one_line(str(error).splitlines()[-1])))
                 continue
             worst = max(results.items(), key=lambda kv: kv[1][0])
             failed = [k for k, v in results.items() if v[2] == "FAIL"]
