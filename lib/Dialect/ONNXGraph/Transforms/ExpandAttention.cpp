@@ -254,9 +254,12 @@ LogicalResult AttentionExpansion::run() {
   std::optional<double> scale = getFloat("scale");
   if (!scale && ShapedType::isDynamic(headSize))
     return emitError() << "the default scale needs a static head size";
-  double root = std::sqrt(scale ? *scale : 1.0 / std::sqrt(double(headSize)));
+  double factor = scale ? *scale : 1.0 / std::sqrt(double(headSize));
+  double root = std::sqrt(std::abs(factor));
   Type dataType = qType.getElementType();
-  Value scaledQ = nodes.binary("Mul", *q4, nodes.scalar(dataType, root));
+  // A negative scale's sign goes on Q.
+  Value scaledQ = nodes.binary(
+      "Mul", *q4, nodes.scalar(dataType, factor < 0 ? -root : root));
   Value scaledK =
       nodes.binary("Mul", attendedKeys,
                    nodes.scalar(getType(attendedKeys).getElementType(), root));
@@ -315,7 +318,7 @@ LogicalResult RotaryExpansion::run() {
   int64_t rotated = getInt("rotary_embedding_dim", 0);
   if (rotated == 0)
     rotated = headSize;
-  if (rotated > headSize || rotated % 2)
+  if (rotated < 0 || rotated > headSize || rotated % 2)
     return emitError() << "rotary_embedding_dim " << rotated
                        << " must be even and at most the head size "
                        << headSize;
