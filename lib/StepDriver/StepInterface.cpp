@@ -55,10 +55,13 @@ int64_t amprun::findIndexBound(Value value, unsigned depth) {
     else if (operand == 1 && (type.contains("SoftmaxCrossEntropyLoss") ||
                               type == "NegativeLogLikelihoodLoss"))
       merge(dimOf(0, 1));
-    else if (operand == 0 &&
-             llvm::is_contained({"Reshape", "Unsqueeze", "Squeeze", "Flatten",
-                                 "Identity", "Cast", "Expand"},
-                                type))
+    else if ((operand == 0 &&
+              llvm::is_contained({"Reshape", "Unsqueeze", "Squeeze", "Flatten",
+                                  "Identity", "Cast", "Expand"},
+                                 type)) ||
+             // The index where it is valid, else a constant (our exporter's
+             // cross-entropy masks ignore_index so).
+             ((operand == 1 || operand == 2) && type == "Where"))
       merge(findIndexBound(node.getResult(0), depth + 1));
   }
   return bound;

@@ -484,7 +484,9 @@ def nll_loss_forward(input, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, input, target, weight, reduction,
                       ignore_index, total_weight):
     """-grad at each counted target's class (times its weight, over the
-    total weight for mean), 0 elsewhere."""
+    total weight for mean), 0 elsewhere: a scatter of -1 at the targets, as
+    torch's (a ScatterElements the precision passes keep in FP32, which
+    keeps the loss's gradient there), times the per-row scale."""
     channel_dim = 0 if input.dim() < 2 else 1
     valid, safe = _nll_targets(target, ignore_index)
     if reduction == 1:
@@ -493,10 +495,9 @@ def nll_loss_backward(grad_output, input, target, weight, reduction,
                                      else grad_output.reshape(()))
     if weight is not None:
         scale = scale * weight.gather(0, safe.reshape(-1)).reshape(safe.shape)
-    one_hot = _one_hot(safe, input.shape[channel_dim], input.dtype)
-    if channel_dim == 1:
-        return -one_hot * scale.unsqueeze(1)
-    return -one_hot * scale
+    grad_input = torch.zeros_like(input).scatter(
+        channel_dim, safe.unsqueeze(channel_dim), -1.0)
+    return grad_input * scale.unsqueeze(channel_dim)
 
 
 def _classes_last(input):
