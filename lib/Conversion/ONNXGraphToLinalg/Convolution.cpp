@@ -763,6 +763,24 @@ static LoweringResult lowerPool(NodeLowering &node) {
       })};
 }
 
+/// `values` combined (`kind`; overwritten without one) into zeros of
+/// `type`'s element count at the flat positions `indices` names (MaxPool's
+/// Indices), reshaped to `type`.
+static Value scatterAtFlatIndices(OpBuilder &b, Location loc, Value values,
+                                  Value indices, RankedTensorType type,
+                                  std::optional<CombineKind> kind) {
+  Value zeros = createFilled(b, loc, {b.getIndexAttr(type.getNumElements())},
+                             createScalar(b, loc, type.getElementType(), 0));
+  Value flat = buildScatter(
+      b, loc, zeros, values, kind,
+      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        return SmallVector<Value>{convertScalar(
+            nb, nl, tensor::ExtractOp::create(nb, nl, indices, ivs),
+            nb.getIndexType())};
+      });
+  return reshapeTo(b, loc, flat, type);
+}
+
 /// MaxPoolGrad(dY, Indices): each dY element summed into the element of
 /// X that MaxPool's Indices output names (a flat position in X); dX has
 /// the declared type, which must be static.
@@ -779,18 +797,9 @@ static LoweringResult lowerMaxPoolGrad(NodeLowering &node) {
   if (!type || !type.hasStaticShape())
     return node.emitError() << "needs a static dX type (X's shape)";
   Type accType = getAccumulatorType(dyType.getElementType());
-  Value zeros = createFilled(b, loc, {b.getIndexAttr(type.getNumElements())},
-                             createScalar(b, loc, accType, 0));
-  Value sums = buildScatter(
-      b, loc, zeros, dy, CombineKind::Add,
-      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
-        return SmallVector<Value>{convertScalar(
-            nb, nl, tensor::ExtractOp::create(nb, nl, indices, ivs),
-            nb.getIndexType())};
-      });
-  return SmallVector<Value>{
-      convertTensor(b, loc, reshapeTo(b, loc, sums, type.clone(accType)),
-                    type.getElementType())};
+  Value sums = scatterAtFlatIndices(b, loc, dy, indices, type.clone(accType),
+                                    CombineKind::Add);
+  return SmallVector<Value>{convertTensor(b, loc, sums, type.getElementType())};
 }
 
 /// MaxUnpool(X, I, output_shape?): zeros of the shape (in - 1) * stride +
@@ -838,24 +847,16 @@ static LoweringResult lowerMaxUnpool(NodeLowering &node) {
     padded = *given;
   }
   auto outType = RankedTensorType::get(shape, type.getElementType());
-  Value zero = createScalar(b, loc, type.getElementType(), 0);
-  Value zeros =
-      createFilled(b, loc, {b.getIndexAttr(outType.getNumElements())}, zero);
-  Value flat = buildScatter(
-      b, loc, zeros, x, std::nullopt,
-      [&](OpBuilder &nb, Location nl, ValueRange ivs) {
-        return SmallVector<Value>{convertScalar(
-            nb, nl, tensor::ExtractOp::create(nb, nl, indices, ivs),
-            nb.getIndexType())};
-      });
-  Value unpooled = reshapeTo(b, loc, flat, outType);
+  Value unpooled =
+      scatterAtFlatIndices(b, loc, x, indices, outType, std::nullopt);
   if (padded == shape)
     return SmallVector<Value>{unpooled};
   SmallVector<int64_t> high;
   for (auto [size, inferred] : llvm::zip(padded, shape))
     high.push_back(size - inferred);
-  return SmallVector<Value>{padTensor(
-      b, loc, unpooled, SmallVector<int64_t>(shape.size(), 0), high, zero)};
+  return SmallVector<Value>{
+      padTensor(b, loc, unpooled, SmallVector<int64_t>(shape.size(), 0), high,
+                createScalar(b, loc, type.getElementType(), 0))};
 }
 
 /// GlobalAveragePool and GlobalMaxPool: a reduction over the spatial
