@@ -51,6 +51,24 @@ func.func @sliced_shape(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x8x10xf32>, tenso
 
 // -----
 
+// A Transpose and an N-D Slice of constant integers (how torch.onnx computes
+// reflect padding's pads) fold to constants.
+// CHECK-LABEL: func.func @folded_int_transpose_slice(
+// CHECK-DAG:     arith.constant dense<{{\[\[}}1, 3], [2, 4]]> : tensor<2x2xi64>
+// CHECK-DAG:     arith.constant dense<{{\[\[}}4], [2]]> : tensor<2x1xi64>
+func.func @folded_int_transpose_slice() -> (tensor<2x2xi64>, tensor<2x1xi64>) {
+  %data = onnxg.node "Constant"() opset 17 attributes {value = dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>} : () -> tensor<2x2xi64>
+  %t = onnxg.node "Transpose"(%data) opset 17 : (tensor<2x2xi64>) -> tensor<2x2xi64>
+  %starts = onnxg.node "Constant"() opset 17 attributes {value = dense<[-1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %ends = onnxg.node "Constant"() opset 17 attributes {value = dense<[-3, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %axes = onnxg.node "Constant"() opset 17 attributes {value = dense<[0, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %steps = onnxg.node "Constant"() opset 17 attributes {value = dense<[-1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %s = onnxg.node "Slice"(%data, %starts, %ends, %axes, %steps) opset 17 : (tensor<2x2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2x1xi64>
+  return %t, %s : tensor<2x2xi64>, tensor<2x1xi64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @transpose_concat_split_slice(
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
 // CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [3, 2] [1, 1]
