@@ -93,11 +93,11 @@ static std::optional<int64_t> evaluate(StringRef opType,
 }
 
 /// The row-major positions in a tensor of `shape` of the elements at
-/// `index(d, i)` along each axis d, for every row-major position of a
-/// tensor of `resultShape` (i its coordinate along d): Slice folding.
+/// `index(d, c)` along each axis d, for every row-major position of a
+/// tensor of `resultShape` (c its coordinates): Slice and Transpose folding.
 static SmallVector<int64_t>
 gatherPositions(ArrayRef<int64_t> shape, ArrayRef<int64_t> resultShape,
-                function_ref<int64_t(size_t, int64_t)> index) {
+                function_ref<int64_t(size_t, ArrayRef<int64_t>)> index) {
   int64_t count = 1;
   for (int64_t size : resultShape)
     count *= size;
@@ -110,7 +110,7 @@ gatherPositions(ArrayRef<int64_t> shape, ArrayRef<int64_t> resultShape,
     }
     int64_t position = 0;
     for (size_t d = 0; d < shape.size(); ++d)
-      position = position * shape[d] + index(d, coordinates[d]);
+      position = position * shape[d] + index(d, coordinates);
     positions.push_back(position);
   }
   return positions;
@@ -160,10 +160,10 @@ static std::optional<SmallVector<int64_t>> foldSlice(NodeLowering &node) {
     shape[*axis] = std::max<int64_t>(0, kept);
   }
   SmallVector<int64_t> values;
-  for (int64_t position :
-       gatherPositions(data->shape, shape, [&](size_t d, int64_t i) {
-         return first[d] + i * stride[d];
-       }))
+  for (int64_t position : gatherPositions(
+           data->shape, shape, [&](size_t d, ArrayRef<int64_t> coordinates) {
+             return first[d] + coordinates[d] * stride[d];
+           }))
     values.push_back(data->values[position]);
   return values;
 }
@@ -186,22 +186,12 @@ static std::optional<SmallVector<int64_t>> foldTranspose(NodeLowering &node) {
     inverse[axis] = i;
   }
   SmallVector<int64_t> values;
-  // Output element at coordinates c reads input coordinates c permuted
-  // back: input axis perm[i] is output axis i.
-  int64_t count = 1;
-  for (int64_t size : shape)
-    count *= size;
-  for (int64_t flat = 0; flat < count; ++flat) {
-    SmallVector<int64_t> out(rank);
-    for (int64_t i = rank - 1, rest = flat; i >= 0; --i) {
-      out[i] = rest % shape[i];
-      rest /= shape[i];
-    }
-    int64_t position = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      position = position * data->shape[d] + out[inverse[d]];
+  // Input axis perm[i] is output axis i.
+  for (int64_t position : gatherPositions(
+           data->shape, shape, [&](size_t d, ArrayRef<int64_t> coordinates) {
+             return coordinates[inverse[d]];
+           }))
     values.push_back(data->values[position]);
-  }
   return values;
 }
 
