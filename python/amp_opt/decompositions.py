@@ -676,15 +676,34 @@ def cumprod(input, dim, dtype=None):
     return torch.cat(products, dim)
 
 
+def _source_step(in_size, out_size, align_corners, scale):
+    """The input distance between neighbouring outputs of PyTorch's
+    interpolation along one axis: corner to corner with align_corners,
+    else 1 / the given scale factor, else in_size / out_size."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale else in_size / out_size
+
+
+def _interpolation_backward(weights, grad_output, input_size, align_corners,
+                            scale_factors):
+    """Separable 2-D interpolation is x -> Wh x Wwᵀ with constant
+    matrices from `weights`, so its backward is dy -> Whᵀ dy Ww: two
+    MatMuls."""
+    scales = scale_factors or (None, None)
+    rows = weights(input_size[2], grad_output.shape[-2], align_corners,
+                   scales[0]).to(grad_output.dtype)
+    columns = weights(input_size[3], grad_output.shape[-1], align_corners,
+                      scales[1]).to(grad_output.dtype)
+    return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
+
+
 def _bilinear_weights(in_size, out_size, align_corners, scale):
     """The [out_size, in_size] matrix of linear interpolation along one axis,
     by PyTorch's rules (area_pixel_compute_source_index): align_corners maps
     the corners, otherwise half-pixel centres clamped at 0, with 1 / the
     given scale factor when there is one."""
-    if align_corners:
-        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    else:
-        step = 1.0 / scale if scale else in_size / out_size
+    step = _source_step(in_size, out_size, align_corners, scale)
     weights = torch.zeros(out_size, in_size, dtype=torch.float64)
     for out in range(out_size):
         source = (step * out if align_corners
@@ -702,10 +721,7 @@ def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):
     along one axis: Keys' kernel (a = -0.75) on the 4 neighbours of the
     source coordinate (not clamped at 0, unlike bilinear), their indices
     clamped to the axis."""
-    if align_corners:
-        step = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    else:
-        step = 1.0 / scale if scale else in_size / out_size
+    step = _source_step(in_size, out_size, align_corners, scale)
     weights = torch.zeros(out_size, in_size, dtype=torch.float64)
     for out in range(out_size):
         source = step * out if align_corners else step * (out + 0.5) - 0.5
@@ -723,29 +739,17 @@ def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):
 @_register(aten.upsample_bicubic2d_backward.vec)
 def upsample_bicubic2d_backward(grad_output, output_size, input_size,
                                 align_corners, scale_factors):
-    """As bilinear's: two MatMuls by the transposed interpolation
-    matrices."""
-    scales = scale_factors or (None, None)
-    rows = _bicubic_weights(input_size[2], grad_output.shape[-2],
-                            align_corners, scales[0]).to(grad_output.dtype)
-    columns = _bicubic_weights(input_size[3], grad_output.shape[-1],
-                               align_corners, scales[1]).to(grad_output.dtype)
-    return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
+    """Two MatMuls by the transposed bicubic interpolation matrices."""
+    return _interpolation_backward(_bicubic_weights, grad_output, input_size,
+                                   align_corners, scale_factors)
 
 
 @_register(aten.upsample_bilinear2d_backward.vec)
 def upsample_bilinear2d_backward(grad_output, output_size, input_size,
                                  align_corners, scale_factors):
-    """Bilinear upsampling is x -> Wh x Wwᵀ with constant interpolation
-    matrices, so its backward is dy -> Whᵀ dy Ww: two MatMuls."""
-    scales = scale_factors or (None, None)
-    height, width = input_size[2], input_size[3]
-    out_h, out_w = grad_output.shape[-2], grad_output.shape[-1]
-    rows = _bilinear_weights(height, out_h, align_corners, scales[0])
-    columns = _bilinear_weights(width, out_w, align_corners, scales[1])
-    rows = rows.to(grad_output.dtype)
-    columns = columns.to(grad_output.dtype)
-    return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
+    """Two MatMuls by the transposed bilinear interpolation matrices."""
+    return _interpolation_backward(_bilinear_weights, grad_output, input_size,
+                                   align_corners, scale_factors)
 
 
 @_register(aten.upsample_nearest2d_backward.vec)
