@@ -86,10 +86,10 @@ static constexpr StringLiteral kMomentSuffixes[] = {".momentum0", ".momentum1"};
 
 namespace {
 /// Where an ONNX Runtime optimizer over sequences (AdamWOptimizer,
-/// SGDOptimizerV2) reads its weights and gradients, and which optional
-/// outputs return which inputs updated.
+/// SGDOptimizerV2) reads its gradients, and which optional outputs return
+/// which inputs updated.
 struct SequenceOptimizer {
-  unsigned weights, gradients;
+  unsigned gradients;
   SmallVector<std::pair<unsigned, unsigned>> updates; ///< (output, input)
   std::optional<unsigned> stepCount;
   unsigned numOperands; ///< At least this many inputs.
@@ -101,9 +101,9 @@ static std::optional<SequenceOptimizer> getSequenceOptimizer(Operation &op) {
   if (!node || node.getDomain() != "com.microsoft")
     return std::nullopt;
   if (node.getOpType() == "AdamWOptimizer")
-    return SequenceOptimizer{2, 3, {{1, 2}, {2, 4}, {3, 5}}, 1, 6};
+    return SequenceOptimizer{3, {{1, 2}, {2, 4}, {3, 5}}, 1, 6};
   if (node.getOpType() == "SGDOptimizerV2")
-    return SequenceOptimizer{1, 2, {{1, 1}}, std::nullopt, 3};
+    return SequenceOptimizer{2, {{1, 1}}, std::nullopt, 3};
   return std::nullopt;
 }
 
