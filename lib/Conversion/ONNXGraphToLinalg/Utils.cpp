@@ -44,12 +44,8 @@ Value amp::lowering::getMostStaticValue(Value value) {
 }
 
 Value NodeLowering::operand(unsigned i) const {
-  if (i >= node.getNumOperands())
-    return {};
-  Value value = node.getOperand(i);
-  if (isa<NoneType>(value.getType()))
-    return {};
-  return getMostStaticValue(value);
+  Value value = node.getOptionalOperand(i);
+  return value ? getMostStaticValue(value) : Value();
 }
 
 RankedTensorType NodeLowering::resultType(unsigned i) const {
@@ -171,13 +167,12 @@ NodeLowering::getIntsFromAttrOrOperand(StringRef name, unsigned i,
 
 std::optional<SmallVector<Value>>
 NodeLowering::sequenceOperand(unsigned i) const {
-  if (i >= node.getNumOperands() ||
-      isa<NoneType>(node.getOperand(i).getType())) {
+  Value sequence = node.getOptionalOperand(i);
+  if (!sequence) {
     emitError() << "input " << i << " (a sequence) is missing";
     return std::nullopt;
   }
-  std::optional<SmallVector<Value>> elements =
-      getSequenceElements(node.getOperand(i));
+  std::optional<SmallVector<Value>> elements = getSequenceElements(sequence);
   if (!elements)
     emitError()
         << "input " << i
@@ -187,7 +182,7 @@ NodeLowering::sequenceOperand(unsigned i) const {
 }
 
 InFlightDiagnostic NodeLowering::emitError() const {
-  return mlir::emitError(node.getLoc()) << node.describe() << ": ";
+  return node.emitNodeError();
 }
 
 //===----------------------------------------------------------------------===//

@@ -359,6 +359,16 @@ std::string NodeOp::describe() {
   return text;
 }
 
+InFlightDiagnostic NodeOp::emitNodeError() {
+  return mlir::emitError(getLoc()) << describe() << ": ";
+}
+
+Value NodeOp::getOptionalOperand(unsigned index) {
+  if (index >= getNumOperands() || isa<NoneType>(getOperand(index).getType()))
+    return {};
+  return getOperand(index);
+}
+
 void NodeOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   StringRef nodeName;
   SmallVector<StringRef> outputs;

@@ -37,16 +37,8 @@ public:
       : node(node), nodes(node, builder, node.getOpType()), builder(builder) {}
 
 protected:
-  InFlightDiagnostic emitError() {
-    return mlir::emitError(node.getLoc()) << node.describe() << ": ";
-  }
-  /// Operand `i`, or null when it is missing.
-  Value getOperand(unsigned i) {
-    return i < node.getNumOperands() &&
-                   !isa<NoneType>(node.getOperand(i).getType())
-               ? node.getOperand(i)
-               : Value();
-  }
+  InFlightDiagnostic emitError() { return node.emitNodeError(); }
+  Value getOperand(unsigned i) { return node.getOptionalOperand(i); }
   int64_t getInt(StringRef name, int64_t defaultValue) {
     auto attr =
         dyn_cast_or_null<IntegerAttr>(node.getOnnxAttrsOrEmpty().get(name));

@@ -72,7 +72,7 @@ private:
 } // namespace
 
 InFlightDiagnostic GradientExpansion::emitError() {
-  return mlir::emitError(gradient.getLoc()) << gradient.describe() << ": ";
+  return gradient.emitNodeError();
 }
 
 InFlightDiagnostic GradientExpansion::emitError(NodeOp node) {

@@ -85,21 +85,13 @@ public:
   static StringRef getKind(NodeOp node);
 
 private:
-  InFlightDiagnostic emitError() {
-    return mlir::emitError(node.getLoc()) << node.describe() << ": ";
-  }
+  InFlightDiagnostic emitError() { return node.emitNodeError(); }
   /// Reads the attributes and checks the operands' types.
   LogicalResult readAttributes();
   /// The activations of direction `index`, from `activations`,
   /// `activation_alpha` and `activation_beta` or the op's defaults.
   FailureOr<SmallVector<Activation, 3>> readActivations(unsigned index);
-  /// Operand `i`, or null when it is missing.
-  Value getOperand(unsigned i) {
-    return i < node.getNumOperands() &&
-                   !isa<NoneType>(node.getOperand(i).getType())
-               ? node.getOperand(i)
-               : Value();
-  }
+  Value getOperand(unsigned i) { return node.getOptionalOperand(i); }
   /// Whether sequence_lens is missing or a constant of the sequence length.
   bool hasFullLengths(Value lengths);
 

@@ -169,6 +169,11 @@ def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     ::llvm::StringRef getNodeName();
     /// "'name' (OpType)" for diagnostics.
     std::string describe();
+    /// An error at the node, its text starting with `describe()` and ": ".
+    ::mlir::InFlightDiagnostic emitNodeError();
+    /// Operand `index`, or null when the node has fewer operands or the
+    /// optional input is omitted (an `onnxg.none`).
+    ::mlir::Value getOptionalOperand(unsigned index);
   }];
 }
 
