@@ -577,15 +577,17 @@ static LoweringResult lowerAdamWOptimizer(NodeLowering &node) {
   Value step = rate ? getScalarOperand(node, 1, "the step count") : Value();
   if (!step)
     return failure();
-  SmallVector<SmallVector<Value>> sequences;
-  for (unsigned i = 2; i < 6; ++i) {
-    std::optional<SmallVector<Value>> elements = node.sequenceOperand(i);
+  std::optional<SmallVector<Value>> weights =
+      getFloatSequence(node, 2, "weights");
+  if (!weights)
+    return failure();
+  SmallVector<SmallVector<Value>> sequences = {*weights};
+  for (auto [i, what] : llvm::enumerate(ArrayRef<StringRef>{
+           "gradients", "first moments", "second moments"})) {
+    std::optional<SmallVector<Value>> elements =
+        getFloatSequence(node, i + 3, what, *weights);
     if (!elements)
       return failure();
-    if (!sequences.empty() && elements->size() != sequences[0].size())
-      return node.emitError()
-             << "input " << i << " holds " << elements->size()
-             << " tensors, the weights " << sequences[0].size();
     sequences.push_back(std::move(*elements));
   }
   Value doUpdate;
@@ -604,15 +606,6 @@ static LoweringResult lowerAdamWOptimizer(NodeLowering &node) {
     Value w = sequences[0][i], g = sequences[1][i], m1 = sequences[2][i],
           m2 = sequences[3][i];
     auto wType = getRankedType(w);
-    for (Value value : {w, g, m1, m2}) {
-      auto type = getRankedType(value);
-      if (!type || !isa<FloatType>(type.getElementType()) ||
-          type.getShape() != wType.getShape())
-        return node.emitError()
-               << "tensor " << i
-               << " of the weights, gradients and moments must be float "
-                  "tensors of one shape";
-    }
     auto [m1New, m2New, delta] = buildAdamUpdate(
         b, loc, *settings, w, g, m1, m2, getRankedType(m1), getRankedType(m2),
         rate, alphaCorrection, betaCorrection);

@@ -271,6 +271,16 @@ func.func @adamw_counts(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf
 
 // -----
 
+func.func @adamw_moment_shape(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf32>, %m: tensor<2x2xf32>) -> tensor<1xi1> {
+  %s = onnxg.node "SequenceConstruct"(%w) opset 17 : (tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
+  %bad = onnxg.node "SequenceConstruct"(%m) opset 17 : (tensor<2x2xf32>) -> !onnxg.seq<tensor<2x2xf32>>
+  // expected-error @+1 {{node (AdamWOptimizer): tensor 0 of the second moments must be a float tensor of its weight's shape}}
+  %0 = onnxg.node "AdamWOptimizer"(%lr, %step, %s, %s, %s, %bad) domain "com.microsoft" opset 1 : (tensor<1xf32>, tensor<1xi64>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<4xf32>>, !onnxg.seq<tensor<2x2xf32>>) -> tensor<1xi1>
+  return %0 : tensor<1xi1>
+}
+
+// -----
+
 func.func @adamw_mode(%lr: tensor<1xf32>, %step: tensor<1xi64>, %w: tensor<4xf32>) -> tensor<1xi1> {
   %s = onnxg.node "SequenceConstruct"(%w) opset 17 : (tensor<4xf32>) -> !onnxg.seq<tensor<4xf32>>
   // expected-error @+1 {{node (AdamWOptimizer): adam_mode must be 0 or 1, not 2}}
