@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
@@ -85,6 +86,53 @@ def load_saved(folder, name):
     """The tensor `name` that amp-run wrote into `folder` with --save-inputs
     or --save-outputs (`/` in names becomes `_`)."""
     return np.load(os.path.join(folder, name.replace("/", "_") + ".npy"))
+
+
+class SavedTensors(Mapping):
+    """The tensors amp-run wrote into `folder` with --save-outputs (or
+    --save-inputs), read by value name as `load_saved` reads them; iterating
+    gives the names as saved (`/` already `_`). `records` holds the run's
+    per-step records when `run_with_inputs` made it."""
+
+    def __init__(self, folder, records=()):
+        self.folder = str(folder)
+        self.records = list(records)
+
+    def _path(self, name):
+        return os.path.join(self.folder, name.replace("/", "_") + ".npy")
+
+    def __getitem__(self, name):
+        if not os.path.isfile(self._path(name)):
+            raise KeyError(f"amp-run saved no tensor '{name}' in "
+                           f"{self.folder}")
+        return np.load(self._path(name))
+
+    def __iter__(self):
+        return (name[:-4] for name in sorted(os.listdir(self.folder))
+                if name.endswith(".npy"))
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+def run_with_inputs(model_path, inputs, folder, steps=1, amp_pipeline=None,
+                    seed=0, args=()):
+    """Runs `steps` amp-run steps of `model_path` with each array of
+    `inputs` ({value name: array}) fed through --input (written as .npy
+    files into `folder`); returns the outputs of the last step, saved into
+    `folder`/out, as a SavedTensors. Raises AmpOptError when amp-run
+    fails."""
+    folder = str(folder)
+    os.makedirs(folder, exist_ok=True)
+    out = os.path.join(folder, "out")
+    command = ["--save-outputs", out]
+    for i, (name, value) in enumerate(inputs.items()):
+        path = os.path.join(folder, f"input_{i}.npy")
+        np.save(path, value)
+        command += ["--input", f"{name}={path}"]
+    records, _ = train(str(model_path), steps, amp_pipeline=amp_pipeline,
+                       seed=seed, args=[*command, *args])
+    return SavedTensors(out, records)
 
 
 def _pipeline_text(precision, options):

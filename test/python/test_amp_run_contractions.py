@@ -135,16 +135,13 @@ def test_gemm_through_blas_matches_numpy(case, records, tmp_path):
     dtype = np.float64 if acc == "f64" else np.float32
     x = rng.standard_normal(shape_of(a, sizes)).astype(dtype)
     y = rng.standard_normal(shape_of(b, sizes)).astype(dtype)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "y.npy", y)
     path = tmp_path / f"{name}.mlir"
     path.write_text(program(sizes, a, b, c, element, acc))
     lowered = tmp_path / "lowered.mlir"
-    api.train(str(path), 1, args=[
-        "--input", f"x={tmp_path / 'x.npy'}", "--input",
-        f"y={tmp_path / 'y.npy'}", "--save-outputs", str(tmp_path / "out"),
-        "--dump-lowered", str(lowered)] + (["--gemm-records"] if records
-                                           else []))
+    saved = api.run_with_inputs(
+        path, {"x": x, "y": y}, tmp_path,
+        args=["--dump-lowered", str(lowered)] + (["--gemm-records"] if records
+                                                 else []))
     # The product went through the runtime, with the operand types; every
     # case has a record.
     entry = "amp_gemm_" if records else "amp_contract_"
@@ -158,7 +155,7 @@ def test_gemm_through_blas_matches_numpy(case, records, tmp_path):
     squeeze = [i for i, loop in enumerate(a) if loop == "0"]
     expected = np.einsum(spec, to_type(x, element).squeeze(tuple(squeeze)),
                          to_type(y, element))
-    got = np.load(tmp_path / "out" / "output0.npy")
+    got = saved["output0"]
     assert got.dtype == dtype and got.shape == expected.shape
     tolerance = 1e-12 if acc == "f64" else 1e-5
     np.testing.assert_allclose(got, expected, rtol=tolerance,

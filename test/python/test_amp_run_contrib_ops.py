@@ -49,15 +49,8 @@ def test_contrib_training_ops_match_numpy(tmp_path):
         helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)])
     path = str(tmp_path / "contrib.onnx")
     onnx.save(model, path)
-    args = ["--save-outputs", str(tmp_path / "out")]
-    for name, value in dict(x=x, y=y, dy=dy, mask=mask).items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(path, 1, args=args)
-
-    def out(name):
-        return np.load(tmp_path / "out" / f"{name}.npy")
-
+    out = api.run_with_inputs(path, dict(x=x, y=y, dy=dy, mask=mask),
+                              tmp_path).__getitem__
     np.testing.assert_array_equal(out("c"), np.concatenate([x, y], axis=1))
     np.testing.assert_array_equal(out("lengths"), [6, 2])
     expected = np.zeros((4, 6), np.float32)
@@ -89,12 +82,8 @@ def run_nodes(tmp_path, nodes, inputs, outputs, opset=17, extra=()):
         helper.make_opsetid("ai.onnx.preview.training", 1)])
     path = str(tmp_path / "node.onnx")
     onnx.save(model, path)
-    args = ["--save-outputs", str(tmp_path / "out"), *extra]
-    for name, value in inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(path, 1, args=args)
-    return {n: np.load(tmp_path / "out" / f"{n}.npy") for n in outputs}
+    saved = api.run_with_inputs(path, inputs, tmp_path, args=extra)
+    return {n: saved[n] for n in outputs}
 
 
 @pytest.mark.parametrize("axis", [-1, 1])
@@ -597,10 +586,8 @@ def test_unsigned_integers_match_numpy(grid, tmp_path):
     path = tmp_path / "unsigned.onnx"
     onnx.save(helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-    np.save(tmp_path / "image.npy", image)
-    args = ["--save-outputs", str(tmp_path / "out"), "--input",
-            f"image={tmp_path / 'image.npy'}"]
-    api.train(str(path), 1, args=args + (["--grid-loops"] if grid else []))
+    saved = api.run_with_inputs(path, {"image": image}, tmp_path,
+                                args=["--grid-loops"] if grid else [])
     shifted = image - np.uint8(10)
     expected = {"shifted": shifted, "quotient": image // 7,
                 "remainder": image % 7, "larger": np.maximum(image, shifted),
@@ -609,6 +596,6 @@ def test_unsigned_integers_match_numpy(grid, tmp_path):
                 "signed": image.astype(np.int8),
                 "normalized": image.astype(np.float32) / 255, "back": image}
     for name, value in expected.items():
-        got = np.load(tmp_path / "out" / f"{name}.npy")
+        got = saved[name]
         assert got.dtype == value.dtype, name
         np.testing.assert_array_equal(got, value, err_msg=name)

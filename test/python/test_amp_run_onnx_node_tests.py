@@ -60,16 +60,14 @@ def test_onnx_backend_gradient_test(case, amp_pipeline, tmp_path):
 def run_backend_test(folder, tmp_path, amp_pipeline=None):
     model = onnx.load(os.path.join(folder, "model.onnx"))
     data = os.path.join(folder, "test_data_set_0")
-    args = ["--save-outputs", str(tmp_path / "out")]
-    for i, graph_input in enumerate(model.graph.input):
-        path = str(tmp_path / f"input_{i}.npy")
-        np.save(path, read_tensor(os.path.join(data, f"input_{i}.pb")))
-        args += ["--input", f"{graph_input.name}={path}"]
-    api.train(os.path.join(folder, "model.onnx"), 1,
-              amp_pipeline=amp_pipeline, args=args)
+    inputs = {graph_input.name: read_tensor(os.path.join(data,
+                                                         f"input_{i}.pb"))
+              for i, graph_input in enumerate(model.graph.input)}
+    saved = api.run_with_inputs(os.path.join(folder, "model.onnx"), inputs,
+                                tmp_path, amp_pipeline=amp_pipeline)
     for i, output in enumerate(model.graph.output):
         expected = read_tensor(os.path.join(data, f"output_{i}.pb"))
-        actual = np.load(tmp_path / "out" / f"{output.name}.npy")
+        actual = saved[output.name]
         assert actual.dtype == expected.dtype, output.name
         np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7,
                                    err_msg=output.name)

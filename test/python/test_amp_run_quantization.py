@@ -32,13 +32,8 @@ def run_model(tmp_path, nodes, inputs, outputs, initializers, opset,
     model = helper.make_model(graph, opset_imports=imports)
     path = str(tmp_path / "model.onnx")
     onnx.save(model, path)
-    args = ["--save-outputs", str(tmp_path / "out")]
-    for name, value in inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(path, 1, args=args)
-    return path, {name: api.load_saved(tmp_path / "out", name)
-                  for name, _ in outputs}
+    saved = api.run_with_inputs(path, inputs, tmp_path)
+    return path, {name: saved[name] for name, _ in outputs}
 
 
 def quantize_reference(x, scale, zero_point, dtype):

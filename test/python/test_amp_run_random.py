@@ -29,13 +29,9 @@ FUSION = os.path.normpath(os.path.join(
 
 
 def run(tmp_path, model_path, steps, seed, inputs, extra=()):
-    out = tmp_path / f"out_{steps}_{seed}"
-    args = ["--save-outputs", str(out), *extra]
-    for name, value in inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(model_path, steps, seed=seed, args=args)
-    return {f[:-4]: np.load(out / f) for f in os.listdir(out)}
+    return dict(api.run_with_inputs(model_path, inputs,
+                                    tmp_path / f"run_{steps}_{seed}",
+                                    steps=steps, seed=seed, args=extra))
 
 
 def test_dropout_masks(tmp_path):

@@ -88,12 +88,9 @@ def save_model(path, nodes, inputs, outputs, initializers=(), elem=None):
 
 
 def run_amp(path, inputs, tmp_path, flags=(), pipeline=None):
-    args = ["--save-outputs", str(tmp_path / "out"), *flags]
-    for name, value in inputs.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(path, 1, amp_pipeline=pipeline, args=args)
-    return lambda name: api.load_saved(tmp_path / "out", name)
+    saved = api.run_with_inputs(path, inputs, tmp_path, amp_pipeline=pipeline,
+                                args=flags)
+    return saved.__getitem__
 
 
 @pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid"])

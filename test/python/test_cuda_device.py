@@ -7,9 +7,6 @@
 - the amp-compile library, trained through amp_opt.step_library from the
   CPU run's inputs in device memory, gives the CPU run's losses and
   outputs."""
-import os
-
-import numpy as np
 import pytest
 
 from amp_opt import api, numerics, step_library, zoo
@@ -30,8 +27,7 @@ def amp_run(path, pipeline, device, folder, steps=STEPS):
         f"--device={device}", "--save-inputs", str(folder / "in"),
         "--save-outputs", str(folder / "out")])
     losses = [record["loss"] for record in records]
-    outputs = {f[:-4]: np.load(folder / "out" / f)
-               for f in os.listdir(folder / "out")}
+    outputs = dict(api.SavedTensors(folder / "out"))
     return losses, outputs
 
 
@@ -113,8 +109,7 @@ def test_zoo_step_in_a_cuda_graph(name, precision, zoo_steps, tmp_path,
     assert (f"amp-run: CUDA graph: 1 captured, {GRAPH_STEPS - 2} replayed"
             in stderr), stderr
     assert "refused" not in stderr, stderr
-    gpu = {f[:-4]: np.load(tmp_path / "gpu" / "out" / f)
-           for f in os.listdir(tmp_path / "gpu" / "out")}
+    gpu = dict(api.SavedTensors(tmp_path / "gpu" / "out"))
     assert_matches({"losses": [r["loss"] for r in records]},
                    {"losses": cpu_losses}, {}, ulp)
     assert_matches(gpu, cpu, fp32, ulp)

@@ -42,13 +42,8 @@ def run(folder, inputs, margin=0, algo="max", text=None):
     folder.mkdir(exist_ok=True)
     path = folder / "fp8.mlir"
     path.write_text(text or program(margin, algo))
-    args = []
-    for name, value in inputs.items():
-        np.save(folder / f"{name}.npy", value)
-        args += ["--input", f"{name}={folder / f'{name}.npy'}"]
-    out = folder / "out"
-    api.train(str(path), 1, args=args + ["--save-outputs", str(out)])
-    return [np.load(out / f"output{i}.npy") for i in range(8)]
+    saved = api.run_with_inputs(path, inputs, folder)
+    return [saved[f"output{i}"] for i in range(8)]
 
 
 def inputs(x_scale=3.0, s0=1.0, seed=0):
@@ -216,13 +211,11 @@ def test_casts_round_to_nearest_even_bit_for_bit(fmt, mlir_type, tmp_path):
     path = tmp_path / "casts.mlir"
     path.write_text(CASTS.replace("TYPE", mlir_type)
                     .replace("SIZE", str(x.size)))
-    np.save(tmp_path / "x.npy", x)
     lowered = tmp_path / "lowered.mlir"
-    api.train(str(path), 1, args=["--input", f"x={tmp_path / 'x.npy'}",
-                                  "--save-outputs", str(tmp_path / "out"),
-                                  "--dump-lowered", str(lowered)])
-    back = np.load(tmp_path / "out" / "output1.npy")
-    codes = np.load(tmp_path / "out" / "output2.npy").view(np.uint8)
+    saved = api.run_with_inputs(path, {"x": x}, tmp_path,
+                                args=["--dump-lowered", str(lowered)])
+    back = saved["output1"]
+    codes = saved["output2"].view(np.uint8)
 
     # The reference: nearest even below the overflow threshold (halfway
     # past the largest value), then infinity (E5M2) or NaN (E4M3FN).

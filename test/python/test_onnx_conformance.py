@@ -202,8 +202,8 @@ def run_case(case, tmp_path, flags=()):
     outputs = {}
     if proc.returncode == 0:
         for output in case.model.graph.output:
-            outputs[output.name] = np.load(
-                tmp_path / "out" / f"{output.name.replace('/', '_')}.npy")
+            outputs[output.name] = api.load_saved(tmp_path / "out",
+                                                  output.name)
     return proc, outputs, feeds
 
 
@@ -313,11 +313,8 @@ def test_group_normalization(opset, tmp_path):
     model.ir_version = 8
     path = tmp_path / "group_norm.onnx"
     onnx.save(model, str(path))
-    args = ["--save-outputs", str(tmp_path / "out")]
-    for name, value in (("x", x), ("s", scale), ("b", bias)):
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path}/{name}.npy"]
-    api.train(str(path), 1, args=args)
+    saved = api.run_with_inputs(path, {"x": x, "s": scale, "b": bias},
+                                tmp_path)
     groups = x.reshape(2, 3, -1)
     normalized = ((groups - groups.mean(-1, keepdims=True))
                   / np.sqrt(groups.var(-1, keepdims=True) + 1e-3))
@@ -326,5 +323,4 @@ def test_group_normalization(opset, tmp_path):
     expected = (normalized.reshape(x.shape)
                 * per_channel(scale)[None, :, None, None]
                 + per_channel(bias)[None, :, None, None])
-    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), expected,
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(saved["y"], expected, rtol=1e-5, atol=1e-6)

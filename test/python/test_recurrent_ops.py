@@ -68,14 +68,8 @@ def recurrent_model(op, steps, batch, size, hidden, attrs, inputs, opset,
 
 def run_amp(path, feeds, outputs, tmp_path, extra=()):
     """amp-run's outputs of `path` on `feeds`, as {name: array}."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    args = ["--save-outputs", str(tmp_path / "out"), *extra]
-    for name, value in feeds.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(str(path), 1, args=args)
-    return {name: api.load_saved(str(tmp_path / "out"), name)
-            for name in outputs}
+    saved = api.run_with_inputs(path, feeds, tmp_path, args=extra)
+    return {name: saved[name] for name in outputs}
 
 
 def optional(*names, sequence_lens=None):
