@@ -58,6 +58,22 @@ class Fn(nn.Module):
         return self.fn(x * self.w)
 
 
+class Spectrum(nn.Module):
+    """A learned projection of a signal's log-power spectrogram."""
+
+    def __init__(self, n_fft, features):
+        super().__init__()
+        self.n_fft = n_fft
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.fc = nn.Linear(n_fft // 2 + 1, features)
+
+    def forward(self, x):
+        spectrum = torch.stft(x, self.n_fft, self.n_fft // 4,
+                              window=self.window, return_complex=False)
+        power = spectrum.pow(2).sum(-1).transpose(1, 2)
+        return self.fc(torch.log(power + 1e-6))
+
+
 def mse_to(shape):
     return (torch.randn(shape),), F.mse_loss
 
@@ -281,6 +297,8 @@ def cases():
            (seq,), *mse_to((2, 5, 8)))
     yield ("lerp", Fn(lambda t: torch.lerp(t, t * 2, 0.3), (5, 8)), (seq,),
            *mse_to((2, 5, 8)))
+    yield ("stft (log power)", Spectrum(32, 6), (torch.randn(2, 128),),
+           *mse_to((2, 17, 6)))
 
 
 def one_line(text, limit=200):

@@ -868,8 +868,32 @@ _SYMBOLICS = {
 }
 
 
+def _stft(g, signal, frame_length, frame_step, window, onesided):
+    """amp_opt::stft as ONNX's STFT (opset 17) of signal [batch, length] as
+    [batch, length, 1], transposed to torch's [batch, bins, frames, 2].
+    Always two-sided, then sliced to the onesided bins: ONNX 1.12's shape
+    inference (torch's, and Debian's checker) counts the frames of a
+    onesided STFT wrong, one too many for most lengths."""
+    frame_length = symbolic_helper._get_const(frame_length, "i",
+                                              "frame_length")
+    frame_step = symbolic_helper._get_const(frame_step, "i", "frame_step")
+    onesided = symbolic_helper._get_const(onesided, "b", "onesided")
+
+    def constant(value):
+        return g.op("Constant", value_t=torch.tensor(value, dtype=torch.long))
+
+    real = g.op("Unsqueeze", signal, constant([2]))
+    spectrum = g.op("STFT", real, constant(frame_step), window,
+                    constant(frame_length), onesided_i=0)
+    if onesided:
+        spectrum = g.op("Slice", spectrum, constant([0]),
+                        constant([frame_length // 2 + 1]), constant([2]))
+    return g.op("Transpose", spectrum, perm_i=[0, 2, 1, 3])
+
+
 # Symbolics that need a newer opset than 13, by the first opset.
-_SYMBOLICS_FROM = {"aten::native_layer_norm": (17, _native_layer_norm)}
+_SYMBOLICS_FROM = {"aten::native_layer_norm": (17, _native_layer_norm),
+                   "amp_opt::stft": (17, _stft)}
 
 
 def _symbolics(opset):
@@ -880,8 +904,8 @@ def _symbolics(opset):
     return found
 
 
-def has_symbolic(name):
-    return name in _SYMBOLICS
+def has_symbolic(name, opset):
+    return name in _symbolics(opset)
 
 
 @contextlib.contextmanager
@@ -963,22 +987,76 @@ def _gaussian_nll_loss(input, target, var, full=False, eps=1e-6,
     return loss.sum() if reduction == "sum" else loss
 
 
-# The losses whose torch 1.13 implementation does not trace to a static
-# graph, and ours while a step is traced.
-_STATIC_SHAPE_LOSSES = {
-    "cross_entropy": (_torch_cross_entropy, _cross_entropy),
-    "gaussian_nll_loss": (_torch_gaussian_nll_loss, _gaussian_nll_loss),
+_torch_stft = torch.stft
+# torch.stft traces into as_strided, complex _fft_r2c and complex views,
+# which torch.onnx cannot export: while a step is traced it is one op,
+# amp_opt::stft (center=False, real frames), that exports as ONNX's STFT.
+_LIBRARY = torch.library.Library("amp_opt", "DEF")
+_LIBRARY.define("stft(Tensor signal, int frame_length, int frame_step, "
+                "Tensor window, bool onesided) -> Tensor")
+_LIBRARY_CPU = torch.library.Library("amp_opt", "IMPL", "CPU")
+_LIBRARY_CPU.impl(
+    "stft", lambda signal, frame_length, frame_step, window, onesided:
+    torch.view_as_real(_torch_stft(signal, frame_length, frame_step,
+                                   window=window, center=False,
+                                   onesided=onesided, return_complex=True)))
+def _stft_for_export(input, n_fft, hop_length=None, win_length=None,
+                     window=None, center=True, pad_mode="reflect",
+                     normalized=False, onesided=None, return_complex=None):
+    """torch.stft as amp_opt::stft: the centering pad, the window's
+    padding to n_fft and the normalization in torch ops around it. The
+    result is torch's real form [batch, bins, frames, 2]
+    (return_complex=False): complex tensors do not export."""
+    if return_complex:
+        raise NotImplementedError(
+            "torch.stft(return_complex=True) (complex tensors do not export "
+            "to ONNX; use return_complex=False, the real and imaginary "
+            "parts in the last dimension)")
+    if input.is_complex() or input.requires_grad:
+        raise NotImplementedError(
+            "torch.stft of a complex signal or of one that needs a gradient")
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if window is None:
+        window = torch.ones(win_length, dtype=input.dtype)
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        window = torch.nn.functional.pad(
+            window, (left, n_fft - win_length - left))
+    batched = input.dim() == 2
+    signal = input if batched else input.unsqueeze(0)
+    if center:
+        signal = torch.nn.functional.pad(
+            signal.unsqueeze(1), (n_fft // 2, n_fft // 2),
+            mode=pad_mode).squeeze(1)
+    onesided = True if onesided is None else onesided
+    result = torch.ops.amp_opt.stft(signal, n_fft, hop_length,
+                                    window.to(input.dtype), onesided)
+    if normalized:
+        result = result * n_fft ** -0.5
+    return result if batched else result.squeeze(0)
+
+
+# The functions whose torch 1.13 implementation does not trace to a static
+# graph that exports, and ours while a step is traced: (module, name) ->
+# (theirs, ours).
+_TRACED_REPLACEMENTS = {
+    (torch.nn.functional, "cross_entropy"): (_torch_cross_entropy,
+                                             _cross_entropy),
+    (torch.nn.functional, "gaussian_nll_loss"): (_torch_gaussian_nll_loss,
+                                                 _gaussian_nll_loss),
+    (torch, "stft"): (_torch_stft, _stft_for_export),
 }
 
 
 @contextlib.contextmanager
-def static_shape_losses():
-    """Routes F.cross_entropy and F.gaussian_nll_loss (and the nn modules
-    that call them) to ours while the block traces the step."""
-    for name, (_, ours) in _STATIC_SHAPE_LOSSES.items():
-        setattr(torch.nn.functional, name, ours)
+def traced_replacements():
+    """Routes F.cross_entropy, F.gaussian_nll_loss (and the nn modules that
+    call them) and torch.stft to ours while the block traces the step."""
+    for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
+        setattr(module, name, ours)
     try:
         yield
     finally:
-        for name, (theirs, _) in _STATIC_SHAPE_LOSSES.items():
-            setattr(torch.nn.functional, name, theirs)
+        for (module, name), (theirs, _) in _TRACED_REPLACEMENTS.items():
+            setattr(module, name, theirs)

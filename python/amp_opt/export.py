@@ -7,8 +7,8 @@ The step is traced into aten ops with functorch.make_fx. Aten ops that
 torch.onnx cannot export are replaced by decompositions (ours first, then
 torch's aten-level ones) until every op exports; an op with neither is an
 error that names it. Cross-entropy with label smoothing is traced with a
-mask multiply where torch takes masked_select (decompositions.
-static_shape_losses). The graph's roles (loss, parameters, gradients, updated
+mask multiply where torch takes masked_select, and torch.stft becomes
+ONNX's STFT (decompositions.traced_replacements). The graph's roles (loss, parameters, gradients, updated
 values, optimizer state) are recorded in metadata_props: see
 docs/TrainingStepFormat.md.
 """
@@ -120,7 +120,7 @@ def _captured_state(graph_module, model):
 
 def _onnx_exportable(op, opset):
     schema = getattr(op, "_schema", None)
-    return (schema is None or decompositions.has_symbolic(schema.name)
+    return (schema is None or decompositions.has_symbolic(schema.name, opset)
             or registration.registry.is_registered_op(schema.name, opset))
 
 
@@ -299,7 +299,7 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
 
     try:
         with warnings.catch_warnings(), \
-                decompositions.static_shape_losses():
+                decompositions.traced_replacements():
             warnings.simplefilter("ignore")
             graph_module, decomposed = _trace(step, values, opset)
     except NotImplementedError as error:

@@ -24,12 +24,12 @@ NOT_IN_TABLE = "has no lowering: the op type is not in amp-opt's op table"
 # Op types without a lowering, and what amp-run says of them.
 UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
     "Compress", "ConvInteger",
-    "DFT", "Det", "GridSample",
+    "Det", "GridSample",
     "If", "Loop", "MatMulInteger",
-    "MelWeightMatrix", "NonMaxSuppression", "NonZero", "Optional",
+    "NonMaxSuppression", "NonZero", "Optional",
     "OptionalGetElement", "OptionalHasElement", "QLinearConv",
     "QLinearMatMul",
-    "RoiAlign", "STFT", "Scan", "SequenceMap",
+    "RoiAlign", "Scan", "SequenceMap",
     "StringNormalizer", "TfIdfVectorizer", "Unique")}
 STRINGS = "do not lower: only numbers and booleans do"
 # Cases of lowered op types that use what does not lower yet.
@@ -102,6 +102,7 @@ SHAPE_OPERANDS = {
     "Resize": {1, 2, 3}, "TopK": {1}, "CumSum": {1}, "ConstantOfShape": {0},
     "OneHot": {1}, "Upsample": {1}, "Range": {0, 1, 2}, "MaxUnpool": {2},
     "HannWindow": {0}, "HammingWindow": {0}, "BlackmanWindow": {0},
+    "DFT": {1}, "STFT": {1, 3}, "MelWeightMatrix": {0, 1, 2, 3, 4},
     **{f"Reduce{kind}": {1} for kind in (
         "Sum", "Mean", "Max", "Min", "Prod", "L1", "L2", "LogSum",
         "LogSumExp", "SumSquare")},

@@ -134,6 +134,7 @@ void populateOptimizerLowerings(LoweringTable &table);
 void populateRandomLowerings(LoweringTable &table);
 void populateQuantizationLowerings(LoweringTable &table);
 void populateSequenceLowerings(LoweringTable &table);
+void populateSignalLowerings(LoweringTable &table);
 
 /// A lowered ONNX sequence of `elements`: an unrealized_conversion_cast
 /// from the element tensors to `sequenceType`, which the nodes reading the

@@ -42,6 +42,7 @@ static const LoweringTable &getLoweringTable() {
     populateRandomLowerings(table);
     populateQuantizationLowerings(table);
     populateSequenceLowerings(table);
+    populateSignalLowerings(table);
     return table;
   }();
   return table;

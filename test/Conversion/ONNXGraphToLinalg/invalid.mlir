@@ -433,3 +433,97 @@ func.func @fake_quant_grad_float_mask(%dy: tensor<4xf32>, %mask: tensor<4xf32>) 
   %0 = onnxg.node "FakeQuantGrad"(%dy, %mask) domain "com.microsoft" opset 1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @dft_channels(%x: tensor<2x8x3xf32>) -> tensor<2x8x2xf32> {
+  // expected-error @+1 {{node (DFT): the last dimension of the input must be 1 (real) or 2 (complex), not 3}}
+  %0 = onnxg.node "DFT"(%x) opset 17 : (tensor<2x8x3xf32>) -> tensor<2x8x2xf32>
+  return %0 : tensor<2x8x2xf32>
+}
+
+// -----
+
+func.func @dft_onesided_complex(%x: tensor<2x8x2xf32>) -> tensor<2x5x2xf32> {
+  // expected-error @+1 {{node (DFT): onesided needs a real input (last dimension 1)}}
+  %0 = onnxg.node "DFT"(%x) opset 17 attributes {onesided = 1 : i64} : (tensor<2x8x2xf32>) -> tensor<2x5x2xf32>
+  return %0 : tensor<2x5x2xf32>
+}
+
+// -----
+
+func.func @dft_onesided_inverse(%x: tensor<2x8x1xf32>) -> tensor<2x5x2xf32> {
+  // expected-error @+1 {{node (DFT): onesided inverse transforms do not lower: implementations disagree on their input}}
+  %0 = onnxg.node "DFT"(%x) opset 17 attributes {onesided = 1 : i64, inverse = 1 : i64} : (tensor<2x8x1xf32>) -> tensor<2x5x2xf32>
+  return %0 : tensor<2x5x2xf32>
+}
+
+// -----
+
+func.func @dft_axis(%x: tensor<2x8x1xf32>) -> tensor<2x8x2xf32> {
+  // expected-error @+1 {{node (DFT): axis 2 is not a signal dimension of an input of rank 3}}
+  %0 = onnxg.node "DFT"(%x) opset 17 attributes {axis = 2 : i64} : (tensor<2x8x1xf32>) -> tensor<2x8x2xf32>
+  return %0 : tensor<2x8x2xf32>
+}
+
+// -----
+
+func.func @dft_length_computed(%x: tensor<2x8x1xf32>, %n: tensor<i64>) -> tensor<*xf32> {
+  // expected-error @+1 {{node (DFT): dft_length must be a constant scalar of at least 1}}
+  %0 = onnxg.node "DFT"(%x, %n) opset 17 : (tensor<2x8x1xf32>, tensor<i64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @dft_dynamic(%x: tensor<?x8x1xf32>) -> tensor<?x8x2xf32> {
+  // expected-error @+1 {{node (DFT): expects a float input of static shape and rank >= 2}}
+  %0 = onnxg.node "DFT"(%x) opset 17 : (tensor<?x8x1xf32>) -> tensor<?x8x2xf32>
+  return %0 : tensor<?x8x2xf32>
+}
+
+// -----
+
+func.func @stft_step_computed(%x: tensor<1x32x1xf32>, %step: tensor<i64>, %w: tensor<8xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{node (STFT): frame_step must be a constant scalar of at least 1}}
+  %0 = onnxg.node "STFT"(%x, %step, %w) opset 17 : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @stft_window_length(%x: tensor<1x32x1xf32>, %w: tensor<8xf32>) -> tensor<*xf32> {
+  %step = onnxg.node "Constant"() opset 17 attributes {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  %n = onnxg.node "Constant"() opset 17 attributes {value = dense<16> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (STFT): the window has 8 elements, frame_length is 16}}
+  %0 = onnxg.node "STFT"(%x, %step, %w, %n) opset 17 : (tensor<1x32x1xf32>, tensor<i64>, tensor<8xf32>, tensor<i64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @stft_no_length(%x: tensor<1x32x1xf32>) -> tensor<*xf32> {
+  %step = onnxg.node "Constant"() opset 17 attributes {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (STFT): needs a window or frame_length}}
+  %0 = onnxg.node "STFT"(%x, %step) opset 17 : (tensor<1x32x1xf32>, tensor<i64>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @stft_long_frame(%x: tensor<1x6x1xf32>, %w: tensor<8xf32>) -> tensor<*xf32> {
+  %step = onnxg.node "Constant"() opset 17 attributes {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (STFT): frame_length 8 is longer than the signal (6)}}
+  %0 = onnxg.node "STFT"(%x, %step, %w) opset 17 : (tensor<1x6x1xf32>, tensor<i64>, tensor<8xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @mel_computed(%bins: tensor<i64>) -> tensor<*xf32> {
+  %n = onnxg.node "Constant"() opset 17 attributes {value = dense<16> : tensor<i64>} : () -> tensor<i64>
+  %hz = onnxg.node "Constant"() opset 17 attributes {value = dense<100.0> : tensor<f32>} : () -> tensor<f32>
+  // expected-error @+1 {{node (MelWeightMatrix): every input must be a constant scalar}}
+  %0 = onnxg.node "MelWeightMatrix"(%bins, %n, %n, %hz, %hz) opset 17 : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

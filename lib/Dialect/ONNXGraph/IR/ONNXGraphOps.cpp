@@ -621,6 +621,30 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
                       sizes.getNumElements(getOperand(2)));
     return type.ends_with("Grad") ? 2 * forward : forward;
   }
+  if (type == "DFT" || type == "STFT") {
+    // A multiply-add per output value and (complex) input sample of one
+    // transform: the samples along DFT's axis, STFT's window (or about
+    // twice its onesided bins).
+    auto input = dyn_cast<RankedTensorType>(getOperand(0).getType());
+    auto output = out ? dyn_cast<RankedTensorType>(out.getType()) : nullptr;
+    if (!input || !output || input.getRank() < 2 || output.getRank() < 2)
+      return amp::detail::estimateElementwiseFlops(getOperation(), sizes);
+    int64_t rank = input.getRank();
+    double channels = getDimSize(getOperand(0), rank - 1, sizes), samples;
+    if (type == "DFT") {
+      int64_t axis = getOpset() >= 20 ? -2 : 1;
+      if (auto attr = getOnnxAttrsOrEmpty().getAs<IntegerAttr>("axis"))
+        axis = attr.getInt();
+      axis = std::clamp<int64_t>(axis < 0 ? axis + rank : axis, 0, rank - 2);
+      samples = getDimSize(getOperand(0), axis, sizes);
+    } else if (getNumOperands() > 2 &&
+               isa<RankedTensorType>(getOperand(2).getType())) {
+      samples = getDimSize(getOperand(2), 0, sizes);
+    } else {
+      samples = 2 * getDimSize(out, output.getRank() - 2, sizes);
+    }
+    return 2 * sizes.getNumElements(out) * samples * channels;
+  }
   if (type == "Attention") {
     // Q·Kᵀ and the weights times V: two GEMMs over the key length, the
     // second to last dimension of K (3-D or 4-D).
