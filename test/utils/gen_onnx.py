@@ -332,6 +332,22 @@ def opset23_attention(out):
 
 
 @case
+def stft_onesided(out):
+    """A onesided STFT whose frame count libonnx 1.12's shape inference gets
+    wrong: (704 - 64) / 16 + 1 = 41 frames of 33 bins, not 42, and the
+    ReduceSum that reads it."""
+    inits = [numpy_helper.from_array(np.array(16, np.int64), "step"),
+             numpy_helper.from_array(np.hanning(64).astype(np.float32),
+                                     "window")]
+    nodes = [helper.make_node("STFT", ["x", "step", "window"], ["s"],
+                              name="stft", onesided=1),
+             helper.make_node("ReduceSum", ["s"], ["y"], name="power",
+                              keepdims=0)]
+    return model(nodes, [vi("x", F, [2, 704, 1])], [vi("y", F, None)],
+                 inits=inits)
+
+
+@case
 def unsorted(out):
     return model([helper.make_node("Relu", ["a"], ["b"], name="second"),
                   helper.make_node("Neg", ["x"], ["a"], name="first"),

@@ -13,6 +13,7 @@
 
 #include "Checker.h"
 #include "ChildProcess.h"
+#include "NewerSchemas.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -65,6 +66,7 @@ static std::string checkModel(onnx::ModelProto &model) {
   }
   try {
     onnx::checker::check_model(model);
+    mlir::onnxg::fixShapeInference();
     onnx::ShapeInferenceOptions options{/*check_type=*/true,
                                         /*error_mode=*/1,
                                         /*enable_data_propagation=*/false};

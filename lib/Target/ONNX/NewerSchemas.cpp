@@ -18,6 +18,7 @@
 
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
+#include "onnx/defs/tensor_proto_util.h"
 
 #include <mutex>
 #include <optional>
@@ -118,6 +119,43 @@ void inferAttention(InferenceContext &ctx) {
   setOutput(ctx, 3, 0, {batch, qHeads, queries, total});
 }
 
+/// The value of input `n` when it is a constant integer scalar.
+std::optional<int64_t> getConstantScalar(InferenceContext &ctx, size_t n) {
+  const TensorProto *data =
+      n < ctx.getNumInputs() ? ctx.getInputData(n) : nullptr;
+  if (!data)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  if (data->data_type() == TensorProto::INT64)
+    values = ParseData<int64_t>(data);
+  else if (data->data_type() == TensorProto::INT32)
+    for (int32_t value : ParseData<int32_t>(data))
+      values.push_back(value);
+  if (values.size() != 1)
+    return std::nullopt;
+  return values[0];
+}
+
+/// STFT-17 as the spec defines it: [batch, frames, bins, 2], frames =
+/// (length - frame_length) / frame_step + 1. libonnx 1.12 subtracts the
+/// onesided bin count instead of the frame length (fixed in later ONNX),
+/// which types most onesided spectrograms one frame too long.
+void inferSTFT(InferenceContext &ctx) {
+  propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  std::optional<int64_t> frameLength = getConstantScalar(ctx, 3);
+  if (!frameLength)
+    frameLength = getDim(ctx, 2, 0);
+  std::optional<int64_t> step = getConstantScalar(ctx, 1);
+  std::optional<int64_t> length = getDim(ctx, 0, 1);
+  std::optional<int64_t> frames, bins;
+  if (frameLength && step && *step > 0 && length && *length >= *frameLength)
+    frames = (*length - *frameLength) / *step + 1;
+  if (frameLength)
+    bins =
+        getAttribute(ctx, "onesided", 1) ? *frameLength / 2 + 1 : *frameLength;
+  setOutput(ctx, 0, 0, {getDim(ctx, 0, 0), frames, bins, 2});
+}
+
 void registerSchemas() {
   RegisterSchema(OpSchema()
                      .SetName("RMSNormalization")
@@ -180,5 +218,16 @@ void mlir::onnxg::registerNewerSchemas() {
     // A libonnx that knows the ops already (a newer one) keeps its own.
     if (!OpSchemaRegistry::Schema("Attention", 23, ""))
       registerSchemas();
+  });
+  fixShapeInference();
+}
+
+void mlir::onnxg::fixShapeInference() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The registry holds its schemas in mutable storage; only this
+    // process's copy changes.
+    if (const OpSchema *stft = OpSchemaRegistry::Schema("STFT", 17, ""))
+      const_cast<OpSchema *>(stft)->TypeAndShapeInferenceFunction(inferSTFT);
   });
 }

@@ -12,10 +12,15 @@ namespace mlir::onnxg {
 
 /// Registers with libonnx the schemas (types, shape inference) of the
 /// default-domain ops newer than it knows that amp-opt lowers: opset 23's
-/// Attention, RotaryEmbedding and RMSNormalization. For the
-/// shape-inference child only: the importer's checks stay those of the
-/// installed ONNX.
+/// Attention, RotaryEmbedding and RMSNormalization; then
+/// fixShapeInference(). For the shape-inference child only: the importer's
+/// checks stay those of the installed ONNX.
 void registerNewerSchemas();
+
+/// Replaces the shape inference of the schemas libonnx 1.12 gets wrong
+/// with the spec's: STFT-17's frame count (ONNX fixed it later). For the
+/// shape-inference and checker children.
+void fixShapeInference();
 
 } // namespace mlir::onnxg
 
