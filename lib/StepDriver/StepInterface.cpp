@@ -16,6 +16,7 @@
 
 #include "amp/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -184,6 +185,27 @@ void amprun::describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
   }
 }
 
+/// Returns the values that the lowering typed statically behind a
+/// tensor.cast to a graph output type ONNX could not infer (shapes computed
+/// by folded shape arithmetic, as nn.Unfold's backward computes them), and
+/// gives the function their static types.
+static void refineResultTypes(func::FuncOp func) {
+  auto terminator =
+      cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Type> results;
+  for (OpOperand &operand : terminator->getOpOperands()) {
+    Value value = operand.get();
+    while (auto castOp = value.getDefiningOp<tensor::CastOp>())
+      value = castOp.getSource();
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (type && type.hasStaticShape())
+      operand.set(value);
+    results.push_back(operand.get().getType());
+  }
+  func.setType(
+      FunctionType::get(func.getContext(), func.getArgumentTypes(), results));
+}
+
 func::FuncOp
 amprun::prepareStep(ModuleOp module, StringRef path,
                     std::optional<StringRef> ampPipeline, StringRef lossName,
@@ -209,6 +231,7 @@ amprun::prepareStep(ModuleOp module, StringRef path,
   amp::addGraphToLinalgPasses(convert);
   if (failed(convert.run(module)))
     fail("lowering " + path + " to linalg failed");
+  refineResultTypes(func);
   loss = lossName.str();
   describeStep(func, bounds, stepCounts, buffers, carryPairs,
                restartAccumulators, inputs, outputs, loss);

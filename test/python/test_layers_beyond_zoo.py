@@ -10,8 +10,9 @@ ConvTranspose2d, amax; InstanceNorm, PReLU, pixel shuffle (DepthToSpace),
 nearest upsampling (Resize), a softmax over channels; L2 normalization,
 Mish, tanh GELU, variance, log-softmax with NLL; a Llama block (RMSNorm,
 rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; top-2
-routing over experts (TopK); cross-entropy with label smoothing; and
-test_export's TrapModel."""
+routing over experts (TopK); cross-entropy with label smoothing; a
+spectrogram classifier (torch.stft as STFT); nn.Unfold; and test_export's
+TrapModel."""
 import json
 import os
 
@@ -28,6 +29,7 @@ from test_amp_run import (assert_matches_reference,
 from test_cuda_backend import (PRECISIONS, check_library, compare_grid_to_cpu,
                                compile_library, toolkit_found)
 from test_export import TrapModel
+from test_signal_ops import Spectrogram
 
 
 class Conv1dGroupNorm(nn.Module):
@@ -283,6 +285,20 @@ class DenseBlock(nn.Module):
         return self.head(F.avg_pool2d(F.relu(self.norm(b)), 2).mean((2, 3)))
 
 
+class Unfolded(nn.Module):
+    """nn.Unfold (im2col), whose export computes its gather indices with
+    Shape, Range and Unsqueeze arithmetic that ONNX cannot type."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+        self.unfold = nn.Unfold(3, padding=1, stride=2)
+        self.fc = nn.Linear(36, 3)
+
+    def forward(self, x):
+        return self.fc(self.unfold(self.conv(x)).mean(-1))
+
+
 def smoothed_cross_entropy(logits, targets):
     return F.cross_entropy(logits, targets, label_smoothing=0.1)
 
@@ -332,6 +348,10 @@ LAYERS = {
     "dense_block": (DenseBlock, lambda: (torch.randn(2, 4, 6, 6),),
                     classes(3, 2), F.cross_entropy,
                     {"Concat", "AveragePool", "ConvTranspose"}),
+    "spectrogram": (Spectrogram, lambda: (torch.randn(4, 256),),
+                    classes(4, 4), F.cross_entropy, {"STFT", "Conv"}),
+    "unfold": (Unfolded, lambda: (torch.randn(2, 3, 8, 8),), classes(3, 2),
+               F.cross_entropy, {"Range", "Gather"}),
     "traps": (TrapModel, lambda: (torch.randn(2, 2, 9, 9),
                                   torch.randn(2, 5, 16)),
               lambda: (torch.randn(2, 5, 16),), F.mse_loss, {"MaxPool"}),

@@ -395,17 +395,23 @@ static LoweringResult lowerExpand(NodeLowering &node) {
   Value input = node.operand(0);
   RankedTensorType type = getRankedType(input);
   RankedTensorType declared = node.resultType(0);
-  if (!type || !declared)
+  if (!type)
     return node.emitError() << "expects ranked tensors";
   // ONNX shape inference's static output type says it all; otherwise the
   // broadcast of the input shape and the requested one.
   RankedTensorType requested = declared;
-  if (!declared.hasStaticShape()) {
+  if (!declared || !declared.hasStaticShape()) {
     FailureOr<SmallVector<int64_t>> shape = getShapeOperand(node, 1);
     if (failed(shape))
       return failure();
     requested = RankedTensorType::get(*shape, type.getElementType());
   }
+  // An output ONNX could not type at all has the broadcast's rank.
+  if (!declared)
+    declared = RankedTensorType::get(
+        SmallVector<int64_t>(std::max(type.getRank(), requested.getRank()),
+                             ShapedType::kDynamic),
+        type.getElementType());
   RankedTensorType result = getBroadcastType({type, requested}, declared);
   if (!result)
     return node.emitError() << "cannot expand " << type << " to " << requested;
@@ -420,10 +426,10 @@ static LoweringResult lowerTile(NodeLowering &node) {
   Value input = node.operand(0);
   RankedTensorType type = getRankedType(input);
   RankedTensorType declared = node.resultType(0);
-  if (!type || !declared)
+  if (!type)
     return node.emitError() << "expects ranked tensors";
   FailureOr<SmallVector<int64_t>> repeats = failure();
-  if (declared.hasStaticShape() && type.hasStaticShape() &&
+  if (declared && declared.hasStaticShape() && type.hasStaticShape() &&
       declared.getRank() == type.getRank()) {
     repeats.emplace();
     for (int64_t i = 0; i < type.getRank(); ++i)
@@ -1645,9 +1651,27 @@ static LoweringResult lowerRange(NodeLowering &node) {
   }
   Type elementType = scalars[0].getType();
   RankedTensorType declared = node.resultType(0);
+  // Constant bounds (shape arithmetic folded while lowering) give a static
+  // size even where ONNX could not type the result.
+  std::optional<double> constantSize;
+  SmallVector<double> bounds;
+  for (unsigned i = 0; i < 3; ++i) {
+    std::optional<SmallVector<int64_t>> ints = node.getConstantInts(i);
+    std::optional<SmallVector<double>> floats =
+        ints ? std::nullopt : node.getConstantFloats(i);
+    if (ints && ints->size() == 1)
+      bounds.push_back(double((*ints)[0]));
+    else if (floats && floats->size() == 1)
+      bounds.push_back((*floats)[0]);
+  }
+  if (bounds.size() == 3 && bounds[2] != 0)
+    constantSize =
+        std::max(0.0, std::ceil((bounds[1] - bounds[0]) / bounds[2]));
   OpFoldResult size;
   if (declared && declared.getRank() == 1 && declared.hasStaticShape()) {
     size = b.getIndexAttr(declared.getDimSize(0));
+  } else if (constantSize) {
+    size = b.getIndexAttr(int64_t(*constantSize));
   } else {
     Type f64 = b.getF64Type();
     auto toF64 = [&](Value v) { return convertScalar(b, loc, v, f64); };

@@ -171,6 +171,28 @@ func.func @range_dynamic(%start: tensor<i64>, %limit: tensor<i64>, %delta: tenso
 
 // -----
 
+// Range of constant bounds (shape arithmetic folded while lowering, as
+// nn.Unfold's export computes them) has a static size even where ONNX left
+// the result untyped: ceil((8 - 1) / 2) = 4 elements. The Unsqueeze and
+// the Expand of an untyped result that read it stay static.
+// CHECK-LABEL: func.func @range_constant_bounds(
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi64>)
+// CHECK:         %[[U:.*]] = tensor.expand_shape %[[R]] {{.*}} : tensor<4xi64> into tensor<1x4xi64>
+// CHECK:         linalg.generic {{.*}} ins(%[[U]] : tensor<1x4xi64>) outs(%{{.*}} : tensor<3x4xi64>)
+func.func @range_constant_bounds() -> tensor<*xi64> {
+  %start = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %limit = onnxg.node "Constant"() opset 17 attributes {value = dense<8> : tensor<i64>} : () -> tensor<i64>
+  %delta = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %r = onnxg.node "Range"(%start, %limit, %delta) opset 17 : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %axes = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %u = onnxg.node "Unsqueeze"(%r, %axes) opset 17 : (tensor<?xi64>, tensor<1xi64>) -> tensor<1x?xi64>
+  %shape = onnxg.node "Constant"() opset 17 attributes {value = dense<[3, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnxg.node "Expand"(%u, %shape) opset 17 : (tensor<1x?xi64>, tensor<2xi64>) -> tensor<*xi64>
+  return %0 : tensor<*xi64>
+}
+
+// -----
+
 // ConcatTraining also returns the inputs' lengths along the axis.
 // CHECK-LABEL: func.func @concat_training(
 // CHECK:         %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 6] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x8xf32>

@@ -229,3 +229,32 @@ func.func @clipped_sgd_sequences(%lr: tensor<1xf32> loc("learning_rate"),
   %flag = onnxg.node "SGDOptimizerV2"(%lr, %params, %clipped) domain "com.microsoft" opset 1 : (tensor<1xf32>, !onnxg.seq<tensor<*xf32>>, !onnxg.seq<tensor<*xf32>>) -> tensor<1xi1> loc(fused<"onnx.outputs">["sgd", "update_completed"])
   return %flag : tensor<1xi1>
 }
+
+// -----
+
+// Shapes ONNX could not infer (nn.Unfold's backward computes them with
+// shape arithmetic): the gradient takes its parameter's type, the update
+// the type of the value it replaces, and the function returns it so.
+// CHECK-LABEL: func.func @untyped_update
+// CHECK-SAME:    -> (tensor<f32> {onnxg.name = "loss"}, tensor<8x8xf32> {onnxg.name = "w.updated"})
+// CHECK:         onnxg.node "MatMul"{{.*}} -> tensor<8x8xf32>
+// CHECK:         onnxg.node "Sub"{{.*}} -> tensor<8x8xf32>
+// CHECK:         return {{.*}} : tensor<f32>, tensor<8x8xf32>
+module attributes {onnxg.metadata_props = [
+    ["amp_opt.format", "amp_opt.training_step.v1"], ["amp_opt.loss", "loss"],
+    ["amp_opt.loss_seed", "loss.seed"],
+    ["amp_opt.parameters", "[{\"name\": \"w\", \"gradient\": \"w.grad\", \"updated\": \"w.updated\", \"state\": {}, \"state_updated\": {}}]"],
+    ["amp_opt.optimizer", "{\"type\": \"sgd\", \"step\": null, \"step_updated\": null}"]]} {
+  // expected-remark @+1 {{amp_opt.training_step: loss 'loss', 1 seeds, 1 parameters with gradients, 1 updates, 0 buffers; 2 forward, 2 backward, 3 optimizer ops}}
+  func.func @untyped_update(%x: tensor<4x8xf32> loc("x"), %w: tensor<8x8xf32> loc("w"), %seed: tensor<f32> loc("loss.seed"))
+      -> (tensor<f32> {onnxg.name = "loss"}, tensor<?x8xf32> {onnxg.name = "w.updated"}) {
+    %y = onnxg.node "MatMul"(%x, %w) opset 17 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["mm", "y"])
+    %loss = onnxg.node "ReduceSum"(%y) opset 17 attributes {keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<f32> loc(fused<"onnx.outputs">["sum", "loss"])
+    %dy = onnxg.node "Mul"(%y, %seed) opset 17 : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32> loc(fused<"onnx.outputs">["seed", "dy"])
+    %dw = onnxg.node "MatMul"(%x, %dy) opset 17 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<*xf32> loc(fused<"onnx.outputs">["dw", "w.grad"])
+    %lr = onnxg.initializer "lr" dense<0.1> : tensor<f32> loc("lr")
+    %step = onnxg.node "Mul"(%lr, %dw) opset 17 : (tensor<f32>, tensor<*xf32>) -> tensor<*xf32> loc(fused<"onnx.outputs">["scale", "w.step"])
+    %new = onnxg.node "Sub"(%w, %step) opset 17 : (tensor<8x8xf32>, tensor<*xf32>) -> tensor<?x8xf32> loc(fused<"onnx.outputs">["update", "w.updated"])
+    return %loss, %new : tensor<f32>, tensor<?x8xf32>
+  }
+}

@@ -837,13 +837,19 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
   return analyzeDataflow(func, roles, std::move(inferred));
 }
 
-/// Gives gradients and seeds that ONNX shape inference left untyped (it does
-/// not know ONNX Runtime's gradient ops) the type of the tensor they are the
-/// gradient of: the parameter, or what YieldOp hands out.
-static void typeGradients(TrainingRoles &roles) {
+/// Gives gradients, seeds and updates whose shapes ONNX shape inference
+/// could not find (it does not know ONNX Runtime's gradient ops, nor the
+/// shape arithmetic of nn.Unfold's backward) the type of the tensor they
+/// stand for: the parameter, what YieldOp hands out, or the value an update
+/// replaces. The function returns them with those types.
+static void typeGradients(func::FuncOp func, TrainingRoles &roles) {
   auto refine = [](Value value, Type type) {
-    if (!isa<RankedTensorType>(value.getType()) &&
-        isa<RankedTensorType>(type) && isa<OpResult>(value))
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (ranked &&
+        (isa<UnrankedTensorType>(value.getType()) || ranked.hasStaticShape()) &&
+        isa<OpResult>(value) && value.getType() != type &&
+        getElementTypeOrSelf(value.getType()) == ranked.getElementType() &&
+        succeeded(verifyCompatibleShape(value.getType(), type)))
       value.setType(type);
   };
   for (auto [param, gradient] : roles.gradients)
@@ -851,6 +857,11 @@ static void typeGradients(TrainingRoles &roles) {
   for (NodeOp op : roles.yieldOps)
     for (auto [input, output] : llvm::zip(op.getInputs(), op.getOutputs()))
       refine(output, input.getType());
+  for (auto [updated, previous] : roles.updates)
+    refine(updated, previous.getType());
+  Operation *terminator = func.getBody().front().getTerminator();
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 terminator->getOperandTypes()));
 }
 
 /// The ops of `body` that `values` depend on (`upstream`) or that depend on
@@ -923,7 +934,7 @@ void AnalyzeTrainingPass::runOnOperation() {
     if (failed(analyze(func, roles)))
       return signalPassFailure();
     Block &body = func.getBody().front();
-    typeGradients(roles);
+    typeGradients(func, roles);
 
     // Regions: the forward computes the loss (and what YieldOp hands out),
     // the optimizer reads the gradients, the backward computes them.
