@@ -45,9 +45,7 @@ UNSUPPORTED_CASES = {
         "coordinate_transformation_mode 'tf_crop_and_resize' does not lower",
     "test_maxpool_with_argmax_2d_precomputed_strides":
         "column-major Indices do not lower yet",
-    # Model cases: outputs ONNX could not type, and a computed split.
-    "test_sequence_model1": "amp-run needs static shapes",
-    "test_sequence_model4": "amp-run needs static shapes",
+    # Model cases: a computed split.
     "test_sequence_model8": "split must be a constant",
 }
 # Cases whose reference ONNX Runtime (and PyTorch) disagree with: amp-run

@@ -845,11 +845,14 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
 static void typeGradients(func::FuncOp func, TrainingRoles &roles) {
   auto refine = [](Value value, Type type) {
     auto ranked = dyn_cast<RankedTensorType>(type);
-    if (ranked &&
-        (isa<UnrankedTensorType>(value.getType()) || ranked.hasStaticShape()) &&
-        isa<OpResult>(value) && value.getType() != type &&
-        getElementTypeOrSelf(value.getType()) == ranked.getElementType() &&
-        succeeded(verifyCompatibleShape(value.getType(), type)))
+    if (!ranked || !isa<OpResult>(value) || value.getType() == type)
+      return;
+    auto current = dyn_cast<RankedTensorType>(value.getType());
+    // Untyped or unranked: any ranked type; of a rank only: a static type
+    // of its element type and a compatible shape.
+    if (!current || (ranked.hasStaticShape() &&
+                     current.getElementType() == ranked.getElementType() &&
+                     succeeded(verifyCompatibleShape(current, ranked))))
       value.setType(type);
   };
   for (auto [param, gradient] : roles.gradients)
