@@ -539,6 +539,89 @@ def huber_loss(input, target, reduction=1, delta=1.0):
     return _reduce(loss, reduction)
 
 
+def _margins(input, target, p, margin, weight):
+    """MultiMarginLoss's terms as [N, C] rows (a 1-D input is one row):
+    max(0, margin - x[y] + x[j]) (squared for p=2, times weight[y]) for the
+    classes j other than y; the rows, the targets, and which terms are
+    active."""
+    rows = input.reshape(-1, input.shape[-1])
+    target = target.reshape(-1)
+    classes = rows.shape[1]
+    other = 1 - _one_hot(target, classes, rows.dtype)
+    distance = margin - rows.gather(1, target.unsqueeze(1)) + rows
+    active = (distance > 0).to(rows.dtype) * other
+    terms = distance * active
+    if p == 2:
+        terms = terms * terms
+    if weight is not None:
+        terms = terms * weight.gather(0, target).unsqueeze(1)
+    return rows, target, terms, distance, active
+
+
+@_register(aten.multi_margin_loss.default)
+def multi_margin_loss(input, target, p=1, margin=1, weight=None,
+                      reduction=1):
+    """The sum of each row's margin terms over its class count."""
+    if p not in (1, 2):
+        raise NotImplementedError("MultiMarginLoss with p other than 1 or 2")
+    rows, _, terms, _, _ = _margins(input, target, p, margin, weight)
+    loss = terms.sum(1) / rows.shape[1]
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+@_register(aten.multi_margin_loss_backward.default)
+def multi_margin_loss_backward(grad_output, input, target, p, margin,
+                               weight=None, reduction=1):
+    """Each active term's slope (1, or 2 * distance for p=2, times
+    weight[y]) over the class count on x[j], and minus their sum on x[y]."""
+    rows, target, _, distance, active = _margins(input, target, p, margin,
+                                                 weight)
+    slope = active if p == 1 else 2 * distance * active
+    if weight is not None:
+        slope = slope * weight.gather(0, target).unsqueeze(1)
+    slope = slope / rows.shape[1]
+    grad = slope - _one_hot(target, rows.shape[1], rows.dtype) * \
+        slope.sum(1, keepdim=True)
+    if reduction == 1:
+        grad = grad * (grad_output / rows.shape[0])
+    elif reduction == 2:
+        grad = grad * grad_output
+    else:
+        grad = grad * grad_output.reshape(-1, 1)
+    return grad.reshape(input.shape)
+
+
+@_register(aten.erfinv.default)
+def erfinv(input):
+    """Giles' single-precision approximation of the inverse error function
+    ("Approximating the erfinv function", GPU Computing Gems, 2011), then
+    one Newton step on erf (ONNX's Erf): within a few units in the last
+    place of torch's. +-1 give +-inf, outside [-1, 1] NaN, as torch."""
+    w = -torch.log((1 - input) * (1 + input))
+    central = w - 2.5
+    central_poly = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+              0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
+              1.50140941):
+        central_poly = central_poly * central + c
+    tail = torch.sqrt(w) - 3
+    tail_poly = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+        tail_poly = tail_poly * tail + c
+    y = torch.where(w < 5, central_poly, tail_poly) * input
+    # Newton: y -= (erf(y) - x) / (2 / sqrt(pi) * exp(-y^2)).
+    step = (torch.erf(y) - input) / (1.1283791670955126 * torch.exp(-y * y))
+    refined = y - step
+    edge = torch.where(input > 0, torch.full_like(input, float("inf")),
+                       torch.full_like(input, float("-inf")))
+    refined = torch.where(input.abs() == 1, edge, refined)
+    return torch.where(input.abs() > 1, torch.full_like(input, float("nan")),
+                       refined)
+
+
 @_register(aten.sgn.default)
 def sgn(input):
     """sgn is sign for real tensors (L1Loss's backward)."""
@@ -961,6 +1044,7 @@ def _cross_entropy(input, target, weight=None, size_average=None,
 
 
 _torch_gaussian_nll_loss = torch.nn.functional.gaussian_nll_loss
+_torch_local_response_norm = torch.nn.functional.local_response_norm
 
 
 def _gaussian_nll_loss(input, target, var, full=False, eps=1e-6,
@@ -1037,6 +1121,22 @@ def _stft_for_export(input, n_fft, hop_length=None, win_length=None,
     return result if batched else result.squeeze(0)
 
 
+def _local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """F.local_response_norm with the channel window's sum taken from
+    shifted slices of the zero-padded squares: torch's avg_pool over a
+    5-D view exports a pooling backward torch.onnx cannot."""
+    if input.dim() < 3 or input.numel() == 0:
+        return _torch_local_response_norm(input, size, alpha, beta, k)
+    squares = input * input
+    padded = torch.nn.functional.pad(
+        squares, [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2])
+    channels = input.shape[1]
+    window = padded.narrow(1, 0, channels)
+    for shift in range(1, size):
+        window = window + padded.narrow(1, shift, channels)
+    return input / (window / size * alpha + k).pow(beta)
+
+
 # The functions whose torch 1.13 implementation does not trace to a static
 # graph that exports, and ours while a step is traced: (module, name) ->
 # (theirs, ours).
@@ -1046,13 +1146,16 @@ _TRACED_REPLACEMENTS = {
     (torch.nn.functional, "gaussian_nll_loss"): (_torch_gaussian_nll_loss,
                                                  _gaussian_nll_loss),
     (torch, "stft"): (_torch_stft, _stft_for_export),
+    (torch.nn.functional, "local_response_norm"): (
+        _torch_local_response_norm, _local_response_norm),
 }
 
 
 @contextlib.contextmanager
 def traced_replacements():
-    """Routes F.cross_entropy, F.gaussian_nll_loss (and the nn modules that
-    call them) and torch.stft to ours while the block traces the step."""
+    """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm
+    (and the nn modules that call them) and torch.stft to ours while the
+    block traces the step."""
     for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
         setattr(module, name, ours)
     try:

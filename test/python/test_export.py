@@ -380,6 +380,9 @@ DECOMPOSED_LAYERS = {
         (torch.randn(2, 3, 8, 7),)),
     "selu": (lambda: nn.Sequential(nn.Linear(6, 6), nn.SELU()),
              (torch.randn(4, 6),)),
+    "local_response_norm": (lambda: nn.Sequential(
+        nn.Conv2d(3, 6, 1), nn.LocalResponseNorm(3, alpha=0.1, k=1.5)),
+        (torch.randn(2, 3, 4, 5),)),
 }
 
 
@@ -390,8 +393,9 @@ def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
     nn.EmbeddingBag (scatter_add per bag, padding_idx and empty bags),
     reflect and replicate padding (constant pads, so that shapes stay
     static), average pooling's backward with ceil_mode and
-    count_include_pad False, SELU (Elu with scale): ONNX Runtime and
-    amp-run compute eager PyTorch's step."""
+    count_include_pad False, SELU (Elu with scale), LocalResponseNorm (its
+    channel window from shifted slices): ONNX Runtime and amp-run compute
+    eager PyTorch's step."""
     torch.manual_seed(0)
     build, inputs = DECOMPOSED_LAYERS[name]
     model = build()
@@ -469,15 +473,22 @@ def test_ignored_targets_count_at_run_time(tmp_path):
     assert records[0]["loss"] == pytest.approx(expected, rel=1e-5)
 
 
-@pytest.mark.parametrize("name", ["huber", "gaussian_nll"])
+@pytest.mark.parametrize("name", ["huber", "gaussian_nll", "multi_margin",
+                                  "multi_margin_squared"])
 def test_losses_match_eager(name, tmp_path, needs_ort):
-    """HuberLoss (decomposed) and GaussianNLLLoss (its variance check reads
-    a traced value; ours has none, and its clamp is straight-through, as
-    torch's no_grad clamp is)."""
+    """HuberLoss (decomposed), GaussianNLLLoss (its variance check reads a
+    traced value; ours has none, and its clamp is straight-through, as
+    torch's no_grad clamp is) and MultiMarginLoss (p 1 and 2, class
+    weights; forward and backward decomposed)."""
     torch.manual_seed(0)
     model, x, target = nn.Linear(6, 3), torch.randn(5, 6), torch.randn(5, 3)
     if name == "huber":
         targets, loss_fn = (target,), nn.HuberLoss(delta=0.5)
+    elif name.startswith("multi_margin"):
+        targets = (torch.tensor([0, 2, 1, 2, 0]),)
+        loss_fn = nn.MultiMarginLoss(
+            p=2 if name.endswith("squared") else 1, margin=0.8,
+            weight=torch.tensor([1.0, 0.5, 2.0]))
     else:
         # Some variances below eps: the clamp matters.
         variance = torch.rand(5, 3) * 1e-3
@@ -509,13 +520,15 @@ FUNCTIONS = {
     "hypot": lambda t: torch.hypot(t, t.flip(-1)),
     "cumprod": lambda t: t.cumprod(1),
     "cumprod_with_zero": lambda t: (t * (t.abs() > 0.3)).cumprod(-1),
+    "erfinv": lambda t: torch.erfinv(torch.tanh(t) * 0.9),
 }
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_decomposed_functions_match_eager(name, tmp_path, needs_ort):
-    """atan2 (all four quadrants and the axes), hypot and cumprod (zeros
-    and negatives included) through our decompositions."""
+    """atan2 (all four quadrants and the axes), hypot, cumprod (zeros and
+    negatives included) and erfinv (Giles' approximation and a Newton step)
+    through our decompositions."""
     torch.manual_seed(0)
     model = Scaled(FUNCTIONS[name], (5, 8))
     x = torch.randn(2, 5, 8)
