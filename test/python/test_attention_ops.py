@@ -72,17 +72,20 @@ CASES = {
 }
 
 
-def save_model(path, nodes, inputs, outputs, initializers=(), elem=None):
+def save_model(path, nodes, inputs, outputs, initializers=(), elem=None,
+               opset=23, ir_version=10):
+    """A model of `nodes` with `inputs` ({name: array}) and `outputs`
+    (names, of type `elem`, float by default; shapes left to inference)."""
     info = helper.make_tensor_value_info
     graph = helper.make_graph(
-        nodes, "attention",
+        nodes, "nodes",
         [info(name, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[value.dtype],
               value.shape) for name, value in inputs.items()],
         [info(name, elem or TensorProto.FLOAT, None) for name in outputs],
         list(initializers))
     model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 23)])
-    model.ir_version = 10
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
     onnx.save(model, str(path))
     return str(path)
 

@@ -11,29 +11,20 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from amp_opt import api, export_training_step, ort
 from amp_opt.numerics import FORCED
+from test_attention_ops import save_model as save_nodes
 
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
 
 
 def save_model(path, nodes, inputs, outputs, initializers=()):
-    """A model of `nodes` at opset 17 with float `inputs` ({name: array})
-    and `outputs` ({name: element type}), shapes left to inference."""
-    info = helper.make_tensor_value_info
-    graph = helper.make_graph(
-        nodes, "signal",
-        [info(name, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[value.dtype],
-              value.shape) for name, value in inputs.items()],
-        [info(name, kind, None) for name, kind in outputs.items()],
-        list(initializers))
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    """A model of `nodes` at opset 17 with `inputs` ({name: array}) and
+    float `outputs` (names)."""
+    return save_nodes(path, nodes, inputs, outputs, initializers, opset=17,
+                      ir_version=8)
 
 
 def scalar(name, value, dtype=np.int64):
@@ -88,7 +79,7 @@ def test_dft_matches_numpy(name, grid, tmp_path):
     initializers = [scalar("length", length)] if length else []
     node = helper.make_node("DFT", inputs, ["y"], **attributes)
     path = save_model(tmp_path / "dft.onnx", [node], {"x": x},
-                      {"y": TensorProto.FLOAT}, initializers)
+                      ["y"], initializers)
     got = api.run_with_inputs(path, {"x": x}, tmp_path,
                               args=GRID_LOOPS if grid else [])["y"]
     axis = attributes.get("axis", 1)
@@ -138,7 +129,7 @@ def test_stft_matches_numpy(name, grid, tmp_path):
                  "frame_length" if frame_length else ""], ["y"],
         onesided=onesided)
     path = save_model(tmp_path / "stft.onnx", [node], feeds,
-                      {"y": TensorProto.FLOAT}, initializers)
+                      ["y"], initializers)
     got = api.run_with_inputs(path, feeds, tmp_path,
                               args=GRID_LOOPS if grid else [])["y"]
     expected = stft_reference(signal, step, window,
@@ -186,7 +177,7 @@ def test_mel_weight_matrix(case, tmp_path, needs_ort):
     node = helper.make_node("MelWeightMatrix",
                             ["bins", "length", "rate", "low", "high"], ["y"])
     path = save_model(tmp_path / "mel.onnx", [node], {},
-                      {"y": TensorProto.FLOAT}, initializers)
+                      ["y"], initializers)
     got = api.run_with_inputs(path, {}, tmp_path)["y"]
     expected = mel_reference(bins, length, rate, low, high)
     np.testing.assert_array_equal(got, expected)
@@ -204,7 +195,7 @@ def test_dft_matches_onnx_runtime(name, tmp_path, needs_ort):
     initializers = [scalar("length", length)] if length else []
     node = helper.make_node("DFT", inputs, ["y"], **attributes)
     path = save_model(tmp_path / "dft.onnx", [node], {"x": x},
-                      {"y": TensorProto.FLOAT}, initializers)
+                      ["y"], initializers)
     got = api.run_with_inputs(path, {"x": x}, tmp_path)["y"]
     assert_close(got, ort.run(path, {"x": x})["y"])
 
