@@ -74,6 +74,27 @@ class Spectrum(nn.Module):
         return self.fc(torch.log(power + 1e-6))
 
 
+class Resampler(nn.Module):
+    """Features sampled where a learned affine transform points
+    (F.affine_grid, F.grid_sample)."""
+
+    def __init__(self, **options):
+        super().__init__()
+        # No sample on a pixel boundary, where bilinear sampling's gradient
+        # jumps and FP32 rounding picks a side (0.9, 0.2, 0.1 on an 8x8
+        # grid put some there: eager's FP32 and FP64 gradients differ 1%).
+        self.theta = nn.Parameter(torch.tensor([[0.93, 0.17, 0.07],
+                                                [-0.11, 1.07, 0.03]]))
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.options = options
+
+    def forward(self, x):
+        grid = F.affine_grid(self.theta.expand(x.shape[0], 2, 3), x.shape,
+                             align_corners=False)
+        return F.grid_sample(self.conv(x), grid, align_corners=False,
+                             **self.options)
+
+
 def mse_to(shape):
     return (torch.randn(shape),), F.mse_loss
 
@@ -299,6 +320,10 @@ def cases():
            *mse_to((2, 5, 8)))
     yield ("stft (log power)", Spectrum(32, 6), (torch.randn(2, 128),),
            *mse_to((2, 17, 6)))
+    yield ("grid_sample / affine_grid", Resampler(), (x2d,),
+           *mse_to((2, 4, 8, 8)))
+    yield ("grid_sample reflection", Resampler(padding_mode="reflection"),
+           (x2d,), *mse_to((2, 4, 8, 8)))
 
 
 def one_line(text, limit=200):

@@ -196,6 +196,135 @@ def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride,
     return result.reshape(input.shape)
 
 
+def _affine_base(size, align_corners, dtype):
+    """affine_grid's [H * W, 3] rows (x, y, 1) of normalized coordinates:
+    pixel centres, or corners with align_corners."""
+    def axis(n):
+        if n == 1:
+            return torch.zeros(1, dtype=dtype)
+        steps = torch.arange(n, dtype=dtype)
+        return (steps * 2 / (n - 1) - 1 if align_corners
+                else (steps * 2 + 1) / n - 1)
+    height, width = size[-2], size[-1]
+    xs = axis(width).reshape(1, width).expand(height, width)
+    ys = axis(height).reshape(height, 1).expand(height, width)
+    return torch.stack([xs, ys, torch.ones(height, width, dtype=dtype)],
+                       -1).reshape(height * width, 3)
+
+
+@_register(aten.affine_grid_generator.default)
+def affine_grid_generator(theta, size, align_corners):
+    """F.affine_grid in 2-D: the base coordinates times theta^T."""
+    if len(size) != 4:
+        raise NotImplementedError("affine_grid of a 3-D volume")
+    base = _affine_base(size, align_corners, theta.dtype)
+    return (base @ theta.transpose(1, 2)).reshape(size[0], size[2], size[3],
+                                                  2)
+
+
+@_register(aten.affine_grid_generator_backward.default)
+def affine_grid_generator_backward(grad, size, align_corners):
+    if len(size) != 4:
+        raise NotImplementedError("affine_grid of a 3-D volume")
+    base = _affine_base(size, align_corners, grad.dtype)
+    rows = grad.reshape(size[0], size[2] * size[3], 2)
+    return (base.t() @ rows).transpose(1, 2)
+
+
+@_register(aten.expand_copy.default)
+def expand_copy(input, size, implicit=False):
+    return input.expand(size).clone()
+
+
+def _grid_source(coordinate, size, padding_mode, align_corners):
+    """PyTorch's grid_sampler_compute_source_index_set_grad along one axis:
+    the coordinate a grid value samples and its derivative by the grid
+    value (padding 0 zeros, 1 border, 2 reflection)."""
+    scale = (size - 1) / 2 if align_corners else size / 2
+    x = ((coordinate + 1) * (size - 1) / 2 if align_corners
+         else ((coordinate + 1) * size - 1) / 2)
+    slope = torch.full_like(x, scale)
+    if padding_mode == 2:
+        low, span = (0.0, size - 1.0) if align_corners else (-0.5, size)
+        if span == 0:
+            return torch.zeros_like(x), torch.zeros_like(x)
+        shifted = x - low
+        sign = torch.where(shifted < 0, -torch.ones_like(x),
+                           torch.ones_like(x))
+        shifted = shifted.abs()
+        extra = torch.fmod(shifted, span)
+        even = torch.fmod(torch.floor(shifted / span), 2) == 0
+        x = torch.where(even, extra + low, span - extra + low)
+        slope = slope * torch.where(even, sign, -sign)
+    if padding_mode in (1, 2):
+        inside = (x > 0) & (x < size - 1)
+        slope = slope * inside.to(x.dtype)
+        x = x.clamp(0, size - 1)
+    return x, slope
+
+
+@_register(aten.grid_sampler_2d_backward.default, sums_at_indices=True)
+def grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode,
+                             padding_mode, align_corners, output_mask,
+                             scatter_add_exports=True):
+    """grid_sample's backward, bilinear and nearest: the output gradient
+    added at the neighbours each sample read (by their weights), and for
+    bilinear the grid's gradient from the neighbours' differences."""
+    if interpolation_mode not in (0, 1):
+        raise NotImplementedError("grid_sample's backward in bicubic mode")
+    batch, channels, height, width = input.shape
+    x, slope_x = _grid_source(grid[..., 0], width, padding_mode,
+                              align_corners)
+    y, slope_y = _grid_source(grid[..., 1], height, padding_mode,
+                              align_corners)
+    grad = grad_output.reshape(batch, channels, -1)
+    if interpolation_mode == 1:
+        # torch.round rounds half to even, as nearbyint.
+        corners = [(torch.round(x), torch.round(y), None)]
+    else:
+        x0, y0 = torch.floor(x), torch.floor(y)
+        fx, fy = x - x0, y - y0
+        corners = [(x0, y0, (1 - fx) * (1 - fy)), (x0 + 1, y0, fx * (1 - fy)),
+                   (x0, y0 + 1, (1 - fx) * fy), (x0 + 1, y0 + 1, fx * fy)]
+    grad_input = torch.zeros(batch, channels, height * width,
+                             dtype=input.dtype)
+    flat_input = input.reshape(batch, channels, -1)
+    values = []
+    for cx, cy, weight in corners:
+        inside = ((cx >= 0) & (cx <= width - 1) & (cy >= 0) &
+                  (cy <= height - 1))
+        index = torch.where(inside, cy * width + cx,
+                            torch.zeros_like(cx)).to(torch.long)
+        index = index.reshape(batch, 1, -1).expand(batch, channels, -1)
+        mask = inside.to(input.dtype).reshape(batch, 1, -1)
+        share = grad * mask * (1 if weight is None
+                               else weight.reshape(batch, 1, -1))
+        grad_input = _scatter_add_last(grad_input, index, share,
+                                       scatter_add_exports)
+        values.append(flat_input.gather(2, index) * mask)
+    grad_grid = torch.zeros_like(grid)
+    if interpolation_mode == 0:
+        v00, v10, v01, v11 = values
+        fx = fx.reshape(batch, 1, -1)
+        fy = fy.reshape(batch, 1, -1)
+        d_x = ((v10 - v00) * (1 - fy) + (v11 - v01) * fy) * grad
+        d_y = ((v01 - v00) * (1 - fx) + (v11 - v10) * fx) * grad
+        grad_grid = torch.stack(
+            [d_x.sum(1).reshape(x.shape) * slope_x,
+             d_y.sum(1).reshape(y.shape) * slope_y], -1)
+    return (grad_input.reshape(input.shape) if output_mask[0] else None,
+            grad_grid if output_mask[1] else None)
+
+
+def _scatter_add_last(target, index, values, scatter_add_exports):
+    """target [B, C, P] with values [B, C, Q] added at index [B, C, Q]
+    along the last axis; one-hot products below opset 16."""
+    if scatter_add_exports:
+        return target.scatter_add(2, index, values)
+    one_hot = _one_hot(index, target.shape[2], values.dtype)
+    return target + (values.unsqueeze(-1) * one_hot).sum(2)
+
+
 def _conv(dims, transposed):
     import torch.nn.functional as F
     if transposed:
@@ -974,9 +1103,23 @@ def _stft(g, signal, frame_length, frame_step, window, onesided):
     return g.op("Transpose", spectrum, perm_i=[0, 2, 1, 3])
 
 
+def _grid_sampler_2d(g, input, grid, interpolation_mode, padding_mode,
+                     align_corners):
+    """grid_sampler_2d (what F.grid_sample traces to) as ONNX's GridSample
+    (opset 16); torch.onnx registers only the untraced grid_sampler."""
+    modes = ["bilinear", "nearest", "bicubic"]
+    paddings = ["zeros", "border", "reflection"]
+    mode = symbolic_helper._get_const(interpolation_mode, "i", "mode")
+    padding = symbolic_helper._get_const(padding_mode, "i", "padding_mode")
+    align = symbolic_helper._get_const(align_corners, "b", "align_corners")
+    return g.op("GridSample", input, grid, mode_s=modes[mode],
+                padding_mode_s=paddings[padding], align_corners_i=int(align))
+
+
 # Symbolics that need a newer opset than 13, by the first opset.
 _SYMBOLICS_FROM = {"aten::native_layer_norm": (17, _native_layer_norm),
-                   "amp_opt::stft": (17, _stft)}
+                   "amp_opt::stft": (17, _stft),
+                   "aten::grid_sampler_2d": (16, _grid_sampler_2d)}
 
 
 def _symbolics(opset):

@@ -2,8 +2,9 @@
 reference) and ONNX Runtime: Pad in its four modes (negative pads crop,
 opset 18's axes), Slice and SliceGrad with negative steps, a boolean
 initializer (bytes in ONNX, no LLVM global of i1), and graph outputs whose
-value_info has no shape (an unknown rank, not a scalar); and Mod, which
-exporters write for index arithmetic."""
+value_info has no shape (an unknown rank, not a scalar); Mod, which
+exporters write for index arithmetic; and GridSample against PyTorch's
+grid_sample and ONNX Runtime."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -329,3 +330,74 @@ def test_upsample_matches_onnx_runtime(name, tmp_path, needs_ort):
             np.testing.assert_array_equal(actual, F.interpolate(
                 torch.from_numpy(IMAGE), scale_factor=scales[2:],
                 mode="nearest").numpy())
+
+
+GRID_SAMPLE = [(mode, padding, align)
+               for mode in ("bilinear", "nearest", "bicubic")
+               for padding in ("zeros", "border", "reflection")
+               for align in (0, 1)]
+
+
+@pytest.mark.parametrize("grid_loops", [False, True], ids=["cpu", "grid"])
+@pytest.mark.parametrize("mode,padding,align", GRID_SAMPLE)
+def test_grid_sample_matches_pytorch(mode, padding, align, grid_loops,
+                                     tmp_path):
+    """GridSample against torch's F.grid_sample in every mode, padding mode
+    and align_corners, with sample points past the image (reflected twice
+    and more), exactly on pixel centres and halfway (nearest rounds half to
+    even) and huge coordinates (but for reflection, which torch computes
+    through an int conversion that overflows); on the CPU and in the grid
+    loops."""
+    import torch
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 5, 7)).astype(np.float32)
+    grid = rng.uniform(-2.7, 2.7, (2, 4, 6, 2)).astype(np.float32)
+    grid[0, 0, :3] = [[-1, -1], [1, 1], [0, 0]]
+    grid[0, 1, :2] = [[1 / 7, 0.2], [3 / 7, -0.6]]  # halfway (align 0)
+    if padding != "reflection":
+        # torch reflects through an int conversion that overflows there.
+        grid[1, 0, 0] = [1e30, -1e30]
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                            padding_mode=padding, align_corners=align)
+    graph = helper.make_graph(
+        [node], "grid_sample",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT,
+                                       grid.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "grid_sample.onnx"
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    got = api.run_with_inputs(
+        path, {"x": x, "grid": grid}, tmp_path,
+        args=["--grid-loops"] if grid_loops else [])["y"]
+    expected = torch.nn.functional.grid_sample(
+        torch.from_numpy(x), torch.from_numpy(grid), mode=mode,
+        padding_mode=padding, align_corners=bool(align)).numpy()
+    assert got.shape == expected.shape == (2, 3, 4, 6)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_grid_sample_matches_onnx_runtime(mode, tmp_path, needs_ort):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 6, 5)).astype(np.float32)
+    grid = rng.uniform(-1.5, 1.5, (1, 3, 4, 2)).astype(np.float32)
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                            padding_mode="reflection")
+    graph = helper.make_graph(
+        [node], "grid_sample",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT,
+                                       grid.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "grid_sample.onnx"
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    got = api.run_with_inputs(path, {"x": x, "grid": grid}, tmp_path)["y"]
+    np.testing.assert_allclose(got, ort.run(str(path), {"x": x, "grid": grid})
+                               ["y"], rtol=1e-5, atol=1e-5)

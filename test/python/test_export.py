@@ -344,6 +344,27 @@ def test_label_smoothing_has_static_shapes(loss, tmp_path, needs_ort):
                          {"lr": 0.1})
 
 
+class SpatialTransformer(nn.Module):
+    """A localization net's affine transform samples the features
+    (F.affine_grid, F.grid_sample)."""
+
+    def __init__(self, **sample_options):
+        super().__init__()
+        self.loc = nn.Linear(3 * 6 * 6, 6)
+        with torch.no_grad():
+            self.loc.weight.mul_(0.1)
+            self.loc.bias.copy_(torch.tensor([0.9, 0.2, 0.1, -0.1, 1.1, 0]))
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.options = sample_options
+
+    def forward(self, x):
+        theta = self.loc(x.flatten(1)).view(-1, 2, 3)
+        grid = F.affine_grid(theta, (x.shape[0], 4, 5, 7),
+                             align_corners=self.options.get("align_corners",
+                                                            False))
+        return F.grid_sample(self.conv(x), grid, **self.options)
+
+
 class BagThenLinear(nn.Module):
     def __init__(self, **bag_options):
         super().__init__()
@@ -380,6 +401,14 @@ DECOMPOSED_LAYERS = {
         (torch.randn(2, 3, 8, 7),)),
     "selu": (lambda: nn.Sequential(nn.Linear(6, 6), nn.SELU()),
              (torch.randn(4, 6),)),
+    "grid_sample": (lambda: SpatialTransformer(align_corners=False),
+                    (torch.randn(2, 3, 6, 6),)),
+    "grid_sample_reflection": (lambda: SpatialTransformer(
+        padding_mode="reflection", align_corners=True),
+        (torch.randn(2, 3, 6, 6) * 3,)),
+    "grid_sample_border_nearest": (lambda: SpatialTransformer(
+        mode="nearest", padding_mode="border", align_corners=False),
+        (torch.randn(2, 3, 6, 6),)),
     "local_response_norm": (lambda: nn.Sequential(
         nn.Conv2d(3, 6, 1), nn.LocalResponseNorm(3, alpha=0.1, k=1.5)),
         (torch.randn(2, 3, 4, 5),)),
@@ -394,7 +423,10 @@ def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
     reflect and replicate padding (constant pads, so that shapes stay
     static), average pooling's backward with ceil_mode and
     count_include_pad False, SELU (Elu with scale), LocalResponseNorm (its
-    channel window from shifted slices): ONNX Runtime and amp-run compute
+    channel window from shifted slices), a spatial transformer (affine_grid
+    and its backward as matmuls by the base grid, grid_sample as GridSample
+    and its backward as scatter-adds and neighbour differences, bilinear
+    and nearest, every padding mode): ONNX Runtime and amp-run compute
     eager PyTorch's step."""
     torch.manual_seed(0)
     build, inputs = DECOMPOSED_LAYERS[name]

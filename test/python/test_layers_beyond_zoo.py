@@ -11,8 +11,8 @@ nearest upsampling (Resize), a softmax over channels; L2 normalization,
 Mish, tanh GELU, variance, log-softmax with NLL; a Llama block (RMSNorm,
 rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; top-2
 routing over experts (TopK); cross-entropy with label smoothing; a
-spectrogram classifier (torch.stft as STFT); nn.Unfold; and test_export's
-TrapModel."""
+spectrogram classifier (torch.stft as STFT); nn.Unfold; a spatial
+transformer (affine_grid, grid_sample); and test_export's TrapModel."""
 import json
 import os
 
@@ -28,7 +28,7 @@ from test_amp_run import (assert_matches_reference,
                            run_beside_onnx_runtime)
 from test_cuda_backend import (PRECISIONS, check_library, compare_grid_to_cpu,
                                compile_library, toolkit_found)
-from test_export import TrapModel
+from test_export import SpatialTransformer, TrapModel
 from test_signal_ops import Spectrogram
 
 
@@ -350,6 +350,11 @@ LAYERS = {
                     {"Concat", "AveragePool", "ConvTranspose"}),
     "spectrogram": (Spectrogram, lambda: (torch.randn(4, 256),),
                     classes(4, 4), F.cross_entropy, {"STFT", "Conv"}),
+    "spatial_transformer": (
+        lambda: nn.Sequential(SpatialTransformer(), nn.Flatten(),
+                              nn.Linear(4 * 5 * 7, 3)),
+        lambda: (torch.randn(2, 3, 6, 6),), classes(3, 2), F.cross_entropy,
+        {"GridSample", "ScatterElements"}),
     "unfold": (Unfolded, lambda: (torch.randn(2, 3, 8, 8),), classes(3, 2),
                F.cross_entropy, {"Range", "Gather"}),
     "traps": (TrapModel, lambda: (torch.randn(2, 2, 9, 9),

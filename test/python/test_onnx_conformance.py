@@ -24,7 +24,7 @@ NOT_IN_TABLE = "has no lowering: the op type is not in amp-opt's op table"
 # Op types without a lowering, and what amp-run says of them.
 UNLOWERED_OPS = {op: NOT_IN_TABLE for op in (
     "Compress", "ConvInteger",
-    "Det", "GridSample",
+    "Det",
     "If", "Loop", "MatMulInteger",
     "NonMaxSuppression", "NonZero", "Optional",
     "OptionalGetElement", "OptionalHasElement", "QLinearConv",

@@ -1083,6 +1083,190 @@ static LoweringResult lowerResize(NodeLowering &node) {
   return SmallVector<Value>{resized};
 }
 
+namespace {
+/// GridSample's arithmetic in the body of its generic, in f32, as PyTorch's
+/// grid_sampler_compute_source_index and get_value_bounded define it.
+struct GridSampler {
+  OpBuilder &b;
+  Location loc;
+  StringRef padding;
+  bool alignCorners;
+
+  Value constant(double value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+
+  /// A grid value in [-1, 1] as a coordinate on an axis of `size`: -1 and 1
+  /// are the end pixels' centres with align_corners, their outer edges
+  /// without.
+  Value unnormalize(Value g, int64_t size) {
+    if (alignCorners)
+      return mul(add(g, constant(1)), constant((size - 1) / 2.0));
+    return mul(sub(mul(add(g, constant(1)), constant(size)), constant(1)),
+               constant(0.5));
+  }
+
+  /// `x` reflected into [low, high] / 2 (PyTorch's reflect_coordinates).
+  Value reflect(Value x, int64_t twiceLow, int64_t twiceHigh) {
+    if (twiceLow == twiceHigh)
+      return constant(0);
+    double low = twiceLow / 2.0, span = (twiceHigh - twiceLow) / 2.0;
+    Value distance = math::AbsFOp::create(b, loc, sub(x, constant(low)));
+    Value extra = arith::RemFOp::create(b, loc, distance, constant(span));
+    Value flips = math::FloorOp::create(
+        b, loc, arith::DivFOp::create(b, loc, distance, constant(span)));
+    Value even = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ,
+        arith::RemFOp::create(b, loc, flips, constant(2)), constant(0));
+    return arith::SelectOp::create(
+        b, loc, even, add(extra, constant(low)),
+        add(sub(constant(span), extra), constant(low)));
+  }
+
+  /// `x` by the padding mode: clipped into the axis (border), reflected
+  /// then clipped (reflection), as it is (zeros).
+  Value pad(Value x, int64_t size) {
+    if (padding == "zeros")
+      return x;
+    if (padding == "reflection")
+      x = alignCorners ? reflect(x, 0, 2 * (size - 1))
+                       : reflect(x, -1, 2 * size - 1);
+    return arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, constant(0)),
+        constant(size - 1));
+  }
+
+  /// Whether the integral coordinate `x` lies in an axis of `size`.
+  Value inside(Value x, int64_t size) {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                              constant(0)),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x,
+                              constant(size - 1)));
+  }
+};
+} // namespace
+
+/// GridSample(X [N, C, H, W], grid [N, H_out, W_out, 2]) (opset 16; opset
+/// 20's 4-D form and mode names): each output element interpolates X at
+/// the grid's (x, y), normalized to [-1, 1], by `mode` (bilinear, nearest
+/// rounding half to even, bicubic with A = -0.75) and `padding_mode`
+/// (zeros, border, reflection), as PyTorch's grid_sample.
+static LoweringResult lowerGridSample(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0), grid = node.operand(1);
+  RankedTensorType type = getRankedType(input);
+  RankedTensorType gridType = getRankedType(grid);
+  if (!type || !gridType || !type.hasStaticShape() ||
+      !gridType.hasStaticShape() || type.getRank() != 4 ||
+      gridType.getRank() != 4 || !isa<FloatType>(type.getElementType()) ||
+      !isa<FloatType>(gridType.getElementType()))
+    return node.emitError() << "expects a float X [N, C, H, W] and grid [N, "
+                               "H_out, W_out, 2] of static shapes";
+  ArrayRef<int64_t> in = type.getShape(), at = gridType.getShape();
+  if (at[0] != in[0] || at[3] != 2)
+    return node.emitError()
+           << "the grid " << gridType << " does not sample " << type;
+  StringRef mode = node.getString("mode", "bilinear");
+  mode = mode == "linear" ? "bilinear" : mode == "cubic" ? "bicubic" : mode;
+  StringRef padding = node.getString("padding_mode", "zeros");
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return node.emitError() << "mode '" << mode << "' is not bilinear, "
+                            << "nearest or bicubic";
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return node.emitError() << "padding_mode '" << padding
+                            << "' is not zeros, border or reflection";
+  bool alignCorners = node.getInt("align_corners", 0) != 0;
+  Type elementType = type.getElementType();
+  Type computeType = getComputeType(elementType);
+  int64_t height = in[2], width = in[3];
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{in[0], in[1], at[1], at[2]}, elementType);
+  Value sampled = buildGenericOverIndices(
+      b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
+        GridSampler s{nb, nl, padding, alignCorners};
+        Value n = linalg::IndexOp::create(nb, nl, 0);
+        Value c = linalg::IndexOp::create(nb, nl, 1);
+        Value h = linalg::IndexOp::create(nb, nl, 2);
+        Value w = linalg::IndexOp::create(nb, nl, 3);
+        auto gridAt = [&](int64_t component) {
+          Value i = arith::ConstantIndexOp::create(nb, nl, component);
+          Value g =
+              tensor::ExtractOp::create(nb, nl, grid, ValueRange{n, h, w, i});
+          return convertScalar(nb, nl, g, nb.getF32Type());
+        };
+        Value x = s.unnormalize(gridAt(0), width);
+        Value y = s.unnormalize(gridAt(1), height);
+        // X at the integral coordinates (tx, ty), 0 outside the image (the
+        // padding has moved the coordinates inside where it applies).
+        auto tap = [&](Value tx, Value ty) {
+          Value insideX = s.inside(tx, width), insideY = s.inside(ty, height);
+          // Coordinates outside (NaN, huge) read element 0 and weigh 0:
+          // converting them to integers would be undefined.
+          Value zero = s.constant(0);
+          tx = arith::SelectOp::create(nb, nl, insideX, tx, zero);
+          ty = arith::SelectOp::create(nb, nl, insideY, ty, zero);
+          Value element = tensor::ExtractOp::create(
+              nb, nl, input,
+              ValueRange{n, c, clampToIndex(nb, nl, ty, height),
+                         clampToIndex(nb, nl, tx, width)});
+          return arith::SelectOp::create(
+              nb, nl, arith::AndIOp::create(nb, nl, insideX, insideY),
+              convertScalar(nb, nl, element, computeType),
+              createScalar(nb, nl, computeType, 0));
+        };
+        auto weigh = [&](Value sum, Value value, Value weight) {
+          Value term = arith::MulFOp::create(
+              nb, nl, value, convertScalar(nb, nl, weight, computeType));
+          return sum ? arith::AddFOp::create(nb, nl, sum, term).getResult()
+                     : term;
+        };
+        Value sum;
+        if (mode == "bicubic") {
+          // Keys' kernel over 4x4 neighbours; each tap is padded alone.
+          Value x0 = math::FloorOp::create(nb, nl, x);
+          Value y0 = math::FloorOp::create(nb, nl, y);
+          SmallVector<Value, 4> wx =
+              buildCubicWeights(nb, nl, s.sub(x, x0), -0.75);
+          SmallVector<Value, 4> wy =
+              buildCubicWeights(nb, nl, s.sub(y, y0), -0.75);
+          for (int64_t i = 0; i < 4; ++i) {
+            Value row;
+            Value ty = s.pad(s.add(y0, s.constant(i - 1)), height);
+            for (int64_t j = 0; j < 4; ++j) {
+              Value tx = s.pad(s.add(x0, s.constant(j - 1)), width);
+              row = weigh(row, tap(tx, ty), wx[j]);
+            }
+            sum = weigh(sum, row, wy[i]);
+          }
+          return convertScalar(nb, nl, sum, elementType);
+        }
+        x = s.pad(x, width);
+        y = s.pad(y, height);
+        if (mode == "nearest")
+          return convertScalar(nb, nl,
+                               tap(math::RoundEvenOp::create(nb, nl, x),
+                                   math::RoundEvenOp::create(nb, nl, y)),
+                               elementType);
+        Value x0 = math::FloorOp::create(nb, nl, x);
+        Value y0 = math::FloorOp::create(nb, nl, y);
+        Value x1 = s.add(x0, s.constant(1)), y1 = s.add(y0, s.constant(1));
+        Value fx = s.sub(x, x0), fy = s.sub(y, y0);
+        Value gx = s.sub(s.constant(1), fx), gy = s.sub(s.constant(1), fy);
+        sum = weigh(sum, tap(x0, y0), s.mul(gx, gy));
+        sum = weigh(sum, tap(x1, y0), s.mul(fx, gy));
+        sum = weigh(sum, tap(x0, y1), s.mul(gx, fy));
+        sum = weigh(sum, tap(x1, y1), s.mul(fx, fy));
+        return convertScalar(nb, nl, sum, elementType);
+      });
+  return SmallVector<Value>{sampled};
+}
+
 /// The index Pad reads along one axis of `size` elements for the output
 /// index `index` minus the leading pad (`shifted`, possibly out of range):
 /// edge repeats the border element, reflect mirrors about it, wrap repeats
@@ -1740,6 +1924,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "DepthToSpace", lowerDepthToSpace);
   table.add("", "SpaceToDepth", lowerDepthToSpace);
   table.add("", "Resize", lowerResize);
+  table.add("", "GridSample", lowerGridSample);
   table.add("", "Upsample", lowerResize);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);

@@ -193,6 +193,33 @@ func.func @range_constant_bounds() -> tensor<*xi64> {
 
 // -----
 
+// GridSample, bilinear with reflection and align_corners: one generic over
+// the output reads the grid's x and y, unnormalizes them to (g + 1) * (W -
+// 1) / 2 and (g + 1) * (H - 1) / 2, reflects them over [0, W - 1] (fmod
+// by the span, direction by the parity of the flips) and clips, then sums
+// the four neighbours weighted.
+// CHECK-LABEL: func.func @grid_sample(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x3x6xf32>)
+// CHECK:           %[[GX:.*]] = tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c0] : tensor<1x3x6x2xf32>
+// CHECK:           arith.addf %[[GX]]
+// CHECK:           arith.constant 2.000000e+00 : f32
+// CHECK:           %[[GY:.*]] = tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c1] : tensor<1x3x6x2xf32>
+// CHECK:           arith.addf %[[GY]]
+// CHECK:           arith.constant 1.500000e+00 : f32
+// CHECK:           arith.remf %{{.*}}, %{{.*}} : f32
+// CHECK:           math.floor
+// CHECK:           arith.select
+// CHECK:           arith.maximumf
+// CHECK:           arith.minimumf
+// CHECK-COUNT-4:   tensor.extract %{{.*}} : tensor<1x2x4x5xf32>
+// CHECK:           linalg.yield
+func.func @grid_sample(%x: tensor<1x2x4x5xf32>, %grid: tensor<1x3x6x2xf32>) -> tensor<1x2x3x6xf32> {
+  %0 = onnxg.node "GridSample"(%x, %grid) opset 16 attributes {mode = "bilinear", padding_mode = "reflection", align_corners = 1 : i64} : (tensor<1x2x4x5xf32>, tensor<1x3x6x2xf32>) -> tensor<1x2x3x6xf32>
+  return %0 : tensor<1x2x3x6xf32>
+}
+
+// -----
+
 // ConcatTraining also returns the inputs' lengths along the axis.
 // CHECK-LABEL: func.func @concat_training(
 // CHECK:         %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 6] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x8xf32>

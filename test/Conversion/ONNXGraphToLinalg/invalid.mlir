@@ -527,3 +527,35 @@ func.func @mel_computed(%bins: tensor<i64>) -> tensor<*xf32> {
   %0 = onnxg.node "MelWeightMatrix"(%bins, %n, %n, %hz, %hz) opset 17 : (tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+func.func @grid_sample_mode(%x: tensor<1x2x4x5xf32>, %grid: tensor<1x3x6x2xf32>) -> tensor<1x2x3x6xf32> {
+  // expected-error @+1 {{node (GridSample): mode 'area' is not bilinear, nearest or bicubic}}
+  %0 = onnxg.node "GridSample"(%x, %grid) opset 16 attributes {mode = "area"} : (tensor<1x2x4x5xf32>, tensor<1x3x6x2xf32>) -> tensor<1x2x3x6xf32>
+  return %0 : tensor<1x2x3x6xf32>
+}
+
+// -----
+
+func.func @grid_sample_padding(%x: tensor<1x2x4x5xf32>, %grid: tensor<1x3x6x2xf32>) -> tensor<1x2x3x6xf32> {
+  // expected-error @+1 {{node (GridSample): padding_mode 'wrap' is not zeros, border or reflection}}
+  %0 = onnxg.node "GridSample"(%x, %grid) opset 16 attributes {padding_mode = "wrap"} : (tensor<1x2x4x5xf32>, tensor<1x3x6x2xf32>) -> tensor<1x2x3x6xf32>
+  return %0 : tensor<1x2x3x6xf32>
+}
+
+// -----
+
+func.func @grid_sample_batch(%x: tensor<1x2x4x5xf32>, %grid: tensor<2x3x6x2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{node (GridSample): the grid 'tensor<2x3x6x2xf32>' does not sample 'tensor<1x2x4x5xf32>'}}
+  %0 = onnxg.node "GridSample"(%x, %grid) opset 16 : (tensor<1x2x4x5xf32>, tensor<2x3x6x2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+
+// -----
+
+func.func @grid_sample_volume(%x: tensor<1x2x3x4x5xf32>, %grid: tensor<1x3x6x2x3xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{node (GridSample): expects a float X [N, C, H, W] and grid [N, H_out, W_out, 2] of static shapes}}
+  %0 = onnxg.node "GridSample"(%x, %grid) opset 20 : (tensor<1x2x3x4x5xf32>, tensor<1x3x6x2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
