@@ -338,6 +338,22 @@ GRID_SAMPLE = [(mode, padding, align)
                for align in (0, 1)]
 
 
+def save_grid_sample(path, x, grid, **attributes):
+    """A GridSample model (opset 16) of inputs x and grid, output y."""
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], **attributes)
+    graph = helper.make_graph(
+        [node], "grid_sample",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT,
+                                       grid.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    return str(path)
+
+
 @pytest.mark.parametrize("grid_loops", [False, True], ids=["cpu", "grid"])
 @pytest.mark.parametrize("mode,padding,align", GRID_SAMPLE)
 def test_grid_sample_matches_pytorch(mode, padding, align, grid_loops,
@@ -357,19 +373,9 @@ def test_grid_sample_matches_pytorch(mode, padding, align, grid_loops,
     if padding != "reflection":
         # torch reflects through an int conversion that overflows there.
         grid[1, 0, 0] = [1e30, -1e30]
-    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
-                            padding_mode=padding, align_corners=align)
-    graph = helper.make_graph(
-        [node], "grid_sample",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-         helper.make_tensor_value_info("grid", TensorProto.FLOAT,
-                                       grid.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    path = tmp_path / "grid_sample.onnx"
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 16)])
-    model.ir_version = 8
-    path.write_bytes(model.SerializeToString())
+    path = save_grid_sample(tmp_path / "grid_sample.onnx", x, grid,
+                            mode=mode, padding_mode=padding,
+                            align_corners=align)
     got = api.run_with_inputs(
         path, {"x": x, "grid": grid}, tmp_path,
         args=["--grid-loops"] if grid_loops else [])["y"]
@@ -385,19 +391,8 @@ def test_grid_sample_matches_onnx_runtime(mode, tmp_path, needs_ort):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((1, 2, 6, 5)).astype(np.float32)
     grid = rng.uniform(-1.5, 1.5, (1, 3, 4, 2)).astype(np.float32)
-    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
-                            padding_mode="reflection")
-    graph = helper.make_graph(
-        [node], "grid_sample",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-         helper.make_tensor_value_info("grid", TensorProto.FLOAT,
-                                       grid.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    path = tmp_path / "grid_sample.onnx"
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 16)])
-    model.ir_version = 8
-    path.write_bytes(model.SerializeToString())
+    path = save_grid_sample(tmp_path / "grid_sample.onnx", x, grid,
+                            mode=mode, padding_mode="reflection")
     got = api.run_with_inputs(path, {"x": x, "grid": grid}, tmp_path)["y"]
-    np.testing.assert_allclose(got, ort.run(str(path), {"x": x, "grid": grid})
+    np.testing.assert_allclose(got, ort.run(path, {"x": x, "grid": grid})
                                ["y"], rtol=1e-5, atol=1e-5)
