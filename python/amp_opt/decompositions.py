@@ -375,25 +375,24 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride,
 def _conv_weight_grad(grad_output, input, weight, stride, padding, dilation,
                       groups, dims):
     """Correlates the input with the output gradient, the batch taking the
-    place of the channels; a group at a time."""
+    place of the channels, in one convolution of `groups` groups: input
+    (N, G * Ci, ...) as (Ci, G * N, ...) correlated with the gradient
+    (N, G * Co, ...) as a (G * Co, N, ...) kernel gives (Ci, G * Co, k).
+    (A convolution per group made depthwise layers thousands of nodes.)"""
     conv = _conv(dims, False)
-    in_per_group = input.shape[1] // groups
-    out_per_group = grad_output.shape[1] // groups
-    parts = []
-    for group in range(groups):
-        x = input.narrow(1, group * in_per_group, in_per_group)
-        g = grad_output.narrow(1, group * out_per_group, out_per_group)
-        # (C_in, N, ...) correlated with (C_out, N, ...) -> (C_in, C_out, k).
-        # The kernel's static shape is restated: torch.onnx needs it, and
-        # loses it after ops it cannot infer (reflect padding, im2col).
-        kernel = g.transpose(0, 1)
-        kernel = kernel.reshape(list(kernel.shape))
-        w = conv(x.transpose(0, 1), kernel, None, dilation, padding, stride)
-        w = w.transpose(0, 1)
-        for d in range(dims):
-            w = w.narrow(2 + d, 0, weight.shape[2 + d])
-        parts.append(w)
-    return parts[0] if groups == 1 else torch.cat(parts, 0)
+    batch, in_per_group = input.shape[0], input.shape[1] // groups
+    spatial = list(input.shape[2:])
+    x = input.reshape([batch, groups, in_per_group] + spatial)
+    x = x.permute([2, 1, 0] + list(range(3, 3 + dims))).reshape(
+        [in_per_group, groups * batch] + spatial)
+    # The kernel's static shape is restated: torch.onnx needs it, and loses
+    # it after ops it cannot infer (reflect padding, im2col).
+    kernel = grad_output.transpose(0, 1)
+    kernel = kernel.reshape(list(kernel.shape))
+    w = conv(x, kernel, None, dilation, padding, stride, groups).transpose(0, 1)
+    for d in range(dims):
+        w = w.narrow(2 + d, 0, weight.shape[2 + d])
+    return w
 
 
 def _slice_bounds(size, start, end, step):
