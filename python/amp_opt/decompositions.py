@@ -382,9 +382,12 @@ def _conv_weight_grad(grad_output, input, weight, stride, padding, dilation,
     conv = _conv(dims, False)
     batch, in_per_group = input.shape[0], input.shape[1] // groups
     spatial = list(input.shape[2:])
-    x = input.reshape([batch, groups, in_per_group] + spatial)
-    x = x.permute([2, 1, 0] + list(range(3, 3 + dims))).reshape(
-        [in_per_group, groups * batch] + spatial)
+    if groups == 1:
+        x = input.transpose(0, 1)  # one Transpose, which cuDNN records fold
+    else:
+        x = input.reshape([batch, groups, in_per_group] + spatial)
+        x = x.permute([2, 1, 0] + list(range(3, 3 + dims))).reshape(
+            [in_per_group, groups * batch] + spatial)
     # The kernel's static shape is restated: torch.onnx needs it, and loses
     # it after ops it cannot infer (reflect padding, im2col).
     kernel = grad_output.transpose(0, 1)
