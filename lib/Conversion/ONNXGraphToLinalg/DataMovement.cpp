@@ -147,7 +147,7 @@ static LoweringResult lowerWindow(NodeLowering &node) {
   double denominator =
       node.getInt("periodic", 1) ? double(count) : double(count - 1);
   auto tensorType = RankedTensorType::get({count}, type);
-  SmallVector<Attribute> values;
+  SmallVector<double> values;
   for (int64_t n = 0; n < count; ++n) {
     double value = 0;
     for (auto [k, coefficient] : llvm::enumerate(a))
@@ -155,12 +155,10 @@ static LoweringResult lowerWindow(NodeLowering &node) {
                (denominator > 0
                     ? std::cos(2 * M_PI * double(k) * double(n) / denominator)
                     : 1.0);
-    values.push_back(isa<FloatType>(type)
-                         ? Attribute(b.getFloatAttr(type, value))
-                         : Attribute(b.getIntegerAttr(type, int64_t(value))));
+    values.push_back(value);
   }
-  return SmallVector<Value>{createConstant(
-      b, node.getLoc(), DenseElementsAttr::get(tensorType, values))};
+  return SmallVector<Value>{
+      createNumberConstant(b, node.getLoc(), tensorType, values)};
 }
 
 static LoweringResult lowerShape(NodeLowering &node) {

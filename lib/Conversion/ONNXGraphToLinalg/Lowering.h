@@ -322,6 +322,11 @@ Value convertTensor(OpBuilder &b, Location loc, Value value, Type elementType);
 /// attributes: upstream folders cannot read elements of a resource.
 Value createConstant(OpBuilder &b, Location loc, ElementsAttr value);
 
+/// An arith.constant of `type` (float or integer elements) holding `values`,
+/// truncated toward zero for integers.
+Value createNumberConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                           llvm::ArrayRef<double> values);
+
 /// Casts `value` to `type` when they differ (a more or less static shape).
 Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 

@@ -321,14 +321,8 @@ static LoweringResult lowerMelWeightMatrix(NodeLowering &node) {
   }
   auto tensorType =
       RankedTensorType::get({spectrumBins, *melBins}, elementType);
-  SmallVector<Attribute> attrs;
-  for (double value : values)
-    attrs.push_back(
-        isa<FloatType>(elementType)
-            ? Attribute(b.getFloatAttr(elementType, value))
-            : Attribute(b.getIntegerAttr(elementType, int64_t(value))));
-  return SmallVector<Value>{createConstant(
-      b, node.getLoc(), DenseElementsAttr::get(tensorType, attrs))};
+  return SmallVector<Value>{
+      createNumberConstant(b, node.getLoc(), tensorType, values)};
 }
 
 void amp::lowering::populateSignalLowerings(LoweringTable &table) {

@@ -749,6 +749,19 @@ static Value createBooleanConstant(OpBuilder &b, Location loc,
                                    DenseElementsAttr::get(type, values));
 }
 
+Value amp::lowering::createNumberConstant(OpBuilder &b, Location loc,
+                                          RankedTensorType type,
+                                          ArrayRef<double> values) {
+  Type elementType = type.getElementType();
+  SmallVector<Attribute> attrs;
+  for (double value : values)
+    attrs.push_back(
+        isa<FloatType>(elementType)
+            ? Attribute(b.getFloatAttr(elementType, value))
+            : Attribute(b.getIntegerAttr(elementType, int64_t(value))));
+  return createConstant(b, loc, DenseElementsAttr::get(type, attrs));
+}
+
 Value amp::lowering::createConstant(OpBuilder &b, Location loc,
                                     ElementsAttr value) {
   // Scalars and shape-sized vectors; weights stay resources; a large tensor
