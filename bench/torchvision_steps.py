@@ -3,8 +3,11 @@
 wrote, through the paths a user runs.
 
 Each model (5 classes, a batch of 2) is exported with
-amp_opt.export.export_training_step (SGD), run for two steps in amp-run,
-whose losses must match eager PyTorch's (relative error below 1e-5), then
+amp_opt.export.export_training_step (SGD) and run in amp-run: step 1's
+loss and every updated parameter and buffer must match eager PyTorch's
+(amp_opt.verify.compare_state: 1e-5, or about as close to eager float64
+as eager float32 is: ROUNDING_WORST, ROUNDING_MEAN), step 2's loss eager's
+forward from amp-run's own step-1 state (1e-5). Then it runs
 through `--amp-pipeline=precision=fp16` with every convolution and GEMM
 forced low (the cost model keeps most of these small layers in FP32),
 whose losses must be finite and go down once dynamic loss scaling has
@@ -18,6 +21,7 @@ script says so and exits 0.
 """
 import argparse
 import datetime
+import importlib.util
 import json
 import math
 import os
@@ -27,6 +31,7 @@ import tempfile
 import time
 import warnings
 
+import onnx
 import torch
 import torch.nn.functional as F
 
@@ -39,6 +44,15 @@ from amp_opt.numerics import FORCED  # noqa: E402
 # Dynamic loss scaling skips the first FP16 steps whose gradients overflow
 # at the initial scale (65536); four steps show the training go on.
 FP16_STEPS = 4
+# amp-run's rounding against eager float32's (each one's distance to eager
+# float64, per tensor that is not within 1e-5): a wrong gradient is off by
+# far more than 16 times, and a systematically worse summation shows in the
+# geometric mean. The two are samples of rounding noise, so one tensor's
+# ratio scatters: amp-run's reductions sum in order, PyTorch's in blocks, and
+# a BatchNorm's running mean of a normalized input is 0 in float64 and pure
+# noise in float32 (shufflenet's is 5.6x eager's noise there).
+ROUNDING_WORST = 16.0
+ROUNDING_MEAN = 4.0
 # name: input size (the smallest each architecture takes).
 MODELS = {
     "resnet18": 64, "mobilenet_v3_small": 64, "shufflenet_v2_x0_5": 64,
@@ -80,8 +94,9 @@ def run_model(name, size, folder):
     exported = time.time() - start
     feeds = {"input0": x.numpy(), "target0": y.numpy()}
     try:
-        fp32 = api.run_with_inputs(path, feeds, os.path.join(folder, "fp32"),
-                                   steps=2).records
+        one = api.run_with_inputs(path, feeds, os.path.join(folder, "one"))
+        two = api.run_with_inputs(path, feeds, os.path.join(folder, "two"),
+                                  steps=2).records
         report = os.path.join(folder, f"{name}.json")
         fp16 = api.run_with_inputs(
             path, feeds, os.path.join(folder, "fp16"), steps=FP16_STEPS,
@@ -90,18 +105,38 @@ def run_model(name, size, folder):
         lines = [line for line in str(error).splitlines() if "error" in line]
         return (f"| {name} | {exported:.0f} s | amp-run fails: "
                 f"{(lines[0] if lines else str(error))[:150]} | | |")
-    eager, _ = verify.run_eager(model, (x,), (y,), F.cross_entropy, "sgd",
-                                {"lr": 0.01}, 2)
-    error = max(abs(r["loss"] - e) / abs(e) for r, e in zip(fp32, eager))
+    # Step 1's loss and updated state against eager, float64 deciding what
+    # float32 rounding explains; step 2's loss against eager's forward from
+    # amp-run's own step-1 state: with batch 2 the BatchNorms make step 2
+    # amplify step 1's rounding (eager float32 and float64 differ by up to
+    # 4e-3 there).
+    carried = verify.carried_outputs(verify.roles(onnx.load(path)))
+    state = {carried[out]: one[out] for out in carried if out in one}
+    checks = verify.compare_state(model, (x,), (y,), F.cross_entropy, "sgd",
+                                  {"lr": 0.01}, [one.records[0]["loss"]],
+                                  state, rounding_factor=ROUNDING_WORST)
+    failed = [key for key, check in checks.items() if check[2] == "FAIL"]
+    ratios = [check[3] for check in checks.values() if check[3] is not None]
+    mean = math.exp(sum(math.log(max(r, 1e-3)) for r in ratios) /
+                    len(ratios)) if ratios else 0.0
+    if mean > ROUNDING_MEAN:
+        failed.append(f"{mean:.1f}x eager's rounding on average")
+    second = verify.eager_loss(model, state, (x,), (y,), F.cross_entropy)
+    if abs(two[1]["loss"] - second) >= 1e-5 * abs(second):
+        failed.append("step 2 loss")
+    verdict = (f"WRONG: {', '.join(failed[:3])}" if failed else
+               f"matches eager ({len(checks) - len(ratios)} of {len(checks)} "
+               f"tensors within 1e-5; the rest within float32 rounding, at "
+               f"most {max(ratios, default=0):.1f}x, on average {mean:.1f}x "
+               f"eager's own)")
     with open(report) as f:
         ops = json.load(f)["ops"]
     finite = all(math.isfinite(r["loss"]) for r in fp16)
-    verdict = "matches eager" if error < 1e-5 else "WRONG"
     losses16 = ", ".join(f"{r['loss']:.4f}" + (" (skipped)" if r["skipped"]
                                                else "") for r in fp16)
-    losses = ", ".join(f"{e:.4f}" for e in eager)
-    return (f"| {name} | {exported:.0f} s | {verdict} ({error:.1e}; eager "
-            f"{losses}) | {'finite' if finite else 'NOT FINITE'}: "
+    losses = ", ".join(f"{r['loss']:.4f}" for r in two)
+    return (f"| {name} | {exported:.0f} s | {verdict}; losses {losses} | "
+            f"{'finite' if finite else 'NOT FINITE'}: "
             f"{losses16} | {ops['low_precision']} of {ops['total']} |")
 
 
@@ -110,9 +145,7 @@ def main():
     parser.add_argument("models", nargs="*", default=list(MODELS))
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
-    try:
-        import torchvision  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("torchvision") is None:
         print("torchvision is not installed (apt-get install "
               "python3-torchvision): nothing to run")
         return
@@ -123,7 +156,7 @@ def main():
             rows.append(run_model(name, MODELS.get(name, 64), folder))
             print(rows[-1], file=sys.stderr)
     table = "\n".join(
-        ["| model | export | amp-run FP32, 2 steps (loss error) | FP16 "
+        ["| model | export | amp-run FP32, 2 steps | FP16 "
          f"pipeline, {FP16_STEPS} steps (convolutions and GEMMs forced) | "
          "ops in FP16 |",
          "|---|---|---|---|---|"] + rows)

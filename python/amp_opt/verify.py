@@ -33,12 +33,11 @@ def roles(model_proto):
     return found
 
 
-def run_exported(path, inputs, targets, steps=2):
-    """Losses of each step and the final state (name -> array) of the
-    exported step at `path`, run in ONNX Runtime. The loss scale and
-    clean-step count of a step with dynamic loss scaling are state too."""
-    meta = roles(onnx.load(path))
-    carried = {}  # updated output -> input it feeds
+def carried_outputs(meta):
+    """{updated output: input it feeds} of an exported step's metadata
+    (roles()): parameters, their optimizer state, buffers and the step
+    count."""
+    carried = {}
     for param in meta["parameters"]:
         carried[param["updated"]] = param["name"]
         for key, name in param["state"].items():
@@ -48,9 +47,17 @@ def run_exported(path, inputs, targets, steps=2):
     opt = meta["optimizer"]
     if opt.get("step"):
         carried[opt["step_updated"]] = opt["step"]
+    return carried
+
+
+def run_exported(path, inputs, targets, steps=2):
+    """Losses of each step and the final state (name -> array) of the
+    exported step at `path`, run in ONNX Runtime. The loss scale and
+    clean-step count of a step with dynamic loss scaling are state too."""
+    meta = roles(onnx.load(path))
     data = dict(zip(meta["inputs"], inputs))
     data.update(zip(meta["targets"], targets))
-    return run_carried(path, data, carried, meta["loss"], steps)
+    return run_carried(path, data, carried_outputs(meta), meta["loss"], steps)
 
 
 def run_carried(path, data, carried, loss="loss", steps=2):
@@ -146,6 +153,23 @@ def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):
     return losses, state
 
 
+def eager_loss(model, state, inputs, targets, loss_fn):
+    """The loss of one training-mode forward of `model` with `state` (name
+    -> array, the exported step's names) loaded: what a step given that
+    state must compute."""
+    model = copy.deepcopy(model)
+    model.train()
+    tensors = model.state_dict()
+    for name, value in tensors.items():
+        if name in state:
+            tensors[name] = torch.as_tensor(
+                np.asarray(state[name])).reshape(value.shape)
+    model.load_state_dict(tensors)
+    with torch.no_grad():
+        return float(loss_fn(model(*[torch.as_tensor(x) for x in inputs]),
+                             *[torch.as_tensor(t) for t in targets]))
+
+
 def relative_error(actual, expected):
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
@@ -172,28 +196,38 @@ def compare(model, inputs, targets, loss_fn, path, optimizer, hyper,
     exported graph is within `rounding_factor` times as close to float64 as
     eager float32 itself is, float32 rounding explains the difference (Adam
     divides near-zero gradients by their own magnitude; sums that cancel
-    lose digits). Returns {name: (error, float32 rounding, verdict)} with
-    verdict 'pass', 'rounding' or 'FAIL'.
+    lose digits). Returns {name: (error, float32 rounding, verdict, ratio)}
+    with verdict 'pass', 'rounding' or 'FAIL' and ratio the exported
+    graph's distance to float64 over eager float32's (None on a pass).
     """
-    hyper = dict(optim.resolve(optimizer, **hyper))
     np_inputs = [x.numpy() for x in inputs]
     np_targets = [t.numpy() for t in targets]
     onnx_losses, onnx_state = run_exported(path, np_inputs, np_targets,
                                            steps)
+    return compare_state(model, inputs, targets, loss_fn, optimizer, hyper,
+                         onnx_losses, onnx_state, tolerance, rounding_factor)
+
+
+def compare_state(model, inputs, targets, loss_fn, optimizer, hyper, losses,
+                  state, tolerance=1e-5, rounding_factor=4.0):
+    """compare() of the `losses` (one per step) and final `state` (name ->
+    array) that some run of the exported step computed."""
+    hyper = dict(optim.resolve(optimizer, **hyper))
+    steps = len(losses)
     eager_losses, eager_state = run_eager(model, inputs, targets, loss_fn,
                                           optimizer, hyper, steps)
-    onnx_state.update({f"loss{i}": np.float32(v)
-                       for i, v in enumerate(onnx_losses)})
+    state = dict(state)
+    state.update({f"loss{i}": np.float32(v) for i, v in enumerate(losses)})
     eager_state.update({f"loss{i}": np.float32(v)
                         for i, v in enumerate(eager_losses)})
     exact = None
     results = {}
     for name, expected in eager_state.items():
-        actual = onnx_state.get(name)
+        actual = state.get(name)
         error = (float("inf") if actual is None
                  else relative_error(actual, expected))
         if error <= tolerance:
-            results[name] = (error, None, "pass")
+            results[name] = (error, None, "pass", None)
             continue
         if exact is None:
             losses64, exact = run_eager(copy.deepcopy(model).double(),
@@ -201,7 +235,8 @@ def compare(model, inputs, targets, loss_fn, path, optimizer, hyper,
                                         loss_fn, optimizer, hyper, steps)
             exact.update({f"loss{i}": v for i, v in enumerate(losses64)})
         rounding = relative_error(expected, exact[name])
-        explained = (actual is not None and relative_error(
-            actual, exact[name]) <= rounding_factor * rounding)
-        results[name] = (error, rounding, "rounding" if explained else "FAIL")
+        ratio = (float("inf") if actual is None else
+                 relative_error(actual, exact[name]) / max(rounding, 1e-30))
+        results[name] = (error, rounding, "rounding"
+                         if ratio <= rounding_factor else "FAIL", ratio)
     return results

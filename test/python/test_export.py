@@ -155,6 +155,34 @@ def test_batchnorm_running_statistics_are_state(tmp_path, needs_ort):
     assert not np.allclose(state["stem.1.running_mean"], 0)
 
 
+def test_amp_run_state_against_eager(tmp_path):
+    """compare_state judges amp-run's step by its own state (what
+    bench/torchvision_steps.py does): the cnn's step 1 passes, a parameter
+    updated twice fails, and eager's forward from that state gives amp-run's
+    step 2 loss."""
+    model, inputs, targets, loss_fn = zoo.build("cnn")
+    path = str(tmp_path / "cnn.onnx")
+    zoo.export("cnn", "sgd", path)
+    feeds = {"input0": inputs[0].numpy(), "target0": targets[0].numpy()}
+    one = api.run_with_inputs(path, feeds, tmp_path / "one")
+    carried = verify.carried_outputs(verify.roles(onnx.load(path)))
+    state = {carried[out]: one[out] for out in carried if out in one}
+    assert "stem.1.running_mean" in state and "head.weight" in state
+    hyper = zoo.OPTIMIZERS["sgd"]
+    checks = verify.compare_state(model, inputs, targets, loss_fn, "sgd",
+                                  hyper, [one.records[0]["loss"]], state)
+    assert all(check[2] != "FAIL" for check in checks.values()), checks
+    start = model.state_dict()["head.weight"].numpy()
+    wrong = dict(state, **{"head.weight": 2 * state["head.weight"] - start})
+    checks = verify.compare_state(model, inputs, targets, loss_fn, "sgd",
+                                  hyper, [one.records[0]["loss"]], wrong)
+    assert checks["head.weight"][2] == "FAIL"
+    two = api.run_with_inputs(path, feeds, tmp_path / "two", steps=2)
+    second = verify.eager_loss(model, state, inputs, targets, loss_fn)
+    assert second != pytest.approx(one.records[0]["loss"], rel=1e-3)
+    assert two.records[1]["loss"] == pytest.approx(second, rel=1e-5)
+
+
 def test_unsupported_op_names_it(tmp_path):
     class Gamma(nn.Module):
         def __init__(self):
