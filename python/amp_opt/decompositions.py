@@ -47,10 +47,11 @@ def always(opset):
     """Decompositions applied to every trace: ops that torch.onnx claims to
     export but fails on in torch 1.13 (the JIT asserts on indexing with None
     in the index list, and on full_like with an integer value, which
-    functionalize makes of SiLU's and BCE's backward)."""
+    functionalize makes of SiLU's and BCE's backward; average pooling with
+    divisor_override, which it refuses)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
-        aten.fill.Scalar)}
+        aten.fill.Scalar, aten.avg_pool2d.default, aten.avg_pool3d.default)}
 
 
 def find(op, opset):
@@ -807,6 +808,35 @@ def _pool_divisors(size, out_size, kernel, stride, padding,
         start, end = max(start, 0), min(end, size)
         extents.append(counted if count_include_pad else end - start)
     return extents
+
+
+@_register(aten.avg_pool2d.default, aten.avg_pool3d.default)
+def avg_pool_divisor_override(input, kernel_size, stride=(), padding=0,
+                              ceil_mode=False, count_include_pad=True,
+                              divisor_override=None):
+    """With divisor_override (torch.onnx cannot export it): the average
+    counting the padding, times each window's count (as PyTorch counts it,
+    ceil_mode's last windows shorter), over the divisor. Without, the op
+    as it is."""
+    if not divisor_override:
+        return NotImplemented
+    dims = input.dim() - 2
+    pool = (aten.avg_pool2d.default if dims == 2
+            else aten.avg_pool3d.default)
+    pooled = pool(input, kernel_size, stride, padding, ceil_mode, True, None)
+    kernel = list(kernel_size) * (dims // len(kernel_size))
+    stride = list(stride or kernel) * (dims // len(stride or kernel))
+    padding = [padding] * dims if isinstance(padding, int) else list(padding)
+    padding = padding * (dims // len(padding))
+    counts = torch.ones(pooled.shape[2:], dtype=input.dtype)
+    for d in range(dims):
+        extents = torch.tensor(_pool_divisors(
+            input.shape[2 + d], pooled.shape[2 + d], kernel[d], stride[d],
+            padding[d], True), dtype=input.dtype)
+        shape = [1] * dims
+        shape[d] = -1
+        counts = counts * extents.reshape(shape)
+    return pooled * (counts / float(divisor_override))
 
 
 @_register(aten.avg_pool2d_backward.default,

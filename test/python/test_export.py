@@ -427,6 +427,13 @@ DECOMPOSED_LAYERS = {
         nn.Conv2d(3, 3, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True,
                                          count_include_pad=False)),
         (torch.randn(2, 3, 8, 7),)),
+    "avg_pool_divisor_override": (lambda: nn.Sequential(
+        nn.Conv2d(3, 3, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True,
+                                         divisor_override=5)),
+        (torch.randn(2, 3, 8, 7),)),
+    "avg_pool3d_divisor_override": (lambda: nn.Sequential(
+        nn.Conv3d(3, 3, 1), nn.AvgPool3d(2, divisor_override=3)),
+        (torch.randn(2, 3, 4, 5, 4),)),
     "selu": (lambda: nn.Sequential(nn.Linear(6, 6), nn.SELU()),
              (torch.randn(4, 6),)),
     "grid_sample": (lambda: SpatialTransformer(align_corners=False),
@@ -450,7 +457,8 @@ def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
     nn.EmbeddingBag (scatter_add per bag, padding_idx and empty bags),
     reflect and replicate padding (constant pads, so that shapes stay
     static), average pooling's backward with ceil_mode and
-    count_include_pad False, SELU (Elu with scale), LocalResponseNorm (its
+    count_include_pad False, its forward and backward with
+    divisor_override, SELU (Elu with scale), LocalResponseNorm (its
     channel window from shifted slices), a spatial transformer (affine_grid
     and its backward as matmuls by the base grid, grid_sample as GridSample
     and its backward as scatter-adds and neighbour differences, bilinear
