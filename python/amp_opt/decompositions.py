@@ -478,6 +478,21 @@ def _merge_indexed_dims(input, indices):
     return merged, first, flat, len(positions)
 
 
+def _indexed_dims_first(input, indices):
+    """For index tensors separated by a slice (x[i, :, j]), whose result
+    PyTorch lays out with the broadcast index dims first: input with the
+    indexed dims moved to the front, the indices for it (adjacent), and the
+    permutation that undoes the move. None when the indices are adjacent."""
+    positions = [i for i, t in enumerate(indices) if t is not None]
+    if not positions or positions == list(range(positions[0],
+                                                positions[-1] + 1)):
+        return None
+    others = [d for d in range(input.dim()) if d not in positions]
+    order = positions + others
+    inverse = [order.index(d) for d in range(input.dim())]
+    return (input.permute(order), [indices[p] for p in positions], inverse)
+
+
 def _boolean_mask(input, indices):
     """The mask of input[mask] (a bool tensor over the leading dims), None
     for integer indexing."""
@@ -492,10 +507,14 @@ def _boolean_mask(input, indices):
 
 @_register(aten.index.Tensor)
 def index(input, indices):
-    """input[..., idx, ...] as index_select on the merged indexed dims."""
+    """input[..., idx, ...] as index_select on the merged indexed dims
+    (moved to the front first when a slice separates them)."""
     if _boolean_mask(input, list(indices)) is not None:
         raise NotImplementedError(
             "reading x[mask] (a result whose shape depends on the data)")
+    moved = _indexed_dims_first(input, list(indices))
+    if moved is not None:
+        return index(moved[0], moved[1])
     merged, dim, flat, count = _merge_indexed_dims(input, list(indices))
     result = merged.index_select(dim, flat.reshape(-1))
     return result.reshape(*input.shape[:dim], *flat.shape,
@@ -516,6 +535,11 @@ def index_put(input, indices, values, accumulate=False,
         if accumulate:
             return input + torch.where(mask, values, torch.zeros_like(values))
         return torch.where(mask, values, input)
+    moved = _indexed_dims_first(input, list(indices))
+    if moved is not None:
+        front, front_indices, inverse = moved
+        return index_put(front, front_indices, values, accumulate,
+                         scatter_add_exports).permute(inverse)
     merged, dim, flat, count = _merge_indexed_dims(input, list(indices))
     shape = (*input.shape[:dim], *flat.shape, *input.shape[dim + count:])
     values = values.to(input.dtype).expand(shape).reshape(
@@ -534,6 +558,16 @@ def index_put(input, indices, values, accumulate=False,
                                 values)
     return result.reshape(input.shape)
 
+
+
+@_register(aten.new_empty_strided.default)
+def new_empty_strided(input, size, stride, dtype=None, layout=None,
+                      device=None, pin_memory=None):
+    """Autograd's copy before an in-place write into a tensor that needs a
+    gradient (x[i] = v): zeros, which the copy overwrites (an empty
+    tensor's values are unspecified; ONNX has no strides)."""
+    return torch.zeros(size, dtype=dtype if dtype is not None
+                       else input.dtype)
 
 
 @_register(aten.full_like.default)
