@@ -85,8 +85,6 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                      grad, scatter_add_exports)
 
 
-_EMBEDDING_BAG_MODES = ("sum", "mean", "max")
-
 
 def _bag_of_each_index(indices, offsets, include_last_offset):
     """offset2bag (the bag of each index) and the number of bags: index i
@@ -104,20 +102,21 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
                   sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=-1,
                   scatter_add_exports=True):
-    """nn.EmbeddingBag in modes sum and mean: the rows of the indices, summed
-    per bag (scatter_add, or a one-hot matmul below opset 16), divided by
-    the bag's size for mean; padding_idx rows count for nothing. Returns
+    """nn.EmbeddingBag: the rows of the indices, summed per bag
+    (scatter_add, or a one-hot matmul below opset 16), divided by the bag's
+    size for mean; for max, each column's largest over the bag's rows
+    (0 for an empty bag). padding_idx rows count for nothing. Returns
     aten's (output, offset2bag, bag_size, max_indices); bag_size counts the
-    indices that are not padding_idx."""
-    if mode != 0 and mode != 1:
-        raise NotImplementedError(
-            f"EmbeddingBag mode '{_EMBEDDING_BAG_MODES[mode]}'")
+    indices that are not padding_idx, max_indices (max) is the weight row
+    each column's maximum came from."""
     offset2bag, bags = _bag_of_each_index(indices, offsets,
                                           include_last_offset)
     rows = weight.index_select(0, indices)
     kept = torch.ones_like(indices, dtype=weight.dtype)
     if padding_idx >= 0:
         kept = (indices != padding_idx).to(weight.dtype)
+    if mode == 2:
+        return _embedding_bag_max(rows, indices, offset2bag, bags, kept)
     scale = kept if per_sample_weights is None else kept * per_sample_weights
     rows = rows * scale.unsqueeze(1)
     output = _add_rows(torch.zeros(bags, weight.shape[1], dtype=weight.dtype),
@@ -130,6 +129,22 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
             torch.zeros(bags, dtype=torch.int64))
 
 
+def _embedding_bag_max(rows, indices, offset2bag, bags, kept):
+    """Mode max: each bag's rows (padding_idx's left out) compared through
+    a [bags, indices, columns] view with -inf outside the bag."""
+    member = (offset2bag.unsqueeze(0) == torch.arange(bags).unsqueeze(1)) & (
+        kept.unsqueeze(0) > 0)
+    lowest = torch.full((), float("-inf"), dtype=rows.dtype)
+    masked = torch.where(member.unsqueeze(2), rows.unsqueeze(0), lowest)
+    values, positions = masked.max(1)
+    bag_size = member.to(torch.int64).sum(1)
+    empty = (bag_size == 0).unsqueeze(1)
+    output = torch.where(empty, torch.zeros((), dtype=rows.dtype), values)
+    max_indices = indices.index_select(0, positions.reshape(-1)).reshape(
+        positions.shape)
+    return output, offset2bag, bag_size, max_indices
+
+
 @_register(aten._embedding_bag_dense_backward.default, sums_at_indices=True)
 def embedding_bag_dense_backward(grad, indices, offset2bag, bag_size,
                                  maximum_indices, num_weights,
@@ -137,10 +152,17 @@ def embedding_bag_dense_backward(grad, indices, offset2bag, bag_size,
                                  padding_idx=-1, scatter_add_exports=True):
     """Each index's row gets its bag's gradient (divided by the bag's size
     for mean, times its weight with per_sample_weights), summed over
-    repeated indices as embedding's backward."""
-    if mode != 0 and mode != 1:
-        raise NotImplementedError(
-            f"EmbeddingBag mode '{_EMBEDDING_BAG_MODES[mode]}'")
+    repeated indices as embedding's backward; for max, each column's
+    gradient goes to the row its maximum came from."""
+    if mode == 2:
+        grad = grad * (bag_size > 0).to(grad.dtype).unsqueeze(1)
+        if scatter_add_exports:
+            return torch.zeros(num_weights, grad.shape[1],
+                               dtype=grad.dtype).scatter_add(
+                                   0, maximum_indices, grad)
+        one_hot = _one_hot(maximum_indices.reshape(-1), num_weights,
+                           grad.dtype).reshape(*grad.shape, num_weights)
+        return (one_hot * grad.unsqueeze(2)).sum(0).t()
     rows = grad.index_select(0, offset2bag)
     if mode == 1:
         sizes = bag_size.to(grad.dtype).clamp(min=1)
@@ -459,13 +481,12 @@ def adaptive_avg_pool2d_backward(grad_output, input):
 
 def _merge_indexed_dims(input, indices):
     """For advanced indexing input[..., i0, i1, ...] with adjacent index
-    tensors: input with the indexed dims merged into one, that dim, the
-    flat index tensor (broadcast shape), and the number of indexed dims."""
+    tensors (_indexed_dims_first makes them so): input with the indexed
+    dims merged into one, that dim, the flat index tensor (broadcast
+    shape), and the number of indexed dims."""
     positions = [i for i, t in enumerate(indices) if t is not None]
-    if not positions or positions != list(range(positions[0],
-                                               positions[-1] + 1)):
-        raise NotImplementedError(
-            "advanced indexing with non-adjacent index tensors")
+    assert positions and positions == list(range(positions[0],
+                                                 positions[-1] + 1))
     first = positions[0]
     tensors = torch.broadcast_tensors(*[indices[p] for p in positions])
     flat = None

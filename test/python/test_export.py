@@ -468,6 +468,12 @@ DECOMPOSED_LAYERS = {
         (torch.randn(2, 3, 4, 5, 4),)),
     "separated_index_tensors": (SeparatedIndices,
                                 (torch.randn(4, 5, 4),)),
+    "embedding_bag_max": (lambda: BagThenLinear(mode="max"),
+                          (torch.tensor([[1, 2, 2], [9, 0, 4]]),)),
+    "embedding_bag_max_offsets": (
+        lambda: BagThenLinear(mode="max", padding_idx=2),
+        (torch.tensor([1, 2, 2, 5, 9, 2, 0, 3, 2]),
+         torch.tensor([0, 3, 3, 6, 7]))),
 }
 
 
@@ -475,7 +481,8 @@ DECOMPOSED_LAYERS = {
 def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
     """What needed our decompositions or symbolics: bilinear and bicubic
     upsampling's backward (MatMuls by the constant interpolation matrices),
-    nn.EmbeddingBag (scatter_add per bag, padding_idx and empty bags),
+    nn.EmbeddingBag (scatter_add per bag, padding_idx and empty bags; max
+    through a masked view, the gradient to each column's maximum),
     reflect and replicate padding (constant pads, so that shapes stay
     static), average pooling's backward with ceil_mode and
     count_include_pad False, its forward and backward with
