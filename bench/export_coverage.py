@@ -58,6 +58,13 @@ class Fn(nn.Module):
         return self.fn(x * self.w)
 
 
+def separated_indices(t):
+    """Index tensors a slice separates, written in place and read."""
+    z = t * 1.0
+    z[torch.tensor([1, 0]), :, torch.tensor([2, 7])] = t[0, :2, :5] * 2
+    return z[torch.tensor([1, 0, 1]), :, torch.tensor([2, 7, 2])]
+
+
 class Spectrum(nn.Module):
     """A learned projection of a signal's log-power spectrogram."""
 
@@ -324,6 +331,15 @@ def cases():
            *mse_to((2, 4, 8, 8)))
     yield ("grid_sample reflection", Resampler(padding_mode="reflection"),
            (x2d,), *mse_to((2, 4, 8, 8)))
+    yield ("AvgPool2d divisor_override",
+           Apply(nn.Conv2d(4, 4, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True,
+                                                  divisor_override=4)),
+           (x2d,), *mse_to((2, 4, 5, 5)))
+    yield ("EmbeddingBag max, offsets",
+           Apply(nn.EmbeddingBag(8, 4, mode="max")),
+           (tokens.flatten(), torch.tensor([0, 3, 3, 7])), *mse_to((4, 4)))
+    yield ("x[i, :, j] written and read", Fn(separated_indices, (5, 8)),
+           (seq,), *mse_to((3, 5)))
 
 
 def one_line(text, limit=200):
@@ -366,6 +382,8 @@ def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*",
+                        help="only the cases whose name contains one of these")
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     check = ort.available()
@@ -373,6 +391,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, model, inputs, targets, loss_fn in cases():
+            if args.names and not any(part in name for part in args.names):
+                continue
             torch.manual_seed(0)
             path = os.path.join(tmp, "step.onnx")
             try:

@@ -591,6 +591,27 @@ def new_empty_strided(input, size, stride, dtype=None, layout=None,
                        else input.dtype)
 
 
+@_register(aten.zero.default)
+def zero(input):
+    """The functional zero_ (the gradient of a value an in-place write
+    replaced)."""
+    return torch.zeros_like(input)
+
+
+@_register(aten.as_strided_scatter.default)
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """input with src written into its strided view (functionalize makes it
+    of an in-place write into a tensor that needs a gradient, z[:, 1:3] =
+    v): a scatter into the flattened input at the view's element offsets, a
+    constant (ONNX tensors are contiguous, so offsets are flat indices)."""
+    offsets = torch.full((), storage_offset or 0, dtype=torch.int64)
+    for extent, step in zip(size, stride):
+        offsets = offsets.unsqueeze(-1) + torch.arange(extent) * step
+    flat = input.reshape(-1).scatter(0, offsets.reshape(-1),
+                                     src.reshape(-1).to(input.dtype))
+    return flat.reshape(input.shape)
+
+
 @_register(aten.full_like.default)
 def full_like(input, value, dtype=None, layout=None, device=None,
               pin_memory=None, memory_format=None):

@@ -408,6 +408,23 @@ class SeparatedIndices(nn.Module):
         return y.sum(-1) + z[:, 1, :].sum(-1)
 
 
+class InPlaceWrites(nn.Module):
+    """Writes into a tensor that needs a gradient (a token written over
+    the first position, a strided slice): functionalize makes them
+    as_strided_scatter."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.token = nn.Parameter(torch.randn(6))
+
+    def forward(self, x):
+        h = self.lin(x)
+        h[:, 0] = self.token
+        h[:, 1:4:2] = h[:, 2:4] * 2
+        return h
+
+
 class BagThenLinear(nn.Module):
     def __init__(self, **bag_options):
         super().__init__()
@@ -474,6 +491,7 @@ DECOMPOSED_LAYERS = {
         lambda: BagThenLinear(mode="max", padding_idx=2),
         (torch.tensor([1, 2, 2, 5, 9, 2, 0, 3, 2]),
          torch.tensor([0, 3, 3, 6, 7]))),
+    "inplace_writes": (InPlaceWrites, (torch.randn(2, 5, 6),)),
 }
 
 
@@ -487,7 +505,7 @@ def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
     static), average pooling's backward with ceil_mode and
     count_include_pad False, its forward and backward with
     divisor_override, indexing and writing with index tensors a slice
-    separates, SELU (Elu with scale), LocalResponseNorm (its
+    separates, in-place writes into tensors that need a gradient, SELU (Elu with scale), LocalResponseNorm (its
     channel window from shifted slices), a spatial transformer (affine_grid
     and its backward as matmuls by the base grid, grid_sample as GridSample
     and its backward as scatter-adds and neighbour differences, bilinear
