@@ -48,10 +48,15 @@ def always(opset):
     export but fails on in torch 1.13 (the JIT asserts on indexing with None
     in the index list, and on full_like with an integer value, which
     functionalize makes of SiLU's and BCE's backward; average pooling with
-    divisor_override, which it refuses)."""
+    divisor_override, which it refuses; index_add, which it exports to a
+    scatter that keeps one of repeated indices, silently wrong; threshold,
+    whose symbolic refuses a threshold other than 0; diagonal, whose
+    symbolic can write nodes out of order)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
-        aten.fill.Scalar, aten.avg_pool2d.default, aten.avg_pool3d.default)}
+        aten.fill.Scalar, aten.avg_pool2d.default, aten.avg_pool3d.default,
+        aten.index_add.default, aten.threshold.default,
+        aten.diagonal.default)}
 
 
 def find(op, opset):
@@ -186,6 +191,16 @@ def _add_rows(target, dim, index, values, scatter_add_exports):
     added = (one_hot.t() @ rows.reshape(rows.shape[0], -1)).reshape(
         target.shape[dim], *rows.shape[1:])
     return target + added.movedim(0, dim)
+
+
+@_register(aten.index_add.default, sums_at_indices=True)
+def index_add(input, dim, index, source, alpha=1, scatter_add_exports=True):
+    """input with source's slices added at `index` along `dim`, repeated
+    indices summed."""
+    if alpha != 1:
+        source = source * alpha
+    return _add_rows(input, dim, index, source.to(input.dtype),
+                     scatter_add_exports)
 
 
 @_register(aten.lift_fresh_copy.default)
@@ -836,6 +851,152 @@ def sgn(input):
     return torch.sign(input)
 
 
+@_register(aten.expm1.default)
+def expm1(input):
+    """exp(x) - 1 to full precision near 0 (Kahan: (u - 1) x / log u)."""
+    u = torch.exp(input)
+    ratio = (u - 1) * input / torch.log(u)
+    return torch.where(u == 1, input,
+                       torch.where(u == 0, torch.full_like(input, -1.0),
+                                   ratio))
+
+
+@_register(aten.trunc.default)
+def trunc(input):
+    return torch.sign(input) * torch.floor(torch.abs(input))
+
+
+@_register(aten.frac.default)
+def frac(input):
+    return input - trunc(input)
+
+
+@_register(aten.exp2.default)
+def exp2(input):
+    import math
+    return torch.exp(input * math.log(2.0))
+
+
+@_register(aten.addcdiv.default)
+def addcdiv(input, tensor1, tensor2, value=1):
+    return input + value * (tensor1 / tensor2)
+
+
+@_register(aten.logit.default)
+def logit(input, eps=None):
+    if eps is not None:
+        input = input.clamp(eps, 1.0 - eps)
+    return torch.log(input / (1 - input))
+
+
+@_register(aten.xlogy.Tensor)
+def xlogy(input, other):
+    """0 where x is 0 (unless y is NaN), x log y elsewhere."""
+    product = input * torch.log(other)
+    zero = torch.zeros_like(product)
+    return torch.where(torch.isnan(other), other,
+                       torch.where(input == 0, zero, product))
+
+
+@_register(aten.copysign.Tensor)
+def copysign(input, other):
+    magnitude = torch.abs(input)
+    return torch.where(other < 0, -magnitude, magnitude)
+
+
+@_register(aten.heaviside.default)
+def heaviside(input, values):
+    step = (input > 0).to(input.dtype)
+    return torch.where(input == 0, values.to(input.dtype), step)
+
+
+@_register(aten.logaddexp.default, aten.logaddexp2.default)
+def logaddexp(input, other, base2=False):
+    """max + log(1 + exp(-|a - b|)), in base 2 for logaddexp2; a + log 2
+    where a == b (infinities)."""
+    import math
+    scale = math.log(2.0) if base2 else 1.0
+    largest = torch.maximum(input, other)
+    gap = torch.abs(input - other) * scale
+    tail = torch.log(1 + torch.exp(-gap)) / scale
+    return torch.where(input == other, input + math.log(2.0) / scale,
+                       largest + tail)
+
+
+_OURS[aten.logaddexp2.default] = functools.partial(logaddexp, base2=True)
+
+
+@_register(aten.fmax.default, aten.fmin.default)
+def fmax(input, other, smallest=False):
+    """maximum (minimum) that ignores a NaN operand."""
+    pick = (torch.minimum if smallest else torch.maximum)(input, other)
+    return torch.where(torch.isnan(input), other,
+                       torch.where(torch.isnan(other), input, pick))
+
+
+_OURS[aten.fmin.default] = functools.partial(fmax, smallest=True)
+
+
+@_register(aten.threshold.default)
+def threshold(input, threshold, value):
+    return torch.where(input > threshold, input,
+                       torch.full_like(input, value))
+
+
+@_register(aten.threshold_backward.default)
+def threshold_backward(grad_output, input, threshold):
+    return torch.where(input > threshold, grad_output,
+                       torch.zeros_like(grad_output))
+
+
+def _diagonal_offsets(rows, columns, offset):
+    """The flat positions of diagonal `offset` in a rows x columns matrix."""
+    length = max(0, min(rows - max(-offset, 0), columns - max(offset, 0)))
+    steps = torch.arange(length)
+    return (steps + max(-offset, 0)) * columns + steps + max(offset, 0)
+
+
+@_register(aten.diagonal.default, aten.diagonal_copy.default)
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A gather from the two dims flattened (torch.onnx's symbolic writes
+    an invalid graph for some, and its backward diagonal_scatter has
+    none)."""
+    moved = input.movedim((dim1, dim2), (-2, -1))
+    rows, columns = moved.shape[-2:]
+    flat = moved.reshape(*moved.shape[:-2], rows * columns)
+    return flat.index_select(-1, _diagonal_offsets(rows, columns, offset))
+
+
+@_register(aten.diagonal_scatter.default)
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with src written on its diagonal: a scatter into the two dims
+    flattened."""
+    moved = input.movedim((dim1, dim2), (-2, -1))
+    rows, columns = moved.shape[-2:]
+    flat = moved.reshape(*moved.shape[:-2], rows * columns)
+    positions = _diagonal_offsets(rows, columns, offset)
+    written = flat.scatter(-1, positions.expand(src.shape), src.to(flat.dtype))
+    return written.reshape(moved.shape).movedim((-2, -1), (dim1, dim2))
+
+
+_diagonal = diagonal  # diag's argument has the name
+
+
+@_register(aten.diag.default)
+def diag(input, diagonal=0):
+    """A vector's diagonal matrix (on diagonal k), or a matrix's diagonal."""
+    if input.dim() == 2:
+        return _diagonal(input, diagonal)
+    size = input.shape[0] + abs(diagonal)
+    return diagonal_scatter(torch.zeros(size, size, dtype=input.dtype),
+                            input, diagonal)
+
+
+@_register(aten.logical_not.default)
+def logical_not(input):
+    return input == 0
+
+
 @_register(aten.smooth_l1_loss.default)
 def smooth_l1_loss(input, target, reduction=1, beta=1.0):
     diff = (input - target).abs()
@@ -1174,8 +1335,16 @@ def _constant_pads(mode):
     return symbolic
 
 
+def _unary(op_type):
+    """aten's unary op as ONNX's op of the same meaning (which torch 1.13
+    has no symbolic for)."""
+    return lambda g, tensor: g.op(op_type, tensor)
+
+
 _SYMBOLICS = {
     "aten::elu": _elu,
+    **{f"aten::{name}": _unary(name.capitalize())
+       for name in ("sinh", "cosh", "asinh", "acosh", "atanh")},
     **{f"aten::reflection_pad{d}d": _constant_pads("reflect")
        for d in (1, 2, 3)},
     **{f"aten::replication_pad{d}d": _constant_pads("edge")

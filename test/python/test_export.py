@@ -636,14 +636,38 @@ FUNCTIONS = {
     "cumprod": lambda t: t.cumprod(1),
     "cumprod_with_zero": lambda t: (t * (t.abs() > 0.3)).cumprod(-1),
     "erfinv": lambda t: torch.erfinv(torch.tanh(t) * 0.9),
+    "hyperbolic": lambda t: (t.sinh() + t.cosh() + t.asinh()
+                             + (t.abs() + 1.5).acosh()
+                             + (t.tanh() * 0.9).atanh()),
+    "expm1_trunc_frac_exp2": lambda t: (
+        (t * 1e-4).expm1() * 1e4 + (t * 3).trunc() * t + (t * 3).frac()
+        + t.exp2()),
+    "addcdiv_logit_xlogy": lambda t: (
+        torch.addcdiv(t, t, t.abs() + 1, value=0.5) + t.sigmoid().logit()
+        + torch.xlogy(t * (t.abs() > 0.5), t.abs() + 0.5)),
+    "copysign_logaddexp_fmax": lambda t: (
+        torch.copysign(t, t.flip(1)) + torch.logaddexp(t, t * 2)
+        + torch.logaddexp2(t, -t) + torch.fmax(t, t.flip(2))
+        - torch.fmin(t, -t)),
+    "threshold": lambda t: F.threshold(t, 0.1, -1.0),
+    "diag": lambda t: (torch.diag(t[0, :, 0], 1)[:5, :5]
+                       + torch.diag(t[1, :, 1], -2)[:5, :5]
+                       + torch.diag(t[0, :, :5]).unsqueeze(1)
+                       + torch.diagonal(t[:, :, 1:6], 1, 1, 2).sum()),
+    "index_add_repeated": lambda t: t.index_add(
+        1, torch.tensor([0, 2, 0]), t[:, :3], alpha=2.0),
+    "repeat_interleave": lambda t: t.repeat_interleave(2, dim=1),
 }
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_decomposed_functions_match_eager(name, tmp_path, needs_ort):
     """atan2 (all four quadrants and the axes), hypot, cumprod (zeros and
-    negatives included) and erfinv (Giles' approximation and a Newton step)
-    through our decompositions."""
+    negatives included), erfinv (Giles' approximation and a Newton step),
+    ONNX's hyperbolic functions, expm1 near 0, diagonals, index_add with
+    repeated indices (torch.onnx keeps one of them) and others through our
+    decompositions and symbolics: ONNX Runtime and amp-run compute eager
+    PyTorch's step."""
     torch.manual_seed(0)
     model = Scaled(FUNCTIONS[name], (5, 8))
     x = torch.randn(2, 5, 8)
@@ -655,3 +679,8 @@ def test_decomposed_functions_match_eager(name, tmp_path, needs_ort):
     export_training_step(model, (x,), targets, F.mse_loss, path, lr=0.1)
     assert_matches_eager(model, (x,), targets, F.mse_loss, path, "sgd",
                          {"lr": 0.1})
+    first = api.run_with_inputs(path, {"input0": x.numpy(),
+                                       "target0": targets[0].numpy()},
+                                tmp_path / "amp_run").records[0]["loss"]
+    assert first == pytest.approx(F.mse_loss(model(x), *targets).item(),
+                                  rel=1e-5)
