@@ -51,12 +51,13 @@ def always(opset):
     divisor_override, which it refuses; index_add, which it exports to a
     scatter that keeps one of repeated indices, silently wrong; threshold,
     whose symbolic refuses a threshold other than 0; diagonal, whose
-    symbolic can write nodes out of order)."""
+    symbolic can write nodes out of order; norm without a dim, whose
+    symbolic needs one)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
         aten.fill.Scalar, aten.avg_pool2d.default, aten.avg_pool3d.default,
         aten.index_add.default, aten.threshold.default,
-        aten.diagonal.default)}
+        aten.diagonal.default, aten.norm.Scalar)}
 
 
 def find(op, opset):
@@ -215,14 +216,15 @@ def _one_hot(indices, classes, dtype):
 
 
 @_register(aten.max_pool2d_with_indices_backward.default,
+           aten.max_pool3d_with_indices_backward.default,
            sums_at_indices=True)
 def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride,
                                      padding, dilation, ceil_mode, indices,
                                      scatter_add_exports=True):
     """Adds each output gradient to the input position its index names
-    (overlapping windows sum)."""
+    (overlapping windows sum); 2-D and 3-D (indices into the volume)."""
     batch, channels = input.shape[0], input.shape[1]
-    plane = input.shape[-2] * input.shape[-1]
+    plane = int(np.prod(input.shape[2:]))
     grad = grad_output.reshape(batch, channels, -1)
     flat = indices.reshape(batch, channels, -1)
     if scatter_add_exports:
@@ -997,6 +999,159 @@ def logical_not(input):
     return input == 0
 
 
+@_register(aten._trilinear.default)
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """nn.Bilinear's product (and its backward): each input unsqueezed at
+    its expand dims, multiplied, summed over sumdim, as one einsum (which
+    traces to batched MatMuls, not the full product)."""
+    rank = i1.dim() + len(expand1)
+    letters = "abcdefghijklmnopqrstuvwxyz"[:rank]
+
+    def subscript(expanded):
+        return "".join(letters[d] for d in range(rank) if d not in expanded)
+
+    equation = ",".join(subscript(e) for e in (expand1, expand2, expand3))
+    equation += "->" + subscript(sumdim)
+    return torch.einsum(equation, i1, i2, i3)
+
+
+@_register(aten.kthvalue.default)
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest along dim, and its index, from a sort."""
+    values, indices = input.sort(dim)
+    values = values.narrow(dim, k - 1, 1)
+    indices = indices.narrow(dim, k - 1, 1)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
+
+
+@_register(aten.median.dim)
+def median_dim(input, dim, keepdim=False):
+    """The lower median (PyTorch's) along dim, and its index."""
+    return kthvalue(input, (input.shape[dim] - 1) // 2 + 1, dim, keepdim)
+
+
+@_register(aten.median.default)
+def median(input):
+    return kthvalue(input.reshape(-1), (input.numel() - 1) // 2 + 1)[0]
+
+
+def _prefixes(input, dim, fill):
+    """[..., i, j] = input's element j along dim for j <= i, else `fill`:
+    each prefix along a new last dim (dim moved before it)."""
+    moved = input.movedim(dim, -1)
+    size = moved.shape[-1]
+    inside = torch.arange(size).unsqueeze(0) <= torch.arange(size).unsqueeze(1)
+    return torch.where(inside, moved.unsqueeze(-2),
+                       torch.full((), fill, dtype=input.dtype))
+
+
+@_register(aten.cummax.default, aten.cummin.default)
+def cummax(input, dim, smallest=False):
+    """The running maximum (minimum) along dim and where it was last
+    reached, from each prefix (the last of equal values, as PyTorch)."""
+    fill = float("inf") if smallest else float("-inf")
+    prefixes = _prefixes(input, dim, fill).flip(-1)
+    values, reversed_indices = (prefixes.min(-1) if smallest
+                                else prefixes.max(-1))
+    indices = input.shape[dim] - 1 - reversed_indices
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+_OURS[aten.cummin.default] = functools.partial(cummax, smallest=True)
+
+
+@_register(aten.logcumsumexp.default)
+def logcumsumexp(input, dim):
+    """logsumexp of each prefix along dim (exact where a running
+    log(cumsum(exp)) would underflow)."""
+    return torch.logsumexp(_prefixes(input, dim, float("-inf")),
+                           -1).movedim(-1, dim)
+
+
+@_register(aten._weight_norm_interface.default)
+def weight_norm_interface(v, g, dim=0):
+    """weight_norm's w = v g / |v| (the norm over every dim but `dim`, all
+    of them for -1) and the norm."""
+    axes = [d for d in range(v.dim()) if d != dim or dim == -1]
+    norm = v.pow(2).sum(axes, keepdim=True).sqrt()
+    return v * (g / norm), norm.reshape(g.shape)
+
+
+@_register(aten._weight_norm_interface_backward.default)
+def weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms,
+                                   dim=0):
+    """dL/dg = sum(dw v) / |v|; dL/dv = g / |v| (dw - v dL/dg / |v|)."""
+    axes = [d for d in range(saved_v.dim()) if d != dim or dim == -1]
+    norm = saved_norms.reshape([1 if d in axes else saved_v.shape[d]
+                                for d in range(saved_v.dim())])
+    grad_g = (grad_w * saved_v).sum(axes, keepdim=True) / norm
+    grad_v = saved_g.reshape(norm.shape) / norm * (grad_w
+                                                   - saved_v * grad_g / norm)
+    return grad_v, grad_g.reshape(saved_g.shape)
+
+
+def _cdist_differences(x1, x2):
+    return x1.unsqueeze(-2) - x2.unsqueeze(-3)
+
+
+@_register(aten._cdist_forward.default)
+def cdist_forward(x1, x2, p, compute_mode=None):
+    """The p-norms of every row difference (p > 0, finite)."""
+    if not 0 < p < float("inf"):
+        raise NotImplementedError(f"cdist with p = {p}")
+    diff = _cdist_differences(x1, x2)
+    if p == 2:
+        return diff.pow(2).sum(-1).sqrt()
+    if p == 1:
+        return diff.abs().sum(-1)
+    return diff.abs().pow(p).sum(-1).pow(1.0 / p)
+
+
+@_register(aten._cdist_backward.default)
+def cdist_backward(grad, x1, x2, p, cdist):
+    """x1's gradient: sum over x2's rows of grad sign(d) |d|^(p-1) /
+    dist^(p-1), 0 where the distance is 0 (autograd swaps the arguments
+    for x2's)."""
+    if not 0 < p < float("inf"):
+        raise NotImplementedError(f"cdist's backward with p = {p}")
+    diff = _cdist_differences(x1, x2)
+    if p == 1:
+        slope = torch.sign(diff)
+    else:
+        safe = torch.where(cdist == 0, torch.ones_like(cdist), cdist)
+        slope = (torch.sign(diff) * diff.abs().pow(p - 1)
+                 / safe.pow(p - 1).unsqueeze(-1))
+        slope = torch.where((cdist == 0).unsqueeze(-1),
+                            torch.zeros_like(slope), slope)
+    return (grad.unsqueeze(-1) * slope).sum(-2)
+
+
+@_register(aten.max_unpool2d.default)
+def max_unpool2d(input, indices, output_size):
+    """Each value written at its index in a zero plane of output_size."""
+    batch, channels = input.shape[:2]
+    plane = int(np.prod(output_size))
+    flat = torch.zeros(batch, channels, plane, dtype=input.dtype)
+    flat = flat.scatter(2, indices.reshape(batch, channels, -1),
+                        input.reshape(batch, channels, -1))
+    return flat.reshape(batch, channels, *output_size)
+
+
+@_register(aten.norm.Scalar)
+def norm(input, p=2):
+    """The p-norm of all elements (torch.onnx's symbolic wants a dim)."""
+    magnitude = input.abs()
+    if p == float("inf"):
+        return magnitude.amax()
+    if p == 2:
+        return input.pow(2).sum().sqrt()
+    if p == 1:
+        return magnitude.sum()
+    return magnitude.pow(p).sum().pow(1.0 / p)
+
+
 @_register(aten.smooth_l1_loss.default)
 def smooth_l1_loss(input, target, reduction=1, beta=1.0):
     diff = (input - target).abs()
@@ -1170,8 +1325,17 @@ def _interpolation_backward(weights, grad_output, input_size, align_corners,
                             scale_factors):
     """Separable 2-D interpolation is x -> Wh x Wwᵀ with constant
     matrices from `weights`, so its backward is dy -> Whᵀ dy Ww: two
-    MatMuls."""
-    scales = scale_factors or (None, None)
+    MatMuls. 1-D and 3-D: one MatMul per axis, the axis moved last."""
+    dims = len(input_size) - 2
+    scales = scale_factors or (None,) * dims
+    if dims != 2:
+        grad = grad_output
+        for d in range(dims):
+            matrix = weights(input_size[2 + d], grad.shape[2 + d],
+                             align_corners, scales[d]).to(grad.dtype)
+            grad = torch.matmul(grad.movedim(2 + d, -1),
+                                matrix).movedim(-1, 2 + d)
+        return grad
     rows = weights(input_size[2], grad_output.shape[-2], align_corners,
                    scales[0]).to(grad_output.dtype)
     columns = weights(input_size[3], grad_output.shape[-1], align_corners,
@@ -1225,10 +1389,13 @@ def upsample_bicubic2d_backward(grad_output, output_size, input_size,
                                    align_corners, scale_factors)
 
 
-@_register(aten.upsample_bilinear2d_backward.vec)
+@_register(aten.upsample_bilinear2d_backward.vec,
+           aten.upsample_linear1d_backward.vec,
+           aten.upsample_trilinear3d_backward.vec)
 def upsample_bilinear2d_backward(grad_output, output_size, input_size,
                                  align_corners, scale_factors):
-    """Two MatMuls by the transposed bilinear interpolation matrices."""
+    """MatMuls by the transposed linear interpolation matrices, one per
+    axis (linear, bilinear, trilinear)."""
     return _interpolation_backward(_bilinear_weights, grad_output, input_size,
                                    align_corners, scale_factors)
 

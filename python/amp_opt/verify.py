@@ -10,6 +10,7 @@ to the tensor's scale.
 import collections
 import copy
 import json
+import re
 
 import numpy as np
 import onnx
@@ -50,24 +51,27 @@ def carried_outputs(meta):
     return carried
 
 
-def run_exported(path, inputs, targets, steps=2):
+def run_exported(path, inputs, targets, steps=2, states=None):
     """Losses of each step and the final state (name -> array) of the
     exported step at `path`, run in ONNX Runtime. The loss scale and
-    clean-step count of a step with dynamic loss scaling are state too."""
+    clean-step count of a step with dynamic loss scaling are state too.
+    `states`, a list, receives the state after each step."""
     meta = roles(onnx.load(path))
     data = dict(zip(meta["inputs"], inputs))
     data.update(zip(meta["targets"], targets))
-    return run_carried(path, data, carried_outputs(meta), meta["loss"], steps)
+    return run_carried(path, data, carried_outputs(meta), meta["loss"], steps,
+                       states)
 
 
-def run_carried(path, data, carried, loss="loss", steps=2):
+def run_carried(path, data, carried, loss="loss", steps=2, states=None):
     """Runs the step at `path` in ONNX Runtime `steps` times, feeding `data`
     (input name -> array) and each output of `carried` (output name ->
     input name) into its input; the other inputs keep their initializers.
     The state amp-insert-loss-scaling adds (docs/LossScaling.md) is carried
     too, and, as amp-run does, every output `X.updated` of an input `X`
     (FP8 scaling state, docs/FP8.md). Returns the losses and the final
-    state."""
+    state; `states`, a list, receives a copy of the state after each
+    step."""
     model_proto = onnx.load(path)
     meta = roles(model_proto)
     state = {init.name: numpy_helper.to_array(init)
@@ -92,6 +96,8 @@ def run_carried(path, data, carried, loss="loss", steps=2):
         for out, name in carried.items():
             if out in outputs:
                 state[name] = outputs[out]
+        if states is not None:
+            states.append(dict(state))
     return losses, state
 
 
@@ -159,12 +165,11 @@ def eager_loss(model, state, inputs, targets, loss_fn):
     state must compute."""
     model = copy.deepcopy(model)
     model.train()
-    tensors = model.state_dict()
-    for name, value in tensors.items():
-        if name in state:
-            tensors[name] = torch.as_tensor(
-                np.asarray(state[name])).reshape(value.shape)
-    model.load_state_dict(tensors)
+    # Only the names the state has: a tied weight's alias keeps sharing.
+    tensors = {name: torch.as_tensor(np.asarray(state[name])).reshape(
+        value.shape) for name, value in model.state_dict().items()
+        if name in state}
+    model.load_state_dict(tensors, strict=False)
     with torch.no_grad():
         return float(loss_fn(model(*[torch.as_tensor(x) for x in inputs]),
                              *[torch.as_tensor(t) for t in targets]))
@@ -202,16 +207,23 @@ def compare(model, inputs, targets, loss_fn, path, optimizer, hyper,
     """
     np_inputs = [x.numpy() for x in inputs]
     np_targets = [t.numpy() for t in targets]
+    states = []
     onnx_losses, onnx_state = run_exported(path, np_inputs, np_targets,
-                                           steps)
+                                           steps, states)
     return compare_state(model, inputs, targets, loss_fn, optimizer, hyper,
-                         onnx_losses, onnx_state, tolerance, rounding_factor)
+                         onnx_losses, onnx_state, tolerance, rounding_factor,
+                         states)
 
 
 def compare_state(model, inputs, targets, loss_fn, optimizer, hyper, losses,
-                  state, tolerance=1e-5, rounding_factor=4.0):
+                  state, tolerance=1e-5, rounding_factor=4.0, states=None):
     """compare() of the `losses` (one per step) and final `state` (name ->
-    array) that some run of the exported step computed."""
+    array) that some run of the exported step computed. With `states` (the
+    state after each step), a later step's loss that float64 does not
+    explain still passes as 'rounding' when eager's forward from the run's
+    own previous state gives it (within `tolerance`): one scalar amplifies
+    the earlier steps' rounding (BatchNorm over a batch of 2, a reflected
+    sampling grid), while the state itself is judged tensor by tensor."""
     hyper = dict(optim.resolve(optimizer, **hyper))
     steps = len(losses)
     eager_losses, eager_state = run_eager(model, inputs, targets, loss_fn,
@@ -237,6 +249,13 @@ def compare_state(model, inputs, targets, loss_fn, optimizer, hyper, losses,
         rounding = relative_error(expected, exact[name])
         ratio = (float("inf") if actual is None else
                  relative_error(actual, exact[name]) / max(rounding, 1e-30))
-        results[name] = (error, rounding, "rounding"
-                         if ratio <= rounding_factor else "FAIL", ratio)
+        verdict = "rounding" if ratio <= rounding_factor else "FAIL"
+        later = re.fullmatch(r"loss([1-9][0-9]*)", name)
+        if verdict == "FAIL" and states and later and actual is not None:
+            step = int(later.group(1))
+            forward = eager_loss(model, states[step - 1], inputs, targets,
+                                 loss_fn)
+            if abs(float(actual) - forward) <= tolerance * abs(forward):
+                verdict = "rounding"
+        results[name] = (error, rounding, verdict, ratio)
     return results
