@@ -165,11 +165,13 @@ def eager_loss(model, state, inputs, targets, loss_fn):
     state must compute."""
     model = copy.deepcopy(model)
     model.train()
-    # Only the names the state has: a tied weight's alias keeps sharing.
-    tensors = {name: torch.as_tensor(np.asarray(state[name])).reshape(
-        value.shape) for name, value in model.state_dict().items()
-        if name in state}
-    model.load_state_dict(tensors, strict=False)
+    # Copied into the model's own tensors: a tied weight's alias shares
+    # them, and load_state_dict would run modules' version checks.
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if name in state:
+                tensor.copy_(torch.as_tensor(
+                    np.asarray(state[name])).reshape(tensor.shape))
     with torch.no_grad():
         return float(loss_fn(model(*[torch.as_tensor(x) for x in inputs]),
                              *[torch.as_tensor(t) for t in targets]))
