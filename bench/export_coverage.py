@@ -340,6 +340,42 @@ def cases():
            (tokens.flatten(), torch.tensor([0, 3, 3, 7])), *mse_to((4, 4)))
     yield ("x[i, :, j] written and read", Fn(separated_indices, (5, 8)),
            (seq,), *mse_to((3, 5)))
+    yield ("Bilinear", Apply(nn.Bilinear(8, 8, 3)), (x, x * 2),
+           *mse_to((2, 3)))
+    yield ("Upsample linear", Apply(nn.Conv1d(2, 2, 1),
+                                    nn.Upsample(size=7, mode="linear")),
+           (torch.randn(2, 2, 4),), *mse_to((2, 2, 7)))
+    yield ("Upsample trilinear",
+           Apply(nn.Conv3d(2, 2, 1), nn.Upsample(scale_factor=2,
+                                                  mode="trilinear")),
+           (torch.randn(1, 2, 2, 3, 3),), *mse_to((1, 2, 4, 6, 6)))
+    yield ("MaxPool3d", Apply(nn.Conv3d(2, 2, 1), nn.MaxPool3d(2)),
+           (torch.randn(1, 2, 4, 4, 4),), *mse_to((1, 2, 2, 2, 2)))
+    yield ("MaxUnpool2d", Fn(lambda t: F.max_unpool2d(
+        *F.max_pool2d(t, 2, return_indices=True), 2), (8, 8)), (x2d,),
+        *mse_to((2, 4, 8, 8)))
+    yield ("Threshold", Apply(nn.Linear(8, 8), nn.Threshold(0.1, -1.0)),
+           (x,), *mse_to((2, 8)))
+    yield ("index_add repeated / repeat_interleave",
+           Fn(lambda t: t.index_add(1, torch.tensor([0, 2, 0]), t[:, :3])
+              .repeat_interleave(2, dim=1), (5, 8)),
+           (seq,), *mse_to((2, 10, 8)))
+    yield ("kthvalue / median", Fn(lambda t: t.kthvalue(2, -1)[0]
+                                   + t.median(-1)[0], (5, 8)),
+           (seq,), *mse_to((2, 5)))
+    yield ("cummax / logcumsumexp",
+           Fn(lambda t: t.cummax(1)[0] + t.logcumsumexp(1), (5, 8)), (seq,),
+           *mse_to((2, 5, 8)))
+    yield ("cdist", Fn(lambda t: torch.cdist(t, t.flip(1)), (5, 8)), (seq,),
+           *mse_to((2, 5, 5)))
+    yield ("diag / diagonal", Fn(lambda t: torch.diag(t[0, :, 0], 1)[:5, :5]
+                                 + torch.diagonal(t[:, :, :5], 0, 1, 2)
+                                 .sum(), (5, 8)),
+           (seq,), *mse_to((5, 5)))
+    yield ("expm1 / asinh / frac / addcdiv",
+           Fn(lambda t: t.expm1() + t.asinh() + (t * 3).frac()
+              + torch.addcdiv(t, t, t.abs() + 1), (5, 8)), (seq,),
+           *mse_to((2, 5, 8)))
 
 
 def one_line(text, limit=200):
