@@ -52,12 +52,14 @@ def always(opset):
     scatter that keeps one of repeated indices, silently wrong; threshold,
     whose symbolic refuses a threshold other than 0; diagonal, whose
     symbolic can write nodes out of order; norm without a dim, whose
-    symbolic needs one)."""
+    symbolic needs one; index_fill, whose symbolic fails on a flattened
+    view)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
         aten.fill.Scalar, aten.avg_pool2d.default, aten.avg_pool3d.default,
         aten.index_add.default, aten.threshold.default,
-        aten.diagonal.default, aten.norm.Scalar)}
+        aten.diagonal.default, aten.norm.Scalar, aten.index_fill.int_Scalar,
+        aten.index_fill.int_Tensor)}
 
 
 def find(op, opset):
@@ -1150,6 +1152,20 @@ def norm(input, p=2):
     if p == 1:
         return magnitude.sum()
     return magnitude.pow(p).sum().pow(1.0 / p)
+
+
+@_register(aten.index_fill.int_Scalar, aten.index_fill.int_Tensor)
+def index_fill(input, dim, index, value):
+    """`value` at the indexed positions along dim, as a mask and a Where
+    (torch.onnx's symbolic fails on a flattened view, IndexError)."""
+    dim = dim % input.dim()
+    size = input.shape[dim]
+    hit = (torch.arange(size).unsqueeze(1)
+           == index.reshape(1, -1).remainder(size)).any(1)
+    shape = [1] * input.dim()
+    shape[dim] = size
+    fill = torch.as_tensor(value, dtype=input.dtype)
+    return torch.where(hit.reshape(shape), fill, input)
 
 
 @_register(aten.smooth_l1_loss.default)

@@ -724,6 +724,10 @@ FUNCTIONS = {
                                   + t.median()),
     "cummax_cummin_logcumsumexp": lambda t: (
         t.cummax(1)[0] + t.cummin(-1)[0] + (t * 30).logcumsumexp(2)),
+    "index_fill_view": lambda t: (
+        t.clone().view(-1).index_fill(0, torch.tensor([3, 9, -1]), 0.5)
+        .view(2, 5, 8) + t.index_fill(2, torch.tensor([1, 1]),
+                                      torch.tensor(-2.0))),
     "cdist": lambda t: (torch.cdist(t, t.flip(1)) + torch.cdist(t, t, p=1)
                         + torch.cdist(t[:, :3], t, p=3).sum()),
 }
