@@ -914,7 +914,7 @@ def heaviside(input, values):
     return torch.where(input == 0, values.to(input.dtype), step)
 
 
-@_register(aten.logaddexp.default, aten.logaddexp2.default)
+@_register(aten.logaddexp.default)
 def logaddexp(input, other, base2=False):
     """max + log(1 + exp(-|a - b|)), in base 2 for logaddexp2; a + log 2
     where a == b (infinities)."""
@@ -930,7 +930,7 @@ def logaddexp(input, other, base2=False):
 _OURS[aten.logaddexp2.default] = functools.partial(logaddexp, base2=True)
 
 
-@_register(aten.fmax.default, aten.fmin.default)
+@_register(aten.fmax.default)
 def fmax(input, other, smallest=False):
     """maximum (minimum) that ignores a NaN operand."""
     pick = (torch.minimum if smallest else torch.maximum)(input, other)
@@ -1049,7 +1049,7 @@ def _prefixes(input, dim, fill):
                        torch.full((), fill, dtype=input.dtype))
 
 
-@_register(aten.cummax.default, aten.cummin.default)
+@_register(aten.cummax.default)
 def cummax(input, dim, smallest=False):
     """The running maximum (minimum) along dim and where it was last
     reached, from each prefix (the last of equal values, as PyTorch)."""
@@ -1218,6 +1218,31 @@ def _pool_divisors(size, out_size, kernel, stride, padding,
     return extents
 
 
+def _pool_window(dims, kernel_size, stride, padding):
+    """A pooling's kernel, stride (the kernel when empty) and padding as one
+    value per spatial dim."""
+    kernel = list(kernel_size) * (dims // len(kernel_size))
+    stride = list(stride or kernel) * (dims // len(stride or kernel))
+    padding = [padding] if isinstance(padding, int) else list(padding)
+    return kernel, stride, padding * (dims // len(padding))
+
+
+def _window_counts(sizes, out_sizes, kernel, stride, padding,
+                   count_include_pad, dtype):
+    """The constant [*out_sizes] tensor of each window's element count, as
+    PyTorch counts it (the product of _pool_divisors over the axes)."""
+    dims = len(sizes)
+    counts = torch.ones(out_sizes, dtype=dtype)
+    for d in range(dims):
+        extents = torch.tensor(_pool_divisors(
+            sizes[d], out_sizes[d], kernel[d], stride[d], padding[d],
+            count_include_pad), dtype=dtype)
+        shape = [1] * dims
+        shape[d] = -1
+        counts = counts * extents.reshape(shape)
+    return counts
+
+
 @_register(aten.avg_pool2d.default, aten.avg_pool3d.default)
 def avg_pool_divisor_override(input, kernel_size, stride=(), padding=0,
                               ceil_mode=False, count_include_pad=True,
@@ -1232,18 +1257,10 @@ def avg_pool_divisor_override(input, kernel_size, stride=(), padding=0,
     pool = (aten.avg_pool2d.default if dims == 2
             else aten.avg_pool3d.default)
     pooled = pool(input, kernel_size, stride, padding, ceil_mode, True, None)
-    kernel = list(kernel_size) * (dims // len(kernel_size))
-    stride = list(stride or kernel) * (dims // len(stride or kernel))
-    padding = [padding] * dims if isinstance(padding, int) else list(padding)
-    padding = padding * (dims // len(padding))
-    counts = torch.ones(pooled.shape[2:], dtype=input.dtype)
-    for d in range(dims):
-        extents = torch.tensor(_pool_divisors(
-            input.shape[2 + d], pooled.shape[2 + d], kernel[d], stride[d],
-            padding[d], True), dtype=input.dtype)
-        shape = [1] * dims
-        shape[d] = -1
-        counts = counts * extents.reshape(shape)
+    kernel, stride, padding = _pool_window(dims, kernel_size, stride,
+                                           padding)
+    counts = _window_counts(list(input.shape[2:]), list(pooled.shape[2:]),
+                            kernel, stride, padding, True, input.dtype)
     return pooled * (counts / float(divisor_override))
 
 
@@ -1259,9 +1276,8 @@ def avg_pool_backward(grad_output, input, kernel_size, stride, padding,
     LocalResponseNorm's backward)."""
     import torch.nn.functional as F
     dims = input.dim() - 2
-    kernel = list(kernel_size) * (dims // len(kernel_size))
-    stride = list(stride or kernel) * (dims // len(stride or kernel))
-    padding = list(padding) * (dims // len(padding))
+    kernel, stride, padding = _pool_window(dims, kernel_size, stride,
+                                           padding)
     channels = input.shape[1]
     sizes = [input.shape[2 + d] for d in range(dims)]
     out_sizes = [grad_output.shape[2 + d] for d in range(dims)]
@@ -1269,14 +1285,8 @@ def avg_pool_backward(grad_output, input, kernel_size, stride, padding,
         divisors = torch.full(out_sizes, float(divisor_override),
                               dtype=grad_output.dtype)
     else:
-        divisors = torch.ones(out_sizes, dtype=grad_output.dtype)
-        for d in range(dims):
-            extents = torch.tensor(_pool_divisors(
-                sizes[d], out_sizes[d], kernel[d], stride[d], padding[d],
-                count_include_pad), dtype=grad_output.dtype)
-            shape = [1] * dims
-            shape[d] = -1
-            divisors = divisors * extents.reshape(shape)
+        divisors = _window_counts(sizes, out_sizes, kernel, stride, padding,
+                                  count_include_pad, grad_output.dtype)
     weight = torch.ones((channels, 1, *kernel), dtype=grad_output.dtype)
     transposed = F.conv_transpose2d if dims == 2 else F.conv_transpose3d
     spread = transposed(grad_output / divisors, weight, None, stride, 0, 0,

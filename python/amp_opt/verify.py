@@ -172,7 +172,6 @@ def eager_loss(model, state, inputs, targets, loss_fn):
             if name in state:
                 tensor.copy_(torch.as_tensor(
                     np.asarray(state[name])).reshape(tensor.shape))
-    with torch.no_grad():
         return float(loss_fn(model(*[torch.as_tensor(x) for x in inputs]),
                              *[torch.as_tensor(t) for t in targets]))
 
