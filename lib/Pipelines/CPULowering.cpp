@@ -43,6 +43,15 @@ static constexpr llvm::StringLiteral kBufferization =
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,";
 
+/// Floating-point sums in blocks of at most 32 terms, each level summed in
+/// order (the error of a sum of n terms in order grows with n). Bias
+/// gradients too, unless GEMM records take them as epilogues.
+static std::string getBlockedSumsPass(bool gemmRecords) {
+  return std::string("amp-split-reductions{serial-terms=32 "
+                     "split-bias-gradients=") +
+         (gemmRecords ? "false" : "true") + "},";
+}
+
 /// The CPU's loops: GEMMs through BLAS (amp-contractions-to-blas), the rest
 /// as plain loops with FP8 casts as integer arithmetic.
 static constexpr llvm::StringLiteral kCPULoops =
@@ -84,6 +93,9 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
   std::string pipeline =
       getFuseAndBufferizePasses(/*vectorizeContractions=*/true) +
       (kCPULoops + kLoopsToLLVM).str();
+  size_t bufferize = pipeline.find("amp-copy-repeated-results");
+  assert(bufferize != std::string::npos && "the pipeline bufferizes");
+  pipeline.insert(bufferize, getBlockedSumsPass(gemmRecords));
   if (gemmRecords) {
     // Before the BLAS pass, which takes the contractions without a record.
     size_t blas = pipeline.find("amp-contractions-to-blas,");

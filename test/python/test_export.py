@@ -159,7 +159,7 @@ def test_amp_run_state_against_eager(tmp_path):
     """compare_state judges amp-run's step by its own state (what
     bench/torchvision_steps.py does): the cnn's step 1 passes, a parameter
     updated twice fails, and eager's forward from that state gives amp-run's
-    step 2 loss."""
+    step 2 loss (forward_explains), from the wrong state not."""
     model, inputs, targets, loss_fn = zoo.build("cnn")
     path = str(tmp_path / "cnn.onnx")
     zoo.export("cnn", "sgd", path)
@@ -181,6 +181,13 @@ def test_amp_run_state_against_eager(tmp_path):
     second = verify.eager_loss(model, state, inputs, targets, loss_fn)
     assert second != pytest.approx(one.records[0]["loss"], rel=1e-3)
     assert two.records[1]["loss"] == pytest.approx(second, rel=1e-5)
+    assert verify.forward_explains(model, state, inputs, targets, loss_fn,
+                                   two.records[1]["loss"])
+    # Off by 1e-4: more than 4 times eager float32's own rounding.
+    assert not verify.forward_explains(model, state, inputs, targets,
+                                       loss_fn, second * (1 + 1e-4))
+    assert not verify.forward_explains(model, wrong, inputs, targets,
+                                       loss_fn, two.records[1]["loss"])
 
 
 def test_weight_norm_trains_as_eager(tmp_path, needs_ort):

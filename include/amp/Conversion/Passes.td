@@ -630,10 +630,34 @@ def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
     the others made parallel and appended to the output (partials starting
     from the neutral element), then the partials combined over the others
     into the output. The first step is then split as above.
+
+    With `serial-terms` above 0 (the CPU pipeline, for accuracy rather than
+    threads), `threads` is ignored and every floating-point sum (one
+    `arith.addf` combiner, whatever its prologue) whose output elements
+    each add more than `serial-terms` terms in sequence is split, and its
+    partial reductions again, until none adds more: a cascade of blocked
+    sums, whose rounding error grows with the sum of the block sizes rather
+    than with the reduced size (PyTorch's and ONNX Runtime's CPU sums are
+    blocked too). A reduced size up to `serial-terms` squared is split
+    into two levels of about its square root; a larger one by its largest
+    divisor up to `serial-terms`, then again. Other combiners (max, min,
+    products, integers) stay whole, and so does a reduced size with no
+    divisor in [2, `serial-terms`] (a large prime).
+
+    Bias gradients that a contraction can take as its epilogue are left
+    whole in both modes unless `split-bias-gradients` is set (the CPU's
+    BLAS path, which has no epilogue).
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"16384",
-           "Threads to aim for: output elements times the split ratio">
+           "Threads to aim for: output elements times the split ratio">,
+    Option<"serialTerms", "serial-terms", "int64_t", /*default=*/"0",
+           "Split floating-point sums until no output element adds more "
+           "than this many terms in sequence (0: split for threads)">,
+    Option<"splitBiasGradients", "split-bias-gradients", "bool",
+           /*default=*/"false",
+           "Split bias gradients too, rather than leaving them whole for "
+           "their contraction's epilogue">
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"

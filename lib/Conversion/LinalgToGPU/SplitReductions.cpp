@@ -252,84 +252,155 @@ static void remapSplitIndices(RewriterBase &rewriter, linalg::LinalgOp split,
   }
 }
 
+/// Whether `op` sums floating-point values: one `arith.addf` combiner.
+static bool isFloatSum(linalg::LinalgOp op) {
+  SmallVector<Operation *> combiners;
+  return matchReduction(op.getRegionOutputArgs(), 0, combiners) &&
+         combiners.size() == 1 && isa<arith::AddFOp>(combiners.front());
+}
+
+/// The ratio that splits a sum of `size` terms for accuracy: two levels of
+/// about its square root when both fit in `serialTerms`, otherwise its
+/// largest divisor up to `serialTerms` (the partials, of size / ratio
+/// terms, are split again); 0 when it has no divisor in [2, serialTerms].
+static int64_t getCascadeRatio(int64_t size, int64_t serialTerms) {
+  int64_t best = 0;
+  for (int64_t ratio = 2; ratio <= serialTerms && ratio < size; ++ratio)
+    if (size % ratio == 0 && size / ratio <= serialTerms &&
+        (!best || ratio + size / ratio < best + size / best))
+      best = ratio;
+  if (best)
+    return best;
+  for (int64_t ratio = std::min(serialTerms, size - 1); ratio >= 2; --ratio)
+    if (size % ratio == 0)
+      return ratio;
+  return 0;
+}
+
+/// Splits the reduction `op` (its reduction loops collapsed into one first,
+/// or reduced in two steps when they do not collapse) by the ratio that
+/// `chooseRatio` gives for the reduced size and the output elements.
+/// Returns the op left whole when it did not split (which may be a
+/// collapsed or first-step replacement of `op`), null when it did.
+static linalg::LinalgOp
+splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
+               function_ref<int64_t(int64_t, int64_t)> chooseRatio) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!llvm::all_of(
+          op.getIndexingMapsArray(),
+          [](AffineMap map) { return map.isProjectedPermutation(); }) &&
+      (!generic || failed(dropZeroIndexedUnitDims(rewriter, generic))))
+    return op;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::LinalgOp> collapsed = collapseReductionLoops(rewriter, op);
+  if (failed(collapsed)) {
+    ReassociationIndices inner = getLargestCollapsibleGroup(op);
+    int64_t innerVolume = 1;
+    for (int64_t dim : inner)
+      innerVolume *= op.getStaticLoopRanges()[dim];
+    // Two steps take the serial work per thread from inner * outer to
+    // about inner + outer.
+    if (innerVolume < kMinRatio)
+      return op;
+    FailureOr<linalg::GenericOp> partial =
+        reduceInTwoSteps(rewriter, op, inner);
+    if (failed(partial))
+      return op;
+    rewriter.setInsertionPoint(*partial);
+    collapsed = collapseReductionLoops(rewriter, *partial);
+    if (failed(collapsed))
+      return *partial;
+  }
+  std::pair<int64_t, int64_t> volumes = *getLoopVolumes(*collapsed);
+  linalg::SplitReductionOptions chosen;
+  auto control = [&](linalg::LinalgOp target) {
+    SmallVector<unsigned> reductions;
+    target.getReductionDims(reductions);
+    chosen.ratio = chooseRatio(volumes.second, volumes.first);
+    chosen.index = reductions.front();
+    chosen.innerParallel = true;
+    return chosen;
+  };
+  FailureOr<linalg::SplitReductionResult> split =
+      linalg::splitReduction(rewriter, *collapsed, control);
+  if (failed(split))
+    return *collapsed;
+  remapSplitIndices(rewriter, split->splitLinalgOp, chosen.index, chosen.ratio);
+  return nullptr;
+}
+
 namespace {
 struct SplitReductionsPass
     : amp::impl::SplitReductionsBase<SplitReductionsPass> {
   using SplitReductionsBase::SplitReductionsBase;
 
-  void runOnOperation() override {
+  /// Whether `op` is a reduction this pass may split (before its sizes).
+  /// Contractions are left to the GEMM library (split-K is its own), and
+  /// so are their bias gradients (the GEMM's epilogue) unless
+  /// `splitBiasGradients`.
+  bool isSplittable(linalg::LinalgOp op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    return !isa<linalg::ContractOp>(op) && op.hasPureTensorSemantics() &&
+           (splitBiasGradients || !generic ||
+            !amp::isBiasGradientOfAContraction(generic)) &&
+           op.getNumDpsInits() == 1 &&
+           llvm::all_of(op.getIndexingMapsArray(),
+                        [](AffineMap map) {
+                          return map.isProjectedPermutation(
+                              /*allowZeroInResults=*/true);
+                        }) &&
+           op.getNumReductionLoops() > 0;
+  }
+
+  /// For threads: each large reduction with few outputs, split once.
+  void splitForThreads(IRRewriter &rewriter) {
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<std::pair<int64_t, int64_t>> volumes = getLoopVolumes(op);
-      // Contractions are left to the GEMM library (split-K is its own), and
-      // so are their bias gradients (the GEMM's epilogue).
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!isa<linalg::ContractOp>(op) && op.hasPureTensorSemantics() &&
-          !(generic && amp::isBiasGradientOfAContraction(generic)) &&
-          op.getNumDpsInits() == 1 &&
-          llvm::all_of(op.getIndexingMapsArray(),
-                       [](AffineMap map) {
-                         return map.isProjectedPermutation(
-                             /*allowZeroInResults=*/true);
-                       }) &&
-          op.getNumReductionLoops() > 0 && volumes &&
-          volumes->first * 4 < threads && volumes->second >= kMinReduced)
+      if (isSplittable(op) && volumes && volumes->first * 4 < threads &&
+          volumes->second >= kMinReduced)
         candidates.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : candidates) {
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!llvm::all_of(
-              op.getIndexingMapsArray(),
-              [](AffineMap map) { return map.isProjectedPermutation(); }) &&
-          (!generic || failed(dropZeroIndexedUnitDims(rewriter, generic))))
-        continue;
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::LinalgOp> collapsed =
-          collapseReductionLoops(rewriter, op);
-      if (failed(collapsed)) {
-        ReassociationIndices inner = getLargestCollapsibleGroup(op);
-        int64_t innerVolume = 1;
-        for (int64_t dim : inner)
-          innerVolume *= op.getStaticLoopRanges()[dim];
-        // Two steps take the serial work per thread from inner * outer to
-        // about inner + outer.
-        if (innerVolume < kMinRatio)
-          continue;
-        FailureOr<linalg::GenericOp> partial =
-            reduceInTwoSteps(rewriter, op, inner);
-        if (failed(partial))
-          continue;
-        rewriter.setInsertionPoint(*partial);
-        collapsed = collapseReductionLoops(rewriter, *partial);
-        if (failed(collapsed))
-          continue;
-      }
-      int64_t parallel = getLoopVolumes(*collapsed)->first;
-      linalg::SplitReductionOptions chosen;
-      auto control = [&](linalg::LinalgOp target) {
-        linalg::SplitReductionOptions options;
-        SmallVector<unsigned> reductions;
-        target.getReductionDims(reductions);
-        int64_t size = target.getStaticLoopRanges()[reductions.front()];
+    for (linalg::LinalgOp op : candidates)
+      splitReduction(rewriter, op, [&](int64_t size, int64_t parallel) {
         int64_t limit = std::min(
             {kMaxRatio, size / 2, std::max<int64_t>(1, threads / parallel)});
         for (int64_t ratio = limit; ratio >= kMinRatio; --ratio)
-          if (size % ratio == 0) {
-            options.ratio = ratio;
-            break;
-          }
-        options.index = reductions.front();
-        options.innerParallel = true;
-        chosen = options;
-        return options;
-      };
-      FailureOr<linalg::SplitReductionResult> split =
-          linalg::splitReduction(rewriter, *collapsed, control);
-      if (succeeded(split))
-        remapSplitIndices(rewriter, split->splitLinalgOp, chosen.index,
-                          chosen.ratio);
+          if (size % ratio == 0)
+            return ratio;
+        return int64_t(0);
+      });
+  }
+
+  /// For accuracy: every sum of more than `serialTerms` terms, split until
+  /// none is left (each split leaves sums of fewer terms).
+  void splitForAccuracy(IRRewriter &rewriter) {
+    DenseSet<Operation *> whole;
+    while (true) {
+      SmallVector<linalg::LinalgOp> candidates;
+      getOperation().walk([&](linalg::LinalgOp op) {
+        std::optional<std::pair<int64_t, int64_t>> volumes = getLoopVolumes(op);
+        if (!whole.contains(op) && isSplittable(op) && volumes &&
+            volumes->second > serialTerms && isFloatSum(op))
+          candidates.push_back(op);
+      });
+      if (candidates.empty())
+        return;
+      for (linalg::LinalgOp op : candidates)
+        if (linalg::LinalgOp left =
+                splitReduction(rewriter, op, [&](int64_t size, int64_t) {
+                  return getCascadeRatio(size, serialTerms);
+                }))
+          whole.insert(left);
     }
+  }
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    if (serialTerms > 0)
+      splitForAccuracy(rewriter);
+    else
+      splitForThreads(rewriter);
   }
 };
 } // namespace
