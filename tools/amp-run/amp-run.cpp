@@ -39,7 +39,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -49,6 +52,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Transforms/IPO/LoopExtractor.h"
 
 #include <chrono>
 #include <cmath>
@@ -291,6 +295,38 @@ struct CUDARuntime {
 };
 } // namespace
 
+/// Moves each top-level loop nest of `module`'s functions into a function
+/// of its own that LLVM does not inline back (LoopExtractorPass), and
+/// returns how many. A step is thousands of loop nests in one function, and
+/// LLVM's loop passes (IndVarSimplify above all) take time that grows
+/// faster than the loops of one function: efficientnet_b0's step spent 130
+/// of its 176 s of -O2 there; outlined, -O2 takes 9 s.
+static unsigned outlineLoopNests(llvm::Module &module) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder;
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::SmallPtrSet<llvm::Function *, 32> before;
+  for (llvm::Function &function : module)
+    before.insert(&function);
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::LoopExtractorPass());
+  passes.run(module, modules);
+  unsigned outlined = 0;
+  for (llvm::Function &function : module)
+    if (!before.contains(&function) && !function.isDeclaration()) {
+      function.addFnAttr(llvm::Attribute::NoInline);
+      ++outlined;
+    }
+  return outlined;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -423,7 +459,12 @@ int main(int argc, char **argv) {
   if (cuda)
     libraries.push_back(cudaRuntime);
   ExecutionEngineOptions options;
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/2, 0, nullptr);
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/2, 0, nullptr);
+  unsigned outlined = 0;
+  auto transformer = [&](llvm::Module *llvmModule) {
+    outlined = outlineLoopNests(*llvmModule);
+    return optimize(llvmModule);
+  };
   options.transformer = transformer;
   options.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(*module, options);
@@ -436,7 +477,8 @@ int main(int argc, char **argv) {
   double jitSeconds = secondsSince(start);
   llvm::errs() << "amp-run: " << inputFile << ": import+lower "
                << llvm::format("%.2f", lowerSeconds) << " s, JIT "
-               << llvm::format("%.2f", jitSeconds) << " s\n";
+               << llvm::format("%.2f", jitSeconds) << " s (" << outlined
+               << " loop nests compiled as functions)\n";
 
   // Host tensors: initial values, files, or generated data.
   std::mt19937_64 random(seed);

@@ -10,7 +10,10 @@
 // collapsed into one (linalg::collapseOpIterationDims). Reduction
 // dimensions that do not collapse together (BatchNorm's batch and spatial
 // ones, across its channels) are reduced in two steps first: the largest
-// group that collapses, then the others.
+// group that collapses, then the others. For the GPU the split gives a
+// reduction with few outputs more threads; with serial-terms (the CPU) it
+// gives every floating-point sum blocks of at most that many terms, for
+// accuracy.
 //
 //===----------------------------------------------------------------------===//
 
