@@ -300,7 +300,8 @@ struct CUDARuntime {
 /// returns how many. A step is thousands of loop nests in one function, and
 /// LLVM's loop passes (IndVarSimplify above all) take time that grows
 /// faster than the loops of one function: efficientnet_b0's step spent 130
-/// of its 176 s of -O2 there; outlined, -O2 takes 9 s.
+/// of its 176 s of opt -O2 there; outlined, opt -O2 takes 9 s (the JIT as
+/// a whole 137 s -> 70 s).
 static unsigned outlineLoopNests(llvm::Module &module) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
