@@ -32,10 +32,15 @@ static constexpr llvm::StringLiteral kFusion =
     "func.func(canonicalize,cse,amp-raise-contractions,amp-fuse-elementwise,"
     "convert-elementwise-to-linalg,";
 
-/// Bufferization with results as out-parameters (amp-unshare-fills and
-/// amp-copy-repeated-results first).
+/// Before bufferization, after fusion: canonicalize and amp-unshare-fills;
+/// then the pipeline's amp-split-reductions.
+static constexpr llvm::StringLiteral kBeforeBufferization =
+    "canonicalize,amp-unshare-fills,";
+
+/// Bufferization with results as out-parameters (amp-copy-repeated-results
+/// first).
 static constexpr llvm::StringLiteral kBufferization =
-    "canonicalize,amp-unshare-fills,amp-copy-repeated-results),"
+    "amp-copy-repeated-results),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs=true "
@@ -46,10 +51,9 @@ static constexpr llvm::StringLiteral kBufferization =
 /// Floating-point sums in blocks of at most 32 terms, each level summed in
 /// order (the error of a sum of n terms in order grows with n). Bias
 /// gradients too, unless GEMM records take them as epilogues.
-static std::string getBlockedSumsPass(bool gemmRecords) {
-  return std::string("amp-split-reductions{serial-terms=32 "
-                     "split-bias-gradients=") +
-         (gemmRecords ? "false" : "true") + "},";
+static std::string getBlockedSumsOptions(bool gemmRecords) {
+  return std::string("serial-terms=32 split-bias-gradients=") +
+         (gemmRecords ? "false" : "true");
 }
 
 /// The CPU's loops: GEMMs through BLAS (amp-contractions-to-blas), the rest
@@ -71,10 +75,13 @@ static constexpr llvm::StringLiteral kLoopsToLLVM =
 
 llvm::StringRef amp::getCPULoopsToLLVMPasses() { return kLoopsToLLVM; }
 
-std::string amp::getFuseAndBufferizePasses(bool vectorizeContractions) {
+std::string
+amp::getFuseAndBufferizePasses(bool vectorizeContractions,
+                               llvm::StringRef splitReductionsOptions) {
   return (kFusion +
           (vectorizeContractions ? "amp-vectorize-contractions," : "") +
-          kBufferization)
+          kBeforeBufferization + "amp-split-reductions{" +
+          splitReductionsOptions + "}," + kBufferization)
       .str();
 }
 
@@ -91,11 +98,9 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
   if (convertGraph)
     addGraphToLinalgPasses(pm);
   std::string pipeline =
-      getFuseAndBufferizePasses(/*vectorizeContractions=*/true) +
+      getFuseAndBufferizePasses(/*vectorizeContractions=*/true,
+                                getBlockedSumsOptions(gemmRecords)) +
       (kCPULoops + kLoopsToLLVM).str();
-  size_t bufferize = pipeline.find("amp-copy-repeated-results");
-  assert(bufferize != std::string::npos && "the pipeline bufferizes");
-  pipeline.insert(bufferize, getBlockedSumsPass(gemmRecords));
   if (gemmRecords) {
     // Before the BLAS pass, which takes the contractions without a record.
     size_t blas = pipeline.find("amp-contractions-to-blas,");

@@ -31,11 +31,9 @@ using namespace mlir;
 /// FP8 casts as integer arithmetic (NVPTX has no f8 truncf/extf in LLVM
 /// 22).
 static std::string getGridLoopPasses(const amp::CUDALoweringOptions &options) {
-  std::string passes =
-      amp::getFuseAndBufferizePasses(/*vectorizeContractions=*/false);
-  size_t bufferize = passes.find("amp-copy-repeated-results");
-  assert(bufferize != std::string::npos && "the pipeline bufferizes");
-  passes.insert(bufferize, "amp-split-reductions,");
+  // Reductions with few outputs split for threads (the pass's defaults).
+  std::string passes = amp::getFuseAndBufferizePasses(
+      /*vectorizeContractions=*/false, /*splitReductionsOptions=*/"");
   auto flag = [](bool value) { return value ? "true" : "false"; };
   bool fuseGrids = options.fuseGrids;
   return passes +

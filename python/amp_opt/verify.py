@@ -237,10 +237,10 @@ def compare_state(model, inputs, targets, loss_fn, optimizer, hyper, losses,
     array) that some run of the exported step computed. With `states` (the
     state after each step), a later step's loss that float64 does not
     explain still passes as 'rounding' when eager's forward from the run's
-    own previous state gives it (within `tolerance`): one scalar amplifies
-    the earlier steps' rounding (BatchNorm over a batch of 2, a reflected
-    sampling grid), while the state itself is judged tensor by tensor
-    (forward_explains, with `tolerance` and `rounding_factor`)."""
+    own previous state explains it (forward_explains, with `tolerance` and
+    `rounding_factor`): one scalar amplifies the earlier steps' rounding
+    (BatchNorm over a batch of 2, a reflected sampling grid), while the
+    state itself is judged tensor by tensor."""
     hyper = dict(optim.resolve(optimizer, **hyper))
     steps = len(losses)
     eager_losses, eager_state = run_eager(model, inputs, targets, loss_fn,

@@ -37,8 +37,11 @@ LogicalResult buildCPULoweringPipeline(OpPassManager &pm,
 
 /// The pass list that fuses elementwise ops and bufferizes a module on
 /// linalg (the first half of --amp-lower-to-cpu and --amp-lower-to-cuda);
-/// `vectorizeContractions` adds amp-vectorize-contractions (CPU only).
-std::string getFuseAndBufferizePasses(bool vectorizeContractions);
+/// `vectorizeContractions` adds amp-vectorize-contractions (CPU only), and
+/// amp-split-reductions runs with `splitReductionsOptions` before
+/// bufferization (blocked sums on the CPU, threads on the GPU).
+std::string getFuseAndBufferizePasses(bool vectorizeContractions,
+                                      llvm::StringRef splitReductionsOptions);
 
 /// The CPU pipeline's passes from loops on memrefs to the LLVM dialect.
 llvm::StringRef getCPULoopsToLLVMPasses();

@@ -286,8 +286,8 @@ static int64_t getCascadeRatio(int64_t size, int64_t serialTerms) {
 /// Returns the op left whole when it did not split (which may be a
 /// collapsed or first-step replacement of `op`), null when it did.
 static linalg::LinalgOp
-splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
-               function_ref<int64_t(int64_t, int64_t)> chooseRatio) {
+collapseAndSplit(RewriterBase &rewriter, linalg::LinalgOp op,
+                 function_ref<int64_t(int64_t, int64_t)> chooseRatio) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!llvm::all_of(
           op.getIndexingMapsArray(),
@@ -365,7 +365,7 @@ struct SplitReductionsPass
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
-      splitReduction(rewriter, op, [&](int64_t size, int64_t parallel) {
+      collapseAndSplit(rewriter, op, [&](int64_t size, int64_t parallel) {
         int64_t limit = std::min(
             {kMaxRatio, size / 2, std::max<int64_t>(1, threads / parallel)});
         for (int64_t ratio = limit; ratio >= kMinRatio; --ratio)
@@ -391,7 +391,7 @@ struct SplitReductionsPass
         return;
       for (linalg::LinalgOp op : candidates)
         if (linalg::LinalgOp left =
-                splitReduction(rewriter, op, [&](int64_t size, int64_t) {
+                collapseAndSplit(rewriter, op, [&](int64_t size, int64_t) {
                   return getCascadeRatio(size, serialTerms);
                 }))
           whole.insert(left);
