@@ -246,3 +246,73 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
                                    err_msg=f)
         close = np.isclose(got, blas, rtol=1e-5, atol=1e-6)
         assert close.mean() >= 0.99, f
+
+
+GELU_ENTRIES = {"fp32": "f32_f32_f32", "fp16": "f16_f16_f16",
+                "bf16": "bf16_bf16_bf16"}
+
+
+def export_tanh_gelu_step(path):
+    """A Linear, GELU's tanh approximation (PyTorch decomposes it into Mul,
+    Add and Tanh), Linear training step (SGD) at `path`."""
+    torch = pytest.importorskip("torch")
+    from amp_opt import export
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64),
+                                torch.nn.GELU(approximate="tanh"),
+                                torch.nn.Linear(64, 8))
+    export.export_training_step(
+        model, (torch.randn(16, 32),), (torch.randint(0, 8, (16,)),),
+        torch.nn.functional.cross_entropy, str(path), optimizer="sgd",
+        lr=0.5)
+
+
+def count_gelu_epilogues(text, precision):
+    """The calls with GELU_AUX_BIAS and DGELU records in a lowered step:
+    their entry points (the aux matrix's) and the records' activations."""
+    entry = GELU_ENTRIES[precision]
+    activations = [int(record.split(",")[-1]) for record in re.findall(
+        r"@amp_gemm_record\w*\(dense<\[([^\]]*)\]>", text)]
+    return (len(re.findall(rf"call @amp_gemm_bias_aux_{entry}\(", text)),
+            len(re.findall(rf"call @amp_gemm_aux_{entry}\(", text)),
+            activations.count(3), activations.count(4))
+
+
+@pytest.mark.parametrize("precision", sorted(GELU_ENTRIES))
+def test_tanh_gelu_step_takes_gelu_epilogues(precision, tmp_path):
+    """A Linear, GELU (tanh), Linear step: the first GEMM writes GELU and its input
+    (GELU_AUX_BIAS: the record's activation 3, the bias and the aux
+    matrix), the GEMM of GELU's output gradient multiplies by GELU's
+    derivative at that input (DGELU: activation 4), and no GELU kernel is
+    left. After 4 steps, the records' CPU reference gives the BLAS path's
+    outputs (numerics.backend_mismatch: FP32 within 1e-5; AMP, where the
+    kernels compute GELU in f16/bf16 with rounded constants and the
+    epilogue in f32, within 2 units in the last place, or norm-wise within
+    one), and the step trains."""
+    path = tmp_path / "gelu.onnx"
+    export_tanh_gelu_step(path)
+    pipeline, ulp = RECORD_PRECISIONS[precision]
+    outputs, losses = {}, {}
+    for records in (False, True):
+        folder = tmp_path / f"{precision}{records}"
+        lowered = tmp_path / f"{folder.name}.mlir"
+        run = subprocess.run(
+            [api.find_tool("amp-run"), str(path), "--steps", "4",
+             f"--amp-pipeline={pipeline}", "--save-outputs", str(folder),
+             "--dump-lowered", str(lowered)] +
+            (["--gemm-records"] if records else []),
+            check=True, capture_output=True, text=True)
+        losses[records] = [float(line.split('"loss": ')[1].split(",")[0])
+                           for line in run.stdout.splitlines()]
+        outputs[records] = {f: np.load(folder / f)
+                            for f in sorted(os.listdir(folder))}
+        text = lowered.read_text()
+        if records:
+            assert count_gelu_epilogues(text, precision) == (1, 1, 1, 1)
+            assert "math.tanh" not in text and "llvm.intr.tanh" not in text
+        else:
+            assert "amp_gemm_" not in text
+    for f, blas in outputs[False].items():
+        why = numerics.backend_mismatch(outputs[True][f], blas, ulp)
+        assert why is None, f"{f}: {why}"
+    assert losses[True][-1] < losses[True][0] - 0.05, losses

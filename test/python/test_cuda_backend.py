@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from amp_opt import api, numerics, zoo
-from test_amp_run_contractions import RECORD_PRECISIONS, count_scaled_matmuls
+from test_amp_run_contractions import (RECORD_PRECISIONS, count_gelu_epilogues,
+                                       count_scaled_matmuls,
+                                       export_tanh_gelu_step)
 
 # The records' tolerances: here too the non-GEMM contractions sum in
 # another order (grid loops, not the CPU's vectorized ones), and the GEMMs
@@ -451,6 +453,23 @@ def test_zoo_step_compiles_to_a_library(name, precision, zoo_steps, tmp_path):
     fp8 = count_scaled_matmuls(path, pipeline)
     assert (fp8 > 0) == (precision == "fp8")
     assert f"cuBLASLt GEMMs ({fp8} FP8)" in compiled[3]
+
+
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
+def test_tanh_gelu_step_compiles_with_gelu_epilogues(precision, tmp_path):
+    """A step with GELU's tanh approximation after a Linear layer compiles
+    to a library whose GEMMs take GELU (GELU_AUX_BIAS) and its backward
+    (DGELU), calling the runtime's aux entry points: the library links,
+    its header compiles, and without a GPU it fails with one message."""
+    path = tmp_path / "gelu.onnx"
+    export_tanh_gelu_step(path)
+    compiled = compile_library(path, PRECISIONS[precision][0],
+                               tmp_path / "lib")
+    check_library(*compiled)
+    assert count_gelu_epilogues(compiled[2].replace("llvm.call", "call"),
+                                precision) == (1, 1, 1, 1)
 
 
 def count_kernels_without(path, pipeline, folder, option):

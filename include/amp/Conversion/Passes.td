@@ -239,7 +239,19 @@ def ContractionsToGemmRecords
     to `amp_gemm_bias_<A>_<B>_<D>(record, A, B, out, bias)` that writes the
     addition's output. A ReLU (`arith.maximumf` with +0.0) after the
     addition, or alone, in such a generic (or one that works in place on
-    D) becomes the record's activation (`RELU_BIAS`, `RELU`). In AMP, where
+    D) becomes the record's activation (`RELU_BIAS`, `RELU`). GELU's tanh
+    approximation, however the body spells it (include/amp/Conversion/
+    GELUBodies.h evaluates the body at sample points), of D plus a bias in
+    such a generic, or of what the GEMM or its bias epilogue wrote in the
+    next generic, is activation 2 (`GELU_BIAS`, `GELU`), or 3
+    (`GELU_AUX_BIAS`, `GELU_AUX`) where GELU's input is read later: the
+    GEMM writes it too, as its aux matrix (`amp_gemm_bias_aux_*`,
+    `amp_gemm_aux_*`, the aux last). A generic right after an overwritten
+    GEMM that multiplies D by GELU's derivative at another buffer of D's
+    shape is activation 4 (`DGELU`), that buffer the aux matrix. The aux
+    has D's type and leading dimension, a multiple of 8. Where an op in
+    between uses the generic's output, the GEMM moves to the generic when
+    nothing in between writes what it reads. In AMP, where
     an f16 or bf16 GEMM's next kernel adds the bias rounded to the inputs'
     type to D first and only rounds the sum, the GEMM adds the bias (an
     f16/bf16 copy that a new kernel rounds, or the bias itself) and writes

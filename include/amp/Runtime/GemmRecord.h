@@ -45,6 +45,14 @@ inline constexpr const char *kBiasGemmEntryPrefix = "amp_gemm_bias_";
 /// type (m elements for kGemmBiasGradA, n for kGemmBiasGradB) that the call
 /// writes too.
 inline constexpr const char *kBiasGradGemmEntryPrefix = "amp_gemm_bgrad_";
+/// The prefixes of those whose activation has an aux matrix (GELU's input,
+/// which kGemmGELUAux writes and kGemmDGELU reads): `amp_gemm_aux_<A>_<B>_
+/// <D>(record, A, B, D, aux)` and, with a bias, `amp_gemm_bias_aux_<A>_<B>_
+/// <D>(record, A, B, D, bias, aux)`, the aux m x n of D's type and leading
+/// dimension (cuBLASLt's default aux type; its leading dimension a
+/// multiple of 8).
+inline constexpr const char *kAuxGemmEntryPrefix = "amp_gemm_aux_";
+inline constexpr const char *kBiasAuxGemmEntryPrefix = "amp_gemm_bias_aux_";
 
 /// The fields of a record, in order.
 enum GemmRecordField : unsigned {
@@ -86,8 +94,39 @@ enum GemmBiasEpilogue : int64_t {
 enum GemmActivation : int64_t {
   kGemmNoActivation,
   /// max(x, 0) (RELU, or RELU_BIAS with a bias).
-  kGemmReLU
+  kGemmReLU,
+  /// GELU's tanh approximation, gemmGELU (GELU, GELU_BIAS).
+  kGemmGELU,
+  /// GELU, its input (the product, plus the bias) also written to the aux
+  /// matrix (GELU_AUX, GELU_AUX_BIAS): the forward of a training step,
+  /// whose backward reads that input.
+  kGemmGELUAux,
+  /// The product times GELU's derivative at the aux matrix's element,
+  /// gemmGELUDerivative (DGELU): GELU's backward after the GEMM of dY.
+  kGemmDGELU
 };
+
+/// Whether `activation` has an aux matrix (writes or reads it).
+inline bool hasGemmAux(int64_t activation) {
+  return activation == kGemmGELUAux || activation == kGemmDGELU;
+}
+
+/// The GELU of cuBLASLt's epilogues, its tanh approximation:
+/// x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2.
+template <typename T, typename Tanh>
+T gemmGELU(T x, Tanh tanh) {
+  T inner = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
+  return T(0.5) * x * (T(1) + tanh(inner));
+}
+
+/// gemmGELU's derivative at x.
+template <typename T, typename Tanh>
+T gemmGELUDerivative(T x, Tanh tanh) {
+  T t = tanh(T(0.7978845608028654) * (x + T(0.044715) * x * x * x));
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) *
+                                   T(0.7978845608028654) *
+                                   (T(1) + T(3 * 0.044715) * x * x);
+}
 
 /// Element types of a record's operands.
 enum GemmDataType : int64_t {
@@ -127,14 +166,24 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
       record[kGemmBatch] != 1)
     return "a GEMM record with a bias gradient has one batch";
   int64_t activation = record[kGemmActivation];
-  if (activation != kGemmNoActivation && activation != kGemmReLU)
-    return "a GEMM record's activation must be 0 or 1";
-  // cuBLASLt's RELU and RELU_BIAS: applied to the whole of D (beta 0), with
-  // no bias gradient.
+  if (activation < kGemmNoActivation || activation > kGemmDGELU)
+    return "a GEMM record's activation must be 0 to 4";
+  // cuBLASLt's activation epilogues: applied to the whole of D (beta 0),
+  // with no bias gradient; DGELU without a bias (DGELU_BGRAD is a
+  // gradient).
   if (activation && !record[kGemmOverwrite])
     return "a GEMM record with an activation overwrites D";
   if (activation && (bias == kGemmBiasGradA || bias == kGemmBiasGradB))
     return "a GEMM record has an activation or a bias gradient, not both";
+  if (activation == kGemmDGELU && bias != kGemmNoBias)
+    return "a GEMM record with GELU's derivative has no bias";
+  // The aux matrix: one batch, its leading dimension D's, a multiple of 8
+  // (cuBLASLt's EPILOGUE_AUX_LD rule for GELU's input).
+  if (hasGemmAux(activation) && record[kGemmBatch] != 1)
+    return "a GEMM record with an aux matrix has one batch";
+  if (hasGemmAux(activation) && ldd % 8 != 0)
+    return "a GEMM record's aux matrix needs a leading dimension that is a "
+           "multiple of 8";
   // cuBLASLt's layout rule: a leading dimension spans its stored rows.
   if (lda < (transA ? k : m) || ldb < (transB ? n : k) || ldd < m)
     return "a GEMM record's leading dimension is below its matrix's rows";
@@ -175,6 +224,15 @@ inline const char *checkGemmBiasEntry(const int64_t *record, bool hasVector,
   if ((epilogue != kGemmNoBias) != hasVector ||
       (hasVector && (epilogue == kGemmBiasAdd) == isGradientEntry))
     return "a GEMM record's bias epilogue differs from its entry point's";
+  return nullptr;
+}
+
+/// What is wrong with `record`'s activation for an entry point that takes
+/// an aux matrix (`hasAux`) or not, or null when nothing is.
+inline const char *checkGemmAuxEntry(const int64_t *record, bool hasAux) {
+  if (hasGemmAux(record[kGemmActivation]) != hasAux)
+    return "a GEMM record's activation differs from its entry point's aux "
+           "matrix";
   return nullptr;
 }
 

@@ -14,8 +14,11 @@
 // record on the FP8 buffers, with their dequantization factors. An f16 or
 // bf16 GEMM whose f32 result the next kernel only rounds to the inputs'
 // type writes it rounded (cuBLASLt's output type), and the next kernel
-// reads it without the truncation. A bias addition, a ReLU or both right
-// after a GEMM become its epilogue, and so does a bias gradient. A
+// reads it without the truncation. A bias addition, a ReLU, GELU's tanh
+// approximation (its input kept in the aux matrix where the backward reads
+// it) or a bias and one of them right after a GEMM become its epilogue;
+// so do a bias gradient and, after the GEMM of GELU's output gradient, the
+// product with GELU's derivative (DGELU). A
 // transposed copy made only for the GEMM to read, or of its result only,
 // goes: the GEMM reads the copy's source or writes its target through
 // permuted strides.
@@ -25,6 +28,7 @@
 #include "EntryPoints.h"
 #include "amp/Conversion/BiasGradients.h"
 #include "amp/Conversion/BufferAccesses.h"
+#include "amp/Conversion/GELUBodies.h"
 
 #include "amp/Conversion/OutputCasts.h"
 #include "amp/Conversion/OutputFills.h"
@@ -418,12 +422,19 @@ static bool overwritesOnePackedD(const GemmRecord &record, MemRefType dType) {
 /// What the body of the elementwise `generic` computes from its inputs
 /// `d` and `bias` (null: no bias input), as an epilogue: a bias addition,
 /// a ReLU, or both, in f32; with `narrow`, then rounded to it, the bias of
-/// that type widened or an f32 one rounded to it and widened. Nullopt for
-/// anything else (another op, a value used outside the chain).
+/// that type widened or an f32 one rounded to it and widened. Or GELU of
+/// D plus a bias of the output's type (computesGELU). Nullopt for anything
+/// else (another op, a value used outside the chain).
 static std::optional<EpilogueBody> matchEpilogueBody(linalg::GenericOp generic,
                                                      Value d, Value bias,
                                                      FloatType narrow) {
   Block *body = generic.getBody();
+  // GELU of D (plus the bias), however spelled; a bias of the output's
+  // type (cuBLASLt's bias type), widened in the body.
+  Type outElement = narrow ? Type(narrow) : d.getType();
+  if ((!bias || bias.getType() == outElement) &&
+      amp::computesGELU(body, d, bias))
+    return EpilogueBody{kGemmGELU, false};
   SmallPtrSet<Operation *, 8> chain;
   EpilogueBody result;
   Value value = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
@@ -470,6 +481,53 @@ static std::optional<EpilogueBody> matchEpilogueBody(linalg::GenericOp generic,
       if (!chain.contains(user) && !isa<linalg::YieldOp>(user))
         return std::nullopt;
   return result;
+}
+
+namespace {
+/// Where a GEMM writes the output of the elementwise kernel it takes over.
+enum class OutputPlacement {
+  /// It cannot.
+  None,
+  /// Where the GEMM is: the output written early.
+  AtGEMM,
+  /// Where the kernel is: the GEMM moves there.
+  AtKernel
+};
+} // namespace
+
+/// Where the GEMM `op`, whose result `d` the elementwise `generic` reads,
+/// may write `generic`'s output `out` (not `d`, none of the GEMM's inputs)
+/// instead, `d` being a new buffer read after `generic` by nothing unless
+/// `keepsD` (the GEMM writes it too): early, when nothing in between uses
+/// `out` and it is defined before the GEMM or a new buffer that can move
+/// there; else, with `mayMove`, at `generic`, when nothing in between
+/// writes what the GEMM reads (its inputs and `alsoRead`).
+static OutputPlacement placeOutput(linalg::ContractOp op,
+                                   linalg::GenericOp generic, Value d,
+                                   Value out, bool keepsD, bool mayMove,
+                                   ValueRange alsoRead = {}) {
+  if (!keepsD &&
+      (!d.getDefiningOp<memref::AllocOp>() || amp::isReadAfter(generic, d)))
+    return OutputPlacement::None;
+  Value outRoot = memref::skipViewLikeOps(cast<MemrefValue>(out));
+  if (outRoot == memref::skipViewLikeOps(cast<MemrefValue>(d)) ||
+      llvm::any_of(op.getInputs(), [&](Value input) {
+        return memref::skipViewLikeOps(cast<MemrefValue>(input)) == outRoot;
+      }))
+    return OutputPlacement::None;
+  bool untouched = canWriteBefore(out, op);
+  for (Operation *between = op->getNextNode(); untouched && between != generic;
+       between = between->getNextNode())
+    untouched = !amp::mayRead(between, out) && !amp::mayWrite(between, out);
+  if (untouched)
+    return OutputPlacement::AtGEMM;
+  auto isWritten = [&](Value value) {
+    return amp::isWrittenBetween(op, generic, value);
+  };
+  return mayMove && llvm::none_of(op.getInputs(), isWritten) &&
+                 llvm::none_of(alsoRead, isWritten)
+             ? OutputPlacement::AtKernel
+             : OutputPlacement::None;
 }
 
 /// The generic right after `op` (record `record`, D overwritten, f32)
@@ -535,33 +593,156 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
   // The GEMM reads the bias earlier: nothing may write it in between.
   if (!computed || (bias && amp::isWrittenBetween(op, generic, bias)))
     return std::nullopt;
+  if (bias && !isDefinedBefore(bias, op))
+    return std::nullopt;
   Epilogue epilogue{
       generic, bias, out, computed->activation, narrow, computed->roundsBias};
   // In place: the GEMM writes the result into D.
   if (amp::stripReshapes(out) == d) {
     epilogue.out = d;
-    return !bias || isDefinedBefore(bias, op) ? std::optional(epilogue)
-                                              : std::nullopt;
+    return epilogue;
   }
-  // Else the GEMM may write `out` early: nothing uses it in between, it is
-  // none of the GEMM's inputs, and D, a new buffer, is not read after the
-  // epilogue.
-  if (!d.getDefiningOp<memref::AllocOp>())
-    return std::nullopt;
-  Value outRoot = memref::skipViewLikeOps(cast<MemrefValue>(out));
-  for (Value input : op.getInputs())
-    if (memref::skipViewLikeOps(cast<MemrefValue>(input)) == outRoot)
-      return std::nullopt;
-  for (Operation *between = op->getNextNode(); between != generic;
-       between = between->getNextNode())
-    if (amp::mayRead(between, out) || amp::mayWrite(between, out))
-      return std::nullopt;
-  if (amp::isReadAfter(generic, d))
-    return std::nullopt;
-  // Both defined before the GEMM, or `out` a new buffer that can move there.
-  if ((bias && !isDefinedBefore(bias, op)) || !canWriteBefore(out, op))
+  if (placeOutput(op, generic, d, out, /*keepsD=*/false, /*mayMove=*/false) ==
+      OutputPlacement::None)
     return std::nullopt;
   return epilogue;
+}
+
+namespace {
+/// An elementwise kernel after a GEMM that cuBLASLt's epilogue computes
+/// with an aux matrix or after the bias epilogue: GELU of what the GEMM
+/// wrote (`aux` that input where it is read later), or D times GELU's
+/// derivative at `aux`.
+struct AuxEpilogue {
+  linalg::GenericOp generic;
+  Value out;
+  /// Null for GELU whose input nothing reads later.
+  Value aux;
+  GemmActivation activation;
+  /// The f16 or bf16 type the GEMM then writes; null for f32.
+  FloatType narrow;
+  /// The GEMM runs where `generic` was (OutputPlacement::AtKernel).
+  bool runsAtGeneric = false;
+};
+} // namespace
+
+/// The elementwise generic that next reads `written`, a packed buffer the
+/// GEMM `op` (record `record`, one batch, overwriting, no activation)
+/// writes, last by `writer` (`op`, or its bias epilogue's kernel), as its
+/// only input through identity maps (reshapes aside), and writes its
+/// output, of `written`'s shape and type: when the body computes GELU
+/// (computesGELU), it is the GEMM's GELU epilogue, which writes `written`
+/// as its aux matrix when something reads it later (GELU's input, for the
+/// backward). The GEMM writes the output early or runs at the GELU kernel
+/// (placeOutput; `bias`, null without one, read at the GEMM).
+static std::optional<AuxEpilogue>
+matchGELUAfter(linalg::ContractOp op, const GemmRecord &record, Value written,
+               Operation *writer, Value bias) {
+  auto writtenType = cast<MemRefType>(written.getType());
+  if (record[kGemmBatch] != 1 || !record[kGemmOverwrite] ||
+      record[kGemmActivation] != kGemmNoActivation ||
+      record[kGemmBias] > kGemmBiasAdd ||
+      !memref::isStaticShapeAndContiguousRowMajor(writtenType))
+    return std::nullopt;
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(
+      amp::getNextAccess(writer, written));
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return std::nullopt;
+  Value view = generic.getDpsInputs()[0];
+  Value out = generic.getDpsInits()[0];
+  auto viewType = cast<MemRefType>(view.getType());
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (amp::stripReshapes(view) != written || !outType ||
+      outType.getShape() != viewType.getShape() ||
+      outType.getElementType() != writtenType.getElementType() ||
+      !outType.getLayout().isIdentity() ||
+      viewType.getShape().back() != record[kGemmM] ||
+      !amp::computesGELU(generic.getBody(), generic.getBody()->getArgument(0),
+                         Value()))
+    return std::nullopt;
+  // In place: GELU overwrites its input.
+  if (amp::stripReshapes(out) == written)
+    return AuxEpilogue{generic, written, Value(), kGemmGELU, nullptr};
+  bool keepsInput = amp::isReadAfter(generic, written);
+  if (keepsInput && record[kGemmLdD] % 8 != 0)
+    return std::nullopt;
+  OutputPlacement placement =
+      placeOutput(op, generic, written, out, keepsInput, /*mayMove=*/true,
+                  bias ? ValueRange(bias) : ValueRange());
+  if (placement == OutputPlacement::None)
+    return std::nullopt;
+  return AuxEpilogue{generic,
+                     out,
+                     keepsInput ? written : Value(),
+                     keepsInput ? kGemmGELUAux : kGemmGELU,
+                     nullptr,
+                     placement == OutputPlacement::AtKernel};
+}
+
+/// The generic right after `op` (record `record`, one batch, D overwritten,
+/// f32, packed, a new buffer read by nothing after it) that multiplies D
+/// by GELU's derivative at an input `aux` of D's shape
+/// (computesGELUGradient), when the GEMM can write its output instead
+/// (cuBLASLt's DGELU, its aux matrix GELU's input): the output f32, or of
+/// the GEMM's f16 or bf16 input type, which the aux has too (D's type,
+/// cuBLASLt's aux type); the aux defined before the GEMM and written by
+/// nothing until the generic.
+static std::optional<AuxEpilogue> matchGELUGradient(linalg::ContractOp op,
+                                                    const GemmRecord &record) {
+  Value d = op.getDpsInits().front();
+  auto dType = cast<MemRefType>(d.getType());
+  if (!overwritesOnePackedD(record, dType) || record[kGemmLdD] % 8 != 0)
+    return std::nullopt;
+  auto generic =
+      dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return std::nullopt;
+  unsigned dSide = amp::stripReshapes(generic.getDpsInputs()[0]) == d ? 0 : 1;
+  Value view = generic.getDpsInputs()[dSide];
+  Value aux = generic.getDpsInputs()[1 - dSide];
+  Value out = generic.getDpsInits()[0];
+  auto viewType = cast<MemRefType>(view.getType());
+  auto auxType = dyn_cast<MemRefType>(aux.getType());
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (amp::stripReshapes(view) != d || !auxType || !outType ||
+      viewType.getShape().back() != record[kGemmM] ||
+      auxType.getShape() != viewType.getShape() ||
+      outType.getShape() != viewType.getShape() ||
+      !auxType.getLayout().isIdentity() || !outType.getLayout().isIdentity() ||
+      auxType.getElementType() != outType.getElementType())
+    return std::nullopt;
+  FloatType narrow;
+  Type outElement = outType.getElementType();
+  if (outElement != dType.getElementType()) {
+    if ((!outElement.isF16() && !outElement.isBF16()) ||
+        amp::getGemmDataType(outElement) != record[kGemmTypeA])
+      return std::nullopt;
+    narrow = cast<FloatType>(outElement);
+  }
+  Block *body = generic.getBody();
+  Value auxRoot = memref::skipViewLikeOps(cast<MemrefValue>(aux));
+  if (!amp::computesGELUGradient(body, body->getArgument(dSide),
+                                 body->getArgument(1 - dSide)) ||
+      !isDefinedBefore(aux, op) || amp::isWrittenBetween(op, generic, aux) ||
+      auxRoot == memref::skipViewLikeOps(cast<MemrefValue>(out)))
+    return std::nullopt;
+  if (amp::stripReshapes(out) == d)
+    return AuxEpilogue{generic, d, aux, kGemmDGELU, nullptr};
+  OutputPlacement placement =
+      placeOutput(op, generic, d, out, /*keepsD=*/false, /*mayMove=*/true);
+  if (placement == OutputPlacement::None)
+    return std::nullopt;
+  return AuxEpilogue{generic, out,
+                     aux,     kGemmDGELU,
+                     narrow,  placement == OutputPlacement::AtKernel};
 }
 
 namespace {
@@ -973,9 +1154,24 @@ struct ContractionsToGemmRecordsPass
           epilogue && epilogue->bias ? kGemmBiasAdd : kGemmNoBias;
       record[kGemmActivation] =
           epilogue ? epilogue->activation : kGemmNoActivation;
+      // GELU after the GEMM or its bias (GELU's input the aux matrix where
+      // it is read later), or D times GELU's derivative.
+      std::optional<AuxEpilogue> auxEpilogue;
+      if (!recorded.fp8 && record[kGemmTypeA] == record[kGemmTypeB] &&
+          record[kGemmTypeA] != kGemmF64 && record[kGemmTypeD] == kGemmF32) {
+        if (!epilogue || epilogue->activation == kGemmNoActivation)
+          auxEpilogue = matchGELUAfter(
+              op, record, epilogue ? epilogue->out : recorded.operands[2],
+              epilogue ? epilogue->generic.getOperation() : op.getOperation(),
+              epilogue ? epilogue->bias : Value());
+        if (!epilogue && !auxEpilogue)
+          auxEpilogue = matchGELUGradient(op, record);
+      }
+      if (auxEpilogue)
+        record[kGemmActivation] = auxEpilogue->activation;
       // Or a reduction of an input over k becomes its bias gradient.
       std::optional<BiasGradientEpilogue> gradient;
-      if (!recorded.fp8 && !epilogue &&
+      if (!recorded.fp8 && !epilogue && !auxEpilogue &&
           record[kGemmTypeA] == record[kGemmTypeB] &&
           record[kGemmTypeA] != kGemmF64)
         gradient = matchBiasGradient(op, record);
@@ -992,11 +1188,21 @@ struct ContractionsToGemmRecordsPass
           epilogue->bias =
               createRoundedCopy(op, epilogue->bias, epilogue->narrow);
       }
+      // The aux epilogue writes its output (after the bias epilogue's).
+      Value writtenBefore = recorded.operands[2];
+      if (auxEpilogue) {
+        recorded.operands[2] = auxEpilogue->out;
+        if (auxEpilogue->runsAtGeneric)
+          op->moveBefore(auxEpilogue->generic);
+        moveDefinitionBefore(auxEpilogue->out, op);
+        if (auxEpilogue->narrow)
+          record[kGemmTypeD] = record[kGemmTypeA];
+      }
       // A bias added first in the next kernel, and only rounded to the
       // inputs' f16 or bf16 type after, is the GEMM's: the kernel then
       // reads D + bias, which the output cast below rounds.
       std::optional<RoundedBiasAddition> biasAddition;
-      if (!recorded.fp8 && !epilogue && !gradient &&
+      if (!recorded.fp8 && !epilogue && !auxEpilogue && !gradient &&
           record[kGemmTypeA] == record[kGemmTypeB])
         biasAddition =
             matchRoundedBiasAddition(op, record, roundedBiasMinElements);
@@ -1022,8 +1228,8 @@ struct ContractionsToGemmRecordsPass
       // A result only rounded to the inputs' f16 or bf16 type is written
       // rounded.
       std::optional<amp::OutputCast> outputCast;
-      if (!recorded.fp8 && !epilogue && !gradient && record[kGemmOverwrite] &&
-          record[kGemmTypeA] == record[kGemmTypeB])
+      if (!recorded.fp8 && !epilogue && !auxEpilogue && !gradient &&
+          record[kGemmOverwrite] && record[kGemmTypeA] == record[kGemmTypeB])
         outputCast = amp::matchOutputCast(
             op, recorded.operands[2],
             getElementTypeOrSelf(recorded.operands[0].getType()));
@@ -1035,11 +1241,16 @@ struct ContractionsToGemmRecordsPass
         record[kGemmTypeD] = record[kGemmTypeA];
       }
       // A result that copies only move is written where they put it.
-      if (foldTransposes && !recorded.fp8 && !epilogue && !biasAddition &&
-          record[kGemmOverwrite])
+      if (foldTransposes && !recorded.fp8 && !epilogue && !auxEpilogue &&
+          !biasAddition && record[kGemmOverwrite])
         foldResultCopies(recorded);
       if (emitRemarks) {
         emitRecordRemark(op, record);
+        if (auxEpilogue && auxEpilogue->aux)
+          op.emitRemark() << (auxEpilogue->activation == kGemmDGELU
+                                  ? "reads GELU's input from"
+                                  : "writes GELU's input to")
+                          << " the aux matrix";
         if (!recorded.inputCopies.empty())
           op.emitRemark() << "reads " << recorded.inputCopies.size()
                           << " transposed input(s) from their sources";
@@ -1069,6 +1280,17 @@ struct ContractionsToGemmRecordsPass
           dequantizations.insert(dequantization.generic);
         }
         name = amp::getFP8GemmEntryName(types[0], types[1], types[2]);
+      } else if (auxEpilogue && auxEpilogue->aux) {
+        StringRef prefix = kAuxGemmEntryPrefix;
+        if (epilogue && epilogue->bias) {
+          arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
+          prefix = kBiasAuxGemmEntryPrefix;
+        }
+        arguments.push_back(amp::castToUnranked(b, loc, auxEpilogue->aux));
+        name = record[kGemmTypeD] != kGemmF32
+                   ? amp::getRoundedResultEntryName(types[0], types[2], prefix)
+                   : amp::getContractEntryName(types[0], types[1], types[2],
+                                               prefix);
       } else if (epilogue && epilogue->bias) {
         arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
         name = epilogue->narrow
@@ -1101,14 +1323,19 @@ struct ContractionsToGemmRecordsPass
       op.erase();
       if (epilogue)
         epilogue->generic.erase();
+      if (auxEpilogue)
+        auxEpilogue->generic.erase();
       if (gradient) {
         gradient->reduction.erase();
         gradient->zeros.erase();
       }
       // D and the buffers between the result's copies, once unaccessed.
       llvm::SetVector<Value> written;
-      if (epilogue || outputCast || !recorded.resultCopies.empty())
+      if (epilogue || auxEpilogue || outputCast ||
+          !recorded.resultCopies.empty())
         written.insert(amp::stripReshapes(d));
+      if (auxEpilogue && !auxEpilogue->aux)
+        written.insert(amp::stripReshapes(writtenBefore));
       for (const amp::TransposedCopy &copy : recorded.resultCopies) {
         written.insert(amp::stripReshapes(copy.source));
         copy.op->erase();

@@ -240,8 +240,9 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// plus `bias[i]` on row i (after the product, as cuBLASLt's BIAS
 /// epilogue) or, for a bias gradient, `bias` set to the sums of op(A)'s
 /// rows or op(B)'s columns over k (BGRADA, BGRADB); then the activation
-/// (RELU); a D narrower than the accumulator gets the sums rounded to its
-/// type.
+/// (RELU, GELU, GELU writing its input to `auxMemRef`, or GELU's
+/// derivative at `auxMemRef` times the sum); a D narrower than the
+/// accumulator gets the sums rounded to its type.
 template <typename Acc, typename TA, typename TB, typename TD = Acc,
           typename TBias = Acc>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
@@ -250,7 +251,8 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const UnrankedMemRefType<TD> &dMemRef,
                 const float *scaleA = nullptr, const float *scaleB = nullptr,
                 const UnrankedMemRefType<TBias> *biasMemRef = nullptr,
-                bool isGradientEntry = false) {
+                bool isGradientEntry = false,
+                const UnrankedMemRefType<TD> *auxMemRef = nullptr) {
   static_assert(std::is_same_v<TBias, Acc> || std::is_same_v<TBias, TD>,
                 "a bias has D's type");
   const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
@@ -268,7 +270,26 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (const char *error =
           checkGemmBiasEntry(record, biasMemRef, isGradientEntry))
     fail(error);
+  if (const char *error = checkGemmAuxEntry(record, auxMemRef))
+    fail(error);
   int64_t epilogue = record[kGemmBias];
+  int64_t activation = record[kGemmActivation];
+  TD *aux = nullptr;
+  if (auxMemRef) {
+    // Packed like D: row-major, its last dimension m, n * m elements.
+    DynamicMemRefType<TD> ranked(*auxMemRef);
+    int64_t elements = 1, stride = 1;
+    bool packed = ranked.rank >= 1 && ranked.sizes[ranked.rank - 1] == m;
+    for (int64_t dim = ranked.rank - 1; packed && dim >= 0; --dim) {
+      packed = ranked.sizes[dim] == 1 || ranked.strides[dim] == stride;
+      stride *= ranked.sizes[dim];
+      elements *= ranked.sizes[dim];
+    }
+    if (!packed || elements != m * n || ldd != m)
+      fail("a GEMM's aux matrix is a packed memref of n x m elements, like "
+           "D");
+    aux = ranked.data + ranked.offset;
+  }
   TBias *bias = nullptr;
   if (biasMemRef) {
     DynamicMemRefType<TBias> ranked(*biasMemRef);
@@ -314,11 +335,26 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
         for (int64_t row = 0; row < m; ++row)
           sums[column * ldd + row] += widen<Acc>(bias[row]);
     // max(x, +0) as arith.maximumf computes it: NaN stays, -0 becomes +0.
-    if (record[kGemmActivation] == kGemmReLU)
+    if (activation == kGemmReLU)
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row) {
           Acc &sum = sums[column * ldd + row];
           sum = sum <= Acc(0) ? Acc(0) : sum;
+        }
+    // GELU (its input into the aux matrix first), or GELU's derivative at
+    // the aux matrix times the sum.
+    auto tanh = [](Acc x) { return std::tanh(x); };
+    if (activation == kGemmGELU || activation == kGemmGELUAux ||
+        activation == kGemmDGELU)
+      for (int64_t column = 0; column < n; ++column)
+        for (int64_t row = 0; row < m; ++row) {
+          Acc &sum = sums[column * ldd + row];
+          if (activation == kGemmGELUAux)
+            aux[column * ldd + row] = narrow<TD>(sum);
+          sum = activation == kGemmDGELU
+                    ? sum * gemmGELUDerivative(
+                                widen<Acc>(aux[column * ldd + row]), tanh)
+                    : gemmGELU(sum, tanh);
         }
     // op(A)'s rows or op(B)'s columns summed over p < k, in order: element
     // (i, p) at p + i * ld where k is contiguous, else at i + p * ld.
@@ -415,6 +451,31 @@ AMP_GEMM_BIAS(bias, bf16_bf16_bf16, BF16Bits, BF16Bits, BF16Bits, false)
 AMP_GEMM_BIAS(bgrad, f32_f32_f32, float, float, float, true)
 AMP_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, F16Bits, float, true)
 AMP_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, BF16Bits, float, true)
+
+// GEMM records whose activation has an aux matrix of D's type (GELU's
+// input): amp_gemm_aux_* (the record, A, B, D, aux) and amp_gemm_bias_aux_*
+// (the record, A, B, D, bias, aux).
+#define AMP_GEMM_AUX(NAME, TA, TB, TD)                                         \
+  extern "C" void _mlir_ciface_amp_gemm_aux_##NAME(                            \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<TD> *d,                    \
+      UnrankedMemRefType<TD> *aux) {                                           \
+    gemmRecord<float, TA, TB, TD, TD>(*record, *a, *b, *d, nullptr, nullptr,   \
+                                      nullptr, false, aux);                    \
+  }                                                                            \
+  extern "C" void _mlir_ciface_amp_gemm_bias_aux_##NAME(                       \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
+      UnrankedMemRefType<TB> *b, UnrankedMemRefType<TD> *d,                    \
+      UnrankedMemRefType<TD> *bias, UnrankedMemRefType<TD> *aux) {             \
+    gemmRecord<float, TA, TB, TD, TD>(*record, *a, *b, *d, nullptr, nullptr,   \
+                                      bias, false, aux);                       \
+  }
+
+AMP_GEMM_AUX(f32_f32_f32, float, float, float)
+AMP_GEMM_AUX(f16_f16_f32, F16Bits, F16Bits, float)
+AMP_GEMM_AUX(bf16_bf16_f32, BF16Bits, BF16Bits, float)
+AMP_GEMM_AUX(f16_f16_f16, F16Bits, F16Bits, F16Bits)
+AMP_GEMM_AUX(bf16_bf16_bf16, BF16Bits, BF16Bits, BF16Bits)
 
 // FP8 GEMM records: the record, A, B and D, then A's and B's factors (0-d).
 #define AMP_GEMM_FP8(NAME, TA, TB)                                             \

@@ -185,6 +185,9 @@ struct GemmPlan {
   /// The record's bias epilogue (GemmBiasEpilogue), with the bias pointer
   /// set per call.
   int64_t biasEpilogue = kGemmNoBias;
+  /// An activation with an aux matrix (GELU's input), with the aux
+  /// pointer set per call.
+  bool hasAux = false;
   /// A bias gradient that cuBLASLt has no algorithm with the epilogue for:
   /// the GEMM runs without it, then `onesRecord`, a GEMM with a vector of
   /// ones, sums op(A)'s rows or op(B)'s columns into the gradient.
@@ -563,8 +566,10 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
                   record[kGemmBatchStrideD]))
     return nullptr;
   // The epilogues: BIAS (D's row i plus bias[i]), BGRADA and BGRADB (the
-  // bias gradient), the bias of D's type; RELU after the bias or alone.
+  // bias gradient), the bias of D's type; RELU or GELU after the bias or
+  // alone, GELU writing its input to the aux matrix; DGELU.
   plan->biasEpilogue = record[kGemmBias];
+  plan->hasAux = hasGemmAux(record[kGemmActivation]);
   auto setEpilogue = [&](cublasLtEpilogue_t epilogue) {
     return runtime.check(cublasLtMatmulDescSetAttribute(
                              plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
@@ -574,12 +579,27 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
   constexpr cublasLtEpilogue_t kEpilogues[] = {
       CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_BIAS,
       CUBLASLT_EPILOGUE_BGRADA, CUBLASLT_EPILOGUE_BGRADB};
-  constexpr cublasLtEpilogue_t kReLUEpilogues[] = {CUBLASLT_EPILOGUE_RELU,
-                                                   CUBLASLT_EPILOGUE_RELU_BIAS};
-  bool isReLU = record[kGemmActivation] == kGemmReLU;
-  if ((plan->biasEpilogue != kGemmNoBias || isReLU) &&
-      !setEpilogue(isReLU ? kReLUEpilogues[plan->biasEpilogue]
-                          : kEpilogues[plan->biasEpilogue]))
+  // By activation (GemmActivation, from kGemmReLU), without and with a
+  // bias.
+  constexpr cublasLtEpilogue_t kActivationEpilogues[][2] = {
+      {CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_RELU_BIAS},
+      {CUBLASLT_EPILOGUE_GELU, CUBLASLT_EPILOGUE_GELU_BIAS},
+      {CUBLASLT_EPILOGUE_GELU_AUX, CUBLASLT_EPILOGUE_GELU_AUX_BIAS},
+      {CUBLASLT_EPILOGUE_DGELU, CUBLASLT_EPILOGUE_DGELU}};
+  int64_t activation = record[kGemmActivation];
+  cublasLtEpilogue_t epilogue =
+      activation != kGemmNoActivation
+          ? kActivationEpilogues[activation - kGemmReLU]
+                                [plan->biasEpilogue != kGemmNoBias]
+          : kEpilogues[plan->biasEpilogue];
+  // The aux matrix: D's leading dimension (checkGemmRecord: a multiple of 8).
+  int64_t auxLeadingDim = record[kGemmLdD];
+  if ((epilogue != CUBLASLT_EPILOGUE_DEFAULT && !setEpilogue(epilogue)) ||
+      (plan->hasAux &&
+       !runtime.check(cublasLtMatmulDescSetAttribute(
+                          plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                          &auxLeadingDim, sizeof(auxLeadingDim)),
+                      what + ": aux leading dimension")))
     return nullptr;
   cublasLtMatmulPreference_t preference = nullptr;
   cublasLtMatmulHeuristicResult_t heuristic = {};
@@ -671,11 +691,12 @@ CUdeviceptr getOnes(Runtime &runtime, int64_t type, int64_t count) {
 /// Runs the GEMM `record` (GemmRecord.h): D += op(A) op(B) (or D = with the
 /// overwrite flag) on the step's stream; FP8 operands times the factors at
 /// the device pointers `scaleA` and `scaleB`; `bias` the vector of a bias
-/// epilogue, which a bias gradient entry point (`isGradientEntry`) writes.
+/// epilogue, which a bias gradient entry point (`isGradientEntry`) writes;
+/// `aux` the aux matrix of an activation that has one.
 void runGemm(Runtime &runtime, const int64_t *record, const char *a,
              const char *b, char *d, int64_t typeA, int64_t typeB,
              int64_t typeD, const char *scaleA, const char *scaleB,
-             const char *bias, bool isGradientEntry) {
+             const char *bias, bool isGradientEntry, const char *aux) {
   if (const char *error = checkGemmRecord(record, typeA, typeB, typeD))
     return runtime.fail(error);
   GemmPlan *plan = getGemmPlan(runtime, record);
@@ -693,6 +714,15 @@ void runGemm(Runtime &runtime, const int64_t *record, const char *a,
     return;
   if (const char *error = checkGemmBiasEntry(record, bias, isGradientEntry))
     return runtime.fail(describeGemm(record) + ": " + error);
+  if (const char *error = checkGemmAuxEntry(record, aux))
+    return runtime.fail(describeGemm(record) + ": " + error);
+  if (plan->hasAux &&
+      !runtime.check(cublasLtMatmulDescSetAttribute(
+                         plan->operation,
+                         CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                         sizeof(aux)),
+                     describeGemm(record) + ": aux matrix"))
+    return;
   int64_t epilogue = plan->biasEpilogue;
   if (epilogue != kGemmNoBias && !plan->gradientByOnes &&
       !runtime.check(cublasLtMatmulDescSetAttribute(
@@ -723,7 +753,7 @@ void runGemm(Runtime &runtime, const int64_t *record, const char *a,
   bool ofA = epilogue == kGemmBiasGradA;
   runGemm(runtime, plan->onesRecord, ofA ? a : ones, ofA ? ones : b,
           const_cast<char *>(bias), typeA, typeA, typeD, nullptr, nullptr,
-          nullptr, false);
+          nullptr, false, nullptr);
 }
 
 /// The `numFields` fields of `recordMemRef` when the step has not failed;
@@ -745,7 +775,7 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *a, const char *b, char *d, int64_t typeA,
                    int64_t typeB, int64_t typeD, const char *scaleA = nullptr,
                    const char *scaleB = nullptr, const char *bias = nullptr,
-                   bool isGradientEntry = false) {
+                   bool isGradientEntry = false, const char *aux = nullptr) {
   Runtime &runtime = getRuntime();
   const int64_t *record =
       readRecord(runtime, recordMemRef, kGemmRecordFields,
@@ -753,7 +783,7 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (!record)
     return;
   runGemm(runtime, record, a, b, d, typeA, typeB, typeD, scaleA, scaleB, bias,
-          isGradientEntry);
+          isGradientEntry, aux);
 }
 
 /// "convolution <mode> <N>x<C>x<spatial> * <kernel> -> <M> channels", as
@@ -1641,6 +1671,33 @@ AMP_CUDA_GEMM_BIAS(bgrad, f32_f32_f32, float, kGemmF32, float, kGemmF32, true)
 AMP_CUDA_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32, true)
 AMP_CUDA_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32,
                    true)
+
+// Records whose activation has an aux matrix of D's type (GELU's input):
+// amp_gemm_aux_* (then the aux) and amp_gemm_bias_aux_* (then the bias and
+// the aux).
+#define AMP_CUDA_GEMM_AUX(NAME, T, K, TD, KD)                                  \
+  extern "C" void _mlir_ciface_amp_gemm_aux_##NAME(                            \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<TD> *d,                     \
+      UnrankedMemRefType<TD> *aux) {                                           \
+    runGemmRecord(*record, getData(*a), getData(*b),                           \
+                  const_cast<char *>(getData(*d)), K, K, KD, nullptr, nullptr, \
+                  nullptr, false, getData(*aux));                              \
+  }                                                                            \
+  extern "C" void _mlir_ciface_amp_gemm_bias_aux_##NAME(                       \
+      UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
+      UnrankedMemRefType<T> *b, UnrankedMemRefType<TD> *d,                     \
+      UnrankedMemRefType<TD> *bias, UnrankedMemRefType<TD> *aux) {             \
+    runGemmRecord(*record, getData(*a), getData(*b),                           \
+                  const_cast<char *>(getData(*d)), K, K, KD, nullptr, nullptr, \
+                  getData(*bias), false, getData(*aux));                       \
+  }
+
+AMP_CUDA_GEMM_AUX(f32_f32_f32, float, kGemmF32, float, kGemmF32)
+AMP_CUDA_GEMM_AUX(f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32)
+AMP_CUDA_GEMM_AUX(bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32)
+AMP_CUDA_GEMM_AUX(f16_f16_f16, F16Bits, kGemmF16, F16Bits, kGemmF16)
+AMP_CUDA_GEMM_AUX(bf16_bf16_bf16, BF16Bits, kGemmBF16, BF16Bits, kGemmBF16)
 
 // FP8 records: then A's and B's dequantization factors, 0-d f32 memrefs
 // whose device pointers cuBLASLt reads as its A and B scale pointers.

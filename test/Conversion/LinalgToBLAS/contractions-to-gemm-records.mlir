@@ -744,3 +744,305 @@ func.func @transposes_kept(%x: memref<8x2x32xf32>, %w: memref<32x16xf32>, %seen:
   linalg.transpose ins(%seen2 : memref<2x8x16xf32>) outs(%yt : memref<8x2x16xf32>) permutation = [1, 0, 2]
   return
 }
+
+// GELU's tanh approximation after a Linear layer, however spelled
+// (computesGELU evaluates the body): cuBLASLt's GELU epilogues. After a
+// bias epilogue, with GELU's input read later (the backward's), the GEMM
+// writes both: GELU_AUX_BIAS (activation=3), the input as the aux matrix.
+// GELU of D plus a bias in one kernel (x sigmoid(2 inner), a bias
+// widened): GELU_BIAS (activation=2). Without a bias, D read by nothing
+// else (x^3 as powf): GELU (activation=2). After the GEMM of GELU's
+// output gradient, dY times GELU's derivative at GELU's input (PyTorch's
+// decomposition): DGELU (activation=4), the input the aux matrix it
+// reads; the GEMM runs at that kernel, since an op in between reads the
+// kernel's output.
+// CHECK-LABEL: func.func @gelu(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf32>, %[[W:[^:]*]]: memref<64x32xf32>, %[[B:[^:]*]]: memref<64xf32>, %[[OUT:[^:]*]]: memref<16x64xf32>, %[[KEEP:[^:]*]]: memref<16x64xf32>, %[[OUT2:[^:]*]]: memref<16x64xf32>, %[[OUT3:[^:]*]]: memref<16x64xf32>, %[[SEEN:[^:]*]]: memref<16x64xf32>
+// CHECK:         %[[PRE:.*]] = memref.alloc() : memref<16x64xf32>
+// CHECK-DAG:     %[[OU:.*]] = memref.cast %[[OUT]] : memref<16x64xf32> to memref<*xf32>
+// CHECK-DAG:     %[[BU:.*]] = memref.cast %[[B]] : memref<64xf32> to memref<*xf32>
+// CHECK-DAG:     %[[PU:.*]] = memref.cast %[[PRE]] : memref<16x64xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_bias_aux_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[OU]], %[[BU]], %[[PU]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.copy ins(%[[PRE]] : memref<16x64xf32>) outs(%[[KEEP]] : memref<16x64xf32>)
+// CHECK:         call @amp_gemm_bias_f32_f32_f32(
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.copy ins(%[[OUT3]] : memref<16x64xf32>) outs(%[[SEEN]] : memref<16x64xf32>)
+// CHECK:         %[[O3U:.*]] = memref.cast %[[OUT3]] : memref<16x64xf32> to memref<*xf32>
+// CHECK:         %[[P2U:.*]] = memref.cast %[[PRE]] : memref<16x64xf32> to memref<*xf32>
+// CHECK:         call @amp_gemm_aux_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[O3U]], %[[P2U]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @gelu(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>, %out: memref<16x64xf32>, %keep: memref<16x64xf32>, %out2: memref<16x64xf32>, %out3: memref<16x64xf32>, %seen: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %three = arith.constant 3.0 : f32
+  %coefficient = arith.constant 0.044715 : f32
+  %root = arith.constant 0.797884583 : f32
+  %twice = arith.constant 1.59576917 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1 activation=3}}
+  // expected-remark @below {{writes GELU's input to the aux matrix}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d : memref<16x64xf32>)
+  %pre = memref.alloc() : memref<16x64xf32>
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%pre : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    linalg.yield %sum : f32
+  }
+  // x (1 + tanh(root (x + coefficient x^3))) / 2, as FastGelu lowers.
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%pre : memref<16x64xf32>) outs(%out : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %square = arith.mulf %in, %in : f32
+    %cube = arith.mulf %square, %in : f32
+    %scaled = arith.mulf %cube, %coefficient : f32
+    %inner = arith.addf %in, %scaled : f32
+    %u = arith.mulf %inner, %root : f32
+    %t = math.tanh %u : f32
+    %t1 = arith.addf %t, %one : f32
+    %xt = arith.mulf %in, %t1 : f32
+    %gelu = arith.mulf %xt, %half : f32
+    linalg.yield %gelu : f32
+  }
+  linalg.copy ins(%pre : memref<16x64xf32>) outs(%keep : memref<16x64xf32>)
+  // One kernel: x sigmoid(2 root (x + coefficient x^3)) of D + bias.
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1 activation=2}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2, %b : memref<16x64xf32>, memref<64xf32>) outs(%out2 : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %v = arith.addf %bias, %in : f32
+    %square = arith.mulf %v, %v : f32
+    %cube = arith.mulf %v, %square : f32
+    %scaled = arith.mulf %coefficient, %cube : f32
+    %inner = arith.addf %scaled, %v : f32
+    %z = arith.mulf %twice, %inner : f32
+    %negated = arith.negf %z : f32
+    %e = math.exp %negated : f32
+    %denominator = arith.addf %one, %e : f32
+    %gelu = arith.divf %v, %denominator : f32
+    linalg.yield %gelu : f32
+  }
+  memref.dealloc %d2 : memref<16x64xf32>
+  // No bias; x^3 as powf.
+  %d3 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=2}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d3 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%d3 : memref<16x64xf32>) outs(%out2 : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %cube = math.powf %in, %three : f32
+    %scaled = arith.mulf %cube, %coefficient : f32
+    %inner = arith.addf %in, %scaled : f32
+    %u = arith.mulf %inner, %root : f32
+    %t = math.tanh %u : f32
+    %t1 = arith.addf %t, %one : f32
+    %halfx = arith.mulf %in, %half : f32
+    %gelu = arith.mulf %halfx, %t1 : f32
+    linalg.yield %gelu : f32
+  }
+  // GELU's backward: dY (the GEMM) times GELU's derivative at %pre.
+  %dy = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=4}}
+  // expected-remark @below {{reads GELU's input from the aux matrix}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%dy : memref<16x64xf32>)
+  linalg.copy ins(%out3 : memref<16x64xf32>) outs(%seen : memref<16x64xf32>)
+  %slope = arith.constant 0.134145 : f32
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%dy, %pre : memref<16x64xf32>, memref<16x64xf32>) outs(%out3 : memref<16x64xf32>) {
+  ^bb0(%g: f32, %in: f32, %o: f32):
+    %square = arith.mulf %in, %in : f32
+    %cube = arith.mulf %square, %in : f32
+    %scaled = arith.mulf %cube, %coefficient : f32
+    %inner = arith.addf %in, %scaled : f32
+    %u = arith.mulf %inner, %root : f32
+    %t = math.tanh %u : f32
+    %s = arith.mulf %square, %slope : f32
+    %s1 = arith.addf %s, %one : f32
+    %du = arith.mulf %s1, %root : f32
+    %t2 = arith.mulf %t, %t : f32
+    %sech = arith.subf %one, %t2 : f32
+    %halfx = arith.mulf %in, %half : f32
+    %a = arith.mulf %halfx, %sech : f32
+    %a1 = arith.mulf %a, %du : f32
+    %t1 = arith.addf %t, %one : f32
+    %b1 = arith.mulf %t1, %half : f32
+    %derivative = arith.addf %b1, %a1 : f32
+    %grad = arith.mulf %g, %derivative : f32
+    linalg.yield %grad : f32
+  }
+  memref.dealloc %dy : memref<16x64xf32>
+  return
+}
+
+// Left as kernels: exact GELU (erf, which cuBLASLt has not), a wrong
+// coefficient (0.04), GELU whose input the backward reads with D's
+// leading dimension 60 (cuBLASLt's aux matrix needs a multiple of 8), and
+// GELU's derivative at an aux matrix written between the GEMM and it.
+// CHECK-LABEL: func.func @gelu_refused(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         math.erf
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         math.tanh
+// CHECK:         call @amp_gemm_bias_f32_f32_f32(
+// CHECK:         math.tanh
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         linalg.fill
+// CHECK:         math.tanh
+// CHECK:         return
+func.func @gelu_refused(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %w60: memref<60x32xf32>, %b60: memref<60xf32>, %out: memref<16x64xf32>, %out60: memref<16x60xf32>, %keep60: memref<16x60xf32>, %pre: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %rsqrt2 = arith.constant 0.707106769 : f32
+  %coefficient = arith.constant 0.044715 : f32
+  %wrong = arith.constant 0.04 : f32
+  %root = arith.constant 0.797884583 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%d : memref<16x64xf32>) outs(%out : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %scaled = arith.mulf %in, %rsqrt2 : f32
+    %e = math.erf %scaled : f32
+    %e1 = arith.addf %e, %one : f32
+    %xe = arith.mulf %in, %e1 : f32
+    %gelu = arith.mulf %xe, %half : f32
+    linalg.yield %gelu : f32
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2 : memref<16x64xf32>) outs(%out : memref<16x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %square = arith.mulf %in, %in : f32
+    %cube = arith.mulf %square, %in : f32
+    %scaled = arith.mulf %cube, %wrong : f32
+    %inner = arith.addf %in, %scaled : f32
+    %u = arith.mulf %inner, %root : f32
+    %t = math.tanh %u : f32
+    %t1 = arith.addf %t, %one : f32
+    %xt = arith.mulf %in, %t1 : f32
+    %gelu = arith.mulf %xt, %half : f32
+    linalg.yield %gelu : f32
+  }
+  memref.dealloc %d2 : memref<16x64xf32>
+  %d3 = memref.alloc() : memref<16x60xf32>
+  linalg.fill ins(%zero : f32) outs(%d3 : memref<16x60xf32>)
+  // expected-remark @below {{ldd=60 stride_a=0 stride_b=0 stride_d=0 type_a=0 type_b=0 type_d=0 swapped=1 overwrite=1 bias=1 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w60 : memref<16x32xf32>, memref<60x32xf32>) outs(%d3 : memref<16x60xf32>)
+  %pre60 = memref.alloc() : memref<16x60xf32>
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d3, %b60 : memref<16x60xf32>, memref<60xf32>) outs(%pre60 : memref<16x60xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%pre60 : memref<16x60xf32>) outs(%out60 : memref<16x60xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %square = arith.mulf %in, %in : f32
+    %cube = arith.mulf %square, %in : f32
+    %scaled = arith.mulf %cube, %coefficient : f32
+    %inner = arith.addf %in, %scaled : f32
+    %u = arith.mulf %inner, %root : f32
+    %t = math.tanh %u : f32
+    %t1 = arith.addf %t, %one : f32
+    %xt = arith.mulf %in, %t1 : f32
+    %gelu = arith.mulf %xt, %half : f32
+    linalg.yield %gelu : f32
+  }
+  linalg.copy ins(%pre60 : memref<16x60xf32>) outs(%keep60 : memref<16x60xf32>)
+  %dy = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%dy : memref<16x64xf32>)
+  linalg.fill ins(%one : f32) outs(%pre : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%dy, %pre : memref<16x64xf32>, memref<16x64xf32>) outs(%out : memref<16x64xf32>) {
+  ^bb0(%g: f32, %in: f32, %o: f32):
+    %square = arith.mulf %in, %in : f32
+    %cube = arith.mulf %square, %in : f32
+    %scaled = arith.mulf %cube, %coefficient : f32
+    %inner = arith.addf %in, %scaled : f32
+    %u = arith.mulf %inner, %root : f32
+    %t = math.tanh %u : f32
+    %slope = arith.constant 0.134145 : f32
+    %s = arith.mulf %square, %slope : f32
+    %s1 = arith.addf %s, %one : f32
+    %du = arith.mulf %s1, %root : f32
+    %t2 = arith.mulf %t, %t : f32
+    %sech = arith.subf %one, %t2 : f32
+    %halfx = arith.mulf %in, %half : f32
+    %a = arith.mulf %halfx, %sech : f32
+    %a1 = arith.mulf %a, %du : f32
+    %t1 = arith.addf %t, %one : f32
+    %b1 = arith.mulf %t1, %half : f32
+    %derivative = arith.addf %b1, %a1 : f32
+    %grad = arith.mulf %g, %derivative : f32
+    linalg.yield %grad : f32
+  }
+  memref.dealloc %dy : memref<16x64xf32>
+  return
+}
+
+// In AMP: the bias epilogue writes f16 (the bias rounded first: a rounded
+// copy), and GELU of it in f16 with constants rounded to f16 (within 16
+// of f16's unit roundoffs of GELU) is GELU_AUX_BIAS writing f16 GELU and
+// its f16 input.
+// CHECK-LABEL: func.func @gelu_f16(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf16>, %[[W:[^:]*]]: memref<64x32xf16>, %[[B:[^:]*]]: memref<64xf32>, %[[OUT:[^:]*]]: memref<16x64xf16>
+// CHECK:         %[[PRE:.*]] = memref.alloc() : memref<16x64xf16>
+// CHECK:         %[[ROUNDED:.*]] = memref.alloc() : memref<64xf16>
+// CHECK:         arith.truncf
+// CHECK-DAG:     %[[OU:.*]] = memref.cast %[[OUT]] : memref<16x64xf16> to memref<*xf16>
+// CHECK-DAG:     %[[BU:.*]] = memref.cast %[[ROUNDED]] : memref<64xf16> to memref<*xf16>
+// CHECK-DAG:     %[[PU:.*]] = memref.cast %[[PRE]] : memref<16x64xf16> to memref<*xf16>
+// CHECK:         call @amp_gemm_bias_aux_f16_f16_f16(%{{.*}}, %{{.*}}, %{{.*}}, %[[OU]], %[[BU]], %[[PU]])
+// CHECK-NOT:     math.tanh
+// CHECK:         return
+func.func @gelu_f16(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref<64xf32>, %out: memref<16x64xf16>, %later: memref<16x64xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %half = arith.constant 0.5 : f32
+  %root = arith.constant 0.797851563 : f32
+  %coefficient = arith.constant 0.044708252 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=1 activation=3}}
+  // expected-remark @below {{writes GELU's input to the aux matrix}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d : memref<16x64xf32>)
+  %pre = memref.alloc() : memref<16x64xf16>
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%pre : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f32, %o: f16):
+    %0 = arith.truncf %bias : f32 to f16
+    %1 = arith.extf %0 : f16 to f32
+    %2 = arith.addf %in, %1 : f32
+    %3 = arith.truncf %2 : f32 to f16
+    linalg.yield %3 : f16
+  }
+  linalg.generic {indexing_maps = [#r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%pre : memref<16x64xf16>) outs(%out : memref<16x64xf16>) {
+  ^bb0(%in: f16, %o: f16):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.mulf %0, %0 : f32
+    %2 = arith.truncf %1 : f32 to f16
+    %3 = arith.extf %2 : f16 to f32
+    %4 = arith.mulf %0, %3 : f32
+    %5 = arith.mulf %4, %coefficient : f32
+    %6 = arith.addf %0, %5 : f32
+    %7 = arith.mulf %6, %root : f32
+    %8 = math.tanh %7 : f32
+    %9 = arith.addf %8, %one : f32
+    %10 = arith.mulf %0, %9 : f32
+    %11 = arith.mulf %10, %half : f32
+    %12 = arith.truncf %11 : f32 to f16
+    linalg.yield %12 : f16
+  }
+  linalg.copy ins(%pre : memref<16x64xf16>) outs(%later : memref<16x64xf16>)
+  return
+}
