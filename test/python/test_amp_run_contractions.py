@@ -215,13 +215,18 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
             if precision == "fp32" and name != "cnn":
                 assert "call @amp_gemm_bias_f32_f32_f32" in text
             # And the MLP's ReLU after each hidden Linear too (RELU_BIAS:
-            # bias=1 activation=1, the record's last two fields).
+            # bias=1 activation=1, the record's last two fields), the
+            # second's writing its mask (RELU_AUX_BIAS: activation=5) for
+            # its backward (DRELU: bias=0 activation=6; the first's
+            # backward writes into dY, the GEMM's own input).
             if precision == "fp32" and name == "mlp":
                 fields = [[int(v) for v in record.split(",")]
                           for record in re.findall(
                               r"@amp_gemm_record\w*\(dense<\[([^\]]*)\]>",
                               text)]
-                assert sum(f[-2:] == [1, 1] for f in fields) == 2
+                assert sum(f[-2:] == [1, 1] for f in fields) == 1
+                assert sum(f[-2:] == [1, 5] for f in fields) == 1
+                assert sum(f[-2:] == [0, 6] for f in fields) == 1
             # In AMP, the bias too where the next kernel adds it (rounded
             # to f16 or bf16) and rounds the sum, and does nothing else (or
             # goes on, on D of 2^20 elements or more: none here): the GEMM

@@ -251,7 +251,13 @@ def ContractionsToGemmRecords
     shape is activation 4 (`DGELU`), that buffer the aux matrix. The aux
     has D's type and leading dimension, a multiple of 8. Where an op in
     between uses the generic's output, the GEMM moves to the generic when
-    nothing in between writes what it reads. In AMP, where
+    nothing in between writes what it reads. ReLU's backward
+    (`select(y > 0, dY, 0)`) right after the GEMM of dY, at a y that an
+    earlier GEMM's ReLU epilogue wrote and nothing wrote since, is
+    activation 6 (`DRELU`): that GEMM's call is rewritten to also write
+    the bit mask of y > 0 into a new i8 buffer (activation 5,
+    `RELU_AUX_BIAS`/`RELU_AUX`, `amp_gemm_bias_mask_*`/`amp_gemm_mask_*`),
+    which the backward GEMM reads and which is freed after it. In AMP, where
     an f16 or bf16 GEMM's next kernel adds the bias rounded to the inputs'
     type to D first and only rounds the sum, the GEMM adds the bias (an
     f16/bf16 copy that a new kernel rounds, or the bias itself) and writes

@@ -53,6 +53,13 @@ inline constexpr const char *kBiasGradGemmEntryPrefix = "amp_gemm_bgrad_";
 /// multiple of 8).
 inline constexpr const char *kAuxGemmEntryPrefix = "amp_gemm_aux_";
 inline constexpr const char *kBiasAuxGemmEntryPrefix = "amp_gemm_bias_aux_";
+/// The prefixes of those whose activation has a ReLU bit mask (which
+/// kGemmReLUMask writes and kGemmDReLU reads): `amp_gemm_mask_<A>_<B>_<D>(
+/// record, A, B, D, mask)` and `amp_gemm_bias_mask_<A>_<B>_<D>(record, A,
+/// B, D, bias, mask)`, the mask an i8 memref of at least
+/// getGemmReLUMaskBytes bytes.
+inline constexpr const char *kMaskGemmEntryPrefix = "amp_gemm_mask_";
+inline constexpr const char *kBiasMaskGemmEntryPrefix = "amp_gemm_bias_mask_";
 
 /// The fields of a record, in order.
 enum GemmRecordField : unsigned {
@@ -103,12 +110,34 @@ enum GemmActivation : int64_t {
   kGemmGELUAux,
   /// The product times GELU's derivative at the aux matrix's element,
   /// gemmGELUDerivative (DGELU): GELU's backward after the GEMM of dY.
-  kGemmDGELU
+  kGemmDGELU,
+  /// max(x, 0), and whether x > 0 into the bit mask (RELU_AUX,
+  /// RELU_AUX_BIAS): the forward of a training step, whose backward reads
+  /// the mask.
+  kGemmReLUMask,
+  /// The product where the mask's bit is set, else 0 (DRELU): ReLU's
+  /// backward after the GEMM of dY.
+  kGemmDReLU
 };
 
-/// Whether `activation` has an aux matrix (writes or reads it).
+/// Whether `activation` has a ReLU bit mask (writes or reads it).
+inline bool hasGemmReLUMask(int64_t activation) {
+  return activation == kGemmReLUMask || activation == kGemmDReLU;
+}
+
+/// Whether `activation` has an aux matrix of D's type (writes or reads it).
 inline bool hasGemmAux(int64_t activation) {
   return activation == kGemmGELUAux || activation == kGemmDGELU;
+}
+
+/// The leading dimension, in bits, of the ReLU bit mask of an m-row D
+/// (cuBLASLt's EPILOGUE_AUX_LD rule for it: a multiple of 128), and the
+/// mask's bytes for n columns. Bit i + j * ld is element (i, j)'s, bit
+/// b & 7 of byte b >> 3: the CPU runtime's layout; cuBLASLt's own, which
+/// only cuBLASLt reads, may differ in the bits but not in the size.
+inline int64_t getGemmReLUMaskLd(int64_t m) { return (m + 127) / 128 * 128; }
+inline int64_t getGemmReLUMaskBytes(int64_t m, int64_t n) {
+  return getGemmReLUMaskLd(m) / 8 * n;
 }
 
 /// The GELU of cuBLASLt's epilogues, its tanh approximation:
@@ -166,8 +195,8 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
       record[kGemmBatch] != 1)
     return "a GEMM record with a bias gradient has one batch";
   int64_t activation = record[kGemmActivation];
-  if (activation < kGemmNoActivation || activation > kGemmDGELU)
-    return "a GEMM record's activation must be 0 to 4";
+  if (activation < kGemmNoActivation || activation > kGemmDReLU)
+    return "a GEMM record's activation must be 0 to 6";
   // cuBLASLt's activation epilogues: applied to the whole of D (beta 0),
   // with no bias gradient; DGELU without a bias (DGELU_BGRAD is a
   // gradient).
@@ -175,12 +204,15 @@ inline const char *checkGemmRecord(const int64_t *record, int64_t typeA,
     return "a GEMM record with an activation overwrites D";
   if (activation && (bias == kGemmBiasGradA || bias == kGemmBiasGradB))
     return "a GEMM record has an activation or a bias gradient, not both";
-  if (activation == kGemmDGELU && bias != kGemmNoBias)
-    return "a GEMM record with GELU's derivative has no bias";
+  if ((activation == kGemmDGELU || activation == kGemmDReLU) &&
+      bias != kGemmNoBias)
+    return "a GEMM record with an activation's derivative has no bias";
   // The aux matrix: one batch, its leading dimension D's, a multiple of 8
-  // (cuBLASLt's EPILOGUE_AUX_LD rule for GELU's input).
-  if (hasGemmAux(activation) && record[kGemmBatch] != 1)
-    return "a GEMM record with an aux matrix has one batch";
+  // (cuBLASLt's EPILOGUE_AUX_LD rule for GELU's input); the mask too has
+  // one batch.
+  if ((hasGemmAux(activation) || hasGemmReLUMask(activation)) &&
+      record[kGemmBatch] != 1)
+    return "a GEMM record with an aux matrix or mask has one batch";
   if (hasGemmAux(activation) && ldd % 8 != 0)
     return "a GEMM record's aux matrix needs a leading dimension that is a "
            "multiple of 8";
@@ -228,11 +260,14 @@ inline const char *checkGemmBiasEntry(const int64_t *record, bool hasVector,
 }
 
 /// What is wrong with `record`'s activation for an entry point that takes
-/// an aux matrix (`hasAux`) or not, or null when nothing is.
-inline const char *checkGemmAuxEntry(const int64_t *record, bool hasAux) {
-  if (hasGemmAux(record[kGemmActivation]) != hasAux)
+/// an aux matrix (`hasAux`) or a ReLU mask (`hasMask`) or neither, or null
+/// when nothing is.
+inline const char *checkGemmAuxEntry(const int64_t *record, bool hasAux,
+                                     bool hasMask) {
+  if (hasGemmAux(record[kGemmActivation]) != hasAux ||
+      hasGemmReLUMask(record[kGemmActivation]) != hasMask)
     return "a GEMM record's activation differs from its entry point's aux "
-           "matrix";
+           "matrix or mask";
   return nullptr;
 }
 

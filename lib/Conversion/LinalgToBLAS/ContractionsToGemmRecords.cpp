@@ -683,19 +683,111 @@ matchGELUAfter(linalg::ContractOp op, const GemmRecord &record, Value written,
                      placement == OutputPlacement::AtKernel};
 }
 
+namespace {
+/// A GEMM whose record has a ReLU (kGemmReLU), by the buffer it writes
+/// the ReLU's output to: where a later DRELU reads the mask, its call
+/// becomes RELU_AUX's, which writes the mask.
+struct ReLUForward {
+  func::CallOp call;
+  GemmRecord record;
+};
+using ReLUForwards = llvm::DenseMap<Value, ReLUForward>;
+} // namespace
+
+/// `predicate` with its operands swapped: `a < b` as `b > a`.
+static arith::CmpFPredicate swapOperands(arith::CmpFPredicate predicate) {
+  using Predicate = arith::CmpFPredicate;
+  switch (predicate) {
+  case Predicate::OLT:
+    return Predicate::OGT;
+  case Predicate::OGT:
+    return Predicate::OLT;
+  case Predicate::OLE:
+    return Predicate::OGE;
+  case Predicate::OGE:
+    return Predicate::OLE;
+  case Predicate::ULT:
+    return Predicate::UGT;
+  case Predicate::UGT:
+    return Predicate::ULT;
+  case Predicate::ULE:
+    return Predicate::UGE;
+  case Predicate::UGE:
+    return Predicate::ULE;
+  default:
+    return predicate;
+  }
+}
+
+/// Whether `body` yields `d` where `y` is positive and +0.0 elsewhere (or
+/// where y is NaN, for `y <= 0`'s form), rounded to `narrow` when not
+/// null: ReLU's backward at its output `y`, `select(y > 0, d, 0)` or
+/// `select(y <= 0, 0, d)`, either operand order, y possibly widened.
+static bool isReLUGradientBody(Block *body, Value d, Value y,
+                               FloatType narrow) {
+  SmallPtrSet<Operation *, 4> chain;
+  Value value = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  if (narrow) {
+    if (!isRoundingTo(value.getDefiningOp(), narrow))
+      return false;
+    chain.insert(value.getDefiningOp());
+    value = value.getDefiningOp()->getOperand(0);
+  }
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  auto compare =
+      select ? select.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
+  if (!compare)
+    return false;
+  chain.insert(select);
+  chain.insert(compare);
+  auto isY = [&](Value operand) {
+    if (auto widening = operand.getDefiningOp<arith::ExtFOp>()) {
+      chain.insert(widening);
+      operand = widening.getIn();
+    }
+    return operand == y;
+  };
+  auto isZero = [](Value operand) {
+    return matchPattern(operand, m_PosZeroFloat());
+  };
+  using Predicate = arith::CmpFPredicate;
+  // The predicate as `y ? 0`: y > 0 passes d, y <= 0 zeroes it.
+  Predicate predicate = compare.getPredicate();
+  if (isZero(compare.getLhs()) && isY(compare.getRhs()))
+    predicate = swapOperands(predicate);
+  else if (!isY(compare.getLhs()) || !isZero(compare.getRhs()))
+    return false;
+  bool passes = predicate == Predicate::OGT || predicate == Predicate::UGT;
+  bool zeroes = predicate == Predicate::OLE || predicate == Predicate::ULE;
+  if (!(passes && select.getTrueValue() == d &&
+        isZero(select.getFalseValue())) &&
+      !(zeroes && isZero(select.getTrueValue()) && select.getFalseValue() == d))
+    return false;
+  for (Operation &op : body->without_terminator())
+    if (!isa<arith::ConstantOp>(op) && !chain.contains(&op))
+      return false;
+  return true;
+}
+
 /// The generic right after `op` (record `record`, one batch, D overwritten,
-/// f32, packed, a new buffer read by nothing after it) that multiplies D
-/// by GELU's derivative at an input `aux` of D's shape
-/// (computesGELUGradient), when the GEMM can write its output instead
-/// (cuBLASLt's DGELU, its aux matrix GELU's input): the output f32, or of
-/// the GEMM's f16 or bf16 input type, which the aux has too (D's type,
-/// cuBLASLt's aux type); the aux defined before the GEMM and written by
-/// nothing until the generic.
-static std::optional<AuxEpilogue> matchGELUGradient(linalg::ContractOp op,
-                                                    const GemmRecord &record) {
+/// f32, packed, a new buffer read by nothing after it) that computes an
+/// activation's backward from D (dY) and another input of D's shape, when
+/// the GEMM can write its output instead (placeOutput); the output f32 or
+/// of the GEMM's f16 or bf16 input type:
+/// - D times GELU's derivative at an input `aux` (computesGELUGradient),
+///   defined before the GEMM, written by nothing until the generic and of
+///   the output's type (cuBLASLt's DGELU, its aux matrix GELU's input, of
+///   D's type, D's leading dimension a multiple of 8);
+/// - D where an input `y` is positive (isReLUGradientBody), `y` the ReLU
+///   output of an earlier GEMM in `forwards`, written by nothing since
+///   (cuBLASLt's DRELU, its aux the mask that GEMM then writes: the
+///   returned `aux` is `y`, for the caller to replace).
+static std::optional<AuxEpilogue>
+matchActivationGradient(linalg::ContractOp op, const GemmRecord &record,
+                        const ReLUForwards &forwards) {
   Value d = op.getDpsInits().front();
   auto dType = cast<MemRefType>(d.getType());
-  if (!overwritesOnePackedD(record, dType) || record[kGemmLdD] % 8 != 0)
+  if (!overwritesOnePackedD(record, dType))
     return std::nullopt;
   auto generic =
       dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
@@ -716,8 +808,7 @@ static std::optional<AuxEpilogue> matchGELUGradient(linalg::ContractOp op,
       viewType.getShape().back() != record[kGemmM] ||
       auxType.getShape() != viewType.getShape() ||
       outType.getShape() != viewType.getShape() ||
-      !auxType.getLayout().isIdentity() || !outType.getLayout().isIdentity() ||
-      auxType.getElementType() != outType.getElementType())
+      !auxType.getLayout().isIdentity() || !outType.getLayout().isIdentity())
     return std::nullopt;
   FloatType narrow;
   Type outElement = outType.getElementType();
@@ -728,20 +819,32 @@ static std::optional<AuxEpilogue> matchGELUGradient(linalg::ContractOp op,
     narrow = cast<FloatType>(outElement);
   }
   Block *body = generic.getBody();
-  Value auxRoot = memref::skipViewLikeOps(cast<MemrefValue>(aux));
-  if (!amp::computesGELUGradient(body, body->getArgument(dSide),
-                                 body->getArgument(1 - dSide)) ||
-      !isDefinedBefore(aux, op) || amp::isWrittenBetween(op, generic, aux) ||
-      auxRoot == memref::skipViewLikeOps(cast<MemrefValue>(out)))
-    return std::nullopt;
+  Value dElement = body->getArgument(dSide);
+  Value auxElement = body->getArgument(1 - dSide);
+  Value outRoot = memref::skipViewLikeOps(cast<MemrefValue>(out));
+  GemmActivation activation;
+  if (record[kGemmLdD] % 8 == 0 && auxType.getElementType() == outElement &&
+      amp::computesGELUGradient(body, dElement, auxElement) &&
+      isDefinedBefore(aux, op) && !amp::isWrittenBetween(op, generic, aux) &&
+      memref::skipViewLikeOps(cast<MemrefValue>(aux)) != outRoot) {
+    activation = kGemmDGELU;
+  } else {
+    auto forward = forwards.find(amp::stripReshapes(aux));
+    if (forward == forwards.end() ||
+        forward->second.call->getBlock() != op->getBlock() ||
+        !isReLUGradientBody(body, dElement, auxElement, narrow) ||
+        amp::isWrittenBetween(forward->second.call, generic, aux))
+      return std::nullopt;
+    activation = kGemmDReLU;
+  }
   if (amp::stripReshapes(out) == d)
-    return AuxEpilogue{generic, d, aux, kGemmDGELU, nullptr};
+    return AuxEpilogue{generic, d, aux, activation, nullptr};
   OutputPlacement placement =
       placeOutput(op, generic, d, out, /*keepsD=*/false, /*mayMove=*/true);
   if (placement == OutputPlacement::None)
     return std::nullopt;
   return AuxEpilogue{generic, out,
-                     aux,     kGemmDGELU,
+                     aux,     activation,
                      narrow,  placement == OutputPlacement::AtKernel};
 }
 
@@ -1116,6 +1219,7 @@ struct ContractionsToGemmRecordsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     std::vector<RecordedContraction> records;
+    ReLUForwards reluForwards;
     // One global per distinct record, by its value.
     llvm::DenseMap<Attribute, StringAttr> globals;
     module.walk([&](linalg::ContractOp op) {
@@ -1165,7 +1269,7 @@ struct ContractionsToGemmRecordsPass
               epilogue ? epilogue->generic.getOperation() : op.getOperation(),
               epilogue ? epilogue->bias : Value());
         if (!epilogue && !auxEpilogue)
-          auxEpilogue = matchGELUGradient(op, record);
+          auxEpilogue = matchActivationGradient(op, record, reluForwards);
       }
       if (auxEpilogue)
         record[kGemmActivation] = auxEpilogue->activation;
@@ -1188,8 +1292,19 @@ struct ContractionsToGemmRecordsPass
           epilogue->bias =
               createRoundedCopy(op, epilogue->bias, epilogue->narrow);
       }
-      // The aux epilogue writes its output (after the bias epilogue's).
+      // The aux epilogue writes its output (after the bias epilogue's);
+      // DRELU reads the mask that its forward's GEMM now writes.
       Value writtenBefore = recorded.operands[2];
+      if (auxEpilogue && auxEpilogue->activation == kGemmDReLU) {
+        Value y = amp::stripReshapes(auxEpilogue->aux);
+        ReLUForward forward = reluForwards.find(y)->second;
+        if (emitRemarks)
+          emitRemark(forward.call.getLoc(),
+                     "writes its ReLU's mask for a backward GEMM "
+                     "(activation=5)");
+        auxEpilogue->aux = writeReLUMask(symbols, module, globals, forward);
+        reluForwards.erase(y);
+      }
       if (auxEpilogue) {
         recorded.operands[2] = auxEpilogue->out;
         if (auxEpilogue->runsAtGeneric)
@@ -1246,7 +1361,10 @@ struct ContractionsToGemmRecordsPass
         foldResultCopies(recorded);
       if (emitRemarks) {
         emitRecordRemark(op, record);
-        if (auxEpilogue && auxEpilogue->aux)
+        if (auxEpilogue && auxEpilogue->activation == kGemmDReLU)
+          op.emitRemark() << "reads the ReLU mask that its forward's GEMM "
+                             "writes";
+        else if (auxEpilogue && auxEpilogue->aux)
           op.emitRemark() << (auxEpilogue->activation == kGemmDGELU
                                   ? "reads GELU's input from"
                                   : "writes GELU's input to")
@@ -1281,7 +1399,8 @@ struct ContractionsToGemmRecordsPass
         }
         name = amp::getFP8GemmEntryName(types[0], types[1], types[2]);
       } else if (auxEpilogue && auxEpilogue->aux) {
-        StringRef prefix = kAuxGemmEntryPrefix;
+        bool isMask = auxEpilogue->activation == kGemmDReLU;
+        StringRef prefix = isMask ? kMaskGemmEntryPrefix : kAuxGemmEntryPrefix;
         if (epilogue && epilogue->bias) {
           arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
           prefix = kBiasAuxGemmEntryPrefix;
@@ -1316,9 +1435,17 @@ struct ContractionsToGemmRecordsPass
         name = amp::getContractEntryName(types[0], types[1], types[2],
                                          kGemmEntryPrefix);
       }
-      func::CallOp::create(
+      auto call = func::CallOp::create(
           b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
           arguments);
+      // A ReLU whose backward may read its mask.
+      if (record[kGemmActivation] == kGemmReLU && record[kGemmBatch] == 1)
+        reluForwards[amp::stripReshapes(recorded.operands[2])] = {call, record};
+      // The mask goes once its DRELU has read it.
+      if (auxEpilogue && auxEpilogue->activation == kGemmDReLU) {
+        b.setInsertionPointAfter(call);
+        memref::DeallocOp::create(b, loc, auxEpilogue->aux);
+      }
       Value d = op.getDpsInits().front();
       op.erase();
       if (epilogue)
@@ -1349,6 +1476,55 @@ struct ContractionsToGemmRecordsPass
     for (linalg::GenericOp dequantization : dequantizations)
       amp::eraseWriterIfUnread(dequantization,
                                dequantization.getDpsInits().front());
+  }
+
+  /// Makes `forward`'s call (a GEMM with a ReLU) write whether each of its
+  /// results is positive into a new bit mask too (RELU_AUX, RELU_AUX_BIAS:
+  /// `amp_gemm_mask_*`, `amp_gemm_bias_mask_*`), and returns the mask: an
+  /// i8 buffer of getGemmReLUMaskBytes, allocated just before the call.
+  static Value writeReLUMask(SymbolTable &symbols, ModuleOp module,
+                             llvm::DenseMap<Attribute, StringAttr> &globals,
+                             const ReLUForward &forward) {
+    func::CallOp call = forward.call;
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    GemmRecord record = forward.record;
+    record[kGemmActivation] = kGemmReLUMask;
+    Value mask = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({getGemmReLUMaskBytes(record[kGemmM], record[kGemmN])},
+                        b.getI8Type()));
+    SmallVector<Value> arguments = {amp::getRecordMemRef(
+        b, symbols, module, globals, loc, "amp_gemm_record", record)};
+    arguments.append(std::next(call.operand_begin()), call.operand_end());
+    arguments.push_back(amp::castToUnranked(b, loc, mask));
+    StringRef name = call.getCallee();
+    bool hasBias = name.starts_with(kBiasGemmEntryPrefix);
+    std::string masked =
+        (hasBias ? kBiasMaskGemmEntryPrefix : kMaskGemmEntryPrefix) +
+        name.drop_front(
+                strlen(hasBias ? kBiasGemmEntryPrefix : kGemmEntryPrefix))
+            .str();
+    func::CallOp::create(
+        b, loc, amp::getOrDeclareEntryPoint(symbols, module, masked, arguments),
+        arguments);
+    // The old record's read, and its global once nothing reads it.
+    Value oldRecord = call.getOperand(0);
+    call.erase();
+    auto cast = oldRecord.getDefiningOp<memref::CastOp>();
+    auto read =
+        cast ? cast.getSource().getDefiningOp<memref::GetGlobalOp>() : nullptr;
+    if (!read || !cast->use_empty())
+      return mask;
+    cast.erase();
+    auto global = symbols.lookup<memref::GlobalOp>(read.getName());
+    if (read->use_empty())
+      read.erase();
+    if (global && SymbolTable::symbolKnownUseEmpty(global, module)) {
+      globals.erase(*global.getInitialValue());
+      symbols.erase(global);
+    }
+    return mask;
   }
 
   /// A copy of the f32 vector `bias` rounded to `narrow` (cuBLASLt's bias

@@ -240,9 +240,11 @@ const Acc *getRecordOperand(const T *base, bool transposed, int64_t rows,
 /// plus `bias[i]` on row i (after the product, as cuBLASLt's BIAS
 /// epilogue) or, for a bias gradient, `bias` set to the sums of op(A)'s
 /// rows or op(B)'s columns over k (BGRADA, BGRADB); then the activation
-/// (RELU, GELU, GELU writing its input to `auxMemRef`, or GELU's
-/// derivative at `auxMemRef` times the sum); a D narrower than the
-/// accumulator gets the sums rounded to its type.
+/// (RELU, GELU, GELU writing its input to `auxMemRef`, GELU's derivative
+/// at `auxMemRef` times the sum, RELU writing whether D's element is
+/// positive to the bit mask `maskMemRef`, or the sum where the mask's bit
+/// is set); a D narrower than the accumulator gets the sums rounded to its
+/// type.
 template <typename Acc, typename TA, typename TB, typename TD = Acc,
           typename TBias = Acc>
 void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
@@ -252,7 +254,8 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                 const float *scaleA = nullptr, const float *scaleB = nullptr,
                 const UnrankedMemRefType<TBias> *biasMemRef = nullptr,
                 bool isGradientEntry = false,
-                const UnrankedMemRefType<TD> *auxMemRef = nullptr) {
+                const UnrankedMemRefType<TD> *auxMemRef = nullptr,
+                const UnrankedMemRefType<uint8_t> *maskMemRef = nullptr) {
   static_assert(std::is_same_v<TBias, Acc> || std::is_same_v<TBias, TD>,
                 "a bias has D's type");
   const int64_t *record = getRecordFields(recordMemRef, kGemmRecordFields);
@@ -270,7 +273,7 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (const char *error =
           checkGemmBiasEntry(record, biasMemRef, isGradientEntry))
     fail(error);
-  if (const char *error = checkGemmAuxEntry(record, auxMemRef))
+  if (const char *error = checkGemmAuxEntry(record, auxMemRef, maskMemRef))
     fail(error);
   int64_t epilogue = record[kGemmBias];
   int64_t activation = record[kGemmActivation];
@@ -289,6 +292,16 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
       fail("a GEMM's aux matrix is a packed memref of n x m elements, like "
            "D");
     aux = ranked.data + ranked.offset;
+  }
+  uint8_t *mask = nullptr;
+  int64_t maskLd = getGemmReLUMaskLd(m);
+  if (maskMemRef) {
+    DynamicMemRefType<uint8_t> ranked(*maskMemRef);
+    if (ranked.rank != 1 || ranked.strides[0] != 1 ||
+        ranked.sizes[0] < getGemmReLUMaskBytes(m, n))
+      fail("a GEMM's ReLU mask is a packed 1-d i8 memref of at least "
+           "getGemmReLUMaskBytes bytes");
+    mask = ranked.data + ranked.offset;
   }
   TBias *bias = nullptr;
   if (biasMemRef) {
@@ -335,11 +348,27 @@ void gemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
         for (int64_t row = 0; row < m; ++row)
           sums[column * ldd + row] += widen<Acc>(bias[row]);
     // max(x, +0) as arith.maximumf computes it: NaN stays, -0 becomes +0.
-    if (activation == kGemmReLU)
+    if (activation == kGemmReLU || activation == kGemmReLUMask)
       for (int64_t column = 0; column < n; ++column)
         for (int64_t row = 0; row < m; ++row) {
           Acc &sum = sums[column * ldd + row];
           sum = sum <= Acc(0) ? Acc(0) : sum;
+        }
+    // The mask's bit of each element: whether its ReLU is positive (as D
+    // holds it, rounded), or the sum only where it is set.
+    if (activation == kGemmReLUMask || activation == kGemmDReLU)
+      for (int64_t column = 0; column < n; ++column)
+        for (int64_t row = 0; row < m; ++row) {
+          Acc &sum = sums[column * ldd + row];
+          int64_t bit = row + column * maskLd;
+          uint8_t &byte = mask[bit >> 3];
+          uint8_t flag = uint8_t(1u << (bit & 7));
+          if (activation == kGemmDReLU)
+            sum = byte & flag ? sum : Acc(0);
+          else if (widen<Acc>(narrow<TD>(sum)) > Acc(0))
+            byte |= flag;
+          else
+            byte &= uint8_t(~flag);
         }
     // GELU (its input into the aux matrix first), or GELU's derivative at
     // the aux matrix times the sum.
@@ -453,29 +482,34 @@ AMP_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, F16Bits, float, true)
 AMP_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, BF16Bits, float, true)
 
 // GEMM records whose activation has an aux matrix of D's type (GELU's
-// input): amp_gemm_aux_* (the record, A, B, D, aux) and amp_gemm_bias_aux_*
-// (the record, A, B, D, bias, aux).
-#define AMP_GEMM_AUX(NAME, TA, TB, TD)                                         \
-  extern "C" void _mlir_ciface_amp_gemm_aux_##NAME(                            \
+// input) or a ReLU bit mask (i8): amp_gemm_<KIND>_* (the record, A, B, D,
+// aux) and amp_gemm_bias_<KIND>_* (the record, A, B, D, bias, aux), KIND
+// `aux` or `mask`; AUX and MASK are gemmRecord's last two arguments.
+#define AMP_GEMM_WITH_AUX(KIND, NAME, TA, TB, TD, TAUX, AUX, MASK)             \
+  extern "C" void _mlir_ciface_amp_gemm_##KIND##_##NAME(                       \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
       UnrankedMemRefType<TB> *b, UnrankedMemRefType<TD> *d,                    \
-      UnrankedMemRefType<TD> *aux) {                                           \
+      UnrankedMemRefType<TAUX> *aux) {                                         \
     gemmRecord<float, TA, TB, TD, TD>(*record, *a, *b, *d, nullptr, nullptr,   \
-                                      nullptr, false, aux);                    \
+                                      nullptr, false, AUX, MASK);              \
   }                                                                            \
-  extern "C" void _mlir_ciface_amp_gemm_bias_aux_##NAME(                       \
+  extern "C" void _mlir_ciface_amp_gemm_bias_##KIND##_##NAME(                  \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<TA> *a,          \
       UnrankedMemRefType<TB> *b, UnrankedMemRefType<TD> *d,                    \
-      UnrankedMemRefType<TD> *bias, UnrankedMemRefType<TD> *aux) {             \
+      UnrankedMemRefType<TD> *bias, UnrankedMemRefType<TAUX> *aux) {           \
     gemmRecord<float, TA, TB, TD, TD>(*record, *a, *b, *d, nullptr, nullptr,   \
-                                      bias, false, aux);                       \
+                                      bias, false, AUX, MASK);                 \
   }
 
-AMP_GEMM_AUX(f32_f32_f32, float, float, float)
-AMP_GEMM_AUX(f16_f16_f32, F16Bits, F16Bits, float)
-AMP_GEMM_AUX(bf16_bf16_f32, BF16Bits, BF16Bits, float)
-AMP_GEMM_AUX(f16_f16_f16, F16Bits, F16Bits, F16Bits)
-AMP_GEMM_AUX(bf16_bf16_bf16, BF16Bits, BF16Bits, BF16Bits)
+#define AMP_GEMM_AUX_AND_MASK(NAME, TA, TB, TD)                                \
+  AMP_GEMM_WITH_AUX(aux, NAME, TA, TB, TD, TD, aux, nullptr)                   \
+  AMP_GEMM_WITH_AUX(mask, NAME, TA, TB, TD, uint8_t, nullptr, aux)
+
+AMP_GEMM_AUX_AND_MASK(f32_f32_f32, float, float, float)
+AMP_GEMM_AUX_AND_MASK(f16_f16_f32, F16Bits, F16Bits, float)
+AMP_GEMM_AUX_AND_MASK(bf16_bf16_f32, BF16Bits, BF16Bits, float)
+AMP_GEMM_AUX_AND_MASK(f16_f16_f16, F16Bits, F16Bits, F16Bits)
+AMP_GEMM_AUX_AND_MASK(bf16_bf16_bf16, BF16Bits, BF16Bits, BF16Bits)
 
 // FP8 GEMM records: the record, A, B and D, then A's and B's factors (0-d).
 #define AMP_GEMM_FP8(NAME, TA, TB)                                             \

@@ -185,8 +185,8 @@ struct GemmPlan {
   /// The record's bias epilogue (GemmBiasEpilogue), with the bias pointer
   /// set per call.
   int64_t biasEpilogue = kGemmNoBias;
-  /// An activation with an aux matrix (GELU's input), with the aux
-  /// pointer set per call.
+  /// An activation with an aux matrix (GELU's input) or a ReLU bit mask,
+  /// with the aux pointer set per call.
   bool hasAux = false;
   /// A bias gradient that cuBLASLt has no algorithm with the epilogue for:
   /// the GEMM runs without it, then `onesRecord`, a GEMM with a vector of
@@ -569,7 +569,8 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
   // bias gradient), the bias of D's type; RELU or GELU after the bias or
   // alone, GELU writing its input to the aux matrix; DGELU.
   plan->biasEpilogue = record[kGemmBias];
-  plan->hasAux = hasGemmAux(record[kGemmActivation]);
+  plan->hasAux = hasGemmAux(record[kGemmActivation]) ||
+                 hasGemmReLUMask(record[kGemmActivation]);
   auto setEpilogue = [&](cublasLtEpilogue_t epilogue) {
     return runtime.check(cublasLtMatmulDescSetAttribute(
                              plan->operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
@@ -585,15 +586,20 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
       {CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_RELU_BIAS},
       {CUBLASLT_EPILOGUE_GELU, CUBLASLT_EPILOGUE_GELU_BIAS},
       {CUBLASLT_EPILOGUE_GELU_AUX, CUBLASLT_EPILOGUE_GELU_AUX_BIAS},
-      {CUBLASLT_EPILOGUE_DGELU, CUBLASLT_EPILOGUE_DGELU}};
+      {CUBLASLT_EPILOGUE_DGELU, CUBLASLT_EPILOGUE_DGELU},
+      {CUBLASLT_EPILOGUE_RELU_AUX, CUBLASLT_EPILOGUE_RELU_AUX_BIAS},
+      {CUBLASLT_EPILOGUE_DRELU, CUBLASLT_EPILOGUE_DRELU}};
   int64_t activation = record[kGemmActivation];
   cublasLtEpilogue_t epilogue =
       activation != kGemmNoActivation
           ? kActivationEpilogues[activation - kGemmReLU]
                                 [plan->biasEpilogue != kGemmNoBias]
           : kEpilogues[plan->biasEpilogue];
-  // The aux matrix: D's leading dimension (checkGemmRecord: a multiple of 8).
-  int64_t auxLeadingDim = record[kGemmLdD];
+  // The aux matrix: D's leading dimension (checkGemmRecord: a multiple of
+  // 8); the ReLU mask's, in bits, a multiple of 128.
+  int64_t auxLeadingDim = hasGemmReLUMask(activation)
+                              ? getGemmReLUMaskLd(record[kGemmM])
+                              : record[kGemmLdD];
   if ((epilogue != CUBLASLT_EPILOGUE_DEFAULT && !setEpilogue(epilogue)) ||
       (plan->hasAux &&
        !runtime.check(cublasLtMatmulDescSetAttribute(
@@ -692,11 +698,13 @@ CUdeviceptr getOnes(Runtime &runtime, int64_t type, int64_t count) {
 /// overwrite flag) on the step's stream; FP8 operands times the factors at
 /// the device pointers `scaleA` and `scaleB`; `bias` the vector of a bias
 /// epilogue, which a bias gradient entry point (`isGradientEntry`) writes;
-/// `aux` the aux matrix of an activation that has one.
+/// `aux` the aux matrix or ReLU mask of an activation that has one
+/// (`isMask`: the mask).
 void runGemm(Runtime &runtime, const int64_t *record, const char *a,
              const char *b, char *d, int64_t typeA, int64_t typeB,
              int64_t typeD, const char *scaleA, const char *scaleB,
-             const char *bias, bool isGradientEntry, const char *aux) {
+             const char *bias, bool isGradientEntry, const char *aux,
+             bool isMask) {
   if (const char *error = checkGemmRecord(record, typeA, typeB, typeD))
     return runtime.fail(error);
   GemmPlan *plan = getGemmPlan(runtime, record);
@@ -714,7 +722,8 @@ void runGemm(Runtime &runtime, const int64_t *record, const char *a,
     return;
   if (const char *error = checkGemmBiasEntry(record, bias, isGradientEntry))
     return runtime.fail(describeGemm(record) + ": " + error);
-  if (const char *error = checkGemmAuxEntry(record, aux))
+  if (const char *error =
+          checkGemmAuxEntry(record, aux && !isMask, aux && isMask))
     return runtime.fail(describeGemm(record) + ": " + error);
   if (plan->hasAux &&
       !runtime.check(cublasLtMatmulDescSetAttribute(
@@ -753,7 +762,7 @@ void runGemm(Runtime &runtime, const int64_t *record, const char *a,
   bool ofA = epilogue == kGemmBiasGradA;
   runGemm(runtime, plan->onesRecord, ofA ? a : ones, ofA ? ones : b,
           const_cast<char *>(bias), typeA, typeA, typeD, nullptr, nullptr,
-          nullptr, false, nullptr);
+          nullptr, false, nullptr, false);
 }
 
 /// The `numFields` fields of `recordMemRef` when the step has not failed;
@@ -775,7 +784,8 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
                    const char *a, const char *b, char *d, int64_t typeA,
                    int64_t typeB, int64_t typeD, const char *scaleA = nullptr,
                    const char *scaleB = nullptr, const char *bias = nullptr,
-                   bool isGradientEntry = false, const char *aux = nullptr) {
+                   bool isGradientEntry = false, const char *aux = nullptr,
+                   bool isMask = false) {
   Runtime &runtime = getRuntime();
   const int64_t *record =
       readRecord(runtime, recordMemRef, kGemmRecordFields,
@@ -783,7 +793,7 @@ void runGemmRecord(const UnrankedMemRefType<int64_t> &recordMemRef,
   if (!record)
     return;
   runGemm(runtime, record, a, b, d, typeA, typeB, typeD, scaleA, scaleB, bias,
-          isGradientEntry, aux);
+          isGradientEntry, aux, isMask);
 }
 
 /// "convolution <mode> <N>x<C>x<spatial> * <kernel> -> <M> channels", as
@@ -1672,32 +1682,37 @@ AMP_CUDA_GEMM_BIAS(bgrad, f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32, true)
 AMP_CUDA_GEMM_BIAS(bgrad, bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32,
                    true)
 
-// Records whose activation has an aux matrix of D's type (GELU's input):
-// amp_gemm_aux_* (then the aux) and amp_gemm_bias_aux_* (then the bias and
-// the aux).
-#define AMP_CUDA_GEMM_AUX(NAME, T, K, TD, KD)                                  \
-  extern "C" void _mlir_ciface_amp_gemm_aux_##NAME(                            \
+// Records whose activation has an aux matrix of D's type (GELU's input) or
+// a ReLU bit mask (i8, IS_MASK): amp_gemm_<KIND>_* (then the aux) and
+// amp_gemm_bias_<KIND>_* (then the bias and the aux), KIND `aux` or `mask`.
+#define AMP_CUDA_GEMM_WITH_AUX(KIND, NAME, T, K, TD, KD, TAUX, IS_MASK)        \
+  extern "C" void _mlir_ciface_amp_gemm_##KIND##_##NAME(                       \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
       UnrankedMemRefType<T> *b, UnrankedMemRefType<TD> *d,                     \
-      UnrankedMemRefType<TD> *aux) {                                           \
+      UnrankedMemRefType<TAUX> *aux) {                                         \
     runGemmRecord(*record, getData(*a), getData(*b),                           \
                   const_cast<char *>(getData(*d)), K, K, KD, nullptr, nullptr, \
-                  nullptr, false, getData(*aux));                              \
+                  nullptr, false, getData(*aux), IS_MASK);                     \
   }                                                                            \
-  extern "C" void _mlir_ciface_amp_gemm_bias_aux_##NAME(                       \
+  extern "C" void _mlir_ciface_amp_gemm_bias_##KIND##_##NAME(                  \
       UnrankedMemRefType<int64_t> *record, UnrankedMemRefType<T> *a,           \
       UnrankedMemRefType<T> *b, UnrankedMemRefType<TD> *d,                     \
-      UnrankedMemRefType<TD> *bias, UnrankedMemRefType<TD> *aux) {             \
+      UnrankedMemRefType<TD> *bias, UnrankedMemRefType<TAUX> *aux) {           \
     runGemmRecord(*record, getData(*a), getData(*b),                           \
                   const_cast<char *>(getData(*d)), K, K, KD, nullptr, nullptr, \
-                  getData(*bias), false, getData(*aux));                       \
+                  getData(*bias), false, getData(*aux), IS_MASK);              \
   }
 
-AMP_CUDA_GEMM_AUX(f32_f32_f32, float, kGemmF32, float, kGemmF32)
-AMP_CUDA_GEMM_AUX(f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32)
-AMP_CUDA_GEMM_AUX(bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32)
-AMP_CUDA_GEMM_AUX(f16_f16_f16, F16Bits, kGemmF16, F16Bits, kGemmF16)
-AMP_CUDA_GEMM_AUX(bf16_bf16_bf16, BF16Bits, kGemmBF16, BF16Bits, kGemmBF16)
+#define AMP_CUDA_GEMM_AUX_AND_MASK(NAME, T, K, TD, KD)                         \
+  AMP_CUDA_GEMM_WITH_AUX(aux, NAME, T, K, TD, KD, TD, false)                   \
+  AMP_CUDA_GEMM_WITH_AUX(mask, NAME, T, K, TD, KD, uint8_t, true)
+
+AMP_CUDA_GEMM_AUX_AND_MASK(f32_f32_f32, float, kGemmF32, float, kGemmF32)
+AMP_CUDA_GEMM_AUX_AND_MASK(f16_f16_f32, F16Bits, kGemmF16, float, kGemmF32)
+AMP_CUDA_GEMM_AUX_AND_MASK(bf16_bf16_f32, BF16Bits, kGemmBF16, float, kGemmF32)
+AMP_CUDA_GEMM_AUX_AND_MASK(f16_f16_f16, F16Bits, kGemmF16, F16Bits, kGemmF16)
+AMP_CUDA_GEMM_AUX_AND_MASK(bf16_bf16_bf16, BF16Bits, kGemmBF16, BF16Bits,
+                           kGemmBF16)
 
 // FP8 records: then A's and B's dequantization factors, 0-d f32 memrefs
 // whose device pointers cuBLASLt reads as its A and B scale pointers.

@@ -1046,3 +1046,130 @@ func.func @gelu_f16(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref<64x
   linalg.copy ins(%pre : memref<16x64xf16>) outs(%later : memref<16x64xf16>)
   return
 }
+
+// ReLU's backward, `select(y > 0, dY, 0)` (or `y <= 0`'s form) right
+// after the GEMM of dY, where y is a RELU_BIAS GEMM's output that nothing
+// wrote since: that forward GEMM also writes the bit mask of y > 0
+// (RELU_AUX_BIAS, activation=5; a new i8 buffer of 256 bytes: 64 rows
+// padded to 128 bits, times 16 columns) and the backward GEMM applies it
+// (DRELU, activation=6), at the kernel: the copy in between reads the
+// kernel's output buffer. The mask goes after it.
+// CHECK-LABEL: func.func @relu_gradient(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<16x32xf32>, %[[W:[^:]*]]: memref<64x32xf32>, %[[B:[^:]*]]: memref<64xf32>, %[[Y:[^:]*]]: memref<16x64xf32>, %[[DX:[^:]*]]: memref<16x64xf32>
+// CHECK:         %[[MASK:.*]] = memref.alloc() : memref<256xi8>
+// CHECK:         %[[MU:.*]] = memref.cast %[[MASK]] : memref<256xi8> to memref<*xi8>
+// CHECK:         call @amp_gemm_bias_mask_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MU]])
+// CHECK:         linalg.copy ins(%[[DX]] : memref<16x64xf32>)
+// CHECK:         %[[M2U:.*]] = memref.cast %[[MASK]] : memref<256xi8> to memref<*xi8>
+// CHECK:         call @amp_gemm_mask_f32_f32_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[M2U]])
+// CHECK-NEXT:    memref.dealloc %[[MASK]] : memref<256xi8>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @relu_gradient(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>, %y: memref<16x64xf32>, %dx: memref<16x64xf32>, %seen: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1 activation=1}}
+  // expected-remark @below {{writes its ReLU's mask for a backward GEMM (activation=5)}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    %relu = arith.maximumf %sum, %zero : f32
+    linalg.yield %relu : f32
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %dy = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=6}}
+  // expected-remark @below {{reads the ReLU mask that its forward's GEMM writes}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%dy : memref<16x64xf32>)
+  linalg.copy ins(%dx : memref<16x64xf32>) outs(%seen : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%y, %dy : memref<16x64xf32>, memref<16x64xf32>) outs(%dx : memref<16x64xf32>) {
+  ^bb0(%out: f32, %g: f32, %o: f32):
+    %positive = arith.cmpf ogt, %out, %zero : f32
+    %grad = arith.select %positive, %g, %zero : f32
+    linalg.yield %grad : f32
+  }
+  memref.dealloc %dy : memref<16x64xf32>
+  return
+}
+
+// Left as kernels: ReLU's backward at a y written since its forward GEMM
+// (which then keeps RELU_BIAS, no mask); at a y2 that nothing wrote since
+// its forward, with a threshold other than 0, and (in `y <= 0`'s form)
+// written into dY, the backward GEMM's own input (cuBLASLt cannot write
+// where it reads).
+// CHECK-LABEL: func.func @relu_gradient_refused(
+// CHECK-NOT:     xi8>
+// CHECK:         call @amp_gemm_bias_f32_f32_f32(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         arith.select
+// CHECK:         call @amp_gemm_bias_f32_f32_f32(
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         arith.select
+// CHECK:         call @amp_gemm_f32_f32_f32(
+// CHECK:         arith.select
+// CHECK:         return
+func.func @relu_gradient_refused(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %b: memref<64xf32>, %y: memref<16x64xf32>, %y2: memref<16x64xf32>, %dx: memref<16x64xf32>, %x64: memref<16x64xf32>, %w64: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1 activation=1}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    %relu = arith.maximumf %sum, %zero : f32
+    linalg.yield %relu : f32
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  linalg.copy ins(%y2 : memref<16x64xf32>) outs(%y : memref<16x64xf32>)
+  %dy = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%dy : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%y, %dy : memref<16x64xf32>, memref<16x64xf32>) outs(%dx : memref<16x64xf32>) {
+  ^bb0(%out: f32, %g: f32, %o: f32):
+    %positive = arith.cmpf ogt, %out, %zero : f32
+    %grad = arith.select %positive, %g, %zero : f32
+    linalg.yield %grad : f32
+  }
+  memref.dealloc %dy : memref<16x64xf32>
+  %d2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d2 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=1 activation=1}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%d2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d2, %b : memref<16x64xf32>, memref<64xf32>) outs(%y2 : memref<16x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %sum = arith.addf %in, %bias : f32
+    %relu = arith.maximumf %sum, %zero : f32
+    linalg.yield %relu : f32
+  }
+  memref.dealloc %d2 : memref<16x64xf32>
+  %dy2 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy2 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf32>, memref<64x32xf32>) outs(%dy2 : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%y2, %dy2 : memref<16x64xf32>, memref<16x64xf32>) outs(%dx : memref<16x64xf32>) {
+  ^bb0(%out: f32, %g: f32, %o: f32):
+    %positive = arith.cmpf ogt, %out, %half : f32
+    %grad = arith.select %positive, %g, %zero : f32
+    linalg.yield %grad : f32
+  }
+  memref.dealloc %dy2 : memref<16x64xf32>
+  %dy3 = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy3 : memref<16x64xf32>)
+  // expected-remark @below {{swapped=1 overwrite=1 bias=0 activation=0}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x64, %w64 : memref<16x64xf32>, memref<64x64xf32>) outs(%dy3 : memref<16x64xf32>)
+  linalg.copy ins(%x64 : memref<16x64xf32>) outs(%dx : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%y2, %dy3 : memref<16x64xf32>, memref<16x64xf32>) outs(%x64 : memref<16x64xf32>) {
+  ^bb0(%out: f32, %g: f32, %o: f32):
+    %nonpositive = arith.cmpf ole, %out, %zero : f32
+    %grad = arith.select %nonpositive, %zero, %g : f32
+    linalg.yield %grad : f32
+  }
+  memref.dealloc %dy3 : memref<16x64xf32>
+  return
+}
