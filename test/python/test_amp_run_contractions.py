@@ -215,11 +215,12 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
             if precision == "fp32" and name != "cnn":
                 assert "call @amp_gemm_bias_f32_f32_f32" in text
             # And the MLP's ReLU after each hidden Linear too (RELU_BIAS:
-            # bias=1 activation=1, the record's last two fields), the
-            # second's writing its mask (RELU_AUX_BIAS: activation=5) for
-            # its backward (DRELU: bias=0 activation=6; the first's
-            # backward writes into dY, the GEMM's own input).
-            if precision == "fp32" and name == "mlp":
+            # bias=1 activation=1, the record's last two fields; in AMP
+            # with the rounded bias), the second's writing its mask
+            # (RELU_AUX_BIAS: activation=5) for its backward (DRELU: bias=0
+            # activation=6; the first's backward writes into dY, the
+            # GEMM's own input).
+            if precision in ("fp32", "fp16", "bf16") and name == "mlp":
                 fields = [[int(v) for v in record.split(",")]
                           for record in re.findall(
                               r"@amp_gemm_record\w*\(dense<\[([^\]]*)\]>",
@@ -234,7 +235,7 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
             if precision in ("fp16", "bf16") and name != "cnn":
                 t = {"fp16": "f16", "bf16": "bf16"}[precision]
                 rounded = len(re.findall(
-                    rf"call @amp_gemm_bias_{t}_{t}_{t}\(", text))
+                    rf"call @amp_gemm_bias_(mask_)?{t}_{t}_{t}\(", text))
                 assert rounded == 2 if name == "mlp" else rounded > 0
             # A Linear's bias gradient is its weight gradient's epilogue
             # (in FP32; in AMP the sum reads dY before its rounding).

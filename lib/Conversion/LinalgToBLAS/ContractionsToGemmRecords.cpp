@@ -722,7 +722,8 @@ static arith::CmpFPredicate swapOperands(arith::CmpFPredicate predicate) {
 /// Whether `body` yields `d` where `y` is positive and +0.0 elsewhere (or
 /// where y is NaN, for `y <= 0`'s form), rounded to `narrow` when not
 /// null: ReLU's backward at its output `y`, `select(y > 0, d, 0)` or
-/// `select(y <= 0, 0, d)`, either operand order, y possibly widened.
+/// `select(y <= 0, 0, d)`, either operand order, y possibly widened, d
+/// possibly through round trips to `narrow`.
 static bool isReLUGradientBody(Block *body, Value d, Value y,
                                FloatType narrow) {
   SmallPtrSet<Operation *, 4> chain;
@@ -759,9 +760,12 @@ static bool isReLUGradientBody(Block *body, Value d, Value y,
     return false;
   bool passes = predicate == Predicate::OGT || predicate == Predicate::UGT;
   bool zeroes = predicate == Predicate::OLE || predicate == Predicate::ULE;
-  if (!(passes && select.getTrueValue() == d &&
-        isZero(select.getFalseValue())) &&
-      !(zeroes && isZero(select.getTrueValue()) && select.getFalseValue() == d))
+  // dY, through round trips to `narrow` that the final rounding makes
+  // redundant.
+  Value passed = stripRoundTrips(
+      passes ? select.getTrueValue() : select.getFalseValue(), narrow, chain);
+  Value zeroed = passes ? select.getFalseValue() : select.getTrueValue();
+  if ((!passes && !zeroes) || passed != d || !isZero(zeroed))
     return false;
   for (Operation &op : body->without_terminator())
     if (!isa<arith::ConstantOp>(op) && !chain.contains(&op))

@@ -1173,3 +1173,48 @@ func.func @relu_gradient_refused(%x: memref<16x32xf32>, %w: memref<64x32xf32>, %
   memref.dealloc %dy3 : memref<16x64xf32>
   return
 }
+
+// In AMP: y and the gradient are f16, the backward rounds dY to f16 and
+// back before selecting (redundant before its final rounding): the f16
+// forms of RELU_AUX_BIAS and DRELU.
+// CHECK-LABEL: func.func @relu_gradient_f16(
+// CHECK:         %[[MASK:.*]] = memref.alloc() : memref<256xi8>
+// CHECK:         call @amp_gemm_bias_mask_f16_f16_f16(
+// CHECK:         call @amp_gemm_mask_f16_f16_f16(
+// CHECK-NEXT:    memref.dealloc %[[MASK]] : memref<256xi8>
+// CHECK-NOT:     arith.select
+// CHECK:         return
+func.func @relu_gradient_f16(%x: memref<16x32xf16>, %w: memref<64x32xf16>, %b: memref<64xf16>, %y: memref<16x64xf16>, %dx: memref<16x64xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %d = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x64xf32>)
+  // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=1 activation=1}}
+  // expected-remark @below {{writes its ReLU's mask for a backward GEMM (activation=5)}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%d : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r1, #r2], iterator_types = ["parallel", "parallel"]} ins(%d, %b : memref<16x64xf32>, memref<64xf16>) outs(%y : memref<16x64xf16>) {
+  ^bb0(%in: f32, %bias: f16, %o: f16):
+    %wide = arith.extf %bias : f16 to f32
+    %sum = arith.addf %in, %wide : f32
+    %relu = arith.maximumf %sum, %zero : f32
+    %rounded = arith.truncf %relu : f32 to f16
+    linalg.yield %rounded : f16
+  }
+  memref.dealloc %d : memref<16x64xf32>
+  %dy = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<16x64xf32>)
+  // expected-remark @below {{type_d=1 swapped=1 overwrite=1 bias=0 activation=6}}
+  // expected-remark @below {{reads the ReLU mask that its forward's GEMM writes}}
+  linalg.contract indexing_maps = [#bx, #bw, #by] ins(%x, %w : memref<16x32xf16>, memref<64x32xf16>) outs(%dy : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#r2, #r2, #r2], iterator_types = ["parallel", "parallel"]} ins(%y, %dy : memref<16x64xf16>, memref<16x64xf32>) outs(%dx : memref<16x64xf16>) {
+  ^bb0(%out: f16, %g: f32, %o: f16):
+    %narrow = arith.truncf %g : f32 to f16
+    %wide = arith.extf %out : f16 to f32
+    %positive = arith.cmpf ogt, %wide, %zero : f32
+    %gw = arith.extf %narrow : f16 to f32
+    %grad = arith.select %positive, %gw, %zero : f32
+    %rounded = arith.truncf %grad : f32 to f16
+    linalg.yield %rounded : f16
+  }
+  memref.dealloc %dy : memref<16x64xf32>
+  return
+}
