@@ -37,14 +37,26 @@ static bool mayHaveEffect(Operation *op, Value buffer) {
           memref::skipViewLikeOps(memref) != root)
         continue;
       // A library call reads its operands and writes only its result (and
-      // a GEMM's bias gradient).
+      // a GEMM's bias gradient); an activation's aux matrix or ReLU mask,
+      // its last operand, it may read or write (GELU's input and the mask
+      // are written forward, read backward).
       if (amp::isLibraryCall(op)) {
         unsigned number = operand.getOperandNumber();
+        StringRef callee = cast<func::CallOp>(op).getCallee();
+        bool isAux =
+            number + 1 == op->getNumOperands() &&
+            llvm::any_of(
+                ArrayRef<StringRef>{amp::runtime::kAuxGemmEntryPrefix,
+                                    amp::runtime::kBiasAuxGemmEntryPrefix,
+                                    amp::runtime::kMaskGemmEntryPrefix,
+                                    amp::runtime::kBiasMaskGemmEntryPrefix},
+                [&](StringRef prefix) { return callee.starts_with(prefix); });
         bool written =
-            number == 3 ||
-            (number == 4 && cast<func::CallOp>(op).getCallee().starts_with(
-                                amp::runtime::kBiasGradGemmEntryPrefix));
-        if (std::is_same_v<Effect, MemoryEffects::Write> ? written : !written)
+            number == 3 || isAux ||
+            (number == 4 &&
+             callee.starts_with(amp::runtime::kBiasGradGemmEntryPrefix));
+        if (std::is_same_v<Effect, MemoryEffects::Write> ? written
+                                                         : !written || isAux)
           return true;
         continue;
       }
