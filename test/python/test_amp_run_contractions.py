@@ -322,3 +322,52 @@ def test_tanh_gelu_step_takes_gelu_epilogues(precision, tmp_path):
         why = numerics.backend_mismatch(outputs[True][f], blas, ulp)
         assert why is None, f"{f}: {why}"
     assert losses[True][-1] < losses[True][0] - 0.05, losses
+
+
+@pytest.mark.parametrize("spelling", ["FastGelu", "Gelu"])
+def test_onnx_tanh_gelu_ops_take_gelu_epilogues(spelling, tmp_path):
+    """ONNX Runtime's FastGelu (with its bias input) and ONNX's Gelu
+    (opset 20, approximate="tanh") after a MatMul are the GEMM's GELU
+    epilogue (GELU_BIAS: bias 1, activation 2; GELU: activation 2), and
+    FastGeluGrad after the MatMul of dY its DGELU (activation 4, the
+    graph's input `pre` its aux matrix); the records give the BLAS path's
+    outputs."""
+    from onnx import helper
+    from test_amp_run_contrib_ops import run_nodes
+    rng = np.random.default_rng(0)
+    inputs = dict(
+        x=rng.standard_normal((16, 32)).astype(np.float32),
+        w=(rng.standard_normal((32, 64)) * 0.2).astype(np.float32),
+        b=rng.standard_normal(64).astype(np.float32),
+        g=rng.standard_normal((16, 8)).astype(np.float32),
+        w2=rng.standard_normal((8, 64)).astype(np.float32),
+        pre=rng.standard_normal((16, 64)).astype(np.float32))
+    if spelling == "FastGelu":
+        gelu = helper.make_node("FastGelu", ["xw", "b"], ["y"],
+                                domain="com.microsoft")
+    else:
+        del inputs["b"]
+        gelu = helper.make_node("Gelu", ["xw"], ["y"], approximate="tanh")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"]), gelu,
+             helper.make_node("MatMul", ["g", "w2"], ["gw"]),
+             helper.make_node("FastGeluGrad", ["gw", "pre"], ["dx"],
+                              domain="com.microsoft")]
+    outputs = dict(y=(16, 64), dx=(16, 64))
+    results = {}
+    for records in (False, True):
+        folder = tmp_path / str(records)
+        folder.mkdir()
+        lowered = folder / "lowered.mlir"
+        results[records] = run_nodes(
+            folder, nodes, inputs, outputs, opset=20,
+            extra=["--dump-lowered", str(lowered)] +
+            (["--gemm-records"] if records else []))
+    fields = sorted(tuple(int(v) for v in record.split(",")[-2:])
+                    for record in re.findall(
+                        r"@amp_gemm_record\w*\(dense<\[([^\]]*)\]>",
+                        lowered.read_text()))
+    bias = 1 if spelling == "FastGelu" else 0
+    assert fields == sorted([(bias, 2), (0, 4)]), fields
+    for name in outputs:
+        np.testing.assert_allclose(results[True][name], results[False][name],
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
