@@ -567,7 +567,7 @@ GemmPlan *getGemmPlan(Runtime &runtime, const int64_t *record) {
     return nullptr;
   // The epilogues: BIAS (D's row i plus bias[i]), BGRADA and BGRADB (the
   // bias gradient), the bias of D's type; RELU or GELU after the bias or
-  // alone, GELU writing its input to the aux matrix; DGELU.
+  // alone, writing the ReLU mask or GELU's input to the aux; DRELU, DGELU.
   plan->biasEpilogue = record[kGemmBias];
   plan->hasAux = hasGemmAux(record[kGemmActivation]) ||
                  hasGemmReLUMask(record[kGemmActivation]);
