@@ -17,8 +17,9 @@
 // reads it without the truncation. A bias addition, a ReLU, GELU's tanh
 // approximation (its input kept in the aux matrix where the backward reads
 // it) or a bias and one of them right after a GEMM become its epilogue;
-// so do a bias gradient and, after the GEMM of GELU's output gradient, the
-// product with GELU's derivative (DGELU). A
+// so do a bias gradient and, after the GEMM of an activation's output
+// gradient, GELU's derivative (DGELU) or ReLU's mask (DRELU, the forward
+// GEMM then writing the mask). A
 // transposed copy made only for the GEMM to read, or of its result only,
 // goes: the GEMM reads the copy's source or writes its target through
 // permuted strides.
