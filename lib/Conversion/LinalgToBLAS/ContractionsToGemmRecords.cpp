@@ -420,6 +420,36 @@ static bool overwritesOnePackedD(const GemmRecord &record, MemRefType dType) {
          memref::isStaticShapeAndContiguousRowMajor(dType);
 }
 
+/// The f16 or bf16 type that a GEMM with record `record`, D of element type
+/// `dElement`, writes rounded to when its epilogue's output has element
+/// type `outElement`: null for D's own type, the inputs' f16 or bf16 type;
+/// nullopt for any other.
+static std::optional<FloatType>
+getOutputRounding(Type outElement, Type dElement, const GemmRecord &record) {
+  if (outElement == dElement)
+    return FloatType();
+  if ((!outElement.isF16() && !outElement.isBF16()) ||
+      amp::getGemmDataType(outElement) != record[kGemmTypeA])
+    return std::nullopt;
+  return cast<FloatType>(outElement);
+}
+
+/// The elementwise generic that next accesses `buffer` after `after`, on
+/// buffers, with `numInputs` inputs, one output and identity maps.
+static linalg::GenericOp getIdentityElementwiseAccess(Operation *after,
+                                                      Value buffer,
+                                                      unsigned numInputs) {
+  auto generic =
+      dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(after, buffer));
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != numInputs || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return nullptr;
+  return generic;
+}
+
 /// What the body of the elementwise `generic` computes from its inputs
 /// `d` and `bias` (null: no bias input), as an epilogue: a bias addition,
 /// a ReLU, or both, in f32; with `narrow`, then rounded to it, the bias of
@@ -570,14 +600,10 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
       viewType.getShape().back() != record[kGemmM])
     return std::nullopt;
   // An f32 output, or one of the inputs' f16 or bf16 type.
-  Type outElement = outType.getElementType();
-  FloatType narrow;
-  if (outElement != dType.getElementType()) {
-    if ((!outElement.isF16() && !outElement.isBF16()) ||
-        amp::getGemmDataType(outElement) != record[kGemmTypeA])
-      return std::nullopt;
-    narrow = cast<FloatType>(outElement);
-  }
+  std::optional<FloatType> narrow = getOutputRounding(
+      outType.getElementType(), dType.getElementType(), record);
+  if (!narrow)
+    return std::nullopt;
   if (bias) {
     auto biasType = dyn_cast<MemRefType>(bias.getType());
     if (!biasType || biasType.getRank() != 1 ||
@@ -590,14 +616,14 @@ static std::optional<Epilogue> matchEpilogue(linalg::ContractOp op,
   Block *body = generic.getBody();
   std::optional<EpilogueBody> computed =
       matchEpilogueBody(generic, body->getArgument(dSide),
-                        bias ? body->getArgument(1 - dSide) : Value(), narrow);
+                        bias ? body->getArgument(1 - dSide) : Value(), *narrow);
   // The GEMM reads the bias earlier: nothing may write it in between.
   if (!computed || (bias && amp::isWrittenBetween(op, generic, bias)))
     return std::nullopt;
   if (bias && !isDefinedBefore(bias, op))
     return std::nullopt;
   Epilogue epilogue{
-      generic, bias, out, computed->activation, narrow, computed->roundsBias};
+      generic, bias, out, computed->activation, *narrow, computed->roundsBias};
   // In place: the GEMM writes the result into D.
   if (amp::stripReshapes(out) == d) {
     epilogue.out = d;
@@ -645,13 +671,9 @@ matchGELUAfter(linalg::ContractOp op, const GemmRecord &record, Value written,
       record[kGemmBias] > kGemmBiasAdd ||
       !memref::isStaticShapeAndContiguousRowMajor(writtenType))
     return std::nullopt;
-  auto generic = dyn_cast_if_present<linalg::GenericOp>(
-      amp::getNextAccess(writer, written));
-  if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+  linalg::GenericOp generic =
+      getIdentityElementwiseAccess(writer, written, /*numInputs=*/1);
+  if (!generic)
     return std::nullopt;
   Value view = generic.getDpsInputs()[0];
   Value out = generic.getDpsInits()[0];
@@ -684,6 +706,15 @@ matchGELUAfter(linalg::ContractOp op, const GemmRecord &record, Value written,
                      placement == OutputPlacement::AtKernel};
 }
 
+/// The runtime's entry point `<prefix><A>_<B>_<D>` of a record's call on
+/// operands of element types `types` (A, B, D): the one that rounds to D
+/// where D is f16 or bf16; "" when the runtime has none.
+static std::string getRecordEntryName(ArrayRef<Type> types, StringRef prefix) {
+  return types[2].isF16() || types[2].isBF16()
+             ? amp::getRoundedResultEntryName(types[0], types[2], prefix)
+             : amp::getContractEntryName(types[0], types[1], types[2], prefix);
+}
+
 namespace {
 /// A GEMM whose record has a ReLU (kGemmReLU), by the buffer it writes
 /// the ReLU's output to: where a later DRELU reads the mask, its call
@@ -691,6 +722,9 @@ namespace {
 struct ReLUForward {
   func::CallOp call;
   GemmRecord record;
+  /// A, B and D's element types, and whether the call adds a bias.
+  SmallVector<Type, 3> types;
+  bool hasBias;
 };
 using ReLUForwards = llvm::DenseMap<Value, ReLUForward>;
 } // namespace
@@ -794,13 +828,9 @@ matchActivationGradient(linalg::ContractOp op, const GemmRecord &record,
   auto dType = cast<MemRefType>(d.getType());
   if (!overwritesOnePackedD(record, dType))
     return std::nullopt;
-  auto generic =
-      dyn_cast_if_present<linalg::GenericOp>(amp::getNextAccess(op, d));
-  if (!generic || !generic.hasPureBufferSemantics() ||
-      generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+  linalg::GenericOp generic =
+      getIdentityElementwiseAccess(op, d, /*numInputs=*/2);
+  if (!generic)
     return std::nullopt;
   unsigned dSide = amp::stripReshapes(generic.getDpsInputs()[0]) == d ? 0 : 1;
   Value view = generic.getDpsInputs()[dSide];
@@ -815,14 +845,11 @@ matchActivationGradient(linalg::ContractOp op, const GemmRecord &record,
       outType.getShape() != viewType.getShape() ||
       !auxType.getLayout().isIdentity() || !outType.getLayout().isIdentity())
     return std::nullopt;
-  FloatType narrow;
   Type outElement = outType.getElementType();
-  if (outElement != dType.getElementType()) {
-    if ((!outElement.isF16() && !outElement.isBF16()) ||
-        amp::getGemmDataType(outElement) != record[kGemmTypeA])
-      return std::nullopt;
-    narrow = cast<FloatType>(outElement);
-  }
+  std::optional<FloatType> narrow =
+      getOutputRounding(outElement, dType.getElementType(), record);
+  if (!narrow)
+    return std::nullopt;
   Block *body = generic.getBody();
   Value dElement = body->getArgument(dSide);
   Value auxElement = body->getArgument(1 - dSide);
@@ -837,7 +864,7 @@ matchActivationGradient(linalg::ContractOp op, const GemmRecord &record,
     auto forward = forwards.find(amp::stripReshapes(aux));
     if (forward == forwards.end() ||
         forward->second.call->getBlock() != op->getBlock() ||
-        !isReLUGradientBody(body, dElement, auxElement, narrow) ||
+        !isReLUGradientBody(body, dElement, auxElement, *narrow) ||
         amp::isWrittenBetween(forward->second.call, generic, aux))
       return std::nullopt;
     activation = kGemmDReLU;
@@ -850,7 +877,7 @@ matchActivationGradient(linalg::ContractOp op, const GemmRecord &record,
     return std::nullopt;
   return AuxEpilogue{generic, out,
                      aux,     activation,
-                     narrow,  placement == OutputPlacement::AtKernel};
+                     *narrow, placement == OutputPlacement::AtKernel};
 }
 
 namespace {
@@ -1411,41 +1438,28 @@ struct ContractionsToGemmRecordsPass
           prefix = kBiasAuxGemmEntryPrefix;
         }
         arguments.push_back(amp::castToUnranked(b, loc, auxEpilogue->aux));
-        name = record[kGemmTypeD] != kGemmF32
-                   ? amp::getRoundedResultEntryName(types[0], types[2], prefix)
-                   : amp::getContractEntryName(types[0], types[1], types[2],
-                                               prefix);
+        name = getRecordEntryName(types, prefix);
       } else if (epilogue && epilogue->bias) {
         arguments.push_back(amp::castToUnranked(b, loc, epilogue->bias));
-        name = epilogue->narrow
-                   ? amp::getRoundedResultEntryName(types[0], types[2],
-                                                    kBiasGemmEntryPrefix)
-                   : amp::getContractEntryName(types[0], types[1], types[2],
-                                               kBiasGemmEntryPrefix);
+        name = getRecordEntryName(types, kBiasGemmEntryPrefix);
       } else if (biasAddition) {
         arguments.push_back(amp::castToUnranked(b, loc, roundedBias));
-        name = amp::getRoundedResultEntryName(types[0], types[2],
-                                              kBiasGemmEntryPrefix);
-      } else if (epilogue && epilogue->narrow) {
-        name = amp::getRoundedResultEntryName(types[0], types[2],
-                                              kGemmEntryPrefix);
+        name = getRecordEntryName(types, kBiasGemmEntryPrefix);
       } else if (gradient) {
         arguments.push_back(amp::castToUnranked(b, loc, gradient->gradient));
-        name = amp::getContractEntryName(types[0], types[1], types[2],
-                                         kBiasGradGemmEntryPrefix);
-      } else if (outputCast) {
-        name = amp::getRoundedResultEntryName(types[0], types[2],
-                                              kGemmEntryPrefix);
+        name = getRecordEntryName(types, kBiasGradGemmEntryPrefix);
       } else {
-        name = amp::getContractEntryName(types[0], types[1], types[2],
-                                         kGemmEntryPrefix);
+        // D rounded to f16 or bf16 (by the epilogue or an output cast), or
+        // not.
+        name = getRecordEntryName(types, kGemmEntryPrefix);
       }
       auto call = func::CallOp::create(
           b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
           arguments);
       // A ReLU whose backward may read its mask.
       if (record[kGemmActivation] == kGemmReLU && record[kGemmBatch] == 1)
-        reluForwards[amp::stripReshapes(recorded.operands[2])] = {call, record};
+        reluForwards[amp::stripReshapes(recorded.operands[2])] = {
+            call, record, types, epilogue && epilogue->bias};
       // The mask goes once its DRELU has read it.
       if (auxEpilogue && auxEpilogue->activation == kGemmDReLU) {
         b.setInsertionPointAfter(call);
@@ -1503,15 +1517,11 @@ struct ContractionsToGemmRecordsPass
         b, symbols, module, globals, loc, "amp_gemm_record", record)};
     arguments.append(std::next(call.operand_begin()), call.operand_end());
     arguments.push_back(amp::castToUnranked(b, loc, mask));
-    StringRef name = call.getCallee();
-    bool hasBias = name.starts_with(kBiasGemmEntryPrefix);
-    std::string masked =
-        (hasBias ? kBiasMaskGemmEntryPrefix : kMaskGemmEntryPrefix) +
-        name.drop_front(
-                strlen(hasBias ? kBiasGemmEntryPrefix : kGemmEntryPrefix))
-            .str();
+    std::string name = getRecordEntryName(
+        forward.types,
+        forward.hasBias ? kBiasMaskGemmEntryPrefix : kMaskGemmEntryPrefix);
     func::CallOp::create(
-        b, loc, amp::getOrDeclareEntryPoint(symbols, module, masked, arguments),
+        b, loc, amp::getOrDeclareEntryPoint(symbols, module, name, arguments),
         arguments);
     // The old record's read, and its global once nothing reads it.
     Value oldRecord = call.getOperand(0);
