@@ -47,7 +47,8 @@ def always(opset):
     """Decompositions applied to every trace: ops that torch.onnx claims to
     export but fails on in torch 1.13 (the JIT asserts on indexing with None
     in the index list, and on full_like with an integer value, which
-    functionalize makes of SiLU's and BCE's backward; average pooling with
+    functionalize makes of SiLU's and BCE's backward, and on fill with a
+    tensor value, which `x[slice] = number` makes; average pooling with
     divisor_override, which it refuses; index_add, which it exports to a
     scatter that keeps one of repeated indices, silently wrong; threshold,
     whose symbolic refuses a threshold other than 0; diagonal, whose
@@ -56,7 +57,7 @@ def always(opset):
     view)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
-        aten.fill.Scalar, aten.avg_pool2d.default, aten.avg_pool3d.default,
+        aten.fill.Scalar, aten.fill.Tensor, aten.avg_pool2d.default, aten.avg_pool3d.default,
         aten.index_add.default, aten.threshold.default,
         aten.diagonal.default, aten.norm.Scalar, aten.index_fill.int_Scalar,
         aten.index_fill.int_Tensor)}
@@ -642,6 +643,13 @@ def full_like(input, value, dtype=None, layout=None, device=None,
 def fill(input, value):
     """The functional form of input.fill_(value)."""
     return torch.full(list(input.shape), value, dtype=input.dtype)
+
+
+@_register(aten.fill.Tensor)
+def fill_tensor(input, value):
+    """The functional form of input.fill_(value) with a 0-d tensor value,
+    which `x[slice] = number` traces to (Swin's attention mask)."""
+    return value.to(input.dtype).expand(list(input.shape))
 
 
 @_register(aten.bernoulli_.float)

@@ -12,7 +12,9 @@ Mish, tanh GELU, variance, log-softmax with NLL; a Llama block (RMSNorm,
 rotary embeddings, SwiGLU); Conv3d with flip and roll; an LSTM; top-2
 routing over experts (TopK); cross-entropy with label smoothing; a
 spectrogram classifier (torch.stft as STFT); nn.Unfold; a spatial
-transformer (affine_grid, grid_sample); and test_export's TrapModel."""
+transformer (affine_grid, grid_sample); test_export's TrapModel; and,
+from torchvision, small Swin and ViT models."""
+import importlib.util
 import json
 import os
 
@@ -299,6 +301,29 @@ class Unfolded(nn.Module):
         return self.fc(self.unfold(self.conv(x)).mean(-1))
 
 
+def swin():
+    """torchvision's Swin Transformer, small: shifted windows (roll, a mask
+    that `x[slice] = number` fills), relative position bias, patch
+    merging. Stochastic depth off: its draws are not ONNX Runtime's."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2],
+                           num_heads=[2, 2], window_size=[4, 4],
+                           stochastic_depth_prob=0.0, num_classes=3)
+
+
+def vision_transformer():
+    """torchvision's ViT, small: a class token, nn.MultiheadAttention,
+    exact GELU. Its head starts at zero, which leaves every other
+    gradient zero in step 1: drawn instead, so that every parameter
+    moves."""
+    from torchvision.models.vision_transformer import VisionTransformer
+    model = VisionTransformer(image_size=16, patch_size=4, num_layers=2,
+                              num_heads=2, hidden_dim=16, mlp_dim=32,
+                              num_classes=3)
+    nn.init.normal_(model.heads.head.weight, std=0.1)
+    return model
+
+
 def smoothed_cross_entropy(logits, targets):
     return F.cross_entropy(logits, targets, label_smoothing=0.1)
 
@@ -361,6 +386,16 @@ LAYERS = {
                                   torch.randn(2, 5, 16)),
               lambda: (torch.randn(2, 5, 16),), F.mse_loss, {"MaxPool"}),
 }
+# Models nobody here wrote, where Debian's python3-torchvision is installed
+# (test_torchvision_is_installed says when it is not).
+if importlib.util.find_spec("torchvision") is not None:
+    LAYERS.update({
+        "swin": (swin, lambda: (torch.randn(2, 3, 16, 16),), classes(3, 2),
+                 F.cross_entropy, {"Softmax", "LayerNormalization", "Erf"}),
+        "vision_transformer": (
+            vision_transformer, lambda: (torch.randn(2, 3, 16, 16),),
+            classes(3, 2), F.cross_entropy, {"Softmax", "Concat", "Erf"}),
+    })
 
 
 @pytest.fixture(scope="module")
@@ -380,6 +415,12 @@ def steps(tmp_path_factory):
         assert ops <= found, (name, ops - found)
         paths[name] = path
     return paths
+
+
+def test_torchvision_is_installed():
+    if importlib.util.find_spec("torchvision") is None:
+        pytest.skip("python3-torchvision is not installed: the swin and "
+                    "vision_transformer layers are left out")
 
 
 def test_negative_slice_steps_are_exported():
