@@ -62,8 +62,10 @@ static constexpr llvm::StringLiteral kCPULoops =
     "amp-contractions-to-blas,"
     "func.func(convert-linalg-to-loops,canonicalize,amp-expand-fp8-casts),";
 
-/// From loops (scf, affine, vector) on memrefs to the LLVM dialect.
+/// From loops (scf, affine, vector) on memrefs to the LLVM dialect, each
+/// top-level loop nest a function of its own (for LLVM's compile time).
 static constexpr llvm::StringLiteral kLoopsToLLVM =
+    "amp-outline-loop-nests,"
     "convert-vector-to-scf{full-unroll=true},lower-affine,"
     "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "convert-vector-to-llvm,"

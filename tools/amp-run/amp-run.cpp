@@ -39,10 +39,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -52,7 +49,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Transforms/IPO/LoopExtractor.h"
 
 #include <chrono>
 #include <cmath>
@@ -295,37 +291,30 @@ struct CUDARuntime {
 };
 } // namespace
 
-/// Moves each top-level loop nest of `module`'s functions into a function
-/// of its own that LLVM does not inline back (LoopExtractorPass), and
-/// returns how many. A step is thousands of loop nests in one function, and
-/// LLVM's loop passes (IndVarSimplify above all) take time that grows
-/// faster than the loops of one function: efficientnet_b0's step spent 130
-/// of its 176 s of opt -O2 there; outlined, opt -O2 takes 9 s (the JIT as
-/// a whole 137 s -> 70 s).
-static unsigned outlineLoopNests(llvm::Module &module) {
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgscc;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder;
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgscc);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  llvm::SmallPtrSet<llvm::Function *, 32> before;
-  for (llvm::Function &function : module)
-    before.insert(&function);
-  llvm::ModulePassManager passes;
-  passes.addPass(llvm::LoopExtractorPass());
-  passes.run(module, modules);
+/// The functions of `module` that amp-outline-loop-nests made of loop
+/// nests (the CPU pipeline's last loop pass).
+static unsigned countOutlinedLoopNests(ModuleOp module) {
   unsigned outlined = 0;
-  for (llvm::Function &function : module)
-    if (!before.contains(&function) && !function.isDeclaration()) {
-      function.addFnAttr(llvm::Attribute::NoInline);
-      ++outlined;
-    }
+  module.walk([&](LLVM::LLVMFuncOp function) {
+    std::optional<ArrayAttr> passthrough = function.getPassthrough();
+    outlined +=
+        passthrough && !function.isExternal() &&
+        llvm::is_contained(passthrough->getValue(),
+                           StringAttr::get(module.getContext(), "noinline"));
+  });
   return outlined;
+}
+
+/// Turns off the SelectionDAG's merging of consecutive stores, unless the
+/// command line sets it: its search for candidates is quadratic in the
+/// stores of a block, and took a third of a 3-D ResNet step's JIT (20 s ->
+/// 12 s without it; the step ran as fast).
+static void disableStoreMerging() {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto found = options.find("combiner-store-merging");
+  if (found == options.end() || found->second->getNumOccurrences())
+    return;
+  static_cast<llvm::cl::opt<bool> *>(found->second)->setValue(false);
 }
 
 int main(int argc, char **argv) {
@@ -461,12 +450,9 @@ int main(int argc, char **argv) {
     libraries.push_back(cudaRuntime);
   ExecutionEngineOptions options;
   auto optimize = makeOptimizingTransformer(/*optLevel=*/2, 0, nullptr);
-  unsigned outlined = 0;
-  auto transformer = [&](llvm::Module *llvmModule) {
-    outlined = outlineLoopNests(*llvmModule);
-    return optimize(llvmModule);
-  };
-  options.transformer = transformer;
+  options.transformer = optimize;
+  disableStoreMerging();
+  unsigned outlined = countOutlinedLoopNests(*module);
   options.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine)

@@ -7,6 +7,14 @@
 // CHECK: [0.3125, 1.75, -5.0, 288.0, 448.0, -0.009765625]
 // CHECK: [448.0, -4.0]
 // CHECK: [0.09375, 3.0, 24.0, 448.0, 448.0, 0.0]
+
+// What amp-run JIT-compiles: each loop nest a function of its own that LLVM
+// does not inline (amp-outline-loop-nests), for compile time.
+// RUN: amp-opt %s --amp-lower-to-cpu | FileCheck %s --check-prefix=LOWERED
+// LOWERED:     llvm.func @main(
+// LOWERED:       llvm.call @main_loop0(
+// LOWERED:       llvm.call @main_loop1(
+// LOWERED:     llvm.func @main_loop0({{.*}}) attributes {passthrough = ["noinline"]
 func.func @main(%x: tensor<6xf32> loc("x"), %w: tensor<6x2xf32> loc("w")) -> (tensor<6xf32>, tensor<2xf32>, tensor<6xf32>) {
   %0 = onnxg.node "Cast"(%x) opset 19 attributes {to = 17 : i64} : (tensor<6xf32>) -> tensor<6xf8E4M3FN>
   %1 = onnxg.node "Cast"(%0) opset 19 attributes {to = 1 : i64} : (tensor<6xf8E4M3FN>) -> tensor<6xf32>
