@@ -598,6 +598,7 @@ int main(int argc, char **argv) {
   SmallVector<void *> arguments;
   for (void *&descriptor : descriptors)
     arguments.push_back(&descriptor);
+  bool warnedAtMinimumScale = false;
   for (unsigned step = 1; step <= numSteps; ++step) {
     double scale = scaleInput >= 0 ? inputTensors[scaleInput].get(0) : 1.0;
     // New dropout masks at each step.
@@ -630,6 +631,19 @@ int main(int argc, char **argv) {
     bool skipped =
         (finiteOutput >= 0 && outputTensors[finiteOutput].get(0) == 0) ||
         (scaleOutput >= 0 && outputTensors[scaleOutput].get(0) < scale);
+    // Skipped with the scale where it was: at its minimum, so every later
+    // step overflows too, unless the gradients shrink.
+    if (skipped && scaleOutput >= 0 && !warnedAtMinimumScale &&
+        outputTensors[scaleOutput].get(0) >= scale) {
+      warnedAtMinimumScale = true;
+      llvm::errs() << "amp-run: warning: step " << step
+                   << " overflowed at the minimum loss scale ("
+                   << formatNumber(scale)
+                   << "): the gradients exceed the low precision's range at "
+                      "every scale allowed, so the steps are skipped until "
+                      "they shrink; lower min-scale, keep the overflowing "
+                      "ops in FP32, or use precision=bf16\n";
+    }
     double lossValue = lossOutput >= 0 ? outputTensors[lossOutput].get(0) : NAN;
     llvm::outs() << "{\"step\": " << step
                  << ", \"loss\": " << formatNumber(lossValue)
