@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Training steps of torchvision's image classifiers, models nobody here
-wrote, through the paths a user runs.
+"""Training steps of torchvision's models (image classifiers, two
+segmentation models and a video model), models nobody here wrote, through
+the paths a user runs.
 
-Each model (5 classes, a batch of 2) is exported with
+Each model (5 classes, a batch of 2; a segmentation model's logits
+averaged over the image) is exported with
 amp_opt.export.export_training_step (SGD) and run in amp-run: step 1's
 loss and every updated parameter and buffer must match eager PyTorch's
 (amp_opt.verify.compare_state: 1e-5, or about as close to eager float64
@@ -61,12 +63,32 @@ FP16_STEPS = 16
 # amp-run summed in order).
 ROUNDING_WORST = 16.0
 ROUNDING_MEAN = 4.0
-# name: input size (the smallest each architecture takes).
+# name: one input's shape (about the smallest each architecture takes):
+# image classifiers, then a segmentation model's and a video model's.
 MODELS = {
-    "resnet18": 64, "mobilenet_v3_small": 64, "shufflenet_v2_x0_5": 64,
-    "squeezenet1_0": 64, "efficientnet_b0": 64, "regnet_x_400mf": 64,
-    "densenet121": 64, "googlenet": 64, "mnasnet0_5": 64,
+    "resnet18": (3, 64, 64), "mobilenet_v3_small": (3, 64, 64),
+    "shufflenet_v2_x0_5": (3, 64, 64), "squeezenet1_0": (3, 64, 64),
+    "efficientnet_b0": (3, 64, 64), "regnet_x_400mf": (3, 64, 64),
+    "densenet121": (3, 64, 64), "googlenet": (3, 64, 64),
+    "mnasnet0_5": (3, 64, 64), "alexnet": (3, 64, 64),
+    "vgg11_bn": (3, 32, 32), "resnext50_32x4d": (3, 32, 32),
+    "lraspp_mobilenet_v3_large": (3, 64, 64),
+    "deeplabv3_mobilenet_v3_large": (3, 64, 64), "r3d_18": (3, 4, 32, 32),
 }
+SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"}
+VIDEO = {"r3d_18"}
+
+
+class MeanLogits(torch.nn.Module):
+    """A segmentation model's per-pixel logits averaged over the image, so
+    that the step's loss is the classifiers' cross-entropy."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"].mean((2, 3))
 
 
 def build(name):
@@ -78,7 +100,13 @@ def build(name):
     options = {"num_classes": 5}
     if name == "googlenet":
         options.update(aux_logits=False, init_weights=True)
-    model = getattr(models, name)(**options)
+    if name in SEGMENTATION:
+        options.update(weights=None, weights_backbone=None)
+        model = MeanLogits(getattr(models.segmentation, name)(**options))
+    elif name in VIDEO:
+        model = getattr(models.video, name)(**options)
+    else:
+        model = getattr(models, name)(**options)
     for module in model.modules():
         if isinstance(module, (torch.nn.Dropout,
                                torchvision.ops.StochasticDepth)):
@@ -86,11 +114,11 @@ def build(name):
     return model
 
 
-def run_model(name, size, folder):
-    """The table row of one model."""
+def run_model(name, shape, folder):
+    """The table row of one model, on a batch of 2 inputs of `shape`."""
     torch.manual_seed(0)
     model = build(name)
-    x = torch.randn(2, 3, size, size)
+    x = torch.randn(2, *shape)
     y = torch.randint(0, 5, (2,))
     path = os.path.join(folder, f"{name}.onnx")
     start = time.time()
@@ -175,7 +203,8 @@ def main():
     with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name in args.models:
-            rows.append(run_model(name, MODELS.get(name, 64), folder))
+            rows.append(run_model(name, MODELS.get(name, (3, 64, 64)),
+                                  folder))
             print(rows[-1], file=sys.stderr)
     table = "\n".join(
         ["| model | export | amp-run FP32, 2 steps | FP16 "
