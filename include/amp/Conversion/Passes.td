@@ -448,8 +448,9 @@ def OutlineLoopNests : Pass<"amp-outline-loop-nests", "ModuleOp"> {
     scf.while, affine.for) at the top level of a function with at least
     `min-loops` of them into a new private function `<name>_loop<i>`,
     with `passthrough = ["noinline"]` (the LLVM dialect's attribute, which
-    convert-func-to-llvm keeps) so that LLVM keeps it apart, and replaces
-    it with a call. The new function takes the values the loop nest uses from above
+    convert-func-to-llvm keeps) so that LLVM keeps it apart, and internal
+    linkage (`llvm.linkage`), so that two lowered steps linked into one
+    program do not clash; it replaces the loop nest with a call. The new function takes the values the loop nest uses from above
     as arguments and returns its results; constants are copied into it, so
     that LLVM still sees constant bounds and strides.
 
@@ -462,7 +463,8 @@ def OutlineLoopNests : Pass<"amp-outline-loop-nests", "ModuleOp"> {
            "outline only from functions with at least this many top-level "
            "loop nests">,
   ];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def LinalgToGridLoops : Pass<"amp-linalg-to-grid-loops", "func::FuncOp"> {

@@ -15,6 +15,7 @@
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -62,10 +63,14 @@ static func::FuncOp outline(Operation *loop, StringRef name,
                                       loop->getResultTypes());
   auto function = func::FuncOp::create(builder, loop->getLoc(), name, type);
   function.setPrivate();
-  // The LLVM dialect's passthrough attribute, which convert-func-to-llvm
-  // keeps.
+  // Attributes that convert-func-to-llvm keeps: LLVM's noinline, and
+  // internal linkage, so that two lowered steps linked into one program do
+  // not clash and LLVM may drop unused arguments.
   function->setAttr("passthrough",
                     builder.getArrayAttr(builder.getStringAttr("noinline")));
+  function->setAttr(
+      "llvm.linkage",
+      LLVM::LinkageAttr::get(builder.getContext(), LLVM::Linkage::Internal));
   symbols.insert(function, std::next(Block::iterator(previous)));
 
   Block *body = function.addEntryBlock();

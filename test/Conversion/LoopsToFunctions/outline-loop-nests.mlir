@@ -2,7 +2,7 @@
 // RUN: amp-opt %s --amp-outline-loop-nests="min-loops=1" -split-input-file | FileCheck %s --check-prefix=SINGLE
 
 // Two loop nests: each becomes a private function that LLVM does not
-// inline, taking the memrefs and the value computed above as arguments and
+// inline, with internal linkage, taking the memrefs and the value computed above as arguments and
 // recomputing the constants; the inner loop stays in its nest. The second
 // loop's result comes back from its function.
 // CHECK-LABEL: func.func @step(
@@ -12,7 +12,7 @@
 // CHECK-NEXT:    %[[R:.*]] = call @step_loop1(%[[B]]) : (memref<4xf32>) -> f32
 // CHECK-NEXT:    return %[[R]]
 // CHECK:       func.func private @step_loop0(%[[A0:.*]]: memref<4x8xf32>, %[[T0:.*]]: f32, %[[B0:.*]]: memref<4xf32>)
-// CHECK-SAME:    attributes {passthrough = ["noinline"]}
+// CHECK-SAME:    attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG:     %[[FOUR:.*]] = arith.constant 4 : index
@@ -24,7 +24,7 @@
 // CHECK:           memref.store %{{.*}}, %[[B0]][%[[I]]]
 // CHECK:         return
 // CHECK:       func.func private @step_loop1(%[[B1:.*]]: memref<4xf32>) -> f32
-// CHECK-SAME:    attributes {passthrough = ["noinline"]}
+// CHECK-SAME:    attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK:         %[[SUM:.*]] = scf.for {{.*}} iter_args
 // CHECK:           memref.load %[[B1]]
 // CHECK:         return %[[SUM]] : f32

@@ -14,7 +14,7 @@
 // LOWERED:     llvm.func @main(
 // LOWERED:       llvm.call @main_loop0(
 // LOWERED:       llvm.call @main_loop1(
-// LOWERED:     llvm.func @main_loop0({{.*}}) attributes {passthrough = ["noinline"]
+// LOWERED:     llvm.func internal @main_loop0({{.*}}) attributes {passthrough = ["noinline"]
 func.func @main(%x: tensor<6xf32> loc("x"), %w: tensor<6x2xf32> loc("w")) -> (tensor<6xf32>, tensor<2xf32>, tensor<6xf32>) {
   %0 = onnxg.node "Cast"(%x) opset 19 attributes {to = 17 : i64} : (tensor<6xf32>) -> tensor<6xf8E4M3FN>
   %1 = onnxg.node "Cast"(%0) opset 19 attributes {to = 1 : i64} : (tensor<6xf8E4M3FN>) -> tensor<6xf32>
