@@ -57,8 +57,8 @@ def always(opset):
     view)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
-        aten.fill.Scalar, aten.fill.Tensor, aten.avg_pool2d.default, aten.avg_pool3d.default,
-        aten.index_add.default, aten.threshold.default,
+        aten.fill.Scalar, aten.fill.Tensor, aten.avg_pool2d.default,
+        aten.avg_pool3d.default, aten.index_add.default, aten.threshold.default,
         aten.diagonal.default, aten.norm.Scalar, aten.index_fill.int_Scalar,
         aten.index_fill.int_Tensor)}
 

@@ -450,9 +450,10 @@ def OutlineLoopNests : Pass<"amp-outline-loop-nests", "ModuleOp"> {
     with `passthrough = ["noinline"]` (the LLVM dialect's attribute, which
     convert-func-to-llvm keeps) so that LLVM keeps it apart, and internal
     linkage (`llvm.linkage`), so that two lowered steps linked into one
-    program do not clash; it replaces the loop nest with a call. The new function takes the values the loop nest uses from above
-    as arguments and returns its results; constants are copied into it, so
-    that LLVM still sees constant bounds and strides.
+    program do not clash; it replaces the loop nest with a call. The new
+    function takes the values the loop nest uses from above as arguments
+    and returns its results; constants are copied into it, so that LLVM
+    still sees constant bounds and strides. The pass cannot fail.
 
     LLVM's own `LoopExtractorPass`, which amp-run used before, does the
     same on LLVM IR but scans the whole function again for each loop it

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -37,14 +38,6 @@ struct OutlineLoopNests
 };
 } // namespace
 
-/// A value the outlined function recomputes rather than takes: a constant
-/// (so that LLVM still sees loop bounds and strides).
-static bool isRecomputed(Value value) {
-  Operation *op = value.getDefiningOp();
-  return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
-         op->hasTrait<OpTrait::ConstantLike>();
-}
-
 /// Replaces `loop` with a call of a new function `name` that runs it,
 /// placed after `previous`; returns the function.
 static func::FuncOp outline(Operation *loop, StringRef name,
@@ -54,9 +47,12 @@ static func::FuncOp outline(Operation *loop, StringRef name,
   SetVector<Value> captured(loop->getOperands().begin(),
                             loop->getOperands().end());
   getUsedValuesDefinedAbove(loop->getRegions(), captured);
+  // Constants are copied in, so that LLVM still sees loop bounds and
+  // strides; the rest are arguments.
   SmallVector<Value> arguments, constants;
   for (Value value : captured)
-    (isRecomputed(value) ? constants : arguments).push_back(value);
+    (matchPattern(value, m_Constant()) ? constants : arguments)
+        .push_back(value);
 
   OpBuilder builder(loop->getContext());
   auto type = builder.getFunctionType(ValueRange(arguments).getTypes(),

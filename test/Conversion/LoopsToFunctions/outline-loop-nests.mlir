@@ -2,9 +2,9 @@
 // RUN: amp-opt %s --amp-outline-loop-nests="min-loops=1" -split-input-file | FileCheck %s --check-prefix=SINGLE
 
 // Two loop nests: each becomes a private function that LLVM does not
-// inline, with internal linkage, taking the memrefs and the value computed above as arguments and
-// recomputing the constants; the inner loop stays in its nest. The second
-// loop's result comes back from its function.
+// inline, with internal linkage, taking the memrefs and the value computed
+// above as arguments and recomputing the constants; the inner loop stays in
+// its nest. The second loop's result comes back from its function.
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME:    %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4xf32>, %[[S:.*]]: f32)
 // CHECK:         %[[T:.*]] = arith.mulf %[[S]], %[[S]]
