@@ -25,6 +25,7 @@ import onnx
 import torch
 from functorch import functionalize, make_fx
 from onnx import numpy_helper
+from torch.onnx import _type_utils
 from torch.onnx._internal import registration
 
 from . import decompositions, optim
@@ -328,17 +329,16 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     if with_step:
         output_names.append(updated(naming.step))
 
-    buffer = io.BytesIO()
     try:
         with warnings.catch_warnings(), decompositions.onnx_symbolics(opset):
             warnings.simplefilter("ignore")
-            torch.onnx.export(graph_module, tuple(values), buffer,
-                              input_names=names, output_names=output_names,
-                              opset_version=opset, do_constant_folding=True)
+            model_proto = _to_onnx(graph_module, values, names, output_names,
+                                   opset)
+    except ExportError:
+        raise
     except Exception as error:  # torch.onnx fails in many ways.
         raise ExportError(f"torch.onnx.export failed: "
                           f"{type(error).__name__}: {error}") from None
-    model_proto = onnx.load_from_string(buffer.getvalue())
     _finish(model_proto, names[:num_state_inputs], values[:num_state_inputs],
             grad_names)
     if plain is None:
@@ -378,6 +378,250 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             "inputs": names[:num_state_inputs],
             "outputs": [o.name for o in model_proto.graph.output],
             "decomposed": [str(op) for op in decomposed]}
+
+
+def _onnx_export(module, args, input_names, output_names, opset):
+    buffer = io.BytesIO()
+    torch.onnx.export(module, tuple(args), buffer, input_names=input_names,
+                      output_names=output_names, opset_version=opset,
+                      do_constant_folding=True)
+    return onnx.load_from_string(buffer.getvalue())
+
+
+def _to_onnx(graph_module, values, input_names, output_names, opset):
+    """torch.onnx.export of the traced step, in segments of about
+    SEGMENT_OPS aten ops when it has more: torch 1.13's exporter does work
+    proportional to the graph converted so far for every node it converts
+    (pytorch/pytorch#121422), so one export of 5,000 ops takes a minute."""
+    ops = [n for n in graph_module.graph.nodes
+           if n.op not in ("placeholder", "get_attr", "output")]
+    cuts = _segment_cuts(ops)
+    if len(cuts) == 1:
+        return _onnx_export(graph_module, values, input_names, output_names,
+                            opset)
+    return _export_segments(graph_module, ops, cuts, values, input_names,
+                            output_names, opset)
+
+
+#: Aten ops per torch.onnx.export call (see _to_onnx): small enough that
+#: the exporter's quadratic term stays small, large enough that its fixed
+#: cost per call does not dominate.
+SEGMENT_OPS = 500
+
+
+def _crosses(node):
+    """Whether segments may pass `node`'s value: a tensor ONNX has a type
+    for (torch.onnx takes no list, such as a split's, as an input)."""
+    meta = node.meta.get("tensor_meta")
+    return (meta is not None and hasattr(meta, "dtype")
+            and not meta.dtype.is_complex)
+
+
+def _segment_cuts(ops):
+    """End indices into `ops` of segments of at least SEGMENT_OPS ops, cut
+    only where every value that later ops read can cross (_crosses)."""
+    position = {op: i for i, op in enumerate(ops)}
+    last_read = {}
+    for i, op in enumerate(ops):
+        for source in op.all_input_nodes:
+            if source in position:
+                last_read[source] = i
+    cuts, live, start = [], {}, 0
+    for i, op in enumerate(ops):
+        if last_read.get(op, i) > i:
+            live[op] = last_read[op]
+        for source in op.all_input_nodes:
+            if live.get(source) == i:
+                del live[source]
+        if (i + 1 - start >= SEGMENT_OPS and i + 1 < len(ops)
+                and all(_crosses(v) for v in live)):
+            cuts.append(i + 1)
+            start = i + 1
+    cuts.append(len(ops))
+    return cuts
+
+
+def _export_segments(graph_module, ops, cuts, values, input_names,
+                     output_names, opset):
+    """Exports ops[cuts[k-1]:cuts[k]] one by one and joins the graphs: a
+    value crossing segments is an output of one and an input of the next
+    under one name; every other name of segment k gets the prefix `s<k>/`."""
+    placeholders = [n for n in graph_module.graph.nodes
+                    if n.op == "placeholder"]
+    names = dict(zip(placeholders, input_names))
+    computed = dict(zip(placeholders, values))
+    returned = next(n for n in graph_module.graph.nodes
+                    if n.op == "output").args[0]
+    finals = []  # (node, name) of outputs that need an Identity
+    for node, name in zip(returned, output_names):
+        if node in names:  # a step input, or a value returned twice
+            finals.append((node, name))
+        else:
+            names[node] = name
+    taken = set(input_names) | set(output_names)
+    taken_before = set(taken)
+    segment_of = {}
+    for k, (begin, end) in enumerate(zip([0] + cuts[:-1], cuts)):
+        for op in ops[begin:end]:
+            segment_of[op] = k
+    for op in ops:
+        if op not in names and any(segment_of.get(user) != segment_of[op]
+                                   for user in op.users):
+            name = op.name
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names[op] = name
+
+    graph = onnx.GraphProto(name="main_graph")
+    inputs, produced, domains, model = {}, {}, {}, None
+    for k, (begin, end) in enumerate(zip([0] + cuts[:-1], cuts)):
+        segment = ops[begin:end]
+        module, sources, results = _segment_module(graph_module, segment,
+                                                   segment_of, k)
+        seg_inputs = [names[n] for n in sources]
+        seg_outputs = [names[n] for n in results]
+        args = [computed[n] for n in sources]
+        part = _onnx_export(module, args, seg_inputs, seg_outputs, opset)
+        if end < len(ops):  # the next segments' example inputs
+            with torch.no_grad():
+                computed.update(zip(results, module(*args)))
+        _name_outputs(part.graph, seg_outputs, k)
+        kept = set(seg_inputs) | set(seg_outputs)
+        for node in part.graph.node:
+            node.name = f"s{k}/{node.name}"
+        _rename_values(part.graph, lambda name, k=k, kept=kept: (
+            name if not name or name in kept else f"s{k}/{name}"))
+        if model is None:
+            model = part
+        for value in part.graph.input:
+            inputs.setdefault(value.name, value)
+        for value in part.graph.output:
+            produced[value.name] = value
+        for entry in part.opset_import:
+            domains[entry.domain] = max(entry.version,
+                                        domains.get(entry.domain, 0))
+        graph.node.extend(part.graph.node)
+        graph.initializer.extend(part.graph.initializer)
+        graph.value_info.extend(part.graph.value_info)
+    for node, name in finals:
+        graph.node.append(onnx.helper.make_node(
+            "Identity", [names[node]], [name], name=f"Identity_{name}"))
+        if node in placeholders and names[node] not in inputs:
+            inputs[names[node]] = _value_info(names[node], computed[node])
+    graph.input.extend(inputs[name] for name in input_names if name in inputs)
+    for node, name in zip(returned, output_names):
+        info = onnx.ValueInfoProto()
+        info.CopyFrom(produced[names[node]] if names[node] in produced
+                      else inputs[names[node]])
+        info.name = name
+        graph.output.append(info)
+    _remove_crossing_aliases(graph, set(names.values()) - taken_before)
+    model.graph.CopyFrom(graph)
+    del model.opset_import[:]
+    model.opset_import.extend(onnx.helper.make_opsetid(domain, version)
+                              for domain, version in domains.items())
+    return model
+
+
+def _name_outputs(graph, names, k):
+    """Gives the outputs of segment k's graph their `names`: torch.onnx
+    keeps an output's own name where constant folding made it an
+    initializer."""
+    constants = {t.name for t in graph.initializer}
+    renamed = {}
+    for output, name in zip(graph.output, names):
+        if output.name == name:
+            continue
+        if output.name in constants and output.name not in renamed:
+            renamed[output.name] = name
+        else:
+            raise ExportError(f"segment {k} of the step exported output "
+                              f"'{output.name}' where '{name}' was expected")
+    if renamed:
+        _rename_values(graph, lambda name: renamed.get(name, name))
+
+
+def _value_info(name, tensor):
+    elem_type = _type_utils.JitScalarType.from_dtype(tensor.dtype).onnx_type()
+    return onnx.helper.make_tensor_value_info(name, int(elem_type),
+                                              list(tensor.shape))
+
+
+def _segment_module(graph_module, segment, segment_of, k):
+    """A GraphModule of the ops `segment` (segment k): the values it reads
+    from the step's inputs and earlier segments as placeholders, in first
+    use order; the values later segments or the step's outputs read as its
+    outputs. Returns it, the source nodes and the result nodes."""
+    inside = set(segment)
+    sources = []
+    for op in segment:
+        for source in op.all_input_nodes:
+            if (source not in inside and source.op != "get_attr"
+                    and source not in sources):
+                sources.append(source)
+    graph = torch.fx.Graph()
+    copies = {source: graph.placeholder(source.name) for source in sources}
+
+    def copy_of(node):
+        if node not in copies:  # a constant: each segment has its own
+            copies[node] = graph.node_copy(node)
+        return copies[node]
+
+    for op in segment:
+        copies[op] = graph.node_copy(op, copy_of)
+    results = [op for op in segment
+               if any(segment_of.get(user) != k for user in op.users)]
+    graph.output(tuple(copies[op] for op in results))
+    return torch.fx.GraphModule(graph_module, graph), sources, results
+
+
+def _rename_values(graph, renamed):
+    """Renames every value of `graph` and its subgraphs by `renamed`."""
+    for node in graph.node:
+        node.input[:] = [renamed(n) for n in node.input]
+        node.output[:] = [renamed(n) for n in node.output]
+        for attribute in node.attribute:
+            for body in list(attribute.graphs) + (
+                    [attribute.g] if attribute.HasField("g") else []):
+                _rename_values(body, renamed)
+    for value in list(graph.input) + list(graph.output) + list(
+            graph.value_info):
+        value.name = renamed(value.name)
+    for tensor in graph.initializer:
+        tensor.name = renamed(tensor.name)
+
+
+def _remove_crossing_aliases(graph, crossing):
+    """Drops the Identity nodes that torch.onnx writes where a segment
+    returns one of its inputs (a parameter's detach, a gradient's): a
+    crossing value copied to another name takes that name, or readers of a
+    crossing copy read its source."""
+    alias = {}
+    for node in graph.node:
+        if node.op_type != "Identity":
+            continue
+        source, copy = node.input[0], node.output[0]
+        if copy in crossing:
+            alias[copy] = source
+        elif source in crossing and source not in alias:
+            alias[source] = copy
+    if not alias:
+        return
+
+    def final(name):
+        while name in alias:
+            name = alias[name]
+        return name
+
+    kept = [n for n in graph.node if not (
+        n.op_type == "Identity" and final(n.input[0]) == final(n.output[0]))]
+    del graph.node[:]
+    graph.node.extend(kept)
+    infos = [v for v in graph.value_info if v.name not in alias]
+    del graph.value_info[:]
+    graph.value_info.extend(infos)
+    _rename_values(graph, final)
 
 
 class _Naming:
