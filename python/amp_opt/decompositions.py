@@ -63,6 +63,14 @@ def always(opset):
         aten.index_fill.int_Tensor)}
 
 
+def decomposable_ops():
+    """Every op that find() has a decomposition for, at some opset."""
+    theirs = [op for op, fn in torch._decomp.decomposition_table.items()
+              if getattr(fn, "__module__", None) ==
+              torch_decompositions.__name__]
+    return list(_OURS) + theirs
+
+
 def find(op, opset):
     """The decomposition to use for `op`, or None."""
     ours = _OURS.get(op)

@@ -14,6 +14,7 @@ docs/TrainingStepFormat.md.
 """
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -131,11 +132,51 @@ def _unexportable_ops(graph_module, opset):
                    and not _onnx_exportable(node.target, opset)}, key=str)
 
 
+#: Ops the first trace must keep for functionalize: lift_fresh marks a
+#: tensor the step creates (decomposed, functionalize meets an alias of
+#: a constant and fails).
+_FOR_FUNCTIONALIZE = (torch.ops.aten.lift_fresh.default,)
+
+
+def _has_native_decomposition(op):
+    """Whether make_fx decomposes `op` with its own CompositeImplicit
+    kernel when no table entry overrides it (silu_backward: Sigmoid, where
+    torch._decomp's would write 1 / (1 + exp(-x)))."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key(
+        op.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+
+
+@functools.lru_cache(maxsize=None)
+def _unexportable_ops_with_decompositions(opset):
+    """The functional aten ops that reach a graph, do not export at `opset`
+    and have a decomposition: the trace decomposes them from the start,
+    since each round of _trace that finds ops missing traces the whole step
+    again. A step's graph is the same as with the rounds alone."""
+    return tuple(op for op in decompositions.decomposable_ops()
+                 if isinstance(op, torch._ops.OpOverload)
+                 and not op._schema.is_mutable
+                 and op not in _FOR_FUNCTIONALIZE
+                 and not _has_native_decomposition(op)
+                 and not _onnx_exportable(op, opset)
+                 and decompositions.find(op, opset) is not None)
+
+
+def _recorded(op, decomposition, used):
+    def decompose(*args, **kwargs):
+        used.add(op)
+        return decomposition(*args, **kwargs)
+    return decompose
+
+
 def _trace(step, args, opset):
     """make_fx of `step`, with decompositions for every aten op that does
     not export at `opset`. Returns the GraphModule and the ops that needed
     a decomposition (besides decompositions.always)."""
     table = decompositions.always(opset)
+    used = set()
+    for op in _unexportable_ops_with_decompositions(opset):
+        if op not in table:
+            table[op] = _recorded(op, decompositions.find(op, opset), used)
     discovered = []
     for _ in range(MAX_DECOMPOSITION_ROUNDS):
         graph_module = make_fx(step, decomposition_table=table)(*args)
@@ -144,7 +185,7 @@ def _trace(step, args, opset):
                                decomposition_table=table)(*args)
         missing = _unexportable_ops(graph_module, opset)
         if not missing:
-            return graph_module, sorted(discovered, key=str)
+            return graph_module, sorted(used.union(discovered), key=str)
         stuck = [op for op in missing
                  if op in table or decompositions.find(op, opset) is None]
         if stuck:

@@ -830,3 +830,40 @@ def test_segmented_traps_match_eager(tmp_path, monkeypatch, needs_ort):
     check_roles(path)
     assert_matches_eager(model, inputs, targets, F.mse_loss, path, "adam",
                          {"lr": 0.01})
+
+
+def test_one_trace_decomposes_what_does_not_export(tmp_path, monkeypatch):
+    """Every op known not to export is decomposed from the first trace: the
+    step is traced once (make_fx, then through functionalize), not again
+    for each round of ops found missing (the transformer took three: the
+    backward ops, then the slice_scatter that slice_backward's
+    decomposition writes)."""
+    traces = []
+    make_fx = export_module.make_fx
+
+    def counted(*args, **kwargs):
+        traces.append(args[0])
+        return make_fx(*args, **kwargs)
+
+    monkeypatch.setattr(export_module, "make_fx", counted)
+    info = zoo.export("transformer", "sgd", str(tmp_path / "t.onnx"))
+    assert len(traces) == 2
+    assert {"aten.slice_backward.default", "aten.slice_scatter.default",
+            "aten.native_layer_norm_backward.default"} <= set(
+                info["decomposed"])
+
+
+def test_native_decompositions_stay_native(tmp_path):
+    """An op that make_fx decomposes with its own kernel is not decomposed
+    from the first trace with torch._decomp's: SiLU's backward stays on
+    Sigmoid, as it was when only the ops found missing were decomposed
+    (torch._decomp's writes 1 / (1 + exp(-x)))."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.SiLU(), nn.Linear(4, 1))
+    path = str(tmp_path / "silu.onnx")
+    info = export_training_step(model, (torch.randn(3, 4),),
+                                (torch.randn(3, 1),), F.mse_loss, path,
+                                lr=0.1)
+    ops = [n.op_type for n in onnx.load(path).graph.node]
+    assert "aten.silu_backward.default" not in info["decomposed"]
+    assert ops.count("Sigmoid") >= 2 and "Exp" not in ops
