@@ -63,12 +63,19 @@ def always(opset):
         aten.index_fill.int_Tensor)}
 
 
+def _theirs(op):
+    """torch's aten-level decomposition of `op` (not its prims ones), or
+    None."""
+    theirs = torch._decomp.decomposition_table.get(op)
+    if getattr(theirs, "__module__", None) == torch_decompositions.__name__:
+        return theirs
+    return None
+
+
 def decomposable_ops():
     """Every op that find() has a decomposition for, at some opset."""
-    theirs = [op for op, fn in torch._decomp.decomposition_table.items()
-              if getattr(fn, "__module__", None) ==
-              torch_decompositions.__name__]
-    return list(_OURS) + theirs
+    return list(_OURS) + [op for op in torch._decomp.decomposition_table
+                          if op not in _OURS and _theirs(op) is not None]
 
 
 def find(op, opset):
@@ -76,10 +83,7 @@ def find(op, opset):
     ours = _OURS.get(op)
     if ours is not None:
         return _for_opset(op, ours, opset)
-    theirs = torch._decomp.decomposition_table.get(op)
-    if theirs is not None and theirs.__module__ == torch_decompositions.__name__:
-        return theirs
-    return None
+    return _theirs(op)
 
 
 @_register(aten.embedding_dense_backward.default, sums_at_indices=True)

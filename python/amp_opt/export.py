@@ -149,16 +149,18 @@ def _has_native_decomposition(op):
 @functools.lru_cache(maxsize=None)
 def _unexportable_ops_with_decompositions(opset):
     """The functional aten ops that reach a graph, do not export at `opset`
-    and have a decomposition: the trace decomposes them from the start,
-    since each round of _trace that finds ops missing traces the whole step
-    again. A step's graph is the same as with the rounds alone."""
-    return tuple(op for op in decompositions.decomposable_ops()
-                 if isinstance(op, torch._ops.OpOverload)
-                 and not op._schema.is_mutable
-                 and op not in _FOR_FUNCTIONALIZE
-                 and not _has_native_decomposition(op)
-                 and not _onnx_exportable(op, opset)
-                 and decompositions.find(op, opset) is not None)
+    and have a decomposition, with it: the trace decomposes them from the
+    start, since each round of _trace that finds ops missing traces the
+    whole step again. A step's graph is the same as with the rounds
+    alone."""
+    found = {op: decompositions.find(op, opset)
+             for op in decompositions.decomposable_ops()
+             if isinstance(op, torch._ops.OpOverload)
+             and not op._schema.is_mutable
+             and op not in _FOR_FUNCTIONALIZE
+             and not _has_native_decomposition(op)
+             and not _onnx_exportable(op, opset)}
+    return {op: fn for op, fn in found.items() if fn is not None}
 
 
 def _recorded(op, decomposition, used):
@@ -174,9 +176,10 @@ def _trace(step, args, opset):
     a decomposition (besides decompositions.always)."""
     table = decompositions.always(opset)
     used = set()
-    for op in _unexportable_ops_with_decompositions(opset):
+    for op, decomposition in _unexportable_ops_with_decompositions(
+            opset).items():
         if op not in table:
-            table[op] = _recorded(op, decompositions.find(op, opset), used)
+            table[op] = _recorded(op, decomposition, used)
     discovered = []
     for _ in range(MAX_DECOMPOSITION_ROUNDS):
         graph_module = make_fx(step, decomposition_table=table)(*args)
@@ -461,11 +464,11 @@ def _crosses(node):
 def _segment_cuts(ops):
     """End indices into `ops` of segments of at least SEGMENT_OPS ops, cut
     only where every value that later ops read can cross (_crosses)."""
-    position = {op: i for i, op in enumerate(ops)}
+    computed = set(ops)
     last_read = {}
     for i, op in enumerate(ops):
         for source in op.all_input_nodes:
-            if source in position:
+            if source in computed:
                 last_read[source] = i
     cuts, live, start = [], {}, 0
     for i, op in enumerate(ops):
@@ -499,12 +502,11 @@ def _export_segments(graph_module, ops, cuts, values, input_names,
             finals.append((node, name))
         else:
             names[node] = name
+    segments = [ops[begin:end] for begin, end in zip([0] + cuts[:-1], cuts)]
+    segment_of = {op: k for k, segment in enumerate(segments)
+                  for op in segment}
     taken = set(input_names) | set(output_names)
-    taken_before = set(taken)
-    segment_of = {}
-    for k, (begin, end) in enumerate(zip([0] + cuts[:-1], cuts)):
-        for op in ops[begin:end]:
-            segment_of[op] = k
+    crossing = set()  # the names this function gives
     for op in ops:
         if op not in names and any(segment_of.get(user) != segment_of[op]
                                    for user in op.users):
@@ -512,19 +514,19 @@ def _export_segments(graph_module, ops, cuts, values, input_names,
             while name in taken:
                 name += "_"
             taken.add(name)
+            crossing.add(name)
             names[op] = name
 
     graph = onnx.GraphProto(name="main_graph")
     inputs, produced, domains, model = {}, {}, {}, None
-    for k, (begin, end) in enumerate(zip([0] + cuts[:-1], cuts)):
-        segment = ops[begin:end]
+    for k, segment in enumerate(segments):
         module, sources, results = _segment_module(graph_module, segment,
                                                    segment_of, k)
         seg_inputs = [names[n] for n in sources]
         seg_outputs = [names[n] for n in results]
         args = [computed[n] for n in sources]
         part = _onnx_export(module, args, seg_inputs, seg_outputs, opset)
-        if end < len(ops):  # the next segments' example inputs
+        if k + 1 < len(segments):  # the next segments' example inputs
             with torch.no_grad():
                 computed.update(zip(results, module(*args)))
         _name_outputs(part.graph, seg_outputs, k)
@@ -557,7 +559,7 @@ def _export_segments(graph_module, ops, cuts, values, input_names,
                       else inputs[names[node]])
         info.name = name
         graph.output.append(info)
-    _remove_crossing_aliases(graph, set(names.values()) - taken_before)
+    _remove_crossing_aliases(graph, crossing)
     model.graph.CopyFrom(graph)
     del model.opset_import[:]
     model.opset_import.extend(onnx.helper.make_opsetid(domain, version)
