@@ -27,6 +27,9 @@ config.excludes = ["Inputs", "utils", "CMakeLists.txt", "lit.cfg.py",
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.amp_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+# amp-run's compiled parts go to the build folder, not the user's cache.
+config.environment["AMP_JIT_CACHE"] = os.path.join(config.amp_obj_root,
+                                                   "jit-cache")
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()

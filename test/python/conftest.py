@@ -7,6 +7,11 @@ sys.path.insert(0, os.path.join(REPO, "python"))
 
 import pytest  # noqa: E402
 
+# amp-run's compiled parts go to the build folder, not the user's cache
+# (tests that check the cache give their own --jit-cache).
+os.environ.setdefault("AMP_JIT_CACHE", os.path.join(REPO, "build",
+                                                    "jit-cache"))
+
 from amp_opt import ort, zoo  # noqa: E402
 
 

@@ -45,6 +45,9 @@ OLD_API_ARGS = ["--optimizer", os.path.join(OLD_API, "optimizer_graph.onnx")
 # The graphs of the numerics proof (the issue's MLP, CNN, transformer, GPT).
 PROOF = [("mlp", "sgd"), ("cnn", "sgd"), ("transformer", "adam"),
          ("gpt", "adam")]
+# amp-run's compile-time line: loop nests, parts, parts from the cache.
+JIT_LINE = re.compile(r"JIT [\d.]+ s \((\d+) loop nests compiled as "
+                      r"functions; (\d+) parts, (\d+) from the cache")
 
 
 @pytest.fixture
@@ -59,8 +62,7 @@ def run_beside_onnx_runtime(path, tmp_path):
     _, log = api.train(path, 1, args=["--save-inputs", str(inputs),
                                       "--save-outputs", str(outputs)])
     # LLVM compiled the step's loop nests as functions of their own.
-    assert int(re.search(r"JIT [\d.]+ s \((\d+) loop nests compiled as "
-                         r"functions\)", log)[1]) > 0
+    assert int(JIT_LINE.search(log)[1]) > 0
     feeds = {os.path.basename(f)[:-4]: np.load(f)
              for f in glob.glob(str(inputs / "*.npy"))}
     return feeds, outputs, ort.run(path, feeds)
@@ -455,3 +457,61 @@ def test_overflow_skips_the_adamw_graph(tmp_path):
             np.load(tmp_path / "in" / f"{name}.npy"))
         assert not np.load(
             tmp_path / "out" / f"{name}.momentum1.updated.npy").any()
+
+
+def test_jit_parts_threads_and_cache_compute_the_same_step(steps, tmp_path):
+    """The JIT compiles a step in parts on threads (amp::StepJIT): one
+    thread, two, every part from the cache and a part compiled again after
+    its cache file was damaged give the same bits on every output; a cache
+    directory that cannot be made is a warning, and an LLVM option on the
+    command line turns the cache and threads off."""
+    path = steps["cnn", "sgd"]
+    cache = tmp_path / "cache"
+    results = []
+
+    def run(name, *args):
+        out = tmp_path / name
+        records, log = api.train(path, 2, args=["--save-outputs", str(out),
+                                                *args])
+        outputs = {os.path.basename(f): np.load(f)
+                   for f in glob.glob(str(out / "*.npy"))}
+        results.append((name, [r["loss"] for r in records], outputs))
+        match = JIT_LINE.search(log)
+        return int(match[2]), int(match[3]), log
+
+    parts, cached, log = run("one thread", "--jit-threads=1",
+                             "--jit-cache=none")
+    # The entry's part and the loop nests' (the zoo CNN's 329 in three).
+    assert parts >= 3 and cached == 0 and "1 thread; no cache)" in log
+    assert run("two threads, cold cache", "--jit-threads=2",
+               f"--jit-cache={cache}")[:2] == (parts, 0)
+    files = sorted(cache.glob("llvmcache-*"))
+    assert len(files) == parts
+    assert run("warm cache", f"--jit-cache={cache}")[:2] == (parts, parts)
+    # A flipped byte: that part is compiled again and written back whole.
+    damaged = bytearray(files[0].read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    files[0].write_bytes(bytes(damaged))
+    assert run("damaged entry", f"--jit-cache={cache}")[:2] == (parts,
+                                                                  parts - 1)
+    assert run("repaired", f"--jit-cache={cache}")[:2] == (parts, parts)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    _, cached, log = run("no cache directory",
+                         f"--jit-cache={blocker / 'cache'}")
+    assert cached == 0
+    assert re.search(r"amp-run: warning: JIT cache: cannot create .*a_file/"
+                     r"cache: .*; compiled without it", log), log
+    _, cached, log = run("LLVM option", f"--jit-cache={cache}",
+                         "--combiner-store-merging=false")
+    assert cached == 0 and log.count("1 thread; no cache or threads: "
+                                     "--combiner-store-merging given") == 1
+
+    name, losses, outputs = results[0]
+    assert losses[0] != losses[1] and len(outputs) > 10
+    for other, other_losses, other_outputs in results[1:]:
+        assert other_losses == losses, other
+        assert outputs.keys() == other_outputs.keys(), other
+        for key, value in outputs.items():
+            assert np.array_equal(value, other_outputs[key],
+                                  equal_nan=True), (other, key)

@@ -6,7 +6,7 @@
 //
 // amp-run IN [--steps N] [--amp-pipeline="..."] [--seed S]: imports a
 // training step, optionally converts it to mixed precision, lowers it with
-// --amp-lower-to-cpu, JIT-compiles it (MLIR ExecutionEngine) and runs it N
+// --amp-lower-to-cpu, JIT-compiles it (StepJIT) and runs it N
 // times, carrying parameters, optimizer state and loss-scaling state from
 // each step into the next. Prints one JSON object per step
 // (docs/AmpRun.md).
@@ -16,6 +16,7 @@
 #include "amp/StepDriver/HostTensor.h"
 #include "amp/StepDriver/StepGraph.h"
 #include "amp/StepDriver/StepInterface.h"
+#include "amp/StepDriver/StepJIT.h"
 
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/AMP/IR/AMPOps.h"
@@ -30,8 +31,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -158,6 +157,17 @@ static cl::opt<std::string>
                 cl::desc("write the LLVM-dialect module that is JIT-compiled "
                          "to this file"),
                 cl::cat(category));
+static cl::opt<unsigned>
+    jitThreads("jit-threads", cl::init(0),
+               cl::desc("threads that compile the step's parts (0: one per "
+                        "core)"),
+               cl::cat(category));
+static cl::opt<std::string> jitCache(
+    "jit-cache",
+    cl::desc("directory of compiled parts of steps, reused when a part's "
+             "LLVM IR recurs ('none': no cache; default $AMP_JIT_CACHE, "
+             "else amp-opt/jit under $XDG_CACHE_HOME or ~/.cache)"),
+    cl::cat(category));
 
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -317,6 +327,16 @@ static void disableStoreMerging() {
   static_cast<llvm::cl::opt<bool> *>(found->second)->setValue(false);
 }
 
+/// The first option given on the command line that is not amp-run's own
+/// (an LLVM or MLIR option), "" when none.
+static std::string firstForeignOption() {
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getNumOccurrences() &&
+        !llvm::is_contained(option->Categories, &category))
+      return name.str();
+  return "";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -437,35 +457,50 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   start = std::chrono::steady_clock::now();
-  SmallVector<StringRef> libraries;
   std::string libDir = AMP_MLIR_LIB_DIR;
-  std::string libs[] = {libDir + "/libmlir_c_runner_utils.so",
-                        libDir + "/libmlir_float16_utils.so",
-                        libDir + "/libmlir_apfloat_wrappers.so",
-                        AMP_CPU_RUNTIME_LIB};
-  for (const std::string &lib : libs)
-    libraries.push_back(lib);
-  std::string cudaRuntime = AMP_CUDA_RUNTIME_LIB;
+  StepJITOptions jitOptions;
+  jitOptions.sharedLibraries = {libDir + "/libmlir_c_runner_utils.so",
+                                libDir + "/libmlir_float16_utils.so",
+                                libDir + "/libmlir_apfloat_wrappers.so",
+                                AMP_CPU_RUNTIME_LIB};
   if (cuda)
-    libraries.push_back(cudaRuntime);
-  ExecutionEngineOptions options;
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/2, 0, nullptr);
-  options.transformer = optimize;
+    jitOptions.sharedLibraries.push_back(AMP_CUDA_RUNTIME_LIB);
   disableStoreMerging();
+  jitOptions.threads = jitThreads;
+  jitOptions.cacheDirectory =
+      jitCache.getNumOccurrences()
+          ? (jitCache == "none" ? "" : jitCache.getValue())
+          : StepJIT::getDefaultCacheDirectory();
+  // LLVM's options may change the code for the same IR, and its debugging
+  // output wants one thread: neither the cache nor threads then.
+  std::string foreignOption = firstForeignOption();
+  if (!foreignOption.empty()) {
+    jitOptions.threads = 1;
+    jitOptions.cacheDirectory.clear();
+  }
   unsigned outlined = countOutlinedLoopNests(*module);
-  options.sharedLibPaths = libraries;
-  auto engine = ExecutionEngine::create(*module, options);
-  if (!engine)
-    fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  // Compile now rather than in the first step, so that its time is the
-  // step's own.
-  if (auto function = (*engine)->lookupPacked(entry); !function)
-    fail("JIT compilation failed: " + llvm::toString(function.takeError()));
+  auto jit = StepJIT::create(*module, entry, jitOptions);
+  if (!jit)
+    fail("JIT compilation failed: " + llvm::toString(jit.takeError()));
   double jitSeconds = secondsSince(start);
+  const StepJITSummary &summary = (*jit)->getSummary();
+  if (!summary.cacheProblem.empty())
+    llvm::errs() << "amp-run: warning: JIT cache: " << summary.cacheProblem
+                 << "; compiled without it\n";
   llvm::errs() << "amp-run: " << inputFile << ": import+lower "
                << llvm::format("%.2f", lowerSeconds) << " s, JIT "
                << llvm::format("%.2f", jitSeconds) << " s (" << outlined
-               << " loop nests compiled as functions)\n";
+               << " loop nests compiled as functions; " << summary.parts
+               << " parts, " << summary.cachedParts << " from the cache";
+  if (summary.parts > summary.cachedParts)
+    llvm::errs() << ", " << summary.threads
+                 << (summary.threads == 1 ? " thread" : " threads");
+  if (jitOptions.cacheDirectory.empty())
+    llvm::errs() << "; no cache"
+                 << (foreignOption.empty()
+                         ? std::string()
+                         : " or threads: --" + foreignOption + " given");
+  llvm::errs() << ")\n";
 
   // Host tensors: initial values, files, or generated data.
   std::mt19937_64 random(seed);
@@ -616,9 +651,7 @@ int main(int argc, char **argv) {
                              inputCopies.size(), outputCopies.data(),
                              outputCopies.size()) == amp::runtime::kCUDAStepRun;
       if (run)
-        if (llvm::Error error = (*engine)->invokePacked(entry, arguments))
-          fail("running step " + std::to_string(step) + ": " +
-               toString(std::move(error)));
+        (*jit)->invoke(arguments);
       status = cuda ? cuda->end() : 0;
       if (status == amp::runtime::kCUDAStepFailed)
         fail("running step " + std::to_string(step) + ": " + cuda->lastError());
