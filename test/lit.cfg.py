@@ -74,6 +74,8 @@ if config.cuda_toolkit_bin_dir:
     # The toolkit's stub libcuda: a driver that answers "no driver".
     config.substitutions.append(("%cuda_stubs", os.path.join(
         os.path.dirname(config.cuda_toolkit_bin_dir), "lib64", "stubs")))
+    config.substitutions.append(
+        ("%cuda_toolkit", os.path.dirname(config.cuda_toolkit_bin_dir)))
 else:
     lit_config.note("CUDA tests are skipped: CMake found no CUDA toolkit")
 if gpus_answering_nvidia_smi():

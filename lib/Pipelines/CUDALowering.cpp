@@ -115,7 +115,7 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
      << "convert-vector-to-llvm,finalize-memref-to-llvm,convert-ub-to-llvm,"
      << "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
      << "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-     << "gpu-to-llvm,gpu-module-to-binary{toolkit=" << toolkit
+     << "gpu-to-llvm,amp-gpu-module-to-binary{toolkit=" << toolkit
      << " format=" << options.format
      << "},amp-merge-gpu-objects{toolkit=" << toolkit << "},"
      << "canonicalize,reconcile-unrealized-casts";

@@ -58,7 +58,7 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
                      "one CMake found)")};
   Option<std::string> format{
       *this, "format",
-      llvm::cl::desc("what gpu-module-to-binary embeds: bin (cubin), isa "
+      llvm::cl::desc("what amp-gpu-module-to-binary embeds: bin (cubin), isa "
                      "(PTX) or fatbin"),
       llvm::cl::init("bin")};
   Option<int64_t> blockSize{*this, "block-size",
