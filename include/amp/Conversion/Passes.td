@@ -881,7 +881,8 @@ def MergeGPUObjects : Pass<"amp-merge-gpu-objects", "ModuleOp"> {
     `gpu-module-to-binary` gives a `gpu.binary` one object per target, and
     the host code embeds only the first. This pass hands the cubins of each
     `gpu.binary` (one per chip, `bin` format) to the toolkit's `fatbinary`
-    and leaves one `fatbin` object in their place, from which the CUDA
+    (one process per binary, on the MLIR context's threads) and leaves one
+    `fatbin` object in their place, from which the CUDA
     driver loads the image for the GPU it runs on. A `gpu.binary` with one
     object, or with objects in another format, is left as it is.
   }];

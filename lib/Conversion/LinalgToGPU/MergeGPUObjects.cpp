@@ -5,14 +5,17 @@
 //===----------------------------------------------------------------------===//
 //
 // The amp-merge-gpu-objects pass: the cubins of a gpu.binary, one per chip,
-// become one fatbin (the toolkit's fatbinary), so the embedded kernel runs
-// on every chip it was compiled for.
+// become one fatbin (the toolkit's fatbinary, one process per binary on the
+// context's threads), so the embedded kernel runs on every chip it was
+// compiled for.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
@@ -82,6 +85,8 @@ struct MergeGPUObjectsPass
   }
 
   void runOnOperation() override {
+    // The binaries whose objects are all cubins, at least two.
+    SmallVector<std::pair<gpu::BinaryOp, SmallVector<gpu::ObjectAttr>>> work;
     for (auto binary : getOperation().getOps<gpu::BinaryOp>()) {
       SmallVector<gpu::ObjectAttr> cubins;
       for (Attribute attr : binary.getObjects()) {
@@ -91,17 +96,33 @@ struct MergeGPUObjectsPass
           break;
         cubins.push_back(object);
       }
-      if (cubins.size() < 2 || cubins.size() != binary.getObjects().size())
-        continue;
-      FailureOr<std::string> fatbin = createFatbin(binary, cubins);
-      if (failed(fatbin))
-        return signalPassFailure();
-      auto merged = gpu::ObjectAttr::get(
+      if (cubins.size() >= 2 && cubins.size() == binary.getObjects().size())
+        work.push_back({binary, std::move(cubins)});
+    }
+    // One fatbinary process per binary, on the context's threads.
+    SmallVector<std::string> fatbins(work.size());
+    ParallelDiagnosticHandler diagnostics(&getContext());
+    LogicalResult merged = failableParallelForEachN(
+        &getContext(), 0, work.size(), [&](size_t index) {
+          diagnostics.setOrderIDForThread(index);
+          FailureOr<std::string> fatbin =
+              createFatbin(work[index].first, work[index].second);
+          diagnostics.eraseOrderIDForThread();
+          if (failed(fatbin))
+            return failure();
+          fatbins[index] = std::move(*fatbin);
+          return success();
+        });
+    if (failed(merged))
+      return signalPassFailure();
+    for (auto [item, fatbin] : llvm::zip(work, fatbins)) {
+      auto &[binary, cubins] = item;
+      auto object = gpu::ObjectAttr::get(
           &getContext(), cubins.front().getTarget(),
           gpu::CompilationTarget::Fatbin,
-          StringAttr::get(&getContext(), *fatbin),
+          StringAttr::get(&getContext(), fatbin),
           /*properties=*/nullptr, cubins.front().getKernels());
-      binary.setObjectsAttr(ArrayAttr::get(&getContext(), {merged}));
+      binary.setObjectsAttr(ArrayAttr::get(&getContext(), {object}));
     }
   }
 };
