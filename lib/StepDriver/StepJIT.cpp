@@ -81,9 +81,7 @@ static Error addPackedWrapper(Module &module, StringRef entry,
   return Error::success();
 }
 
-/// Whether code generation at -O0 computes what it does at -O2: no
-/// instruction that LLVM may fuse into an FMA at -O2 only.
-static bool mayContract(const Function &function) {
+bool mayFuseMultiplyAdd(const Function &function) {
   for (const Instruction &instruction : instructions(function)) {
     if (isa<FPMathOperator>(instruction) &&
         instruction.getFastMathFlags().allowContract())
@@ -141,12 +139,12 @@ static Expected<SmallVector<Part>> splitIntoParts(Module &module,
   for (StringRef root : roots) {
     Function *function = module.getFunction(root);
     partOf[function] = 0;
-    entryMayContract |= mayContract(*function);
+    entryMayContract |= mayFuseMultiplyAdd(*function);
     for (const Instruction &instruction : instructions(*function))
       if (auto *call = dyn_cast<CallBase>(&instruction))
         if (Function *callee = call->getCalledFunction())
           if (!callee->isDeclaration() && partOf.try_emplace(callee, 0).second)
-            entryMayContract |= mayContract(*callee);
+            entryMayContract |= mayFuseMultiplyAdd(*callee);
   }
   for (GlobalVariable &variable : module.globals())
     partOf[&variable] = 0;

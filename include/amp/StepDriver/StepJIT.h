@@ -23,11 +23,21 @@
 #include <memory>
 #include <string>
 
-namespace llvm::orc {
+namespace llvm {
+class Function;
+namespace orc {
 class LLJIT;
-} // namespace llvm::orc
+} // namespace orc
+} // namespace llvm
 
 namespace amprun {
+
+/// Whether LLVM's -O2 code generation may compute other bits than -O0 for
+/// `function`: it has an instruction that -O2 may fuse into an FMA (a
+/// `contract` flag, `llvm.fmuladd`). Without one, the same IR gives the
+/// same results at both, and straight-line host code, whose -O2 code
+/// generation takes seconds and saves nothing at run time, compiles at -O0.
+bool mayFuseMultiplyAdd(const llvm::Function &function);
 
 struct StepJITOptions {
   /// Threads that optimize and compile the parts; 0: one per core.
