@@ -12,6 +12,7 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/Debugging/DebuggerSupport.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -404,6 +405,10 @@ StepJIT::create(mlir::ModuleOp module, StringRef entry,
       LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
   if (!jit)
     return jit.takeError();
+  // GDB sees the step's functions, as with MLIR's ExecutionEngine; a
+  // process without GDB's JIT interface just runs without it.
+  if (Error error = enableDebuggerSupport(**jit))
+    consumeError(std::move(error));
   JITDylib &mainLibrary = (*jit)->getMainJITDylib();
   char prefix = layout->getGlobalPrefix();
   for (const std::string &library : options.sharedLibraries) {
