@@ -3,8 +3,9 @@
 
 Exports the zoo's training steps (--size large: hidden 768 and 12 layers for
 the transformers, as in python/amp_opt/zoo.py), then in one run measures
-  amp-run: import + lowering time, JIT compile time, and the median step
-           time over --steps steps;
+  amp-run: import + lowering time, JIT compile time (every part compiled:
+           --jit-cache=none; on all cores), and the median step time over
+           --steps steps;
   ONNX Runtime (npm onnxruntime-node, CPU, all graph optimizations): session
            creation and the median time of --steps runs of the same step,
            fed amp-run's inputs of step 1.
@@ -42,7 +43,8 @@ def main():
             zoo.export(name, "sgd", path, size=args.size)
             inputs = os.path.join(folder, name + ".in")
             records, log = api.train(path, args.steps,
-                                     args=["--save-inputs", inputs])
+                                     args=["--save-inputs", inputs,
+                                           "--jit-cache=none"])
             times = re.search(r"import\+lower ([\d.]+) s, JIT ([\d.]+) s", log)
             step_ms = statistics.median(r["time_ms"] for r in records)
             feeds = {os.path.basename(f)[:-4]: np.load(f)
