@@ -116,9 +116,12 @@ static Expected<SmallVector<Part>> splitIntoParts(Module &module,
   if (!module.alias_empty() || !module.ifunc_empty() ||
       !module.getComdatSymbolTable().empty())
     return makeError("the step's LLVM module has aliases or comdats");
-  if (module.getNamedGlobal("llvm.global_ctors") ||
-      module.getNamedGlobal("llvm.global_dtors"))
-    return makeError("the step has global constructors or destructors");
+  // LLVM's special globals (constructors, llvm.used) hold for one object;
+  // a step has none.
+  for (GlobalVariable &variable : module.globals())
+    if (variable.getName().starts_with("llvm."))
+      return makeError("the step has LLVM's special global '" +
+                       variable.getName() + "'");
   // Every definition becomes visible to the other parts, through the GOT
   // and PLT (position-independent code): parts are linked apart.
   for (GlobalValue &value : module.global_values()) {
@@ -363,7 +366,8 @@ StepJIT::create(mlir::ModuleOp module, StringRef entry,
       toCompile.push_back(index);
   }
 
-  // Compile the rest, the entry's part first: it is the largest.
+  // Compile the rest, the entry's part first: its -O2 optimization is the
+  // longest single job.
   ThreadPoolStrategy strategy = hardware_concurrency(options.threads);
   summary.threads = std::max<unsigned>(
       1, std::min<unsigned>(strategy.compute_thread_count(), toCompile.size()));
