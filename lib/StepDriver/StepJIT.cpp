@@ -105,29 +105,30 @@ struct Part {
 };
 } // namespace
 
-/// Splits `module` into parts: part 0 the entry's wrappers and every
-/// function they call (a step's entry is straight-line code calling the
-/// loop nests: its code generation at -O2 takes seconds and its run time
-/// nothing, so it is compiled at -O0 unless that could change a result)
-/// and the global variables; then the other functions, largest first, each
+/// Splits `module` into parts: part 0 the global variables, the entry's
+/// wrappers and every function they call (a step's entry is straight-line
+/// code calling the loop nests: its code generation at -O2 takes seconds
+/// and its run time nothing, so it is compiled at -O0 unless that could
+/// change a result); then the other functions, largest first, each
 /// into the part with the fewest instructions so far.
 static Expected<SmallVector<Part>> splitIntoParts(Module &module,
                                                   ArrayRef<StringRef> roots) {
   if (!module.alias_empty() || !module.ifunc_empty() ||
       !module.getComdatSymbolTable().empty())
     return makeError("the step's LLVM module has aliases or comdats");
-  // LLVM's special globals (constructors, llvm.used) hold for one object;
-  // a step has none.
-  for (GlobalVariable &variable : module.globals())
+  // The global variables go to part 0. LLVM's special globals
+  // (constructors, llvm.used) hold for one object; a step has none.
+  DenseMap<const GlobalValue *, unsigned> partOf;
+  for (GlobalVariable &variable : module.globals()) {
     if (variable.getName().starts_with("llvm."))
       return makeError("the step has LLVM's special global '" +
                        variable.getName() + "'");
+    partOf[&variable] = 0;
+  }
   // Every definition becomes visible to the other parts, through the GOT
   // and PLT (position-independent code): parts are linked apart.
   for (GlobalValue &value : module.global_values()) {
     if (isa<Function>(value) && cast<Function>(value).isIntrinsic())
-      continue;
-    if (value.getName().starts_with("llvm."))
       continue;
     if (!value.hasName())
       value.setName("amp.jit.unnamed");
@@ -138,7 +139,6 @@ static Expected<SmallVector<Part>> splitIntoParts(Module &module,
     value.setDSOLocal(false);
   }
 
-  DenseMap<const GlobalValue *, unsigned> partOf;
   bool entryMayContract = false;
   for (StringRef root : roots) {
     Function *function = module.getFunction(root);
@@ -150,8 +150,6 @@ static Expected<SmallVector<Part>> splitIntoParts(Module &module,
           if (!callee->isDeclaration() && partOf.try_emplace(callee, 0).second)
             entryMayContract |= mayFuseMultiplyAdd(*callee);
   }
-  for (GlobalVariable &variable : module.globals())
-    partOf[&variable] = 0;
   SmallVector<std::pair<uint64_t, Function *>> functions;
   DenseMap<Function *, unsigned> order;
   uint64_t total = 0;
@@ -295,9 +293,11 @@ static Error writeCached(StringRef directory, StringRef key,
   return file->keep(path);
 }
 
-std::string StepJIT::getDefaultCacheDirectory() {
-  if (std::optional<std::string> setting =
-          sys::Process::GetEnv("AMP_JIT_CACHE"))
+std::string StepJIT::getCacheDirectory(std::optional<StringRef> given) {
+  std::optional<std::string> setting =
+      given ? std::optional<std::string>(given->str())
+            : sys::Process::GetEnv("AMP_JIT_CACHE");
+  if (setting)
     return *setting == "none" ? "" : *setting;
   SmallString<256> path;
   if (!sys::path::cache_directory(path))

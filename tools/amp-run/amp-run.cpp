@@ -467,10 +467,9 @@ int main(int argc, char **argv) {
     jitOptions.sharedLibraries.push_back(AMP_CUDA_RUNTIME_LIB);
   disableStoreMerging();
   jitOptions.threads = jitThreads;
-  jitOptions.cacheDirectory =
-      jitCache.getNumOccurrences()
-          ? (jitCache == "none" ? "" : jitCache.getValue())
-          : StepJIT::getDefaultCacheDirectory();
+  jitOptions.cacheDirectory = StepJIT::getCacheDirectory(
+      jitCache.getNumOccurrences() ? std::optional<StringRef>(jitCache)
+                                   : std::nullopt);
   // LLVM's options may change the code for the same IR, and its debugging
   // output wants one thread: neither the cache nor threads then.
   std::string foreignOption = firstForeignOption();

@@ -21,6 +21,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace llvm {
@@ -73,10 +74,11 @@ public:
 
   const StepJITSummary &getSummary() const { return summary; }
 
-  /// The default cache: $AMP_JIT_CACHE ("none": no cache), else
-  /// amp-opt/jit under the user's cache directory ($XDG_CACHE_HOME or
-  /// ~/.cache).
-  static std::string getDefaultCacheDirectory();
+  /// The cache directory: `given` (a tool's option), else $AMP_JIT_CACHE,
+  /// else amp-opt/jit under the user's cache directory ($XDG_CACHE_HOME or
+  /// ~/.cache); "" (no cache) where the setting is "none" or there is no
+  /// user cache directory.
+  static std::string getCacheDirectory(std::optional<llvm::StringRef> given);
 
 private:
   StepJIT() = default;
