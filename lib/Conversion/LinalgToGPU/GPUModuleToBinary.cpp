@@ -9,13 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelInOrder.h"
+
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/IR/Threading.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -58,14 +58,9 @@ struct GPUModuleToBinaryPass
                                [&]() { return &symbols; });
 
     SmallVector<SmallVector<Attribute>> objects(modules.size());
-    ParallelDiagnosticHandler diagnostics(&getContext());
-    LogicalResult compiled = failableParallelForEachN(
-        &getContext(), 0, modules.size(), [&](size_t index) {
-          diagnostics.setOrderIDForThread(index);
-          LogicalResult result =
-              compile(modules[index], options, objects[index]);
-          diagnostics.eraseOrderIDForThread();
-          return result;
+    LogicalResult compiled = amp::parallelForEachInOrder(
+        &getContext(), modules.size(), [&](size_t index) {
+          return compile(modules[index], options, objects[index]);
         });
     if (failed(compiled))
       return signalPassFailure();

@@ -11,11 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelInOrder.h"
+
 #include "amp/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Threading.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
@@ -101,13 +101,10 @@ struct MergeGPUObjectsPass
     }
     // One fatbinary process per binary, on the context's threads.
     SmallVector<std::string> fatbins(work.size());
-    ParallelDiagnosticHandler diagnostics(&getContext());
-    LogicalResult merged = failableParallelForEachN(
-        &getContext(), 0, work.size(), [&](size_t index) {
-          diagnostics.setOrderIDForThread(index);
+    LogicalResult merged = amp::parallelForEachInOrder(
+        &getContext(), work.size(), [&](size_t index) {
           FailureOr<std::string> fatbin =
               createFatbin(work[index].first, work[index].second);
-          diagnostics.eraseOrderIDForThread();
           if (failed(fatbin))
             return failure();
           fatbins[index] = std::move(*fatbin);
