@@ -12,10 +12,8 @@ and appends it, with the machine and date, to bench/results/export_time.md.
     PYTHONPATH=python /usr/bin/python3 bench/export_time.py [MODEL...]
 """
 import argparse
-import datetime
 import importlib.util
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -29,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 
 from amp_opt import export, zoo  # noqa: E402
+from torchvision_steps import append_result  # noqa: E402
 
 ZOO = ["cnn", "transformer", "gpt"]
 TORCHVISION = ["mobilenet_v3_small", "efficientnet_b0"]
@@ -117,13 +116,9 @@ def main():
          "|---|---|---|---|---|---|"] + rows)
     print(table)
     if not args.no_record:
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        machine = f"{platform.node()}, {os.cpu_count()} cores, torch " \
-                  f"{torch.__version__}"
-        with open(os.path.join(HERE, "results", "export_time.md"), "a") as f:
-            f.write(f"\n## {stamp} on {machine}\n\n"
-                    f"`bench/export_time.py` (SGD; zoo models large, "
-                    f"torchvision at 64x64, batch 2)\n\n{table}\n")
+        append_result("export_time.md",
+                      "`bench/export_time.py` (SGD; zoo models large, "
+                      "torchvision at 64x64, batch 2)", table)
 
 
 if __name__ == "__main__":

@@ -190,6 +190,17 @@ def run_model(name, shape, folder):
             f"{fp16_column} | {ops['low_precision']} of {ops['total']} |")
 
 
+def append_result(filename, what, table):
+    """Appends `table` to bench/results/`filename` under a heading with the
+    date and time, the machine and torch's version, and `what` (Markdown)
+    between the two."""
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    machine = f"{platform.node()}, {os.cpu_count()} cores, torch " \
+              f"{torch.__version__}"
+    with open(os.path.join(HERE, "results", filename), "a") as f:
+        f.write(f"\n## {stamp} on {machine}\n\n{what}\n\n{table}\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=list(MODELS))
@@ -213,14 +224,9 @@ def main():
          "|---|---|---|---|---|"] + rows)
     print(table)
     if not args.no_record:
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        machine = f"{platform.node()}, {os.cpu_count()} cores, torch " \
-                  f"{torch.__version__}"
-        with open(os.path.join(HERE, "results", "torchvision_steps.md"),
-                  "a") as f:
-            f.write(f"\n## {stamp} on {machine}\n\n"
-                    f"`bench/torchvision_steps.py` (SGD, batch 2, 5 "
-                    f"classes)\n\n{table}\n")
+        append_result("torchvision_steps.md",
+                      "`bench/torchvision_steps.py` (SGD, batch 2, 5 classes)",
+                      table)
 
 
 if __name__ == "__main__":
