@@ -13,16 +13,19 @@ children):
   external     initializers in an external data file of --external-mib MiB
                (default 2560, over protobuf's 2 GiB): import, then export,
                which writes them to <output>.data on its own; every byte is
-               compared with the input's.
+               compared with the input's;
+  concat       a Concat of --concat-inputs inputs (default 1000; torch.stack
+               of a long list, ConcatTraining), each a Mul of the graph's
+               input: --amp-lower-to-cpu (one-shot bufferization's analysis
+               of a chain of insert_slices grew with the fourth power of its
+               length: 200 inputs took 24 s before 2026-11-29).
 A case that fails prints amp-opt's error and fails the run. Prints a table
 and appends it, with the machine and date, to bench/results/limits.md.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
@@ -106,14 +109,30 @@ def check_external(out, arrays):
     return external
 
 
+def concat_model(inputs, path):
+    """y = Concat(x * x, ..., x * x) of `inputs` Muls of x [1, 64]."""
+    info = helper.make_tensor_value_info
+    nodes = [helper.make_node("Mul", ["x", "x"], [f"m{i}"], name=f"mul{i}")
+             for i in range(inputs)]
+    nodes.append(helper.make_node("Concat", [f"m{i}" for i in range(inputs)],
+                                  ["y"], name="concat", axis=0))
+    graph = helper.make_graph(nodes, "concat",
+                              [info("x", TensorProto.FLOAT, [1, 64])],
+                              [info("y", TensorProto.FLOAT, [inputs, 64])])
+    onnx.save(helper.make_model(graph,
+                                opset_imports=[helper.make_opsetid("", 17)]),
+              path)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--amp-opt", default="build/bin/amp-opt")
     parser.add_argument("--nodes", type=int, default=1000000)
     parser.add_argument("--attribute-mib", type=int, default=1024)
     parser.add_argument("--external-mib", type=int, default=2560)
+    parser.add_argument("--concat-inputs", type=int, default=1000)
     parser.add_argument("--cases", nargs="+",
-                        default=["nodes", "attribute", "external"])
+                        default=["nodes", "attribute", "external", "concat"])
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
 
@@ -149,6 +168,15 @@ def main():
                          f"import + check + export ({where})", seconds,
                          peak, "-"))
             print(f"  {rows[-1]}", file=sys.stderr)
+        if "concat" in args.cases:
+            path = os.path.join(tmp, "concat.onnx")
+            concat_model(args.concat_inputs, path)
+            seconds, peak = run([args.amp_opt, path, "-o",
+                                 os.path.join(tmp, "out.mlir"),
+                                 "--amp-lower-to-cpu"])
+            rows.append((f"Concat of {args.concat_inputs} inputs",
+                         "--amp-lower-to-cpu", seconds, peak, "-"))
+            print(f"  {rows[-1]}", file=sys.stderr)
 
     table = "\n".join(
         ["| input | run | wall s | peak RSS MiB | peak bytes per node |",
@@ -158,7 +186,9 @@ def main():
     if not args.no_record:
         record("limits.md",
                f"`bench/limits.py --nodes {args.nodes} --attribute-mib "
-               f"{args.attribute_mib} --external-mib {args.external_mib}` "
+               f"{args.attribute_mib} --external-mib {args.external_mib} "
+               f"--concat-inputs {args.concat_inputs} --cases "
+               f"{' '.join(args.cases)}` "
                "(peak RSS: the largest of amp-opt and its children)", table)
 
 

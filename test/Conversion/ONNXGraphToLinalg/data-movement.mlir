@@ -71,8 +71,7 @@ func.func @folded_int_transpose_slice() -> (tensor<2x2xi64>, tensor<2x1xi64>) {
 
 // CHECK-LABEL: func.func @transpose_concat_split_slice(
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [3, 2] [1, 1]
-// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 2] [3, 2] [1, 1]
+// CHECK:         tensor.concat dim(1) %{{.*}}, %{{.*}} : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x4xf32>
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0] [3, 1] [1, 1]
 // CHECK:         tensor.extract_slice %{{.*}}[0, 1] [3, 3] [1, 1]
 // CHECK:         tensor.extract_slice %{{.*}}[1, 0] [1, 4] [2, 1]
@@ -222,7 +221,7 @@ func.func @grid_sample(%x: tensor<1x2x4x5xf32>, %grid: tensor<1x3x6x2xf32>) -> t
 
 // ConcatTraining also returns the inputs' lengths along the axis.
 // CHECK-LABEL: func.func @concat_training(
-// CHECK:         %[[C:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 6] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x8xf32>
+// CHECK:         %[[C:.*]] = tensor.concat dim(1) %{{.*}}, %{{.*}} : (tensor<4x6xf32>, tensor<4x2xf32>) -> tensor<4x8xf32>
 // CHECK:         %[[L:.*]] = tensor.from_elements %{{.*}}, %{{.*}} : tensor<2xi64>
 // CHECK:         return %[[C]], %[[L]]
 func.func @concat_training(%x: tensor<4x6xf32>, %y: tensor<4x2xf32>) -> (tensor<4x8xf32>, tensor<2xi64>) {

@@ -28,8 +28,7 @@ func.func @construct_at(%a: tensor<2xf32>, %b: tensor<3xf32>, %c: tensor<2x2xf32
 // CHECK:         %[[LENGTH:.*]] = arith.constant dense<2> : tensor<i64>
 // CHECK:         %[[Y3:.*]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2]] output_shape [1, 2, 2]
 // CHECK:         %[[F3:.*]] = tensor.expand_shape %[[FIRST]] {{\[\[}}0, 1], [2]] output_shape [1, 2, 2]
-// CHECK:         tensor.insert_slice %[[Y3]] into %{{.*}}[0, 0, 0] [1, 2, 2]
-// CHECK:         tensor.insert_slice %[[F3]] into %{{.*}}[1, 0, 0] [1, 2, 2]
+// CHECK:         tensor.concat dim(0) %[[Y3]], %[[F3]] : (tensor<1x2x2xf32>, tensor<1x2x2xf32>) -> tensor<2x2x2xf32>
 // CHECK-NOT:     unrealized_conversion_cast
 // CHECK:         return %{{.*}}, %[[LENGTH]] : tensor<2x2x2xf32>, tensor<i64>
 func.func @split_edit_concat(%x: tensor<2x3xf32>, %y: tensor<2x2xf32>) -> (tensor<2x2x2xf32>, tensor<i64>) {

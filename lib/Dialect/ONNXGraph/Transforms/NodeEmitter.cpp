@@ -63,18 +63,6 @@ Value NodeEmitter::transpose(Value value, ArrayRef<int64_t> perm) {
 Value NodeEmitter::concat(ValueRange values, int64_t axis) {
   if (values.size() == 1)
     return values.front();
-  // Many values concatenate in groups of kConcatGroup, then the groups: a
-  // Concat lowers to a chain of insert_slices, whose bufferization analysis
-  // grows with the square of the chain's length (an unrolled LSTM's 128
-  // steps bufferized 7x slower as one chain).
-  constexpr size_t kConcatGroup = 8;
-  if (values.size() > kConcatGroup) {
-    SmallVector<Value> groups;
-    for (size_t i = 0; i < values.size(); i += kConcatGroup)
-      groups.push_back(concat(
-          values.slice(i, std::min(kConcatGroup, values.size() - i)), axis));
-    return concat(groups, axis);
-  }
   auto type = cast<RankedTensorType>(values.front().getType());
   SmallVector<int64_t> shape(type.getShape());
   shape[axis] = 0;

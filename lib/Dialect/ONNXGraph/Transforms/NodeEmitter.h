@@ -78,8 +78,7 @@ public:
   Value reshape(Value value, llvm::ArrayRef<int64_t> shape,
                 llvm::ArrayRef<int64_t> resultShape);
   Value transpose(Value value, llvm::ArrayRef<int64_t> perm);
-  /// Concatenates `values` on `axis` (more than 8 in groups of 8); a single
-  /// value is itself.
+  /// Concatenates `values` on `axis` in one node; a single value is itself.
   Value concat(ValueRange values, int64_t axis);
   /// An elementwise node with ONNX broadcasting (comparisons give i1).
   Value binary(llvm::StringRef opType, Value lhs, Value rhs);
