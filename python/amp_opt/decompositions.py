@@ -54,13 +54,14 @@ def always(opset):
     whose symbolic refuses a threshold other than 0; diagonal, whose
     symbolic can write nodes out of order; norm without a dim, whose
     symbolic needs one; index_fill, whose symbolic fails on a flattened
-    view)."""
+    view; x.random_(from, to), whose overload name `from` the FX graph
+    prints as Python that does not compile)."""
     return {op: find(op, opset) for op in (
         aten.index.Tensor, aten.index_put.default, aten.full_like.default,
         aten.fill.Scalar, aten.fill.Tensor, aten.avg_pool2d.default,
         aten.avg_pool3d.default, aten.index_add.default, aten.threshold.default,
         aten.diagonal.default, aten.norm.Scalar, aten.index_fill.int_Scalar,
-        aten.index_fill.int_Tensor)}
+        aten.index_fill.int_Tensor, getattr(aten.random_, "from"))}
 
 
 def _theirs(op):
@@ -664,19 +665,168 @@ def fill_tensor(input, value):
     return value.to(input.dtype).expand(list(input.shape))
 
 
+# Samplers (x.uniform_(), x.normal_(), torch.randint, ...): functionalize
+# makes their in-place forms functional ops that torch.onnx cannot export.
+# Each draws from RandomUniform or RandomNormal of its tensor's shape (the
+# tensor, often torch.empty's, is no template: its unspecified values would
+# be a constant in the file) and transforms the draw: U is uniform on
+# [0, 1).
+
+
+def _no_generator(name, generator):
+    if generator is not None:
+        raise NotImplementedError(f"{name} with a generator")
+
+
+def _draw_uniform(input, generator, name):
+    """U of input's shape, in input's type if floating, else float64 (for
+    integers drawn from it: 53 bits)."""
+    _no_generator(name, generator)
+    dtype = input.dtype if input.is_floating_point() else torch.float64
+    return torch.rand(input.shape, dtype=dtype)
+
+
 @_register(aten.bernoulli_.float)
 def bernoulli_(input, p=0.5, generator=None):
     """input.bernoulli_(p), which dropout in training mode draws its mask
-    with: rand_like(input) < p exports to RandomUniformLike, Less and Cast
-    (what torch.onnx writes for bernoulli)."""
-    if generator is not None:
-        raise NotImplementedError("bernoulli_ with a generator")
-    return input.copy_((torch.rand_like(input) < p).to(input.dtype))
+    with (into torch.empty_like of its input): U < p, cast to input's type
+    (RandomUniform, Less and Cast)."""
+    draw = _draw_uniform(input, generator, "bernoulli_")
+    return input.copy_((draw < p).to(input.dtype))
 
 
 @_register(aten.bernoulli.p)
 def bernoulli_p(input, p=0.5, generator=None):
     return bernoulli_(torch.empty_like(input), p, generator)
+
+
+@_register(aten.uniform.default)
+def uniform(input, low=0.0, high=1.0, generator=None):
+    """x.uniform_(low, high): low + (high - low) U."""
+    return low + (high - low) * _draw_uniform(input, generator, "uniform_")
+
+
+@_register(aten.normal_functional.default)
+def normal_functional(input, mean=0.0, std=1.0, generator=None):
+    """x.normal_(mean, std): RandomNormal, scaled and shifted."""
+    _no_generator("normal_", generator)
+    return mean + std * torch.randn(input.shape, dtype=input.dtype)
+
+
+@_register(aten.log_normal.default)
+def log_normal(input, mean=1.0, std=2.0, generator=None):
+    """x.log_normal_(mean, std): exp of a normal draw."""
+    _no_generator("log_normal_", generator)
+    return torch.exp(mean + std * torch.randn(input.shape, dtype=input.dtype))
+
+
+@_register(aten.exponential.default)
+def exponential(input, lambd=1.0, generator=None):
+    """x.exponential_(lambd) (gumbel_softmax's noise): -log(1 - U) / lambd,
+    finite since 1 - U > 0."""
+    draw = _draw_uniform(input, generator, "exponential_")
+    return -torch.log(1 - draw) / lambd
+
+
+@_register(aten.cauchy.default)
+def cauchy(input, median=0.0, sigma=1.0, generator=None):
+    """x.cauchy_(median, sigma): the inverse CDF, median + sigma
+    tan(pi (U - 1/2))."""
+    draw = _draw_uniform(input, generator, "cauchy_")
+    return median + sigma * torch.tan(np.pi * (draw - 0.5))
+
+
+@_register(aten.geometric.default)
+def geometric(input, p, generator=None):
+    """x.geometric_(p): the number of Bernoulli(p) trials up to the first
+    success, ceil(log(1 - U) / log(1 - p)), at least 1."""
+    draw = _draw_uniform(input, generator, "geometric_")
+    trials = torch.ceil(torch.log(1 - draw) / np.log1p(-p))
+    return torch.clamp(trials, min=1).to(input.dtype)
+
+
+def _integers(draw, low, high, dtype):
+    """Integers uniform on [low, high) from U: floor(U (high - low)) + low,
+    clamped below high against the product rounding up."""
+    if high <= low:
+        raise ValueError(f"random integers need low < high, got [{low}, "
+                         f"{high})")
+    value = torch.floor(draw.to(torch.float64) * (high - low)) + low
+    return torch.clamp(value, max=high - 1).to(dtype)
+
+
+@_register(aten.randint.default, aten.randint.low)
+def randint(*args, dtype=None, layout=None, device=None, pin_memory=None):
+    """torch.randint([low,] high, size)."""
+    low, high, size = (0, *args) if len(args) == 2 else args
+    draw = torch.rand(size, dtype=torch.float64)
+    return _integers(draw, low, high, dtype or torch.int64)
+
+
+@_register(aten.randint_like.default, aten.randint_like.low_dtype)
+def randint_like(input, *args, dtype=None, layout=None, device=None,
+                 pin_memory=None, memory_format=None):
+    """torch.randint_like(x, [low,] high)."""
+    low, high = (0, *args) if len(args) == 1 else args
+    draw = torch.rand(input.shape, dtype=torch.float64)
+    return _integers(draw, low, high, dtype or input.dtype)
+
+
+def _random_bound(dtype):
+    """x.random_()'s exclusive upper bound: 2^digits of a floating type's
+    mantissa (every integer below it is exact), the integer type's maximum
+    plus one."""
+    if dtype.is_floating_point:
+        return 2 ** (torch.finfo(dtype).nmant + 1) + 1
+    if dtype == torch.bool:
+        return 2
+    return torch.iinfo(dtype).max + 1
+
+
+@_register(aten.random.default, aten.random.to,
+           getattr(aten.random, "from"))
+def random(input, *args, generator=None):
+    """x.random_([from,] [to]): integers uniform on [from, to) in x's type;
+    without `to`, up to _random_bound."""
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        low, high = 0, args[0]
+    else:
+        low, high = 0, None
+    if high is None:
+        high = _random_bound(input.dtype)
+    _no_generator("random_", generator)
+    draw = torch.rand(input.shape, dtype=torch.float64)
+    return _integers(draw, low, high, input.dtype)
+
+
+@_register(getattr(aten.random_, "from"))
+def random_from_(input, low, high, generator=None):
+    return input.copy_(random(input, low, high, generator=generator))
+
+
+@_register(aten.randperm.default)
+def randperm(n, dtype=torch.int64, layout=None, device=None,
+             pin_memory=None):
+    """torch.randperm(n): the order that sorts n uniform draws (TopK of all
+    n; ties have probability about n^2 / 2^25)."""
+    order = torch.topk(torch.rand(n), n).indices
+    return order.to(dtype if dtype is not None else torch.int64)
+
+
+@_register(aten.rrelu_with_noise.default)
+def rrelu_with_noise(input, noise, lower=0.125, upper=1.0 / 3, training=False,
+                     generator=None):
+    """RReLU: in training, a negative x is multiplied by a slope uniform on
+    [lower, upper), written into `noise` (1 elsewhere), which the backward
+    (rrelu_with_noise_backward) multiplies the gradient by; in evaluation
+    the mean slope, as leaky_relu."""
+    if not training:
+        return torch.nn.functional.leaky_relu(input, (lower + upper) / 2)
+    slope = uniform(input, lower, upper, generator)
+    noise.copy_(torch.where(input <= 0, slope, torch.ones_like(slope)))
+    return input * noise
 
 
 @_register(aten.bitwise_or.Tensor)

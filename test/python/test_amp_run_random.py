@@ -6,7 +6,9 @@ of the elements, and the forward output and the gradient agree on them
 RandomUniform(Like), RandomNormal(Like) and Bernoulli draw the
 distributions they name; the training steps our exporter writes for
 models with dropout and a VAE's reparameterization train in FP32 and
-FP16 with the same draws."""
+FP16 with the same draws; torch's samplers (x.uniform_(), torch.randint,
+torch.multinomial, RReLU, ...) export, and amp-run and ONNX Runtime draw
+their distributions."""
 import math
 import os
 
@@ -157,6 +159,14 @@ def normal_cdf(x):
     return 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
 
 
+def ks_distance(sample, cdf):
+    """Kolmogorov-Smirnov distance of `sample` from the distribution of
+    `cdf`."""
+    sample = np.sort(sample.astype(np.float64).ravel())
+    n = sample.size
+    return np.max(np.abs(cdf(sample) - np.arange(1, n + 1) / n))
+
+
 def test_random_generators(tmp_path):
     """Each generator's draws follow its distribution (Kolmogorov-Smirnov
     distance below 1%), in the type it names; they repeat with the seed and
@@ -185,10 +195,6 @@ def test_random_generators(tmp_path):
     p = np.linspace(0, 1, n, dtype=np.float32)
     inputs = dict(x=np.zeros(n, np.float32), p=p)
     got = run(tmp_path, path, 1, 0, inputs)
-
-    def ks_distance(sample, cdf):
-        sample = np.sort(sample.astype(np.float64))
-        return np.max(np.abs(cdf(sample) - np.arange(1, n + 1) / n))
 
     assert got["u"].dtype == np.float32 and got["u16"].dtype == np.float16
     assert got["u"].min() >= -2 and got["u"].max() < 3
@@ -241,30 +247,59 @@ class VAE(nn.Module):
         return self.decode(z), kl
 
 
+class NoisyMLP(nn.Module):
+    """An MLP whose hidden activation draws: Gumbel-softmax relaxations
+    (exponential_ noise) or RReLU's random slopes."""
+
+    def __init__(self, activation, size=256):
+        super().__init__()
+        self.activation = activation
+        self.first = nn.Linear(size, 4 * size)
+        self.second = nn.Linear(4 * size, size)
+
+    def forward(self, x):
+        return self.second(self.activation(self.first(x)))
+
+
 def vae_loss(output, target):
     reconstruction, kl = output
     return nn.functional.mse_loss(reconstruction, target) + 0.01 * kl
 
 
-@pytest.mark.parametrize("name", ["dropout", "vae"])
+# name: (model of a size, loss, a generator its export holds)
+RANDOM_STEPS = {
+    "dropout": (DropoutMLP, nn.functional.mse_loss, "RandomUniform"),
+    "vae": (VAE, vae_loss, "RandomNormalLike"),
+    # categorical latents of 8 classes
+    "gumbel": (lambda size: NoisyMLP(
+        lambda h: nn.functional.gumbel_softmax(
+            h.reshape(h.shape[0], -1, 8), tau=1.0).reshape(h.shape), size),
+        nn.functional.mse_loss, "RandomUniform"),
+    "rrelu": (lambda size: NoisyMLP(
+        lambda h: nn.functional.rrelu(h, training=True), size),
+        nn.functional.mse_loss, "RandomUniform"),
+}
+
+
+@pytest.mark.parametrize("name", RANDOM_STEPS)
 def test_exported_random_steps_train(name, tmp_path, needs_ort):
-    """Our exporter writes dropout's mask as RandomUniformLike < keep
-    (torch.onnx's bernoulli) and randn_like as RandomNormalLike. amp-run
-    trains both: the loss falls, another seed draws otherwise, and FP16
-    (GEMMs converted, by the report) draws the same values and stays
-    within AMP's bounds of FP32. ONNX Runtime runs the converted file."""
+    """Our exporter writes dropout's mask as RandomUniform < keep,
+    randn_like as RandomNormalLike, gumbel_softmax's noise and RReLU's
+    slopes from RandomUniform. amp-run trains each: the loss falls,
+    another seed draws otherwise, and FP16 (GEMMs converted, by the report)
+    draws the same values and stays within AMP's bounds of FP32. ONNX
+    Runtime runs the converted file."""
     torch.manual_seed(0)
     size, batch = 512, 512
-    model = DropoutMLP(size) if name == "dropout" else VAE(size)
-    loss_fn = nn.functional.mse_loss if name == "dropout" else vae_loss
+    make_model, loss_fn, generator = RANDOM_STEPS[name]
+    model = make_model(size)
     x = torch.randn(batch, size)
     target = torch.tanh(x @ torch.randn(size, size) / 16)
     path = str(tmp_path / f"{name}.onnx")
     export_training_step(model, (x,), (target,), loss_fn, path,
                          optimizer="adam", lr=1e-3)
     op_types = {node.op_type for node in onnx.load(path).graph.node}
-    assert ("RandomUniformLike" if name == "dropout"
-            else "RandomNormalLike") in op_types
+    assert generator in op_types
 
     data = []
     for name, value in (("input0", x), ("target0", target)):
@@ -309,7 +344,7 @@ def test_random_steps_compile_without_host_reads(name, tmp_path):
     (compile_library fails on the host-access warning)."""
     torch.manual_seed(0)
     model = DropoutMLP(64) if name == "dropout" else VAE(64, 16)
-    loss_fn = nn.functional.mse_loss if name == "dropout" else vae_loss
+    loss_fn = RANDOM_STEPS[name][1]
     x = torch.randn(8, 64)
     path = str(tmp_path / f"{name}.onnx")
     export_training_step(model, (x,), (torch.randn(8, 64),), loss_fn, path,
@@ -317,3 +352,129 @@ def test_random_steps_compile_without_host_reads(name, tmp_path):
     library = compile_library(path, "precision=fp16", tmp_path / "lib")
     check_library(*library)
     assert "amp.random_key" in library[1].read_text()
+
+
+class Sampler(nn.Module):
+    """x * w + draw(x): with x zeros, the output is the draw."""
+
+    def __init__(self, draw, shape):
+        super().__init__()
+        self.draw = draw
+        self.w = nn.Parameter(torch.ones(shape))
+        self.register_buffer("probs", torch.tensor([[0.1, 0.6, 0.3]] * 4))
+
+    def forward(self, x):
+        return x * self.w + self.draw(self, x).to(x.dtype)
+
+
+def _frequencies_match(values, expected, tolerance=0.02):
+    counts = {v: float(np.mean(values == v)) for v in expected}
+    assert set(np.unique(values)) <= set(expected), np.unique(values)
+    for value, p in expected.items():
+        assert abs(counts[value] - p) < tolerance, (value, counts[value], p)
+
+
+N = 20000
+KS = 0.015  # about the 0.1% level of the KS statistic at N draws
+SAMPLERS = {
+    # name: (draw(module, x), shape, check(draws))
+    "uniform_": (lambda m, x: torch.empty_like(x).uniform_(-2, 3), [N],
+                 lambda d: (d.min() >= -2 and d.max() < 3 and
+                            ks_distance(d, lambda v: (v + 2) / 5) < KS)),
+    "normal_": (lambda m, x: torch.empty(x.shape).normal_(1, 2), [N],
+                lambda d: ks_distance(
+                    d, lambda v: normal_cdf((v - 1) / 2)) < KS),
+    "log_normal_": (lambda m, x: torch.empty_like(x).log_normal_(0, 0.5), [N],
+                    lambda d: d.min() > 0 and ks_distance(
+                        d, lambda v: normal_cdf(np.log(v) / 0.5)) < KS),
+    "exponential_": (lambda m, x: torch.empty_like(x).exponential_(2), [N],
+                     lambda d: d.min() >= 0 and ks_distance(
+                         d, lambda v: 1 - np.exp(-2 * v)) < KS),
+    "cauchy_": (lambda m, x: torch.empty_like(x).cauchy_(1, 0.5), [N],
+                lambda d: ks_distance(
+                    d, lambda v: 0.5 + np.arctan((v - 1) / 0.5) / np.pi) < KS),
+    "geometric_": (lambda m, x: torch.empty_like(x).geometric_(0.4), [N],
+                   lambda d: _frequencies_match(
+                       d, {k: 0.4 * 0.6 ** (k - 1) for k in range(1, 40)})
+                   is None),
+    "randint": (lambda m, x: torch.randint(3, 10, x.shape), [N],
+                lambda d: _frequencies_match(
+                    d, {k: 1 / 7 for k in range(3, 10)}) is None),
+    "randint_like": (lambda m, x: torch.randint_like(x, 4), [N],
+                     lambda d: _frequencies_match(
+                         d, {k: 1 / 4 for k in range(4)}) is None),
+    "random_": (lambda m, x: torch.empty_like(x).random_(2, 5), [N],
+                lambda d: _frequencies_match(
+                    d, {k: 1 / 3 for k in range(2, 5)}) is None),
+    "bernoulli_": (lambda m, x: torch.empty_like(x).bernoulli_(0.3), [N],
+                   lambda d: _frequencies_match(d, {0: 0.7, 1: 0.3}) is None),
+    "randperm": (lambda m, x: torch.randperm(x.shape[0]), [N],
+                 lambda d: (np.array_equal(np.sort(d), np.arange(N))
+                            and abs(np.corrcoef(d, np.arange(N))[0, 1]) < 0.05
+                            and np.mean(d == np.arange(N)) < 0.01)),
+    "multinomial": (lambda m, x: torch.multinomial(m.probs, 5000,
+                                                   replacement=True),
+                    [4, 5000],
+                    lambda d: _frequencies_match(
+                        d, {0: 0.1, 1: 0.6, 2: 0.3}) is None),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_exported_samplers_draw_their_distribution(name, tmp_path, needs_ort):
+    """torch's samplers (in place on torch.empty, and torch.randint,
+    randperm, multinomial) export as RandomUniform or RandomNormal of the
+    tensor's shape, transformed, or as Multinomial; amp-run's draws follow
+    the sampler's distribution, so do ONNX Runtime's on the same file, and
+    the export is the same bytes twice (no torch.empty contents in it)."""
+    draw, shape, check = SAMPLERS[name]
+    x = torch.zeros(shape)
+    paths = [str(tmp_path / f"{name}{i}.onnx") for i in (0, 1)]
+    for path in paths:
+        torch.manual_seed(0)
+        export_training_step(Sampler(draw, shape), (x,), (x,),
+                             nn.functional.mse_loss, path, lr=0.1,
+                             output_logits=True)
+    assert open(paths[0], "rb").read() == open(paths[1], "rb").read()
+    op_types = {node.op_type for node in onnx.load(paths[0]).graph.node}
+    assert op_types & {"RandomUniform", "RandomNormal", "Multinomial"}, \
+        op_types
+    got = run(tmp_path, paths[0], 1, 0, {"input0": x.numpy(),
+                                         "target0": x.numpy()})
+    assert check(got["logits"]), got["logits"]
+    step2 = run(tmp_path, paths[0], 2, 0, {"input0": x.numpy(),
+                                           "target0": x.numpy()})
+    assert (step2["logits"] != got["logits"]).mean() > 0.3
+    outputs = ort.run(paths[0], {"input0": x.numpy(), "target0": x.numpy()})
+    assert check(outputs["logits"]), outputs["logits"]
+
+
+def test_rrelu_forward_and_backward_share_the_slopes(tmp_path):
+    """RReLU in training: each negative input gets a slope uniform on
+    [lower, upper) that the backward multiplies its gradient by. With y =
+    rrelu(x w) and the loss sum(y), SGD's update of w is lr * x * slope,
+    y = x w slope: the update and the output agree element by element."""
+    lower, upper, lr = 0.1, 0.4, 0.5
+
+    class RReLU(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(N))
+
+        def forward(self, x):
+            return nn.functional.rrelu(x * self.w, lower, upper,
+                                       training=True)
+
+    x = torch.linspace(-1, 1, N)
+    path = str(tmp_path / "rrelu.onnx")
+    export_training_step(RReLU(), (x,), (torch.zeros(N),),
+                         lambda y, _: y.sum(), path, lr=lr,
+                         output_logits=True)
+    got = run(tmp_path, path, 1, 0, {"input0": x.numpy()})
+    y, w = got["logits"], got["w.updated"]
+    x = x.numpy()
+    negative = x < 0
+    slopes = y[negative] / x[negative]
+    assert ks_distance(slopes, lambda v: (v - lower) / (upper - lower)) < KS
+    np.testing.assert_array_equal(y[~negative], x[~negative])
+    np.testing.assert_allclose(1 - w, lr * y, rtol=1e-5, atol=1e-7)

@@ -6,10 +6,10 @@
 //
 // Dropout, com.microsoft BitmaskDropout, BiasDropout and their gradients
 // DropoutGrad and BitmaskDropoutGrad; the generators RandomUniform(Like),
-// RandomNormal(Like) and Bernoulli. Draws come from a counter-based
-// generator: draw i of a node is u_i = splitmix64(streamKey + (i + 1) *
-// golden) / 2^64 (24 bits), where the stream key mixes the seed (the node's
-// `seed` attribute, else the function's `amp.random_key` argument), the
+// RandomNormal(Like), Bernoulli and Multinomial. Draws come from a
+// counter-based generator: draw i of a node is u_i = splitmix64(streamKey + (i
+// + 1) * golden) / 2^64 (24 bits), where the stream key mixes the seed (the
+// node's `seed` attribute, else the function's `amp.random_key` argument), the
 // key's step counter and the node's stream number. Element i of a mask
 // keeps its value when u_i >= ratio; a normal draw takes u_2i and u_2i+1
 // (Box-Muller). So a draw depends only on (seed, counter, node, element):
@@ -614,6 +614,80 @@ static LoweringResult lowerBernoulli(NodeLowering &node) {
       })};
 }
 
+/// Multinomial: `sample_size` draws per row of the unnormalized
+/// log-probabilities [batch, classes], by the Gumbel-max trick: draw s of
+/// row b is the first class c with the largest x[b, c] + g, g = -log(-log
+/// u) from draw (b * sample_size + s) * classes + c. One reduction over the
+/// classes, in any order, with no running sum (a class of log-probability
+/// -inf or NaN is never drawn).
+static LoweringResult lowerMultinomial(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType inputType = getRankedType(input);
+  if (!inputType || inputType.getRank() != 2 ||
+      !isFloat(inputType.getElementType()))
+    return node.emitError() << "expects float log-probabilities of rank 2";
+  int64_t samples = node.getInt("sample_size", 1);
+  if (samples < 1)
+    return node.emitError() << "sample_size must be positive, not " << samples;
+  FailureOr<Type> type = getGeneratedType(
+      node, b.getI32Type(),
+      [](Type type) {
+        return type.isSignlessInteger(32) || type.isSignlessInteger(64);
+      },
+      "int32 or int64");
+  if (failed(type))
+    return failure();
+  Value streamKey = getStreamKey(node);
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  SmallVector<OpFoldResult> outSizes = {sizes[0], b.getIndexAttr(samples)};
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Value bestInit =
+      createFilled(b, loc, outSizes, createScalar(b, loc, f32, -INFINITY));
+  Value indexInit =
+      createFilled(b, loc, outSizes, createScalar(b, loc, i64, 0));
+  MLIRContext *context = b.getContext();
+  AffineExpr row = getAffineDimExpr(0, context),
+             sample = getAffineDimExpr(1, context),
+             label = getAffineDimExpr(2, context);
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {row, label}, context),
+                                 AffineMap::get(3, 0, context),
+                                 AffineMap::get(3, 0, {row, sample}, context),
+                                 AffineMap::get(3, 0, {row, sample}, context)};
+  SmallVector<Value> drawSizes = {
+      getValueOrCreateConstantIndexOp(b, loc, sizes[0]),
+      arith::ConstantIndexOp::create(b, loc, samples),
+      getValueOrCreateConstantIndexOp(b, loc, sizes[1])};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{bestInit.getType(), indexInit.getType()},
+      ValueRange{input, streamKey}, ValueRange{bestInit, indexInit}, maps,
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value draw =
+            drawUniform(nb, nl, args[1], getLinearIndex(nb, nl, drawSizes));
+        // -log(-log(u)): u = 0 gives -inf, never the best.
+        Value gumbel = arith::NegFOp::create(
+            nb, nl,
+            math::LogOp::create(
+                nb, nl,
+                arith::NegFOp::create(nb, nl,
+                                      math::LogOp::create(nb, nl, draw))));
+        Value score = arith::AddFOp::create(
+            nb, nl, convertScalar(nb, nl, args[0], f32), gumbel);
+        Value take = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                           score, args[2]);
+        Value index =
+            convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, 2), i64);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, take, score, args[2]),
+                       arith::SelectOp::create(nb, nl, take, index, args[3])});
+      });
+  return SmallVector<Value>{convertTensor(b, loc, generic.getResult(1), *type)};
+}
+
 void amp::lowering::populateRandomLowerings(LoweringTable &table) {
   table.add("", "Dropout", lowerDropout);
   table.add("com.microsoft", "BiasDropout", lowerBiasDropout);
@@ -624,4 +698,5 @@ void amp::lowering::populateRandomLowerings(LoweringTable &table) {
                            "RandomNormalLike"})
     table.add("", opType, lowerRandomGenerator);
   table.add("", "Bernoulli", lowerBernoulli);
+  table.add("", "Multinomial", lowerMultinomial);
 }

@@ -559,3 +559,27 @@ func.func @grid_sample_volume(%x: tensor<1x2x3x4x5xf32>, %grid: tensor<1x3x6x2x3
   %0 = onnxg.node "GridSample"(%x, %grid) opset 20 : (tensor<1x2x3x4x5xf32>, tensor<1x3x6x2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+func.func @multinomial_of_rank_1(%x: tensor<4xf32>) -> tensor<2xi32> {
+  // expected-error @+1 {{node (Multinomial): expects float log-probabilities of rank 2}}
+  %0 = onnxg.node "Multinomial"(%x) opset 7 : (tensor<4xf32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @multinomial_negative_samples(%x: tensor<2x4xf32>) -> tensor<2x1xi32> {
+  // expected-error @+1 {{node (Multinomial): sample_size must be positive, not -1}}
+  %0 = onnxg.node "Multinomial"(%x) opset 7 attributes {sample_size = -1 : i64} : (tensor<2x4xf32>) -> tensor<2x1xi32>
+  return %0 : tensor<2x1xi32>
+}
+
+// -----
+
+func.func @multinomial_of_floats(%x: tensor<2x4xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{node (Multinomial): generates int32 or int64, not 'f32'}}
+  %0 = onnxg.node "Multinomial"(%x) opset 7 attributes {dtype = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}

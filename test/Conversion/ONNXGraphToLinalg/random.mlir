@@ -187,3 +187,43 @@ func.func @bernoulli(%p: tensor<6xf32>) -> tensor<6xi32> {
   %0 = onnxg.node "Bernoulli"(%p) opset 15 attributes {dtype = 6 : i64} : (tensor<6xf32>) -> tensor<6xi32>
   return %0 : tensor<6xi32>
 }
+
+// -----
+
+// Multinomial by the Gumbel-max trick: one reduction over the classes
+// (d2) of [batch, samples], carrying the best score (from -inf) and its
+// class; the score is the log-probability plus -log(-log(u)), u drawn from
+// the row-major position in [batch, samples, classes].
+// CHECK-LABEL: func.func @multinomial(
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<2x5xf16>
+// CHECK-DAG:     %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[BEST:.*]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK-DAG:     %[[INDEX:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<2x3xi64>)
+// CHECK:         %[[R:.*]]:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> ()>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[X]], %{{.*}} : tensor<2x5xf16>, tensor<i64>) outs(%[[BEST]], %[[INDEX]] : tensor<2x3xf32>, tensor<2x3xi64>)
+// CHECK:           math.log
+// CHECK-NEXT:      arith.negf
+// CHECK-NEXT:      math.log
+// CHECK-NEXT:      arith.negf
+// CHECK-NEXT:      arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT:      arith.addf
+// CHECK-NEXT:      arith.cmpf ogt
+// CHECK-NEXT:      linalg.index 2
+// CHECK:         return %[[R]]#1 : tensor<2x3xi64>
+func.func @multinomial(%x: tensor<2x5xf16>) -> tensor<2x3xi64> {
+  %0 = onnxg.node "Multinomial"(%x) opset 7 attributes {dtype = 7 : i64, sample_size = 3 : i64} : (tensor<2x5xf16>) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+// The default dtype is int32.
+// CHECK-LABEL: func.func @multinomial_int32(
+// CHECK:         %[[R:.*]]:2 = linalg.generic
+// CHECK:         %[[I32:.*]] = linalg.generic {{.*}} ins(%[[R]]#1 : tensor<4x1xi64>) outs(%{{.*}} : tensor<4x1xi32>)
+// CHECK:           arith.trunci
+// CHECK:         return %[[I32]] : tensor<4x1xi32>
+func.func @multinomial_int32(%x: tensor<4x3xf32>) -> tensor<4x1xi32> {
+  %0 = onnxg.node "Multinomial"(%x) opset 7 : (tensor<4x3xf32>) -> tensor<4x1xi32>
+  return %0 : tensor<4x1xi32>
+}
