@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from onnx import numpy_helper
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -867,3 +868,36 @@ def test_native_decompositions_stay_native(tmp_path):
     ops = [n.op_type for n in onnx.load(path).graph.node]
     assert "aten.silu_backward.default" not in info["decomposed"]
     assert ops.count("Sigmoid") >= 2 and "Exp" not in ops
+
+
+@pytest.mark.parametrize("name", ["gpt", "cnn"])
+def test_splat_constants_are_written_by_shape(name, tmp_path, monkeypatch):
+    """torch.onnx folds zeros_like into whole tensors (cross-entropy's
+    gradient scatters into zeros of [tokens, vocabulary], MaxPool's into
+    zeros of the input): the export writes each as ConstantOfShape, the
+    file shrinks, and amp-run computes the same bits from it."""
+    paths = {}
+    for limit in (10**18, export_module.SPLAT_ELEMENTS):
+        monkeypatch.setattr(export_module, "SPLAT_ELEMENTS", limit)
+        paths[limit] = str(tmp_path / f"{name}_{limit}.onnx")
+        zoo.export(name, "adam", paths[limit])
+    whole, by_shape = (paths[limit] for limit in sorted(paths, reverse=True))
+
+    def count(path, op_type):
+        return sum(n.op_type == op_type for n in onnx.load(path).graph.node)
+
+    assert count(by_shape, "ConstantOfShape") > count(whole,
+                                                      "ConstantOfShape")
+    for node in onnx.load(by_shape).graph.node:
+        if node.op_type == "Constant":
+            value = numpy_helper.to_array(node.attribute[0].t)
+            assert value.size < 1024 or len(np.unique(value)) > 1, node.name
+    assert os.path.getsize(by_shape) < os.path.getsize(whole)
+    results = [api.run_with_inputs(path, {}, str(tmp_path / str(i)), steps=2)
+               for i, path in enumerate((whole, by_shape))]
+    assert results[0].records == [
+        {**r, "time_ms": results[0].records[i]["time_ms"]}
+        for i, r in enumerate(results[1].records)]
+    assert sorted(results[1]) == sorted(results[0])
+    for key, value in results[0].items():
+        np.testing.assert_array_equal(results[1][key], value, err_msg=key)
