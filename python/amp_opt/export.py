@@ -18,6 +18,7 @@ import functools
 import io
 import json
 import os
+import shutil
 import sys
 import tempfile
 import warnings
@@ -416,9 +417,9 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             entry.value = (value if isinstance(value, str)
                            else json.dumps(value))
         model_proto.producer_name = "amp_opt.export"
-    onnx.checker.check_model(model_proto)
-    _save_atomically(model_proto, path)
-    return {"path": path, "nodes": len(model_proto.graph.node),
+    data = _check_and_save(model_proto, path)
+    return {"path": path, "external_data": data,
+            "nodes": len(model_proto.graph.node),
             "parameters": len(params), "loss": loss_name,
             "inputs": names[:num_state_inputs],
             "outputs": [o.name for o in model_proto.graph.output],
@@ -782,20 +783,50 @@ def _remove_dead_nodes(graph):
         graph.node.extend(keep)
 
 
-def _save_atomically(model_proto, path):
+#: The largest model written as one file (onnx.checker's limit, under
+#: protobuf's 2 GiB); a larger one keeps its initializers in ONNX external
+#: data, `<file>.data` beside the file.
+PROTOBUF_LIMIT = onnx.checker.MAXIMUM_PROTOBUF
+
+
+def _check_and_save(model_proto, path):
+    """Checks `model_proto` and writes it to `path`, with its initializers
+    in `<path>.data` when it is over PROTOBUF_LIMIT: each file is written in
+    a temporary folder beside `path` and renamed into place, the data
+    first. Returns the data file's path, or None."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".onnx.tmp")
+    name = os.path.basename(path)
+    external = model_proto.ByteSize() > PROTOBUF_LIMIT
+    if not external:
+        onnx.checker.check_model(model_proto)
+    folder = tempfile.mkdtemp(dir=directory, prefix=".amp_opt_export.")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(model_proto.SerializeToString())
-        # mkstemp makes the file private; give it the usual permissions.
+        staged = os.path.join(folder, name)
+        names = [name]
+        if external:
+            names.insert(0, name + ".data")
+            try:
+                onnx.save_model(model_proto, staged,
+                                save_as_external_data=True,
+                                location=names[0])
+            except ValueError as error:  # protobuf's limit
+                raise ExportError(
+                    f"the graph without its initializers is still over "
+                    f"2 GB ({error}): its constants are too large") from None
+            onnx.checker.check_model(staged)
+        else:
+            onnx.save_model(model_proto, staged)
+        # mkdtemp makes the folder private; give the files the usual
+        # permissions.
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        for each in names:
+            os.chmod(os.path.join(folder, each), 0o666 & ~umask)
+            os.replace(os.path.join(folder, each),
+                       os.path.join(directory, each))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return os.path.join(directory, names[0]) if external else None
 
 
 def main(argv=None):
@@ -824,7 +855,9 @@ def main(argv=None):
     except (this_module.ExportError, zoo.ZooError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(f"wrote {info['path']}: {info['nodes']} nodes, "
+    data = (f" (initializers in {info['external_data']})"
+            if info["external_data"] else "")
+    print(f"wrote {info['path']}{data}: {info['nodes']} nodes, "
           f"{info['parameters']} parameters")
     return 0
 

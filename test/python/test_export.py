@@ -15,7 +15,7 @@ from onnx import numpy_helper
 import torch.nn as nn
 import torch.nn.functional as F
 
-from amp_opt import ExportError, api, export_training_step, verify, zoo
+from amp_opt import ExportError, api, export_training_step, ort, verify, zoo
 from amp_opt import export as export_module
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -901,3 +901,43 @@ def test_splat_constants_are_written_by_shape(name, tmp_path, monkeypatch):
     assert sorted(results[1]) == sorted(results[0])
     for key, value in results[0].items():
         np.testing.assert_array_equal(results[1][key], value, err_msg=key)
+
+
+def test_steps_over_the_protobuf_limit_keep_initializers_outside(
+        tmp_path, monkeypatch, needs_ort):
+    """A step over protobuf's limit (2 GB; here lowered to 50 kB) is written
+    with its initializers in <file>.data: both files appear, the graph is
+    small, and amp-run and ONNX Runtime compute the same step as from the
+    step written whole."""
+    inline = str(tmp_path / "inline" / "mlp.onnx")
+    split = str(tmp_path / "split" / "mlp.onnx")
+    for path in (inline, split):
+        os.makedirs(os.path.dirname(path))
+    assert zoo.export("mlp", "adam", inline)["external_data"] is None
+    monkeypatch.setattr(export_module, "PROTOBUF_LIMIT", 50_000)
+    info = zoo.export("mlp", "adam", split)
+    assert info["external_data"] == split + ".data"
+    assert sorted(os.listdir(os.path.dirname(split))) == ["mlp.onnx",
+                                                          "mlp.onnx.data"]
+    assert os.path.getsize(split) < 50_000
+    assert os.path.getsize(split + ".data") > 50_000
+    check_roles(split)
+    results = [api.run_with_inputs(path, {}, str(tmp_path / str(i)), steps=2)
+               for i, path in enumerate((inline, split))]
+    assert [r["loss"] for r in results[1].records] == [
+        r["loss"] for r in results[0].records]
+    for key, value in results[0].items():
+        np.testing.assert_array_equal(results[1][key], value, err_msg=key)
+    graph = onnx.load(inline).graph
+    initialized = {init.name for init in graph.initializer}
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for value in graph.input:
+        if value.name not in initialized:
+            tensor = value.type.tensor_type
+            shape = [d.dim_value for d in tensor.shape.dim]
+            dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tensor.elem_type]
+            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+    outputs = [ort.run(path, feeds) for path in (inline, split)]
+    for key, value in outputs[0].items():
+        np.testing.assert_array_equal(outputs[1][key], value, err_msg=key)
