@@ -742,31 +742,39 @@ def _write_splats_by_shape(graph):
     (398 MB of the large CNN's 492 MB)."""
     rewritten = []
     for node in graph.node:
-        value = next((a.t for a in node.attribute if a.name == "value"), None)
-        if (node.op_type != "Constant" or node.domain not in ("", "ai.onnx")
-                or value is None):
+        splat = _splat_of(node)
+        if splat is None:
             rewritten.append(node)
             continue
-        array = numpy_helper.to_array(value)
-        if array.size < SPLAT_ELEMENTS or array.dtype == object:
-            rewritten.append(node)
-            continue
-        flat = np.ascontiguousarray(array.reshape(-1))
-        # Equal bits: -0.0 is not 0.0, a NaN is its own payload.
-        elements = flat.view(np.uint8).reshape(flat.size, -1)
-        if not (elements == elements[0]).all():
-            rewritten.append(node)
-            continue
+        shape, element = splat
         shape_name = f"{node.output[0]}.shape"
         rewritten.append(onnx.helper.make_node(
             "Constant", [], [shape_name], name=f"{node.name}.shape",
-            value=numpy_helper.from_array(
-                np.array(array.shape, dtype=np.int64), shape_name)))
+            value=numpy_helper.from_array(np.array(shape, dtype=np.int64),
+                                          shape_name)))
         rewritten.append(onnx.helper.make_node(
             "ConstantOfShape", [shape_name], [node.output[0]], name=node.name,
-            value=numpy_helper.from_array(flat[:1].copy(), value.name)))
+            value=element))
     del graph.node[:]
     graph.node.extend(rewritten)
+
+
+def _splat_of(node):
+    """(shape, its one element as a tensor) of a default-domain Constant of
+    SPLAT_ELEMENTS or more elements of the same bits (-0.0 is not 0.0, a
+    NaN is its own payload); else None."""
+    value = next((a.t for a in node.attribute if a.name == "value"), None)
+    if (node.op_type != "Constant" or node.domain not in ("", "ai.onnx")
+            or value is None):
+        return None
+    array = numpy_helper.to_array(value)
+    if array.size < SPLAT_ELEMENTS or array.dtype == object:
+        return None
+    flat = np.ascontiguousarray(array.reshape(-1))
+    elements = flat.view(np.uint8).reshape(flat.size, -1)
+    if not (elements == elements[0]).all():
+        return None
+    return array.shape, numpy_helper.from_array(flat[:1].copy(), value.name)
 
 
 def _remove_dead_nodes(graph):
