@@ -368,10 +368,13 @@ class Sampler(nn.Module):
 
 
 def _frequencies_match(values, expected, tolerance=0.02):
+    """Asserts that `values` take only the keys of `expected`, each about
+    as often as it says; True (for the checks of SAMPLERS)."""
     counts = {v: float(np.mean(values == v)) for v in expected}
     assert set(np.unique(values)) <= set(expected), np.unique(values)
     for value, p in expected.items():
         assert abs(counts[value] - p) < tolerance, (value, counts[value], p)
+    return True
 
 
 N = 20000
@@ -395,19 +398,18 @@ SAMPLERS = {
                     d, lambda v: 0.5 + np.arctan((v - 1) / 0.5) / np.pi) < KS),
     "geometric_": (lambda m, x: torch.empty_like(x).geometric_(0.4), [N],
                    lambda d: _frequencies_match(
-                       d, {k: 0.4 * 0.6 ** (k - 1) for k in range(1, 40)})
-                   is None),
+                       d, {k: 0.4 * 0.6 ** (k - 1) for k in range(1, 40)})),
     "randint": (lambda m, x: torch.randint(3, 10, x.shape), [N],
                 lambda d: _frequencies_match(
-                    d, {k: 1 / 7 for k in range(3, 10)}) is None),
+                    d, {k: 1 / 7 for k in range(3, 10)})),
     "randint_like": (lambda m, x: torch.randint_like(x, 4), [N],
                      lambda d: _frequencies_match(
-                         d, {k: 1 / 4 for k in range(4)}) is None),
+                         d, {k: 1 / 4 for k in range(4)})),
     "random_": (lambda m, x: torch.empty_like(x).random_(2, 5), [N],
                 lambda d: _frequencies_match(
-                    d, {k: 1 / 3 for k in range(2, 5)}) is None),
+                    d, {k: 1 / 3 for k in range(2, 5)})),
     "bernoulli_": (lambda m, x: torch.empty_like(x).bernoulli_(0.3), [N],
-                   lambda d: _frequencies_match(d, {0: 0.7, 1: 0.3}) is None),
+                   lambda d: _frequencies_match(d, {0: 0.7, 1: 0.3})),
     "randperm": (lambda m, x: torch.randperm(x.shape[0]), [N],
                  lambda d: (np.array_equal(np.sort(d), np.arange(N))
                             and abs(np.corrcoef(d, np.arange(N))[0, 1]) < 0.05
@@ -416,7 +418,7 @@ SAMPLERS = {
                                                    replacement=True),
                     [4, 5000],
                     lambda d: _frequencies_match(
-                        d, {0: 0.1, 1: 0.6, 2: 0.3}) is None),
+                        d, {0: 0.1, 1: 0.6, 2: 0.3})),
 }
 
 
