@@ -10,12 +10,13 @@ CMAKE_FLAGS ?=
 # Debian packages the build and the tests need (see ../shared/TOOLCHAIN.md).
 # OpenBLAS (pthread build) runs amp-run's GEMMs (libamp_cpu_runtime), and
 # replaces the reference BLAS that Debian's torch links by default: tracing
-# the large zoo models is many times faster with it.
+# the large zoo models is many times faster with it. torchvision's models
+# (swin, vision_transformer) are test steps nobody here wrote.
 PACKAGES := cmake ninja-build clang-22 lld libclang-rt-22-dev llvm-22-dev \
   libmlir-22-dev mlir-22-tools llvm-22-tools libonnx-dev libprotobuf-dev \
   protobuf-compiler python3-onnx python3-numpy python3-torch python3-pytest \
-  python3-matplotlib python3-pytest-xdist libopenblas-dev libboost-graph-dev \
-  libglpk-dev
+  python3-matplotlib python3-pytest-xdist python3-torchvision \
+  libopenblas-dev libboost-graph-dev libglpk-dev
 # ONNX Runtime for the numerics tests: npm's onnxruntime-node, into
 # $(BUILD)/npm (CPU binaries ship in the package; its install script would
 # fetch CUDA ones, hence --ignore-scripts).

@@ -723,9 +723,12 @@ def log_normal(input, mean=1.0, std=2.0, generator=None):
 @_register(aten.exponential.default)
 def exponential(input, lambd=1.0, generator=None):
     """x.exponential_(lambd) (gumbel_softmax's noise): -log(1 - U) / lambd,
-    finite since 1 - U > 0."""
+    finite since 1 - U > 0 and, as in PyTorch's kernels, never 0: the log is
+    at most -eps/2 (U = 0 would give gumbel_softmax -log(0) = inf noise, a
+    NaN loss)."""
     draw = _draw_uniform(input, generator, "exponential_")
-    return -torch.log(1 - draw) / lambd
+    log = torch.clamp(torch.log(1 - draw), max=-torch.finfo(draw.dtype).eps / 2)
+    return -log / lambd
 
 
 @_register(aten.cauchy.default)
