@@ -12,6 +12,8 @@
 
 #include "Lowering.h"
 
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/Support/SaveAndRestore.h"
 
@@ -53,6 +55,21 @@ static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
       }
     if (!elementType)
       return node.emitError() << "operands must be ranked tensors";
+    // What the op type says of its result's type: comparisons and logic
+    // give booleans, casts their target.
+    StringRef opType = node.getNode().getOpType();
+    MLIRContext *ctx = node.getNode().getContext();
+    if (llvm::is_contained({"Equal", "Less", "LessOrEqual", "Greater",
+                            "GreaterOrEqual", "And", "Or", "Xor", "Not",
+                            "IsNaN", "IsInf"},
+                           opType))
+      elementType = IntegerType::get(ctx, 1);
+    else if (opType == "Cast" && node.getInt("to", 0))
+      elementType = onnxg::getElementType(ctx, node.getInt("to", 0));
+    else if (opType == "CastLike" && getRankedType(node.operand(1)))
+      elementType = getRankedType(node.operand(1)).getElementType();
+    if (!elementType)
+      return node.emitError() << "an unknown result element type";
     declared = RankedTensorType::get(
         SmallVector<int64_t>(rank, ShapedType::kDynamic), elementType);
   }

@@ -229,3 +229,19 @@ func.func @bit_shift(%x: tensor<4xui16>, %y: tensor<4xui16>) -> tensor<4xui16> {
   %0 = onnxg.node "BitShift"(%x, %y) opset 17 attributes {direction = "RIGHT"} : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xui16>
   return %0 : tensor<4xui16>
 }
+
+// -----
+
+// Outputs ONNX could not type take their element type from the op: a
+// comparison gives booleans and a Cast its target, not the operands' f32.
+// CHECK-LABEL: func.func @untyped_comparison_and_cast(
+// CHECK:         arith.cmpf ogt
+// CHECK-NEXT:    linalg.yield %{{.*}} : i1
+// CHECK:         } -> tensor<4xi1>
+// CHECK:         arith.uitofp %{{.*}} : i1 to f16
+// CHECK:         } -> tensor<4xf16>
+func.func @untyped_comparison_and_cast(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<*xi1>, tensor<*xf16>) {
+  %0 = onnxg.node "Greater"(%x, %y) opset 17 : (tensor<4xf32>, tensor<4xf32>) -> tensor<*xi1>
+  %1 = onnxg.node "Cast"(%0) opset 17 attributes {to = 10 : i64} : (tensor<*xi1>) -> tensor<*xf16>
+  return %0, %1 : tensor<*xi1>, tensor<*xf16>
+}
