@@ -38,11 +38,13 @@ static constexpr llvm::StringLiteral kBeforeBufferization =
     "canonicalize,amp-unshare-fills,";
 
 /// Bufferization with results as out-parameters (amp-copy-repeated-results
-/// first).
+/// first). A while loop (a Loop node of a run-time condition) may carry a
+/// new buffer from one iteration to the next.
 static constexpr llvm::StringLiteral kBufferization =
     "amp-copy-repeated-results),"
     "one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
+    "function-boundary-type-conversion=identity-layout-map "
+    "allow-return-allocs-from-loops},"
     "buffer-results-to-out-params{hoist-static-allocs=true "
     "modify-public-functions=true},"
     "buffer-deallocation-pipeline,"
@@ -87,11 +89,13 @@ amp::getFuseAndBufferizePasses(bool vectorizeContractions,
       .str();
 }
 
-void amp::addGraphToLinalgPasses(OpPassManager &pm) {
+void amp::addGraphToLinalgPasses(OpPassManager &pm, bool hostBranches) {
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandRecurrent());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandAttention());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());
-  pm.addPass(createConvertONNXGraphToLinalg());
+  ConvertONNXGraphToLinalgOptions options;
+  options.hostBranches = hostBranches;
+  pm.addPass(createConvertONNXGraphToLinalg(options));
 }
 
 LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,

@@ -90,7 +90,7 @@ LogicalResult amp::buildCUDALoweringPipeline(OpPassManager &pm,
     return failure();
   }
   if (convertGraph)
-    addGraphToLinalgPasses(pm);
+    addGraphToLinalgPasses(pm, /*hostBranches=*/false);
   std::string pipeline = getGridLoopPasses(options);
   llvm::raw_string_ostream os(pipeline);
   os << "func.func(amp-grid-phases-to-gpu,convert-parallel-loops-to-gpu),"

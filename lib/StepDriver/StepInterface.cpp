@@ -210,7 +210,7 @@ func::FuncOp
 amprun::prepareStep(ModuleOp module, StringRef path,
                     std::optional<StringRef> ampPipeline, StringRef lossName,
                     ArrayRef<std::string> carryPairs, bool restartAccumulators,
-                    std::vector<StepInput> &inputs,
+                    bool onDevice, std::vector<StepInput> &inputs,
                     std::vector<StepOutput> &outputs, std::string &loss) {
   PassManager prepare(module.getContext());
   std::string pipeline =
@@ -228,7 +228,7 @@ amprun::prepareStep(ModuleOp module, StringRef path,
   for (BlockArgument arg : func.getArguments())
     bounds.push_back(findIndexBound(arg));
   PassManager convert(module.getContext());
-  amp::addGraphToLinalgPasses(convert);
+  amp::addGraphToLinalgPasses(convert, /*hostBranches=*/!onDevice);
   if (failed(convert.run(module)))
     fail("lowering " + path + " to linalg failed");
   refineResultTypes(func);

@@ -100,3 +100,41 @@ def test_gemms_in_subgraphs_go_fp16_and_match_fp32(tmp_path, needs_ort):
         error = corpus_fp16.relative_error(ort.run(path, feeds),
                                            ort.run(out, feeds))
         assert error < 2e-3, f"branch {branch}: error {error}"
+
+
+def test_amp_run_runs_loops_and_ifs(tmp_path, needs_ort):
+    """amp-run lowers the Loop (its trip count a constant: unrolled) and the
+    If (its condition a graph input: an scf.if), in FP32 and through the
+    FP16 pipeline, whose GEMMs inside the bodies change the result within
+    AMP's bounds; ONNX Runtime gives the reference on both branches."""
+    model = _loop_and_if_model()
+    trip_count = next(i for i in model.graph.input if i.name == "n")
+    model.graph.input.remove(trip_count)
+    model.graph.initializer.append(
+        numpy_helper.from_array(np.array(3, np.int64), "n"))
+    path = str(tmp_path / "model.onnx")
+    onnx.save(model, path)
+    rng = np.random.default_rng(2)
+    for branch in (True, False):
+        x = rng.standard_normal((8, 16)).astype(np.float32)
+        np.save(tmp_path / "x.npy", x)
+        np.save(tmp_path / "c.npy", np.array(branch))
+        reference = ort.run(path, {"x": x, "c": np.array(branch)})["y"]
+        outputs = {}
+        for precision, pipeline in (
+                ("fp32", None),
+                ("fp16", f"precision=fp16 {corpus_fp16.FORCED}")):
+            folder = tmp_path / f"{precision}-{branch}"
+            api.train(path, 1, amp_pipeline=pipeline, args=[
+                "--input", f"x={tmp_path / 'x.npy'}",
+                "--input", f"c={tmp_path / 'c.npy'}",
+                "--save-outputs", str(folder)])
+            outputs[precision] = api.load_saved(folder, "y")
+        assert not np.allclose(reference, x), "the loop changed nothing"
+        np.testing.assert_allclose(outputs["fp32"], reference, rtol=1e-5,
+                                   atol=1e-5)
+        assert not np.array_equal(outputs["fp16"], outputs["fp32"]), \
+            "the FP16 pipeline converted nothing"
+        error = corpus_fp16.relative_error({"y": reference},
+                                           {"y": outputs["fp16"]})
+        assert error < 2e-3, f"branch {branch}: error {error}"

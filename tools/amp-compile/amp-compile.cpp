@@ -552,8 +552,8 @@ int main(int argc, char **argv) {
                   ampPipeline.getNumOccurrences()
                       ? std::optional<StringRef>(ampPipeline.getValue())
                       : std::nullopt,
-                  lossName, carryPairs, /*restartAccumulators=*/false, inputs,
-                  outputs, loss);
+                  lossName, carryPairs, /*restartAccumulators=*/false,
+                  /*onDevice=*/true, inputs, outputs, loss);
   SmallVector<SignatureEntry> inputEntries, outputEntries;
   for (const StepInput &input : inputs)
     inputEntries.push_back({input.name, input.type, "", input.initializer});

@@ -393,7 +393,7 @@ int main(int argc, char **argv) {
           : std::nullopt,
       lossName, carryPairs,
       /*restartAccumulators=*/!optimizerFile.empty() || sgdLearningRate != 0,
-      inputs, outputs, loss);
+      /*onDevice=*/device == "cuda", inputs, outputs, loss);
   if (loss.empty())
     for (const StepOutput &output : outputs)
       if (output.type.getRank() == 0 &&

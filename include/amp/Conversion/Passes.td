@@ -35,10 +35,24 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
       appends to their function, named `amp.random_key` by its location;
       a node's `seed` attribute replaces the key's seed.
 
+    - An If whose condition is a constant (a test of static shapes) becomes
+      its branch's ops; another becomes an `scf.if` (`host-branches`). A
+      Loop whose trip count and condition are constants unrolls (at most
+      256 iterations), its body lowered once per iteration with the
+      iteration number a constant; another becomes an `scf.while`
+      (`host-branches`; no scan outputs).
+
     Runtime-only ops (`YieldOp`, `Send`, `Recv`), custom domains and
     attributes a lowering does not support are errors that name the node;
     nothing is left half-converted in that case.
   }];
+  let options = [
+    Option<"hostBranches", "host-branches", "bool", "true",
+           "lower an If or Loop whose condition is computed at run time to "
+           "an scf.if or scf.while that the host evaluates; without it (the "
+           "CUDA pipeline, whose buffers are in device memory) such a node "
+           "is an error">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",

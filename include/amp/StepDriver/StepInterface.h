@@ -70,14 +70,17 @@ void describeStep(mlir::func::FuncOp func, llvm::ArrayRef<int64_t> bounds,
 /// `path`, before they lower it: `amp-pipeline{<ampPipeline>}` (or, without
 /// one, amp-analyze-training with `lossName`), its hidden state exposed,
 /// conversion to linalg, describeStep, and the graph's argument and result
-/// attributes dropped (the initial values stay in `inputs`). Returns the
-/// graph; exits with a message on failure.
-mlir::func::FuncOp
-prepareStep(mlir::ModuleOp module, llvm::StringRef path,
-            std::optional<llvm::StringRef> ampPipeline,
-            llvm::StringRef lossName, llvm::ArrayRef<std::string> carryPairs,
-            bool restartAccumulators, std::vector<StepInput> &inputs,
-            std::vector<StepOutput> &outputs, std::string &loss);
+/// attributes dropped (the initial values stay in `inputs`). `onDevice`
+/// (CUDA) makes an If of a run-time condition an error. Returns the graph;
+/// exits with a message on failure.
+mlir::func::FuncOp prepareStep(mlir::ModuleOp module, llvm::StringRef path,
+                               std::optional<llvm::StringRef> ampPipeline,
+                               llvm::StringRef lossName,
+                               llvm::ArrayRef<std::string> carryPairs,
+                               bool restartAccumulators, bool onDevice,
+                               std::vector<StepInput> &inputs,
+                               std::vector<StepOutput> &outputs,
+                               std::string &loss);
 
 } // namespace amprun
 

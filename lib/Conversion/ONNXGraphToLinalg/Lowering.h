@@ -335,6 +335,19 @@ Value castToType(OpBuilder &b, Location loc, Value value, Type type);
 /// naming it `what`.
 Value getScalarOperand(NodeLowering &node, unsigned i, llvm::StringRef what);
 
+/// Lowers the ops of one block from `begin` up to `end`, in order.
+using OpRangeLowering = llvm::function_ref<LogicalResult(Block::iterator begin,
+                                                         Block::iterator end)>;
+
+/// Whether `node` is an If or a Loop, which lowerControlFlow lowers.
+bool isControlFlow(onnxg::NodeOp node);
+
+/// Lowers an If or Loop node (ControlFlow.cpp); `lowerOps` lowers the
+/// nodes of its subgraphs. Without `hostBranches` an If whose condition is
+/// computed at run time is an error.
+LoweringResult lowerControlFlow(NodeLowering &node, OpRangeLowering lowerOps,
+                                bool hostBranches);
+
 /// `inputs` (ranked, of one rank) concatenated along `axis`.
 Value concatTensors(OpBuilder &b, Location loc, ValueRange inputs,
                     int64_t axis);

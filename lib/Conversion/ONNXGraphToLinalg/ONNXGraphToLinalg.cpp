@@ -50,7 +50,8 @@ static const LoweringTable &getLoweringTable() {
 
 /// Why `node` cannot run, or "" when it has a lowering.
 static std::string getUnsupportedReason(onnxg::NodeOp node) {
-  if (getLoweringTable().lookup(node.getDomain(), node.getOpType()))
+  if (isControlFlow(node) ||
+      getLoweringTable().lookup(node.getDomain(), node.getOpType()))
     return "";
   const onnxg::OpInfo *info =
       onnxg::lookupOp(node.getDomain(), node.getOpType());
@@ -114,10 +115,12 @@ static std::optional<SmallVector<Value>> getEmptyResults(onnxg::NodeOp node,
   return results;
 }
 
-/// Lowers one node; emits an error and fails when it cannot.
+/// Lowers one node; emits an error and fails when it cannot. `lowerOps`
+/// lowers the nodes of an If's or a Loop's subgraphs.
 static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
-                               RandomSource &random) {
-  if (node.getNumRegions()) {
+                               RandomSource &random, OpRangeLowering lowerOps,
+                               bool hostBranches) {
+  if (node.getNumRegions() && !isControlFlow(node)) {
     emitError(node.getLoc())
         << node.describe() << ": nodes with subgraphs do not lower yet";
     return failure();
@@ -133,6 +136,8 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
   LoweringResult results = failure();
   if (std::optional<SmallVector<Value>> empty = getEmptyResults(node, builder))
     results = *empty;
+  else if (isControlFlow(node))
+    results = lowerControlFlow(lowering, lowerOps, hostBranches);
   else if (Value folded = foldIntegerNode(lowering))
     results = SmallVector<Value>{folded};
   else
@@ -155,6 +160,36 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
           castToType(builder, node.getLoc(), value, result.getType()));
   }
   node.erase();
+  return success();
+}
+
+/// Lowers the nodes, initializers and AMP ops from `begin` up to `end` of
+/// one block, in order (and those of the subgraphs of If and Loop nodes).
+static LogicalResult lowerOps(Block::iterator begin, Block::iterator end,
+                              OpBuilder &builder, RandomSource &random,
+                              bool hostBranches) {
+  auto lowerNested = [&](Block::iterator from, Block::iterator to) {
+    return lowerOps(from, to, builder, random, hostBranches);
+  };
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::make_range(begin, end))) {
+    builder.setInsertionPoint(&op);
+    if (auto node = dyn_cast<onnxg::NodeOp>(op)) {
+      if (failed(lowerNode(node, builder, random, lowerNested, hostBranches)))
+        return failure();
+      continue;
+    }
+    if (auto initializer = dyn_cast<onnxg::InitializerOp>(op)) {
+      Value constant =
+          createConstant(builder, op.getLoc(), initializer.getValue());
+      initializer.replaceAllUsesWith(constant);
+      initializer.erase();
+      continue;
+    }
+    if (isa<amp::AMPDialect>(op.getDialect()) &&
+        failed(lowerAMPOp(&op, builder)))
+      return failure();
+  }
   return success();
 }
 
@@ -190,6 +225,7 @@ static LogicalResult checkSequenceBoundaries(ModuleOp module) {
 namespace {
 struct ConvertONNXGraphToLinalgPass
     : amp::impl::ConvertONNXGraphToLinalgBase<ConvertONNXGraphToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Report every op type that cannot lower before touching anything.
@@ -222,27 +258,10 @@ struct ConvertONNXGraphToLinalgPass
       if (func.isExternal())
         continue;
       RandomSource random(func);
-      for (Operation &op :
-           llvm::make_early_inc_range(func.getBody().getOps())) {
-        builder.setInsertionPoint(&op);
-        if (auto node = dyn_cast<onnxg::NodeOp>(op)) {
-          if (failed(lowerNode(node, builder, random)))
-            return signalPassFailure();
-          continue;
-        }
-        if (auto initializer = dyn_cast<onnxg::InitializerOp>(op)) {
-          Value constant =
-              createConstant(builder, op.getLoc(), initializer.getValue());
-          initializer.replaceAllUsesWith(constant);
-          initializer.erase();
-          continue;
-        }
-        if (isa<amp::AMPDialect>(op.getDialect())) {
-          if (failed(lowerAMPOp(&op, builder)))
-            return signalPassFailure();
-          continue;
-        }
-      }
+      Block &entry = func.getBody().front();
+      if (failed(lowerOps(entry.begin(), entry.end(), builder, random,
+                          hostBranches)))
+        return signalPassFailure();
       for (auto none :
            llvm::make_early_inc_range(func.getBody().getOps<onnxg::NoneOp>()))
         if (none.use_empty())

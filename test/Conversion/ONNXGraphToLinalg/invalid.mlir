@@ -583,3 +583,65 @@ func.func @multinomial_of_floats(%x: tensor<2x4xf32>) -> tensor<2x1xf32> {
   %0 = onnxg.node "Multinomial"(%x) opset 7 attributes {dtype = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x1xf32>
   return %0 : tensor<2x1xf32>
 }
+
+// -----
+
+func.func @loop_runtime_trip_count_with_scans(%m: tensor<i64>, %y: tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>) {
+  %none = onnxg.none
+  // expected-error @+1 {{node (Loop): has scan outputs, which need the loop unrolled: a constant trip count and condition, and at most 256 iterations}}
+  %0:2 = onnxg.node "Loop"(%m, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    onnxg.yield ["cond", "v", "scan"] %cond, %v, %v : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  } : (tensor<i64>, none, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<?x2xf32>
+}
+
+// -----
+
+func.func @loop_without_end(%y: tensor<2xf32>) -> tensor<2xf32> {
+  %none = onnxg.none
+  // expected-error @+1 {{node (Loop): never ends: it has no trip count, and its condition stays true for 256 iterations}}
+  %0 = onnxg.node "Loop"(%none, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    onnxg.yield ["cond", "v"] %cond, %v : tensor<i1>, tensor<2xf32>
+  } : (none, none, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @loop_carried_shape_changes(%y: tensor<2xf32>) -> tensor<?xf32> {
+  %m = arith.constant dense<2> : tensor<i64>
+  %none = onnxg.none
+  // expected-error @+1 {{node (Loop): carried value #0 changes from 'tensor<2xf32>' to 'tensor<4xf32>'}}
+  %0 = onnxg.node "Loop"(%m, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    %w = onnxg.node "Concat"(%v, %v) opset 13 attributes {axis = 0 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+    onnxg.yield ["cond", "w"] %cond, %w : tensor<i1>, tensor<4xf32>
+  } : (tensor<i64>, none, tensor<2xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @if_branches_differ(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<2xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{node (If): output #0 is 'tensor<2xf32>' in then_branch and 'tensor<4xf32>' in else_branch: an If whose condition is computed at run time needs one static type per output}}
+  %0 = onnxg.node "If"(%c) opset 17 attributes {else_branch = 0 : index, then_branch = 1 : index} subgraphs {
+    onnxg.yield ["x"] %x : tensor<4xf32>
+  }, {
+    onnxg.yield ["y"] %y : tensor<2xf32>
+  } : (tensor<i1>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @if_condition_not_a_flag(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{node (If): the condition must be a boolean of one element}}
+  %0 = onnxg.node "If"(%c) opset 17 attributes {else_branch = 0 : index, then_branch = 1 : index} subgraphs {
+    onnxg.yield ["x"] %x : tensor<4xf32>
+  }, {
+    onnxg.yield ["x"] %x : tensor<4xf32>
+  } : (tensor<2xi1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

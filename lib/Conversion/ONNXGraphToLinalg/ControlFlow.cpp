@@ -1,0 +1,461 @@
+//===- ControlFlow.cpp - Lower If and Loop nodes --------------------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// If and Loop carry their bodies as regions whose nodes read the outer
+// graph's values directly. An If whose condition is a constant (shape
+// tests, once shapes are static) becomes the nodes of its branch; another
+// lowers both branches in place and moves them into an scf.if. A Loop whose
+// trip count and condition are constants is unrolled: its body is lowered
+// once per iteration with the iteration number a constant, so what the body
+// slices or gathers by it folds, and its scan outputs are the iterations'
+// values concatenated. Another Loop (a trip count or condition computed at
+// run time, or more than 256 iterations) becomes an scf.while. The CUDA
+// backend takes only the unrolled and inlined forms: its host code cannot
+// read a condition from device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::amp::lowering;
+
+/// A Loop unrolls into at most this many copies of its body.
+static constexpr int64_t kMaxUnrolledIterations = 256;
+
+bool mlir::amp::lowering::isControlFlow(onnxg::NodeOp node) {
+  return (node.getDomain().empty() || node.getDomain() == "ai.onnx") &&
+         (node.getOpType() == "If" || node.getOpType() == "Loop");
+}
+
+/// The body block of the GRAPH attribute `name`, or null.
+static Block *getSubgraph(NodeLowering &node, StringRef name) {
+  auto index = dyn_cast_or_null<IntegerAttr>(node.getAttr(name));
+  onnxg::NodeOp op = node.getNode();
+  if (!index || index.getInt() < 0 ||
+      index.getInt() >= int64_t(op->getNumRegions()) ||
+      op->getRegion(index.getInt()).empty())
+    return nullptr;
+  return &op->getRegion(index.getInt()).front();
+}
+
+/// The value of a one-element boolean constant, or nullopt.
+static std::optional<bool> getConstantFlag(Value value) {
+  DenseElementsAttr attr;
+  if (!value || !matchPattern(getMostStaticValue(value), m_Constant(&attr)) ||
+      attr.getNumElements() != 1 || !attr.getElementType().isInteger(1))
+    return std::nullopt;
+  return *attr.getValues<bool>().begin();
+}
+
+/// Checks that `value` is a boolean tensor of one element (a condition).
+static LogicalResult checkCondition(NodeLowering &node, Value value,
+                                    StringRef what) {
+  auto type = getRankedType(value);
+  if (!type || !type.hasStaticShape() || type.getNumElements() != 1 ||
+      !type.getElementType().isInteger(1))
+    return node.emitError() << what << " must be a boolean of one element";
+  return success();
+}
+
+/// The element of a one-element tensor.
+static Value extractElement(OpBuilder &b, Location loc, Value tensor) {
+  SmallVector<Value> zeros(getRankedType(tensor).getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, zeros);
+}
+
+/// The yield ending `body`, whose nodes have been lowered.
+static onnxg::YieldOp getYield(Block &body) {
+  return cast<onnxg::YieldOp>(body.getTerminator());
+}
+
+/// The values the yield ending `body` yields, lowered: with the most static
+/// types known.
+static SmallVector<Value> getYieldedValues(Block &body) {
+  return llvm::map_to_vector(getYield(body).getValues(), getMostStaticValue);
+}
+
+/// Lowers the nodes of `body` where they are.
+static LogicalResult lowerInPlace(Block &body, OpRangeLowering lowerOps) {
+  return lowerOps(body.begin(), Block::iterator(body.getTerminator()));
+}
+
+/// Moves the ops of `body` but its terminator before `before`.
+static void spliceBefore(Block &body, Block *block, Block::iterator before) {
+  block->getOperations().splice(before, body.getOperations(), body.begin(),
+                                Block::iterator(body.getTerminator()));
+}
+
+static LoweringResult lowerIf(NodeLowering &node, OpRangeLowering lowerOps,
+                              bool hostBranches) {
+  Block *thenBody = getSubgraph(node, "then_branch");
+  Block *elseBody = getSubgraph(node, "else_branch");
+  if (!thenBody || !elseBody)
+    return node.emitError() << "then_branch and else_branch must be subgraphs";
+  if (getYield(*thenBody).getValues().size() != node.getNumResults() ||
+      getYield(*elseBody).getValues().size() != node.getNumResults())
+    return node.emitError() << "each branch must yield the If's "
+                            << node.getNumResults() << " outputs";
+  Value condition = node.operand(0);
+  if (failed(checkCondition(node, condition, "the condition")))
+    return failure();
+  onnxg::NodeOp op = node.getNode();
+  OpBuilder &b = node.getBuilder();
+
+  // A known condition: the branch's nodes replace the If.
+  if (std::optional<bool> known = getConstantFlag(condition)) {
+    Block &body = *known ? *thenBody : *elseBody;
+    if (failed(lowerInPlace(body, lowerOps)))
+      return failure();
+    SmallVector<Value> results = getYieldedValues(body);
+    spliceBefore(body, op->getBlock(), Block::iterator(op));
+    b.setInsertionPoint(op);
+    return results;
+  }
+
+  // Otherwise both branches run under an scf.if, whose results need one
+  // static type per output.
+  if (!hostBranches)
+    return node.emitError()
+           << "the condition is computed at run time, and the host would "
+              "read it from device memory: an If lowers for CUDA only when "
+              "its condition is a constant";
+  if (failed(lowerInPlace(*thenBody, lowerOps)) ||
+      failed(lowerInPlace(*elseBody, lowerOps)))
+    return failure();
+  SmallVector<Value> thenValues = getYieldedValues(*thenBody);
+  SmallVector<Value> elseValues = getYieldedValues(*elseBody);
+  SmallVector<Type> types;
+  for (unsigned i = 0; i < node.getNumResults(); ++i) {
+    RankedTensorType declared = node.resultType(i);
+    auto thenType = getRankedType(thenValues[i]);
+    auto elseType = getRankedType(elseValues[i]);
+    if (declared && declared.hasStaticShape())
+      types.push_back(declared);
+    else if (thenType && thenType == elseType && thenType.hasStaticShape())
+      types.push_back(thenType);
+    else
+      return node.emitError()
+             << "output #" << i << " is " << thenValues[i].getType()
+             << " in then_branch and " << elseValues[i].getType()
+             << " in else_branch: an If whose condition is computed at run "
+                "time needs one static type per output";
+  }
+  b.setInsertionPoint(op);
+  Value flag = extractElement(b, op.getLoc(), condition);
+  auto ifOp = scf::IfOp::create(b, op.getLoc(), types, flag,
+                                /*withElseRegion=*/true);
+  for (auto [body, values, region] :
+       {std::tuple(thenBody, ArrayRef<Value>(thenValues),
+                   &ifOp.getThenRegion()),
+        std::tuple(elseBody, ArrayRef<Value>(elseValues),
+                   &ifOp.getElseRegion())}) {
+    Block &block = region->front();
+    spliceBefore(*body, &block, block.end());
+    b.setInsertionPointToEnd(&block);
+    SmallVector<Value> yielded;
+    for (auto [value, type] : llvm::zip_equal(values, types))
+      yielded.push_back(castToType(b, op.getLoc(), value, type));
+    scf::YieldOp::create(b, op.getLoc(), yielded);
+  }
+  b.setInsertionPoint(op);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+/// The type of a Loop body's iteration number or condition: its declared
+/// type when that is a static tensor of one `element`, else a 0-d tensor.
+static RankedTensorType getCounterType(Type declared, Type element) {
+  auto ranked = dyn_cast<RankedTensorType>(declared);
+  if (!ranked || !ranked.hasStaticShape() || ranked.getNumElements() != 1 ||
+      ranked.getElementType() != element)
+    return RankedTensorType::get({}, element);
+  return ranked;
+}
+
+/// A constant of getCounterType(type, element) holding `value`.
+static Value createCounter(OpBuilder &b, Location loc, Type type, Type element,
+                           int64_t value) {
+  unsigned width = element.getIntOrFloatBitWidth();
+  return arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(getCounterType(type, element),
+                             APInt(width, width == 1 ? value != 0 : value)));
+}
+
+/// Checks that a carried value keeps its shape and type: `after` (the
+/// body's) against `before` (the loop's).
+static LogicalResult checkCarried(NodeLowering &node, unsigned i, Value before,
+                                  Value after) {
+  auto beforeType = getRankedType(before);
+  auto afterType = getRankedType(after);
+  if (beforeType && afterType &&
+      beforeType.getShape() == afterType.getShape() &&
+      beforeType.getElementType() == afterType.getElementType())
+    return success();
+  return node.emitError() << "carried value #" << i << " changes from "
+                          << before.getType() << " to " << after.getType();
+}
+
+namespace {
+/// A Loop node's parts: its body, trip count M and condition (null when
+/// omitted) and its carried values and scan outputs.
+struct LoopParts {
+  Block *body;
+  Value tripCount, condition;
+  unsigned numCarried, numScans;
+};
+} // namespace
+
+/// Erases the ops from `first` up to `end` of one block, last first.
+static void eraseRange(Operation *first, Operation *end) {
+  SmallVector<Operation *> ops;
+  for (Operation *op = first; op != end; op = op->getNextNode())
+    ops.push_back(op);
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
+/// Unrolls a Loop whose trip count and condition are known (`tripCount`
+/// nullopt: none, ended by the condition). Nullopt, with nothing emitted,
+/// when a condition the body yields is computed at run time or the loop
+/// runs more than kMaxUnrolledIterations: it then needs an scf.while.
+static FailureOr<std::optional<SmallVector<Value>>>
+unrollLoop(NodeLowering &node, const LoopParts &loop,
+           std::optional<int64_t> tripCount, bool running,
+           OpRangeLowering lowerOps) {
+  onnxg::NodeOp op = node.getNode();
+  OpBuilder &b = node.getBuilder();
+  Location loc = op.getLoc();
+  Block *body = loop.body;
+  Operation *before = op->getPrevNode();
+  auto giveUp = [&]() -> std::optional<SmallVector<Value>> {
+    eraseRange(before ? before->getNextNode() : &op->getBlock()->front(), op);
+    return std::nullopt;
+  };
+  SmallVector<Value> carried;
+  for (unsigned i = 0; i < loop.numCarried; ++i)
+    carried.push_back(node.operand(2 + i));
+  SmallVector<SmallVector<Value>> scans(loop.numScans);
+  for (int64_t iteration = 0; running && (!tripCount || iteration < *tripCount);
+       ++iteration) {
+    if (iteration == kMaxUnrolledIterations) {
+      if (!tripCount)
+        return node.emitError()
+               << "never ends: it has no trip count, and its condition stays "
+                  "true for "
+               << kMaxUnrolledIterations << " iterations";
+      return giveUp();
+    }
+    // One copy of the body, with the iteration number and condition as
+    // constants and the carried values of the previous iteration; the
+    // copy's yield follows the values as their nodes lower.
+    IRMapping mapping;
+    b.setInsertionPoint(op);
+    mapping.map(body->getArgument(0),
+                createCounter(b, loc, body->getArgument(0).getType(),
+                              b.getI64Type(), iteration));
+    mapping.map(body->getArgument(1),
+                createCounter(b, loc, body->getArgument(1).getType(),
+                              b.getI1Type(), 1));
+    for (unsigned i = 0; i < loop.numCarried; ++i)
+      mapping.map(body->getArgument(2 + i), carried[i]);
+    Operation *first = nullptr;
+    for (Operation &bodyOp : *body) {
+      Operation *copy = b.clone(bodyOp, mapping);
+      if (!first)
+        first = copy;
+    }
+    auto yield = cast<onnxg::YieldOp>(op->getPrevNode());
+    if (failed(lowerOps(Block::iterator(first), Block::iterator(yield))))
+      return failure();
+    SmallVector<Value> yielded;
+    for (Value value : yield.getValues())
+      yielded.push_back(getMostStaticValue(value));
+    yield.erase();
+    // The body's condition decides the next iteration, with a condition
+    // input or without (as in ONNX Runtime and ONNX's reference).
+    std::optional<bool> next = getConstantFlag(yielded[0]);
+    if (!next)
+      return giveUp();
+    running = *next;
+    for (unsigned i = 0; i < loop.numCarried; ++i) {
+      if (failed(checkCarried(node, i, carried[i], yielded[1 + i])))
+        return failure();
+      carried[i] = yielded[1 + i];
+    }
+    for (unsigned i = 0; i < loop.numScans; ++i)
+      scans[i].push_back(yielded[1 + loop.numCarried + i]);
+  }
+
+  // Scan outputs stack the iterations' values along a new first axis.
+  b.setInsertionPoint(op);
+  SmallVector<Value> results(carried);
+  for (unsigned i = 0; i < loop.numScans; ++i) {
+    RankedTensorType declared = node.resultType(loop.numCarried + i);
+    if (scans[i].empty()) {
+      if (!declared || !declared.hasStaticShape() ||
+          declared.getNumElements() != 0)
+        return node.emitError() << "scan output #" << i
+                                << " of a Loop that runs no iteration needs "
+                                   "a static type of no elements";
+      results.push_back(arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(declared, ArrayRef<Attribute>{})));
+      continue;
+    }
+    SmallVector<Value> rows;
+    for (Value value : scans[i]) {
+      auto type = getRankedType(value);
+      if (!type || type != getRankedType(scans[i].front()))
+        return node.emitError() << "scan output #" << i
+                                << " changes its type between iterations";
+      SmallVector<int64_t> shape{1};
+      llvm::append_range(shape, type.getShape());
+      rows.push_back(reshapeTo(
+          b, loc, value, RankedTensorType::get(shape, type.getElementType())));
+    }
+    results.push_back(concatTensors(b, loc, rows, 0));
+  }
+  return std::optional<SmallVector<Value>>(std::move(results));
+}
+
+/// A Loop whose trip count or condition is computed at run time: an
+/// scf.while over (iteration number, condition, carried values) whose
+/// "after" region holds the lowered body.
+static LoweringResult lowerWhileLoop(NodeLowering &node, const LoopParts &loop,
+                                     OpRangeLowering lowerOps,
+                                     bool hostBranches) {
+  if (!hostBranches)
+    return node.emitError()
+           << "the trip count or condition is computed at run time, and the "
+              "host would read it from device memory: a Loop lowers for "
+              "CUDA only when they are constants";
+  if (loop.numScans)
+    return node.emitError()
+           << "has scan outputs, which need the loop unrolled: a constant "
+              "trip count and condition, and at most "
+           << kMaxUnrolledIterations << " iterations";
+  onnxg::NodeOp op = node.getNode();
+  OpBuilder &b = node.getBuilder();
+  Location loc = op.getLoc();
+  Block *body = loop.body;
+
+  // The body lowers where it is, its arguments typed as the loop's state.
+  BlockArgument iterationArg = body->getArgument(0);
+  BlockArgument conditionArg = body->getArgument(1);
+  iterationArg.setType(getCounterType(iterationArg.getType(), b.getI64Type()));
+  conditionArg.setType(getCounterType(conditionArg.getType(), b.getI1Type()));
+  SmallVector<Value> inits;
+  for (unsigned i = 0; i < loop.numCarried; ++i) {
+    inits.push_back(node.operand(2 + i));
+    body->getArgument(2 + i).setType(inits.back().getType());
+  }
+  if (failed(lowerInPlace(*body, lowerOps)))
+    return failure();
+  SmallVector<Value> yielded = getYieldedValues(*body);
+  for (unsigned i = 0; i < loop.numCarried; ++i)
+    if (failed(checkCarried(node, i, inits[i], yielded[1 + i])))
+      return failure();
+  if (failed(checkCondition(node, yielded[0], "the condition the body yields")))
+    return failure();
+
+  b.setInsertionPoint(op);
+  Value limit =
+      loop.tripCount ? extractElement(b, loc, loop.tripCount) : Value();
+  Value flag = loop.condition ? extractElement(b, loc, loop.condition)
+                              : arith::ConstantIntOp::create(b, loc, 1, 1);
+  SmallVector<Value> state{arith::ConstantIntOp::create(b, loc, 0, 64), flag};
+  llvm::append_range(state, inits);
+  auto whileOp = scf::WhileOp::create(
+      b, loc, TypeRange(ValueRange(state)), state,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value keep = args[1];
+        if (limit)
+          keep = arith::AndIOp::create(
+              nested, nestedLoc, keep,
+              arith::CmpIOp::create(nested, nestedLoc,
+                                    arith::CmpIPredicate::slt, args[0], limit));
+        scf::ConditionOp::create(nested, nestedLoc, keep, args);
+      },
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        iterationArg.replaceAllUsesWith(tensor::FromElementsOp::create(
+            nested, nestedLoc, iterationArg.getType(), args[0]));
+        conditionArg.replaceAllUsesWith(tensor::FromElementsOp::create(
+            nested, nestedLoc, conditionArg.getType(), args[1]));
+        for (unsigned i = 0; i < loop.numCarried; ++i)
+          body->getArgument(2 + i).replaceAllUsesWith(args[2 + i]);
+        Block *after = nested.getInsertionBlock();
+        spliceBefore(*body, after, after->end());
+        nested.setInsertionPointToEnd(after);
+        SmallVector<Value> next{
+            arith::AddIOp::create(
+                nested, nestedLoc, args[0],
+                arith::ConstantIntOp::create(nested, nestedLoc, 1, 64)),
+            extractElement(nested, nestedLoc, yielded[0])};
+        for (unsigned i = 0; i < loop.numCarried; ++i)
+          next.push_back(castToType(nested, nestedLoc, yielded[1 + i],
+                                    inits[i].getType()));
+        scf::YieldOp::create(nested, nestedLoc, next);
+      });
+  b.setInsertionPoint(op);
+  return SmallVector<Value>(whileOp.getResults().drop_front(2));
+}
+
+static LoweringResult lowerLoop(NodeLowering &node, OpRangeLowering lowerOps,
+                                bool hostBranches) {
+  LoopParts loop{getSubgraph(node, "body"), node.operand(0), node.operand(1),
+                 node.getNumOperands() - 2, 0};
+  if (!loop.body)
+    return node.emitError() << "body must be a subgraph";
+  loop.numScans = node.getNumResults() - loop.numCarried;
+  if (loop.body->getNumArguments() != loop.numCarried + 2 ||
+      getYield(*loop.body).getValues().size() !=
+          loop.numCarried + 1 + loop.numScans)
+    return node.emitError()
+           << "the body must take the iteration number, the condition and "
+           << loop.numCarried
+           << " carried values, and yield the condition, the "
+           << loop.numCarried << " carried values and the scan outputs";
+  if (loop.condition &&
+      failed(checkCondition(node, loop.condition, "the condition")))
+    return failure();
+
+  // Known trip count and condition: unroll, unless the body's condition
+  // turns out to depend on run-time values.
+  std::optional<int64_t> tripCount;
+  bool known = true;
+  if (loop.tripCount) {
+    std::optional<SmallVector<int64_t>> values = node.getConstantInts(0);
+    if (values && values->size() == 1)
+      tripCount = values->front();
+    else
+      known = false;
+  }
+  std::optional<bool> running =
+      loop.condition ? getConstantFlag(loop.condition) : true;
+  if (known && running &&
+      (!tripCount || *tripCount <= kMaxUnrolledIterations)) {
+    FailureOr<std::optional<SmallVector<Value>>> unrolled =
+        unrollLoop(node, loop, tripCount, *running, lowerOps);
+    if (failed(unrolled))
+      return failure();
+    if (*unrolled)
+      return **unrolled;
+  }
+  return lowerWhileLoop(node, loop, lowerOps, hostBranches);
+}
+
+LoweringResult mlir::amp::lowering::lowerControlFlow(NodeLowering &node,
+                                                     OpRangeLowering lowerOps,
+                                                     bool hostBranches) {
+  return node.getNode().getOpType() == "If"
+             ? lowerIf(node, lowerOps, hostBranches)
+             : lowerLoop(node, lowerOps, hostBranches);
+}

@@ -1,0 +1,137 @@
+// RUN: amp-opt %s --convert-onnxg-to-linalg -split-input-file | FileCheck %s --enable-var-scope
+
+// An If whose condition is a constant becomes its branch's ops; the other
+// branch is dropped.
+// CHECK-LABEL: func.func @if_constant(
+// CHECK-NOT:     scf.if
+// CHECK:         arith.maximumf
+// CHECK-NOT:     arith.negf
+// CHECK:         return
+func.func @if_constant(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<true> : tensor<i1>
+  %0 = onnxg.node "If"(%c) opset 17 attributes {else_branch = 0 : index, then_branch = 1 : index} subgraphs {
+    %e = onnxg.node "Neg"(%x) opset 17 : (tensor<4xf32>) -> tensor<4xf32>
+    onnxg.yield ["e"] %e : tensor<4xf32>
+  }, {
+    %t = onnxg.node "Relu"(%x) opset 17 : (tensor<4xf32>) -> tensor<4xf32>
+    onnxg.yield ["t"] %t : tensor<4xf32>
+  } : (tensor<i1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A condition computed at run time: an scf.if on the extracted flag, each
+// branch lowered inside it (then_branch is region 1: regions follow the
+// attributes' names). A branch may yield an outer value.
+// CHECK-LABEL: func.func @if_runtime(
+// CHECK-SAME:    %[[C:.*]]: tensor<1xi1>, %[[X:.*]]: tensor<4xf32>)
+// CHECK:         %[[FLAG:.*]] = tensor.extract %[[C]][%{{.*}}] : tensor<1xi1>
+// CHECK:         %[[R:.*]] = scf.if %[[FLAG]] -> (tensor<4xf32>) {
+// CHECK-NEXT:      scf.yield %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    } else {
+// CHECK:           %[[NEG:.*]] = linalg.generic
+// CHECK:             arith.negf
+// CHECK:           scf.yield %[[NEG]] : tensor<4xf32>
+// CHECK:         return %[[R]]
+func.func @if_runtime(%c: tensor<1xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = onnxg.node "If"(%c) opset 17 attributes {else_branch = 0 : index, then_branch = 1 : index} subgraphs {
+    %e = onnxg.node "Neg"(%x) opset 17 : (tensor<4xf32>) -> tensor<4xf32>
+    onnxg.yield ["e"] %e : tensor<4xf32>
+  }, {
+    onnxg.yield ["x"] %x : tensor<4xf32>
+  } : (tensor<1xi1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A Loop of a constant trip count unrolls: the body once per iteration,
+// with the iteration number a constant (0, 1, 2) and the carried value of
+// the iteration before; the scan output stacks the iterations' values with
+// one tensor.concat.
+// CHECK-LABEL: func.func @loop(
+// CHECK-SAME:    %[[Y:.*]]: tensor<2xf32>)
+// CHECK:         %[[I0:.*]] = arith.constant dense<0> : tensor<i64>
+// CHECK:         %[[V1:.*]] = linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<2xf32>, tensor<f32>)
+// CHECK:         %[[I1:.*]] = arith.constant dense<1> : tensor<i64>
+// CHECK:         %[[V2:.*]] = linalg.generic {{.*}} ins(%[[V1]], %{{.*}} : tensor<2xf32>, tensor<f32>)
+// CHECK:         %[[I2:.*]] = arith.constant dense<2> : tensor<i64>
+// CHECK:         %[[V3:.*]] = linalg.generic {{.*}} ins(%[[V2]], %{{.*}} : tensor<2xf32>, tensor<f32>)
+// CHECK-NOT:     linalg.generic
+// CHECK-DAG:     %[[R1:.*]] = tensor.expand_shape %[[V1]] {{.*}} into tensor<1x2xf32>
+// CHECK-DAG:     %[[R2:.*]] = tensor.expand_shape %[[V2]] {{.*}} into tensor<1x2xf32>
+// CHECK-DAG:     %[[R3:.*]] = tensor.expand_shape %[[V3]] {{.*}} into tensor<1x2xf32>
+// CHECK:         %[[SCAN:.*]] = tensor.concat dim(0) %[[R1]], %[[R2]], %[[R3]]
+// CHECK:         return %[[V3]], %[[SCAN]]
+func.func @loop(%y: tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  %m = arith.constant dense<3> : tensor<i64>
+  %none = onnxg.none
+  %0:2 = onnxg.node "Loop"(%m, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    %f = onnxg.node "Cast"(%i) opset 16 attributes {to = 1 : i64} : (tensor<i64>) -> tensor<f32>
+    %w = onnxg.node "Add"(%v, %f) opset 16 : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+    onnxg.yield ["cond", "w", "scan"] %cond, %w, %w : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  } : (tensor<i64>, none, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// A Loop with a condition ends at the first iteration whose condition,
+// computed from the iteration number, is false: 2 iterations of at most 10.
+// CHECK-LABEL: func.func @loop_until(
+// CHECK-COUNT-2: arith.mulf
+// CHECK-NOT:     arith.mulf
+// CHECK:         return
+func.func @loop_until(%y: tensor<2xf32>) -> tensor<2xf32> {
+  %m = arith.constant dense<10> : tensor<i64>
+  %true = arith.constant dense<true> : tensor<i1>
+  %one = arith.constant dense<1> : tensor<i64>
+  %0 = onnxg.node "Loop"(%m, %true, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    %w = onnxg.node "Mul"(%v, %v) opset 16 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %c = onnxg.node "Less"(%i, %one) opset 16 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    onnxg.yield ["c", "w"] %c, %w : tensor<i1>, tensor<2xf32>
+  } : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// A condition computed from the data: an scf.while over (iteration number,
+// condition, carried value) that stops at the trip count or when the
+// body's condition is false; the body lowers in its "after" region, its
+// iteration number and condition rebuilt as tensors.
+// CHECK-LABEL: func.func @loop_while(
+// CHECK-SAME:    %[[Y:.*]]: tensor<2xf32>)
+// CHECK:         %[[LIMIT:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK:         %[[FLAG:.*]] = tensor.extract %{{.*}}[] : tensor<i1>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         %[[W:.*]]:3 = scf.while (%[[I:.*]] = %[[ZERO]], %[[C:.*]] = %[[FLAG]], %[[V:.*]] = %[[Y]]) : (i64, i1, tensor<2xf32>) -> (i64, i1, tensor<2xf32>) {
+// CHECK:           %[[LESS:.*]] = arith.cmpi slt, %[[I]], %[[LIMIT]] : i64
+// CHECK:           %[[KEEP:.*]] = arith.andi %[[C]], %[[LESS]] : i1
+// CHECK:           scf.condition(%[[KEEP]]) %[[I]], %[[C]], %[[V]]
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[I2:.*]]: i64, %[[C2:.*]]: i1, %[[V2:.*]]: tensor<2xf32>):
+// CHECK:           %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[V2]], %{{.*}} : tensor<2xf32>, tensor<f32>)
+// CHECK:             arith.mulf
+// CHECK:           arith.cmpf olt
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[I2]], %{{.*}} : i64
+// CHECK:           %[[NEXTC:.*]] = tensor.extract
+// CHECK:           scf.yield %[[NEXT]], %[[NEXTC]], %[[NEW]] : i64, i1, tensor<2xf32>
+// CHECK:         return %[[W]]#2
+func.func @loop_while(%y: tensor<2xf32>) -> tensor<2xf32> {
+  %m = arith.constant dense<100> : tensor<i64>
+  %true = arith.constant dense<true> : tensor<i1>
+  %0 = onnxg.node "Loop"(%m, %true, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    %two = arith.constant dense<2.0> : tensor<f32>
+    %w = onnxg.node "Mul"(%v, %two) opset 16 : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+    %s = onnxg.node "ReduceSum"(%w) opset 13 attributes {keepdims = 0 : i64} : (tensor<2xf32>) -> tensor<f32>
+    %lim = arith.constant dense<1000.0> : tensor<f32>
+    %c = onnxg.node "Less"(%s, %lim) opset 16 : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    onnxg.yield ["c", "w"] %c, %w : tensor<i1>, tensor<2xf32>
+  } : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

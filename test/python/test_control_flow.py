@@ -1,0 +1,154 @@
+"""If and Loop through amp-run (lib/Conversion/ONNXGraphToLinalg/
+ControlFlow.cpp): a scripted PyTorch model exported by torch.onnx, whose
+loop unrolls and whose data-dependent If becomes an scf.if, and while loops
+of a run-time condition, against eager PyTorch and ONNX Runtime; the CUDA
+backend refuses what its host code cannot evaluate. The FP16 pipeline on
+a Loop and an If is in test_subgraphs_fp16.py."""
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from amp_opt import api, ort
+from test_cuda_backend import toolkit_found
+
+F = TensorProto.FLOAT
+
+
+@torch.jit.script
+def _scripted(h: torch.Tensor) -> torch.Tensor:
+    # A loop over a static dimension, and a branch on the data.
+    acc = torch.zeros_like(h[:, 0])
+    for i in range(h.size(1)):
+        acc = acc + h[:, i] * (i + 1)
+    if bool(acc.sum() > 0):
+        out = acc * 2
+    else:
+        out = -acc
+    return out
+
+
+class Scripted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(6, 5)
+
+    def forward(self, x):
+        return _scripted(self.linear(x))
+
+
+def _amp_run(path, folder, inputs, output):
+    """amp-run's output `output` after one step on `inputs` (name ->
+    array)."""
+    args = ["--save-outputs", str(folder / "out")]
+    for name, value in inputs.items():
+        np.save(folder / f"{name}.npy", value)
+        args += ["--input", f"{name}={folder / name}.npy"]
+    api.train(str(path), 1, args=args)
+    return api.load_saved(folder / "out", output)
+
+
+def test_scripted_torch_export_runs(tmp_path, needs_ort):
+    """torch.onnx writes the scripted loop as a Loop (trip count from a
+    shape: unrolled) and the branch as an If on the data (an scf.if); amp-run
+    computes eager PyTorch's output for inputs that take either branch."""
+    torch.manual_seed(0)
+    model = Scripted()
+    path = tmp_path / "scripted.onnx"
+    torch.onnx.export(model, (torch.randn(4, 6),), str(path), opset_version=17,
+                      input_names=["x"], output_names=["y"])
+    op_types = {node.op_type for node in onnx.load(str(path)).graph.node}
+    assert {"Loop", "If"} <= op_types, op_types
+    signs = set()
+    for seed in range(8):
+        x = torch.randn(4, 6, generator=torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            eager = model(x).numpy()
+            weighted = model.linear(x) * torch.arange(1, 6)
+            signs.add(bool(weighted.sum() > 0))
+        got = _amp_run(path, tmp_path, {"x": x.numpy()}, "y")
+        np.testing.assert_allclose(got, eager, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            got, ort.run(str(path), {"x": x.numpy()})["y"], rtol=1e-5,
+            atol=1e-6)
+    assert signs == {True, False}, "the inputs took one branch only"
+
+
+def _while_model(trip_count, with_condition):
+    """v <- v + tanh(v w) while |v| < 50, at most `trip_count` times (None:
+    no trip count); without a condition input the body's condition still
+    decides, as in ONNX Runtime."""
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["v", "w"], ["vw"]),
+         helper.make_node("Tanh", ["vw"], ["t"]),
+         helper.make_node("Add", ["t", "v"], ["v_out"]),
+         helper.make_node("ReduceL2", ["v_out"], ["norm"], keepdims=0),
+         helper.make_node("Less", ["norm", "limit"], ["cond_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", F, [4, 8])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", F, [4, 8])])
+    rng = np.random.default_rng(0)
+    initializers = [
+        numpy_helper.from_array(
+            (rng.standard_normal((8, 8)) / 4).astype(np.float32), "w"),
+        numpy_helper.from_array(np.array(50.0, np.float32), "limit"),
+        numpy_helper.from_array(np.array(True), "go")]
+    if trip_count is not None:
+        initializers.append(
+            numpy_helper.from_array(np.array(trip_count, np.int64), "m"))
+    loop = helper.make_node(
+        "Loop", ["m" if trip_count is not None else "",
+                 "go" if with_condition else "", "x"], ["y"], body=body)
+    graph = helper.make_graph(
+        [loop], "while", [helper.make_tensor_value_info("x", F, [4, 8])],
+        [helper.make_tensor_value_info("y", F, [4, 8])], initializers)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+@pytest.mark.parametrize("trip_count,with_condition",
+                         [(1000, True), (1000, False), (None, True), (5, True)])
+def test_while_loops_match_onnx_runtime(trip_count, with_condition, tmp_path,
+                                        needs_ort):
+    """A condition computed from the data: an scf.while, which stops where
+    ONNX Runtime does (the norm passing 50, or the trip count: 5 stops
+    first); the lowered graph holds the while loop, not copies of the
+    body."""
+    path = tmp_path / "while.onnx"
+    onnx.save(_while_model(trip_count, with_condition), str(path))
+    x = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+    reference = ort.run(str(path), {"x": x})["y"]
+    got = _amp_run(path, tmp_path, {"x": x}, "y")
+    np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(reference, x)
+    lowered = subprocess.run(
+        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
+        capture_output=True, text=True, check=True).stdout
+    assert lowered.count("scf.while") == 1
+    assert lowered.count("math.tanh") == 1
+
+
+@pytest.mark.skipif(not toolkit_found(),
+                    reason="amp-opt has no CUDA toolkit (ptxas)")
+def test_cuda_refuses_run_time_control_flow(tmp_path):
+    """The CUDA step's buffers are in device memory, where its host code
+    cannot read a condition: amp-compile stops with one error line and
+    writes no library."""
+    path = tmp_path / "while.onnx"
+    onnx.save(_while_model(1000, True), str(path))
+    library = tmp_path / "step.so"
+    run = subprocess.run([api.find_tool("amp-compile"), str(path), "-o",
+                          str(library)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "a Loop lowers for CUDA only when they are constants" in \
+        run.stderr, run.stderr
+    assert "Stack dump" not in run.stderr
+    assert not library.exists()
