@@ -9,7 +9,7 @@ import pytest
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-from amp_opt import api, ort
+from amp_opt import api, export_training_step, ort
 from ort_artifacts import add_gradient_accumulators, make_artifact
 from test_cuda_backend import (check_kernels, check_library, compile_library,
                                toolkit_found)
@@ -545,3 +545,40 @@ def test_ort_lstm_training_graph_compiles_to_a_library(tmp_path):
     # The input projection and the per-step recurrence, forward and
     # backward, are GEMMs.
     assert gemms >= 2 * 16
+
+
+class _LastStepClassifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(3, 4)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y[-1])
+
+
+def test_exported_lstm_step_over_64_steps_trains(tmp_path):
+    """Our exporter's step of an nn.LSTM over 70 steps splits the sequence
+    with a Split of 70 sizes of one, a constant of more than 64 equal
+    elements, which the lowering writes as a fill and must still read as
+    the sizes; amp-run's first loss is eager PyTorch's, and SGD lowers it."""
+    torch.manual_seed(0)
+    model = _LastStepClassifier()
+    x, target = torch.randn(70, 1, 3), torch.tensor([1])
+    path = str(tmp_path / "lstm.onnx")
+    export_training_step(model, (x,), (target,),
+                         torch.nn.functional.cross_entropy, path,
+                         optimizer="sgd", lr=0.1)
+    splits = [len(node.output) for node in onnx.load(path).graph.node
+              if node.op_type == "Split"]
+    assert max(splits) == 70, splits
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "target.npy", target.numpy())
+    records, _ = api.train(path, 10, args=[
+        "--input", f"input0={tmp_path / 'x.npy'}",
+        "--input", f"target0={tmp_path / 'target.npy'}"])
+    losses = [r["loss"] for r in records]
+    eager = torch.nn.functional.cross_entropy(model(x), target).item()
+    assert abs(losses[0] - eager) < 1e-5 * max(1.0, eager), (losses, eager)
+    assert losses[-1] < 0.8 * losses[0], losses

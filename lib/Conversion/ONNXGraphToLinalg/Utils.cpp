@@ -120,6 +120,9 @@ static std::optional<SmallVector<int64_t>> readInts(ElementsAttr attr) {
   return std::nullopt;
 }
 
+/// The most elements getConstantInts reads from a fill.
+static constexpr int64_t kMaxReadFillElements = 1 << 16;
+
 std::optional<SmallVector<int64_t>>
 NodeLowering::getConstantInts(unsigned i) const {
   Value value = operand(i);
@@ -128,6 +131,19 @@ NodeLowering::getConstantInts(unsigned i) const {
   if (auto constant = value.getDefiningOp<arith::ConstantOp>())
     if (auto elements = dyn_cast<ElementsAttr>(constant.getValue()))
       return readInts(elements);
+  // A constant of equal elements (createConstant's fill of a splat: the
+  // 128 ones of a Split's sizes).
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  auto type = getRankedType(value);
+  IntegerAttr element;
+  if (fill && type && type.hasStaticShape() &&
+      type.getNumElements() <= kMaxReadFillElements &&
+      fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>() &&
+      matchPattern(fill.getInputs().front(), m_Constant(&element)))
+    return SmallVector<int64_t>(type.getNumElements(),
+                                element.getType().isInteger(1)
+                                    ? element.getValue().getZExtValue()
+                                    : element.getValue().getSExtValue());
   return std::nullopt;
 }
 
