@@ -6,7 +6,9 @@
 //
 // The amp-unshare-fills pass: a filled tensor that several ops write into
 // (their destination) is filled once for each of them, so that
-// bufferization writes each in place instead of copying the filled buffer.
+// bufferization writes each in place instead of copying the filled buffer;
+// and each use of a tensor.empty gets its own, so that bufferization's
+// analysis does not see one alias set of all the ops that write into it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,9 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+
+/// The most uses a tensor.empty keeps.
+static constexpr size_t kUsesPerEmpty = 16;
 
 namespace {
 struct UnshareFillsPass : amp::impl::UnshareFillsBase<UnshareFillsPass> {
@@ -52,6 +57,31 @@ struct UnshareFillsPass : amp::impl::UnshareFillsBase<UnshareFillsPass> {
         IRMapping mapping;
         mapping.map(empty.getResult(), builder.clone(*empty)->getResult(0));
         use->set(builder.clone(*fill, mapping)->getResult(0));
+      }
+    }
+    // Empty tensors: each run of kUsesPerEmpty uses (in program order) gets
+    // a clone before its first, so that the ops of one run may still share
+    // a buffer.
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation().walk([&](tensor::EmptyOp empty) {
+      if (llvm::range_size(empty->getUses()) > kUsesPerEmpty)
+        empties.push_back(empty);
+    });
+    for (tensor::EmptyOp empty : empties) {
+      SmallVector<OpOperand *> uses = llvm::map_to_vector(
+          empty->getUses(), [](OpOperand &use) { return &use; });
+      llvm::sort(uses, [](OpOperand *a, OpOperand *b) {
+        return a->getOwner()->isBeforeInBlock(b->getOwner());
+      });
+      Value clone;
+      for (auto [index, use] : llvm::enumerate(uses)) {
+        if (index < kUsesPerEmpty)
+          continue;
+        if (index % kUsesPerEmpty == 0) {
+          builder.setInsertionPoint(use->getOwner());
+          clone = builder.clone(*empty)->getResult(0);
+        }
+        use->set(clone);
       }
     }
   }
