@@ -71,8 +71,8 @@ void describeStep(mlir::func::FuncOp func, llvm::ArrayRef<int64_t> bounds,
 /// one, amp-analyze-training with `lossName`), its hidden state exposed,
 /// conversion to linalg, describeStep, and the graph's argument and result
 /// attributes dropped (the initial values stay in `inputs`). `onDevice`
-/// (CUDA) makes an If of a run-time condition an error. Returns the graph;
-/// exits with a message on failure.
+/// (CUDA) makes an If or Loop of a run-time condition an error. Returns the
+/// graph; exits with a message on failure.
 mlir::func::FuncOp prepareStep(mlir::ModuleOp module, llvm::StringRef path,
                                std::optional<llvm::StringRef> ampPipeline,
                                llvm::StringRef lossName,

@@ -223,10 +223,10 @@ static void eraseRange(Operation *first, Operation *end) {
     op->erase();
 }
 
-/// Unrolls a Loop whose trip count and condition are known (`tripCount`
-/// nullopt: none, ended by the condition). Nullopt, with nothing emitted,
-/// when a condition the body yields is computed at run time or the loop
-/// runs more than kMaxUnrolledIterations: it then needs an scf.while.
+/// Unrolls a Loop whose trip count (at most kMaxUnrolledIterations) and
+/// condition are known (`tripCount` nullopt: none, ended by the condition).
+/// Nullopt, with nothing emitted, when a condition the body yields is
+/// computed at run time: it then needs an scf.while.
 static FailureOr<std::optional<SmallVector<Value>>>
 unrollLoop(NodeLowering &node, const LoopParts &loop,
            std::optional<int64_t> tripCount, bool running,
@@ -246,14 +246,12 @@ unrollLoop(NodeLowering &node, const LoopParts &loop,
   SmallVector<SmallVector<Value>> scans(loop.numScans);
   for (int64_t iteration = 0; running && (!tripCount || iteration < *tripCount);
        ++iteration) {
-    if (iteration == kMaxUnrolledIterations) {
-      if (!tripCount)
-        return node.emitError()
-               << "never ends: it has no trip count, and its condition stays "
-                  "true for "
-               << kMaxUnrolledIterations << " iterations";
-      return giveUp();
-    }
+    // Only a loop without a trip count runs this far.
+    if (iteration == kMaxUnrolledIterations)
+      return node.emitError()
+             << "never ends: it has no trip count, and its condition stays "
+                "true for "
+             << kMaxUnrolledIterations << " iterations";
     // One copy of the body, with the iteration number and condition as
     // constants and the carried values of the previous iteration; the
     // copy's yield follows the values as their nodes lower.
@@ -276,9 +274,8 @@ unrollLoop(NodeLowering &node, const LoopParts &loop,
     auto yield = cast<onnxg::YieldOp>(op->getPrevNode());
     if (failed(lowerOps(Block::iterator(first), Block::iterator(yield))))
       return failure();
-    SmallVector<Value> yielded;
-    for (Value value : yield.getValues())
-      yielded.push_back(getMostStaticValue(value));
+    SmallVector<Value> yielded =
+        llvm::map_to_vector(yield.getValues(), getMostStaticValue);
     yield.erase();
     // The body's condition decides the next iteration, with a condition
     // input or without (as in ONNX Runtime and ONNX's reference).

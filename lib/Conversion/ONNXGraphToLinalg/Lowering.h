@@ -343,8 +343,8 @@ using OpRangeLowering = llvm::function_ref<LogicalResult(Block::iterator begin,
 bool isControlFlow(onnxg::NodeOp node);
 
 /// Lowers an If or Loop node (ControlFlow.cpp); `lowerOps` lowers the
-/// nodes of its subgraphs. Without `hostBranches` an If whose condition is
-/// computed at run time is an error.
+/// nodes of its subgraphs. Without `hostBranches` an If or Loop whose
+/// condition is computed at run time is an error.
 LoweringResult lowerControlFlow(NodeLowering &node, OpRangeLowering lowerOps,
                                 bool hostBranches);
 

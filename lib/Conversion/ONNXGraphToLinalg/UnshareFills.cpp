@@ -7,8 +7,8 @@
 // The amp-unshare-fills pass: a filled tensor that several ops write into
 // (their destination) is filled once for each of them, so that
 // bufferization writes each in place instead of copying the filled buffer;
-// and each use of a tensor.empty gets its own, so that bufferization's
-// analysis does not see one alias set of all the ops that write into it.
+// and a tensor.empty keeps at most 16 uses, so that bufferization's analysis
+// does not see one alias set of all the ops that write into it.
 //
 //===----------------------------------------------------------------------===//
 
