@@ -42,32 +42,31 @@ static LoweringResult lowerElementwise(NodeLowering &node, ValueRange operands,
                                        ScalarBody body) {
   RankedTensorType declared = node.resultType(0);
   if (!declared) {
-    // An output ONNX could not type: the operands' rank, any sizes, and
-    // the first float operand's element type.
+    // An output ONNX could not type or shape: the operands' rank, any
+    // sizes, and the element type it declares, else the one the op's schema
+    // fixes (comparisons and logic give booleans, Where its branches' type,
+    // CastLike its second operand's), else Cast's `to`, else the first
+    // float operand's.
     int64_t rank = 0;
-    Type elementType;
+    Type operandElement;
     for (Value operand : operands)
       if (RankedTensorType type = getRankedType(operand)) {
         rank = std::max(rank, type.getRank());
-        if (!elementType || (!isa<FloatType>(elementType) &&
-                             isa<FloatType>(type.getElementType())))
-          elementType = type.getElementType();
+        if (!operandElement || (!isa<FloatType>(operandElement) &&
+                                isa<FloatType>(type.getElementType())))
+          operandElement = type.getElementType();
       }
-    if (!elementType)
+    if (!operandElement)
       return node.emitError() << "operands must be ranked tensors";
-    // What the op type says of its result's type: comparisons and logic
-    // give booleans, casts their target.
-    StringRef opType = node.getNode().getOpType();
-    MLIRContext *ctx = node.getNode().getContext();
-    if (llvm::is_contained({"Equal", "Less", "LessOrEqual", "Greater",
-                            "GreaterOrEqual", "And", "Or", "Xor", "Not",
-                            "IsNaN", "IsInf"},
-                           opType))
-      elementType = IntegerType::get(ctx, 1);
-    else if (opType == "Cast" && node.getInt("to", 0))
-      elementType = onnxg::getElementType(ctx, node.getInt("to", 0));
-    else if (opType == "CastLike" && getRankedType(node.operand(1)))
-      elementType = getRankedType(node.operand(1)).getElementType();
+    onnxg::NodeOp op = node.getNode();
+    Type elementType;
+    if (auto unranked = dyn_cast<UnrankedTensorType>(op.getResult(0).getType()))
+      elementType = unranked.getElementType();
+    else if (op.getOpType() == "Cast" && node.getInt("to", 0))
+      elementType =
+          onnxg::getElementType(op.getContext(), node.getInt("to", 0));
+    else if (!(elementType = onnxg::getSchemaResultElementType(op, 0)))
+      elementType = operandElement;
     if (!elementType)
       return node.emitError() << "an unknown result element type";
     declared = RankedTensorType::get(

@@ -245,3 +245,22 @@ func.func @untyped_comparison_and_cast(%x: tensor<4xf32>, %y: tensor<4xf32>) -> 
   %1 = onnxg.node "Cast"(%0) opset 17 attributes {to = 10 : i64} : (tensor<*xi1>) -> tensor<*xf16>
   return %0, %1 : tensor<*xi1>, tensor<*xf16>
 }
+
+// Outputs ONNX could not type at all take the element type the op's schema
+// fixes: Where its branches' i64 (not the condition's i1), IsNaN and Not
+// booleans (not the operand's f32).
+// CHECK-LABEL: func.func @unknown_result_types(
+// CHECK:         arith.select %{{.*}} : i64
+// CHECK:         } -> tensor<4xi64>
+// CHECK:         arith.cmpf uno
+// CHECK:         } -> tensor<4xi1>
+// CHECK:         arith.xori
+// CHECK:         } -> tensor<4xi1>
+func.func @unknown_result_types(%c: tensor<4xi1>, %a: tensor<4xi64>, %b: tensor<4xi64>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = onnxg.node "Where"(%c, %a, %b) opset 17 : (tensor<4xi1>, tensor<4xi64>, tensor<4xi64>) -> !onnxg.unknown
+  %1 = onnxg.node "Cast"(%0) opset 17 attributes {to = 1 : i64} : (!onnxg.unknown) -> tensor<4xf32>
+  %2 = onnxg.node "IsNaN"(%x) opset 17 : (tensor<4xf32>) -> !onnxg.unknown
+  %3 = onnxg.node "Not"(%2) opset 17 : (!onnxg.unknown) -> !onnxg.unknown
+  %4 = onnxg.node "Cast"(%3) opset 17 attributes {to = 1 : i64} : (!onnxg.unknown) -> tensor<4xf32>
+  return %1, %4 : tensor<4xf32>, tensor<4xf32>
+}

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
 #include "onnx/defs/data_type_utils.h"
@@ -95,6 +96,29 @@ bool mlir::onnxg::schemaAllowsElementType(NodeOp node, StringRef typeParameter,
       return llvm::is_contained(constraint.allowed_type_strs, wanted);
   // A formal with a fixed type, such as "tensor(float)".
   return typeParameter == wanted;
+}
+
+Type mlir::onnxg::getSchemaResultElementType(NodeOp node, unsigned index) {
+  const onnx::OpSchema *schema = findSchema(node, /*newestKnown=*/true);
+  SmallVector<std::string> inputs, outputs;
+  if (!schema || !getSchemaTypeParameters(node, inputs, outputs) ||
+      index >= outputs.size() || outputs[index].empty())
+    return {};
+  const std::string &param = outputs[index];
+  std::vector<std::string> allowed = {param};
+  for (const auto &constraint : schema->typeConstraintParams())
+    if (constraint.type_param_str == param)
+      allowed = constraint.allowed_type_strs;
+  if (allowed.size() == 1 && StringRef(allowed[0]).starts_with("tensor(")) {
+    onnx::TypeProto type = onnx::Utils::DataTypeUtils::ToTypeProto(
+        onnx::Utils::DataTypeUtils::ToType(allowed[0]));
+    return getElementType(node.getContext(), type.tensor_type().elem_type());
+  }
+  for (auto [operand, operandParam] : llvm::zip(node.getInputs(), inputs))
+    if (operandParam == param)
+      if (auto type = dyn_cast<RankedTensorType>(operand.getType()))
+        return type.getElementType();
+  return {};
 }
 
 /// Emits "expects N inputs" style errors for a count outside [min, max].

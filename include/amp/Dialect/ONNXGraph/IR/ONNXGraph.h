@@ -157,6 +157,11 @@ bool getSchemaTypeParameters(NodeOp node,
 bool schemaAllowsElementType(NodeOp node, llvm::StringRef typeParameter,
                              int32_t onnxDataType);
 
+/// The element type the ONNX schema fixes for result `index` of `node`: the
+/// one type its type parameter allows, or the element type of a ranked
+/// operand with the same parameter; null when the schema leaves it open.
+Type getSchemaResultElementType(NodeOp node, unsigned index);
+
 /// Whether libonnx's schema of `node`'s op type is the same at `opset` as
 /// at the node's own opset (no version of the op between the two); false
 /// when libonnx has no schema for either.
