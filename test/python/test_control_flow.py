@@ -151,3 +151,67 @@ def test_cuda_refuses_run_time_control_flow(tmp_path):
     assert_clean_error(run, "a Loop lowers for CUDA only when they are "
                             "constants")
     assert not library.exists()
+
+
+def _scan_model(length):
+    """A recurrence h <- tanh(h W + x_t) over the rows of X, forwards, that
+    also reads the columns of XR backwards: the state h, each step's h
+    stacked along axis 0 and h * xr_t stacked along axis 1 last step
+    first."""
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h", "w"], ["hw"]),
+         helper.make_node("Add", ["hw", "x"], ["a"]),
+         helper.make_node("Tanh", ["a"], ["h_out"]),
+         helper.make_node("Mul", ["h_out", "xr"], ["p"])],
+        "body",
+        [helper.make_tensor_value_info("h", F, [3, 4]),
+         helper.make_tensor_value_info("x", F, [3, 4]),
+         helper.make_tensor_value_info("xr", F, [3, 4])],
+        [helper.make_tensor_value_info("h_out", F, [3, 4]),
+         helper.make_tensor_value_info("y", F, [3, 4]),
+         helper.make_tensor_value_info("p", F, [3, 4])])
+    body.node.append(helper.make_node("Identity", ["h_out"], ["y"]))
+    scan = helper.make_node(
+        "Scan", ["h0", "X", "XR"], ["h_last", "Y", "P"], body=body,
+        num_scan_inputs=2, scan_input_axes=[0, -1],
+        scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+        scan_output_directions=[0, 1])
+    w = (np.random.default_rng(2).standard_normal((4, 4)) / 2).astype(
+        np.float32)
+    graph = helper.make_graph(
+        [scan], "scan",
+        [helper.make_tensor_value_info("h0", F, [3, 4]),
+         helper.make_tensor_value_info("X", F, [length, 3, 4]),
+         helper.make_tensor_value_info("XR", F, [3, 4, length])],
+        [helper.make_tensor_value_info("h_last", F, [3, 4]),
+         helper.make_tensor_value_info("Y", F, [length, 3, 4]),
+         helper.make_tensor_value_info("P", F, [3, length, 4])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+@pytest.mark.parametrize("length,lowered_as", [(6, "tensor.concat"),
+                                               (300, "scf.for")])
+def test_scans_match_onnx_runtime(length, lowered_as, tmp_path, needs_ort):
+    """Scan with state, axes and both directions: unrolled up to 256
+    elements (the body once per element), an scf.for beyond; both give
+    ONNX Runtime's outputs."""
+    path = tmp_path / "scan.onnx"
+    onnx.save(_scan_model(length), str(path))
+    rng = np.random.default_rng(3)
+    feeds = {"h0": rng.standard_normal((3, 4)).astype(np.float32),
+             "X": rng.standard_normal((length, 3, 4)).astype(np.float32),
+             "XR": rng.standard_normal((3, 4, length)).astype(np.float32)}
+    reference = ort.run(str(path), feeds)
+    for name in ("h_last", "Y", "P"):
+        got = _amp_run(path, tmp_path, feeds, name)
+        np.testing.assert_allclose(got, reference[name], rtol=1e-5,
+                                   atol=1e-5, err_msg=name)
+    lowered = subprocess.run(
+        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
+        capture_output=True, text=True, check=True).stdout
+    assert lowered_as in lowered
+    assert lowered.count("math.tanh") == (length if length <= 256 else 1)

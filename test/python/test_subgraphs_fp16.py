@@ -138,3 +138,44 @@ def test_amp_run_runs_loops_and_ifs(tmp_path, needs_ort):
         error = corpus_fp16.relative_error({"y": reference},
                                            {"y": outputs["fp16"]})
         assert error < 2e-3, f"branch {branch}: error {error}"
+
+
+def test_gemm_in_scan_goes_fp16(tmp_path, needs_ort):
+    """A Scan's body GEMM goes FP16 with casts inside the body, its state
+    and scan outputs keep FP32; ONNX Runtime on the converted file and
+    amp-run through the FP16 pipeline agree with the FP32 graph within
+    AMP's bounds."""
+    from test_control_flow import _scan_model
+    path, out = str(tmp_path / "scan.onnx"), str(tmp_path / "amp.onnx")
+    onnx.save(_scan_model(6), path)
+    pipeline = f"precision=fp16 {corpus_fp16.FORCED}"
+    subprocess.run([api.find_amp_opt(), path, "-o", out,
+                    f"--amp-pipeline={pipeline}"], check=True,
+                   capture_output=True)
+    converted = onnx.load(out)
+    onnx.checker.check_model(converted, full_check=True)
+    body = _subgraph(converted, next(
+        n.name for n in converted.graph.node if n.op_type == "Scan"), "body")
+    matmul = next(n for n in body.node if n.op_type == "MatMul")
+    casts_to_fp16 = {n.output[0] for n in body.node if n.op_type == "Cast"
+                     and helper.get_attribute_value(n.attribute[0]) ==
+                     TensorProto.FLOAT16}
+    assert matmul.input[0] in casts_to_fp16, [n.op_type for n in body.node]
+    assert {o.type.tensor_type.elem_type for o in body.output} == {F}
+
+    rng = np.random.default_rng(4)
+    feeds = {"h0": rng.standard_normal((3, 4)).astype(np.float32),
+             "X": rng.standard_normal((6, 3, 4)).astype(np.float32),
+             "XR": rng.standard_normal((3, 4, 6)).astype(np.float32)}
+    reference = ort.run(path, feeds)
+    assert corpus_fp16.relative_error(reference, ort.run(out, feeds)) < 2e-3
+    args = ["--save-outputs", str(tmp_path / "fp16")]
+    for name, value in feeds.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path / name}.npy"]
+    api.train(path, 1, amp_pipeline=pipeline, args=args)
+    got = {name: api.load_saved(tmp_path / "fp16", name)
+           for name in reference}
+    assert not np.array_equal(got["Y"], reference["Y"]), \
+        "the FP16 pipeline converted nothing"
+    assert corpus_fp16.relative_error(reference, got) < 2e-3

@@ -40,7 +40,9 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
       Loop whose trip count and condition are constants unrolls (at most
       256 iterations), its body lowered once per iteration with the
       iteration number a constant; another becomes an `scf.while`
-      (`host-branches`; no scan outputs).
+      (`host-branches`; no scan outputs). A Scan unrolls up to 256
+      elements, each read by a slice of its scan inputs; a longer one
+      becomes an `scf.for` (`host-branches`).
 
     Runtime-only ops (`YieldOp`, `Send`, `Recv`), custom domains and
     attributes a lowering does not support are errors that name the node;
@@ -49,9 +51,9 @@ def ConvertONNXGraphToLinalg : Pass<"convert-onnxg-to-linalg", "ModuleOp"> {
   let options = [
     Option<"hostBranches", "host-branches", "bool", "true",
            "lower an If or Loop whose condition is computed at run time to "
-           "an scf.if or scf.while that the host evaluates; without it (the "
-           "CUDA pipeline, whose buffers are in device memory) such a node "
-           "is an error">
+           "an scf.if or scf.while that the host evaluates, and a Scan too "
+           "long to unroll to an scf.for; without it (the CUDA pipeline, "
+           "whose buffers are in device memory) such a node is an error">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -1,20 +1,22 @@
-//===- ControlFlow.cpp - Lower If and Loop nodes --------------------------===//
+//===- ControlFlow.cpp - Lower If, Loop and Scan nodes --------------------===//
 //
 // Part of amp-opt, under the Apache License v2.0.
 //
 //===----------------------------------------------------------------------===//
 //
-// If and Loop carry their bodies as regions whose nodes read the outer
-// graph's values directly. An If whose condition is a constant (shape
+// If, Loop and Scan carry their bodies as regions whose nodes read the
+// outer graph's values directly. An If whose condition is a constant (shape
 // tests, once shapes are static) becomes the nodes of its branch; another
 // lowers both branches in place and moves them into an scf.if. A Loop whose
 // trip count and condition are constants is unrolled: its body is lowered
 // once per iteration with the iteration number a constant, so what the body
 // slices or gathers by it folds, and its scan outputs are the iterations'
 // values concatenated. Another Loop (a trip count or condition computed at
-// run time, or more than 256 iterations) becomes an scf.while. The CUDA
-// backend takes only the unrolled and inlined forms: its host code cannot
-// read a condition from device memory.
+// run time, or more than 256 iterations) becomes an scf.while. A Scan
+// unrolls up to 256 elements, reading each element of its scan inputs by
+// a slice; a longer one becomes an scf.for. The CUDA backend takes only
+// the unrolled and inlined forms: its host code cannot read a condition
+// from device memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +34,7 @@ static constexpr int64_t kMaxUnrolledIterations = 256;
 
 bool mlir::amp::lowering::isControlFlow(onnxg::NodeOp node) {
   return (node.getDomain().empty() || node.getDomain() == "ai.onnx") &&
-         (node.getOpType() == "If" || node.getOpType() == "Loop");
+         llvm::is_contained({"If", "Loop", "Scan"}, node.getOpType());
 }
 
 /// The body block of the GRAPH attribute `name`, or null.
@@ -223,6 +225,71 @@ static void eraseRange(Operation *first, Operation *end) {
     op->erase();
 }
 
+/// Copies the nodes of `body` before `op` with `mapping` (the body's
+/// arguments to this iteration's values), lowers the copies, and returns
+/// the values the copy yields.
+static FailureOr<SmallVector<Value>> lowerBodyCopy(Block &body,
+                                                   IRMapping &mapping,
+                                                   Operation *op, OpBuilder &b,
+                                                   OpRangeLowering lowerOps) {
+  b.setInsertionPoint(op);
+  Operation *first = nullptr;
+  for (Operation &bodyOp : body) {
+    Operation *copy = b.clone(bodyOp, mapping);
+    if (!first)
+      first = copy;
+  }
+  auto yield = cast<onnxg::YieldOp>(op->getPrevNode());
+  if (failed(lowerOps(Block::iterator(first), Block::iterator(yield))))
+    return failure();
+  SmallVector<Value> yielded =
+      llvm::map_to_vector(yield.getValues(), getMostStaticValue);
+  yield.erase();
+  return yielded;
+}
+
+/// Scan output #`scan` (result `result` of `node`): the iterations'
+/// `values` stacked along a new axis `axis`, last iteration first when
+/// `reversed`.
+static FailureOr<Value> stackScanOutput(NodeLowering &node, unsigned result,
+                                        unsigned scan, ArrayRef<Value> values,
+                                        int64_t axis, bool reversed) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  if (values.empty()) {
+    RankedTensorType declared = node.resultType(result);
+    if (!declared || !declared.hasStaticShape() ||
+        declared.getNumElements() != 0)
+      return node.emitError() << "scan output #" << scan
+                              << " of no iterations needs a static type of "
+                                 "no elements";
+    return Value(arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(declared, ArrayRef<Attribute>{})));
+  }
+  auto type = getRankedType(values.front());
+  if (!type || !type.hasStaticShape())
+    return node.emitError()
+           << "scan output #" << scan << " is " << values.front().getType()
+           << " in an iteration: it needs a static shape";
+  if (axis < 0 || axis > type.getRank())
+    return node.emitError() << "scan output #" << scan << " has axis " << axis
+                            << ", outside [0, " << type.getRank() << "]";
+  SmallVector<int64_t> shape(type.getShape());
+  shape.insert(shape.begin() + axis, 1);
+  auto rowType = RankedTensorType::get(shape, type.getElementType());
+  SmallVector<Value> rows;
+  for (Value value : values) {
+    if (getRankedType(value) != type)
+      return node.emitError() << "scan output #" << scan
+                              << " changes its type between iterations, from "
+                              << type << " to " << value.getType();
+    rows.push_back(reshapeTo(b, loc, value, rowType));
+  }
+  if (reversed)
+    std::reverse(rows.begin(), rows.end());
+  return concatTensors(b, loc, rows, axis);
+}
+
 /// Unrolls a Loop whose trip count (at most kMaxUnrolledIterations) and
 /// condition are known (`tripCount` nullopt: none, ended by the condition).
 /// Nullopt, with nothing emitted, when a condition the body yields is
@@ -265,18 +332,11 @@ unrollLoop(NodeLowering &node, const LoopParts &loop,
                               b.getI1Type(), 1));
     for (unsigned i = 0; i < loop.numCarried; ++i)
       mapping.map(body->getArgument(2 + i), carried[i]);
-    Operation *first = nullptr;
-    for (Operation &bodyOp : *body) {
-      Operation *copy = b.clone(bodyOp, mapping);
-      if (!first)
-        first = copy;
-    }
-    auto yield = cast<onnxg::YieldOp>(op->getPrevNode());
-    if (failed(lowerOps(Block::iterator(first), Block::iterator(yield))))
+    FailureOr<SmallVector<Value>> copy =
+        lowerBodyCopy(*body, mapping, op, b, lowerOps);
+    if (failed(copy))
       return failure();
-    SmallVector<Value> yielded =
-        llvm::map_to_vector(yield.getValues(), getMostStaticValue);
-    yield.erase();
+    SmallVector<Value> &yielded = *copy;
     // The body's condition decides the next iteration, with a condition
     // input or without (as in ONNX Runtime and ONNX's reference).
     std::optional<bool> next = getConstantFlag(yielded[0]);
@@ -296,29 +356,12 @@ unrollLoop(NodeLowering &node, const LoopParts &loop,
   b.setInsertionPoint(op);
   SmallVector<Value> results(carried);
   for (unsigned i = 0; i < loop.numScans; ++i) {
-    RankedTensorType declared = node.resultType(loop.numCarried + i);
-    if (scans[i].empty()) {
-      if (!declared || !declared.hasStaticShape() ||
-          declared.getNumElements() != 0)
-        return node.emitError() << "scan output #" << i
-                                << " of a Loop that runs no iteration needs "
-                                   "a static type of no elements";
-      results.push_back(arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(declared, ArrayRef<Attribute>{})));
-      continue;
-    }
-    SmallVector<Value> rows;
-    for (Value value : scans[i]) {
-      auto type = getRankedType(value);
-      if (!type || type != getRankedType(scans[i].front()))
-        return node.emitError() << "scan output #" << i
-                                << " changes its type between iterations";
-      SmallVector<int64_t> shape{1};
-      llvm::append_range(shape, type.getShape());
-      rows.push_back(reshapeTo(
-          b, loc, value, RankedTensorType::get(shape, type.getElementType())));
-    }
-    results.push_back(concatTensors(b, loc, rows, 0));
+    FailureOr<Value> stacked =
+        stackScanOutput(node, loop.numCarried + i, i, scans[i], /*axis=*/0,
+                        /*reversed=*/false);
+    if (failed(stacked))
+      return failure();
+    results.push_back(*stacked);
   }
   return std::optional<SmallVector<Value>>(std::move(results));
 }
@@ -449,10 +492,293 @@ static LoweringResult lowerLoop(NodeLowering &node, OpRangeLowering lowerOps,
   return lowerWhileLoop(node, loop, lowerOps, hostBranches);
 }
 
+namespace {
+/// A Scan node's parts: its body, the counts of its state variables and
+/// scan inputs and outputs, each scan input's and output's axis and
+/// direction (true: last element first), and the number of iterations.
+struct ScanParts {
+  Block *body;
+  unsigned numState, numInputs, numOutputs;
+  SmallVector<int64_t> inputAxes, outputAxes;
+  SmallVector<bool> inputReversed, outputReversed;
+  int64_t length;
+};
+} // namespace
+
+/// Reads one of Scan's per-scan-value INTS attributes: `count` entries,
+/// `defaultValue` each when the attribute is absent.
+static FailureOr<SmallVector<int64_t>> getScanInts(NodeLowering &node,
+                                                   StringRef name,
+                                                   unsigned count,
+                                                   int64_t defaultValue) {
+  std::optional<SmallVector<int64_t>> values = node.getInts(name);
+  if (!values)
+    return SmallVector<int64_t>(count, defaultValue);
+  if (values->size() != count)
+    return node.emitError() << name << " has " << values->size()
+                            << " entries, for " << count << " scan values";
+  return *values;
+}
+
+/// Reads and checks a Scan node's body, attributes and scan inputs.
+static FailureOr<ScanParts> getScanParts(NodeLowering &node) {
+  ScanParts scan;
+  scan.body = getSubgraph(node, "body");
+  if (!scan.body)
+    return node.emitError() << "body must be a subgraph";
+  if (node.getNode().getOpset() < 9)
+    return node.emitError()
+           << "is a Scan of opset " << node.getNode().getOpset()
+           << " (a batch axis and sequence_lens), which does not lower: "
+              "opset 9 and later do";
+  int64_t numInputs = node.getInt("num_scan_inputs", 0);
+  if (numInputs < 1 || numInputs > int64_t(node.getNumOperands()))
+    return node.emitError() << "num_scan_inputs is " << numInputs
+                            << ", outside [1, " << node.getNumOperands() << "]";
+  scan.numInputs = numInputs;
+  scan.numState = node.getNumOperands() - numInputs;
+  if (node.getNumResults() < scan.numState)
+    return node.emitError() << "has fewer outputs than its " << scan.numState
+                            << " state variables";
+  scan.numOutputs = node.getNumResults() - scan.numState;
+  if (scan.body->getNumArguments() != node.getNumOperands() ||
+      getYield(*scan.body).getValues().size() != node.getNumResults())
+    return node.emitError()
+           << "the body must take the " << scan.numState
+           << " state variables and one element of each of the "
+           << scan.numInputs << " scan inputs, and yield the state variables "
+           << "and the " << scan.numOutputs << " scan outputs' elements";
+  FailureOr<SmallVector<int64_t>> inputAxes =
+      getScanInts(node, "scan_input_axes", scan.numInputs, 0);
+  FailureOr<SmallVector<int64_t>> inputDirections =
+      getScanInts(node, "scan_input_directions", scan.numInputs, 0);
+  FailureOr<SmallVector<int64_t>> outputAxes =
+      getScanInts(node, "scan_output_axes", scan.numOutputs, 0);
+  FailureOr<SmallVector<int64_t>> outputDirections =
+      getScanInts(node, "scan_output_directions", scan.numOutputs, 0);
+  if (failed(inputAxes) || failed(inputDirections) || failed(outputAxes) ||
+      failed(outputDirections))
+    return failure();
+  scan.outputAxes = *outputAxes;
+  for (int64_t direction : *inputDirections)
+    scan.inputReversed.push_back(direction != 0);
+  for (int64_t direction : *outputDirections)
+    scan.outputReversed.push_back(direction != 0);
+
+  // Each scan input's axis, and their common length: the iterations.
+  scan.length = ShapedType::kDynamic;
+  for (unsigned i = 0; i < scan.numInputs; ++i) {
+    Value input = node.operand(scan.numState + i);
+    auto type = getRankedType(input);
+    std::optional<int64_t> axis =
+        type ? normalizeAxis((*inputAxes)[i], type.getRank()) : std::nullopt;
+    if (!type || !axis)
+      return node.emitError()
+             << "scan input #" << i << " is "
+             << (input ? input.getType() : Type())
+             << ": it needs a rank that has axis " << (*inputAxes)[i];
+    scan.inputAxes.push_back(*axis);
+    int64_t length = type.getDimSize(*axis);
+    if (ShapedType::isDynamic(length))
+      return node.emitError() << "scan input #" << i << " is " << type
+                              << ": the scanned axis needs a static size";
+    if (!ShapedType::isDynamic(scan.length) && length != scan.length)
+      return node.emitError()
+             << "scan input #" << i << " has " << length
+             << " elements along its axis, the first " << scan.length;
+    scan.length = length;
+  }
+  return scan;
+}
+
+/// Element `index` of scan input `input` along `axis`, one rank less.
+static Value extractScanElement(OpBuilder &b, Location loc, Value input,
+                                int64_t axis, OpFoldResult index) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  offsets[axis] = index;
+  sizes[axis] = b.getIndexAttr(1);
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + axis);
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), input,
+      offsets, sizes, strides);
+}
+
+/// Unrolls a Scan of at most kMaxUnrolledIterations iterations: one copy
+/// of the body per element, its outputs stacked.
+static LoweringResult unrollScan(NodeLowering &node, const ScanParts &scan,
+                                 OpRangeLowering lowerOps) {
+  onnxg::NodeOp op = node.getNode();
+  OpBuilder &b = node.getBuilder();
+  Location loc = op.getLoc();
+  Block *body = scan.body;
+  SmallVector<Value> state;
+  for (unsigned i = 0; i < scan.numState; ++i)
+    state.push_back(node.operand(i));
+  SmallVector<SmallVector<Value>> outputs(scan.numOutputs);
+  for (int64_t iteration = 0; iteration < scan.length; ++iteration) {
+    IRMapping mapping;
+    b.setInsertionPoint(op);
+    for (unsigned i = 0; i < scan.numState; ++i)
+      mapping.map(body->getArgument(i), state[i]);
+    for (unsigned i = 0; i < scan.numInputs; ++i) {
+      int64_t index =
+          scan.inputReversed[i] ? scan.length - 1 - iteration : iteration;
+      mapping.map(body->getArgument(scan.numState + i),
+                  extractScanElement(b, loc, node.operand(scan.numState + i),
+                                     scan.inputAxes[i], b.getIndexAttr(index)));
+    }
+    FailureOr<SmallVector<Value>> copy =
+        lowerBodyCopy(*body, mapping, op, b, lowerOps);
+    if (failed(copy))
+      return failure();
+    SmallVector<Value> &yielded = *copy;
+    for (unsigned i = 0; i < scan.numState; ++i) {
+      if (failed(checkCarried(node, i, state[i], yielded[i])))
+        return failure();
+      state[i] = yielded[i];
+    }
+    for (unsigned i = 0; i < scan.numOutputs; ++i)
+      outputs[i].push_back(yielded[scan.numState + i]);
+  }
+  b.setInsertionPoint(op);
+  SmallVector<Value> results(state);
+  for (unsigned i = 0; i < scan.numOutputs; ++i) {
+    FailureOr<Value> stacked =
+        stackScanOutput(node, scan.numState + i, i, outputs[i],
+                        scan.outputAxes[i], scan.outputReversed[i]);
+    if (failed(stacked))
+      return failure();
+    results.push_back(*stacked);
+  }
+  return results;
+}
+
+/// A Scan of more iterations: an scf.for over the elements, carrying the
+/// state variables and the scan outputs, into which each iteration's
+/// elements are inserted.
+static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
+                                    OpRangeLowering lowerOps,
+                                    bool hostBranches) {
+  if (!hostBranches)
+    return node.emitError()
+           << "scans " << scan.length << " elements: a Scan lowers for CUDA "
+           << "only when it unrolls, at most " << kMaxUnrolledIterations;
+  onnxg::NodeOp op = node.getNode();
+  OpBuilder &b = node.getBuilder();
+  Location loc = op.getLoc();
+  Block *body = scan.body;
+
+  // The body lowers where it is, its arguments typed as the loop's.
+  SmallVector<Value> inits;
+  for (unsigned i = 0; i < scan.numState; ++i) {
+    inits.push_back(node.operand(i));
+    body->getArgument(i).setType(inits.back().getType());
+  }
+  for (unsigned i = 0; i < scan.numInputs; ++i) {
+    auto type = getRankedType(node.operand(scan.numState + i));
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + scan.inputAxes[i]);
+    body->getArgument(scan.numState + i)
+        .setType(RankedTensorType::get(shape, type.getElementType()));
+  }
+  if (failed(lowerInPlace(*body, lowerOps)))
+    return failure();
+  SmallVector<Value> yielded = getYieldedValues(*body);
+  for (unsigned i = 0; i < scan.numState; ++i)
+    if (failed(checkCarried(node, i, inits[i], yielded[i])))
+      return failure();
+
+  // Each scan output is the iterations' elements inserted along its axis.
+  b.setInsertionPoint(op);
+  SmallVector<Value> accumulators;
+  for (unsigned i = 0; i < scan.numOutputs; ++i) {
+    Value element = yielded[scan.numState + i];
+    auto type = getRankedType(element);
+    int64_t axis = scan.outputAxes[i];
+    if (!type || !type.hasStaticShape())
+      return node.emitError()
+             << "scan output #" << i << " is " << element.getType()
+             << " in an iteration: it needs a static shape";
+    if (axis < 0 || axis > type.getRank())
+      return node.emitError() << "scan output #" << i << " has axis " << axis
+                              << ", outside [0, " << type.getRank() << "]";
+    SmallVector<int64_t> shape(type.getShape());
+    shape.insert(shape.begin() + axis, scan.length);
+    accumulators.push_back(
+        tensor::EmptyOp::create(b, loc, shape, type.getElementType()));
+  }
+  SmallVector<Value> iterArgs(inits);
+  llvm::append_range(iterArgs, accumulators);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value last = arith::ConstantIndexOp::create(b, loc, scan.length - 1);
+  auto forOp = scf::ForOp::create(
+      b, loc, zero, arith::ConstantIndexOp::create(b, loc, scan.length), one,
+      iterArgs,
+      [&](OpBuilder &nested, Location nestedLoc, Value iteration,
+          ValueRange args) {
+        Value reversed =
+            arith::SubIOp::create(nested, nestedLoc, last, iteration);
+        for (unsigned i = 0; i < scan.numState; ++i)
+          body->getArgument(i).replaceAllUsesWith(args[i]);
+        for (unsigned i = 0; i < scan.numInputs; ++i)
+          body->getArgument(scan.numState + i)
+              .replaceAllUsesWith(extractScanElement(
+                  nested, nestedLoc, node.operand(scan.numState + i),
+                  scan.inputAxes[i],
+                  scan.inputReversed[i] ? reversed : iteration));
+        Block *block = nested.getInsertionBlock();
+        spliceBefore(*body, block, block->end());
+        nested.setInsertionPointToEnd(block);
+        SmallVector<Value> next;
+        for (unsigned i = 0; i < scan.numState; ++i)
+          next.push_back(
+              castToType(nested, nestedLoc, yielded[i], inits[i].getType()));
+        for (unsigned i = 0; i < scan.numOutputs; ++i) {
+          Value element = yielded[scan.numState + i];
+          Value accumulator = args[scan.numState + i];
+          auto type = cast<RankedTensorType>(accumulator.getType());
+          SmallVector<OpFoldResult> offsets(type.getRank(),
+                                            nested.getIndexAttr(0));
+          SmallVector<OpFoldResult> sizes;
+          for (int64_t size : type.getShape())
+            sizes.push_back(nested.getIndexAttr(size));
+          SmallVector<OpFoldResult> strides(type.getRank(),
+                                            nested.getIndexAttr(1));
+          int64_t axis = scan.outputAxes[i];
+          offsets[axis] = scan.outputReversed[i] ? reversed : iteration;
+          sizes[axis] = nested.getIndexAttr(1);
+          next.push_back(tensor::InsertSliceOp::create(
+              nested, nestedLoc, element, accumulator, offsets, sizes,
+              strides));
+        }
+        scf::YieldOp::create(nested, nestedLoc, next);
+      });
+  b.setInsertionPoint(op);
+  return SmallVector<Value>(forOp.getResults());
+}
+
+static LoweringResult lowerScan(NodeLowering &node, OpRangeLowering lowerOps,
+                                bool hostBranches) {
+  FailureOr<ScanParts> scan = getScanParts(node);
+  if (failed(scan))
+    return failure();
+  if (scan->length <= kMaxUnrolledIterations)
+    return unrollScan(node, *scan, lowerOps);
+  return lowerScanLoop(node, *scan, lowerOps, hostBranches);
+}
+
 LoweringResult mlir::amp::lowering::lowerControlFlow(NodeLowering &node,
                                                      OpRangeLowering lowerOps,
                                                      bool hostBranches) {
-  return node.getNode().getOpType() == "If"
-             ? lowerIf(node, lowerOps, hostBranches)
-             : lowerLoop(node, lowerOps, hostBranches);
+  StringRef opType = node.getNode().getOpType();
+  if (opType == "If")
+    return lowerIf(node, lowerOps, hostBranches);
+  if (opType == "Loop")
+    return lowerLoop(node, lowerOps, hostBranches);
+  return lowerScan(node, lowerOps, hostBranches);
 }

@@ -164,7 +164,7 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
 }
 
 /// Lowers the nodes, initializers and AMP ops from `begin` up to `end` of
-/// one block, in order (and those of the subgraphs of If and Loop nodes).
+/// one block, in order (and those of the subgraphs of If, Loop and Scan nodes).
 static LogicalResult lowerOps(Block::iterator begin, Block::iterator end,
                               OpBuilder &builder, RandomSource &random,
                               bool hostBranches) {

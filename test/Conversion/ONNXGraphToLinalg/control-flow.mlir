@@ -135,3 +135,60 @@ func.func @loop_while(%y: tensor<2xf32>) -> tensor<2xf32> {
   } : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// A Scan unrolls: one copy of the body per element, the state carried from
+// copy to copy; the reversed input is read last element first, and the
+// reversed output, stacked along axis 1, is written last iteration first.
+// CHECK-LABEL: func.func @scan_unrolled(
+// CHECK-SAME:    %[[S:.*]]: tensor<2xf32>, %[[X:.*]]: tensor<3x2xf32>, %[[XR:.*]]: tensor<2x3xf32>)
+// CHECK:         %[[X0:.*]] = tensor.extract_slice %[[X]][0, 0] [1, 2] [1, 1] : tensor<3x2xf32> to tensor<2xf32>
+// CHECK:         %[[R0:.*]] = tensor.extract_slice %[[XR]][0, 2] [2, 1] [1, 1] : tensor<2x3xf32> to tensor<2xf32>
+// CHECK:         %[[S1:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[X0]] :
+// CHECK:         %[[Y0:.*]] = linalg.generic {{.*}} ins(%[[S1]], %[[R0]] :
+// CHECK:         tensor.extract_slice %[[X]][1, 0]
+// CHECK:         tensor.extract_slice %[[XR]][0, 1]
+// CHECK:         tensor.extract_slice %[[X]][2, 0]
+// CHECK:         tensor.extract_slice %[[XR]][0, 0]
+// CHECK:         linalg.generic
+// CHECK:         %[[Y2:.*]] = linalg.generic
+// CHECK:         %[[E0:.*]] = tensor.expand_shape %[[Y0]] {{\[\[}}0, 1]] output_shape [2, 1]
+// CHECK:         %[[E1:.*]] = tensor.expand_shape
+// CHECK:         %[[E2:.*]] = tensor.expand_shape %[[Y2]]
+// CHECK:         %[[Y:.*]] = tensor.concat dim(1) %[[E2]], %[[E1]], %[[E0]] : (tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+// CHECK:         return %{{.*}}, %[[Y]]
+func.func @scan_unrolled(%s: tensor<2xf32>, %x: tensor<3x2xf32>, %xr: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x3xf32>) {
+  %0:2 = onnxg.node "Scan"(%s, %x, %xr) opset 16 attributes {body = 0 : index, num_scan_inputs = 2 : i64, scan_input_axes = array<i64: 0, -1>, scan_input_directions = array<i64: 0, 1>, scan_output_axes = array<i64: 1>, scan_output_directions = array<i64: 1>} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>, %ri: tensor<2xf32>):
+    %so = onnxg.node "Add"(%si, %xi) opset 14 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %y = onnxg.node "Mul"(%so, %ri) opset 14 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    onnxg.yield ["so", "y"] %so, %y : tensor<2xf32>, tensor<2xf32>
+  } : (tensor<2xf32>, tensor<3x2xf32>, tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2x3xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// A Scan of more than 256 elements is an scf.for carrying the state and
+// the output, into which each iteration inserts its element (at 299 - i
+// for a reversed input).
+// CHECK-LABEL: func.func @scan_loop(
+// CHECK-SAME:    %[[S:.*]]: tensor<2xf32>, %[[X:.*]]: tensor<300x2xf32>)
+// CHECK-DAG:     %[[EMPTY:.*]] = tensor.empty() : tensor<300x2xf32>
+// CHECK-DAG:     %[[LAST:.*]] = arith.constant 299 : index
+// CHECK:         %[[R:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[SI:.*]] = %[[S]], %[[ACC:.*]] = %[[EMPTY]]) -> (tensor<2xf32>, tensor<300x2xf32>) {
+// CHECK:           %[[J:.*]] = arith.subi %[[LAST]], %[[I]] : index
+// CHECK:           %[[XI:.*]] = tensor.extract_slice %[[X]][%[[J]], 0] [1, 2] [1, 1] : tensor<300x2xf32> to tensor<2xf32>
+// CHECK:           %[[SO:.*]] = linalg.generic {{.*}} ins(%[[SI]], %[[XI]] :
+// CHECK:           %[[NEXT:.*]] = tensor.insert_slice %[[SO]] into %[[ACC]][%[[I]], 0] [1, 2] [1, 1] : tensor<2xf32> into tensor<300x2xf32>
+// CHECK:           scf.yield %[[SO]], %[[NEXT]] : tensor<2xf32>, tensor<300x2xf32>
+// CHECK:         return %[[R]]#0, %[[R]]#1
+func.func @scan_loop(%s: tensor<2xf32>, %x: tensor<300x2xf32>) -> (tensor<2xf32>, tensor<300x2xf32>) {
+  %0:2 = onnxg.node "Scan"(%s, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64, scan_input_directions = array<i64: 1>} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    %so = onnxg.node "Add"(%si, %xi) opset 14 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    onnxg.yield ["so", "y"] %so, %so : tensor<2xf32>, tensor<2xf32>
+  } : (tensor<2xf32>, tensor<300x2xf32>) -> (tensor<2xf32>, tensor<300x2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<300x2xf32>
+}

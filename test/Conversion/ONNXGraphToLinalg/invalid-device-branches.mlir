@@ -30,3 +30,14 @@ func.func @loop_runtime_trip_count(%m: tensor<i64>, %y: tensor<2xf32>) -> tensor
   } : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @scan_too_long_to_unroll(%s: tensor<2xf32>, %x: tensor<300x2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{node (Scan): scans 300 elements: a Scan lowers for CUDA only when it unrolls, at most 256}}
+  %0 = onnxg.node "Scan"(%s, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    onnxg.yield ["si"] %si : tensor<2xf32>
+  } : (tensor<2xf32>, tensor<300x2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -624,6 +624,51 @@ func.func @loop_carried_shape_changes(%y: tensor<2xf32>) -> tensor<?xf32> {
 
 // -----
 
+func.func @scan_opset_8(%s: tensor<1x2xf32>, %x: tensor<1x3x2xf32>) -> tensor<1x2xf32> {
+  %none = onnxg.none
+  // expected-error @+1 {{node (Scan): is a Scan of opset 8 (a batch axis and sequence_lens), which does not lower: opset 9 and later do}}
+  %0 = onnxg.node "Scan"(%none, %s, %x) opset 8 attributes {body = 0 : index, num_scan_inputs = 1 : i64} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    onnxg.yield ["si"] %si : tensor<2xf32>
+  } : (none, tensor<1x2xf32>, tensor<1x3x2xf32>) -> tensor<1x2xf32>
+  return %0 : tensor<1x2xf32>
+}
+
+// -----
+
+func.func @scan_lengths_differ(%s: tensor<2xf32>, %x: tensor<3x2xf32>, %y: tensor<4x2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{node (Scan): scan input #1 has 4 elements along its axis, the first 3}}
+  %0 = onnxg.node "Scan"(%s, %x, %y) opset 16 attributes {body = 0 : index, num_scan_inputs = 2 : i64} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>, %yi: tensor<2xf32>):
+    onnxg.yield ["si"] %si : tensor<2xf32>
+  } : (tensor<2xf32>, tensor<3x2xf32>, tensor<4x2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @scan_axes_count(%s: tensor<2xf32>, %x: tensor<3x2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{node (Scan): scan_input_axes has 2 entries, for 1 scan values}}
+  %0 = onnxg.node "Scan"(%s, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64, scan_input_axes = array<i64: 0, 1>} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    onnxg.yield ["si"] %si : tensor<2xf32>
+  } : (tensor<2xf32>, tensor<3x2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @scan_dynamic_length(%s: tensor<2xf32>, %x: tensor<?x2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{node (Scan): scan input #0 is 'tensor<?x2xf32>': the scanned axis needs a static size}}
+  %0 = onnxg.node "Scan"(%s, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    onnxg.yield ["si"] %si : tensor<2xf32>
+  } : (tensor<2xf32>, tensor<?x2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 func.func @if_branches_differ(%c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<2xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{node (If): output #0 is 'tensor<2xf32>' in then_branch and 'tensor<4xf32>' in else_branch: an If whose condition is computed at run time needs one static type per output}}
   %0 = onnxg.node "If"(%c) opset 17 attributes {else_branch = 0 : index, then_branch = 1 : index} subgraphs {
