@@ -47,11 +47,6 @@ UNSUPPORTED_CASES = {
     "test_if_seq": "is a sequence: sequences lower only inside the graph",
     # Opset 8's Scan (a batch axis, sequence_lens) was replaced in 2018.
     "test_scan_sum": "is a Scan of opset 8",
-    # Range's expansion computes the Loop's trip count in floats, which the
-    # lowering does not fold, and collects a scan output.
-    **{f"test_range_{kind}_expanded": "has scan outputs, which need the "
-       "loop unrolled"
-       for kind in ("float_type_positive_delta", "int32_type_negative_delta")},
     # Model cases: a computed split.
     "test_sequence_model8": "split must be a constant",
 }

@@ -147,9 +147,10 @@ Value buildSequence(OpBuilder &b, Location loc, Type sequenceType,
 /// The element tensors of `sequence` when buildSequence built it.
 std::optional<llvm::SmallVector<Value>> getSequenceElements(Value sequence);
 
-/// The value of a node computing a small integer tensor (shape arithmetic)
-/// from constants, as an arith.constant; null when it does not fold.
-Value foldIntegerNode(NodeLowering &node);
+/// The value of a node computing a small integer or float tensor (shape
+/// and size arithmetic) from constants, as an arith.constant; null when it
+/// does not fold.
+Value foldConstantNode(NodeLowering &node);
 
 /// Lowers one `amp` dialect op; false when `op` is not one.
 FailureOr<bool> lowerAMPOp(Operation *op, OpBuilder &builder);

@@ -138,7 +138,7 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
     results = *empty;
   else if (isControlFlow(node))
     results = lowerControlFlow(lowering, lowerOps, hostBranches);
-  else if (Value folded = foldIntegerNode(lowering))
+  else if (Value folded = foldConstantNode(lowering))
     results = SmallVector<Value>{folded};
   else
     results = fn(lowering);

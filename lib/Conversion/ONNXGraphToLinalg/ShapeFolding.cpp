@@ -5,9 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // Exporters compute shapes with small integer subgraphs (ConstantOfShape,
-// Mul, Equal, Where, Concat, Gather ... on shape vectors). When every
+// Mul, Equal, Where, Concat, Gather ... on shape vectors), and sizes and
+// trip counts with small float ones (a Resize's output size from a scale,
+// Floor and a Cast; Range's expansion, Ceil of a quotient). When every
 // operand of such a node is a constant, its value is computed here, so the
-// Expand, Reshape or Tile that reads it sees a constant shape.
+// Expand, Reshape, Tile or Loop that reads it sees a constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,15 +18,18 @@
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
-/// Integer tensors larger than this are not folded.
+/// Tensors larger than this are not folded.
 static constexpr int64_t kMaxFoldedElements = 64;
 
 namespace {
-/// A small constant integer tensor: its shape and values.
-struct IntTensor {
+/// A small constant tensor: its shape and values.
+template <typename T>
+struct ConstantTensor {
   SmallVector<int64_t> shape;
-  SmallVector<int64_t> values;
+  SmallVector<T> values;
 };
+using IntTensor = ConstantTensor<int64_t>;
+using FloatTensor = ConstantTensor<double>;
 } // namespace
 
 static std::optional<IntTensor> getIntTensor(NodeLowering &node, unsigned i) {
@@ -42,8 +47,9 @@ static std::optional<IntTensor> getIntTensor(NodeLowering &node, unsigned i) {
 
 /// The value of element `flat` of a result of `shape`, read from `operand`
 /// broadcast to it.
-static int64_t readBroadcast(const IntTensor &operand, ArrayRef<int64_t> shape,
-                             int64_t flat) {
+template <typename Tensor>
+static auto readBroadcast(const Tensor &operand, ArrayRef<int64_t> shape,
+                          int64_t flat) {
   int64_t offset = shape.size() - operand.shape.size();
   int64_t index = 0, stride = 1;
   for (int64_t i = shape.size() - 1; i >= 0; --i) {
@@ -58,26 +64,41 @@ static int64_t readBroadcast(const IntTensor &operand, ArrayRef<int64_t> shape,
   return operand.values[index];
 }
 
-static std::optional<int64_t> evaluate(StringRef opType,
-                                       ArrayRef<int64_t> args) {
+/// The one-operand op types the folding evaluates.
+static constexpr StringLiteral kUnaryOps[] = {
+    "Identity", "Cast", "Not",     "Neg",     "Abs",       "Ceil",   "Floor",
+    "Sqrt",     "Relu", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
+
+/// One element of `opType` on `args`, in int64 (shape arithmetic) or in
+/// double (size arithmetic in floats); nullopt when it does not fold.
+template <typename T>
+static std::optional<T> evaluate(StringRef opType, ArrayRef<T> args) {
+  constexpr bool isInteger = std::is_integral_v<T>;
   if (opType == "Add")
     return args[0] + args[1];
   if (opType == "Sub")
     return args[0] - args[1];
   if (opType == "Mul")
     return args[0] * args[1];
-  if (opType == "Div")
-    return args[1] ? std::optional<int64_t>(args[0] / args[1]) : std::nullopt;
+  if (opType == "Div") {
+    if (isInteger && !args[1])
+      return std::nullopt;
+    return args[0] / args[1];
+  }
   if (opType == "Equal")
     return args[0] == args[1];
   if (opType == "Less")
     return args[0] < args[1];
+  if (opType == "LessOrEqual")
+    return args[0] <= args[1];
   if (opType == "Greater")
     return args[0] > args[1];
+  if (opType == "GreaterOrEqual")
+    return args[0] >= args[1];
   if (opType == "Where")
-    return args[0] ? args[1] : args[2];
-  if (opType == "Not")
-    return !args[0];
+    return args[0] != 0 ? args[1] : args[2];
+  if (opType == "Not" && isInteger)
+    return args[0] == 0;
   if (opType == "Neg")
     return -args[0];
   if (opType == "Abs")
@@ -86,8 +107,19 @@ static std::optional<int64_t> evaluate(StringRef opType,
     return std::max(args[0], args[1]);
   if (opType == "Min")
     return std::min(args[0], args[1]);
-  if (opType == "Identity" || opType == "Cast" || opType == "Reshape" ||
-      opType == "Squeeze" || opType == "Unsqueeze" || opType == "Flatten")
+  if (opType == "Relu")
+    return std::max(args[0], T(0));
+  if constexpr (!isInteger) {
+    if (opType == "Ceil")
+      return std::ceil(args[0]);
+    if (opType == "Floor")
+      return std::floor(args[0]);
+    if (opType == "Sqrt")
+      return std::sqrt(args[0]);
+  }
+  if (llvm::is_contained(
+          {"Identity", "Cast", "Reshape", "Squeeze", "Unsqueeze", "Flatten"},
+          opType))
     return args[0];
   return std::nullopt;
 }
@@ -195,15 +227,106 @@ static std::optional<SmallVector<int64_t>> foldTranspose(NodeLowering &node) {
   return values;
 }
 
-Value amp::lowering::foldIntegerNode(NodeLowering &node) {
+/// Operand `i` when it is a small constant tensor of numbers (floats, or
+/// integers and booleans read as doubles).
+static std::optional<FloatTensor> getFloatTensor(NodeLowering &node,
+                                                 unsigned i) {
+  auto type = getRankedType(node.operand(i));
+  if (!type || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  FloatTensor tensor{llvm::to_vector(type.getShape()), {}};
+  if (isa<FloatType>(type.getElementType())) {
+    std::optional<SmallVector<double>> values = node.getConstantFloats(i);
+    if (!values)
+      return std::nullopt;
+    tensor.values = *values;
+  } else if (std::optional<IntTensor> ints = getIntTensor(node, i)) {
+    tensor.values.assign(ints->values.begin(), ints->values.end());
+  } else {
+    return std::nullopt;
+  }
+  return tensor;
+}
+
+/// The value of a node computing a small float tensor from constants, or an
+/// integer or boolean one from floats (a Cast, a comparison); null when it
+/// does not fold. Each result is computed in double and rounded once to the
+/// result's type, as one IEEE operation of that type rounds it.
+static Value foldFloatNode(NodeLowering &node, RankedTensorType type) {
+  StringRef opType = node.getNode().getOpType();
+  Type element = type.getElementType();
+  bool unary = llvm::is_contained(kUnaryOps, opType);
+  unsigned arity = opType == "Where" ? 3 : unary ? 1 : 2;
+  if (node.getNumOperands() < arity)
+    return {};
+  // Only floats enter this path: integer arithmetic is exact in int64.
+  bool anyFloat = false;
+  for (unsigned i = 0; i < arity; ++i)
+    if (auto operandType = getRankedType(node.operand(i)))
+      anyFloat |= isa<FloatType>(operandType.getElementType());
+  if (!isa<FloatType>(element) && !anyFloat)
+    return {};
+  SmallVector<FloatTensor> operands;
+  for (unsigned i = 0; i < arity; ++i) {
+    std::optional<FloatTensor> operand = getFloatTensor(node, i);
+    if (!operand)
+      return {};
+    operands.push_back(*operand);
+  }
+  bool reshape = unary;
+  SmallVector<Attribute> elements;
+  for (int64_t flat = 0; flat < type.getNumElements(); ++flat) {
+    SmallVector<double> args;
+    for (const FloatTensor &operand : operands) {
+      if (reshape && flat >= int64_t(operand.values.size()))
+        return {};
+      args.push_back(reshape ? operand.values[flat]
+                             : readBroadcast(operand, type.getShape(), flat));
+    }
+    std::optional<double> value = evaluate<double>(opType, args);
+    if (!value)
+      return {};
+    if (auto floatType = dyn_cast<FloatType>(element)) {
+      APFloat rounded(*value);
+      bool lost;
+      rounded.convert(floatType.getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &lost);
+      elements.push_back(FloatAttr::get(floatType, rounded));
+      continue;
+    }
+    // To a boolean: whether it is nonzero; to an integer: truncated toward
+    // zero, as C++ and ONNX Runtime cast.
+    auto intType = dyn_cast<IntegerType>(element);
+    if (!intType || intType.isUnsigned() || std::isnan(*value))
+      return {};
+    unsigned width = intType.getWidth();
+    if (width == 1) {
+      elements.push_back(IntegerAttr::get(intType, APInt(1, *value != 0)));
+      continue;
+    }
+    if (!std::isfinite(*value) || std::abs(*value) >= 0x1p62)
+      return {};
+    elements.push_back(IntegerAttr::get(
+        intType, APInt(width, static_cast<int64_t>(*value), /*isSigned=*/true,
+                       /*implicitTrunc=*/true)));
+  }
+  return arith::ConstantOp::create(node.getBuilder(), node.getLoc(),
+                                   DenseElementsAttr::get(type, elements));
+}
+
+Value amp::lowering::foldConstantNode(NodeLowering &node) {
   onnxg::NodeOp op = node.getNode();
   if (!onnxg::isDefaultDomain(op.getDomain()) || op.getNumResults() != 1)
     return {};
   RankedTensorType type = node.resultType(0);
   if (!type || !type.hasStaticShape() ||
-      !isa<IntegerType>(type.getElementType()) ||
-      type.getElementType().isUnsignedInteger() ||
       type.getNumElements() > kMaxFoldedElements)
+    return {};
+  if (Value folded = foldFloatNode(node, type))
+    return folded;
+  if (!isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isUnsignedInteger())
     return {};
   StringRef opType = op.getOpType();
   SmallVector<int64_t> values;
@@ -243,11 +366,8 @@ Value amp::lowering::foldIntegerNode(NodeLowering &node) {
       return {};
     values = *folded;
   } else {
-    unsigned arity = opType == "Where" ? 3 : 2;
-    if (llvm::is_contained({"Identity", "Cast", "Not", "Neg", "Abs", "Reshape",
-                            "Squeeze", "Unsqueeze", "Flatten"},
-                           opType))
-      arity = 1;
+    bool unary = llvm::is_contained(kUnaryOps, opType);
+    unsigned arity = opType == "Where" ? 3 : unary ? 1 : 2;
     SmallVector<IntTensor> operands;
     for (unsigned i = 0; i < arity; ++i) {
       std::optional<IntTensor> operand = getIntTensor(node, i);
@@ -261,7 +381,7 @@ Value amp::lowering::foldIntegerNode(NodeLowering &node) {
       for (const IntTensor &operand : operands)
         args.push_back(reshape ? operand.values[flat]
                                : readBroadcast(operand, type.getShape(), flat));
-      std::optional<int64_t> value = evaluate(opType, args);
+      std::optional<int64_t> value = evaluate<int64_t>(opType, args);
       if (!value)
         return {};
       values.push_back(*value);

@@ -120,6 +120,33 @@ func.func @folded_shape() -> (tensor<2xi1>, tensor<2xi64>) {
 
 // -----
 
+// Size arithmetic in floats on constants folds too: an output size from a
+// scale (Cast, Mul, Floor, Cast back, as torch.onnx writes interpolate),
+// each value rounded once to its type (1/3 in f16), and a Cast of 0.5 to
+// bool is true.
+// CHECK-LABEL: func.func @folded_float_sizes(
+// CHECK-NOT:     linalg.generic
+// CHECK-DAG:     %[[SIZES:.*]] = arith.constant dense<[1, 3, 10, 13]> : tensor<4xi64>
+// CHECK-DAG:     %[[THIRD:.*]] = arith.constant dense<3.332520e-01> : tensor<f16>
+// CHECK-DAG:     %[[TRUE:.*]] = arith.constant dense<true> : tensor<i1>
+// CHECK:         return %[[SIZES]], %[[THIRD]], %[[TRUE]]
+func.func @folded_float_sizes() -> (tensor<4xi64>, tensor<f16>, tensor<i1>) {
+  %shape = arith.constant dense<[1, 3, 7, 9]> : tensor<4xi64>
+  %scales = arith.constant dense<[1.0, 1.0, 1.5, 1.5]> : tensor<4xf32>
+  %0 = onnxg.node "Cast"(%shape) opset 17 attributes {to = 1 : i64} : (tensor<4xi64>) -> tensor<4xf32>
+  %1 = onnxg.node "Mul"(%0, %scales) opset 17 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = onnxg.node "Floor"(%1) opset 17 : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = onnxg.node "Cast"(%2) opset 17 attributes {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64>
+  %one = arith.constant dense<1.0> : tensor<f16>
+  %three = arith.constant dense<3.0> : tensor<f16>
+  %4 = onnxg.node "Div"(%one, %three) opset 17 : (tensor<f16>, tensor<f16>) -> tensor<f16>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %5 = onnxg.node "Cast"(%half) opset 17 attributes {to = 9 : i64} : (tensor<f32>) -> tensor<i1>
+  return %3, %4, %5 : tensor<4xi64>, tensor<f16>, tensor<i1>
+}
+
+// -----
+
 // Mod: fmod=1 is the remainder (the dividend's sign); fmod=0 moves a
 // remainder whose sign differs from the divisor's by one divisor.
 // CHECK-LABEL: func.func @mod(
