@@ -215,3 +215,49 @@ def test_scans_match_onnx_runtime(length, lowered_as, tmp_path, needs_ort):
         capture_output=True, text=True, check=True).stdout
     assert lowered_as in lowered
     assert lowered.count("math.tanh") == (length if length <= 256 else 1)
+
+
+def test_counting_loop_past_unroll_limit(tmp_path, needs_ort):
+    """A Loop without trip count whose condition counts iterations (i <
+    299): each unrolled copy's condition folds, and when it is still true
+    after 256 copies the loop becomes an scf.while that runs to the end,
+    where ONNX Runtime stops too."""
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "limit"], ["cond_out"]),
+         helper.make_node("Mul", ["v", "decay"], ["vd"]),
+         helper.make_node("Add", ["vd", "x"], ["v_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", F, [4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", F, [4])])
+    loop = helper.make_node("Loop", ["", "go", "v0"], ["y"], body=body)
+    graph = helper.make_graph(
+        [loop], "counting",
+        [helper.make_tensor_value_info("v0", F, [4]),
+         helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("y", F, [4])],
+        [numpy_helper.from_array(np.array(299, np.int64), "limit"),
+         numpy_helper.from_array(np.array(0.99, np.float32), "decay"),
+         numpy_helper.from_array(np.array(True), "go")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    path = tmp_path / "counting.onnx"
+    onnx.save(model, str(path))
+    rng = np.random.default_rng(5)
+    feeds = {"v0": rng.standard_normal(4).astype(np.float32),
+             "x": rng.standard_normal(4).astype(np.float32)}
+    reference = ort.run(str(path), feeds)["y"]
+    # 300 iterations (i = 0 .. 299): far from 256 of them.
+    expected = feeds["v0"].astype(np.float64)
+    for _ in range(300):
+        expected = expected * 0.99 + feeds["x"]
+    np.testing.assert_allclose(reference, expected, rtol=1e-4)
+    got = _amp_run(path, tmp_path, feeds, "y")
+    np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
+    lowered = subprocess.run(
+        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
+        capture_output=True, text=True, check=True).stdout
+    assert lowered.count("scf.while") == 1

@@ -290,6 +290,30 @@ static FailureOr<Value> stackScanOutput(NodeLowering &node, unsigned result,
   return concatTensors(b, loc, rows, axis);
 }
 
+/// Whether the condition a Loop's `body` yields is computed from the
+/// iteration number or a carried value (through the body's nodes and
+/// their subgraphs), so that it may turn false in a later iteration.
+static bool conditionMayChange(Block &body) {
+  Value condition = getYield(body).getValues().front();
+  SmallVector<Value> worklist{condition};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (auto argument = dyn_cast<BlockArgument>(value))
+      if (argument.getOwner() == &body && argument.getArgNumber() != 1)
+        return true;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != &body)
+      continue;
+    def->walk([&](Operation *nested) {
+      llvm::append_range(worklist, nested->getOperands());
+    });
+  }
+  return false;
+}
+
 /// Unrolls a Loop whose trip count (at most kMaxUnrolledIterations) and
 /// condition are known (`tripCount` nullopt: none, ended by the condition).
 /// Nullopt, with nothing emitted, when a condition the body yields is
@@ -313,12 +337,18 @@ unrollLoop(NodeLowering &node, const LoopParts &loop,
   SmallVector<SmallVector<Value>> scans(loop.numScans);
   for (int64_t iteration = 0; running && (!tripCount || iteration < *tripCount);
        ++iteration) {
-    // Only a loop without a trip count runs this far.
-    if (iteration == kMaxUnrolledIterations)
+    // Only a loop without a trip count runs this far: an scf.while when
+    // its condition may change, else it never ends.
+    if (iteration == kMaxUnrolledIterations) {
+      if (conditionMayChange(*body))
+        return giveUp();
       return node.emitError()
              << "never ends: it has no trip count, and its condition stays "
                 "true for "
-             << kMaxUnrolledIterations << " iterations";
+             << kMaxUnrolledIterations
+             << " iterations and reads neither the iteration number nor a "
+                "carried value";
+    }
     // One copy of the body, with the iteration number and condition as
     // constants and the carried values of the previous iteration; the
     // copy's yield follows the values as their nodes lower.

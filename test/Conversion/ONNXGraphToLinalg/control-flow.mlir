@@ -99,6 +99,28 @@ func.func @loop_until(%y: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
+// Without a trip count, a condition computed from the iteration number
+// folds in each copy; still true after 256 copies, the unroll is dropped
+// for an scf.while, which runs the 299 iterations.
+// CHECK-LABEL: func.func @loop_until_past_unroll_limit(
+// CHECK:         scf.while
+// CHECK-COUNT-1: arith.mulf
+// CHECK-NOT:     arith.mulf
+// CHECK:         return
+func.func @loop_until_past_unroll_limit(%y: tensor<2xf32>) -> tensor<2xf32> {
+  %none = onnxg.none
+  %limit = arith.constant dense<299> : tensor<i64>
+  %0 = onnxg.node "Loop"(%none, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    %w = onnxg.node "Mul"(%v, %v) opset 16 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %c = onnxg.node "Less"(%i, %limit) opset 16 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    onnxg.yield ["c", "w"] %c, %w : tensor<i1>, tensor<2xf32>
+  } : (none, none, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 // A condition computed from the data: an scf.while over (iteration number,
 // condition, carried value) that stops at the trip count or when the
 // body's condition is false; the body lowers in its "after" region, its

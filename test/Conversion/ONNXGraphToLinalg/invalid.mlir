@@ -600,7 +600,7 @@ func.func @loop_runtime_trip_count_with_scans(%m: tensor<i64>, %y: tensor<2xf32>
 
 func.func @loop_without_end(%y: tensor<2xf32>) -> tensor<2xf32> {
   %none = onnxg.none
-  // expected-error @+1 {{node (Loop): never ends: it has no trip count, and its condition stays true for 256 iterations}}
+  // expected-error @+1 {{node (Loop): never ends: it has no trip count, and its condition stays true for 256 iterations and reads neither the iteration number nor a carried value}}
   %0 = onnxg.node "Loop"(%none, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
   ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
     onnxg.yield ["cond", "v"] %cond, %v : tensor<i1>, tensor<2xf32>
