@@ -46,8 +46,18 @@ static constexpr llvm::StringLiteral kBufferization =
     "function-boundary-type-conversion=identity-layout-map "
     "allow-return-allocs-from-loops},"
     "buffer-results-to-out-params{hoist-static-allocs=true "
-    "modify-public-functions=true},"
-    "buffer-deallocation-pipeline,"
+    "modify-public-functions=true},";
+
+/// Upstream's buffer-deallocation-pipeline with amp-free-dead-buffers
+/// (whose option follows) before the simplification, whose alias checks
+/// are quadratic in the buffers one bufferization.dealloc frees.
+static constexpr llvm::StringLiteral kDeallocation =
+    "expand-realloc{emit-deallocs=false},canonicalize,"
+    "ownership-based-buffer-deallocation,canonicalize,"
+    "func.func(amp-free-dead-buffers{early=";
+static constexpr llvm::StringLiteral kAfterDeallocation =
+    "}),buffer-deallocation-simplification,"
+    "bufferization-lower-deallocations,cse,canonicalize,"
     "convert-bufferization-to-memref,";
 
 /// Floating-point sums in blocks of at most 32 terms, each level summed in
@@ -81,11 +91,13 @@ llvm::StringRef amp::getCPULoopsToLLVMPasses() { return kLoopsToLLVM; }
 
 std::string
 amp::getFuseAndBufferizePasses(bool vectorizeContractions,
-                               llvm::StringRef splitReductionsOptions) {
+                               llvm::StringRef splitReductionsOptions,
+                               bool freeEarly) {
   return (kFusion +
           (vectorizeContractions ? "amp-vectorize-contractions," : "") +
           kBeforeBufferization + "amp-split-reductions{" +
-          splitReductionsOptions + "}," + kBufferization)
+          splitReductionsOptions + "}," + kBufferization + kDeallocation +
+          (freeEarly ? "true" : "false") + kAfterDeallocation)
       .str();
 }
 
@@ -105,7 +117,10 @@ LogicalResult amp::buildCPULoweringPipeline(OpPassManager &pm,
     addGraphToLinalgPasses(pm);
   std::string pipeline =
       getFuseAndBufferizePasses(/*vectorizeContractions=*/true,
-                                getBlockedSumsOptions(gemmRecords)) +
+                                getBlockedSumsOptions(gemmRecords),
+                                // The records passes move a GEMM to its
+                                // epilogue, past its operands' last use.
+                                /*freeEarly=*/!gemmRecords) +
       (kCPULoops + kLoopsToLLVM).str();
   if (gemmRecords) {
     // Before the BLAS pass, which takes the contractions without a record.

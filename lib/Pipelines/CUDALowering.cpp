@@ -33,7 +33,8 @@ using namespace mlir;
 static std::string getGridLoopPasses(const amp::CUDALoweringOptions &options) {
   // Reductions with few outputs split for threads (the pass's defaults).
   std::string passes = amp::getFuseAndBufferizePasses(
-      /*vectorizeContractions=*/false, /*splitReductionsOptions=*/"");
+      /*vectorizeContractions=*/false, /*splitReductionsOptions=*/"",
+      /*freeEarly=*/false);
   auto flag = [](bool value) { return value ? "true" : "false"; };
   bool fuseGrids = options.fuseGrids;
   return passes +

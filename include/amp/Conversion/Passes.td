@@ -78,6 +78,36 @@ def CopyRepeatedResults
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FreeDeadBuffers : Pass<"amp-free-dead-buffers", "func::FuncOp"> {
+  let summary = "Free each buffer bufferization allocated after its last use";
+  let description = [{
+    `ownership-based-buffer-deallocation` frees the buffers of a block in
+    one `bufferization.dealloc` at its end: a step holds all its
+    temporaries until it returns, and `buffer-deallocation-simplification`
+    checks every pair of that op's buffers for aliasing (30 s of a
+    bidirectional LSTM step unrolled over 128 steps, 8000 buffers). This
+    pass takes out of such an op (one that retains nothing) each
+    `memref.alloc` of the same block that it frees unconditionally and
+    whose memory nothing but views of it reaches (no region result or
+    terminator, call result, tensor or other free takes it), and frees it
+    with a `memref.dealloc` after the last op of the block that uses it or
+    one of its views. Distinct allocations do not alias, so what the op
+    keeps needs no check against them. `early=false` puts the frees where
+    the op was: for the CUDA pipeline, whose `amp-plan-buffers` places the
+    buffers by their accesses, and amp-run's `--gemm-records`, whose passes
+    move a GEMM to its epilogue's op, past its operands' last use. The
+    pipelines run it between
+    `ownership-based-buffer-deallocation` and
+    `buffer-deallocation-simplification`.
+  }];
+  let options = [
+    Option<"early", "early", "bool", "true",
+           "free each buffer right after its last use (false: where the "
+           "bufferization.dealloc was)">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def UnshareFills : Pass<"amp-unshare-fills", "func::FuncOp"> {
   let summary = "Give each op that writes into a filled or empty tensor its "
                 "own";

@@ -41,9 +41,13 @@ LogicalResult buildCPULoweringPipeline(OpPassManager &pm,
 /// linalg (the first half of --amp-lower-to-cpu and --amp-lower-to-cuda);
 /// `vectorizeContractions` adds amp-vectorize-contractions (CPU only), and
 /// amp-split-reductions runs with `splitReductionsOptions` before
-/// bufferization (blocked sums on the CPU, threads on the GPU).
+/// bufferization (blocked sums on the CPU, threads on the GPU), and
+/// amp-free-dead-buffers frees each buffer after its last use when
+/// `freeEarly` (the CPU), else at the function's end (the GPU, whose
+/// amp-plan-buffers places them).
 std::string getFuseAndBufferizePasses(bool vectorizeContractions,
-                                      llvm::StringRef splitReductionsOptions);
+                                      llvm::StringRef splitReductionsOptions,
+                                      bool freeEarly);
 
 /// The CPU pipeline's passes from loops on memrefs to the LLVM dialect.
 llvm::StringRef getCPULoopsToLLVMPasses();
