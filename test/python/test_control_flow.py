@@ -156,8 +156,8 @@ def test_cuda_refuses_run_time_control_flow(tmp_path):
 def _scan_model(length):
     """A recurrence h <- tanh(h W + x_t) over the rows of X, forwards, that
     also reads the columns of XR backwards: the state h, each step's h
-    stacked along axis 0 and h * xr_t stacked along axis 1 last step
-    first."""
+    stacked along axis 0 and h * xr_t stacked along axis 1 (given as -2)
+    last step first."""
     body = helper.make_graph(
         [helper.make_node("MatMul", ["h", "w"], ["hw"]),
          helper.make_node("Add", ["hw", "x"], ["a"]),
@@ -174,7 +174,7 @@ def _scan_model(length):
     scan = helper.make_node(
         "Scan", ["h0", "X", "XR"], ["h_last", "Y", "P"], body=body,
         num_scan_inputs=2, scan_input_axes=[0, -1],
-        scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+        scan_input_directions=[0, 1], scan_output_axes=[0, -2],
         scan_output_directions=[0, 1])
     w = (np.random.default_rng(2).standard_normal((4, 4)) / 2).astype(
         np.float32)

@@ -248,6 +248,26 @@ static FailureOr<SmallVector<Value>> lowerBodyCopy(Block &body,
   return yielded;
 }
 
+/// The type of scan output #`scan`'s element `element` and the axis along
+/// which the iterations stack it (`axis` counts from the back when
+/// negative, as from opset 11); fails, after an error, unless the element
+/// has a static shape and the stacked output has the axis.
+static FailureOr<std::pair<RankedTensorType, int64_t>>
+getScanOutputLayout(NodeLowering &node, unsigned scan, Value element,
+                    int64_t axis) {
+  auto type = getRankedType(element);
+  if (!type || !type.hasStaticShape())
+    return node.emitError()
+           << "scan output #" << scan << " is " << element.getType()
+           << " in an iteration: it needs a static shape";
+  std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank() + 1);
+  if (!normalized)
+    return node.emitError()
+           << "scan output #" << scan << " has axis " << axis << ", outside ["
+           << -(type.getRank() + 1) << ", " << type.getRank() << "]";
+  return std::pair(type, *normalized);
+}
+
 /// Scan output #`scan` (result `result` of `node`): the iterations'
 /// `values` stacked along a new axis `axis`, last iteration first when
 /// `reversed`.
@@ -266,14 +286,12 @@ static FailureOr<Value> stackScanOutput(NodeLowering &node, unsigned result,
     return Value(arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(declared, ArrayRef<Attribute>{})));
   }
-  auto type = getRankedType(values.front());
-  if (!type || !type.hasStaticShape())
-    return node.emitError()
-           << "scan output #" << scan << " is " << values.front().getType()
-           << " in an iteration: it needs a static shape";
-  if (axis < 0 || axis > type.getRank())
-    return node.emitError() << "scan output #" << scan << " has axis " << axis
-                            << ", outside [0, " << type.getRank() << "]";
+  FailureOr<std::pair<RankedTensorType, int64_t>> layout =
+      getScanOutputLayout(node, scan, values.front(), axis);
+  if (failed(layout))
+    return failure();
+  auto [type, stackAxis] = *layout;
+  axis = stackAxis;
   SmallVector<int64_t> shape(type.getShape());
   shape.insert(shape.begin() + axis, 1);
   auto rowType = RankedTensorType::get(shape, type.getElementType());
@@ -725,17 +743,15 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
   // Each scan output is the iterations' elements inserted along its axis.
   b.setInsertionPoint(op);
   SmallVector<Value> accumulators;
+  SmallVector<int64_t> outputAxes;
   for (unsigned i = 0; i < scan.numOutputs; ++i) {
-    Value element = yielded[scan.numState + i];
-    auto type = getRankedType(element);
-    int64_t axis = scan.outputAxes[i];
-    if (!type || !type.hasStaticShape())
-      return node.emitError()
-             << "scan output #" << i << " is " << element.getType()
-             << " in an iteration: it needs a static shape";
-    if (axis < 0 || axis > type.getRank())
-      return node.emitError() << "scan output #" << i << " has axis " << axis
-                              << ", outside [0, " << type.getRank() << "]";
+    FailureOr<std::pair<RankedTensorType, int64_t>> layout =
+        getScanOutputLayout(node, i, yielded[scan.numState + i],
+                            scan.outputAxes[i]);
+    if (failed(layout))
+      return failure();
+    auto [type, axis] = *layout;
+    outputAxes.push_back(axis);
     SmallVector<int64_t> shape(type.getShape());
     shape.insert(shape.begin() + axis, scan.length);
     accumulators.push_back(
@@ -779,7 +795,7 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
             sizes.push_back(nested.getIndexAttr(size));
           SmallVector<OpFoldResult> strides(type.getRank(),
                                             nested.getIndexAttr(1));
-          int64_t axis = scan.outputAxes[i];
+          int64_t axis = outputAxes[i];
           offsets[axis] = scan.outputReversed[i] ? reversed : iteration;
           sizes[axis] = nested.getIndexAttr(1);
           next.push_back(tensor::InsertSliceOp::create(

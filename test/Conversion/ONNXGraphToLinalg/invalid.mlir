@@ -658,6 +658,17 @@ func.func @scan_axes_count(%s: tensor<2xf32>, %x: tensor<3x2xf32>) -> tensor<2xf
 
 // -----
 
+func.func @scan_output_axis(%s: tensor<2xf32>, %x: tensor<3x2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  // expected-error @+1 {{node (Scan): scan output #0 has axis 2, outside [-2, 1]}}
+  %0:2 = onnxg.node "Scan"(%s, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64, scan_output_axes = array<i64: 2>} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    onnxg.yield ["si", "xi"] %si, %xi : tensor<2xf32>, tensor<2xf32>
+  } : (tensor<2xf32>, tensor<3x2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>)
+  return %0#0, %0#1 : tensor<2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
 func.func @scan_dynamic_length(%s: tensor<2xf32>, %x: tensor<?x2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{node (Scan): scan input #0 is 'tensor<?x2xf32>': the scanned axis needs a static size}}
   %0 = onnxg.node "Scan"(%s, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64} subgraphs {
