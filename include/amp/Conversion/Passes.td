@@ -96,14 +96,18 @@ def FreeDeadBuffers : Pass<"amp-free-dead-buffers", "func::FuncOp"> {
     the op was: for the CUDA pipeline, whose `amp-plan-buffers` places the
     buffers by their accesses, and amp-run's `--gemm-records`, whose passes
     move a GEMM to its epilogue's op, past its operands' last use. The
-    pipelines run it between
-    `ownership-based-buffer-deallocation` and
-    `buffer-deallocation-simplification`.
+    pipelines run it between `ownership-based-buffer-deallocation` and
+    `buffer-deallocation-simplification`. `remarks=true` says per function
+    how many buffers it freed, and the most bytes of them live at once
+    against their total (what freeing them at the end holds).
   }];
   let options = [
     Option<"early", "early", "bool", "true",
            "free each buffer right after its last use (false: where the "
-           "bufferization.dealloc was)">
+           "bufferization.dealloc was)">,
+    Option<"emitRemarks", "remarks", "bool", "false",
+           "a remark per function: buffers freed, and the most bytes of "
+           "them live at once against their total (static shapes)">
   ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/SetVector.h"
+
 namespace mlir::amp {
 #define GEN_PASS_DEF_FREEDEADBUFFERS
 #include "amp/Conversion/Passes.h.inc"
@@ -59,15 +61,15 @@ static bool collectAccesses(Value buffer, Block &block,
 
 /// Frees each allocation that `dealloc` frees unconditionally, retaining
 /// nothing, with a memref.dealloc after its last access (`early`) or where
-/// `dealloc` is, when nothing but its views reaches its memory; erases
-/// `dealloc` when that leaves it nothing to free.
+/// `dealloc` is, when nothing but its views reaches its memory; appends
+/// them to `freed` and erases `dealloc` when that leaves it nothing to
+/// free.
 static void freeDistinctAllocations(bufferization::DeallocOp dealloc,
-                                    bool early) {
+                                    bool early, llvm::SetVector<Value> &freed) {
   if (!dealloc.getRetained().empty())
     return;
   Block &block = *dealloc->getBlock();
   SmallVector<Value> keptMemrefs, keptConditions;
-  llvm::SmallPtrSet<Value, 16> freed;
   OpBuilder b(dealloc);
   for (auto [memref, condition] :
        llvm::zip_equal(dealloc.getMemrefs(), dealloc.getConditions())) {
@@ -101,6 +103,37 @@ static void freeDistinctAllocations(bufferization::DeallocOp dealloc,
   dealloc.getConditionsMutable().assign(keptConditions);
 }
 
+/// The bytes of a statically shaped buffer of numbers, or 0.
+static int64_t getStaticBytes(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return 0;
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// The most bytes of the `freed` buffers live at once, in the order of the
+/// ops of their blocks (a block's peak counted for every block).
+static int64_t getPeakBytes(const llvm::SetVector<Value> &freed) {
+  llvm::SetVector<Block *> blocks;
+  for (Value buffer : freed)
+    blocks.insert(buffer.getDefiningOp()->getBlock());
+  int64_t peak = 0;
+  for (Block *block : blocks) {
+    int64_t live = 0, blockPeak = 0;
+    for (Operation &op : *block) {
+      if (isa<memref::AllocOp>(op) && freed.contains(op.getResult(0)))
+        live += getStaticBytes(op.getResult(0));
+      else if (auto free = dyn_cast<memref::DeallocOp>(op);
+               free && freed.contains(free.getMemref()))
+        live -= getStaticBytes(free.getMemref());
+      blockPeak = std::max(blockPeak, live);
+    }
+    peak += blockPeak;
+  }
+  return peak;
+}
+
 namespace {
 struct FreeDeadBuffersPass
     : amp::impl::FreeDeadBuffersBase<FreeDeadBuffersPass> {
@@ -110,8 +143,18 @@ struct FreeDeadBuffersPass
     SmallVector<bufferization::DeallocOp> deallocs;
     getOperation().walk(
         [&](bufferization::DeallocOp dealloc) { deallocs.push_back(dealloc); });
+    llvm::SetVector<Value> freed;
     for (bufferization::DeallocOp dealloc : deallocs)
-      freeDistinctAllocations(dealloc, early);
+      freeDistinctAllocations(dealloc, early, freed);
+    if (!emitRemarks || freed.empty())
+      return;
+    int64_t total = 0;
+    for (Value buffer : freed)
+      total += getStaticBytes(buffer);
+    emitRemark(getOperation().getLoc())
+        << "freed " << freed.size() << " buffers: at most "
+        << getPeakBytes(freed) << " of their " << total
+        << " bytes live at once";
   }
 };
 } // namespace
