@@ -261,3 +261,69 @@ def test_counting_loop_past_unroll_limit(tmp_path, needs_ort):
         [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
         capture_output=True, text=True, check=True).stdout
     assert lowered.count("scf.while") == 1
+
+
+def _dropout_sum_model(kind, length):
+    """Sums `length` dropout masks of a vector of ones (ratio 0.5, training
+    mode: each kept element is 2): in a Loop whose trip count is a graph
+    input (an scf.while), or in a Scan over `length` rows (an scf.for past
+    256)."""
+    ratio = numpy_helper.from_array(np.array(0.5, np.float32), "ratio")
+    train = numpy_helper.from_array(np.array(True), "train")
+    ones = numpy_helper.from_array(np.ones(64, np.float32), "ones")
+    drop = helper.make_node("Dropout", ["ones", "ratio", "train"], ["mask"])
+    add = helper.make_node("Add", ["acc", "mask"], ["acc_out"])
+    if kind == "loop":
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["cond"], ["cond_out"]), drop, add],
+            "body",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("acc", F, [64])],
+            [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("acc_out", F, [64])])
+        node = helper.make_node("Loop", ["m", "", "acc0"], ["y"], body=body)
+        inputs = [helper.make_tensor_value_info("m", TensorProto.INT64, [])]
+    else:
+        body = helper.make_graph(
+            [drop, add], "body",
+            [helper.make_tensor_value_info("acc", F, [64]),
+             helper.make_tensor_value_info("row", F, [1])],
+            [helper.make_tensor_value_info("acc_out", F, [64])])
+        node = helper.make_node("Scan", ["acc0", "rows"], ["y"], body=body,
+                                num_scan_inputs=1)
+        inputs = [helper.make_tensor_value_info("rows", F, [length, 1])]
+    graph = helper.make_graph(
+        [node], "dropout_sum", inputs,
+        [helper.make_tensor_value_info("y", F, [64])],
+        [ratio, train, ones,
+         numpy_helper.from_array(np.zeros(64, np.float32), "acc0")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+@pytest.mark.parametrize("kind,lowered_as", [("loop", "scf.while"),
+                                             ("scan", "scf.for")])
+def test_loop_bodies_draw_new_masks_each_iteration(kind, lowered_as,
+                                                   tmp_path):
+    """A body that lowers once but runs 300 times draws by the iteration
+    number: the sum of its 300 dropout masks is binomial (mean 300, each
+    element between 0 and 600), not one mask times 300 (each element 0 or
+    600)."""
+    length = 300
+    path = tmp_path / f"{kind}.onnx"
+    onnx.save(_dropout_sum_model(kind, length), str(path))
+    feeds = ({"m": np.array(length, np.int64)} if kind == "loop" else
+             {"rows": np.zeros((length, 1), np.float32)})
+    got = _amp_run(path, tmp_path, feeds, "y")
+    lowered = subprocess.run(
+        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
+        capture_output=True, text=True, check=True).stdout
+    assert lowered.count(lowered_as) == 1
+    assert np.all(got % 2 == 0) and got.min() >= 0 and got.max() <= 600
+    assert not np.isin(got, [0, 600]).all(), "one mask in every iteration"
+    # Binomial(300, 1/2) times 2: mean 300, deviation 17.3 per element.
+    assert abs(got.mean() - 300) < 4 * 17.3 / 8, got.mean()
+    assert 10 < got.std() < 25, got.std()

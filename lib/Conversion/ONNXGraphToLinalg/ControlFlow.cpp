@@ -414,6 +414,20 @@ unrollLoop(NodeLowering &node, const LoopParts &loop,
   return std::optional<SmallVector<Value>>(std::move(results));
 }
 
+/// Lowers the nodes of `body`, a loop body that runs once per iteration
+/// where it is, with its random ops drawing by `iteration` too (a
+/// one-element i64 tensor that holds the iteration number at run time).
+static LogicalResult lowerLoopBody(NodeLowering &node, Block &body,
+                                   Value iteration, OpRangeLowering lowerOps) {
+  RandomSource *random = node.getRandomSource();
+  if (random)
+    random->pushIteration(iteration);
+  LogicalResult lowered = lowerInPlace(body, lowerOps);
+  if (random)
+    random->popIteration();
+  return lowered;
+}
+
 /// A Loop whose trip count or condition is computed at run time: an
 /// scf.while over (iteration number, condition, carried values) whose
 /// "after" region holds the lowered body.
@@ -445,7 +459,7 @@ static LoweringResult lowerWhileLoop(NodeLowering &node, const LoopParts &loop,
     inits.push_back(node.operand(2 + i));
     body->getArgument(2 + i).setType(inits.back().getType());
   }
-  if (failed(lowerInPlace(*body, lowerOps)))
+  if (failed(lowerLoopBody(node, *body, iterationArg, lowerOps)))
     return failure();
   SmallVector<Value> yielded = getYieldedValues(*body);
   for (unsigned i = 0; i < loop.numCarried; ++i)
@@ -479,6 +493,8 @@ static LoweringResult lowerWhileLoop(NodeLowering &node, const LoopParts &loop,
             nested, nestedLoc, conditionArg.getType(), args[1]));
         for (unsigned i = 0; i < loop.numCarried; ++i)
           body->getArgument(2 + i).replaceAllUsesWith(args[2 + i]);
+        // Again: the body may yield its arguments themselves.
+        yielded = getYieldedValues(*body);
         Block *after = nested.getInsertionBlock();
         spliceBefore(*body, after, after->end());
         nested.setInsertionPointToEnd(after);
@@ -733,7 +749,11 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
     body->getArgument(scan.numState + i)
         .setType(RankedTensorType::get(shape, type.getElementType()));
   }
-  if (failed(lowerInPlace(*body, lowerOps)))
+  // The iteration number, for the body's random ops: a placeholder until
+  // the loop exists.
+  BlockArgument iterationArg =
+      body->addArgument(RankedTensorType::get({}, b.getI64Type()), loc);
+  if (failed(lowerLoopBody(node, *body, iterationArg, lowerOps)))
     return failure();
   SmallVector<Value> yielded = getYieldedValues(*body);
   for (unsigned i = 0; i < scan.numState; ++i)
@@ -769,6 +789,10 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
           ValueRange args) {
         Value reversed =
             arith::SubIOp::create(nested, nestedLoc, last, iteration);
+        iterationArg.replaceAllUsesWith(tensor::FromElementsOp::create(
+            nested, nestedLoc, iterationArg.getType(),
+            ValueRange{arith::IndexCastOp::create(
+                nested, nestedLoc, nested.getI64Type(), iteration)}));
         for (unsigned i = 0; i < scan.numState; ++i)
           body->getArgument(i).replaceAllUsesWith(args[i]);
         for (unsigned i = 0; i < scan.numInputs; ++i)
@@ -777,6 +801,8 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
                   nested, nestedLoc, node.operand(scan.numState + i),
                   scan.inputAxes[i],
                   scan.inputReversed[i] ? reversed : iteration));
+        // Again: the body may yield its arguments themselves.
+        yielded = getYieldedValues(*body);
         Block *block = nested.getInsertionBlock();
         spliceBefore(*body, block, block->end());
         nested.setInsertionPointToEnd(block);
@@ -804,6 +830,7 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
         }
         scf::YieldOp::create(nested, nestedLoc, next);
       });
+  body->eraseArgument(iterationArg.getArgNumber());
   b.setInsertionPoint(op);
   return SmallVector<Value>(forOp.getResults());
 }

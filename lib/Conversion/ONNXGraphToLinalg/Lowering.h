@@ -31,17 +31,24 @@ namespace mlir::amp::lowering {
 /// Where the random ops of one function draw from: the function's
 /// kRandomKeyName argument, a tensor<2xi64> holding (seed, step counter)
 /// that is appended on first use, and one stream number per random node.
+/// A node in the body of a loop that is not unrolled (an scf.while or
+/// scf.for, whose body lowers once) also draws by the iteration numbers of
+/// the loops around it, innermost last: one-element i64 tensors.
 class RandomSource {
 public:
   explicit RandomSource(func::FuncOp func) : func(func) {}
 
   Value getKey();
   unsigned takeStream() { return streams++; }
+  ArrayRef<Value> getIterations() const { return iterations; }
+  void pushIteration(Value iteration) { iterations.push_back(iteration); }
+  void popIteration() { iterations.pop_back(); }
 
 private:
   func::FuncOp func;
   Value key;
   unsigned streams = 0;
+  SmallVector<Value> iterations;
 };
 
 /// One node being lowered: its operands (already lowered), declared result
@@ -101,6 +108,8 @@ public:
   /// (one per random node: take it once).
   Value getRandomKey() const { return random->getKey(); }
   unsigned takeRandomStream() const { return random->takeStream(); }
+  /// The function's random source; null where the caller gave none.
+  RandomSource *getRandomSource() const { return random; }
 
 private:
   mutable onnxg::NodeOp node;

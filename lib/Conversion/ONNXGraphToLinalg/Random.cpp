@@ -62,6 +62,7 @@ static Value getStreamKey(NodeLowering &node) {
   if (node.getAttr("seed"))
     fixedSeed = node.getInt("seed", 0);
   uint64_t stream = node.takeRandomStream();
+  SmallVector<Value> iterations(node.getRandomSource()->getIterations());
   Value init = createEmpty(b, loc, {}, b.getI64Type());
   return linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{}, init,
@@ -82,11 +83,20 @@ static Value getStreamKey(NodeLowering &node) {
                                                createI64(nb, nl, kGolden)));
                state = mix64(nb, nl,
                              arith::XOrIOp::create(nb, nl, state, element(1)));
-               linalg::YieldOp::create(
-                   nb, nl,
-                   mix64(nb, nl,
-                         arith::XOrIOp::create(nb, nl, state,
-                                               createI64(nb, nl, stream))));
+               state = mix64(nb, nl,
+                             arith::XOrIOp::create(nb, nl, state,
+                                                   createI64(nb, nl, stream)));
+               // Then the iteration of each loop around the node.
+               for (Value iteration : iterations) {
+                 SmallVector<Value> zeros(
+                     getRankedType(iteration).getRank(),
+                     arith::ConstantIndexOp::create(nb, nl, 0));
+                 Value number =
+                     tensor::ExtractOp::create(nb, nl, iteration, zeros);
+                 state = mix64(nb, nl,
+                               arith::XOrIOp::create(nb, nl, state, number));
+               }
+               linalg::YieldOp::create(nb, nl, state);
              })
       .getResult(0);
 }

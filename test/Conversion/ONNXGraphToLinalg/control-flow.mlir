@@ -214,3 +214,31 @@ func.func @scan_loop(%s: tensor<2xf32>, %x: tensor<300x2xf32>) -> (tensor<2xf32>
   } : (tensor<2xf32>, tensor<300x2xf32>) -> (tensor<2xf32>, tensor<300x2xf32>)
   return %0#0, %0#1 : tensor<2xf32>, tensor<300x2xf32>
 }
+
+// -----
+
+// A body that yields its own arguments: the loops yield their region's
+// arguments (the condition re-read from its tensor), the scan inserts the
+// element it read.
+// CHECK-LABEL: func.func @bodies_yield_their_arguments(
+// CHECK:         scf.while
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[I:.*]]: i64, %[[C:.*]]: i1, %[[V:.*]]: tensor<2xf32>):
+// CHECK:           %[[CT:.*]] = tensor.from_elements %[[C]] : tensor<i1>
+// CHECK:           %[[NEXTC:.*]] = tensor.extract %[[CT]][] : tensor<i1>
+// CHECK:           scf.yield %{{.*}}, %[[NEXTC]], %[[V]] : i64, i1, tensor<2xf32>
+// CHECK:         scf.for
+// CHECK:           %[[E:.*]] = tensor.extract_slice
+// CHECK:           tensor.insert_slice %[[E]]
+func.func @bodies_yield_their_arguments(%m: tensor<i64>, %y: tensor<2xf32>, %x: tensor<300x2xf32>) -> (tensor<2xf32>, tensor<300x2xf32>) {
+  %none = onnxg.none
+  %0 = onnxg.node "Loop"(%m, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<2xf32>):
+    onnxg.yield ["cond", "v"] %cond, %v : tensor<i1>, tensor<2xf32>
+  } : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32>
+  %1:2 = onnxg.node "Scan"(%y, %x) opset 16 attributes {body = 0 : index, num_scan_inputs = 1 : i64} subgraphs {
+  ^bb0(%si: tensor<2xf32>, %xi: tensor<2xf32>):
+    onnxg.yield ["si", "xi"] %si, %xi : tensor<2xf32>, tensor<2xf32>
+  } : (tensor<2xf32>, tensor<300x2xf32>) -> (tensor<2xf32>, tensor<300x2xf32>)
+  return %0, %1#1 : tensor<2xf32>, tensor<300x2xf32>
+}
