@@ -242,3 +242,27 @@ func.func @bodies_yield_their_arguments(%m: tensor<i64>, %y: tensor<2xf32>, %x: 
   } : (tensor<2xf32>, tensor<300x2xf32>) -> (tensor<2xf32>, tensor<300x2xf32>)
   return %0, %1#1 : tensor<2xf32>, tensor<300x2xf32>
 }
+
+// -----
+
+// A Dropout in a body that lowers once draws by the iteration number too:
+// its stream key mixes in the while loop's iteration.
+// CHECK-LABEL: func.func @dropout_in_while_body(
+// CHECK:         scf.while
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[I:.*]]: i64, %{{.*}}: i1, %{{.*}}: tensor<4xf32>):
+// CHECK:           %[[IT:.*]] = tensor.from_elements %[[I]] : tensor<i64>
+// CHECK:           linalg.generic
+// CHECK:             %[[N:.*]] = tensor.extract %[[IT]][] : tensor<i64>
+// CHECK:             arith.xori %{{.*}}, %[[N]] : i64
+func.func @dropout_in_while_body(%m: tensor<i64>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %none = onnxg.none
+  %ratio = arith.constant dense<0.5> : tensor<f32>
+  %train = arith.constant dense<true> : tensor<i1>
+  %0 = onnxg.node "Loop"(%m, %none, %y) opset 16 attributes {body = 0 : index} subgraphs {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %v: tensor<4xf32>):
+    %d = onnxg.node "Dropout"(%v, %ratio, %train) opset 13 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+    onnxg.yield ["cond", "d"] %cond, %d : tensor<i1>, tensor<4xf32>
+  } : (tensor<i64>, none, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
