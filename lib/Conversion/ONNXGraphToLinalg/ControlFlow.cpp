@@ -96,6 +96,15 @@ static void spliceBefore(Block &body, Block *block, Block::iterator before) {
                                 Block::iterator(body.getTerminator()));
 }
 
+/// Moves the ops of a loop's `body` but its terminator to the end of
+/// `block`, once the body's arguments are replaced by the loop's, and
+/// returns the values the body yields: read after the replacement, since
+/// a body may yield its arguments themselves.
+static SmallVector<Value> moveLoopBody(Block &body, Block *block) {
+  spliceBefore(body, block, block->end());
+  return getYieldedValues(body);
+}
+
 static LoweringResult lowerIf(NodeLowering &node, OpRangeLowering lowerOps,
                               bool hostBranches) {
   Block *thenBody = getSubgraph(node, "then_branch");
@@ -290,8 +299,8 @@ static FailureOr<Value> stackScanOutput(NodeLowering &node, unsigned result,
       getScanOutputLayout(node, scan, values.front(), axis);
   if (failed(layout))
     return failure();
-  auto [type, stackAxis] = *layout;
-  axis = stackAxis;
+  RankedTensorType type = layout->first;
+  axis = layout->second;
   SmallVector<int64_t> shape(type.getShape());
   shape.insert(shape.begin() + axis, 1);
   auto rowType = RankedTensorType::get(shape, type.getElementType());
@@ -493,11 +502,8 @@ static LoweringResult lowerWhileLoop(NodeLowering &node, const LoopParts &loop,
             nested, nestedLoc, conditionArg.getType(), args[1]));
         for (unsigned i = 0; i < loop.numCarried; ++i)
           body->getArgument(2 + i).replaceAllUsesWith(args[2 + i]);
-        // Again: the body may yield its arguments themselves.
-        yielded = getYieldedValues(*body);
-        Block *after = nested.getInsertionBlock();
-        spliceBefore(*body, after, after->end());
-        nested.setInsertionPointToEnd(after);
+        yielded = moveLoopBody(*body, nested.getInsertionBlock());
+        nested.setInsertionPointToEnd(nested.getInsertionBlock());
         SmallVector<Value> next{
             arith::AddIOp::create(
                 nested, nestedLoc, args[0],
@@ -655,20 +661,40 @@ static FailureOr<ScanParts> getScanParts(NodeLowering &node) {
   return scan;
 }
 
+namespace {
+/// The slice of a tensor one element thick at an index along an axis.
+struct UnitSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+} // namespace
+
+/// The slice of `tensor` at `index` along `axis`, one element thick.
+static UnitSlice getUnitSlice(OpBuilder &b, Location loc, Value tensor,
+                              int64_t axis, OpFoldResult index) {
+  int64_t rank = getRankedType(tensor).getRank();
+  UnitSlice slice{SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)),
+                  getSizes(b, loc, tensor),
+                  SmallVector<OpFoldResult>(rank, b.getIndexAttr(1))};
+  slice.offsets[axis] = index;
+  slice.sizes[axis] = b.getIndexAttr(1);
+  return slice;
+}
+
+/// The type of one element of a scan input of `type` along `axis`.
+static RankedTensorType getScanElementType(RankedTensorType type,
+                                           int64_t axis) {
+  SmallVector<int64_t> shape(type.getShape());
+  shape.erase(shape.begin() + axis);
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
 /// Element `index` of scan input `input` along `axis`, one rank less.
 static Value extractScanElement(OpBuilder &b, Location loc, Value input,
                                 int64_t axis, OpFoldResult index) {
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = getSizes(b, loc, input);
-  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-  offsets[axis] = index;
-  sizes[axis] = b.getIndexAttr(1);
-  SmallVector<int64_t> shape(type.getShape());
-  shape.erase(shape.begin() + axis);
+  UnitSlice slice = getUnitSlice(b, loc, input, axis, index);
   return tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), input,
-      offsets, sizes, strides);
+      b, loc, getScanElementType(getRankedType(input), axis), input,
+      slice.offsets, slice.sizes, slice.strides);
 }
 
 /// Unrolls a Scan of at most kMaxUnrolledIterations iterations: one copy
@@ -742,13 +768,10 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
     inits.push_back(node.operand(i));
     body->getArgument(i).setType(inits.back().getType());
   }
-  for (unsigned i = 0; i < scan.numInputs; ++i) {
-    auto type = getRankedType(node.operand(scan.numState + i));
-    SmallVector<int64_t> shape(type.getShape());
-    shape.erase(shape.begin() + scan.inputAxes[i]);
+  for (unsigned i = 0; i < scan.numInputs; ++i)
     body->getArgument(scan.numState + i)
-        .setType(RankedTensorType::get(shape, type.getElementType()));
-  }
+        .setType(getScanElementType(
+            getRankedType(node.operand(scan.numState + i)), scan.inputAxes[i]));
   // The iteration number, for the body's random ops: a placeholder until
   // the loop exists.
   BlockArgument iterationArg =
@@ -801,32 +824,20 @@ static LoweringResult lowerScanLoop(NodeLowering &node, const ScanParts &scan,
                   nested, nestedLoc, node.operand(scan.numState + i),
                   scan.inputAxes[i],
                   scan.inputReversed[i] ? reversed : iteration));
-        // Again: the body may yield its arguments themselves.
-        yielded = getYieldedValues(*body);
-        Block *block = nested.getInsertionBlock();
-        spliceBefore(*body, block, block->end());
-        nested.setInsertionPointToEnd(block);
+        yielded = moveLoopBody(*body, nested.getInsertionBlock());
+        nested.setInsertionPointToEnd(nested.getInsertionBlock());
         SmallVector<Value> next;
         for (unsigned i = 0; i < scan.numState; ++i)
           next.push_back(
               castToType(nested, nestedLoc, yielded[i], inits[i].getType()));
         for (unsigned i = 0; i < scan.numOutputs; ++i) {
-          Value element = yielded[scan.numState + i];
           Value accumulator = args[scan.numState + i];
-          auto type = cast<RankedTensorType>(accumulator.getType());
-          SmallVector<OpFoldResult> offsets(type.getRank(),
-                                            nested.getIndexAttr(0));
-          SmallVector<OpFoldResult> sizes;
-          for (int64_t size : type.getShape())
-            sizes.push_back(nested.getIndexAttr(size));
-          SmallVector<OpFoldResult> strides(type.getRank(),
-                                            nested.getIndexAttr(1));
-          int64_t axis = outputAxes[i];
-          offsets[axis] = scan.outputReversed[i] ? reversed : iteration;
-          sizes[axis] = nested.getIndexAttr(1);
+          UnitSlice slice =
+              getUnitSlice(nested, nestedLoc, accumulator, outputAxes[i],
+                           scan.outputReversed[i] ? reversed : iteration);
           next.push_back(tensor::InsertSliceOp::create(
-              nested, nestedLoc, element, accumulator, offsets, sizes,
-              strides));
+              nested, nestedLoc, yielded[scan.numState + i], accumulator,
+              slice.offsets, slice.sizes, slice.strides));
         }
         scf::YieldOp::create(nested, nestedLoc, next);
       });

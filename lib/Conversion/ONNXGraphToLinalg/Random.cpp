@@ -62,7 +62,7 @@ static Value getStreamKey(NodeLowering &node) {
   if (node.getAttr("seed"))
     fixedSeed = node.getInt("seed", 0);
   uint64_t stream = node.takeRandomStream();
-  SmallVector<Value> iterations(node.getRandomSource()->getIterations());
+  ArrayRef<Value> iterations = node.getRandomSource()->getIterations();
   Value init = createEmpty(b, loc, {}, b.getI64Type());
   return linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{}, init,

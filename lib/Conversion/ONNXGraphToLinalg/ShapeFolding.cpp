@@ -249,46 +249,77 @@ static std::optional<FloatTensor> getFloatTensor(NodeLowering &node,
   return tensor;
 }
 
+/// Operand `i` as a small constant tensor of int64 or double elements.
+template <typename T>
+static std::optional<ConstantTensor<T>> getConstantTensor(NodeLowering &node,
+                                                          unsigned i) {
+  if constexpr (std::is_integral_v<T>)
+    return getIntTensor(node, i);
+  else
+    return getFloatTensor(node, i);
+}
+
+/// The elements of `node`'s result of `shape`, an elementwise op on
+/// constant operands, evaluated in T (a one-operand op reads its operand's
+/// elements in order, which the reshapes keep; the others broadcast);
+/// nullopt when it does not fold.
+template <typename T>
+static std::optional<SmallVector<T>> foldElementwise(NodeLowering &node,
+                                                     ArrayRef<int64_t> shape) {
+  StringRef opType = node.getNode().getOpType();
+  bool unary = llvm::is_contained(kUnaryOps, opType);
+  unsigned arity = opType == "Where" ? 3 : unary ? 1 : 2;
+  if (node.getNumOperands() < arity)
+    return std::nullopt;
+  SmallVector<ConstantTensor<T>> operands;
+  for (unsigned i = 0; i < arity; ++i) {
+    std::optional<ConstantTensor<T>> operand = getConstantTensor<T>(node, i);
+    if (!operand)
+      return std::nullopt;
+    operands.push_back(*operand);
+  }
+  bool reshape = unary && opType != "Not";
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  SmallVector<T> values;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    SmallVector<T> args;
+    for (const ConstantTensor<T> &operand : operands) {
+      if (reshape && flat >= int64_t(operand.values.size()))
+        return std::nullopt;
+      args.push_back(reshape ? operand.values[flat]
+                             : readBroadcast(operand, shape, flat));
+    }
+    std::optional<T> value = evaluate<T>(opType, args);
+    if (!value)
+      return std::nullopt;
+    values.push_back(*value);
+  }
+  return values;
+}
+
 /// The value of a node computing a small float tensor from constants, or an
 /// integer or boolean one from floats (a Cast, a comparison); null when it
 /// does not fold. Each result is computed in double and rounded once to the
 /// result's type, as one IEEE operation of that type rounds it.
 static Value foldFloatNode(NodeLowering &node, RankedTensorType type) {
-  StringRef opType = node.getNode().getOpType();
   Type element = type.getElementType();
-  bool unary = llvm::is_contained(kUnaryOps, opType);
-  unsigned arity = opType == "Where" ? 3 : unary ? 1 : 2;
-  if (node.getNumOperands() < arity)
-    return {};
   // Only floats enter this path: integer arithmetic is exact in int64.
   bool anyFloat = false;
-  for (unsigned i = 0; i < arity; ++i)
-    if (auto operandType = getRankedType(node.operand(i)))
+  for (Value operand : node.getNode().getInputs())
+    if (auto operandType = getRankedType(operand))
       anyFloat |= isa<FloatType>(operandType.getElementType());
   if (!isa<FloatType>(element) && !anyFloat)
     return {};
-  SmallVector<FloatTensor> operands;
-  for (unsigned i = 0; i < arity; ++i) {
-    std::optional<FloatTensor> operand = getFloatTensor(node, i);
-    if (!operand)
-      return {};
-    operands.push_back(*operand);
-  }
-  bool reshape = unary;
+  std::optional<SmallVector<double>> values =
+      foldElementwise<double>(node, type.getShape());
+  if (!values)
+    return {};
   SmallVector<Attribute> elements;
-  for (int64_t flat = 0; flat < type.getNumElements(); ++flat) {
-    SmallVector<double> args;
-    for (const FloatTensor &operand : operands) {
-      if (reshape && flat >= int64_t(operand.values.size()))
-        return {};
-      args.push_back(reshape ? operand.values[flat]
-                             : readBroadcast(operand, type.getShape(), flat));
-    }
-    std::optional<double> value = evaluate<double>(opType, args);
-    if (!value)
-      return {};
+  for (double value : *values) {
     if (auto floatType = dyn_cast<FloatType>(element)) {
-      APFloat rounded(*value);
+      APFloat rounded(value);
       bool lost;
       rounded.convert(floatType.getFloatSemantics(),
                       APFloat::rmNearestTiesToEven, &lost);
@@ -298,17 +329,17 @@ static Value foldFloatNode(NodeLowering &node, RankedTensorType type) {
     // To a boolean: whether it is nonzero; to an integer: truncated toward
     // zero, as C++ and ONNX Runtime cast.
     auto intType = dyn_cast<IntegerType>(element);
-    if (!intType || intType.isUnsigned() || std::isnan(*value))
+    if (!intType || intType.isUnsigned() || std::isnan(value))
       return {};
     unsigned width = intType.getWidth();
     if (width == 1) {
-      elements.push_back(IntegerAttr::get(intType, APInt(1, *value != 0)));
+      elements.push_back(IntegerAttr::get(intType, APInt(1, value != 0)));
       continue;
     }
-    if (!std::isfinite(*value) || std::abs(*value) >= 0x1p62)
+    if (!std::isfinite(value) || std::abs(value) >= 0x1p62)
       return {};
     elements.push_back(IntegerAttr::get(
-        intType, APInt(width, static_cast<int64_t>(*value), /*isSigned=*/true,
+        intType, APInt(width, static_cast<int64_t>(value), /*isSigned=*/true,
                        /*implicitTrunc=*/true)));
   }
   return arith::ConstantOp::create(node.getBuilder(), node.getLoc(),
@@ -366,26 +397,11 @@ Value amp::lowering::foldConstantNode(NodeLowering &node) {
       return {};
     values = *folded;
   } else {
-    bool unary = llvm::is_contained(kUnaryOps, opType);
-    unsigned arity = opType == "Where" ? 3 : unary ? 1 : 2;
-    SmallVector<IntTensor> operands;
-    for (unsigned i = 0; i < arity; ++i) {
-      std::optional<IntTensor> operand = getIntTensor(node, i);
-      if (!operand)
-        return {};
-      operands.push_back(*operand);
-    }
-    bool reshape = arity == 1 && opType != "Not";
-    for (int64_t flat = 0; flat < type.getNumElements(); ++flat) {
-      SmallVector<int64_t> args;
-      for (const IntTensor &operand : operands)
-        args.push_back(reshape ? operand.values[flat]
-                               : readBroadcast(operand, type.getShape(), flat));
-      std::optional<int64_t> value = evaluate<int64_t>(opType, args);
-      if (!value)
-        return {};
-      values.push_back(*value);
-    }
+    std::optional<SmallVector<int64_t>> folded =
+        foldElementwise<int64_t>(node, type.getShape());
+    if (!folded)
+      return {};
+    values = *folded;
   }
   if (int64_t(values.size()) != type.getNumElements())
     return {};
