@@ -41,15 +41,27 @@ class Scripted(torch.nn.Module):
         return _scripted(self.linear(x))
 
 
-def _amp_run(path, folder, inputs, output):
-    """amp-run's output `output` after one step on `inputs` (name ->
-    array)."""
+def _amp_run_outputs(path, folder, inputs, outputs, amp_pipeline=None):
+    """amp-run's `outputs` (name -> array) after one step on `inputs`
+    (name -> array), through `amp_pipeline` when given."""
     args = ["--save-outputs", str(folder / "out")]
     for name, value in inputs.items():
         np.save(folder / f"{name}.npy", value)
         args += ["--input", f"{name}={folder / name}.npy"]
-    api.train(str(path), 1, args=args)
-    return api.load_saved(folder / "out", output)
+    api.train(str(path), 1, amp_pipeline=amp_pipeline, args=args)
+    return {name: api.load_saved(folder / "out", name) for name in outputs}
+
+
+def _amp_run(path, folder, inputs, output):
+    """amp-run's output `output` after one step on `inputs`."""
+    return _amp_run_outputs(path, folder, inputs, [output])[output]
+
+
+def _lowered(path):
+    """The graph at `path` after convert-onnxg-to-linalg, as text."""
+    return subprocess.run(
+        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
+        capture_output=True, text=True, check=True).stdout
 
 
 def test_scripted_torch_export_runs(tmp_path, needs_ort):
@@ -130,9 +142,7 @@ def test_while_loops_match_onnx_runtime(trip_count, with_condition, tmp_path,
     got = _amp_run(path, tmp_path, {"x": x}, "y")
     np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
     assert not np.allclose(reference, x)
-    lowered = subprocess.run(
-        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
-        capture_output=True, text=True, check=True).stdout
+    lowered = _lowered(path)
     assert lowered.count("scf.while") == 1
     assert lowered.count("math.tanh") == 1
 
@@ -206,13 +216,11 @@ def test_scans_match_onnx_runtime(length, lowered_as, tmp_path, needs_ort):
              "X": rng.standard_normal((length, 3, 4)).astype(np.float32),
              "XR": rng.standard_normal((3, 4, length)).astype(np.float32)}
     reference = ort.run(str(path), feeds)
+    got = _amp_run_outputs(path, tmp_path, feeds, reference)
     for name in ("h_last", "Y", "P"):
-        got = _amp_run(path, tmp_path, feeds, name)
-        np.testing.assert_allclose(got, reference[name], rtol=1e-5,
+        np.testing.assert_allclose(got[name], reference[name], rtol=1e-5,
                                    atol=1e-5, err_msg=name)
-    lowered = subprocess.run(
-        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
-        capture_output=True, text=True, check=True).stdout
+    lowered = _lowered(path)
     assert lowered_as in lowered
     assert lowered.count("math.tanh") == (length if length <= 256 else 1)
 
@@ -257,9 +265,7 @@ def test_counting_loop_past_unroll_limit(tmp_path, needs_ort):
     np.testing.assert_allclose(reference, expected, rtol=1e-4)
     got = _amp_run(path, tmp_path, feeds, "y")
     np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
-    lowered = subprocess.run(
-        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
-        capture_output=True, text=True, check=True).stdout
+    lowered = _lowered(path)
     assert lowered.count("scf.while") == 1
 
 
@@ -318,9 +324,7 @@ def test_loop_bodies_draw_new_masks_each_iteration(kind, lowered_as,
     feeds = ({"m": np.array(length, np.int64)} if kind == "loop" else
              {"rows": np.zeros((length, 1), np.float32)})
     got = _amp_run(path, tmp_path, feeds, "y")
-    lowered = subprocess.run(
-        [api.find_amp_opt(), str(path), "--convert-onnxg-to-linalg"],
-        capture_output=True, text=True, check=True).stdout
+    lowered = _lowered(path)
     assert lowered.count(lowered_as) == 1
     assert np.all(got % 2 == 0) and got.min() >= 0 and got.max() <= 600
     assert not np.isin(got, [0, 600]).all(), "one mask in every iteration"

@@ -145,7 +145,7 @@ def test_gemm_in_scan_goes_fp16(tmp_path, needs_ort):
     and scan outputs keep FP32; ONNX Runtime on the converted file and
     amp-run through the FP16 pipeline agree with the FP32 graph within
     AMP's bounds."""
-    from test_control_flow import _scan_model
+    from test_control_flow import _amp_run_outputs, _scan_model
     path, out = str(tmp_path / "scan.onnx"), str(tmp_path / "amp.onnx")
     onnx.save(_scan_model(6), path)
     pipeline = f"precision=fp16 {corpus_fp16.FORCED}"
@@ -169,13 +169,8 @@ def test_gemm_in_scan_goes_fp16(tmp_path, needs_ort):
              "XR": rng.standard_normal((3, 4, 6)).astype(np.float32)}
     reference = ort.run(path, feeds)
     assert corpus_fp16.relative_error(reference, ort.run(out, feeds)) < 2e-3
-    args = ["--save-outputs", str(tmp_path / "fp16")]
-    for name, value in feeds.items():
-        np.save(tmp_path / f"{name}.npy", value)
-        args += ["--input", f"{name}={tmp_path / name}.npy"]
-    api.train(path, 1, amp_pipeline=pipeline, args=args)
-    got = {name: api.load_saved(tmp_path / "fp16", name)
-           for name in reference}
+    got = _amp_run_outputs(path, tmp_path, feeds, reference,
+                           amp_pipeline=pipeline)
     assert not np.array_equal(got["Y"], reference["Y"]), \
         "the FP16 pipeline converted nothing"
     assert corpus_fp16.relative_error(reference, got) < 2e-3
