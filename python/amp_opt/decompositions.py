@@ -1831,6 +1831,18 @@ def _cross_entropy(input, target, weight=None, size_average=None,
 
 _torch_gaussian_nll_loss = torch.nn.functional.gaussian_nll_loss
 _torch_local_response_norm = torch.nn.functional.local_response_norm
+_torch_one_hot = torch.nn.functional.one_hot
+
+
+def _one_hot_for_export(tensor, num_classes=-1):
+    """F.one_hot without torch 1.13's checks that every index lies in
+    [0, num_classes), which read traced values (the trace fails): an index
+    outside gives a row of zeros. Without num_classes the width is the
+    largest index plus one, which depends on the data."""
+    if num_classes < 0:
+        raise NotImplementedError(
+            "F.one_hot without num_classes (its width depends on the data)")
+    return _one_hot(tensor, num_classes, torch.int64)
 
 
 def _gaussian_nll_loss(input, target, var, full=False, eps=1e-6,
@@ -1934,14 +1946,15 @@ _TRACED_REPLACEMENTS = {
     (torch, "stft"): (_torch_stft, _stft_for_export),
     (torch.nn.functional, "local_response_norm"): (
         _torch_local_response_norm, _local_response_norm),
+    (torch.nn.functional, "one_hot"): (_torch_one_hot, _one_hot_for_export),
 }
 
 
 @contextlib.contextmanager
 def traced_replacements():
     """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm
-    (and the nn modules that call them) and torch.stft to ours while the
-    block traces the step."""
+    (and the nn modules that call them), F.one_hot and torch.stft to ours
+    while the block traces the step."""
     for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
         setattr(module, name, ours)
     try:

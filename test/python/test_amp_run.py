@@ -272,6 +272,36 @@ def test_params_npz_replaces_generated_values(tmp_path):
     assert other[0]["loss"] != first[0]["loss"]
 
 
+def test_a_loss_that_is_not_finite_is_a_warning(tmp_path):
+    """A KL divergence takes the log of its target: from amp-run's N(0, 1)
+    target the loss is NaN, and one warning names the drawn inputs. With
+    probabilities given through --input the loss is finite and falls, and
+    nothing is said."""
+    import torch
+    import torch.nn.functional as F
+    from amp_opt import export_training_step
+    torch.manual_seed(0)
+    path = str(tmp_path / "kl.onnx")
+
+    def loss_fn(output, target):
+        return F.kl_div(F.log_softmax(output, -1), target,
+                        reduction="batchmean")
+    export_training_step(torch.nn.Linear(6, 4), (torch.randn(5, 6),),
+                         (F.softmax(torch.randn(5, 4), -1),), loss_fn, path,
+                         lr=0.5)
+    records, log = api.train(path, 3)
+    assert [r["loss"] for r in records] == [None] * 3
+    assert log.count("warning: step 1: the loss is NaN; amp-run drew input0, "
+                     "target0 from N(0, 1)") == 1, log
+    np.save(tmp_path / "target.npy",
+            torch.softmax(torch.randn(5, 4), -1).numpy())
+    records, log = api.train(path, 3, args=[
+        "--input", f"target0={tmp_path / 'target.npy'}"])
+    losses = [r["loss"] for r in records]
+    assert None not in losses and losses[-1] < losses[0], losses
+    assert "the loss is" not in log
+
+
 @pytest.mark.skipif(not os.path.exists(ARTIFACT),
                     reason=f"the corpus is absent ({ARTIFACT})")
 def test_adamw_graph_updates_as_onnx_runtime(tmp_path):

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from amp_opt import ExportError, api, export_training_step, ort, verify, zoo
 from amp_opt import export as export_module
+from test_amp_run import assert_matches_reference, run_beside_onnx_runtime
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -335,6 +336,18 @@ def test_unsupported_indexing_is_an_error(tmp_path):
         export_training_step(Masked(), (torch.randn(4, 5),),
                              (torch.randn(1),), F.mse_loss,
                              str(tmp_path / "pick.onnx"), lr=0.1)
+
+
+def test_one_hot_without_width_is_an_error(tmp_path):
+    """Without num_classes, F.one_hot's width is the largest label plus
+    one: the exporter says so instead of torch's tracing error."""
+    def loss_fn(output, labels):
+        return F.mse_loss(output, F.one_hot(labels).float())
+
+    with pytest.raises(ExportError, match="without num_classes"):
+        export_training_step(nn.Linear(6, 3), (torch.randn(3, 6),),
+                             (torch.tensor([0, 2, 1]),), loss_fn,
+                             str(tmp_path / "one_hot.onnx"), lr=0.1)
 
 
 @pytest.mark.parametrize("layer", [nn.LSTM, nn.GRU])
@@ -661,16 +674,23 @@ def test_ignored_targets_count_at_run_time(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["huber", "gaussian_nll", "multi_margin",
-                                  "multi_margin_squared"])
+                                  "multi_margin_squared", "one_hot_mse"])
 def test_losses_match_eager(name, tmp_path, needs_ort):
     """HuberLoss (decomposed), GaussianNLLLoss (its variance check reads a
     traced value; ours has none, and its clamp is straight-through, as
-    torch's no_grad clamp is) and MultiMarginLoss (p 1 and 2, class
-    weights; forward and backward decomposed)."""
+    torch's no_grad clamp is), MultiMarginLoss (p 1 and 2, class
+    weights; forward and backward decomposed) and a mean squared error
+    against F.one_hot of the labels (whose index checks read traced
+    values)."""
     torch.manual_seed(0)
     model, x, target = nn.Linear(6, 3), torch.randn(5, 6), torch.randn(5, 3)
     if name == "huber":
         targets, loss_fn = (target,), nn.HuberLoss(delta=0.5)
+    elif name == "one_hot_mse":
+        targets = (torch.tensor([0, 2, 1, 2, 0]),)
+
+        def loss_fn(output, labels):
+            return F.mse_loss(output, F.one_hot(labels, 3).float())
     elif name.startswith("multi_margin"):
         targets = (torch.tensor([0, 2, 1, 2, 0]),)
         loss_fn = nn.MultiMarginLoss(
@@ -901,6 +921,27 @@ def test_splat_constants_are_written_by_shape(name, tmp_path, monkeypatch):
     assert sorted(results[1]) == sorted(results[0])
     for key, value in results[0].items():
         np.testing.assert_array_equal(results[1][key], value, err_msg=key)
+
+
+def test_boolean_splats_run(tmp_path, needs_ort):
+    """cosine_embedding_loss over 1024 pairs, all similar: torch.onnx folds
+    `y == 1` into 1024 trues, written as a boolean ConstantOfShape, which
+    amp-run's step computes as ONNX Runtime's."""
+    torch.manual_seed(0)
+    path = str(tmp_path / "cosine.onnx")
+
+    def loss_fn(output, target):
+        return F.cosine_embedding_loss(output, target, torch.ones(1024))
+    export_training_step(nn.Linear(6, 4), (torch.randn(1024, 6),),
+                         (torch.randn(1024, 4),), loss_fn, path, lr=0.1)
+    fills = [n for n in onnx.load(path).graph.node
+             if n.op_type == "ConstantOfShape"
+             and n.attribute[0].t.data_type == onnx.TensorProto.BOOL]
+    assert fills
+    _, outputs, reference = run_beside_onnx_runtime(path, tmp_path)
+    for name, expected in reference.items():
+        assert_matches_reference(np.load(outputs / f"{name}.npy"), expected,
+                                 1e-5, name)
 
 
 def test_steps_over_the_protobuf_limit_keep_initializers_outside(

@@ -174,6 +174,13 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// Whether generate() draws the input from N(0, 1): data, not parameters
+/// or state.
+static bool isDrawnFromNormal(const StepInput &input) {
+  return isa<FloatType>(input.type.getElementType()) && !input.isParameter &&
+         !input.isStepCount && !input.isState;
+}
+
 /// Fills an input without a value: parameters from U(-1/sqrt(fan_in),
 /// 1/sqrt(fan_in)) (PyTorch's default), state with zeros, booleans with
 /// true, integers from [0, bound) and other floats from N(0, 1).
@@ -203,7 +210,7 @@ static void generate(HostTensor &tensor, const StepInput &input,
       tensor.set(i, 1);
     return;
   }
-  if (isa<FloatType>(element)) {
+  if (isDrawnFromNormal(input)) {
     std::normal_distribution<double> normal(0.0, 1.0);
     for (int64_t i = 0; i < tensor.getNumElements(); ++i)
       tensor.set(i, normal(random));
@@ -519,6 +526,7 @@ int main(int argc, char **argv) {
       params[name] = std::move(contents);
   }
   std::vector<HostTensor> inputTensors, outputTensors;
+  SmallVector<StringRef> normalInputs;
   for (const StepInput &stepInput : inputs) {
     inputTensors.emplace_back(stepInput.type);
     HostTensor &tensor = inputTensors.back();
@@ -546,6 +554,8 @@ int main(int argc, char **argv) {
         tensor.set(i, learningRate);
     } else {
       generate(tensor, stepInput, random);
+      if (isDrawnFromNormal(stepInput))
+        normalInputs.push_back(stepInput.name);
     }
   }
   for (auto &file : files)
@@ -632,7 +642,8 @@ int main(int argc, char **argv) {
   SmallVector<void *> arguments;
   for (void *&descriptor : descriptors)
     arguments.push_back(&descriptor);
-  bool warnedAtMinimumScale = false;
+  bool warnedAtMinimumScale = false, warnedNonFiniteLoss = false;
+  constexpr size_t kMaxListedInputs = 3;
   for (unsigned step = 1; step <= numSteps; ++step) {
     double scale = scaleInput >= 0 ? inputTensors[scaleInput].get(0) : 1.0;
     // New dropout masks at each step.
@@ -677,6 +688,27 @@ int main(int argc, char **argv) {
                       "ops in FP32, or use precision=bf16\n";
     }
     double lossValue = lossOutput >= 0 ? outputTensors[lossOutput].get(0) : NAN;
+    // A loss that is not finite where no overflow was handled: training
+    // has stopped. Generated data a loss cannot take is the usual cause.
+    if (lossOutput >= 0 && !std::isfinite(lossValue) && !skipped &&
+        !warnedNonFiniteLoss) {
+      warnedNonFiniteLoss = true;
+      llvm::errs() << "amp-run: warning: step " << step << ": the loss is "
+                   << (std::isnan(lossValue) ? "NaN" : "infinite");
+      if (!normalInputs.empty()) {
+        llvm::errs() << "; amp-run drew "
+                     << llvm::join(
+                            ArrayRef(normalInputs).take_front(kMaxListedInputs),
+                            ", ");
+        if (normalInputs.size() > kMaxListedInputs)
+          llvm::errs() << " and " << normalInputs.size() - kMaxListedInputs
+                       << " more";
+        llvm::errs() << " from N(0, 1), which the loss may not accept "
+                        "(probabilities, counts, positive targets): give "
+                        "real values with --input";
+      }
+      llvm::errs() << "\n";
+    }
     llvm::outs() << "{\"step\": " << step
                  << ", \"loss\": " << formatNumber(lossValue)
                  << ", \"loss_scale\": " << formatNumber(scale)

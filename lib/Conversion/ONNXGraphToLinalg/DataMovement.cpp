@@ -80,13 +80,17 @@ static LoweringResult lowerConstantOfShape(NodeLowering &node) {
   if (failed(shape))
     return failure();
   Type elementType = declared.getElementType();
-  Attribute fill = b.getZeroAttr(elementType);
-  if (auto value = dyn_cast_or_null<DenseElementsAttr>(node.getAttr("value")))
-    fill = value.getSplatValue<Attribute>();
-  else if (node.getAttr("value"))
-    return node.emitError() << "value must be a dense one-element tensor";
-  Value scalar =
-      arith::ConstantOp::create(b, node.getLoc(), cast<TypedAttr>(fill));
+  // Booleans are imported as resources (a byte each, as ONNX stores them).
+  TypedAttr fill = b.getZeroAttr(elementType);
+  if (Attribute value = node.getAttr("value")) {
+    auto elements = dyn_cast<ElementsAttr>(value);
+    fill = elements && elements.getNumElements() == 1
+               ? onnxg::getUniformElement(elements)
+               : TypedAttr();
+    if (!fill)
+      return node.emitError() << "value must be a one-element tensor";
+  }
+  Value scalar = arith::ConstantOp::create(b, node.getLoc(), fill);
   return SmallVector<Value>{
       createFilled(b, node.getLoc(),
                    getAsIndexOpFoldResult(b.getContext(), *shape), scalar)};

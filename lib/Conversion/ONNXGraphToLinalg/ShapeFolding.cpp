@@ -362,11 +362,14 @@ Value amp::lowering::foldConstantNode(NodeLowering &node) {
   StringRef opType = op.getOpType();
   SmallVector<int64_t> values;
   if (opType == "ConstantOfShape") {
-    auto value = dyn_cast_or_null<DenseIntElementsAttr>(node.getAttr("value"));
-    if (!value || !value.isSplat())
+    auto value = dyn_cast_or_null<ElementsAttr>(node.getAttr("value"));
+    auto fill = dyn_cast_or_null<IntegerAttr>(
+        value ? onnxg::getUniformElement(value) : TypedAttr());
+    if (!fill)
       return {};
-    values.assign(type.getNumElements(),
-                  value.getSplatValue<APInt>().getSExtValue());
+    values.assign(type.getNumElements(), fill.getType().isInteger(1)
+                                             ? fill.getValue().getZExtValue()
+                                             : fill.getValue().getSExtValue());
   } else if (opType == "Concat" || opType == "Gather") {
     if (type.getRank() > 1)
       return {};

@@ -319,6 +319,31 @@ func.func @boolean_resource() -> tensor<2x2xi1> {
 
 // -----
 
+// ConstantOfShape of a boolean value (a resource, as the importer keeps
+// booleans): a fill of true. The shape folds for integer users too.
+// CHECK-LABEL: func.func @boolean_constant_of_shape(
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         linalg.fill ins(%[[TRUE]] : i1) outs(%{{.*}} : tensor<1024xi1>)
+// CHECK:         arith.constant dense<1> : tensor<2xi64>
+func.func @boolean_constant_of_shape() -> (tensor<1024xi1>, tensor<2xi64>) {
+  %n = onnxg.node "Constant"() opset 17 attributes {value = dense<1024> : tensor<1xi64>} : () -> tensor<1xi64>
+  %mask = onnxg.node "ConstantOfShape"(%n) opset 17 attributes {value = dense_resource<yes> : tensor<1xi1>} : (tensor<1xi64>) -> tensor<1024xi1>
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ones = onnxg.node "ConstantOfShape"(%two) opset 17 attributes {value = dense_resource<yes> : tensor<1xi1>} : (tensor<1xi64>) -> tensor<2xi1>
+  %wide = onnxg.node "Cast"(%ones) opset 17 attributes {to = 7 : i64} : (tensor<2xi1>) -> tensor<2xi64>
+  return %mask, %wide : tensor<1024xi1>, tensor<2xi64>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      yes: "0x0100000001"
+    }
+  }
+#-}
+
+// -----
+
 // A negative step reads the positive box from the last element read, then
 // reverses it: x[3:0:-2] of 6 elements is x[1], x[3] reversed.
 // CHECK-LABEL: func.func @slice_backwards(
