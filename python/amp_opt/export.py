@@ -325,6 +325,10 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             loss, ps, grad_outputs=None if seed is None else seed.reshape(
                 loss.shape), allow_unused=True)
         grads = [None if g is None else g.detach() for g in grads]
+        # `<param>.grad` is the loss's gradient, linear in the seed: what
+        # loss scaling unscales before the clipping (as GradScaler's
+        # unscale_ before clip_grad_norm_).
+        loss_grads = grads
         if clip_grad_norm is not None:
             grads = _clip_by_global_norm(grads, clip_grad_norm)
         new_params, new_states, new_step = optim.update(
@@ -334,7 +338,7 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             outputs.append(output.detach())
         if plain is None:
             outputs += [g if g is not None else torch.zeros_like(p)
-                        for g, p in zip(grads, ps)]
+                        for g, p in zip(loss_grads, ps)]
         # torch.onnx makes 0-d results 1-d; the reshape keeps each updated
         # value the shape of its input (num_batches_tracked).
         outputs += new_params + [b.reshape(b.shape) for b in bufs]

@@ -100,3 +100,25 @@ def test_bf16_has_no_loss_scaling(steps):
     model = onnx.load(out)
     assert "loss_scaling" not in verify.roles(model)
     assert "amp.loss_scale" not in [i.name for i in model.graph.input]
+
+
+def test_clipped_gradients_are_unscaled_once(tmp_path, needs_ort):
+    """Clipping by the global norm is not linear in the seed: the step
+    unscales the loss's gradients before the clipping, as GradScaler's
+    unscale_ before clip_grad_norm_. (Unscaling the clipped gradients as
+    well divided SGD's updates by the scale: the FP16 loss stood still.)
+    The norm bound is below the gradients' norm, so the clipping acts."""
+    path = str(tmp_path / "mlp_clipped.onnx")
+    zoo.export("mlp", "sgd", path, lr=0.5, clip_grad_norm=0.05)
+    proc = subprocess.run([AMP_OPT, path, "--amp-analyze-training"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "not linear" not in proc.stderr, \
+        proc.stderr
+    inputs, targets = data("mlp")
+    fp32, _ = verify.run_exported(path, inputs, targets, steps=3)
+    out = convert(path, f"precision=fp16 {FORCED}", "fp16")
+    fp16, state = verify.run_exported(out, inputs, targets, steps=3)
+    print(f"loss FP32 {fp32}, FP16 {fp16}")
+    assert fp32[2] < 0.99 * fp32[0]
+    assert state["amp.loss_scale"] == 65536.0
+    np.testing.assert_allclose(fp16, fp32, rtol=5e-3)

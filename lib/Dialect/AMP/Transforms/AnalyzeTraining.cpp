@@ -900,28 +900,36 @@ static llvm::DenseSet<Operation *> reach(Block &body, ArrayRef<Value> values,
 
 /// Checks what markers say against seed linearity: each gradient they name
 /// must be linear in the seeds, and no other seed-linear value may reach a
-/// non-linear op or an output; such values are unscaled too.
+/// non-linear op or an output; such values are unscaled too. A named
+/// gradient that is not linear (clipped by its norm) is computed from
+/// unscaled values then, so it is not unscaled itself: that would divide
+/// it by the scale twice.
 static void checkMarkers(func::FuncOp func, TrainingRoles &roles,
                          ArrayRef<Value> gradients) {
   if (roles.seeds.empty() || gradients.empty())
     return;
   Block &body = func.getBody().front();
   SeedLinearity linearity(body, roles.seeds);
-  for (Value gradient : gradients)
-    if (!linearity.isLinear(gradient))
-      emitWarning(func.getLoc())
-          << roles.kind << ": gradient '" << onnxg::getValueName(gradient)
-          << "' is not linear in the backward seeds";
-  SmallVector<Value> uncovered =
-      getUncoveredFrontier(body, linearity, gradients);
+  SmallVector<Value> linear;
+  for (Value gradient : gradients) {
+    if (linearity.isLinear(gradient)) {
+      linear.push_back(gradient);
+      continue;
+    }
+    emitWarning(func.getLoc())
+        << roles.kind << ": gradient '" << onnxg::getValueName(gradient)
+        << "' is not linear in the backward seeds; the seed-linear values "
+           "it is computed from are unscaled instead of it";
+  }
+  SmallVector<Value> uncovered = getUncoveredFrontier(body, linearity, linear);
   for (Value value : uncovered)
     emitWarning(func.getLoc())
         << roles.kind << ": '" << onnxg::getValueName(value)
         << "' is linear in the backward seeds and read outside the "
            "gradients the markers name; it is unscaled too";
-  if (uncovered.empty())
+  if (uncovered.empty() && linear.size() == gradients.size())
     return;
-  roles.unscale.assign(gradients.begin(), gradients.end());
+  roles.unscale = linear;
   llvm::append_range(roles.unscale, uncovered);
 }
 
