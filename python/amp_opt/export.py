@@ -223,7 +223,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     optimizer update of `model`; returns a dict of what it wrote.
 
     The loss is loss_fn(model(*example_inputs), *example_targets). Graph
-    inputs: the parameters, buffers, optimizer state (with their current
+    inputs: the parameters, buffers, frozen parameters (requires_grad
+    False; nothing updates them), optimizer state (with their current
     values as initializers), then the example inputs and targets (without).
     Graph outputs: the loss, then the updated parameters, buffers and state.
     The optimizers follow torch.optim's rules and defaults.
@@ -247,9 +248,17 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         raise ExportError(f"cannot write '{path}': the folder does not exist "
                           f"or is not writable")
 
-    params = _parameter_aliases(model)
+    all_params = _parameter_aliases(model)
+    # Frozen parameters (requires_grad=False, a fine-tuned model's
+    # backbone) are inputs of the step that nothing updates, as
+    # torch.optim skips a parameter without a gradient.
+    params = [entry for entry in all_params if entry[1].requires_grad]
+    frozen = [entry for entry in all_params if not entry[1].requires_grad]
     if not params:
-        raise ExportError("the model has no parameters to train")
+        raise ExportError(
+            "the model has no parameters to train" +
+            (f" (all {len(frozen)} have requires_grad=False)" if frozen
+             else ""))
     if plain is not None and plain not in PLAIN_CONVENTIONS:
         raise ExportError(f"unknown naming convention '{plain}'; expected "
                           f"one of {', '.join(PLAIN_CONVENTIONS)}")
@@ -266,6 +275,9 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     for name, buf in buffers:
         names.append(naming.buffer(name))
         values.append(buf.detach().clone())
+    for name, param, _ in frozen:
+        names.append(naming.param(name))
+        values.append(param.detach().clone())
     for name, param, _ in params:
         for key in state_keys:
             names.append(naming.state(name, key))
@@ -286,7 +298,7 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     values += [t.detach() for t in example_inputs]
     values += [t.detach() for t in example_targets]
 
-    num_params, num_buffers = len(params), len(buffers)
+    num_params, num_buffers, num_frozen = len(params), len(buffers), len(frozen)
     was_training = model.training
     model.train()
 
@@ -296,6 +308,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         pos = num_params
         bufs = [b.clone() for b in flat[pos:pos + num_buffers]]
         pos += num_buffers
+        constants = flat[pos:pos + num_frozen]
+        pos += num_frozen
         states = []
         for _ in params:
             states.append(dict(zip(state_keys, flat[pos:pos + len(state_keys)])))
@@ -311,7 +325,7 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         inputs = flat[pos:pos + len(example_inputs)]
         targets = flat[pos + len(example_inputs):]
         bindings = {}
-        for (_, _, aliases), p in zip(params, ps):
+        for (_, _, aliases), p in zip(params + frozen, ps + constants):
             for alias in aliases:
                 bindings[alias] = p
         for (name, _), b in zip(buffers, bufs):

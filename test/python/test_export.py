@@ -338,6 +338,52 @@ def test_unsupported_indexing_is_an_error(tmp_path):
                              str(tmp_path / "pick.onnx"), lr=0.1)
 
 
+class FrozenBackbone(nn.Module):
+    """A fine-tuned model: the backbone's parameters have
+    requires_grad=False, only the head trains."""
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.head = nn.Linear(16, 3)
+        self.backbone.requires_grad_(False)
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+@pytest.mark.parametrize("plain", [None, "next"])
+def test_frozen_parameters_stay_as_they_are(plain, tmp_path, needs_ort):
+    """torch.optim skips a parameter without a gradient, weight decay and
+    momentum included: the backbone is an input of the step that no output
+    updates, and the head trains as in eager PyTorch."""
+    torch.manual_seed(0)
+    model, x = FrozenBackbone(), torch.randn(6, 8)
+    targets = (torch.tensor([0, 2, 1, 2, 0, 1]),)
+    path = str(tmp_path / "frozen.onnx")
+    hyper = dict(lr=0.1, momentum=0.9, weight_decay=0.01)
+    info = export_training_step(model, (x,), targets, nn.CrossEntropyLoss(),
+                                path, optimizer="sgd", plain=plain, **hyper)
+    assert info["parameters"] == 2
+    frozen = "backbone.0.weight" if plain is None else "state.backbone.0.weight"
+    assert frozen in info["inputs"]
+    assert not [o for o in info["outputs"] if "backbone" in o]
+    if plain is None:
+        assert_matches_eager(model, (x,), targets, nn.CrossEntropyLoss(),
+                             path, "sgd", hyper)
+    records, _ = api.train(path, 3)
+    assert records[-1]["loss"] < records[0]["loss"]
+
+
+def test_a_model_without_trainable_parameters_is_an_error(tmp_path):
+    model = nn.Linear(4, 2).requires_grad_(False)
+    with pytest.raises(ExportError, match=r"no parameters to train \(all 2 "
+                                          r"have requires_grad=False\)"):
+        export_training_step(model, (torch.randn(3, 4),),
+                             (torch.randn(3, 2),), F.mse_loss,
+                             str(tmp_path / "none.onnx"), lr=0.1)
+
+
 def test_one_hot_without_width_is_an_error(tmp_path):
     """Without num_classes, F.one_hot's width is the largest label plus
     one: the exporter says so instead of torch's tracing error."""
