@@ -206,6 +206,22 @@ def _trace(step, args, opset):
     raise ExportError("decompositions did not converge")
 
 
+def _user_frame(error):
+    """' at FILE:LINE in FUNCTION' of the innermost frame of `error`'s
+    traceback outside torch and amp_opt, or ''."""
+    import traceback
+    ours = os.path.dirname(os.path.abspath(__file__))
+    theirs = os.path.dirname(os.path.abspath(torch.__file__))
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.startswith("<")  # generated code
+              and not os.path.abspath(frame.filename).startswith(
+                  (ours, theirs))]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" at {frame.filename}:{frame.lineno} in {frame.name}"
+
+
 def _check_tensors(what, values):
     if not isinstance(values, tuple):
         raise ExportError(f"{what} must be a tuple of tensors")
@@ -371,6 +387,15 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         # A decomposition met a case it does not cover.
         raise ExportError(f"the model uses {error}, which the exporter "
                           f"does not support yet") from None
+    except RuntimeError as error:
+        if "value out of a tracing tensor" not in str(error):
+            raise
+        raise ExportError(
+            f"the model reads a tensor's value as a Python number "
+            f"(float(t), t.item(), `if t > 0:`){_user_frame(error)}: the "
+            f"traced step would keep the example's value; compute with "
+            f"tensor ops instead (BatchNorm with momentum=None divides by "
+            f"float(num_batches_tracked))") from None
     finally:
         model.train(was_training)
     captured = _captured_state(graph_module, model)

@@ -396,6 +396,32 @@ def test_one_hot_without_width_is_an_error(tmp_path):
                              str(tmp_path / "one_hot.onnx"), lr=0.1)
 
 
+class Branching(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h if float(h.sum()) > 0 else -h
+
+
+@pytest.mark.parametrize("model,where", [
+    (Branching, r" at .*test_export\.py:[0-9]+ in forward: "),
+    (lambda: nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, momentum=None)),
+     ": ")])
+def test_reading_traced_values_is_an_error(model, where, tmp_path):
+    """A Python branch on a tensor's value, or BatchNorm's cumulative
+    average (momentum=None), would freeze the example's value into the
+    step: a clear error naming the model's line where the model's own code
+    reads it, not torch's tracer error."""
+    with pytest.raises(ExportError, match=r"reads a tensor's value as a "
+                       r"Python number \(.*\)" + where):
+        export_training_step(model(), (torch.randn(3, 4),),
+                             (torch.randn(3, 4)[:, :2],), F.mse_loss,
+                             str(tmp_path / "branch.onnx"), lr=0.1)
+
+
 @pytest.mark.parametrize("layer", [nn.LSTM, nn.GRU])
 def test_recurrent_layers_train_their_weights(layer, tmp_path, needs_ort):
     """nn.RNNBase computes with a cached weight list that torch 1.13's
