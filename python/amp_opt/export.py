@@ -388,6 +388,12 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         raise ExportError(f"the model uses {error}, which the exporter "
                           f"does not support yet") from None
     except RuntimeError as error:
+        if "not implemented for 'Half'" in str(error):
+            raise ExportError(
+                f"torch {torch.__version__} cannot run this float16 model on "
+                f"the CPU, where the step is traced ({error}): export it in "
+                f"float32 and convert it with amp-opt "
+                f"--amp-pipeline=\"precision=fp16\"") from None
         if "value out of a tracing tensor" not in str(error):
             raise
         raise ExportError(
@@ -745,6 +751,16 @@ def _clip_by_global_norm(grads, max_norm):
     return [None if g is None else g * coef for g in grads]
 
 
+def _initializer(tensor, name):
+    """`tensor` as a TensorProto; bfloat16 (which numpy lacks) by its bits."""
+    if tensor.dtype != torch.bfloat16:
+        return numpy_helper.from_array(tensor.numpy(), name)
+    proto = onnx.TensorProto(name=name, dims=tensor.shape,
+                             data_type=onnx.TensorProto.BFLOAT16)
+    proto.raw_data = tensor.contiguous().view(torch.int16).numpy().tobytes()
+    return proto
+
+
 def _finish(model_proto, state_names, state_values, grad_names):
     """Gives the parameters, buffers and optimizer state their current values
     as initializers, and drops the gradient outputs (the values keep their
@@ -758,8 +774,7 @@ def _finish(model_proto, state_names, state_values, grad_names):
             continue
         if name in existing:
             raise ExportError(f"initializer '{name}' is defined twice")
-        graph.initializer.append(
-            numpy_helper.from_array(value.detach().numpy(), name))
+        graph.initializer.append(_initializer(value.detach(), name))
     # A gradient that is also another output, or a graph input, gets an
     # Identity from torch.onnx; either way its name stays defined.
     grads = set(grad_names)

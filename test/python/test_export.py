@@ -384,6 +384,43 @@ def test_a_model_without_trainable_parameters_is_an_error(tmp_path):
                              str(tmp_path / "none.onnx"), lr=0.1)
 
 
+def test_bfloat16_model_trains_as_in_eager(tmp_path):
+    """A model in bfloat16 exports (its initializers by their bits, which
+    numpy cannot hold), and amp-run's steps give eager bfloat16's losses
+    within one rounding of the loss."""
+    model, inputs, targets, loss_fn = zoo.build("mlp")
+    path = str(tmp_path / "mlp_bf16.onnx")
+    zoo.export("mlp", "adam", path, dtype=torch.bfloat16)
+    weight = next(i for i in onnx.load(path).graph.initializer
+                  if i.name == "hidden.0.weight")
+    assert weight.data_type == onnx.TensorProto.BFLOAT16
+    model = model.to(torch.bfloat16)
+    optimizer = torch.optim.Adam(model.parameters(), **zoo.OPTIMIZERS["adam"])
+    eager = []
+    for _ in range(4):
+        optimizer.zero_grad()
+        loss = loss_fn(model(inputs[0].to(torch.bfloat16)), *targets)
+        loss.backward()
+        optimizer.step()
+        eager.append(float(loss))
+    run = api.run_with_inputs(path, {"input0": inputs[0].numpy(),
+                                     "target0": targets[0].numpy()},
+                              str(tmp_path / "out"), steps=4)
+    losses = [r["loss"] for r in run.records]
+    assert losses[-1] < losses[0]
+    # bfloat16 keeps 8 bits: one rounding of a loss near 2 is 2^-6.
+    np.testing.assert_allclose(losses, eager, rtol=0, atol=2**-6)
+
+
+def test_float16_model_is_an_error_with_advice(tmp_path):
+    """torch 1.13 has no float16 GEMM on the CPU, where the step is traced:
+    the error says to export in float32 and convert."""
+    with pytest.raises(ExportError, match="export it in float32 and convert "
+                                          "it with amp-opt"):
+        zoo.export("mlp", "sgd", str(tmp_path / "mlp_fp16.onnx"),
+                   dtype=torch.float16)
+
+
 def test_one_hot_without_width_is_an_error(tmp_path):
     """Without num_classes, F.one_hot's width is the largest label plus
     one: the exporter says so instead of torch's tracing error."""
