@@ -206,6 +206,21 @@ def _trace(step, args, opset):
     raise ExportError("decompositions did not converge")
 
 
+@contextlib.contextmanager
+def _default_dtype(params):
+    """torch.onnx casts both operands of a division whose types its graph
+    lost (sums, a loss's mean) to the default dtype: a float64 model's
+    loss became float32. The block runs with float64 as the default when
+    the parameters are float64."""
+    saved = torch.get_default_dtype()
+    if all(param.dtype == torch.float64 for _, param, _ in params):
+        torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(saved)
+
+
 def _user_frame(error):
     """' at FILE:LINE in FUNCTION' of the innermost frame of `error`'s
     traceback outside torch and amp_opt, or ''."""
@@ -425,7 +440,8 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
         output_names.append(updated(naming.step))
 
     try:
-        with warnings.catch_warnings(), decompositions.onnx_symbolics(opset):
+        with warnings.catch_warnings(), decompositions.onnx_symbolics(opset), \
+                _default_dtype(params):
             warnings.simplefilter("ignore")
             model_proto = _to_onnx(graph_module, values, names, output_names,
                                    opset)

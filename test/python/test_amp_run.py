@@ -117,11 +117,18 @@ def test_f64_step_accumulates_in_f64(tmp_path, needs_ort):
     import torch
     path = str(tmp_path / "mlp_sgd_f64.onnx")
     zoo.export("mlp", "sgd", path, dtype=torch.float64)
-    _, outputs, reference = run_beside_onnx_runtime(path, tmp_path)
+    feeds, outputs, reference = run_beside_onnx_runtime(path, tmp_path)
     for output, expected in reference.items():
         actual = api.load_saved(outputs, output)
         assert actual.dtype == expected.dtype, output
         assert_matches_reference(actual, expected, 1e-12, output)
+    # The loss is eager float64's (torch.onnx wrote its mean in float32
+    # when the default dtype was float32).
+    model, _, _, loss_fn = zoo.build("mlp")
+    eager = loss_fn(model.double()(torch.from_numpy(feeds["input0"])),
+                    torch.from_numpy(feeds["target0"]))
+    assert float(api.load_saved(outputs, "loss")) == pytest.approx(
+        float(eager), rel=1e-12)
 
 
 @pytest.mark.parametrize("name,optimizer", PROOF)
