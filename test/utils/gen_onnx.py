@@ -348,6 +348,19 @@ def stft_onesided(out):
 
 
 @case
+def avgpool19_dilations(out):
+    """AveragePool-19's dilations, which libonnx 1.12's AveragePool-11
+    shape inference ignores: a kernel of 2 dilated by 2 over 5 columns
+    gives 3 windows, not 4; ceil_mode with a stride of 2 over 6 rows gives
+    3."""
+    nodes = [helper.make_node("AveragePool", ["x"], ["y"], name="pool",
+                              kernel_shape=[3, 2], strides=[2, 1],
+                              dilations=[1, 2], ceil_mode=1)]
+    return model(nodes, [vi("x", F, [1, 2, 6, 5])], [vi("y", F, None)],
+                 opsets=(("", 19),), ir=9)
+
+
+@case
 def unsorted(out):
     return model([helper.make_node("Relu", ["a"], ["b"], name="second"),
                   helper.make_node("Neg", ["x"], ["a"], name="first"),

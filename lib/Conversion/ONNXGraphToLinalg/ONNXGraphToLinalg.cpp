@@ -153,11 +153,22 @@ static LogicalResult lowerNode(onnxg::NodeOp node, OpBuilder &builder,
              << " is used but its lowering does not compute it";
     // A type ONNX could not infer takes the lowered value's type, and a
     // sequence is its elements (buildSequence).
-    if (!isa<RankedTensorType>(result.getType()))
+    if (!isa<RankedTensorType>(result.getType())) {
       result.replaceAllUsesWith(value);
-    else
-      result.replaceAllUsesWith(
-          castToType(builder, node.getLoc(), value, result.getType()));
+      continue;
+    }
+    // A static size that differs from the declared one: the file's
+    // value_info, or ONNX shape inference with an older schema of the op
+    // (libonnx 1.12 reads AveragePool-19's dilations as AveragePool-11).
+    if (!tensor::CastOp::areCastCompatible(value.getType(), result.getType()))
+      return lowering.emitError()
+             << "output #" << result.getResultNumber() << " is "
+             << value.getType() << " but the graph declares "
+             << result.getType()
+             << " (its value_info, or ONNX shape inference of an opset "
+                "newer than libonnx knows)";
+    result.replaceAllUsesWith(
+        castToType(builder, node.getLoc(), value, result.getType()));
   }
   node.erase();
   return success();

@@ -77,11 +77,14 @@ static CombineKind getCombineKind(ReduceKind kind) {
   }
 }
 
-/// The lowest (or highest) value of `type`: -inf (inf) for floats, the
-/// smallest (largest) signed integer. Max (min) starts from it.
+/// The lowest (or highest) value of `type`: -inf (inf) for floats, false
+/// (true) for booleans, the smallest (largest) signed integer. Max (min)
+/// starts from it.
 static Value createExtreme(OpBuilder &b, Location loc, Type type, bool lowest) {
   if (isa<FloatType>(type))
     return createScalar(b, loc, type, lowest ? -INFINITY : INFINITY);
+  if (type.isInteger(1))
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(!lowest));
   unsigned width = type.getIntOrFloatBitWidth();
   return arith::ConstantOp::create(
       b, loc,

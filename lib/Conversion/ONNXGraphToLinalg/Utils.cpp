@@ -619,13 +619,17 @@ Value amp::lowering::buildReduction(
 Value amp::lowering::combineValues(OpBuilder &b, Location loc, CombineKind kind,
                                    Value acc, Value x) {
   bool isFloat = isa<FloatType>(x.getType());
+  // Booleans order false < true, which as signed i1 (0 and -1) is reversed.
+  bool isBool = x.getType().isInteger(1);
   switch (kind) {
   case CombineKind::Max:
-    return isFloat ? arith::MaximumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+    return isFloat  ? arith::MaximumFOp::create(b, loc, acc, x).getResult()
+           : isBool ? arith::MaxUIOp::create(b, loc, acc, x).getResult()
+                    : arith::MaxSIOp::create(b, loc, acc, x).getResult();
   case CombineKind::Min:
-    return isFloat ? arith::MinimumFOp::create(b, loc, acc, x).getResult()
-                   : arith::MinSIOp::create(b, loc, acc, x).getResult();
+    return isFloat  ? arith::MinimumFOp::create(b, loc, acc, x).getResult()
+           : isBool ? arith::MinUIOp::create(b, loc, acc, x).getResult()
+                    : arith::MinSIOp::create(b, loc, acc, x).getResult();
   case CombineKind::Mul:
     return isFloat ? arith::MulFOp::create(b, loc, acc, x).getResult()
                    : arith::MulIOp::create(b, loc, acc, x).getResult();

@@ -156,6 +156,73 @@ void inferSTFT(InferenceContext &ctx) {
   setOutput(ctx, 0, 0, {getDim(ctx, 0, 0), frames, bins, 2});
 }
 
+/// Ints of attribute `name`, or `count` copies of `fallback`.
+std::vector<int64_t> getInts(InferenceContext &ctx, const char *name,
+                             size_t count, int64_t fallback) {
+  const AttributeProto *attr = ctx.getAttribute(name);
+  if (!attr || attr->ints_size() == 0)
+    return std::vector<int64_t>(count, fallback);
+  return {attr->ints().begin(), attr->ints().end()};
+}
+
+/// AveragePool-19 adds `dilations`, which libonnx's AveragePool-11 does not
+/// read: with them its output sizes are computed here, as the operator's
+/// definition gives them; without them libonnx's own function runs.
+InferenceFunction inferPoolBefore19;
+void inferDilatedPool(InferenceContext &ctx) {
+  const AttributeProto *dilations = ctx.getAttribute("dilations");
+  bool dilated = dilations &&
+                 std::any_of(dilations->ints().begin(), dilations->ints().end(),
+                             [](int64_t d) { return d != 1; });
+  if (!dilated || !hasInputShape(ctx, 0)) {
+    if (!dilated && inferPoolBefore19)
+      inferPoolBefore19(ctx);
+    return;
+  }
+  int rank = getInputShape(ctx, 0).dim_size();
+  if (rank < 3)
+    return;
+  size_t spatial = rank - 2;
+  std::vector<int64_t> kernel = getInts(ctx, "kernel_shape", spatial, 0);
+  std::vector<int64_t> strides = getInts(ctx, "strides", spatial, 1);
+  std::vector<int64_t> dilation = getInts(ctx, "dilations", spatial, 1);
+  std::vector<int64_t> pads = getInts(ctx, "pads", 2 * spatial, 0);
+  if (kernel.size() != spatial || strides.size() != spatial ||
+      dilation.size() != spatial || pads.size() != 2 * spatial)
+    return;
+  const AttributeProto *autoPad = ctx.getAttribute("auto_pad");
+  std::string mode = autoPad ? autoPad->s() : "NOTSET";
+  bool ceilMode = getAttribute(ctx, "ceil_mode", 0);
+  std::vector<std::optional<int64_t>> dims = {getDim(ctx, 0, 0),
+                                              getDim(ctx, 0, 1)};
+  for (size_t i = 0; i < spatial; ++i) {
+    std::optional<int64_t> size = getDim(ctx, 0, 2 + i);
+    int64_t extent = (kernel[i] - 1) * dilation[i] + 1;
+    if (!size || strides[i] <= 0 || kernel[i] <= 0) {
+      dims.push_back(std::nullopt);
+      continue;
+    }
+    if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+      dims.push_back((*size + strides[i] - 1) / strides[i]);
+      continue;
+    }
+    int64_t padded =
+        *size + (mode == "VALID" ? 0 : pads[i] + pads[i + spatial]);
+    if (padded < extent) {
+      dims.push_back(std::nullopt);
+      continue;
+    }
+    int64_t steps = padded - extent;
+    int64_t out =
+        (ceilMode ? (steps + strides[i] - 1) : steps) / strides[i] + 1;
+    // A last window that starts in the end padding is dropped.
+    if (ceilMode && (out - 1) * strides[i] >= *size + pads[i])
+      --out;
+    dims.push_back(out);
+  }
+  setOutput(ctx, 0, 0, dims);
+}
+
 void registerSchemas() {
   RegisterSchema(OpSchema()
                      .SetName("RMSNormalization")
@@ -229,5 +296,11 @@ void mlir::onnxg::fixShapeInference() {
     // process's copy changes.
     if (const OpSchema *stft = OpSchemaRegistry::Schema("STFT", 17, ""))
       const_cast<OpSchema *>(stft)->TypeAndShapeInferenceFunction(inferSTFT);
+    if (const OpSchema *pool = OpSchemaRegistry::Schema("AveragePool", 17, "");
+        pool && pool->SinceVersion() < 19) {
+      inferPoolBefore19 = pool->GetTypeAndShapeInferenceFunction();
+      const_cast<OpSchema *>(pool)->TypeAndShapeInferenceFunction(
+          inferDilatedPool);
+    }
   });
 }

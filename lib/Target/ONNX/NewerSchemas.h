@@ -18,7 +18,8 @@ namespace mlir::onnxg {
 void registerNewerSchemas();
 
 /// Replaces the shape inference of the schemas libonnx 1.12 gets wrong
-/// with the spec's: STFT-17's frame count (ONNX fixed it later). For the
+/// with the spec's: STFT-17's frame count (ONNX fixed it later) and
+/// AveragePool-19's dilations (AveragePool-11 ignores them). For the
 /// shape-inference and checker children.
 void fixShapeInference();
 

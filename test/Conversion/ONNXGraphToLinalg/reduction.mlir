@@ -40,6 +40,24 @@ func.func @reduce_max(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
 
 // -----
 
+// Booleans (ReduceMax and ReduceMin from opset 20) order false < true:
+// an unsigned extreme from false (true), not a signed one (i1 true is -1).
+// CHECK-LABEL: func.func @reduce_bool(
+// CHECK:         %[[FALSE:.*]] = arith.constant false
+// CHECK:         linalg.fill ins(%[[FALSE]] : i1)
+// CHECK:         arith.maxui
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         linalg.fill ins(%[[TRUE]] : i1)
+// CHECK:         arith.minui
+func.func @reduce_bool(%x: tensor<2x3xi1>) -> (tensor<2xi1>, tensor<2xi1>) {
+  %axes = onnxg.node "Constant"() opset 20 attributes {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %any = onnxg.node "ReduceMax"(%x, %axes) opset 20 attributes {keepdims = 0 : i64} : (tensor<2x3xi1>, tensor<1xi64>) -> tensor<2xi1>
+  %all = onnxg.node "ReduceMin"(%x, %axes) opset 20 attributes {keepdims = 0 : i64} : (tensor<2x3xi1>, tensor<1xi64>) -> tensor<2xi1>
+  return %any, %all : tensor<2xi1>, tensor<2xi1>
+}
+
+// -----
+
 // Softmax subtracts the row maximum before exp; LogSoftmax ends in
 // x - max - log(sum).
 // CHECK-LABEL: func.func @softmax_and_log_softmax(
