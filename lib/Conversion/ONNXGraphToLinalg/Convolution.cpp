@@ -15,6 +15,8 @@
 
 #include "Lowering.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 using namespace mlir;
 using namespace mlir::amp::lowering;
 
@@ -575,11 +577,45 @@ static LoweringResult lowerConvGrad(NodeLowering &node) {
   return results;
 }
 
-/// MaxPool and AveragePool: a window reduction over the padded input.
+/// |x|^p, what LpPool sums.
+static Value lpPower(OpBuilder &b, Location loc, Value x, int64_t p) {
+  if (p == 2)
+    return arith::MulFOp::create(b, loc, x, x);
+  Value magnitude = math::AbsFOp::create(b, loc, x);
+  if (p == 1)
+    return magnitude;
+  return math::PowFOp::create(b, loc, magnitude,
+                              createScalar(b, loc, x.getType(), double(p)));
+}
+
+/// sum^(1/p), LpPool's result from its sum.
+static Value lpRoot(OpBuilder &b, Location loc, Value sum, int64_t p) {
+  if (p == 1)
+    return sum;
+  if (p == 2)
+    return math::SqrtOp::create(b, loc, sum);
+  return math::PowFOp::create(
+      b, loc, sum, createScalar(b, loc, sum.getType(), 1.0 / double(p)));
+}
+
+/// LpPool's and GlobalLpPool's p, which must be positive.
+static FailureOr<int64_t> getLpNorm(NodeLowering &node) {
+  int64_t p = node.getInt("p", 2);
+  if (p <= 0)
+    return node.emitError() << "p must be positive, not " << p;
+  return p;
+}
+
+/// MaxPool, AveragePool and LpPool: a window reduction over the padded
+/// input.
 static LoweringResult lowerPool(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  bool isMax = node.getNode().getOpType() == "MaxPool";
+  StringRef opType = node.getNode().getOpType();
+  bool isMax = opType == "MaxPool", isLp = opType == "LpPool";
+  FailureOr<int64_t> lpNorm = isLp ? getLpNorm(node) : FailureOr<int64_t>(1);
+  if (failed(lpNorm))
+    return failure();
   Value input = node.operand(0);
   auto inputType = getRankedType(input);
   if (!inputType || inputType.getRank() < 3 ||
@@ -650,6 +686,8 @@ static LoweringResult lowerPool(NodeLowering &node) {
                maps, iterators,
                [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
                  Value x = convertScalar(nested, nestedLoc, args[0], accType);
+                 if (isLp)
+                   x = lpPower(nested, nestedLoc, x, *lpNorm);
                  Value y =
                      max ? arith::MaximumFOp::create(nested, nestedLoc, args[2],
                                                      x)
@@ -722,6 +760,12 @@ static LoweringResult lowerPool(NodeLowering &node) {
     return SmallVector<Value>{
         convertTensor(b, loc, reduce(padded, -INFINITY, true), elementType)};
   Value sum = reduce(padded, 0.0, false);
+  if (isLp)
+    return SmallVector<Value>{buildElementwise(
+        b, loc, outType, sum,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+          return lpRoot(nested, nestedLoc, args[0], *lpNorm);
+        })};
   int64_t windowSize = 1;
   for (int64_t k : *kernel)
     windowSize *= k;
@@ -859,12 +903,13 @@ static LoweringResult lowerMaxUnpool(NodeLowering &node) {
                 createScalar(b, loc, type.getElementType(), 0))};
 }
 
-/// GlobalAveragePool and GlobalMaxPool: a reduction over the spatial
-/// dimensions, kept as 1s.
+/// GlobalAveragePool, GlobalMaxPool and GlobalLpPool: a reduction over
+/// the spatial dimensions, kept as 1s.
 static LoweringResult lowerGlobalPool(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
-  bool isMax = node.getNode().getOpType() == "GlobalMaxPool";
+  StringRef opType = node.getNode().getOpType();
+  bool isMax = opType == "GlobalMaxPool", isLp = opType == "GlobalLpPool";
   Value input = node.operand(0);
   auto type = getRankedType(input);
   if (!type || type.getRank() < 3 || !isa<FloatType>(type.getElementType()))
@@ -872,6 +917,24 @@ static LoweringResult lowerGlobalPool(NodeLowering &node) {
   SmallVector<int64_t> axes;
   for (int64_t i = 2; i < type.getRank(); ++i)
     axes.push_back(i);
+  Type accType = getAccumulatorType(type.getElementType());
+  if (isLp) {
+    FailureOr<int64_t> p = getLpNorm(node);
+    if (failed(p))
+      return failure();
+    Value powers = buildElementwise(
+        b, loc, type.clone(accType), input,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          return lpPower(nb, nl, convertScalar(nb, nl, args[0], accType), *p);
+        });
+    Value kept = keepDims(b, loc, buildSum(b, loc, powers, axes), input, axes);
+    auto keptType = cast<RankedTensorType>(kept.getType());
+    return SmallVector<Value>{
+        buildElementwise(b, loc, keptType.clone(type.getElementType()), kept,
+                         [&](OpBuilder &nb, Location nl, ValueRange args) {
+                           return lpRoot(nb, nl, args[0], *p);
+                         })};
+  }
   Value reduced =
       isMax ? buildMax(b, loc, input, axes) : buildSum(b, loc, input, axes);
   Value kept = keepDims(b, loc, reduced, input, axes);
@@ -896,8 +959,10 @@ void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
   table.add("com.microsoft", "ConvGrad", lowerConvGrad);
   table.add("", "MaxPool", lowerPool);
   table.add("", "AveragePool", lowerPool);
+  table.add("", "LpPool", lowerPool);
   table.add("", "MaxPoolGrad", lowerMaxPoolGrad);
   table.add("", "MaxUnpool", lowerMaxUnpool);
   table.add("", "GlobalAveragePool", lowerGlobalPool);
   table.add("", "GlobalMaxPool", lowerGlobalPool);
+  table.add("", "GlobalLpPool", lowerGlobalPool);
 }

@@ -726,6 +726,11 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   SIMPLE("", "Sigmoid", sigmoid(b, loc, a[0]));
   SIMPLE("", "Softplus",
          math::Log1pOp::create(b, loc, exp(b, loc, a[0])).getResult());
+  // Mish (opset 18): x tanh(softplus(x)); where exp(x) overflows, tanh is 1.
+  SIMPLE("", "Mish",
+         mul(b, loc, a[0],
+             math::TanhOp::create(
+                 b, loc, math::Log1pOp::create(b, loc, exp(b, loc, a[0])))));
   SIMPLE("", "Softsign",
          div(b, loc, a[0],
              add(b, loc, constantLike(b, loc, a[0], 1),
@@ -780,6 +785,15 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   SIMPLE("", "And", arith::AndIOp::create(b, loc, a[0], a[1]).getResult());
   SIMPLE("", "Or", arith::OrIOp::create(b, loc, a[0], a[1]).getResult());
   SIMPLE("", "Xor", arith::XOrIOp::create(b, loc, a[0], a[1]).getResult());
+  // Bitwise ops (opset 18) of integers.
+  SIMPLE("", "BitwiseAnd",
+         arith::AndIOp::create(b, loc, a[0], a[1]).getResult());
+  SIMPLE("", "BitwiseOr", arith::OrIOp::create(b, loc, a[0], a[1]).getResult());
+  SIMPLE("", "BitwiseXor",
+         arith::XOrIOp::create(b, loc, a[0], a[1]).getResult());
+  SIMPLE("", "BitwiseNot",
+         arith::XOrIOp::create(b, loc, a[0], constantLike(b, loc, a[0], -1))
+             .getResult());
 
   // com.microsoft
   table.add("com.microsoft", "Gelu", lowerGelu);

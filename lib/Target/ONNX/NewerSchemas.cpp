@@ -165,18 +165,20 @@ std::vector<int64_t> getInts(InferenceContext &ctx, const char *name,
   return {attr->ints().begin(), attr->ints().end()};
 }
 
-/// AveragePool-19 adds `dilations`, which libonnx's AveragePool-11 does not
-/// read: with them its output sizes are computed here, as the operator's
-/// definition gives them; without them libonnx's own function runs.
-InferenceFunction inferPoolBefore19;
-void inferDilatedPool(InferenceContext &ctx) {
+/// AveragePool-19 adds `dilations`, and LpPool-18 `dilations` and
+/// `ceil_mode`, which libonnx's AveragePool-11 and LpPool-11 do not read:
+/// with them the output sizes are computed here, as the operators'
+/// definitions give them; without them libonnx's own function runs.
+InferenceFunction inferAveragePool11, inferLpPool11;
+void inferNewerPool(InferenceContext &ctx, const InferenceFunction &older) {
   const AttributeProto *dilations = ctx.getAttribute("dilations");
-  bool dilated = dilations &&
-                 std::any_of(dilations->ints().begin(), dilations->ints().end(),
-                             [](int64_t d) { return d != 1; });
-  if (!dilated || !hasInputShape(ctx, 0)) {
-    if (!dilated && inferPoolBefore19)
-      inferPoolBefore19(ctx);
+  bool newer = (dilations &&
+                std::any_of(dilations->ints().begin(), dilations->ints().end(),
+                            [](int64_t d) { return d != 1; })) ||
+               getAttribute(ctx, "ceil_mode", 0);
+  if (!newer || !hasInputShape(ctx, 0)) {
+    if (!newer && older)
+      older(ctx);
     return;
   }
   int rank = getInputShape(ctx, 0).dim_size();
@@ -298,9 +300,17 @@ void mlir::onnxg::fixShapeInference() {
       const_cast<OpSchema *>(stft)->TypeAndShapeInferenceFunction(inferSTFT);
     if (const OpSchema *pool = OpSchemaRegistry::Schema("AveragePool", 17, "");
         pool && pool->SinceVersion() < 19) {
-      inferPoolBefore19 = pool->GetTypeAndShapeInferenceFunction();
+      inferAveragePool11 = pool->GetTypeAndShapeInferenceFunction();
       const_cast<OpSchema *>(pool)->TypeAndShapeInferenceFunction(
-          inferDilatedPool);
+          [](InferenceContext &ctx) {
+            inferNewerPool(ctx, inferAveragePool11);
+          });
+    }
+    if (const OpSchema *pool = OpSchemaRegistry::Schema("LpPool", 17, "");
+        pool && pool->SinceVersion() < 18) {
+      inferLpPool11 = pool->GetTypeAndShapeInferenceFunction();
+      const_cast<OpSchema *>(pool)->TypeAndShapeInferenceFunction(
+          [](InferenceContext &ctx) { inferNewerPool(ctx, inferLpPool11); });
     }
   });
 }

@@ -117,3 +117,25 @@ func.func @max_unpool(%x: tensor<1x1x2x2xf32>, %i: tensor<1x1x2x2xi64>) -> tenso
   %0 = onnxg.node "MaxUnpool"(%x, %i, %shape) opset 11 attributes {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>, tensor<4xi64>) -> tensor<1x1x5x5xf32>
   return %0 : tensor<1x1x5x5xf32>
 }
+
+// -----
+
+// LpPool sums |x|^p over each window of the zero-padded input and takes
+// the p-th root (p = 2: squares and sqrt; other p: powf); GlobalLpPool the
+// same over all spatial positions.
+// CHECK-LABEL: func.func @lp_pools(
+// CHECK:         tensor.pad
+// CHECK:         linalg.generic
+// CHECK:           arith.mulf
+// CHECK-NEXT:      arith.addf
+// CHECK:         math.sqrt
+// CHECK:         math.absf
+// CHECK-NEXT:    %[[P:.*]] = arith.constant 3.0
+// CHECK-NEXT:    math.powf %{{.*}}, %[[P]]
+// CHECK:         %[[THIRD:.*]] = arith.constant 0.3333
+// CHECK-NEXT:    math.powf %{{.*}}, %[[THIRD]]
+func.func @lp_pools(%x: tensor<1x2x5x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x1x1xf32>) {
+  %0 = onnxg.node "LpPool"(%x) opset 18 attributes {kernel_shape = array<i64: 3, 2>, strides = array<i64: 2, 1>, pads = array<i64: 1, 0, 1, 1>, p = 2 : i64} : (tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32>
+  %1 = onnxg.node "GlobalLpPool"(%x) opset 17 attributes {p = 3 : i64} : (tensor<1x2x5x4xf32>) -> tensor<1x2x1x1xf32>
+  return %0, %1 : tensor<1x2x3x4xf32>, tensor<1x2x1x1xf32>
+}

@@ -291,3 +291,26 @@ func.func @unknown_result_types(%c: tensor<4xi1>, %a: tensor<4xi64>, %b: tensor<
   %4 = onnxg.node "Cast"(%3) opset 17 attributes {to = 1 : i64} : (!onnxg.unknown) -> tensor<4xf32>
   return %1, %4 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Mish (opset 18) is x tanh(log1p(exp(x))); the bitwise ops (opset 18)
+// are arith's integer ops, BitwiseNot an xor with all ones.
+// CHECK-LABEL: func.func @mish_and_bitwise(
+// CHECK:         math.exp
+// CHECK-NEXT:    math.log1p
+// CHECK-NEXT:    math.tanh
+// CHECK-NEXT:    arith.mulf
+// CHECK:         arith.andi
+// CHECK:         arith.ori
+// CHECK:         arith.xori
+// CHECK:         %[[ONES:.*]] = arith.constant -1 : i32
+// CHECK-NEXT:    arith.xori %{{.*}}, %[[ONES]] : i32
+func.func @mish_and_bitwise(%x: tensor<4xf32>, %a: tensor<4xi32>, %b: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>) {
+  %0 = onnxg.node "Mish"(%x) opset 18 : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = onnxg.node "BitwiseAnd"(%a, %b) opset 18 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %2 = onnxg.node "BitwiseOr"(%a, %b) opset 18 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = onnxg.node "BitwiseXor"(%a, %b) opset 18 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %4 = onnxg.node "BitwiseNot"(%a) opset 18 : (tensor<4xi32>) -> tensor<4xi32>
+  return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
+}
