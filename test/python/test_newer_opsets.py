@@ -1,9 +1,11 @@
 """Ops of opsets 18 to 21, which exporters newer than torch 1.13 write and
 Debian's libonnx 1.12 does not know: each single-node model runs in amp-run
-as in ONNX Runtime (npm onnxruntime-node). Among them forms that libonnx's
+as in ONNX Runtime (npm onnxruntime-node), on the CPU and as the CUDA
+backend's kernels (--grid-loops). Among them forms that libonnx's
 older schemas read wrong (AveragePool-19's dilations, LpPool-18's
 ceil_mode), ops new in those opsets (Mish, the bitwise ops), booleans in
-ReduceMax/ReduceMin (opset 20), and LpPool and GlobalLpPool."""
+ReduceMax/ReduceMin (opset 20), Col2Im (opset 18: nn.Fold, nn.Unfold's
+gradient), AffineGrid (opset 20), and LpPool and GlobalLpPool."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -93,21 +95,41 @@ CASES = {
         20, helper.make_node("ReduceMin", ["x"], ["y"]),
         dict(x=np.array([[True, True], [True, False]])), [],
         TensorProto.BOOL),
+    "col2im18": (
+        18, helper.make_node("Col2Im", ["x", "image", "block"], ["y"]),
+        dict(x=f32(1, 8, 9)), [ints("image", [4, 4]), ints("block", [2, 2])],
+        None),
+    "col2im18_strides_pads_dilations": (
+        18, helper.make_node("Col2Im", ["x", "image", "block"], ["y"],
+                             strides=[2, 1], pads=[1, 0, 1, 2],
+                             dilations=[2, 1]),
+        dict(x=f32(2, 12, 15)), [ints("image", [5, 4]),
+                                 ints("block", [2, 2])], None),
+    "affine_grid20": (
+        20, helper.make_node("AffineGrid", ["theta", "size"], ["y"]),
+        dict(theta=f32(2, 2, 3)), [ints("size", [2, 3, 4, 5])], None),
+    "affine_grid20_corners_3d": (
+        20, helper.make_node("AffineGrid", ["theta", "size"], ["y"],
+                             align_corners=1),
+        dict(theta=f32(2, 3, 4)), [ints("size", [2, 1, 3, 4, 5])], None),
     "dft20_axis_input": (
         20, helper.make_node("DFT", ["x", "", "axis"], ["y"]),
         dict(x=f32(2, 8, 1)), [ints("axis", 1)], None),
 }
 
 
+@pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_onnx_runtime(name, tmp_path, needs_ort):
+def test_matches_onnx_runtime(name, grid, tmp_path, needs_ort):
+    """On the CPU, and as the CUDA backend's kernels (grid loops)."""
     opset, node, inputs, inits, elem = CASES[name]
     outputs = list(node.output)
     path = save_model(tmp_path / "model.onnx", [node], inputs, outputs,
                       inits, elem=elem, opset=opset,
                       ir_version=8 if opset <= 18 else 9 if opset <= 20
                       else 10)
-    got = api.run_with_inputs(path, inputs, tmp_path)
+    got = api.run_with_inputs(path, inputs, tmp_path,
+                              args=["--grid-loops"] if grid else [])
     reference = ort.run(path, inputs)
     for output in outputs:
         assert got[output].shape == reference[output].shape, output

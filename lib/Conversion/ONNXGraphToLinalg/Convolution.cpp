@@ -903,6 +903,138 @@ static LoweringResult lowerMaxUnpool(NodeLowering &node) {
                 createScalar(b, loc, type.getElementType(), 0))};
 }
 
+/// Col2Im (opset 18), the inverse of im2col (nn.Fold, and the gradient of
+/// nn.Unfold): input [N, C * prod(block), L] holds, for each of the L
+/// block positions, the C * prod(block) values of its window; each output
+/// element [N, C, image...] sums the window values that land on it. One
+/// generic over the output and the window offsets reads them (a gather,
+/// not a scatter: no two iterations write one element).
+static LoweringResult lowerCol2Im(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  if (!type || type.getRank() != 3 || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    return node.emitError() << "expects a float input of static shape "
+                               "[N, C * prod(block_shape), L]";
+  std::optional<SmallVector<int64_t>> image = node.getConstantInts(1);
+  std::optional<SmallVector<int64_t>> block = node.getConstantInts(2);
+  if (!image || !block || image->size() != block->size() || image->empty())
+    return node.emitError() << "image_shape and block_shape must be "
+                               "constants of one size per spatial dimension";
+  int64_t spatial = image->size();
+  SmallVector<int64_t> strides =
+      node.getInts("strides").value_or(SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> dilations =
+      node.getInts("dilations").value_or(SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads =
+      node.getInts("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if (int64_t(strides.size()) != spatial ||
+      int64_t(dilations.size()) != spatial ||
+      int64_t(pads.size()) != 2 * spatial)
+    return node.emitError() << "strides, dilations and pads must give one "
+                               "value per spatial dimension (pads two)";
+  // Blocks along each dimension, as im2col slides them.
+  SmallVector<int64_t> blocks;
+  int64_t blockSize = 1, blockCount = 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t extent = ((*block)[i] - 1) * dilations[i] + 1;
+    int64_t room = (*image)[i] + pads[i] + pads[spatial + i] - extent;
+    if ((*block)[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || room < 0)
+      return node.emitError() << "the block does not fit the padded image "
+                                 "along spatial dimension "
+                              << i;
+    blocks.push_back(room / strides[i] + 1);
+    blockSize *= (*block)[i];
+    blockCount *= blocks.back();
+  }
+  if (type.getDimSize(1) % blockSize || type.getDimSize(2) != blockCount)
+    return node.emitError()
+           << "the input has " << type.getDimSize(1) << " rows and "
+           << type.getDimSize(2) << " blocks; expected a multiple of "
+           << blockSize << " rows and " << blockCount << " blocks";
+  int64_t channels = type.getDimSize(1) / blockSize;
+  Type accType = getAccumulatorType(type.getElementType());
+
+  // Loops: n, c, y... (the output), k... (the window offsets).
+  int64_t loops = 2 + 2 * spatial;
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> outExprs, windowExprs;
+  for (int64_t i = 0; i < 2 + spatial; ++i)
+    outExprs.push_back(b.getAffineDimExpr(i));
+  for (int64_t i = 0; i < spatial; ++i)
+    windowExprs.push_back(b.getAffineDimExpr(2 + spatial + i));
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, windowExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  for (int64_t i = 2 + spatial; i < loops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  SmallVector<OpFoldResult> windowSizes,
+      outSizes = {b.getIndexAttr(type.getDimSize(0)), b.getIndexAttr(channels)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    windowSizes.push_back(b.getIndexAttr((*block)[i]));
+    outSizes.push_back(b.getIndexAttr((*image)[i]));
+  }
+  Value window = createEmpty(b, loc, windowSizes, accType);
+  Value init = createFilled(b, loc, outSizes, createScalar(b, loc, accType, 0));
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), window, init, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        auto index = [&](int64_t value) {
+          return arith::ConstantIndexOp::create(nb, nl, value).getResult();
+        };
+        Value zero = index(0);
+        Value valid = arith::ConstantOp::create(nb, nl, nb.getBoolAttr(true));
+        // The window row: c * prod(block) + the offsets' row-major index;
+        // the block: the row-major index of (y + pad - k * dilation) / stride.
+        Value row = linalg::IndexOp::create(nb, nl, 1);
+        Value position = zero;
+        for (int64_t i = 0; i < spatial; ++i) {
+          Value y = linalg::IndexOp::create(nb, nl, 2 + i);
+          Value k = linalg::IndexOp::create(nb, nl, 2 + spatial + i);
+          row = arith::AddIOp::create(
+              nb, nl, arith::MulIOp::create(nb, nl, row, index((*block)[i])),
+              k);
+          Value offset = arith::SubIOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, y, index(pads[i])),
+              arith::MulIOp::create(nb, nl, k, index(dilations[i])));
+          Value nonNegative = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::sge, offset, zero);
+          offset = arith::SelectOp::create(nb, nl, nonNegative, offset, zero);
+          Value start =
+              arith::DivUIOp::create(nb, nl, offset, index(strides[i]));
+          Value aligned = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::eq,
+              arith::RemUIOp::create(nb, nl, offset, index(strides[i])), zero);
+          Value inside = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::ult, start, index(blocks[i]));
+          valid = arith::AndIOp::create(
+              nb, nl, valid,
+              arith::AndIOp::create(
+                  nb, nl, nonNegative,
+                  arith::AndIOp::create(nb, nl, aligned, inside)));
+          start = arith::SelectOp::create(nb, nl, inside, start, zero);
+          position = arith::AddIOp::create(
+              nb, nl, arith::MulIOp::create(nb, nl, position, index(blocks[i])),
+              start);
+        }
+        Value n = linalg::IndexOp::create(nb, nl, 0);
+        Value x =
+            convertScalar(nb, nl,
+                          tensor::ExtractOp::create(
+                              nb, nl, input, ValueRange{n, row, position}),
+                          accType);
+        Value sum = arith::AddFOp::create(nb, nl, args[1], x);
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::SelectOp::create(nb, nl, valid, sum, args[1]).getResult());
+      });
+  return SmallVector<Value>{
+      convertTensor(b, loc, generic.getResult(0), type.getElementType())};
+}
+
 /// GlobalAveragePool, GlobalMaxPool and GlobalLpPool: a reduction over
 /// the spatial dimensions, kept as 1s.
 static LoweringResult lowerGlobalPool(NodeLowering &node) {
@@ -962,6 +1094,7 @@ void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
   table.add("", "LpPool", lowerPool);
   table.add("", "MaxPoolGrad", lowerMaxPoolGrad);
   table.add("", "MaxUnpool", lowerMaxUnpool);
+  table.add("", "Col2Im", lowerCol2Im);
   table.add("", "GlobalAveragePool", lowerGlobalPool);
   table.add("", "GlobalMaxPool", lowerGlobalPool);
   table.add("", "GlobalLpPool", lowerGlobalPool);

@@ -1246,6 +1246,86 @@ static LoweringResult lowerGridSample(NodeLowering &node) {
   return SmallVector<Value>{sampled};
 }
 
+/// AffineGrid (opset 20): theta [N, 2, 3] (or [N, 3, 4]) maps each point of
+/// the normalized base grid of `size` [N, C, H, W] (or [N, C, D, H, W]) to
+/// a sampling point: grid [N, H, W, 2] = theta (x, y, 1), x along W,
+/// normalized to [-1, 1] at pixel centres (corners with align_corners), as
+/// F.affine_grid.
+static LoweringResult lowerAffineGrid(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value theta = node.operand(0);
+  RankedTensorType type = getRankedType(theta);
+  std::optional<SmallVector<int64_t>> size = node.getConstantInts(1);
+  if (!type || !type.hasStaticShape() || type.getRank() != 3 ||
+      !isa<FloatType>(type.getElementType()) || !size ||
+      (size->size() != 4 && size->size() != 5))
+    return node.emitError() << "expects theta of static shape [N, 2, 3] or "
+                               "[N, 3, 4] and a constant size of 4 or 5";
+  int64_t spatial = size->size() - 2;
+  if (type.getDimSize(0) != (*size)[0] || type.getDimSize(1) != spatial ||
+      type.getDimSize(2) != spatial + 1)
+    return node.emitError() << "theta " << type << " does not map a grid of "
+                            << spatial << " spatial dimensions";
+  bool alignCorners = node.getInt("align_corners", 0) != 0;
+  Type elementType = type.getElementType();
+  Type computeType = getComputeType(elementType);
+  SmallVector<int64_t> shape = {(*size)[0]};
+  shape.append(size->begin() + 2, size->end());
+  shape.push_back(spatial);
+  Value init = tensor::EmptyOp::create(b, loc, shape, elementType);
+  Value grid = buildGenericOverIndices(
+      b, loc, init, [&](OpBuilder &nb, Location nl) -> Value {
+        Value n = linalg::IndexOp::create(nb, nl, 0);
+        Value row = linalg::IndexOp::create(nb, nl, spatial + 1);
+        auto constant = [&](double value) {
+          return createScalar(nb, nl, computeType, value);
+        };
+        // The base point (x, y[, z], 1): x indexes the last dimension.
+        Value sum = convertScalar(
+            nb, nl,
+            tensor::ExtractOp::create(
+                nb, nl, theta,
+                ValueRange{n, row,
+                           arith::ConstantIndexOp::create(nb, nl, spatial)}),
+            computeType);
+        for (int64_t k = 0; k < spatial; ++k) {
+          int64_t dim = spatial - k; // loop index of the k-th coordinate
+          double extent = double((*size)[1 + dim]);
+          Value i = convertScalar(
+              nb, nl,
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
+                                         linalg::IndexOp::create(nb, nl, dim)),
+              computeType);
+          // -1 + 2i / (S - 1) (corners), -1 + (2i + 1) / S (centres).
+          Value base =
+              alignCorners
+                  ? (extent > 1
+                         ? arith::AddFOp::create(
+                               nb, nl, constant(-1),
+                               arith::MulFOp::create(
+                                   nb, nl, i, constant(2 / (extent - 1))))
+                               .getResult()
+                         : constant(-1))
+                  : arith::AddFOp::create(
+                        nb, nl, constant(-1 + 1 / extent),
+                        arith::MulFOp::create(nb, nl, i, constant(2 / extent)))
+                        .getResult();
+          Value weight = convertScalar(
+              nb, nl,
+              tensor::ExtractOp::create(
+                  nb, nl, theta,
+                  ValueRange{n, row,
+                             arith::ConstantIndexOp::create(nb, nl, k)}),
+              computeType);
+          sum = arith::AddFOp::create(
+              nb, nl, sum, arith::MulFOp::create(nb, nl, weight, base));
+        }
+        return convertScalar(nb, nl, sum, elementType);
+      });
+  return SmallVector<Value>{grid};
+}
+
 /// The index Pad reads along one axis of `size` elements for the output
 /// index `index` minus the leading pad (`shifted`, possibly out of range):
 /// edge repeats the border element, reflect mirrors about it, wrap repeats
@@ -1904,6 +1984,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "SpaceToDepth", lowerDepthToSpace);
   table.add("", "Resize", lowerResize);
   table.add("", "GridSample", lowerGridSample);
+  table.add("", "AffineGrid", lowerAffineGrid);
   table.add("", "Upsample", lowerResize);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);

@@ -139,3 +139,23 @@ func.func @lp_pools(%x: tensor<1x2x5x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2
   %1 = onnxg.node "GlobalLpPool"(%x) opset 17 attributes {p = 3 : i64} : (tensor<1x2x5x4xf32>) -> tensor<1x2x1x1xf32>
   return %0, %1 : tensor<1x2x3x4xf32>, tensor<1x2x1x1xf32>
 }
+
+// -----
+
+// Col2Im (opset 18) gathers: a generic over the output and the window
+// offsets reads, for each offset, the window row c * 4 + kh * 2 + kw at the
+// block (y - kh) / 1, (x - kw) / 1 when that block exists, and adds it.
+// CHECK-LABEL: func.func @col2im(
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK:           arith.remui
+// CHECK:           arith.divui
+// CHECK:           tensor.extract %{{.*}} : tensor<1x8x9xf32>
+// CHECK:           arith.addf
+// CHECK:           arith.select
+// CHECK:         -> tensor<1x2x4x4xf32>
+func.func @col2im(%x: tensor<1x8x9xf32>) -> tensor<1x2x4x4xf32> {
+  %image = onnxg.node "Constant"() opset 18 attributes {value = dense<4> : tensor<2xi64>} : () -> tensor<2xi64>
+  %block = onnxg.node "Constant"() opset 18 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnxg.node "Col2Im"(%x, %image, %block) opset 18 : (tensor<1x8x9xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}

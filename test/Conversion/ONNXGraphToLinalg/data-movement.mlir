@@ -542,3 +542,21 @@ func.func @split_by_splat_sizes(%x: tensor<65xf32>) -> (tensor<1xf32>, tensor<1x
   %p:65 = onnxg.node "Split"(%x, %sizes) opset 17 attributes {axis = 0 : i64} : (tensor<65xf32>, tensor<65xi64>) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
   return %p#0, %p#1, %p#2, %p#3, %p#4, %p#5, %p#6, %p#7, %p#8, %p#9, %p#10, %p#11, %p#12, %p#13, %p#14, %p#15, %p#16, %p#17, %p#18, %p#19, %p#20, %p#21, %p#22, %p#23, %p#24, %p#25, %p#26, %p#27, %p#28, %p#29, %p#30, %p#31, %p#32, %p#33, %p#34, %p#35, %p#36, %p#37, %p#38, %p#39, %p#40, %p#41, %p#42, %p#43, %p#44, %p#45, %p#46, %p#47, %p#48, %p#49, %p#50, %p#51, %p#52, %p#53, %p#54, %p#55, %p#56, %p#57, %p#58, %p#59, %p#60, %p#61, %p#62, %p#63, %p#64 : tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
 }
+
+// -----
+
+// AffineGrid (opset 20): each grid element is theta's row times the base
+// point (x, y, 1), x = -1 + (2w + 1) / W at pixel centres: theta[n, j, 2]
+// plus theta[n, j, 0] x plus theta[n, j, 1] y.
+// CHECK-LABEL: func.func @affine_grid(
+// CHECK:         linalg.generic
+// CHECK:           %[[J:.*]] = linalg.index 3
+// CHECK:           tensor.extract %{{.*}}[%{{.*}}, %[[J]], %c2]
+// CHECK:           arith.constant -8.000000e-01 : f32
+// CHECK:           tensor.extract %{{.*}}[%{{.*}}, %[[J]], %c0]
+// CHECK:         -> tensor<2x4x5x2xf32>
+func.func @affine_grid(%theta: tensor<2x2x3xf32>) -> tensor<2x4x5x2xf32> {
+  %size = onnxg.node "Constant"() opset 20 attributes {value = dense<[2, 3, 4, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %0 = onnxg.node "AffineGrid"(%theta, %size) opset 20 : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<2x4x5x2xf32>
+  return %0 : tensor<2x4x5x2xf32>
+}

@@ -701,3 +701,22 @@ func.func @if_condition_not_a_flag(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tenso
   } : (tensor<2xi1>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @col2im_wrong_block_count(%x: tensor<1x8x8xf32>) -> tensor<1x2x4x4xf32> {
+  %image = onnxg.node "Constant"() opset 18 attributes {value = dense<4> : tensor<2xi64>} : () -> tensor<2xi64>
+  %block = onnxg.node "Constant"() opset 18 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (Col2Im): the input has 8 rows and 8 blocks; expected a multiple of 4 rows and 9 blocks}}
+  %0 = onnxg.node "Col2Im"(%x, %image, %block) opset 18 : (tensor<1x8x8xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @affine_grid_mismatch(%theta: tensor<2x2x3xf32>) -> tensor<2x3x4x5x3xf32> {
+  %size = onnxg.node "Constant"() opset 20 attributes {value = dense<[2, 1, 3, 4, 5]> : tensor<5xi64>} : () -> tensor<5xi64>
+  // expected-error @+1 {{node (AffineGrid): theta 'tensor<2x2x3xf32>' does not map a grid of 3 spatial dimensions}}
+  %0 = onnxg.node "AffineGrid"(%theta, %size) opset 20 : (tensor<2x2x3xf32>, tensor<5xi64>) -> tensor<2x3x4x5x3xf32>
+  return %0 : tensor<2x3x4x5x3xf32>
+}
