@@ -1,9 +1,9 @@
-"""Ops of opsets 18 to 21, which exporters newer than torch 1.13 write and
+"""Ops of opsets 18 to 24, which exporters newer than torch 1.13 write and
 Debian's libonnx 1.12 does not know: each single-node model runs in amp-run
 as in ONNX Runtime (npm onnxruntime-node), on the CPU and as the CUDA
 backend's kernels (--grid-loops). Among them forms that libonnx's
 older schemas read wrong (AveragePool-19's dilations, LpPool-18's
-ceil_mode), ops new in those opsets (Mish, the bitwise ops), booleans in
+ceil_mode), ops new in those opsets (Mish, the bitwise ops, Swish), booleans in
 ReduceMax/ReduceMin (opset 20), Col2Im (opset 18: nn.Fold, nn.Unfold's
 gradient), AffineGrid (opset 20), and LpPool and GlobalLpPool."""
 import numpy as np
@@ -112,6 +112,8 @@ CASES = {
         20, helper.make_node("AffineGrid", ["theta", "size"], ["y"],
                              align_corners=1),
         dict(theta=f32(2, 3, 4)), [ints("size", [2, 1, 3, 4, 5])], None),
+    "swish24": (24, helper.make_node("Swish", ["x"], ["y"], alpha=1.5),
+                dict(x=X), [], None),
     "dft20_axis_input": (
         20, helper.make_node("DFT", ["x", "", "axis"], ["y"]),
         dict(x=f32(2, 8, 1)), [ints("axis", 1)], None),
@@ -127,7 +129,7 @@ def test_matches_onnx_runtime(name, grid, tmp_path, needs_ort):
     path = save_model(tmp_path / "model.onnx", [node], inputs, outputs,
                       inits, elem=elem, opset=opset,
                       ir_version=8 if opset <= 18 else 9 if opset <= 20
-                      else 10)
+                      else 10 if opset <= 23 else 11)
     got = api.run_with_inputs(path, inputs, tmp_path,
                               args=["--grid-loops"] if grid else [])
     reference = ort.run(path, inputs)

@@ -503,6 +503,16 @@ static LoweringResult lowerCelu(NodeLowering &node) {
   });
 }
 
+/// Swish (opset 24): x sigmoid(alpha x); SiLU with alpha 1.
+static LoweringResult lowerSwish(NodeLowering &node) {
+  double alpha = node.getFloat("alpha", 1);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value x = a[0];
+    return mul(b, loc, x,
+               sigmoid(b, loc, mul(b, loc, x, constantLike(b, loc, x, alpha))));
+  });
+}
+
 /// ThresholdedRelu: x where x > alpha, else 0.
 static LoweringResult lowerThresholdedRelu(NodeLowering &node) {
   double alpha = node.getFloat("alpha", 1);
@@ -756,6 +766,7 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   table.add("", "Cast", lowerCast);
   table.add("", "CastLike", lowerCast);
   table.add("", "Celu", lowerCelu);
+  table.add("", "Swish", lowerSwish);
   table.add("", "ThresholdedRelu", lowerThresholdedRelu);
   table.add("", "Shrink", lowerShrink);
   table.add("", "Trilu", lowerTrilu);
