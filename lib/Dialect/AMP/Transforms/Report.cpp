@@ -205,6 +205,10 @@ void ReportPass::runOnOperation() {
   int64_t freeOps = 0, sensitivityChanged = 0, sensitivityDimSize = 0;
   bool sensitivityKnown = false;
   std::string precision = "low precision";
+  // Ops the cost model kept in FP32, and the largest of them by FLOPs.
+  int64_t costKept = 0;
+  double largestKeptFlops = -1;
+  std::string largestKept;
   // What amp-fp8 did: GEMMs in FP8, quantizations, scaling states.
   int64_t fp8Gemms = 0, quantizations = 0, fp8States = 0;
   StringRef fp8Recipe, fp8Format;
@@ -333,6 +337,13 @@ void ReportPass::runOnOperation() {
         double opFlops = precisionOp.estimateFlops(sizes);
         flops += opFlops;
         lowFlops += isLow ? opFlops : 0;
+        if (!isLow && reason && reason.getValue() == "cost-model") {
+          ++costKept;
+          if (opFlops > largestKeptFlops) {
+            largestKeptFlops = opFlops;
+            largestKept = PrecisionPolicy::getNodeName(&op);
+          }
+        }
         entry["flops"] = opFlops;
         double opFP32Us = model->getOpTimeUs(precisionOp, cast<FloatType>(f32));
         fp32Us += opFP32Us;
@@ -420,6 +431,16 @@ void ReportPass::runOnOperation() {
           << " us)";
     err << "\n";
   }
+  // Nothing went low because nothing was worth it: say so, and how to
+  // force it, rather than leave an FP32 step that looks converted.
+  if (low == 0 && costKept > 0)
+    err << "amp: no op is faster in low precision on " << device
+        << " at these sizes: the cost model kept all " << costKept
+        << " GEMMs and convolutions in FP32 (the largest, '" << largestKept
+        << "', " << llvm::format("%.3g", largestKeptFlops)
+        << " FLOPs, is bound by kernel launches and casts); force them "
+           "with op-class=MatMul:always,Gemm:always,Conv:always, or give "
+           "the real sizes with dim=<name>:<size>\n";
   if (!trainingSummary.empty()) {
     const llvm::json::Object *settings = lossScaling.getAsObject();
     std::optional<StringRef> mode = settings->getString("mode");
