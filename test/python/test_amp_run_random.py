@@ -405,6 +405,11 @@ SAMPLERS = {
     "randint": (lambda m, x: torch.randint(3, 10, x.shape), [N],
                 lambda d: _frequencies_match(
                     d, {k: 1 / 7 for k in range(3, 10)})),
+    # Over 2^30 integers: with 24-bit draws every value was a multiple of
+    # 64 (draws of doubles carry 53 bits).
+    "randint_wide_parity": (lambda m, x: torch.randint(0, 2**30, x.shape) % 2,
+                            [N], lambda d: _frequencies_match(
+                                d, {0: 0.5, 1: 0.5})),
     "randint_like": (lambda m, x: torch.randint_like(x, 4), [N],
                      lambda d: _frequencies_match(
                          d, {k: 1 / 4 for k in range(4)})),

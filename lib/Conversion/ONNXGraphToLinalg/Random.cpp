@@ -8,10 +8,10 @@
 // DropoutGrad and BitmaskDropoutGrad; the generators RandomUniform(Like),
 // RandomNormal(Like), Bernoulli and Multinomial. Draws come from a
 // counter-based generator: draw i of a node is u_i = splitmix64(streamKey + (i
-// + 1) * golden) / 2^64 (24 bits), where the stream key mixes the seed (the
-// node's `seed` attribute, else the function's `amp.random_key` argument), the
-// key's step counter and the node's stream number. Element i of a mask
-// keeps its value when u_i >= ratio; a normal draw takes u_2i and u_2i+1
+// + 1) * golden) / 2^64 (24 bits; 53 for doubles), where the stream key mixes
+// the seed (the node's `seed` attribute, else the function's `amp.random_key`
+// argument), the key's step counter and the node's stream number. Element i of
+// a mask keeps its value when u_i >= ratio; a normal draw takes u_2i and u_2i+1
 // (Box-Muller). So a draw depends only on (seed, counter, node, element):
 // the same on every run and on any device, and new at every step.
 //
@@ -101,11 +101,13 @@ static Value getStreamKey(NodeLowering &node) {
       .getResult(0);
 }
 
-/// Draw `index` (i64) of the stream `streamKey`: uniform in [0, 1), f32 of
-/// `bits` (at most 24) bits, so that a type of that many significand bits
-/// holds it exactly (never rounds it up to 1).
+/// Draw `index` (i64) of the stream `streamKey`: uniform in [0, 1), of
+/// `bits` bits (at most 24 in f32, 53 in f64), so that a type of that many
+/// significand bits holds it exactly (never rounds it up to 1).
 static Value drawUniform(OpBuilder &b, Location loc, Value streamKey,
-                         Value index, unsigned bits = 24) {
+                         Value index, unsigned bits = 24, FloatType type = {}) {
+  if (!type)
+    type = b.getF32Type();
   Value step = arith::MulIOp::create(
       b, loc, arith::AddIOp::create(b, loc, index, createI64(b, loc, 1)),
       createI64(b, loc, kGolden));
@@ -113,8 +115,8 @@ static Value drawUniform(OpBuilder &b, Location loc, Value streamKey,
   Value top =
       arith::ShRUIOp::create(b, loc, mixed, createI64(b, loc, 64 - bits));
   return arith::MulFOp::create(
-      b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), top),
-      createScalar(b, loc, b.getF32Type(), std::ldexp(1.0, -int(bits))));
+      b, loc, arith::UIToFPOp::create(b, loc, type, top),
+      createScalar(b, loc, type, std::ldexp(1.0, -int(bits))));
 }
 
 /// Whether element `index` (i64) of the stream `streamKey` is kept: its
@@ -552,8 +554,10 @@ getGeneratedSizes(NodeLowering &node, bool fromInput) {
 static bool isFloat(Type type) { return isa<FloatType>(type); }
 
 /// RandomUniform(Like) and RandomNormal(Like): low + (high - low) u or mean
-/// + scale z, computed in f32 and rounded to the generated type (default
-/// f32, the input's for the *Like ops); u has the type's significand bits.
+/// + scale z, computed in f32 (f64 for a double output) and rounded to the
+/// generated type (default f32, the input's for the *Like ops); u has the
+/// type's significand bits, 53 for doubles (an exporter's integer draws
+/// over ranges past 2^24: torch.randint).
 static LoweringResult lowerRandomGenerator(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -575,18 +579,22 @@ static LoweringResult lowerRandomGenerator(NodeLowering &node) {
   double width = normal ? node.getFloat("scale", 1)
                         : node.getFloat("high", 1) - node.getFloat("low", 0);
   Value streamKey = getStreamKey(node);
-  unsigned bits =
-      std::min<unsigned>(24, cast<FloatType>(*type).getFPMantissaWidth());
+  bool isDouble = type->isF64();
+  unsigned bits = std::min<unsigned>(
+      isDouble ? 53 : 24, cast<FloatType>(*type).getFPMantissaWidth());
   return SmallVector<Value>{buildIndexed(
       b, loc, *sizes, *type, streamKey,
       [&](OpBuilder &nb, Location nl, Value index, ValueRange scalars) {
-        Type f32 = nb.getF32Type();
-        Value draw = normal ? drawNormal(nb, nl, scalars[0], index)
-                            : drawUniform(nb, nl, scalars[0], index, bits);
+        FloatType compute =
+            isDouble ? FloatType(nb.getF64Type()) : FloatType(nb.getF32Type());
+        Value draw =
+            normal ? convertScalar(
+                         nb, nl, drawNormal(nb, nl, scalars[0], index), compute)
+                   : drawUniform(nb, nl, scalars[0], index, bits, compute);
         return arith::AddFOp::create(
-                   nb, nl, createScalar(nb, nl, f32, offset),
+                   nb, nl, createScalar(nb, nl, compute, offset),
                    arith::MulFOp::create(
-                       nb, nl, createScalar(nb, nl, f32, width), draw))
+                       nb, nl, createScalar(nb, nl, compute, width), draw))
             .getResult();
       })};
 }
