@@ -372,6 +372,20 @@ def cases():
                                  + torch.diagonal(t[:, :, :5], 0, 1, 2)
                                  .sum(), (5, 8)),
            (seq,), *mse_to((5, 5)))
+    yield ("Fold (of Unfold)",
+           Apply(nn.Conv2d(4, 4, 1), nn.Sequential(
+               nn.Unfold(3, padding=1), nn.Fold((8, 8), 3, padding=1))),
+           (x2d,), *mse_to((2, 4, 8, 8)))
+    yield ("one_hot targets (MSE)", Apply(nn.Linear(8, 4)), (x,), (labels,),
+           lambda output, target: F.mse_loss(output,
+                                             F.one_hot(target, 4).float()))
+    frozen = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
+    frozen[0].requires_grad_(False)
+    yield ("frozen first layer", frozen, (x,), *mse_to((2, 4)))
+    yield ("cosine_embedding_loss, 1024 pairs", Apply(nn.Linear(8, 4)),
+           (torch.randn(1024, 8),), (torch.randn(1024, 4),),
+           lambda output, target: F.cosine_embedding_loss(
+               output, target, torch.ones(1024)))
     yield ("expm1 / asinh / frac / addcdiv",
            Fn(lambda t: t.expm1() + t.asinh() + (t * 3).frac()
               + torch.addcdiv(t, t, t.abs() + 1), (5, 8)), (seq,),

@@ -1527,18 +1527,23 @@ def _interpolation_backward(weights, grad_output, input_size, align_corners,
     MatMuls. 1-D and 3-D: one MatMul per axis, the axis moved last."""
     dims = len(input_size) - 2
     scales = scale_factors or (None,) * dims
+
+    def matrix(d, size):
+        # Computed in numpy, so that the trace holds one constant, not the
+        # float64 arithmetic of every entry (hundreds of index_put nodes,
+        # which torch.onnx types wrong).
+        return torch.tensor(weights(input_size[2 + d], size, align_corners,
+                                    scales[d]), dtype=grad_output.dtype)
+
     if dims != 2:
         grad = grad_output
         for d in range(dims):
-            matrix = weights(input_size[2 + d], grad.shape[2 + d],
-                             align_corners, scales[d]).to(grad.dtype)
             grad = torch.matmul(grad.movedim(2 + d, -1),
-                                matrix).movedim(-1, 2 + d)
+                                matrix(d, grad.shape[2 + d])).movedim(
+                                    -1, 2 + d)
         return grad
-    rows = weights(input_size[2], grad_output.shape[-2], align_corners,
-                   scales[0]).to(grad_output.dtype)
-    columns = weights(input_size[3], grad_output.shape[-1], align_corners,
-                      scales[1]).to(grad_output.dtype)
+    rows = matrix(0, grad_output.shape[-2])
+    columns = matrix(1, grad_output.shape[-1])
     return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
 
 
@@ -1548,7 +1553,7 @@ def _bilinear_weights(in_size, out_size, align_corners, scale):
     the corners, otherwise half-pixel centres clamped at 0, with 1 / the
     given scale factor when there is one."""
     step = _source_step(in_size, out_size, align_corners, scale)
-    weights = torch.zeros(out_size, in_size, dtype=torch.float64)
+    weights = np.zeros((out_size, in_size))
     for out in range(out_size):
         source = (step * out if align_corners
                   else max(step * (out + 0.5) - 0.5, 0.0))
@@ -1566,7 +1571,7 @@ def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):
     source coordinate (not clamped at 0, unlike bilinear), their indices
     clamped to the axis."""
     step = _source_step(in_size, out_size, align_corners, scale)
-    weights = torch.zeros(out_size, in_size, dtype=torch.float64)
+    weights = np.zeros((out_size, in_size))
     for out in range(out_size):
         source = step * out if align_corners else step * (out + 0.5) - 0.5
         low = int(np.floor(source))

@@ -633,6 +633,11 @@ DECOMPOSED_LAYERS = {
         (torch.tensor([1, 2, 2, 5, 9, 2, 0, 3]), torch.tensor([0, 3, 3, 6]))),
     "bicubic": (lambda: nn.Sequential(nn.Conv2d(3, 3, 1), nn.Upsample(
         size=(7, 9), mode="bicubic")), (_randn(2, 3, 4, 5),)),
+    # The interpolation matrices are constants: traced entry by entry,
+    # 16x8 of them made hundreds of float64 nodes that torch.onnx typed
+    # wrong (a Concat of float and double).
+    "bicubic_16x16": (lambda: nn.Sequential(nn.Conv2d(4, 4, 1), nn.Upsample(
+        scale_factor=2, mode="bicubic")), (_randn(2, 4, 8, 8),)),
     "reflect_padding": (lambda: nn.Conv2d(3, 4, 3, padding=1,
                                           padding_mode="reflect"),
                         (_randn(2, 3, 5, 6),)),
