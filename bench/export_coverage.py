@@ -386,6 +386,10 @@ def cases():
            (torch.randn(1024, 8),), (torch.randn(1024, 4),),
            lambda output, target: F.cosine_embedding_loss(
                output, target, torch.ones(1024)))
+    yield ("CTCLoss", Apply(nn.Linear(8, 5), nn.LogSoftmax(-1)),
+           (torch.randn(12, 2, 8),),
+           (torch.tensor([[1, 1, 2, 3], [4, 2, 1, 0]]),
+            torch.tensor([12, 9]), torch.tensor([4, 3])), nn.CTCLoss())
     yield ("expm1 / asinh / frac / addcdiv",
            Fn(lambda t: t.expm1() + t.asinh() + (t * 3).frac()
               + torch.addcdiv(t, t, t.abs() + 1), (5, 8)), (seq,),

@@ -1834,6 +1834,80 @@ def _cross_entropy(input, target, weight=None, size_average=None,
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
+_torch_ctc_loss = torch.nn.functional.ctc_loss
+#: CTC's log-probability of an impossible path: finite, so that the
+#: recursion's gradients stay finite where every term is impossible.
+_CTC_IMPOSSIBLE = -1e30
+
+
+def _logsumexp3(a, b, c):
+    top = torch.maximum(torch.maximum(a, b), c)
+    return top + torch.log(torch.exp(a - top) + torch.exp(b - top)
+                           + torch.exp(c - top))
+
+
+def _ctc_loss_for_export(log_probs, targets, input_lengths, target_lengths,
+                         blank=0, reduction="mean", zero_infinity=False):
+    """F.ctc_loss as its forward recursion over the frames (Graves et
+    al. 2006), in tensor ops that trace and export: log_probs [T, N, C]
+    (or [T, C]), targets [N, S] padded (or [S]), the lengths tensors or
+    lists. autograd differentiates the recursion; its gradient with respect
+    to log_probs is the true one, which through a log_softmax gives the
+    logits the same gradient as torch's (whose log_probs gradient assumes
+    that log_softmax). The T frames unroll into the graph."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0)
+    if targets.dim() != 2:
+        raise NotImplementedError(
+            "F.ctc_loss with concatenated 1-D targets (pad them to [N, S])")
+    frames, batch, _ = log_probs.shape
+    labels = targets.shape[1]
+    input_lengths = torch.as_tensor(input_lengths).reshape(batch).long()
+    target_lengths = torch.as_tensor(target_lengths).reshape(batch).long()
+    # The extended labels: blank, l1, blank, l2, ..., blank.
+    targets = targets.long()
+    blanks = torch.full_like(targets, blank)
+    extended = torch.cat([torch.stack([blanks, targets], 2).reshape(
+        batch, 2 * labels), blanks[:, :1]], 1)
+    width = 2 * labels + 1
+    emit = log_probs.gather(2, extended.unsqueeze(0).expand(
+        frames, batch, width))
+    impossible = torch.full((batch, width), _CTC_IMPOSSIBLE,
+                            dtype=log_probs.dtype)
+    # A label may follow the one two back when it is no blank and differs.
+    previous = torch.cat([extended[:, :2], extended[:, :-2]], 1)
+    skips = (extended != blank) & (extended != previous)
+    skips[:, :2] = False
+    alpha = torch.where(torch.arange(width) < 2, emit[0], impossible)
+    for t in range(1, frames):
+        shifted = torch.cat([impossible[:, :1], alpha[:, :-1]], 1)
+        skipped = torch.where(
+            skips, torch.cat([impossible[:, :2], alpha[:, :-2]], 1),
+            impossible)
+        step = _logsumexp3(alpha, shifted, skipped) + emit[t]
+        alpha = torch.where((t < input_lengths).unsqueeze(1), step, alpha)
+    last = alpha.gather(1, (2 * target_lengths).unsqueeze(1)).squeeze(1)
+    before = alpha.gather(1, (2 * target_lengths - 1).clamp(min=0)
+                          .unsqueeze(1)).squeeze(1)
+    before = torch.where(target_lengths > 0, before, impossible[:, 0])
+    top = torch.maximum(last, before)
+    loss = -(top + torch.log(torch.exp(last - top) + torch.exp(before - top)))
+    # An impossible alignment (more labels than frames allow): inf, as
+    # torch's, or 0 with zero_infinity.
+    beyond = loss > -_CTC_IMPOSSIBLE / 2
+    loss = torch.where(beyond, torch.zeros_like(loss) if zero_infinity
+                       else torch.full_like(loss, float("inf")), loss)
+    if reduction == "mean":
+        return (loss / target_lengths.clamp(min=1).to(loss.dtype)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss
+
+
 _torch_gaussian_nll_loss = torch.nn.functional.gaussian_nll_loss
 _torch_local_response_norm = torch.nn.functional.local_response_norm
 _torch_one_hot = torch.nn.functional.one_hot
@@ -1952,14 +2026,16 @@ _TRACED_REPLACEMENTS = {
     (torch.nn.functional, "local_response_norm"): (
         _torch_local_response_norm, _local_response_norm),
     (torch.nn.functional, "one_hot"): (_torch_one_hot, _one_hot_for_export),
+    (torch.nn.functional, "ctc_loss"): (_torch_ctc_loss,
+                                        _ctc_loss_for_export),
 }
 
 
 @contextlib.contextmanager
 def traced_replacements():
-    """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm
-    (and the nn modules that call them), F.one_hot and torch.stft to ours
-    while the block traces the step."""
+    """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm,
+    F.ctc_loss (and the nn modules that call them), F.one_hot and
+    torch.stft to ours while the block traces the step."""
     for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
         setattr(module, name, ours)
     try:

@@ -421,6 +421,55 @@ def test_float16_model_is_an_error_with_advice(tmp_path):
                    dtype=torch.float16)
 
 
+class FrameClassifier(nn.Module):
+    """Log-probabilities of 5 classes per frame, [T, N, C], as CTC reads
+    them."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, frames):
+        return F.log_softmax(self.fc(frames), -1)
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_matches_eager(zero_infinity, tmp_path, needs_ort):
+    """nn.CTCLoss (aten's _ctc_loss has no ONNX export): its forward
+    recursion unrolls over the 12 frames and autograd gives the backward.
+    Unequal frame and label counts, a repeated label (which needs a blank
+    between), an empty target, and with zero_infinity a sample whose
+    labels need more frames than it has."""
+    torch.manual_seed(0)
+    frames = torch.randn(12, 4, 8)
+    targets = torch.tensor([[1, 1, 2, 3], [4, 2, 1, 0], [3, 0, 0, 0],
+                            [2, 3, 4, 1]])
+    input_lengths = torch.tensor([12, 10, 7, 3 if zero_infinity else 12])
+    target_lengths = torch.tensor([4, 3, 0, 4])
+    loss_fn = nn.CTCLoss(zero_infinity=zero_infinity)
+    path = str(tmp_path / "ctc.onnx")
+    inputs = (frames,)
+    targets = (targets, input_lengths, target_lengths)
+    model = FrameClassifier()
+    export_training_step(model, inputs, targets, loss_fn, path, lr=0.1)
+    assert_matches_eager(model, inputs, targets, loss_fn, path, "sgd",
+                         {"lr": 0.1})
+    feeds = {"input0": frames.numpy()}
+    feeds.update({f"target{i}": t.numpy() for i, t in enumerate(targets)})
+    run = api.run_with_inputs(path, feeds, str(tmp_path / "out"))
+    assert run.records[0]["loss"] == pytest.approx(
+        float(loss_fn(model(frames), *targets)), rel=1e-5)
+
+
+def test_ctc_loss_of_concatenated_targets_is_an_error(tmp_path):
+    with pytest.raises(ExportError, match="concatenated 1-D targets"):
+        export_training_step(
+            FrameClassifier(), (torch.randn(6, 2, 8),),
+            (torch.tensor([1, 2, 3]), torch.tensor([6, 6]),
+             torch.tensor([2, 1])), nn.CTCLoss(), str(tmp_path / "c.onnx"),
+            lr=0.1)
+
+
 def test_one_hot_without_width_is_an_error(tmp_path):
     """Without num_classes, F.one_hot's width is the largest label plus
     one: the exporter says so instead of torch's tracing error."""
