@@ -386,6 +386,13 @@ def cases():
            (torch.randn(1024, 8),), (torch.randn(1024, 4),),
            lambda output, target: F.cosine_embedding_loss(
                output, target, torch.ones(1024)))
+    yield ("ReflectionPad2d after a layer (its backward)",
+           Apply(nn.Conv2d(4, 4, 1), nn.ReflectionPad2d((2, 1, 1, 3))),
+           (x2d,), *mse_to((2, 4, 12, 11)))
+    yield ("Upsample nearest-exact",
+           Apply(nn.Conv2d(4, 4, 1),
+                 nn.Upsample(scale_factor=1.5, mode="nearest-exact")),
+           (x2d,), *mse_to((2, 4, 12, 12)))
     yield ("CTCLoss", Apply(nn.Linear(8, 5), nn.LogSoftmax(-1)),
            (torch.randn(12, 2, 8),),
            (torch.tensor([[1, 1, 2, 3], [4, 2, 1, 0]]),

@@ -1585,6 +1585,94 @@ def _bicubic_weights(in_size, out_size, align_corners, scale, a=-0.75):
     return weights
 
 
+def _nearest_exact_sources(in_size, out_size, scale):
+    """The input index each output reads in 'nearest-exact' mode:
+    floor((out + 0.5) * step), at most in_size - 1."""
+    step = _source_step(in_size, out_size, False, scale)
+    return [min(int(np.floor((out + 0.5) * step)), in_size - 1)
+            for out in range(out_size)]
+
+
+def _nearest_exact_weights(in_size, out_size, align_corners, scale):
+    """The [out_size, in_size] 0/1 matrix of 'nearest-exact' along one
+    axis."""
+    weights = np.zeros((out_size, in_size))
+    for out, source in enumerate(_nearest_exact_sources(in_size, out_size,
+                                                        scale)):
+        weights[out, source] = 1
+    return weights
+
+
+@_register(aten._upsample_nearest_exact1d.vec,
+           aten._upsample_nearest_exact2d.vec,
+           aten._upsample_nearest_exact3d.vec)
+def upsample_nearest_exact(input, output_size, scale_factors):
+    """Each output element is the input element at its source index
+    along every spatial axis: one index_select (Gather) per axis."""
+    dims = input.dim() - 2
+    scales = scale_factors or (None,) * dims
+    if output_size is None:
+        output_size = [int(np.floor(input.shape[2 + d] * scales[d]))
+                       for d in range(dims)]
+    for d in range(dims):
+        sources = torch.tensor(_nearest_exact_sources(
+            input.shape[2 + d], output_size[d], scales[d]))
+        input = input.index_select(2 + d, sources)
+    return input
+
+
+@_register(aten._upsample_nearest_exact1d_backward.vec,
+           aten._upsample_nearest_exact2d_backward.vec,
+           aten._upsample_nearest_exact3d_backward.vec)
+def upsample_nearest_exact_backward(grad_output, output_size, input_size,
+                                    scale_factors):
+    """MatMuls by the transposed 0/1 source matrices: each input element
+    sums the gradients of the outputs that read it."""
+    return _interpolation_backward(_nearest_exact_weights, grad_output,
+                                   input_size, False, scale_factors)
+
+
+def _padding_sources(in_size, before, after, reflect):
+    """The input index each position of a padded axis copies: mirrored
+    about the edges (reflect) or the nearest edge (replicate)."""
+    sources = []
+    for out in range(before + in_size + after):
+        index = out - before
+        if reflect:
+            index = -index if index < 0 else index
+            index = 2 * (in_size - 1) - index if index >= in_size else index
+        sources.append(min(max(index, 0), in_size - 1))
+    return sources
+
+
+def _padding_backward(reflect):
+    """reflection_pad*d_backward or replication_pad*d_backward: per padded
+    axis (the last first, as `padding` lists them), a MatMul by the
+    transposed 0/1 matrix of the positions that copy each input element,
+    so that each input element sums their gradients."""
+
+    def backward(grad_output, input, padding):
+        grad = grad_output
+        for i in range(len(padding) // 2):
+            axis = input.dim() - 1 - i
+            sources = _padding_sources(input.shape[axis], padding[2 * i],
+                                       padding[2 * i + 1], reflect)
+            matrix = np.zeros((len(sources), input.shape[axis]))
+            matrix[np.arange(len(sources)), sources] = 1
+            grad = torch.matmul(grad.movedim(axis, -1), torch.tensor(
+                matrix, dtype=grad.dtype)).movedim(-1, axis)
+        return grad
+
+    return backward
+
+
+for _dims in (1, 2, 3):
+    _register(getattr(aten, f"reflection_pad{_dims}d_backward").default)(
+        _padding_backward(reflect=True))
+    _register(getattr(aten, f"replication_pad{_dims}d_backward").default)(
+        _padding_backward(reflect=False))
+
+
 @_register(aten.upsample_bicubic2d_backward.vec)
 def upsample_bicubic2d_backward(grad_output, output_size, input_size,
                                 align_corners, scale_factors):
@@ -1834,6 +1922,18 @@ def _cross_entropy(input, target, weight=None, size_average=None,
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
+_torch_channel_shuffle = torch.nn.functional.channel_shuffle
+
+
+def _channel_shuffle_for_export(input, groups):
+    """channel_shuffle (nn.ChannelShuffle), which torch 1.13 cannot
+    differentiate, as the reshape, transpose and reshape it is."""
+    batch, channels = input.shape[:2]
+    return input.reshape(batch, groups, channels // groups,
+                         *input.shape[2:]).transpose(1, 2).reshape(
+                             input.shape)
+
+
 _torch_ctc_loss = torch.nn.functional.ctc_loss
 #: CTC's log-probability of an impossible path: finite, so that the
 #: recursion's gradients stay finite where every term is impossible.
@@ -2028,14 +2128,18 @@ _TRACED_REPLACEMENTS = {
     (torch.nn.functional, "one_hot"): (_torch_one_hot, _one_hot_for_export),
     (torch.nn.functional, "ctc_loss"): (_torch_ctc_loss,
                                         _ctc_loss_for_export),
+    (torch.nn.functional, "channel_shuffle"): (_torch_channel_shuffle,
+                                               _channel_shuffle_for_export),
+    (torch, "channel_shuffle"): (_torch_channel_shuffle,
+                                 _channel_shuffle_for_export),
 }
 
 
 @contextlib.contextmanager
 def traced_replacements():
     """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm,
-    F.ctc_loss (and the nn modules that call them), F.one_hot and
-    torch.stft to ours while the block traces the step."""
+    F.ctc_loss, F.channel_shuffle (and the nn modules that call them),
+    F.one_hot and torch.stft to ours while the block traces the step."""
     for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
         setattr(module, name, ours)
     try:

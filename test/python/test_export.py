@@ -470,6 +470,23 @@ def test_ctc_loss_of_concatenated_targets_is_an_error(tmp_path):
             lr=0.1)
 
 
+def test_channel_shuffle_exports(tmp_path):
+    """torch 1.13 cannot differentiate channel_shuffle (eager training
+    fails); the export traces it as the reshape, transpose and reshape it
+    is, whose loss amp-run computes as eager's forward."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(4, 4, 1), nn.ChannelShuffle(2))
+    x, target = torch.randn(2, 4, 3, 3), torch.randn(2, 4, 3, 3)
+    path = str(tmp_path / "shuffle.onnx")
+    export_training_step(model, (x,), (target,), F.mse_loss, path, lr=0.1)
+    run = api.run_with_inputs(path, {"input0": x.numpy(),
+                                     "target0": target.numpy()},
+                              str(tmp_path / "out"))
+    with torch.no_grad():
+        expected = F.mse_loss(model(x), target)
+    assert run.records[0]["loss"] == pytest.approx(float(expected), rel=1e-6)
+
+
 def test_one_hot_without_width_is_an_error(tmp_path):
     """Without num_classes, F.one_hot's width is the largest label plus
     one: the exporter says so instead of torch's tracing error."""
@@ -693,6 +710,15 @@ DECOMPOSED_LAYERS = {
     "replicate_padding": (lambda: nn.Conv1d(3, 4, 3, padding=2,
                                             padding_mode="replicate"),
                           (_randn(2, 3, 7),)),
+    # Padding a learned layer's output takes the pad's backward.
+    "reflection_pad_backward": (lambda: nn.Sequential(
+        nn.Conv2d(3, 4, 1), nn.ReflectionPad2d((2, 1, 1, 3)),
+        nn.Conv2d(4, 2, 3)), (_randn(2, 3, 5, 6),)),
+    "replication_pad3d_backward": (lambda: nn.Sequential(
+        nn.Conv3d(2, 2, 1), nn.ReplicationPad3d((1, 0, 2, 1, 0, 1))),
+        (_randn(1, 2, 3, 4, 3),)),
+    "nearest_exact": (lambda: nn.Sequential(nn.Conv2d(3, 3, 1), nn.Upsample(
+        scale_factor=1.5, mode="nearest-exact")), (_randn(2, 3, 4, 6),)),
     "avg_pool_ceil_mode": (lambda: nn.Sequential(
         nn.Conv2d(3, 3, 1), nn.AvgPool2d(3, 2, 1, ceil_mode=True,
                                          count_include_pad=False)),
@@ -757,7 +783,9 @@ def test_decomposed_layers_match_eager(name, tmp_path, needs_ort):
     from shifted slices), a spatial transformer (affine_grid and its
     backward as matmuls by the base grid, grid_sample as GridSample and its
     backward as scatter-adds and neighbour differences, bilinear and
-    nearest, every padding mode): ONNX Runtime and amp-run compute eager
+    nearest, every padding mode), reflection and replication padding's
+    backward and nearest-exact upsampling (MatMuls by constant 0/1
+    matrices; Gathers forward): ONNX Runtime and amp-run compute eager
     PyTorch's step."""
     torch.manual_seed(0)
     build, inputs = DECOMPOSED_LAYERS[name]
