@@ -393,6 +393,9 @@ def cases():
            Apply(nn.Conv2d(4, 4, 1),
                  nn.Upsample(scale_factor=1.5, mode="nearest-exact")),
            (x2d,), *mse_to((2, 4, 12, 12)))
+    yield ("spectral_norm", nn.Sequential(
+        nn.utils.spectral_norm(nn.Linear(8, 8)), nn.Tanh(), nn.Linear(8, 4)),
+        (x,), *mse_to((2, 4)))
     yield ("CTCLoss", Apply(nn.Linear(8, 5), nn.LogSoftmax(-1)),
            (torch.randn(12, 2, 8),),
            (torch.tensor([[1, 1, 2, 3], [4, 2, 1, 0]]),

@@ -127,10 +127,23 @@ def low_precision_after_unscale(model_proto):
     return unscaled, bad
 
 
+def copy_model(model):
+    """A deep copy of `model`. Tensors a forward hook computes and keeps as
+    module attributes (spectral_norm's `weight`) are not graph leaves, which
+    copy.deepcopy refuses; they are copied detached (the hook computes them
+    again)."""
+    memo = {}
+    for module in model.modules():
+        for value in vars(module).values():
+            if isinstance(value, torch.Tensor) and not value.is_leaf:
+                memo[id(value)] = value.detach().clone()
+    return copy.deepcopy(model, memo)
+
+
 def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):
     """The same as run_exported with the model and torch.optim; the state
     uses the exported step's names."""
-    model = copy.deepcopy(model)
+    model = copy_model(model)
     model.train()
     cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
            "adamw": torch.optim.AdamW}[optimizer]
@@ -163,7 +176,7 @@ def eager_loss(model, state, inputs, targets, loss_fn):
     """The loss of one training-mode forward of `model` with `state` (name
     -> array, the exported step's names) loaded: what a step given that
     state must compute."""
-    model = copy.deepcopy(model)
+    model = copy_model(model)
     model.train()
     # Copied into the model's own tensors: a tied weight's alias shares
     # them, and load_state_dict would run modules' version checks.
@@ -186,7 +199,7 @@ def forward_explains(model, state, inputs, targets, loss_fn, loss,
     forward = eager_loss(model, state, inputs, targets, loss_fn)
     if abs(loss - forward) <= tolerance * abs(forward):
         return True
-    exact = eager_loss(copy.deepcopy(model).double(), state,
+    exact = eager_loss(copy_model(model).double(), state,
                        _double(inputs), _double(targets), loss_fn)
     return abs(loss - exact) <= rounding_factor * abs(forward - exact)
 
@@ -259,7 +272,7 @@ def compare_state(model, inputs, targets, loss_fn, optimizer, hyper, losses,
             results[name] = (error, None, "pass", None)
             continue
         if exact is None:
-            losses64, exact = run_eager(copy.deepcopy(model).double(),
+            losses64, exact = run_eager(copy_model(model).double(),
                                         _double(inputs), _double(targets),
                                         loss_fn, optimizer, hyper, steps)
             exact.update({f"loss{i}": v for i, v in enumerate(losses64)})

@@ -470,6 +470,25 @@ def test_ctc_loss_of_concatenated_targets_is_an_error(tmp_path):
             lr=0.1)
 
 
+def test_spectral_norm_carries_its_power_iteration(tmp_path, needs_ort):
+    """nn.utils.spectral_norm: each training forward takes one power
+    iteration step on the buffers u and v (no gradient) and divides the
+    weight by its estimated norm. The step updates u and v, and its losses
+    and parameters are eager's (verify copies the model's computed weight
+    detached: deepcopy refuses a tensor that is not a leaf)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.utils.spectral_norm(nn.Linear(8, 8)), nn.ReLU(),
+                          nn.Linear(8, 4))
+    inputs, targets = (torch.randn(6, 8),), (torch.randn(6, 4),)
+    path = str(tmp_path / "spectral.onnx")
+    info = export_training_step(model, inputs, targets, F.mse_loss, path,
+                                lr=0.1)
+    assert {"0.weight_u.updated", "0.weight_v.updated"} <= set(
+        info["outputs"])
+    assert_matches_eager(model, inputs, targets, F.mse_loss, path, "sgd",
+                         {"lr": 0.1})
+
+
 def test_channel_shuffle_exports(tmp_path):
     """torch 1.13 cannot differentiate channel_shuffle (eager training
     fails); the export traces it as the reshape, transpose and reshape it
