@@ -396,6 +396,9 @@ def cases():
     yield ("spectral_norm", nn.Sequential(
         nn.utils.spectral_norm(nn.Linear(8, 8)), nn.Tanh(), nn.Linear(8, 4)),
         (x,), *mse_to((2, 4)))
+    yield ("MultiLabelMarginLoss", Apply(nn.Linear(8, 4)), (x,),
+           (torch.tensor([[3, 0, -1, 1], [1, 2, 3, 0]]),),
+           nn.MultiLabelMarginLoss())
     yield ("CTCLoss", Apply(nn.Linear(8, 5), nn.LogSoftmax(-1)),
            (torch.randn(12, 2, 8),),
            (torch.tensor([[1, 1, 2, 3], [4, 2, 1, 0]]),

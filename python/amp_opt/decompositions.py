@@ -1922,6 +1922,39 @@ def _cross_entropy(input, target, weight=None, size_average=None,
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
+_torch_multilabel_margin_loss = torch.nn.functional.multilabel_margin_loss
+
+
+def _multilabel_margin_loss_for_export(input, target, size_average=None,
+                                       reduce=None, reduction="mean"):
+    """F.multilabel_margin_loss (aten's forward and backward have no
+    export) in tensor ops: for each sample, the hinge 1 - (x[y_j] - x[i])
+    summed over its target classes y_j (the indices before the first -1)
+    and the classes i that are no target, over the class count."""
+    if size_average is not None or reduce is not None:
+        reduction = torch.nn._reduction.legacy_get_string(size_average,
+                                                          reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    unbatched = input.dim() == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    classes = input.shape[1]
+    valid = (target != -1).long().cumprod(1).bool()
+    labels = torch.where(valid, target, torch.zeros_like(target))
+    is_target = ((labels.unsqueeze(2) == torch.arange(classes))
+                 & valid.unsqueeze(2)).any(1)
+    margins = torch.clamp(1 - input.gather(1, labels).unsqueeze(2)
+                          + input.unsqueeze(1), min=0)
+    counted = valid.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = (margins * counted.to(input.dtype)).sum((1, 2)) / classes
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss
+
+
 _torch_channel_shuffle = torch.nn.functional.channel_shuffle
 
 
@@ -2132,14 +2165,17 @@ _TRACED_REPLACEMENTS = {
                                                _channel_shuffle_for_export),
     (torch, "channel_shuffle"): (_torch_channel_shuffle,
                                  _channel_shuffle_for_export),
+    (torch.nn.functional, "multilabel_margin_loss"): (
+        _torch_multilabel_margin_loss, _multilabel_margin_loss_for_export),
 }
 
 
 @contextlib.contextmanager
 def traced_replacements():
     """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm,
-    F.ctc_loss, F.channel_shuffle (and the nn modules that call them),
-    F.one_hot and torch.stft to ours while the block traces the step."""
+    F.ctc_loss, F.multilabel_margin_loss, F.channel_shuffle (and the nn
+    modules that call them), F.one_hot and torch.stft to ours while the
+    block traces the step."""
     for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
         setattr(module, name, ours)
     try:

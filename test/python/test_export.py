@@ -884,18 +884,25 @@ def test_ignored_targets_count_at_run_time(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["huber", "gaussian_nll", "multi_margin",
-                                  "multi_margin_squared", "one_hot_mse"])
+                                  "multi_margin_squared", "one_hot_mse",
+                                  "multilabel_margin"])
 def test_losses_match_eager(name, tmp_path, needs_ort):
     """HuberLoss (decomposed), GaussianNLLLoss (its variance check reads a
     traced value; ours has none, and its clamp is straight-through, as
     torch's no_grad clamp is), MultiMarginLoss (p 1 and 2, class
-    weights; forward and backward decomposed) and a mean squared error
-    against F.one_hot of the labels (whose index checks read traced
-    values)."""
+    weights; forward and backward decomposed), MultiLabelMarginLoss (its
+    aten forward and backward do not export; in tensor ops) and a mean
+    squared error against F.one_hot of the labels (whose index checks read
+    traced values)."""
     torch.manual_seed(0)
     model, x, target = nn.Linear(6, 3), torch.randn(5, 6), torch.randn(5, 3)
     if name == "huber":
         targets, loss_fn = (target,), nn.HuberLoss(delta=0.5)
+    elif name == "multilabel_margin":
+        # Each row's targets end at the first -1.
+        targets = (torch.tensor([[2, 0, -1], [1, -1, 2], [0, 1, 2],
+                                 [-1, 0, 0], [1, 1, -1]]),)
+        loss_fn = nn.MultiLabelMarginLoss()
     elif name == "one_hot_mse":
         targets = (torch.tensor([0, 2, 1, 2, 0]),)
 
