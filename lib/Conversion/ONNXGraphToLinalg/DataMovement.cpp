@@ -648,25 +648,6 @@ static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
   return box;
 }
 
-/// A generic over the elements of `init` (no inputs, parallel) that yields
-/// `body(index...)`: the gathers of Slice backwards, Pad and Resize, which
-/// compute where to read from linalg.index.
-static Value
-buildGenericOverIndices(OpBuilder &b, Location loc, Value init,
-                        function_ref<Value(OpBuilder &, Location)> body) {
-  auto type = cast<RankedTensorType>(init.getType());
-  int64_t rank = type.getRank();
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, type, ValueRange(), init,
-             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
-             [&](OpBuilder &nb, Location nl, ValueRange) {
-               linalg::YieldOp::create(nb, nl, body(nb, nl));
-             })
-      .getResult(0);
-}
-
 /// ReverseSequence(input, sequence_lens): along `time_axis`, the first
 /// sequence_lens[b] elements of each batch `b` (along `batch_axis`) in
 /// reverse order, the rest as they are.

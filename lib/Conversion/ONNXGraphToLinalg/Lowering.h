@@ -232,6 +232,14 @@ Value buildElementwise(
     ValueRange operands,
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// A generic over the elements of `init` (no inputs, parallel) that yields
+/// `body()`, which reads its position from linalg.index: gathers that
+/// compute where to read (Slice backwards, Pad, Resize, GridSample, the
+/// index tensors of a sort).
+Value buildGenericOverIndices(
+    OpBuilder &b, Location loc, Value init,
+    llvm::function_ref<Value(OpBuilder &, Location)> body);
+
 /// One operand of a contraction: its value and whether its last two
 /// dimensions are transposed.
 struct ContractionOperand {

@@ -498,6 +498,105 @@ static LoweringResult lowerHardmax(NodeLowering &node) {
 /// largest) and their indices. Two generics with a reduction loop over the
 /// axis each, O(n^2) per row: each element's rank (how many elements go
 /// before it), then, for each output position k, the element of rank k.
+/// Axes longer than this sort by a bitonic network in TopK; shorter ones
+/// count ranks (n² comparisons, fewer kernels).
+static constexpr int64_t kBitonicMinLength = 128;
+
+/// `input` (static shape) sorted along `axis` in `order`, ties by the lower
+/// index, as (values in `computeType`, i64 indices), the axis padded to a
+/// power of two P whose padding sorts last: a bitonic sorting network,
+/// log2(P) (log2(P) + 1) / 2 compare-exchange stages, each one parallel
+/// generic over P elements per row that reads an element and its partner
+/// (O(P log² P) where counting ranks compares all n² pairs).
+static std::pair<Value, Value> sortBitonic(OpBuilder &b, Location loc,
+                                           Value input, int64_t axis,
+                                           SelectionOrder order,
+                                           Type computeType) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank(), length = type.getDimSize(axis);
+  int64_t padded = int64_t(llvm::PowerOf2Ceil(length));
+  Type i64 = b.getI64Type();
+  SmallVector<int64_t> high(rank, 0), low(rank, 0);
+  high[axis] = padded - length;
+  Value values = padTensor(b, loc, convertTensor(b, loc, input, computeType),
+                           low, high, createScalar(b, loc, computeType, 0));
+  auto paddedType = cast<RankedTensorType>(values.getType());
+  Value indices = buildGenericOverIndices(
+      b, loc, tensor::EmptyOp::create(b, loc, paddedType.getShape(), i64),
+      [&](OpBuilder &nb, Location nl) -> Value {
+        return convertScalar(nb, nl, linalg::IndexOp::create(nb, nl, axis),
+                             i64);
+      });
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (int64_t block = 2; block <= padded; block *= 2) {
+    for (int64_t stride = block / 2; stride >= 1; stride /= 2) {
+      Value valueInit =
+          tensor::EmptyOp::create(b, loc, paddedType.getShape(), computeType);
+      Value indexInit =
+          tensor::EmptyOp::create(b, loc, paddedType.getShape(), i64);
+      auto stage = linalg::GenericOp::create(
+          b, loc, TypeRange{valueInit.getType(), indexInit.getType()},
+          ValueRange{}, ValueRange{valueInit, indexInit}, maps, iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange) {
+            auto index = [&](int64_t value) {
+              return arith::ConstantIndexOp::create(nb, nl, value).getResult();
+            };
+            SmallVector<Value> self, partner;
+            for (int64_t d = 0; d < rank; ++d)
+              self.push_back(linalg::IndexOp::create(nb, nl, d));
+            partner = self;
+            Value i = self[axis];
+            partner[axis] = arith::XOrIOp::create(nb, nl, i, index(stride));
+            Value x = tensor::ExtractOp::create(nb, nl, values, self);
+            Value xIndex = tensor::ExtractOp::create(nb, nl, indices, self);
+            Value y = tensor::ExtractOp::create(nb, nl, values, partner);
+            Value yIndex = tensor::ExtractOp::create(nb, nl, indices, partner);
+            // x goes first: a number before padding, else by `order`,
+            // equal values by the lower index.
+            auto cmp = [&](arith::CmpIPredicate predicate, Value l, Value r) {
+              return arith::CmpIOp::create(nb, nl, predicate, l, r).getResult();
+            };
+            Value end = createScalar(nb, nl, i64, length);
+            Value xFirst = arith::SelectOp::create(
+                nb, nl, cmp(arith::CmpIPredicate::slt, xIndex, yIndex),
+                order.goesBefore(nb, nl, x, y, true),
+                order.goesBefore(nb, nl, x, y, false));
+            xFirst = arith::SelectOp::create(
+                nb, nl, cmp(arith::CmpIPredicate::sge, yIndex, end),
+                arith::ConstantOp::create(nb, nl, nb.getBoolAttr(true)),
+                xFirst);
+            xFirst = arith::SelectOp::create(
+                nb, nl, cmp(arith::CmpIPredicate::sge, xIndex, end),
+                arith::ConstantOp::create(nb, nl, nb.getBoolAttr(false)),
+                xFirst);
+            // The pair's lower position takes the first element in an
+            // ascending block ((i & block) == 0), the second in the others.
+            Value zero = index(0);
+            Value lower = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq,
+                arith::AndIOp::create(nb, nl, i, index(stride)), zero);
+            Value ascending = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq,
+                arith::AndIOp::create(nb, nl, i, index(block)), zero);
+            Value wantFirst = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq, lower, ascending);
+            Value keep = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                               wantFirst, xFirst);
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{
+                    arith::SelectOp::create(nb, nl, keep, x, y),
+                    arith::SelectOp::create(nb, nl, keep, xIndex, yIndex)});
+          });
+      values = stage.getResult(0);
+      indices = stage.getResult(1);
+    }
+  }
+  return {values, indices};
+}
+
 static LoweringResult lowerTopK(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
@@ -523,6 +622,23 @@ static LoweringResult lowerTopK(NodeLowering &node) {
   Type computeType = getComputeType(elementType);
   Type i64 = b.getI64Type();
   MLIRContext *ctx = b.getContext();
+  if (n > kBitonicMinLength) {
+    auto [values, indices] =
+        sortBitonic(b, loc, input, *axis, order, computeType);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+        strides(rank, b.getIndexAttr(1)),
+        sizes = getAsIndexOpFoldResult(ctx, type.getShape());
+    sizes[*axis] = b.getIndexAttr(k);
+    auto first = [&](Value sorted) {
+      return tensor::ExtractSliceOp::create(b, loc, sorted, offsets, sizes,
+                                            strides)
+          .getResult();
+    };
+    return SmallVector<Value>{
+        convertTensor(b, loc, first(values),
+                      node.resultElementType(0, elementType)),
+        first(indices)};
+  }
   // Loop `rank` runs over the axis a second time.
   SmallVector<AffineExpr> alongSecond, identity;
   for (int64_t i = 0; i < rank; ++i) {

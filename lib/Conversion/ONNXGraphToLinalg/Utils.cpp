@@ -826,6 +826,22 @@ Value amp::lowering::createConstant(OpBuilder &b, Location loc,
   return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
 }
 
+Value amp::lowering::buildGenericOverIndices(
+    OpBuilder &b, Location loc, Value init,
+    function_ref<Value(OpBuilder &, Location)> body) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t rank = type.getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange(), init,
+             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl));
+             })
+      .getResult(0);
+}
+
 Value amp::lowering::castToType(OpBuilder &b, Location loc, Value value,
                                 Type type) {
   if (value.getType() == type)

@@ -144,6 +144,25 @@ func.func @top_k(%x: tensor<3x5xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
 
 // -----
 
+// TopK along more than 128 elements sorts by a bitonic network: the axis
+// padded to 256, then 8 * 9 / 2 = 36 compare-exchange stages, each one
+// parallel generic that reads its element and the partner at i xor stride,
+// then the first K of the sorted values and indices.
+// CHECK-LABEL: func.func @top_k_bitonic(
+// CHECK:         tensor.pad %{{.*}} low[0, 0] high[0, 56]
+// CHECK:         } : tensor<2x200xf32> to tensor<2x256xf32>
+// CHECK-COUNT-36: arith.xori %{{.*}}, %{{.*}} : index
+// CHECK-NOT:     arith.xori
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0] [2, 7] [1, 1] : tensor<2x256xf32> to tensor<2x7xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0] [2, 7] [1, 1] : tensor<2x256xi64> to tensor<2x7xi64>
+func.func @top_k_bitonic(%x: tensor<2x200xf32>) -> (tensor<2x7xf32>, tensor<2x7xi64>) {
+  %k = onnxg.node "Constant"() opset 17 attributes {value = dense<7> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0:2 = onnxg.node "TopK"(%x, %k) opset 11 : (tensor<2x200xf32>, tensor<1xi64>) -> (tensor<2x7xf32>, tensor<2x7xi64>)
+  return %0#0, %0#1 : tensor<2x7xf32>, tensor<2x7xi64>
+}
+
+// -----
+
 // Hardmax: ArgMax's reduction, then 1 where the index along the axis is it.
 // CHECK-LABEL: func.func @hardmax(
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
