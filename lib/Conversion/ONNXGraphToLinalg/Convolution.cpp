@@ -577,6 +577,15 @@ static LoweringResult lowerConvGrad(NodeLowering &node) {
   return results;
 }
 
+/// The iterators of a window loop nest: n, c and the `spatial` output
+/// positions in parallel, then the window offsets reduced.
+static SmallVector<utils::IteratorType> getWindowIterators(int64_t spatial) {
+  SmallVector<utils::IteratorType> iterators(2 + spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(spatial, utils::IteratorType::reduction);
+  return iterators;
+}
+
 /// |x|^p, what LpPool sums.
 static Value lpPower(OpBuilder &b, Location loc, Value x, int64_t p) {
   if (p == 2)
@@ -666,10 +675,7 @@ static LoweringResult lowerPool(NodeLowering &node) {
   SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
                                  AffineMap::get(loops, 0, windowExprs, ctx),
                                  AffineMap::get(loops, 0, outExprs, ctx)};
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  for (int64_t i = 2 + spatial; i < loops; ++i)
-    iterators[i] = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> iterators = getWindowIterators(spatial);
   SmallVector<OpFoldResult> kernelSizes,
       sizes = {tensor::getMixedSize(b, loc, input, 0),
                tensor::getMixedSize(b, loc, input, 1)};
@@ -967,10 +973,7 @@ static LoweringResult lowerCol2Im(NodeLowering &node) {
     windowExprs.push_back(b.getAffineDimExpr(2 + spatial + i));
   SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, windowExprs, ctx),
                                  AffineMap::get(loops, 0, outExprs, ctx)};
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  for (int64_t i = 2 + spatial; i < loops; ++i)
-    iterators[i] = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> iterators = getWindowIterators(spatial);
   SmallVector<OpFoldResult> windowSizes,
       outSizes = {b.getIndexAttr(type.getDimSize(0)), b.getIndexAttr(channels)};
   for (int64_t i = 0; i < spatial; ++i) {

@@ -1262,14 +1262,16 @@ static LoweringResult lowerAffineGrid(NodeLowering &node) {
         auto constant = [&](double value) {
           return createScalar(nb, nl, computeType, value);
         };
-        // The base point (x, y[, z], 1): x indexes the last dimension.
-        Value sum = convertScalar(
-            nb, nl,
-            tensor::ExtractOp::create(
-                nb, nl, theta,
-                ValueRange{n, row,
-                           arith::ConstantIndexOp::create(nb, nl, spatial)}),
-            computeType);
+        auto thetaAt = [&](int64_t column) {
+          Value at = arith::ConstantIndexOp::create(nb, nl, column);
+          return convertScalar(
+              nb, nl,
+              tensor::ExtractOp::create(nb, nl, theta, ValueRange{n, row, at}),
+              computeType);
+        };
+        // theta's row times the base point (x, y[, z], 1), x along the
+        // last dimension.
+        Value sum = thetaAt(spatial);
         for (int64_t k = 0; k < spatial; ++k) {
           int64_t dim = spatial - k; // loop index of the k-th coordinate
           double extent = double((*size)[1 + dim]);
@@ -1279,28 +1281,14 @@ static LoweringResult lowerAffineGrid(NodeLowering &node) {
                                          linalg::IndexOp::create(nb, nl, dim)),
               computeType);
           // -1 + 2i / (S - 1) (corners), -1 + (2i + 1) / S (centres).
-          Value base =
-              alignCorners
-                  ? (extent > 1
-                         ? arith::AddFOp::create(
-                               nb, nl, constant(-1),
-                               arith::MulFOp::create(
-                                   nb, nl, i, constant(2 / (extent - 1))))
-                               .getResult()
-                         : constant(-1))
-                  : arith::AddFOp::create(
-                        nb, nl, constant(-1 + 1 / extent),
-                        arith::MulFOp::create(nb, nl, i, constant(2 / extent)))
-                        .getResult();
-          Value weight = convertScalar(
-              nb, nl,
-              tensor::ExtractOp::create(
-                  nb, nl, theta,
-                  ValueRange{n, row,
-                             arith::ConstantIndexOp::create(nb, nl, k)}),
-              computeType);
+          double first = alignCorners ? -1 : -1 + 1 / extent;
+          double step =
+              alignCorners ? (extent > 1 ? 2 / (extent - 1) : 0) : 2 / extent;
+          Value base = arith::AddFOp::create(
+              nb, nl, constant(first),
+              arith::MulFOp::create(nb, nl, i, constant(step)));
           sum = arith::AddFOp::create(
-              nb, nl, sum, arith::MulFOp::create(nb, nl, weight, base));
+              nb, nl, sum, arith::MulFOp::create(nb, nl, thetaAt(k), base));
         }
         return convertScalar(nb, nl, sum, elementType);
       });
