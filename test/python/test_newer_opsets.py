@@ -5,7 +5,8 @@ backend's kernels (--grid-loops). Among them forms that libonnx's
 older schemas read wrong (AveragePool-19's dilations, LpPool-18's
 ceil_mode), ops new in those opsets (Mish, the bitwise ops, Swish), booleans in
 ReduceMax/ReduceMin (opset 20), Col2Im (opset 18: nn.Fold, nn.Unfold's
-gradient), AffineGrid (opset 20), and LpPool and GlobalLpPool."""
+gradient), AffineGrid (opset 20), CenterCropPad (opset 18), and LpPool and
+GlobalLpPool."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -112,6 +113,13 @@ CASES = {
         20, helper.make_node("AffineGrid", ["theta", "size"], ["y"],
                              align_corners=1),
         dict(theta=f32(2, 3, 4)), [ints("size", [2, 1, 3, 4, 5])], None),
+    "center_crop_pad18": (
+        18, helper.make_node("CenterCropPad", ["x", "shape"], ["y"]),
+        dict(x=X), [ints("shape", [3, 3, 10])], None),
+    "center_crop_pad18_axes": (
+        18, helper.make_node("CenterCropPad", ["x", "shape"], ["y"],
+                             axes=[-1, 1]),
+        dict(x=X), [ints("shape", [4, 9])], None),
     "swish24": (24, helper.make_node("Swish", ["x"], ["y"], alpha=1.5),
                 dict(x=X), [], None),
     "dft20_axis_input": (

@@ -648,6 +648,58 @@ static FailureOr<SliceBox> getSliceBox(NodeLowering &node,
   return box;
 }
 
+/// CenterCropPad (opset 18): each of `axes` (all by default) cropped or
+/// zero-padded to its size in `shape`, centered: a crop starts at (size -
+/// target) / 2, a pad puts (target - size) / 2 before, the rest after, as
+/// ONNX's reference.
+static LoweringResult lowerCenterCropPad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0);
+  RankedTensorType type = getRankedType(input);
+  std::optional<SmallVector<int64_t>> shape = node.getConstantInts(1);
+  if (!type || !type.hasStaticShape())
+    return node.emitError() << "expects an input of static shape";
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes;
+  if (std::optional<SmallVector<int64_t>> given = node.getInts("axes")) {
+    for (int64_t axis : *given) {
+      std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+      if (!normalized)
+        return node.emitError()
+               << "axis " << axis << " is out of range for rank " << rank;
+      axes.push_back(*normalized);
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  if (!shape || shape->size() != axes.size() ||
+      llvm::any_of(*shape, [](int64_t size) { return size < 0; }))
+    return node.emitError() << "shape must be a constant of one size of at "
+                               "least 0 per axis ("
+                            << axes.size() << ")";
+  SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()), low(rank, 0),
+      high(rank, 0);
+  for (auto [axis, target] : llvm::zip(axes, *shape)) {
+    int64_t size = type.getDimSize(axis);
+    if (target < size) {
+      offsets[axis] = (size - target) / 2;
+      sizes[axis] = target;
+    } else {
+      low[axis] = (target - size) / 2;
+      high[axis] = target - size - low[axis];
+    }
+  }
+  Value cropped = tensor::ExtractSliceOp::create(
+      b, loc, input, getAsIndexOpFoldResult(b.getContext(), offsets),
+      getAsIndexOpFoldResult(b.getContext(), sizes),
+      getAsIndexOpFoldResult(b.getContext(), SmallVector<int64_t>(rank, 1)));
+  return SmallVector<Value>{
+      padTensor(b, loc, cropped, low, high,
+                createScalar(b, loc, type.getElementType(), 0))};
+}
+
 /// ReverseSequence(input, sequence_lens): along `time_axis`, the first
 /// sequence_lens[b] elements of each batch `b` (along `batch_axis`) in
 /// reverse order, the rest as they are.
@@ -1931,6 +1983,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   for (StringRef window : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     table.add("", window, lowerWindow);
   table.add("", "ReverseSequence", lowerReverseSequence);
+  table.add("", "CenterCropPad", lowerCenterCropPad);
   table.add("", "Shape", lowerShape);
   table.add("", "Size", lowerShape);
   table.add("com.microsoft", "BroadcastGradientArgs",

@@ -560,3 +560,16 @@ func.func @affine_grid(%theta: tensor<2x2x3xf32>) -> tensor<2x4x5x2xf32> {
   %0 = onnxg.node "AffineGrid"(%theta, %size) opset 20 : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<2x4x5x2xf32>
   return %0 : tensor<2x4x5x2xf32>
 }
+
+// -----
+
+// CenterCropPad (opset 18): a centered crop (extract_slice from (size -
+// target) / 2), then a centered zero pad ((target - size) / 2 before).
+// CHECK-LABEL: func.func @center_crop_pad(
+// CHECK:         tensor.extract_slice %{{.*}}[0, 1, 0] [2, 3, 7] [1, 1, 1] : tensor<2x6x7xf32> to tensor<2x3x7xf32>
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 1] high[0, 0, 2]
+func.func @center_crop_pad(%x: tensor<2x6x7xf32>) -> tensor<2x3x10xf32> {
+  %shape = onnxg.node "Constant"() opset 18 attributes {value = dense<[3, 10]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnxg.node "CenterCropPad"(%x, %shape) opset 18 attributes {axes = array<i64: 1, -1>} : (tensor<2x6x7xf32>, tensor<2xi64>) -> tensor<2x3x10xf32>
+  return %0 : tensor<2x3x10xf32>
+}
