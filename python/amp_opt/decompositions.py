@@ -1983,24 +1983,37 @@ def _ctc_loss_for_export(log_probs, targets, input_lengths, target_lengths,
                          blank=0, reduction="mean", zero_infinity=False):
     """F.ctc_loss as its forward recursion over the frames (Graves et
     al. 2006), in tensor ops that trace and export: log_probs [T, N, C]
-    (or [T, C]), targets [N, S] padded (or [S]), the lengths tensors or
-    lists. autograd differentiates the recursion; its gradient with respect
-    to log_probs is the true one, which through a log_softmax gives the
-    logits the same gradient as torch's (whose log_probs gradient assumes
-    that log_softmax). The T frames unroll into the graph."""
+    (or [T, C]), targets padded [N, S] or concatenated [sum(target_lengths)]
+    (or [S] unbatched), the lengths tensors or lists. autograd
+    differentiates the recursion; its gradient with respect to log_probs is
+    the true one, which through a log_softmax gives the logits the same
+    gradient as torch's (whose log_probs gradient assumes that
+    log_softmax). The T frames unroll into the graph; concatenated targets
+    are read into rows as long as all of them together."""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)
         targets = targets.unsqueeze(0)
-    if targets.dim() != 2:
-        raise NotImplementedError(
-            "F.ctc_loss with concatenated 1-D targets (pad them to [N, S])")
     frames, batch, _ = log_probs.shape
-    labels = targets.shape[1]
     input_lengths = torch.as_tensor(input_lengths).reshape(batch).long()
     target_lengths = torch.as_tensor(target_lengths).reshape(batch).long()
+    if targets.dim() == 1:
+        # Concatenated targets: sample n's are the target_lengths[n] after
+        # the earlier ones. Their longest is known only at run time, so
+        # each row reads as many as there are in all (the positions past
+        # its length are never read back).
+        total = targets.shape[0]
+        starts = torch.cumsum(target_lengths, 0) - target_lengths
+        positions = (starts.unsqueeze(1) + torch.arange(max(total, 1))
+                     ).clamp(max=max(total - 1, 0))
+        targets = targets[positions] if total else torch.zeros(
+            batch, 1, dtype=torch.long)
+    if targets.dim() != 2:
+        raise NotImplementedError("F.ctc_loss with targets of rank "
+                                  f"{targets.dim()}")
+    labels = targets.shape[1]
     # The extended labels: blank, l1, blank, l2, ..., blank.
     targets = targets.long()
     blanks = torch.full_like(targets, blank)

@@ -461,13 +461,18 @@ def test_ctc_loss_matches_eager(zero_infinity, tmp_path, needs_ort):
         float(loss_fn(model(frames), *targets)), rel=1e-5)
 
 
-def test_ctc_loss_of_concatenated_targets_is_an_error(tmp_path):
-    with pytest.raises(ExportError, match="concatenated 1-D targets"):
-        export_training_step(
-            FrameClassifier(), (torch.randn(6, 2, 8),),
-            (torch.tensor([1, 2, 3]), torch.tensor([6, 6]),
-             torch.tensor([2, 1])), nn.CTCLoss(), str(tmp_path / "c.onnx"),
-            lr=0.1)
+def test_ctc_loss_of_concatenated_targets(tmp_path, needs_ort):
+    """Targets concatenated into one vector, their lengths given: each
+    sample's labels are read after the earlier ones'."""
+    torch.manual_seed(0)
+    model = FrameClassifier()
+    inputs = (torch.randn(9, 3, 8),)
+    targets = (torch.tensor([1, 2, 2, 4, 3, 1]), torch.tensor([9, 7, 9]),
+               torch.tensor([3, 0, 3]))
+    path = str(tmp_path / "ctc_flat.onnx")
+    export_training_step(model, inputs, targets, nn.CTCLoss(), path, lr=0.1)
+    assert_matches_eager(model, inputs, targets, nn.CTCLoss(), path, "sgd",
+                         {"lr": 0.1})
 
 
 def test_spectral_norm_carries_its_power_iteration(tmp_path, needs_ort):
