@@ -399,6 +399,9 @@ def cases():
     yield ("MultiLabelMarginLoss", Apply(nn.Linear(8, 4)), (x,),
            (torch.tensor([[3, 0, -1, 1], [1, 2, 3, 0]]),),
            nn.MultiLabelMarginLoss())
+    yield ("BatchNorm1d momentum=None (cumulative average)",
+           Apply(nn.BatchNorm1d(8, momentum=None)), (torch.randn(6, 8),),
+           *mse_to((6, 8)))
     yield ("CTCLoss", Apply(nn.Linear(8, 5), nn.LogSoftmax(-1)),
            (torch.randn(12, 2, 8),),
            (torch.tensor([[1, 1, 2, 3], [4, 2, 1, 0]]),

@@ -1922,6 +1922,33 @@ def _cross_entropy(input, target, weight=None, size_average=None,
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
 
 
+_torch_batch_norm_forward = torch.nn.modules.batchnorm._BatchNorm.forward
+
+
+def _batch_norm_forward(self, input):
+    """_BatchNorm.forward, with a cumulative moving average (momentum=None)
+    whose factor 1 / num_batches_tracked is a tensor: torch's reads it as a
+    Python number, which the trace cannot. The output normalizes by the
+    batch's statistics, and the running ones move toward the batch's by
+    that factor (the variance unbiased, as torch's)."""
+    if not (self.momentum is None and self.training
+            and self.track_running_stats
+            and self.num_batches_tracked is not None):
+        return _torch_batch_norm_forward(self, input)
+    self._check_input_dim(input)
+    self.num_batches_tracked.add_(1)
+    output = torch.nn.functional.batch_norm(
+        input, None, None, self.weight, self.bias, True, 0.0, self.eps)
+    with torch.no_grad():
+        factor = 1.0 / self.num_batches_tracked.to(input.dtype)
+        dims = [0] + list(range(2, input.dim()))
+        mean = input.mean(dims)
+        variance = input.var(dims, unbiased=True)
+        self.running_mean.mul_(1 - factor).add_(factor * mean)
+        self.running_var.mul_(1 - factor).add_(factor * variance)
+    return output
+
+
 _torch_multilabel_margin_loss = torch.nn.functional.multilabel_margin_loss
 
 
@@ -2180,6 +2207,8 @@ _TRACED_REPLACEMENTS = {
                                  _channel_shuffle_for_export),
     (torch.nn.functional, "multilabel_margin_loss"): (
         _torch_multilabel_margin_loss, _multilabel_margin_loss_for_export),
+    (torch.nn.modules.batchnorm._BatchNorm, "forward"): (
+        _torch_batch_norm_forward, _batch_norm_forward),
 }
 
 
@@ -2187,8 +2216,8 @@ _TRACED_REPLACEMENTS = {
 def traced_replacements():
     """Routes F.cross_entropy, F.gaussian_nll_loss, F.local_response_norm,
     F.ctc_loss, F.multilabel_margin_loss, F.channel_shuffle (and the nn
-    modules that call them), F.one_hot and torch.stft to ours while the
-    block traces the step."""
+    modules that call them), F.one_hot, torch.stft and BatchNorm's forward
+    (for momentum=None) to ours while the block traces the step."""
     for (module, name), (_, ours) in _TRACED_REPLACEMENTS.items():
         setattr(module, name, ours)
     try:

@@ -415,8 +415,7 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
             f"the model reads a tensor's value as a Python number "
             f"(float(t), t.item(), `if t > 0:`){_user_frame(error)}: the "
             f"traced step would keep the example's value; compute with "
-            f"tensor ops instead (BatchNorm with momentum=None divides by "
-            f"float(num_batches_tracked))") from None
+            f"tensor ops instead") from None
     finally:
         model.train(was_training)
     captured = _captured_state(graph_module, model)

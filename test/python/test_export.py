@@ -533,20 +533,44 @@ class Branching(nn.Module):
         return h if float(h.sum()) > 0 else -h
 
 
+class ReadsItem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x) * torch.tanh(x).sum().item()
+
+
 @pytest.mark.parametrize("model,where", [
     (Branching, r" at .*test_export\.py:[0-9]+ in forward: "),
-    (lambda: nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, momentum=None)),
-     ": ")])
+    (ReadsItem, r" at .*test_export\.py:[0-9]+ in forward: ")])
 def test_reading_traced_values_is_an_error(model, where, tmp_path):
-    """A Python branch on a tensor's value, or BatchNorm's cumulative
-    average (momentum=None), would freeze the example's value into the
-    step: a clear error naming the model's line where the model's own code
-    reads it, not torch's tracer error."""
+    """A Python branch on a tensor's value, or t.item(), would freeze the
+    example's value into the step: a clear error naming the line where
+    the model's code reads it, not torch's tracer error."""
     with pytest.raises(ExportError, match=r"reads a tensor's value as a "
                        r"Python number \(.*\)" + where):
         export_training_step(model(), (torch.randn(3, 4),),
                              (torch.randn(3, 4)[:, :2],), F.mse_loss,
                              str(tmp_path / "branch.onnx"), lr=0.1)
+
+
+def test_batch_norm_cumulative_average(tmp_path, needs_ort):
+    """BatchNorm with momentum=None keeps a cumulative average of the batch
+    statistics, by 1 / num_batches_tracked, which torch reads as a Python
+    number: the step computes it as a tensor, and the running statistics
+    after two steps (and the losses and weights) are eager's."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6, momentum=None),
+                          nn.Tanh(), nn.Linear(6, 2))
+    inputs, targets = (torch.randn(8, 4),), (torch.randn(8, 2),)
+    path = str(tmp_path / "cumulative.onnx")
+    info = export_training_step(model, inputs, targets, F.mse_loss, path,
+                                lr=0.1)
+    assert "1.running_mean.updated" in info["outputs"]
+    assert_matches_eager(model, inputs, targets, F.mse_loss, path, "sgd",
+                         {"lr": 0.1})
 
 
 @pytest.mark.parametrize("layer", [nn.LSTM, nn.GRU])
