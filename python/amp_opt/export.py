@@ -57,7 +57,9 @@ PLAIN_CONVENTIONS = {
 }
 #: Optimizer state names of plain steps: `<role>.<param>`.
 PLAIN_STATE_ROLES = {"momentum_buffer": "momentum", "exp_avg": "adam_m",
-                     "exp_avg_sq": "adam_v", "max_exp_avg_sq": "adam_vmax"}
+                     "exp_avg_sq": "adam_v", "max_exp_avg_sq": "adam_vmax",
+                     "square_avg": "rms_sq", "grad_avg": "rms_avg",
+                     "sum": "adagrad_sum"}
 
 
 class ExportError(RuntimeError):
@@ -312,8 +314,9 @@ def export_training_step(model, example_inputs, example_targets, loss_fn,
     for name, param, _ in params:
         for key in state_keys:
             names.append(naming.state(name, key))
-            values.append(torch.zeros_like(param, memory_format=torch.
-                                           contiguous_format).detach())
+            values.append(torch.full_like(
+                param, optim.initial_state(optimizer, hyper, key),
+                memory_format=torch.contiguous_format).detach())
     if with_step:
         names.append(naming.step)
         values.append(torch.zeros(1))
@@ -921,7 +924,8 @@ def main(argv=None):
     parser.add_argument("--zoo", required=True, metavar="NAME",
                         help=f"model: {', '.join(zoo.MODELS)}")
     parser.add_argument("--optimizer", default="sgd",
-                        help="sgd, adam or adamw (default sgd)")
+                        help="sgd, adam, adamw, rmsprop or adagrad "
+                             "(default sgd)")
     parser.add_argument("--lr", type=float, default=None,
                         help="learning rate (default: the optimizer's, "
                              "0.01 for sgd)")

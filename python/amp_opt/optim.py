@@ -21,7 +21,16 @@ DEFAULTS = {
                  amsgrad=False, maximize=False),
     "adamw": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                   amsgrad=False, maximize=False),
+    "rmsprop": dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0,
+                    momentum=0.0, centered=False, maximize=False),
+    "adagrad": dict(lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+                    initial_accumulator_value=0.0, eps=1e-10, maximize=False),
 }
+
+#: torch.optim's classes, for the eager references of tests and verify.
+TORCH_CLASSES = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
+                 "adamw": torch.optim.AdamW, "rmsprop": torch.optim.RMSprop,
+                 "adagrad": torch.optim.Adagrad}
 
 class OptimizerError(ValueError):
     pass
@@ -56,13 +65,26 @@ def resolve(name, lr=None, **kwargs):
     return hyper
 
 def state_names(name, hyper):
-    """Names of the per-parameter state tensors, in order."""
+    """Names of the per-parameter state tensors, in order (torch.optim's
+    keys)."""
     if name == "sgd":
         return ["momentum_buffer"] if hyper["momentum"] != 0 else []
+    if name == "rmsprop":
+        return (["square_avg"]
+                + (["momentum_buffer"] if hyper["momentum"] > 0 else [])
+                + (["grad_avg"] if hyper["centered"] else []))
+    if name == "adagrad":
+        return ["sum"]
     names = ["exp_avg", "exp_avg_sq"]
     if hyper["amsgrad"]:
         names.append("max_exp_avg_sq")
     return names
+
+def initial_state(name, hyper, key):
+    """The value every element of state `key` starts from: 0, but
+    Adagrad's sum starts from initial_accumulator_value."""
+    return hyper["initial_accumulator_value"] if name == "adagrad" else 0.0
+
 
 def uses_step(name, hyper):
     """Whether the optimizer needs the step counter."""
@@ -75,7 +97,7 @@ def update(name, hyper, params, grads, states, step):
     torch.optim skips it. Returns (new params, new states, new step)."""
     new_step = step + 1 if step is not None else None
     corrections = (_bias_corrections(hyper, new_step)
-                   if name != "sgd" else None)
+                   if name in ("adam", "adamw") else None)
     new_params, new_states = [], []
     for param, grad, state in zip(params, grads, states):
         if grad is None:
@@ -84,6 +106,10 @@ def update(name, hyper, params, grads, states, step):
             continue
         if name == "sgd":
             p, s = _sgd(hyper, param, grad, state, step)
+        elif name == "rmsprop":
+            p, s = _rmsprop(hyper, param, grad, state)
+        elif name == "adagrad":
+            p, s = _adagrad(hyper, param, grad, state, step)
         else:
             p, s = _adam(name, hyper, param, grad, state, corrections)
         new_params.append(p)
@@ -104,6 +130,43 @@ def _sgd(h, param, grad, state, step):
         new_state["momentum_buffer"] = buf
         d_p = d_p + h["momentum"] * buf if h["nesterov"] else buf
     return param - h["lr"] * d_p, new_state
+
+
+def _rmsprop(h, param, grad, state):
+    """torch.optim.RMSprop: grad over the root of a running mean of its
+    square (less its running mean's square when centered), with momentum
+    on that ratio."""
+    if h["maximize"]:
+        grad = -grad
+    if h["weight_decay"] != 0:
+        grad = grad + h["weight_decay"] * param
+    alpha = h["alpha"]
+    square_avg = state["square_avg"] * alpha + (1 - alpha) * grad * grad
+    new_state = {"square_avg": square_avg}
+    if h["centered"]:
+        grad_avg = state["grad_avg"] * alpha + (1 - alpha) * grad
+        new_state["grad_avg"] = grad_avg
+        avg = torch.sqrt(square_avg - grad_avg * grad_avg) + h["eps"]
+    else:
+        avg = torch.sqrt(square_avg) + h["eps"]
+    if h["momentum"] > 0:
+        buf = state["momentum_buffer"] * h["momentum"] + grad / avg
+        new_state["momentum_buffer"] = buf
+        return param - h["lr"] * buf, new_state
+    return param - h["lr"] * (grad / avg), new_state
+
+
+def _adagrad(h, param, grad, state, step):
+    """torch.optim.Adagrad: grad over the root of its running sum of
+    squares, the learning rate decayed by 1 / (1 + (t - 1) lr_decay)."""
+    if h["maximize"]:
+        grad = -grad
+    if h["weight_decay"] != 0:
+        grad = grad + h["weight_decay"] * param
+    # step counts the steps done before this one: t - 1.
+    clr = h["lr"] / (1 + step.to(param.dtype) * h["lr_decay"])
+    total = state["sum"] + grad * grad
+    return param - clr * grad / (torch.sqrt(total) + h["eps"]), {"sum": total}
 
 
 def _bias_corrections(h, step):
@@ -142,8 +205,7 @@ def _adam(name, h, param, grad, state, corrections):
 def reference_step(name, hyper, params, grads, states, step):
     """The same step done by torch.optim itself, for tests: returns the new
     params, states and step as update() does."""
-    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
-           "adamw": torch.optim.AdamW}[name]
+    cls = TORCH_CLASSES[name]
     tensors = [torch.nn.Parameter(p.detach().clone()) for p in params]
     for t, g in zip(tensors, grads):
         t.grad = None if g is None else g.detach().clone()

@@ -145,8 +145,7 @@ def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):
     uses the exported step's names."""
     model = copy_model(model)
     model.train()
-    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
-           "adamw": torch.optim.AdamW}[optimizer]
+    cls = optim.TORCH_CLASSES[optimizer]
     opt = cls(model.parameters(), **hyper)
     inputs = [torch.as_tensor(x) for x in inputs]
     targets = [torch.as_tensor(t) for t in targets]
@@ -164,7 +163,9 @@ def run_eager(model, inputs, targets, loss_fn, optimizer, hyper, steps=2):
             if value is None:
                 continue
             if key == "step":
-                state["optimizer.step"] = value.detach().numpy().reshape(1)
+                # A tensor (Adam), or an int (RMSprop, torch 1.13).
+                state["optimizer.step"] = np.asarray(
+                    float(value), np.float32).reshape(1)
             else:
                 state[f"{name}.{key}"] = value.detach().numpy()
     for name, buf in model.named_buffers():

@@ -511,6 +511,33 @@ def test_channel_shuffle_exports(tmp_path):
     assert run.records[0]["loss"] == pytest.approx(float(expected), rel=1e-6)
 
 
+@pytest.mark.parametrize("optimizer,hyper", [
+    ("rmsprop", dict(lr=0.01, momentum=0.9, centered=True,
+                     weight_decay=0.01)),
+    ("adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1))])
+def test_rmsprop_and_adagrad_steps(optimizer, hyper, tmp_path, needs_ort):
+    """torch.optim's RMSprop (centered, with momentum) and Adagrad (with
+    its accumulator's initial value): the exported step is eager's, and
+    the same step written the plain way trains to the same losses in
+    amp-run, its state found by dataflow."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    inputs, targets = (torch.randn(6, 8),), (torch.randn(6, 4),)
+    paths = {}
+    for plain in (None, "suffix_new"):
+        paths[plain] = str(tmp_path / f"{optimizer}_{plain}.onnx")
+        export_training_step(model, inputs, targets, F.mse_loss,
+                             paths[plain], optimizer=optimizer, plain=plain,
+                             **hyper)
+    assert_matches_eager(model, inputs, targets, F.mse_loss, paths[None],
+                         optimizer, hyper)
+    feeds = {"input0": inputs[0].numpy(), "target0": targets[0].numpy()}
+    losses = [[r["loss"] for r in api.run_with_inputs(
+        path, feeds, str(tmp_path / str(plain)), steps=4).records]
+        for plain, path in paths.items()]
+    assert losses[0] == losses[1] and losses[0][-1] < losses[0][0]
+
+
 def test_one_hot_without_width_is_an_error(tmp_path):
     """Without num_classes, F.one_hot's width is the largest label plus
     one: the exporter says so instead of torch's tracing error."""

@@ -14,6 +14,12 @@ CASES = [
     ("adam", dict(amsgrad=True, maximize=True)),
     ("adamw", dict()),
     ("adamw", dict(lr=0.01, weight_decay=0.5, amsgrad=True)),
+    ("rmsprop", dict()),
+    ("rmsprop", dict(lr=0.05, alpha=0.9, momentum=0.8, centered=True,
+                     weight_decay=0.1, maximize=True)),
+    ("adagrad", dict()),
+    ("adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1,
+                     initial_accumulator_value=0.2, eps=1e-6)),
 ]
 
 
@@ -24,7 +30,8 @@ def test_update_matches_torch_optim(name, kwargs):
     keys = optim.state_names(name, hyper)
     params = [torch.randn(4, 3, dtype=torch.float64),
               torch.randn(3, dtype=torch.float64)]
-    states = [{k: torch.zeros_like(p) for k in keys} for p in params]
+    states = [{k: torch.full_like(p, optim.initial_state(name, hyper, k))
+               for k in keys} for p in params]
     step = torch.zeros(1) if optim.uses_step(name, hyper) else None
     ref = (params, states, step)
     ours = (params, states, step)
@@ -68,8 +75,7 @@ def test_bad_hyper_parameters(call, message):
 
 def test_defaults_are_torch_optims():
     import inspect
-    for name, cls in [("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW),
-                      ("sgd", torch.optim.SGD)]:
+    for name, cls in optim.TORCH_CLASSES.items():
         signature = inspect.signature(cls.__init__).parameters
         for key, value in optim.DEFAULTS[name].items():
             if key == "lr" and name == "sgd":
