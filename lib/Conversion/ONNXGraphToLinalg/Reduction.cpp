@@ -493,11 +493,6 @@ static LoweringResult lowerHardmax(NodeLowering &node) {
                                 : oneHot};
 }
 
-/// TopK(x, K): the K first values along `axis` in the order (largest or
-/// smallest first, the lower index first among equal values, NaN as the
-/// largest) and their indices. Two generics with a reduction loop over the
-/// axis each, O(n^2) per row: each element's rank (how many elements go
-/// before it), then, for each output position k, the element of rank k.
 /// Axes longer than this sort by a bitonic network in TopK; shorter ones
 /// count ranks (n² comparisons, fewer kernels).
 static constexpr int64_t kBitonicMinLength = 128;
@@ -597,6 +592,12 @@ static std::pair<Value, Value> sortBitonic(OpBuilder &b, Location loc,
   return {values, indices};
 }
 
+/// TopK(x, K): the K first values along `axis` in the order (largest or
+/// smallest first, the lower index first among equal values, NaN as the
+/// largest) and their indices. Up to kBitonicMinLength elements, two
+/// generics with a reduction loop over the axis each, O(n^2) per row: each
+/// element's rank (how many elements go before it), then, for each output
+/// position k, the element of rank k; longer axes sortBitonic's first K.
 static LoweringResult lowerTopK(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
