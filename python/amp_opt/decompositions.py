@@ -1520,6 +1520,21 @@ def _source_step(in_size, out_size, align_corners, scale):
     return 1.0 / scale if scale else in_size / out_size
 
 
+def _matmul_along(tensor, axis, matrix):
+    """`tensor` times the numpy `matrix` along `axis` (the axis moved last
+    and back), the matrix one constant of the trace."""
+    return torch.matmul(tensor.movedim(axis, -1), torch.tensor(
+        matrix, dtype=tensor.dtype)).movedim(-1, axis)
+
+
+def _copy_matrix(sources, in_size):
+    """The [len(sources), in_size] 0/1 matrix whose row i picks input
+    element sources[i]."""
+    matrix = np.zeros((len(sources), in_size))
+    matrix[np.arange(len(sources)), sources] = 1
+    return matrix
+
+
 def _interpolation_backward(weights, grad_output, input_size, align_corners,
                             scale_factors):
     """Separable 2-D interpolation is x -> Wh x Wwᵀ with constant
@@ -1532,18 +1547,17 @@ def _interpolation_backward(weights, grad_output, input_size, align_corners,
         # Computed in numpy, so that the trace holds one constant, not the
         # float64 arithmetic of every entry (hundreds of index_put nodes,
         # which torch.onnx types wrong).
-        return torch.tensor(weights(input_size[2 + d], size, align_corners,
-                                    scales[d]), dtype=grad_output.dtype)
+        return weights(input_size[2 + d], size, align_corners, scales[d])
 
     if dims != 2:
         grad = grad_output
         for d in range(dims):
-            grad = torch.matmul(grad.movedim(2 + d, -1),
-                                matrix(d, grad.shape[2 + d])).movedim(
-                                    -1, 2 + d)
+            grad = _matmul_along(grad, 2 + d, matrix(d, grad.shape[2 + d]))
         return grad
-    rows = matrix(0, grad_output.shape[-2])
-    columns = matrix(1, grad_output.shape[-1])
+    rows = torch.tensor(matrix(0, grad_output.shape[-2]),
+                        dtype=grad_output.dtype)
+    columns = torch.tensor(matrix(1, grad_output.shape[-1]),
+                           dtype=grad_output.dtype)
     return torch.matmul(torch.matmul(rows.t(), grad_output), columns)
 
 
@@ -1596,11 +1610,8 @@ def _nearest_exact_sources(in_size, out_size, scale):
 def _nearest_exact_weights(in_size, out_size, align_corners, scale):
     """The [out_size, in_size] 0/1 matrix of 'nearest-exact' along one
     axis."""
-    weights = np.zeros((out_size, in_size))
-    for out, source in enumerate(_nearest_exact_sources(in_size, out_size,
-                                                        scale)):
-        weights[out, source] = 1
-    return weights
+    return _copy_matrix(_nearest_exact_sources(in_size, out_size, scale),
+                        in_size)
 
 
 @_register(aten._upsample_nearest_exact1d.vec,
@@ -1657,10 +1668,8 @@ def _padding_backward(reflect):
             axis = input.dim() - 1 - i
             sources = _padding_sources(input.shape[axis], padding[2 * i],
                                        padding[2 * i + 1], reflect)
-            matrix = np.zeros((len(sources), input.shape[axis]))
-            matrix[np.arange(len(sources)), sources] = 1
-            grad = torch.matmul(grad.movedim(axis, -1), torch.tensor(
-                matrix, dtype=grad.dtype)).movedim(-1, axis)
+            grad = _matmul_along(grad, axis,
+                                 _copy_matrix(sources, input.shape[axis]))
         return grad
 
     return backward
@@ -2000,10 +2009,12 @@ _torch_ctc_loss = torch.nn.functional.ctc_loss
 _CTC_IMPOSSIBLE = -1e30
 
 
-def _logsumexp3(a, b, c):
-    top = torch.maximum(torch.maximum(a, b), c)
-    return top + torch.log(torch.exp(a - top) + torch.exp(b - top)
-                           + torch.exp(c - top))
+def _logsumexp(*terms):
+    """log(sum(exp(terms))) of same-shaped tensors, their maximum taken
+    out first."""
+    top = functools.reduce(torch.maximum, terms)
+    return top + torch.log(functools.reduce(
+        torch.add, [torch.exp(term - top) for term in terms]))
 
 
 def _ctc_loss_for_export(log_probs, targets, input_lengths, target_lengths,
@@ -2061,14 +2072,13 @@ def _ctc_loss_for_export(log_probs, targets, input_lengths, target_lengths,
         skipped = torch.where(
             skips, torch.cat([impossible[:, :2], alpha[:, :-2]], 1),
             impossible)
-        step = _logsumexp3(alpha, shifted, skipped) + emit[t]
+        step = _logsumexp(alpha, shifted, skipped) + emit[t]
         alpha = torch.where((t < input_lengths).unsqueeze(1), step, alpha)
     last = alpha.gather(1, (2 * target_lengths).unsqueeze(1)).squeeze(1)
     before = alpha.gather(1, (2 * target_lengths - 1).clamp(min=0)
                           .unsqueeze(1)).squeeze(1)
     before = torch.where(target_lengths > 0, before, impossible[:, 0])
-    top = torch.maximum(last, before)
-    loss = -(top + torch.log(torch.exp(last - top) + torch.exp(before - top)))
+    loss = -_logsumexp(last, before)
     # An impossible alignment (more labels than frames allow): inf, as
     # torch's, or 0 with zero_infinity.
     beyond = loss > -_CTC_IMPOSSIBLE / 2
