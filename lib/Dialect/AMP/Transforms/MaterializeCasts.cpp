@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::amp {
@@ -118,7 +119,7 @@ LogicalResult MaterializeCastsPass::materialize(func::FuncOp func) {
     retypeArguments(func);
   CastCache casts;
   // Results retyped so far, with their type before.
-  llvm::DenseMap<Value, Type> retyped;
+  llvm::MapVector<Value, Type> retyped;
   // Producers before their users, enclosing blocks before subgraphs: a
   // value is retyped before any cast of it is made. A cast of a value from
   // an enclosing block goes there, once per step rather than per iteration.
