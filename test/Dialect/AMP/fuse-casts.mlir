@@ -69,6 +69,41 @@ func.func @constant_node() -> (tensor<2xbf16>, tensor<2xbf16>) {
 
 // -----
 
+// A constant converts only to a type its schema allows at its opset:
+// ConstantOfShape holds float16 from opset 9, bfloat16 only from opset 20.
+// CHECK-LABEL: func.func @constant_of_shape_opset
+// CHECK-SAME:    attributes {amp.casts_fused = 1 : i64}
+// CHECK:         "ConstantOfShape"(%{{.*}}) opset 9 attributes {value = dense<5.000000e-01> : tensor<1xf32>}
+// CHECK-NEXT:    amp.cast %{{.*}} : tensor<2xf32> to tensor<2xbf16>
+// CHECK:         "ConstantOfShape"(%{{.*}}) opset 9 attributes {value = dense<5.000000e-01> : tensor<1xf16>} {{.*}} -> tensor<2xf16>
+func.func @constant_of_shape_opset(%shape: tensor<1xi64>)
+    -> (tensor<2xbf16>, tensor<2xf16>) {
+  %a = onnxg.node "ConstantOfShape"(%shape) opset 9
+      attributes {value = dense<0.5> : tensor<1xf32>}
+      : (tensor<1xi64>) -> tensor<2xf32>
+  %0 = amp.cast %a : tensor<2xf32> to tensor<2xbf16>
+  %b = onnxg.node "ConstantOfShape"(%shape) opset 9
+      attributes {value = dense<0.5> : tensor<1xf32>}
+      : (tensor<1xi64>) -> tensor<2xf32>
+  %1 = amp.cast %b : tensor<2xf32> to tensor<2xf16>
+  return %0, %1 : tensor<2xbf16>, tensor<2xf16>
+}
+
+// -----
+
+// A Cast of opset 9 cannot write bfloat16 (opset 13 can): it stays.
+// CHECK-LABEL: func.func @cast_opset
+// CHECK:         %[[C:.*]] = onnxg.node "Cast"(%{{.*}}) opset 9 attributes {to = 1 : i64}
+// CHECK-NEXT:    amp.cast %[[C]] : tensor<4xf32> to tensor<4xbf16>
+func.func @cast_opset(%i: tensor<4xi64>) -> tensor<4xbf16> {
+  %c = onnxg.node "Cast"(%i) opset 9 attributes {to = 1 : i64}
+      : (tensor<4xi64>) -> tensor<4xf32>
+  %0 = amp.cast %c : tensor<4xf32> to tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
 // Existing Cast nodes are retargeted when rounding once gives what rounding
 // twice gave: int64 -> f32 -> f16 (24 >= 2 * 11 + 2 bits) but not
 // f64 -> f32 -> bf16 (bf16's subnormals are below f32's full precision).

@@ -698,12 +698,19 @@ static Type getTensorElementType(Value value) {
 bool NodeOp::canWriteResultAs(unsigned index, FloatType type) {
   if (index != 0 || getNumResults() != 1 || !getOnnxDataType(type))
     return false;
+  // A constant in a type its schema allows at its opset (ConstantOfShape
+  // holds bfloat16 from opset 20 on).
   if (getFloatConstantValue(*this))
-    return true;
+    return supportsDataType(type);
   if (!isDefaultDomainOp(*this, "Cast"))
     return false;
   Type from = getTensorElementType(getOperand(0));
   auto via = dyn_cast_or_null<FloatType>(getTensorElementType(getResult(0)));
+  // A Cast of opset 6 to 12 cannot write bfloat16.
+  SmallVector<std::string> inputs, outputs;
+  if (getSchemaTypeParameters(*this, inputs, outputs) && !outputs.empty() &&
+      !schemaAllowsElementType(*this, outputs[0], *getOnnxDataType(type)))
+    return false;
   return from && via && amp::castsCompose(from, via, type);
 }
 
