@@ -134,7 +134,7 @@ def checker_passes(model):
         return False
 
 
-# The cost model keeps small GEMMs FP32; forcing them exercises FP16
+# The cost model may keep small GEMMs FP32; forcing them exercises FP16
 # numerics on every model.
 FORCED = "op-class=MatMul:always,Gemm:always,Conv:always,ConvTranspose:always"
 

@@ -11,7 +11,7 @@ two precisions part without FP8: the noise floor. The FP8 GEMM count comes
 from the report: a run with none would prove nothing, so it fails the
 bounds.
 
-The small steps are too small for the cost model to pick BF16 or FP8
+The cost model need not pick BF16 or FP8 on the small steps'
 GEMMs, so there every GEMM is BF16 (numerics.FORCED, in both runs) and
 every eligible one FP8 (fp8=always); the large ones run with the cost
 model's choices (fp8=auto), and a recipe for which the cost model picks no
@@ -90,7 +90,7 @@ def key(name, args):
 
 def base_options(size):
     """The pipeline options both BF16 and FP8 runs of `size` take: the
-    small steps are too small for the cost model to pick BF16 GEMMs."""
+    cost model need not pick BF16 GEMMs on the small steps."""
     return numerics.FORCED if size == "small" else ""
 
 

@@ -182,9 +182,9 @@ def milp_table(points):
                 continue
             best, plan = exact[0]["extra_us"], heuristic[0]
             row = [key, f"{b}%", f"{best:.1f}"]
-            for time in (plan["fastest_time"], plan["extra_us"]):
-                row += [f"{time:.1f}",
-                        f"{time / best:.3f}" if best > 0 else "-"]
+            for us in (plan["fastest_time"], plan["extra_us"]):
+                row += [f"{us:.1f}",
+                        f"{us / best:.3f}" if best > 0 else "-"]
             rows.append(row)
     return table("Budget mode against the MILP where it proved its optimum "
                  "(extra modeled us; the search's fastest plan is "

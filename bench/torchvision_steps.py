@@ -13,7 +13,7 @@ forward from amp-run's own step-1 state (verify.forward_explains: 1e-5, or
 as close to eager float64's forward as ROUNDING_WORST times eager
 float32's). Then it runs
 through `--amp-pipeline=precision=fp16` with every convolution and GEMM
-forced low (the cost model keeps most of these small layers in FP32),
+forced low (the cost model may keep some of these small layers in FP32),
 whose losses must be finite and go down once dynamic loss scaling has
 found its scale (the column gives the scale, its first step, and the loss
 from there to the last step). Prints a table and appends it,

@@ -65,6 +65,15 @@ def summarize(curves):
     return summary
 
 
+def fp32_losses_after_applied(fp32, amp):
+    """FP32's loss after as many applied updates as each step of the AMP
+    run had (per-step records of amp-run): a step that loss scaling skipped
+    applied none."""
+    losses = np.array([r["loss"] for r in fp32])
+    applied = np.cumsum([0] + [not r["skipped"] for r in amp[:-1]])
+    return losses[applied]
+
+
 def norm_error(got, expected):
     """The norm-wise relative error of `got`."""
     got = np.asarray(got, np.float64)

@@ -34,6 +34,9 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
 
   Option<std::string> device{*this, "device", llvm::cl::init("h100"),
                              llvm::cl::desc("h100, a100 or v100")};
+  Option<std::string> casts{
+      *this, "casts", llvm::cl::init("fused"),
+      llvm::cl::desc("fused (casts inside neighbouring kernels) or kernels")};
   Option<std::string> precision{*this, "precision", llvm::cl::init("fp16"),
                                 llvm::cl::desc("fp16 or bf16")};
   Option<int64_t> defaultDimSize{
@@ -46,8 +49,8 @@ struct TestCostModelPass : PassWrapper<TestCostModelPass, OperationPass<>> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     std::optional<amp::CostModel> model =
-        amp::CostModel::create(device, defaultDimSize, dimSizes, getOperation(),
-                               "test-amp-cost-model");
+        amp::CostModel::create(device, casts, defaultDimSize, dimSizes,
+                               getOperation(), "test-amp-cost-model");
     if (!model)
       return signalPassFailure();
     FloatType low = amp::parseLowPrecision(ctx, precision);

@@ -45,7 +45,7 @@ struct TestMemoryPlanPass
     if (func.isExternal())
       return;
     std::optional<amp::CostModel> model = amp::CostModel::create(
-        "h100", defaultDimSize, {}, func, "test-amp-memory-plan");
+        "h100", "fused", defaultDimSize, {}, func, "test-amp-memory-plan");
     if (!model)
       return signalPassFailure();
     Block &body = func.getBody().front();

@@ -189,6 +189,7 @@ def test_zoo_steps_run_through_gemm_records(name, precision, zoo_steps,
     if why := numerics.why_no_forced_step(name, precision):
         pytest.skip(why)
     outputs = {}
+    gemms = 0  # counted in the BLAS run, the first
     for records in (False, True):
         folder = tmp_path / ("records" if records else "blas")
         lowered = tmp_path / f"{folder.name}.mlir"

@@ -5,7 +5,6 @@ BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad, and the
 SigmoidGrad, FastGeluGrad, QuickGelu(Grad), DivGrad, GatherElementsGrad,
 Trilu and SimplifiedLayerNormalization(Grad) of newer versions), and
 ConvTranspose against PyTorch."""
-import re
 
 import numpy as np
 import onnx

@@ -56,7 +56,7 @@ def slice_grad():
 
 
 def build(tmp_path, with_contrib):
-    nodes, outputs, inits, expected = [], [], [], {}
+    nodes, inits, expected = [], [], {}
 
     def const(name, values, dtype=np.int64):
         inits.append(numpy_helper.from_array(np.array(values, dtype), name))

@@ -20,7 +20,8 @@ from onnx import TensorProto, helper, numpy_helper
 import torch
 import torch.nn as nn
 
-from amp_opt import api, decompositions, export_training_step, ort
+from amp_opt import (api, decompositions, export_training_step, numerics,
+                     ort)
 from test_cuda_backend import check_library, compile_library, toolkit_found
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -321,7 +322,13 @@ def test_exported_random_steps_train(name, tmp_path, needs_ort):
     fp16, _ = api.train(path, steps, amp_pipeline="precision=fp16", args=data)
     fp16_losses = np.array([r["loss"] for r in fp16])
     assert not np.array_equal(fp16_losses, losses)
-    np.testing.assert_allclose(fp16_losses, losses, rtol=2e-2)
+    # Scaled by 65536, the loss's gradient may overflow FP16 at first: a
+    # skipped step applies no update, so each loss is compared with FP32's
+    # after as many applied updates.
+    assert sum(r["skipped"] for r in fp16) <= 2
+    np.testing.assert_allclose(
+        fp16_losses, numerics.fp32_losses_after_applied(fp32, fp16),
+        rtol=2e-2)
 
     # ONNX Runtime draws its own values: its loss is eager PyTorch's up to
     # the noise of the draws.

@@ -44,9 +44,12 @@ def _check_guarantees(optimal, propagate):
     tolerance = 1e-9 * times["fp32"]
     assert times["amp"] <= times["fp32"] + tolerance
     assert times["amp"] <= propagate["modeled_time_us"]["amp"] + tolerance
-    # The report's propagate figure is the objective of the rules' labels.
+    # The report's propagate figure is the objective of the rules' labels,
+    # which is what materializing them makes, less what amp-fuse-casts then
+    # saves (a retargeted Cast node reading a narrower input).
+    assert propagate["modeled_time_us"]["amp"] <= times["propagate"] + tolerance
     assert times["propagate"] == pytest.approx(
-        propagate["modeled_time_us"]["amp"], rel=1e-9)
+        propagate["modeled_time_us"]["amp"], rel=1e-6)
     # The cut's objective bounds what materialization and fusion made.
     assert times["amp"] <= optimal["cut_us"] + tolerance
 
@@ -70,8 +73,8 @@ def test_corpus_forward_graphs_never_slower(tmp_path):
     for name, (amp, rules, fp32) in sorted(gains.items()):
         print(f"{name}: modeled {fp32:.1f} us FP32 -> {amp:.1f} us "
               f"(propagation rules: {rules:.1f} us)")
-    # light_inception_v2: the rules make it slower than FP32, the cut faster.
-    amp, rules, fp32 = gains["light_inception_v2.onnx"]
+    # bert_toy_optimized: the rules make it slower than FP32, the cut faster.
+    amp, rules, fp32 = gains["bert_toy_optimized.onnx"]
     assert rules > fp32 and amp < fp32
     assert sum(amp < rules for amp, rules, _ in gains.values()) >= 5
 
@@ -121,3 +124,34 @@ def test_cnn_step_convolutions_and_gradients_low(tmp_path):
     relus = [d for d in optimal["decisions"]
              if d["op_type"] == "Relu" and d["region"] == "forward"]
     assert any(d["precision"] == "f16" for d in relus)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "transformer", "gpt"])
+def test_default_pipeline_converts_small_zoo_steps(name, zoo_steps,
+                                                  tmp_path):
+    """The small zoo steps (GEMMs of 32x32x64) are bound by kernel launches.
+    With the default casts=fused a cast costs its bytes inside a
+    neighbouring kernel, so the plain --amp-pipeline converts their GEMMs
+    and convolutions, modeled no slower than FP32, and amp-run trains the
+    converted step (its losses are not FP32's); with casts=kernels each
+    cast costs a launch, nothing pays, and the summary says so."""
+    amp_opt = _amp_opt()
+    path = zoo_steps[name, "sgd"]
+    report, summary = _report(amp_opt, path, str(tmp_path), "")
+    gemms = [d for d in report["decisions"]
+             if d["op_type"] in ("MatMul", "Gemm", "Conv")]
+    low = [d for d in gemms if d["precision"] == "f16"]
+    print(f"{name}: {len(low)} of {len(gemms)} GEMMs and convolutions "
+          f"FP16, {report['flops']['low_precision'] / report['flops']['total']:.1%}"
+          f" of FLOPs; {summary.splitlines()[0]}")
+    assert low, summary
+    assert report["modeled_time_us"]["amp"] <= report["modeled_time_us"]["fp32"]
+    assert "no op is faster" not in summary
+    fp32, _ = api.train(path, 4)
+    fp16, _ = api.train(path, 4, "precision=fp16")
+    assert [r["loss"] for r in fp16] != [r["loss"] for r in fp32]
+    assert fp16[-1]["loss"] < fp16[0]["loss"]
+    kept, summary = _report(amp_opt, path, str(tmp_path), "casts=kernels")
+    assert kept["ops"]["low_precision"] == 0
+    assert "no op is faster in low precision" in summary
+    assert "cast inside neighbouring kernels with casts=fused" in summary

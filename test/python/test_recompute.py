@@ -84,12 +84,15 @@ def test_budget_and_sqrt_are_bit_identical(zoo_steps, tmp_path):
 
 
 @pytest.mark.parametrize("model,precision", [
-    ("transformer", "precision=fp32"), ("gpt", "precision=bf16"),
-    ("cnn", "precision=fp16"), ("transformer", "precision=fp8 fp8=always")])
+    ("transformer", "precision=fp32"), ("gpt", "precision=fp16"),
+    ("cnn", "precision=fp16"),
+    ("transformer", "precision=fp8 base=fp16 fp8=always")])
 def test_onnx_runtime_runs_the_recomputed_step_bit_for_bit(
         model, precision, zoo_steps, tmp_path, needs_ort):
     """The exported step with recomputation passes the ONNX checker (the
     full check, shape inference included; FP8 is newer than it) and
+    (over FP16: ONNX Runtime's CPU build has no BF16 kernel of a computing
+    op)
     gives ONNX Runtime's losses and state of the step without it, bit for
     bit, over three steps."""
     import onnx
@@ -165,7 +168,9 @@ def test_smaller_budgets_never_raise_the_peak(tmp_path):
     the fastest plans at some budgets recompute the loss's LogSoftmax,
     whose clone runs at the peak (pytorch#197838); the peak check passes
     over them (peak_skipped_plans), and the plans still fit the budget and
-    train exactly as the step."""
+    train exactly as the step. With a launch per cast (casts=kernels) the
+    cost model keeps most of this small step FP32, as the scenario needs:
+    with fused casts its BF16 plans peak elsewhere."""
     from amp_opt import zoo
     sizes = dict(zoo.SIZES["gpt"])
     try:
@@ -178,9 +183,10 @@ def test_smaller_budgets_never_raise_the_peak(tmp_path):
     peaks, unchecked, skipped = [], [], 0
     for percent in range(100, 0, -10):
         _, report = api.convert(path, "bf16", memory_budget=f"{percent}%",
-                                peak_check="false")
+                                peak_check="false", casts="kernels")
         unchecked.append(report["recompute"]["peak_bytes"]["after"])
-        _, report = api.convert(path, "bf16", memory_budget=f"{percent}%")
+        _, report = api.convert(path, "bf16", memory_budget=f"{percent}%",
+                                casts="kernels")
         section = report["recompute"]
         assert section.get("budget_met", True)
         assert section["saved_activation_bytes"]["after"] <= \
@@ -193,9 +199,11 @@ def test_smaller_budgets_never_raise_the_peak(tmp_path):
     assert peaks[0] > peaks[-1]
     assert all(a >= b for a, b in zip(peaks, peaks[1:])), peaks
     assert skipped > 0
-    base, base_out, _ = train(path, "precision=bf16", tmp_path, "base")
+    base, base_out, _ = train(path, "precision=bf16 casts=kernels", tmp_path,
+                              "base")
     remat, remat_out, report = train(
-        path, "precision=bf16 memory-budget=70%", tmp_path, "remat")
+        path, "precision=bf16 casts=kernels memory-budget=70%", tmp_path,
+        "remat")
     assert report["recompute"]["recomputed_ops"] > 0
     assert_trains_identically(base, base_out, remat, remat_out)
 

@@ -1,8 +1,9 @@
 // amp-assign-precision with assign=propagate: which ops go low precision by
 // the anchors' rules, and why (assign-precision-optimal.mlir has the min-cut).
-// RUN: amp-opt %s --amp-assign-precision="assign=propagate remarks=true" -verify-diagnostics -split-input-file -o /dev/null
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate remarks=true casts=kernels" -verify-diagnostics -split-input-file -o /dev/null
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate rule=downstream" -split-input-file 2>&1 | FileCheck %s --check-prefix=DOWN
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate precision=bf16" -split-input-file 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate" -split-input-file 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate op-class=MatMul:always" -split-input-file 2>&1 | FileCheck %s --check-prefix=FORCED
 
 // TensorFlow's rule (fp16's default): infer ops go low only between two low
@@ -229,10 +230,16 @@ func.func @loop(%n: tensor<i64>, %x: tensor<4096x1024xf32>,
 // -----
 
 // The casts an op needs include casting its result back up for users that
-// surely read FP32 (a keep-fp32 op, the function's results): a 740^3 GEMM
-// pays for casting its inputs down (3.98 + 7.96 us < 15.1 us in FP32) but
-// not also its result up when Softmax reads it. Feeding another GEMM,
-// which may go low too, it goes low.
+// surely read FP32 (a keep-fp32 op, the function's results): with a launch
+// per cast (casts=kernels), a 740^3 GEMM pays for casting its inputs down
+// (3.98 + 7.96 us < 15.1 us in FP32) but not also its result up when
+// Softmax reads it. Feeding another GEMM, which may go low too, it goes low.
+// Inside neighbouring kernels (FUSED, the default) the three casts cost
+// their bytes only, and both go low.
+// FUSED-LABEL: func.func @output_casts
+// FUSED: "MatMul"{{.*}}amp.precision = f16
+// FUSED: "Softmax"{{.*}}amp.precision = f32
+// FUSED: "MatMul"{{.*}}amp.precision = f16
 func.func @output_casts(%x: tensor<740x740xf32>, %w: tensor<740x740xf32>)
     -> (tensor<740x740xf32>, tensor<740x740xf32>) {
   // expected-remark @+1 {{'f32' (cost-model)}}

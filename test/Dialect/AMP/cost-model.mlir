@@ -1,9 +1,13 @@
 // The roofline cost model: an op goes low precision only when its modeled
-// time in low precision, with the casts its inputs need, beats FP32.
-// RUN: amp-opt %s --test-amp-cost-model -verify-diagnostics -split-input-file -o /dev/null
+// time in low precision, with the casts its inputs need, beats FP32. The
+// expected remarks time each cast as a kernel of its own (casts=kernels);
+// FUSED checks the default, casts inside neighbouring kernels.
+// RUN: amp-opt %s --test-amp-cost-model=casts=kernels -verify-diagnostics -split-input-file -o /dev/null
+// RUN: amp-opt %s --test-amp-cost-model -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: not amp-opt %s --test-amp-cost-model="casts=inline" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-CASTS
 // RUN: not amp-opt %s --test-amp-cost-model="device=v100 precision=bf16" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=V100
 // RUN: not amp-opt %s --test-amp-cost-model="device=tpu" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEVICE
-// RUN: amp-opt %s --test-amp-cost-model="dim=batch:8192" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: amp-opt %s --test-amp-cost-model="casts=kernels dim=batch:8192" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
 // RUN: not amp-opt %s --test-amp-cost-model="dim=batch" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
 // RUN: not amp-opt %s --test-amp-cost-model="dim=batch:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
 // RUN: not amp-opt %s --test-amp-cost-model="default-dim-size=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DEFAULT
@@ -12,10 +16,13 @@
 // DEVICE: error: test-amp-cost-model: unknown device 'tpu'; expected h100, a100 or v100
 // BAD-DIM: error: test-amp-cost-model: bad dim 'batch{{.*}}'; expected <name>:<size> with a positive size
 // BAD-DEFAULT: error: test-amp-cost-model: default-dim-size must be positive, not 0
+// BAD-CASTS: error: test-amp-cost-model: unknown casts 'inline'; expected fused or kernels
 
 // PAI's embedding case, N = 4096 lookups of D = 1024 on an H100. A V x D
 // FP32 table with N << V stays FP32: the gather moves 2*N*D*4 bytes, while
 // low precision moves 2*N*D*2 plus V*D*4 + V*D*2 to cast the whole table.
+// Fused, the casts lose their launches (3 us) and keep their bytes.
+// FUSED: remark: flops 4.19e+06, fp32 13 us, fp16 8.02 us + casts 91.7 us: fp32
 func.func @embedding_large_table(%table: tensor<50000x1024xf32>,
                                  %ids: tensor<4096xi64>) {
   // expected-remark @+1 {{flops 4.19e+06, fp32 13 us, fp16 8.02 us + casts 94.7 us: fp32}}
@@ -50,6 +57,8 @@ func.func @embedding_low_precision_table(%table: tensor<50000x1024xf16>,
 
 // A large GEMM is compute bound in FP32 and gains from tensor cores; a tiny
 // one loses to its casts.
+// FUSED-LABEL: remark: flops 8.59e+09, fp32 131 us, fp16 11.7 us + casts 9.39 us: fp16
+// FUSED: remark: flops 4.1e+03, fp32 3 us, fp16 3 us + casts 0.000688 us: fp32
 func.func @gemms(%a: tensor<4096x1024xf32>, %w: tensor<1024x1024xf32>,
                  %x: tensor<8x16xf32>, %v: tensor<16x16xf32>) {
   // expected-remark @+1 {{flops 8.59e+09, fp32 131 us, fp16 11.7 us + casts 15.4 us: fp16}}
@@ -78,6 +87,9 @@ func.func @conv(%x: tensor<8x64x56x56xf32>, %w: tensor<64x64x3x3xf32>) {
 // -----
 
 // Dynamic dimensions take the default size (1), and the estimate says so.
+// Fused, the cast of the whole weight for one row still costs more than
+// FP16 saves.
+// FUSED-LABEL: remark: flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 1.88 us: fp32 (guessed sizes of ?)
 // NAMED-LABEL: remark: flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes of ?)
 func.func @dynamic(%a: tensor<?x1024xf32>, %w: tensor<1024x1024xf32>) {
   // expected-remark @+1 {{flops 2.1e+06, fp32 4.25 us, fp16 3.63 us + casts 7.88 us: fp32 (guessed sizes of ?)}}

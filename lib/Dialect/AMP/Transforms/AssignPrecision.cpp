@@ -792,7 +792,7 @@ void AssignPrecisionPass::runOnOperation() {
         << " applies to assign=propagate; assign=optimal "
            "decides infer and follow ops by their cost";
   std::optional<CostModel> model = CostModel::create(
-      device, defaultDimSize, dimSizes, module, "amp-assign-precision");
+      device, casts, defaultDimSize, dimSizes, module, "amp-assign-precision");
   if (!model)
     return signalPassFailure();
   if (!model->supports(low)) {
@@ -801,8 +801,8 @@ void AssignPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
   std::optional<CostModel> scaledModel =
-      CostModel::create(device, defaultDimSize * kSensitivityFactor, dimSizes,
-                        module, "amp-assign-precision");
+      CostModel::create(device, casts, defaultDimSize * kSensitivityFactor,
+                        dimSizes, module, "amp-assign-precision");
   PrecisionPolicy policy;
   if (failed(policy.addSources(policyFile, opClasses, nodeClasses,
                                module.getLoc())))

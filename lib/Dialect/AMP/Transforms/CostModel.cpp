@@ -67,17 +67,24 @@ static std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
   return DimSizes(defaultSize, std::move(sizes), onnxg::getDimName);
 }
 
-std::optional<CostModel> CostModel::create(StringRef device,
+std::optional<CostModel> CostModel::create(StringRef device, StringRef casts,
                                            int64_t defaultDimSize,
                                            ArrayRef<std::string> dims,
                                            Operation *op, StringRef who) {
   const DeviceProfile *profile = lookupDeviceProfile(device, op, who);
   if (!profile)
     return std::nullopt;
+  if (casts != "fused" && casts != "kernels") {
+    op->emitError() << who << ": unknown casts '" << casts
+                    << "'; expected fused or kernels";
+    return std::nullopt;
+  }
   std::optional<DimSizes> sizes = parseDimSizes(defaultDimSize, dims, op, who);
   if (!sizes)
     return std::nullopt;
-  return CostModel(*profile, std::move(*sizes));
+  return CostModel(*profile, std::move(*sizes),
+                   casts == "fused" ? CastKernels::Fused
+                                    : CastKernels::Separate);
 }
 
 FloatType mlir::amp::parseLowPrecision(MLIRContext *context, StringRef name) {
@@ -140,7 +147,8 @@ double CostModel::getCastTimeUs(Value value, FloatType type) {
 double CostModel::getCastTimeUs(Value value, FloatType from, FloatType to) {
   double bytes = sizes.getBytes(value, from.getWidth()) +
                  sizes.getBytes(value, to.getWidth());
-  return bytes / device.bytesPerSecond * 1e6 + device.launchUs;
+  double us = bytes / device.bytesPerSecond * 1e6;
+  return hasFusedCasts() ? us : us + device.launchUs;
 }
 
 double CostModel::getFP8GemmTimeUs(PrecisionOpInterface op,
@@ -166,7 +174,9 @@ double CostModel::getQuantizeTimeUs(Value value, bool amaxPass, bool fused) {
   double us = bytes / device.bytesPerSecond * 1e6;
   if (amaxPass)
     return us + read / device.bytesPerSecond * 1e6 + 2 * device.launchUs;
-  return fused ? us : us + device.launchUs;
+  // With casts=fused, a graph input's quantization runs with the step's
+  // other independent casts.
+  return fused || hasFusedCasts() ? us : us + device.launchUs;
 }
 
 CostModel::Comparison

@@ -524,19 +524,20 @@ void FP8Pass::convert(func::FuncOp func, CostModel &model,
 void FP8Pass::runOnOperation() {
   ModuleOp module = getOperation();
   if (mode != "auto" && mode != "always" && mode != "never") {
-    emitError(module.getLoc()) << "amp-fp8: bad fp8 '" << mode
-                       << "'; expected auto, always or never";
+    emitError(module.getLoc())
+        << "amp-fp8: bad fp8 '" << mode << "'; expected auto, always or never";
     return signalPassFailure();
   }
   if (recipe != "delayed" && recipe != "current" && recipe != "block") {
     emitError(module.getLoc()) << "amp-fp8: bad recipe '" << recipe
-                       << "'; expected delayed, current or block";
+                               << "'; expected delayed, current or block";
     return signalPassFailure();
   }
   if (format != "auto" && format != "hybrid" && format != "e4m3") {
-    emitError(module.getLoc()) << "amp-fp8: bad format '" << format
-                       << "'; expected auto, hybrid or e4m3 (E5M2 everywhere "
-                          "is not a training recipe)";
+    emitError(module.getLoc())
+        << "amp-fp8: bad format '" << format
+        << "'; expected auto, hybrid or e4m3 (E5M2 everywhere "
+           "is not a training recipe)";
     return signalPassFailure();
   }
   // TE's defaults: HYBRID for the per-tensor recipes, E4M3 for block
@@ -546,16 +547,16 @@ void FP8Pass::runOnOperation() {
                                    : "hybrid";
   if (!fp8::parseAmaxAlgo(amaxAlgo)) {
     emitError(module.getLoc()) << "amp-fp8: bad amax-algo '" << amaxAlgo
-                       << "'; expected max or most_recent";
+                               << "'; expected max or most_recent";
     return signalPassFailure();
   }
   if (amaxHistory < 1 || margin < 0 || margin > 64) {
     emitError(module.getLoc()) << "amp-fp8: amax-history must be positive and "
-                          "margin in [0, 64]";
+                                  "margin in [0, 64]";
     return signalPassFailure();
   }
-  std::optional<CostModel> model =
-      CostModel::create(device, defaultDimSize, dimSizes, module, "amp-fp8");
+  std::optional<CostModel> model = CostModel::create(
+      device, casts, defaultDimSize, dimSizes, module, "amp-fp8");
   if (!model)
     return signalPassFailure();
   PrecisionPolicy policy;
@@ -564,8 +565,9 @@ void FP8Pass::runOnOperation() {
       failed(policy.addFP8Overrides(fp8OpTypes, fp8Nodes, module.getLoc())))
     return signalPassFailure();
   if (mode != "never" && !model->supports(Float8E4M3FNType::get(&getContext())))
-    emitWarning(module.getLoc()) << "amp-fp8: device '" << device
-                         << "' has no FP8 tensor cores; no GEMM goes FP8";
+    emitWarning(module.getLoc())
+        << "amp-fp8: device '" << device
+        << "' has no FP8 tensor cores; no GEMM goes FP8";
   llvm::json::Array states;
   int64_t converted = 0;
   for (auto func : module.getOps<func::FuncOp>()) {

@@ -67,6 +67,10 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
                      "(default: between for fp16, downstream for bf16)")};
   Option<std::string> device{*this, "device", llvm::cl::init("h100"),
                              llvm::cl::desc("h100, a100 or v100")};
+  Option<std::string> casts{
+      *this, "casts", llvm::cl::init("fused"),
+      llvm::cl::desc("how the cost model runs casts: fused (inside "
+                     "neighbouring kernels) or kernels (a launch each)")};
   Option<std::string> policy{
       *this, "policy", llvm::cl::desc("JSON policy file (PrecisionPolicy.md)")};
   ListOption<std::string> opClasses{
@@ -134,10 +138,11 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
       llvm::cl::desc("keep the graph's input and output types")};
 };
 
-/// Gives a pass the cost model's options: device and dimension sizes.
+/// Gives a pass the cost model's options: device, casts and dimension sizes.
 template <typename PassOptions>
 void setCostModelOptions(const AMPPipelineOptions &options, PassOptions &pass) {
   pass.device = options.device;
+  pass.casts = options.casts;
   pass.defaultDimSize = options.defaultDimSize;
   pass.dimSizes.assign(options.dimSizes.begin(), options.dimSizes.end());
 }

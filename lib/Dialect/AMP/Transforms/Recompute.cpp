@@ -153,6 +153,9 @@ static double estimateOpFlops(Operation *op, DimSizes &sizes) {
 
 /// Modeled microseconds of one run of `op`.
 static double estimateOpUs(Operation *op, double flops, CostModel &model) {
+  if (auto castOp = dyn_cast<CastOp>(op))
+    return model.getCastTimeUs(
+        castOp.getInput(), cast<FloatType>(castOp.getType().getElementType()));
   if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op)) {
     FloatType type = Float32Type::get(op->getContext());
     for (Value result : op->getResults())
@@ -229,12 +232,13 @@ RecomputePass::chooseBudgetPlan(func::FuncOp func, const ForwardGraph &forward,
   SmallVector<RecomputeProblem::Plan> asked =
       problem.solveBudget(budgetBytes, met);
   if (!met) {
-    emitWarning(func.getLoc()) << "amp-recompute: cannot reduce the saved activations "
-                          "below the budget of "
-                       << formatCount(budgetBytes) << " bytes; reached "
-                       << formatCount(asked.front().savedBytes) << ", from "
-                       << formatCount(savedBefore)
-                       << " (random, stateful and live values stay)";
+    emitWarning(func.getLoc())
+        << "amp-recompute: cannot reduce the saved activations "
+           "below the budget of "
+        << formatCount(budgetBytes) << " bytes; reached "
+        << formatCount(asked.front().savedBytes) << ", from "
+        << formatCount(savedBefore)
+        << " (random, stateful and live values stay)";
     record.set("budget_met", builder.getBoolAttr(false));
     return asked.front();
   }
@@ -347,10 +351,10 @@ RecomputePass::choosePlan(func::FuncOp func, const ForwardGraph &forward,
     return chooseBudgetPlan(func, forward, *budgetBytes, before, sizes, record);
   // mode == "optimal"
   if (int64_t(problem.getNumNodes()) > optimalMaxOps.getValue()) {
-    emitError(func.getLoc()) << "amp-recompute: mode=optimal takes at most "
-                     << optimalMaxOps.getValue()
-                     << " forward ops (optimal-max-ops); '" << func.getSymName()
-                     << "' has " << problem.getNumNodes();
+    emitError(func.getLoc())
+        << "amp-recompute: mode=optimal takes at most "
+        << optimalMaxOps.getValue() << " forward ops (optimal-max-ops); '"
+        << func.getSymName() << "' has " << problem.getNumNodes();
     return std::nullopt;
   }
   bool proven = false;
@@ -363,10 +367,11 @@ RecomputePass::choosePlan(func::FuncOp func, const ForwardGraph &forward,
   }
   record.set("optimal_proven", builder.getBoolAttr(proven));
   if (!proven)
-    emitWarning(func.getLoc()) << "amp-recompute: mode=optimal: the MILP stopped after "
-                       << formatCount(optimalTimeLimit.getValue())
-                       << " s (optimal-time-limit) with a plan not proven "
-                          "optimal";
+    emitWarning(func.getLoc())
+        << "amp-recompute: mode=optimal: the MILP stopped after "
+        << formatCount(optimalTimeLimit.getValue())
+        << " s (optimal-time-limit) with a plan not proven "
+           "optimal";
   return plan;
 }
 
@@ -457,32 +462,35 @@ void RecomputePass::runOnOperation() {
                                              "optimal"};
   if (!llvm::is_contained(kModes, StringRef(mode))) {
     emitError(module.getLoc()) << "amp-recompute: unknown mode '" << mode
-                       << "' (none, sqrt, mincut, budget or optimal)";
+                               << "' (none, sqrt, mincut, budget or optimal)";
     return signalPassFailure();
   }
   std::optional<Budget> budget;
   if (!memoryBudget.empty()) {
     budget = parseBudget(memoryBudget);
     if (!budget) {
-      emitError(module.getLoc()) << "amp-recompute: memory-budget='" << memoryBudget
-                         << "' is not a number of bytes, <n>KiB, <n>MiB, "
-                            "<n>GiB or <n>%";
+      emitError(module.getLoc())
+          << "amp-recompute: memory-budget='" << memoryBudget
+          << "' is not a number of bytes, <n>KiB, <n>MiB, "
+             "<n>GiB or <n>%";
       return signalPassFailure();
     }
     if (mode != "budget" && mode != "optimal") {
-      emitError(module.getLoc()) << "amp-recompute: memory-budget needs mode=budget "
-                            "or mode=optimal, not mode="
-                         << mode;
+      emitError(module.getLoc())
+          << "amp-recompute: memory-budget needs mode=budget "
+             "or mode=optimal, not mode="
+          << mode;
       return signalPassFailure();
     }
   } else if (mode == "budget") {
-    emitError(module.getLoc()) << "amp-recompute: mode=budget needs a memory-budget";
+    emitError(module.getLoc())
+        << "amp-recompute: mode=budget needs a memory-budget";
     return signalPassFailure();
   }
   if (mode == "none")
     return;
   std::optional<CostModel> model = CostModel::create(
-      device, defaultDimSize, dimSizes, module, "amp-recompute");
+      device, casts, defaultDimSize, dimSizes, module, "amp-recompute");
   if (!model)
     return signalPassFailure();
   DimSizes &sizes = model->getSizes();
@@ -526,10 +534,11 @@ void RecomputePass::runOnOperation() {
     sizes.resetGuesses();
     if (budgetBytes && after.getSavedBytes() > *budgetBytes &&
         !record.get("budget_met"))
-      emitWarning(func.getLoc()) << "amp-recompute: the memory planner counts "
-                         << formatCount(after.getSavedBytes())
-                         << " bytes of saved activations, over the budget of "
-                         << formatCount(*budgetBytes);
+      emitWarning(func.getLoc())
+          << "amp-recompute: the memory planner counts "
+          << formatCount(after.getSavedBytes())
+          << " bytes of saved activations, over the budget of "
+          << formatCount(*budgetBytes);
     SmallVector<NamedAttribute> types;
     for (auto [type, count] : byType)
       types.push_back(
@@ -553,20 +562,19 @@ void RecomputePass::runOnOperation() {
     record.set("us_before", builder.getF64FloatAttr(forward.totalUs));
     func->setAttr(kRecomputeAttrName, record.getDictionary(&getContext()));
     if (emitRemarks)
-      emitRemark(func.getLoc()) << "amp-recompute: mode=" << mode
-                        << ": saved activations "
-                        << formatCount(before.getSavedBytes()) << " -> "
-                        << formatCount(after.getSavedBytes()) << " bytes, peak "
-                        << formatCount(before.getPeakBytes()) << " -> "
-                        << formatCount(after.getPeakBytes()) << " bytes, "
-                        << plan->numRecomputed << " ops recomputed, +"
-                        << llvm::formatv("{0:F2}", forward.totalFlops > 0
-                                                       ? 100 *
-                                                             plan->extraFlops /
-                                                             forward.totalFlops
-                                                       : 0.0)
-                               .str()
-                        << "% FLOPs";
+      emitRemark(func.getLoc())
+          << "amp-recompute: mode=" << mode << ": saved activations "
+          << formatCount(before.getSavedBytes()) << " -> "
+          << formatCount(after.getSavedBytes()) << " bytes, peak "
+          << formatCount(before.getPeakBytes()) << " -> "
+          << formatCount(after.getPeakBytes()) << " bytes, "
+          << plan->numRecomputed << " ops recomputed, +"
+          << llvm::formatv("{0:F2}",
+                           forward.totalFlops > 0
+                               ? 100 * plan->extraFlops / forward.totalFlops
+                               : 0.0)
+                 .str()
+          << "% FLOPs";
   }
   if (!anyTraining)
     emitWarning(module.getLoc())

@@ -185,8 +185,8 @@ static llvm::json::Value describeRecompute(DictionaryAttr record,
 
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::optional<CostModel> model =
-      CostModel::create(device, defaultDimSize, dimSizes, module, "amp-report");
+  std::optional<CostModel> model = CostModel::create(
+      device, casts, defaultDimSize, dimSizes, module, "amp-report");
   if (!model)
     return signalPassFailure();
   DimSizes &sizes = model->getSizes();
@@ -196,7 +196,7 @@ void ReportPass::runOnOperation() {
   Type f32 = Float32Type::get(&getContext());
 
   int64_t total = 0, low = 0, inserted = 0, fused = 0, remaining = 0;
-  double flops = 0, lowFlops = 0, fp32Us = 0, ampUs = 0;
+  double flops = 0, lowFlops = 0, fp32Us = 0, ampUs = 0, castUs = 0;
   // What amp-assign-precision's objective said: the modeled time of the
   // propagation rules' decisions and of the cut, and how many decisions
   // change with the guessed dimensions 8x larger.
@@ -264,9 +264,11 @@ void ReportPass::runOnOperation() {
       Operation &op = *opInBody;
       if (auto castOp = dyn_cast<CastOp>(op)) {
         ++remaining;
-        ampUs += model->getCastTimeUs(
+        double us = model->getCastTimeUs(
             castOp.getInput(),
             cast<FloatType>(castOp.getType().getElementType()));
+        ampUs += us;
+        castUs += us;
         continue;
       }
       if (auto record = op.getAttrOfType<DictionaryAttr>(kFP8AttrName)) {
@@ -440,7 +442,11 @@ void ReportPass::runOnOperation() {
         << "', " << llvm::format("%.3g", largestKeptFlops)
         << " FLOPs, is bound by kernel launches and casts); force them "
            "with op-class=MatMul:always,Gemm:always,Conv:always, or give "
-           "the real sizes with dim=<name>:<size>\n";
+           "the real sizes with dim=<name>:<size>"
+        << (model->hasFusedCasts()
+                ? ""
+                : ", or cast inside neighbouring kernels with casts=fused")
+        << "\n";
   if (!trainingSummary.empty()) {
     const llvm::json::Object *settings = lossScaling.getAsObject();
     std::optional<StringRef> mode = settings->getString("mode");
@@ -485,6 +491,7 @@ void ReportPass::runOnOperation() {
        llvm::json::Object{{"total", flops}, {"low_precision", lowFlops}}},
       {"modeled_time_us", llvm::json::Object{{"fp32", fp32Us},
                                              {"amp", ampUs},
+                                             {"casts", castUs},
                                              {"propagate", propagateUs}}},
       {"cut_us", anyOptimal ? llvm::json::Value(cutUs) : nullptr},
       {"sensitivity",

@@ -5,9 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // A roofline cost model over device profiles (docs/CostModel.md): an op
-// takes max(FLOPs / peak, bytes / bandwidth) plus a kernel launch; a cast is
-// a kernel of its own. An op goes low precision only when its time in low
-// precision, with the casts its inputs need, is lower than in FP32.
+// takes max(FLOPs / peak, bytes / bandwidth) plus a kernel launch; a cast
+// costs its memory traffic, inside a neighbouring kernel (`casts=fused`) or
+// as a kernel of its own (`casts=kernels`). An op goes low precision only
+// when its time in low precision, with the casts its inputs need, is lower
+// than in FP32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,19 +50,26 @@ const DeviceProfile *lookupDeviceProfile(llvm::StringRef name, Operation *op,
 /// The type of a low-precision option value ("fp16", "bf16"), or null.
 FloatType parseLowPrecision(MLIRContext *context, llvm::StringRef name);
 
+/// How a cast runs: inside a neighbouring kernel (the producer's epilogue,
+/// a reader's prologue, or with the step's other independent casts, as
+/// amp-compile's CUDA backend fuses it) or as a kernel of its own (ONNX
+/// Runtime runs each Cast node as one).
+enum class CastKernels { Fused, Separate };
+
 class CostModel {
 public:
-  CostModel(const DeviceProfile &device, DimSizes sizes)
-      : device(device), sizes(std::move(sizes)) {}
+  CostModel(const DeviceProfile &device, DimSizes sizes,
+            CastKernels casts = CastKernels::Fused)
+      : device(device), sizes(std::move(sizes)), casts(casts) {}
 
   /// The cost model a pass's options describe: the profile named `device`,
-  /// and dimension sizes from `default-dim-size` and the `dim` entries
-  /// `<name>:<size>` for ONNX symbolic dimensions. Null after an error at
-  /// `op` naming `who` (a pass name) and the bad option.
-  static std::optional<CostModel> create(llvm::StringRef device,
-                                         int64_t defaultDimSize,
-                                         llvm::ArrayRef<std::string> dims,
-                                         Operation *op, llvm::StringRef who);
+  /// how casts run (`casts`: fused or kernels), and dimension sizes from
+  /// `default-dim-size` and the `dim` entries `<name>:<size>` for ONNX
+  /// symbolic dimensions. Null after an error at `op` naming `who` (a pass
+  /// name) and the bad option.
+  static std::optional<CostModel>
+  create(llvm::StringRef device, llvm::StringRef casts, int64_t defaultDimSize,
+         llvm::ArrayRef<std::string> dims, Operation *op, llvm::StringRef who);
 
   /// The dimension sizes estimates use; they record which were guessed.
   DimSizes &getSizes() { return sizes; }
@@ -71,7 +80,11 @@ public:
   /// Modeled microseconds of `op` with its float data in `type`. Always ops
   /// run on tensor cores in low precision; others on the vector units.
   double getOpTimeUs(PrecisionOpInterface op, FloatType type);
-  /// Microseconds of a kernel converting `value` to `type`.
+  /// Whether casts run inside neighbouring kernels (`casts=fused`).
+  bool hasFusedCasts() const { return casts == CastKernels::Fused; }
+
+  /// Microseconds of converting `value` to `type`: its memory traffic, plus
+  /// a launch with `casts=kernels`.
   double getCastTimeUs(Value value, FloatType type);
   /// The same for `value` held in `from`, whatever its type is now.
   double getCastTimeUs(Value value, FloatType from, FloatType to);
@@ -82,7 +95,8 @@ public:
   /// Microseconds of quantizing `value` to an 8-bit type: a pass that reads
   /// it, records its amax and writes one byte per element. `fused`: the
   /// pass is the epilogue of the value's producer (no launch of its own, as
-  /// Transformer Engine fuses the cast into LayerNorm, GELU, ...); with
+  /// Transformer Engine fuses the cast into LayerNorm, GELU, ...; with
+  /// `casts=fused` a graph input's too, with the other casts); with
   /// `amaxPass` (current scaling) a launched kernel reads the value for its
   /// amax first, and the cast cannot be fused.
   double getQuantizeTimeUs(Value value, bool amaxPass, bool fused);
@@ -111,6 +125,7 @@ private:
 
   const DeviceProfile &device;
   DimSizes sizes;
+  CastKernels casts;
 };
 
 } // namespace mlir::amp

@@ -193,6 +193,10 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
            "between for fp16, downstream for bf16)">,
     Option<"device", "device", "std::string", "\"h100\"",
            "device profile of the cost model: h100, a100 or v100">,
+    Option<"casts", "casts", "std::string", "\"fused\"",
+           "fused (a cast costs its memory traffic inside a neighbouring "
+           "kernel, as amp-compile fuses it) or kernels (a launch each, as "
+           "ONNX Runtime runs Cast nodes)">,
     Option<"policyFile", "policy", "std::string", "\"\"",
            "JSON policy file (docs/PrecisionPolicy.md)">,
     ListOption<"opClasses", "op-class", "std::string",
@@ -336,6 +340,10 @@ def AMPFP8 : Pass<"amp-fp8", "ModuleOp"> {
            "the scale is divided by 2^margin">,
     Option<"device", "device", "std::string", "\"h100\"",
            "cost model profile: h100, a100 or v100">,
+    Option<"casts", "casts", "std::string", "\"fused\"",
+           "fused (a cast costs its memory traffic inside a neighbouring "
+           "kernel, as amp-compile fuses it) or kernels (a launch each, as "
+           "ONNX Runtime runs Cast nodes)">,
     Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
            "size assumed for a dynamic dimension without a dim entry">,
     ListOption<"dimSizes", "dim", "std::string",
@@ -414,6 +422,10 @@ def AMPRecompute : Pass<"amp-recompute", "ModuleOp"> {
            "mode=optimal: seconds the MILP may search">,
     Option<"device", "device", "std::string", "\"h100\"",
            "cost model profile of the modeled extra time">,
+    Option<"casts", "casts", "std::string", "\"fused\"",
+           "fused (a cast costs its memory traffic inside a neighbouring "
+           "kernel, as amp-compile fuses it) or kernels (a launch each, as "
+           "ONNX Runtime runs Cast nodes)">,
     Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
            "size assumed for a dynamic dimension without a dim entry">,
     ListOption<"dimSizes", "dim", "std::string",
@@ -439,6 +451,10 @@ def AMPReport : Pass<"amp-report", "ModuleOp"> {
            "JSON report to write (none when empty)">,
     Option<"device", "device", "std::string", "\"h100\"",
            "device profile of the modeled times">,
+    Option<"casts", "casts", "std::string", "\"fused\"",
+           "fused (a cast costs its memory traffic inside a neighbouring "
+           "kernel, as amp-compile fuses it) or kernels (a launch each, as "
+           "ONNX Runtime runs Cast nodes)">,
     Option<"defaultDimSize", "default-dim-size", "int64_t", "64",
            "size assumed for dynamic dimensions without a `dim` entry">,
     ListOption<"dimSizes", "dim", "std::string",
