@@ -15,6 +15,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import sys
 import tempfile
 import warnings
@@ -422,7 +423,8 @@ def one_line(text, limit=200):
 def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
     """Two steps in amp-run against eager PyTorch's losses (relative error
     below 1e-5), then two with --amp-pipeline=precision=fp16 (finite
-    losses). Returns the table cell."""
+    losses; the cell says how many ops it converted). Returns the table
+    cell."""
     args = []
     for kind, values in (("input", inputs), ("target", targets)):
         for i, value in enumerate(values):
@@ -431,8 +433,8 @@ def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
             args += ["--input", f"{kind}{i}={file}"]
     try:
         fp32, _ = api.train(path, 2, args=args)
-        fp16, _ = api.train(path, 2, amp_pipeline="precision=fp16",
-                            args=args)
+        fp16, summary = api.train(path, 2, amp_pipeline="precision=fp16",
+                                  args=args)
     except api.AmpOptError as error:
         lines = [line for line in str(error).splitlines() if "error" in line]
         return "fails: " + one_line(lines[0].split("error: ")[-1]
@@ -445,9 +447,12 @@ def check_amp_run(name, model, inputs, targets, loss_fn, path, tmp):
               for r, e in zip(fp32, eager)]
     if max(errors) > 1e-5:
         return f"WRONG: loss error {max(errors):.1e}"
+    converted = re.search(r"amp: (\d+ of \d+) ops in fp16", summary)
+    converted = f"{converted.group(1)} ops" if converted else "no op"
     if not all(np.isfinite(r["loss"]) for r in fp16):
-        return f"matches eager ({max(errors):.1e}); FP16 not finite"
-    return f"matches eager ({max(errors):.1e}); FP16 runs"
+        return (f"matches eager ({max(errors):.1e}); FP16 ({converted}) not "
+                "finite")
+    return f"matches eager ({max(errors):.1e}); FP16 runs ({converted})"
 
 
 def main():
