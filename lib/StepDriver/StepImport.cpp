@@ -16,15 +16,23 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 using namespace mlir;
 using namespace amprun;
 
-/// Whether ONNX's schemas (and so its shape inference) cover `domain`.
-static bool isOnnxDomain(StringRef domain) {
-  return onnxg::isDefaultDomain(domain) || domain == "ai.onnx.ml" ||
-         domain == "ai.onnx.preview.training";
+/// Whether ONNX's schemas (and so its shape inference) cover `node`: one of
+/// ONNX's domains, and an op type libonnx knows there (ONNX Runtime writes
+/// MaxPoolGrad and AveragePoolGrad in the default domain, without one).
+static bool hasOnnxSchema(const onnx::NodeProto &node) {
+  StringRef domain = node.domain();
+  if (!onnxg::isDefaultDomain(domain) && domain != "ai.onnx.ml" &&
+      domain != "ai.onnx.preview.training")
+    return false;
+  return onnx::OpSchemaRegistry::Schema(
+             node.op_type(),
+             onnxg::isDefaultDomain(domain) ? "" : node.domain()) != nullptr;
 }
 
 /// Gives the symbolic dimensions of the model's inputs the sizes --dim
@@ -67,11 +75,12 @@ static std::string specializeDims(StringRef path, StringRef bytes,
     fail(Twine(toolName) + " needs static shapes; give the size of input " +
          llvm::join(missing, ", ") + " with --dim name=N");
   // ONNX shape inference types what ONNX's own ops compute again from the
-  // static inputs; what other domains' ops compute (ONNX Runtime's contrib
-  // ops) only the file types, so that value_info stays.
+  // static inputs; what ops without an ONNX schema compute (ONNX Runtime's
+  // contrib and training ops) only the file types, so that value_info
+  // stays.
   llvm::StringSet<> contribValues;
   for (const onnx::NodeProto &node : model.graph().node())
-    if (!isOnnxDomain(node.domain()))
+    if (!hasOnnxSchema(node))
       contribValues.insert(node.output().begin(), node.output().end());
   auto *valueInfo = model.mutable_graph()->mutable_value_info();
   valueInfo->erase(std::remove_if(valueInfo->begin(), valueInfo->end(),

@@ -3,7 +3,8 @@ against numpy (ConcatTraining with its lengths output, SliceGrad,
 DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
 BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad, and the
 SigmoidGrad, FastGeluGrad, QuickGelu(Grad), DivGrad, GatherElementsGrad,
-Trilu and SimplifiedLayerNormalization(Grad) of newer versions), and
+Trilu and SimplifiedLayerNormalization(Grad) of newer versions,
+ConvTransposeGrad, AveragePoolGrad, LeakyReluGrad and SplitTraining), and
 ConvTranspose against PyTorch."""
 
 import numpy as np
@@ -254,6 +255,123 @@ def test_conv_transpose_matches_torch(x_shape, w_shape, attrs, records,
     if records:
         assert api.conv_record_modes(lowered.read_text()) == [2]
     np.testing.assert_allclose(got["y"], expected, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((2, 4, 5, 5), (4, 3, 3, 3),
+     dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
+    ((2, 4, 5, 7), (4, 2, 3, 2),
+     dict(strides=[2, 3], pads=[0, 1, 1, 0], output_padding=[0, 2],
+          group=2)),
+    ((2, 6, 6), (6, 2, 4),
+     dict(strides=[3], pads=[2, 1], output_padding=[1], dilations=[2],
+          group=3)),
+    ((2, 2, 3, 4, 3), (2, 2, 2, 3, 2),
+     dict(strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 1],
+          output_padding=[1, 0, 0])),
+])
+@pytest.mark.parametrize("records", [False, True],
+                         ids=["cpu", "conv_records"])
+def test_conv_transpose_grad_matches_autograd(x_shape, w_shape, attrs,
+                                              records, tmp_path):
+    """ONNX Runtime's ConvTransposeGrad (the gradient builder's for a
+    ConvTranspose: a GAN's generator, a U-Net's decoder) against autograd
+    through torch's conv_transpose: dX, dW and dB, with strides, asymmetric
+    pads, output padding, groups, dilations, 1-d and 3-d; with `records`,
+    through the CUDA backend's grid loops."""
+    import torch
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    spatial = len(x_shape) - 2
+    pads = attrs.get("pads", [0] * 2 * spatial)
+    transpose = {1: torch.nn.functional.conv_transpose1d,
+                 2: torch.nn.functional.conv_transpose2d,
+                 3: torch.nn.functional.conv_transpose3d}[spatial]
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(w, requires_grad=True)
+    group = attrs.get("group", 1)
+    bt = torch.zeros(w_shape[1] * group, requires_grad=True)
+    full = transpose(xt, wt, bt, stride=attrs["strides"],
+                     dilation=attrs.get("dilations", [1] * spatial),
+                     groups=group, output_padding=attrs["output_padding"])
+    y = full[(slice(None), slice(None)) + tuple(
+        slice(pads[i], full.shape[2 + i] - pads[spatial + i])
+        for i in range(spatial))]
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    node = helper.make_node("ConvTransposeGrad", ["dy", "x", "w"],
+                            ["dx", "dw", "db"], domain="com.microsoft",
+                            kernel_shape=list(w_shape[2:]), **attrs)
+    extra = ["--grid-loops"] if records else []
+    got = run_nodes(tmp_path, node, dict(dy=dy, x=x, w=w),
+                    dict(dx=x_shape, dw=w_shape, db=(bt.shape[0],)),
+                    extra=extra)
+    for name, expected in (("dx", xt.grad), ("dw", wt.grad),
+                           ("db", bt.grad)):
+        np.testing.assert_allclose(got[name], expected.numpy(), rtol=0,
+                                   atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parametrize("x_shape,kernel,stride,padding", [
+    ((2, 3, 7, 6), [3, 2], [2, 2], [1, 1]),
+    ((2, 3, 9), [4], [3], [2]),
+    ((1, 2, 5, 4, 6), [2, 3, 3], [2, 1, 2], [1, 1, 0]),
+    ((2, 2, 6, 6), [2, 2], [2, 2], [0, 0]),
+])
+@pytest.mark.parametrize("count_include_pad", [0, 1])
+def test_average_pool_grad_matches_autograd(x_shape, kernel, stride, padding,
+                                            count_include_pad, tmp_path):
+    """ONNX Runtime's AveragePoolGrad (default domain, as MaxPoolGrad: the
+    gradient builder's for AveragePool) against autograd through torch's
+    avg_pool: overlapping and padded windows, the count with and without
+    the padding, 1-d to 3-d."""
+    import torch
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    xt = torch.tensor(x, requires_grad=True)
+    pool = {1: torch.nn.functional.avg_pool1d,
+            2: torch.nn.functional.avg_pool2d,
+            3: torch.nn.functional.avg_pool3d}[len(kernel)]
+    y = pool(xt, kernel, stride=stride, padding=padding,
+             count_include_pad=bool(count_include_pad))
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    node = helper.make_node("AveragePoolGrad", ["dy"], ["dx"],
+                            kernel_shape=kernel, strides=stride,
+                            pads=padding + padding,
+                            count_include_pad=count_include_pad)
+    got = run_nodes(tmp_path, node, dict(dy=dy), dict(dx=x_shape))
+    np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=1e-6)
+
+
+def test_leaky_relu_grad_and_split_training_match_autograd(tmp_path):
+    """ONNX Runtime's LeakyReluGrad(dY, Y) against autograd, and
+    SplitTraining, ConcatTraining's gradient, splitting by the lengths
+    ConcatTraining computes (a split known only at run time)."""
+    import torch
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    xt = torch.tensor(x, requires_grad=True)
+    y = torch.nn.functional.leaky_relu(xt, 0.2)
+    dy = rng.standard_normal((4, 6)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    a = rng.standard_normal((4, 2)).astype(np.float32)
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("LeakyReluGrad", ["dy", "y"], ["dx"], domain=ms,
+                         alpha=0.2),
+        helper.make_node("ConcatTraining", ["a", "y"], ["c", "lengths"],
+                         domain=ms, axis=1),
+        helper.make_node("SplitTraining", ["c", "lengths"], ["a2", "y2"],
+                         domain=ms, axis=1),
+    ]
+    got = run_nodes(tmp_path, nodes,
+                    dict(dy=dy, y=y.detach().numpy(), a=a),
+                    dict(dx=(4, 6), a2=(4, 2), y2=(4, 6)))
+    np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=0)
+    np.testing.assert_array_equal(got["a2"], a)
+    np.testing.assert_array_equal(got["y2"], y.detach().numpy())
 
 
 @pytest.mark.parametrize("reduction", ["none", "add", "max"])

@@ -184,3 +184,128 @@ def test_log_softmax_grad_artifact_trains_in_fp16(tmp_path):
     assert fp16[0]["loss_scale"] > 1
     np.testing.assert_allclose(losses16, losses32, rtol=0.01)
     assert losses16 != losses32
+
+
+def generator_artifact(batch):
+    """A training graph in ONNX Runtime's artifact form for a small image
+    generator's head, ConvTranspose -> LeakyRelu -> AveragePool -> Gemm,
+    trained on a squared error: its backward goes through the gradient ops
+    ONNX Runtime's builder writes for them (ConvTransposeGrad,
+    LeakyReluGrad, AveragePoolGrad in the default domain), and each
+    gradient into an InPlaceAccumulatorV2."""
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    ms = "com.microsoft"
+    make = helper.make_node
+    params = {"deconv.weight": [8, 4, 3, 3], "deconv.bias": [4],
+              "fc.weight": [10, 64], "fc.bias": [10]}
+    deconv = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                  output_padding=[1, 1])
+    pool = dict(kernel_shape=[2, 2], strides=[2, 2])
+    nodes = [
+        make("ConvTranspose", ["input", "deconv.weight", "deconv.bias"],
+             ["up"], **deconv),
+        make("LeakyRelu", ["up"], ["act"], alpha=0.2),
+        make("AveragePool", ["act"], ["pooled"], **pool),
+        make("Reshape", ["pooled", "flat_shape"], ["flat"]),
+        make("Gemm", ["flat", "fc.weight", "fc.bias"], ["out"], transB=1),
+        make("Sub", ["out", "targets"], ["diff"]),
+        make("Mul", ["diff", "diff"], ["squared"]),
+        make("ReduceSum", ["squared"], ["sum"], keepdims=0),
+        make("Div", ["sum", "count"], ["loss"]),
+        # Backward: d loss / d out = 2 * diff / count.
+        make("Div", ["loss_grad", "count"], ["sum_grad"]),
+        make("Mul", ["sum_grad", "two"], ["twice"]),
+        make("Mul", ["diff", "twice"], ["out_grad"]),
+        make("Gemm", ["out_grad", "flat"], ["fc.weight_grad"], transA=1),
+        make("ReduceSum", ["out_grad", "batch_axis"], ["fc.bias_grad"],
+             keepdims=0),
+        make("Gemm", ["out_grad", "fc.weight"], ["flat_grad"]),
+        make("Reshape", ["flat_grad", "pooled_shape"], ["pooled_grad"]),
+        make("AveragePoolGrad", ["pooled_grad"], ["act_grad"], **pool),
+        make("LeakyReluGrad", ["act_grad", "act"], ["up_grad"], domain=ms,
+             alpha=0.2),
+        make("ConvTransposeGrad", ["up_grad", "input", "deconv.weight"],
+             ["", "deconv.weight_grad", "deconv.bias_grad"], domain=ms,
+             **deconv),
+    ]
+    info = helper.make_tensor_value_info
+    inputs = [info("input", TensorProto.FLOAT, [batch, 8, 4, 4]),
+              info("targets", TensorProto.FLOAT, [batch, 10])]
+    inputs += [info(name, TensorProto.FLOAT, shape)
+               for name, shape in params.items()]
+    outputs = [info("loss", TensorProto.FLOAT, [])]
+    add_gradient_accumulators(params, nodes, inputs, outputs)
+    initializers = [
+        numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
+        numpy_helper.from_array(np.array(batch * 10, np.float32), "count"),
+        numpy_helper.from_array(np.array(2, np.float32), "two"),
+        numpy_helper.from_array(np.array([0], np.int64), "batch_axis"),
+        numpy_helper.from_array(np.array([batch, 64], np.int64),
+                                "flat_shape"),
+        numpy_helper.from_array(np.array([batch, 4, 4, 4], np.int64),
+                                "pooled_shape")]
+    contrib = {"act_grad": [batch, 4, 8, 8], "up_grad": [batch, 4, 8, 8],
+               "deconv.weight_grad": params["deconv.weight"],
+               "deconv.bias_grad": params["deconv.bias"]}
+    return make_artifact("generator", nodes, inputs, outputs, initializers,
+                         contrib)
+
+
+def test_generator_artifact_trains_as_torch(tmp_path):
+    """ConvTransposeGrad, LeakyReluGrad and AveragePoolGrad in a training
+    artifact: amp-run's SGD steps (--sgd-lr on the accumulated gradients)
+    give torch's losses, and the FP16 pipeline converts the transposed
+    convolution and its gradient and trains as FP32 does."""
+    import numpy as np
+    import torch
+    from amp_opt import api
+    batch, lr, steps = 16, 0.05, 8
+    path = str(tmp_path / "training_model.onnx")
+    onnx.save(generator_artifact(batch), path)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, 8, 4, 4)).astype(np.float32)
+    targets = rng.standard_normal((batch, 10)).astype(np.float32)
+    start = {"deconv.weight": rng.standard_normal((8, 4, 3, 3)) * 0.3,
+             "deconv.bias": rng.standard_normal(4) * 0.1,
+             "fc.weight": rng.standard_normal((10, 64)) * 0.3,
+             "fc.bias": rng.standard_normal(10) * 0.1}
+    start = {k: v.astype(np.float32) for k, v in start.items()}
+    np.savez(tmp_path / "params.npz", **start)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "t.npy", targets)
+    args = ["--sgd-lr", str(lr), "--params", str(tmp_path / "params.npz"),
+            "--input", f"input={tmp_path / 'x.npy'}",
+            "--input", f"targets={tmp_path / 't.npy'}"]
+    fp32, _ = api.train(path, steps, args=args)
+    weights = {k: torch.tensor(v, requires_grad=True)
+               for k, v in start.items()}
+    expected = []
+    for _ in range(steps):
+        up = torch.nn.functional.conv_transpose2d(
+            torch.tensor(x), weights["deconv.weight"], weights["deconv.bias"],
+            stride=2, padding=1, output_padding=1)
+        act = torch.nn.functional.leaky_relu(up, 0.2)
+        pooled = torch.nn.functional.avg_pool2d(act, 2, 2)
+        out = pooled.reshape(batch, 64) @ weights["fc.weight"].T + \
+            weights["fc.bias"]
+        loss = ((out - torch.tensor(targets)) ** 2).mean()
+        expected.append(loss.item())
+        loss.backward()
+        with torch.no_grad():
+            for value in weights.values():
+                value -= lr * value.grad
+                value.grad = None
+    losses = [r["loss"] for r in fp32]
+    print("amp-run:", losses, "\ntorch:  ", expected)
+    assert expected[-1] < 0.7 * expected[0]
+    np.testing.assert_allclose(losses, expected, rtol=1e-5)
+    _, report = api.convert(path, "fp16", op_class=FORCED.split("=", 1)[1])
+    decisions = {(d["op_type"], d["precision"]) for d in report["decisions"]}
+    assert ("ConvTranspose", "f16") in decisions
+    assert ("com.microsoft::ConvTransposeGrad", "f16") in decisions
+    fp16, _ = api.train(path, steps, amp_pipeline=f"precision=fp16 {FORCED}",
+                        args=args)
+    losses16 = [r["loss"] for r in fp16]
+    assert losses16 != losses
+    np.testing.assert_allclose(losses16, losses, rtol=0.01)

@@ -467,6 +467,62 @@ static LoweringResult lowerConvTranspose(NodeLowering &node) {
               node.resultElementType(0, inputType.getElementType()))};
 }
 
+/// The weight gradient of a convolution of `padded` (its input, padded) by
+/// a weight of `weightType` ([g*M, C, k...]) whose output's gradient is `dy`
+/// ([N, g*M, o...], `outSizes` positions): dW[g, m, c*k] = sum_{n, o}
+/// dY[n, g, m, o] * col[n, g, c*k, o], in `accType`, shaped as the weight.
+static Value buildWeightGradient(OpBuilder &b, Location loc, Value dy,
+                                 Value padded, RankedTensorType weightType,
+                                 int64_t groups, const Window &window,
+                                 ArrayRef<int64_t> outSizes, Type accType) {
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  int64_t spatial = dyType.getRank() - 2;
+  int64_t channelsPerGroup = weightType.getDimSize(1);
+  int64_t outPerGroup = weightType.getDimSize(0) / groups;
+  ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+  int64_t depth = channelsPerGroup, outVolume = 1;
+  for (int64_t size : kernel)
+    depth *= size;
+  for (int64_t size : outSizes)
+    outVolume *= size;
+  Value columns = buildColumns(b, loc, padded, groups, channelsPerGroup, kernel,
+                               window.strides, window.dilations, outSizes);
+  SmallVector<ReassociationIndices> collapse = {{0}, {1}, {}};
+  for (int64_t i = 0; i < spatial; ++i)
+    collapse[2].push_back(2 + i);
+  Value flatDy = tensor::CollapseShapeOp::create(b, loc, dy, collapse);
+  Value groupedDy = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get(
+          {dyType.getDimSize(0), groups, outPerGroup, outVolume},
+          dyType.getElementType()),
+      flatDy, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}},
+      SmallVector<OpFoldResult>{
+          tensor::getMixedSize(b, loc, dy, 0), b.getIndexAttr(groups),
+          b.getIndexAttr(outPerGroup), b.getIndexAttr(outVolume)});
+  Value acc = createFilled(b, loc,
+                           {b.getIndexAttr(groups), b.getIndexAttr(outPerGroup),
+                            b.getIndexAttr(depth)},
+                           createScalar(b, loc, accType, 0));
+  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  MLIRContext *ctx = b.getContext();
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  Value product =
+      linalg::GenericOp::create(
+          b, loc, acc.getType(), ValueRange{groupedDy, columns}, acc,
+          {AffineMap::get(5, 0, {d(3), d(0), d(1), d(4)}, ctx),
+           AffineMap::get(5, 0, {d(3), d(0), d(2), d(4)}, ctx),
+           AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
+          iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl, multiplyAccumulate(nb, nl, args[0], args[1], args[2]));
+          })
+          .getResult(0);
+  return reshapeTo(b, loc, product, weightType.clone(accType));
+}
+
 /// com.microsoft ConvGrad(dY, X, W) -> (dX, dW, dB) for a Conv with the
 /// node's attributes: dX is the transposed convolution of dY by W (output
 /// padding chosen to give X's sizes), dW contracts dY with X's im2col
@@ -510,61 +566,91 @@ static LoweringResult lowerConvGrad(NodeLowering &node) {
   }
 
   if (node.getNumResults() > 1 && node.isResultUsed(1)) {
-    // dW[g, m, c*k] = sum_{n, o} dY[n, g, m, o] * col[n, g, c*k, o].
-    int64_t channelsPerGroup = weightType.getDimSize(1);
-    int64_t outPerGroup = weightType.getDimSize(0) / groups;
-    ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
-    int64_t depth = channelsPerGroup, outVolume = 1;
-    for (int64_t size : kernel)
-      depth *= size;
-    for (int64_t size : outSizes)
-      outVolume *= size;
     Value padded =
         padSpatial(b, loc, input, window.padsBegin, window.padsEnd, 0.0);
-    Value columns =
-        buildColumns(b, loc, padded, groups, channelsPerGroup, kernel,
-                     window.strides, window.dilations, outSizes);
-    SmallVector<ReassociationIndices> collapse = {{0}, {1}, {}};
-    for (int64_t i = 0; i < spatial; ++i)
-      collapse[2].push_back(2 + i);
-    Value flatDy = tensor::CollapseShapeOp::create(b, loc, dy, collapse);
-    Value groupedDy = tensor::ExpandShapeOp::create(
-        b, loc,
-        RankedTensorType::get(
-            {inputType.getDimSize(0), groups, outPerGroup, outVolume},
-            dyType.getElementType()),
-        flatDy, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}},
-        SmallVector<OpFoldResult>{
-            tensor::getMixedSize(b, loc, dy, 0), b.getIndexAttr(groups),
-            b.getIndexAttr(outPerGroup), b.getIndexAttr(outVolume)});
-    Value acc =
-        createFilled(b, loc,
-                     {b.getIndexAttr(groups), b.getIndexAttr(outPerGroup),
-                      b.getIndexAttr(depth)},
-                     createScalar(b, loc, accType, 0));
-    auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
-    MLIRContext *ctx = b.getContext();
-    SmallVector<utils::IteratorType> iterators(3,
-                                               utils::IteratorType::parallel);
-    iterators.append(2, utils::IteratorType::reduction);
-    Value product =
-        linalg::GenericOp::create(
-            b, loc, acc.getType(), ValueRange{groupedDy, columns}, acc,
-            {AffineMap::get(5, 0, {d(3), d(0), d(1), d(4)}, ctx),
-             AffineMap::get(5, 0, {d(3), d(0), d(2), d(4)}, ctx),
-             AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
-            iterators,
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              linalg::YieldOp::create(
-                  nb, nl,
-                  multiplyAccumulate(nb, nl, args[0], args[1], args[2]));
-            })
-            .getResult(0);
-    results[1] = convertTensor(
-        b, loc, reshapeTo(b, loc, product, weightType.clone(accType)),
-        node.resultElementType(1, weightType.getElementType()));
+    results[1] =
+        convertTensor(b, loc,
+                      buildWeightGradient(b, loc, dy, padded, weightType,
+                                          groups, window, outSizes, accType),
+                      node.resultElementType(1, weightType.getElementType()));
   }
 
+  if (node.getNumResults() > 2 && node.isResultUsed(2)) {
+    SmallVector<int64_t> axes = {0};
+    for (int64_t i = 0; i < spatial; ++i)
+      axes.push_back(2 + i);
+    results[2] =
+        convertTensor(b, loc, buildSum(b, loc, dy, axes),
+                      node.resultElementType(2, dyType.getElementType()));
+  }
+  results.resize(node.getNumResults());
+  return results;
+}
+
+/// com.microsoft ConvTransposeGrad(dY, X, W) -> (dX, dW, dB) for a
+/// ConvTranspose with the node's attributes. A transposed convolution's
+/// adjoint is the convolution with the same window: dX = Conv(dY, W); dW is
+/// that convolution's weight gradient with dY as its input and X as its
+/// output's gradient; dB sums dY.
+static LoweringResult lowerConvTransposeGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0), input = node.operand(1), weight = node.operand(2);
+  if (failed(checkConvOperands(node, input, weight)))
+    return failure();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t spatial = inputType.getRank() - 2;
+  int64_t groups = node.getInt("group", 1);
+  if (groups < 1 || weightType.getDimSize(0) != inputType.getDimSize(1) ||
+      inputType.getDimSize(1) % groups)
+    return node.emitError()
+           << "the input has " << inputType.getDimSize(1)
+           << " channels, the weight " << weightType.getDimSize(0)
+           << ", with group " << groups;
+  ArrayRef<int64_t> inSizes = inputType.getShape().drop_front(2);
+  FailureOr<Window> window =
+      getWindow(node, inSizes, weightType.getShape().drop_front(2));
+  if (failed(window))
+    return failure();
+  SmallVector<int64_t> outputPadding =
+      node.getInts("output_padding").value_or(SmallVector<int64_t>(spatial, 0));
+  if (int64_t(outputPadding.size()) != spatial)
+    return node.emitError()
+           << "output_padding must have " << spatial << " values";
+  if (failed(setTransposedPads(node, inputType, *window, outputPadding)))
+    return failure();
+  SmallVector<int64_t> expectedDy = {inputType.getDimSize(0),
+                                     weightType.getDimSize(1) * groups};
+  for (int64_t i = 0; i < spatial; ++i)
+    expectedDy.push_back(window->strides[i] * (inSizes[i] - 1) +
+                         outputPadding[i] + window->getExtent(i) -
+                         window->padsBegin[i] - window->padsEnd[i]);
+  auto dyType = getRankedType(dy);
+  if (!dyType || !isa<FloatType>(dyType.getElementType()) ||
+      failed(verifyCompatibleShape(dyType.getShape(), expectedDy)))
+    return node.emitError() << "dY must be a float tensor of the "
+                               "ConvTranspose's output shape";
+  dy = castToType(b, loc, dy, dyType.clone(expectedDy));
+  Type accType = getAccumulatorType(dyType.getElementType());
+  SmallVector<Value> results(3);
+  Value padded;
+  if (node.isResultUsed(0) ||
+      (node.getNumResults() > 1 && node.isResultUsed(1)))
+    padded = padSpatial(b, loc, dy, window->padsBegin, window->padsEnd, 0.0);
+  if (node.isResultUsed(0)) {
+    Value acc = buildConvolution(b, loc, padded, weight, groups,
+                                 window->strides, window->dilations, inSizes,
+                                 /*transposedWeights=*/false);
+    results[0] = convertTensor(
+        b, loc, acc, node.resultElementType(0, inputType.getElementType()));
+  }
+  if (node.getNumResults() > 1 && node.isResultUsed(1))
+    results[1] =
+        convertTensor(b, loc,
+                      buildWeightGradient(b, loc, input, padded, weightType,
+                                          groups, *window, inSizes, accType),
+                      node.resultElementType(1, weightType.getElementType()));
   if (node.getNumResults() > 2 && node.isResultUsed(2)) {
     SmallVector<int64_t> axes = {0};
     for (int64_t i = 0; i < spatial; ++i)
@@ -852,6 +938,89 @@ static LoweringResult lowerMaxPoolGrad(NodeLowering &node) {
   return SmallVector<Value>{convertTensor(b, loc, sums, type.getElementType())};
 }
 
+/// AveragePoolGrad(dY) of ONNX Runtime (the default domain, as MaxPoolGrad),
+/// for an AveragePool with the node's kernel_shape, strides, pads and
+/// count_include_pad: each dY element divided by its window's count (the
+/// kernel's volume with count_include_pad, else the window's part inside
+/// X, as ONNX Runtime's kernel counts it) and summed into every element of
+/// its window: the transposed convolution of the scaled dY by a kernel of
+/// ones, one group per channel. dX has the declared type, which must be
+/// static.
+static LoweringResult lowerAveragePoolGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0);
+  RankedTensorType dyType = getRankedType(dy);
+  RankedTensorType type = node.resultType(0);
+  if (!dyType || !isa<FloatType>(dyType.getElementType()) ||
+      dyType.getRank() < 3 ||
+      llvm::any_of(dyType.getShape().drop_front(), ShapedType::isDynamic))
+    return node.emitError()
+           << "expects a float dY of rank >= 3 with static channels and "
+              "spatial sizes";
+  if (!type || !type.hasStaticShape() || type.getRank() != dyType.getRank())
+    return node.emitError() << "needs a static dX type (X's shape)";
+  int64_t spatial = dyType.getRank() - 2;
+  std::optional<SmallVector<int64_t>> kernel = node.getInts("kernel_shape");
+  if (!kernel)
+    return node.emitError() << "needs kernel_shape";
+  ArrayRef<int64_t> inSizes = type.getShape().drop_front(2);
+  ArrayRef<int64_t> outSizes = dyType.getShape().drop_front(2);
+  FailureOr<Window> window = getWindow(node, inSizes, *kernel);
+  if (failed(window))
+    return failure();
+  if (llvm::any_of(window->dilations, [](int64_t d) { return d != 1; }))
+    return node.emitError() << "has no dilations";
+  bool countPad = node.getInt("count_include_pad", 0) != 0;
+  // 1 / count per output position, row-major over the spatial sizes.
+  int64_t positions = 1, volume = 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    positions *= outSizes[i];
+    volume *= (*kernel)[i];
+  }
+  Type accType = getAccumulatorType(dyType.getElementType());
+  SmallVector<double> scales(positions);
+  for (int64_t flat = 0; flat < positions; ++flat) {
+    int64_t count = 1, rest = flat;
+    for (int64_t i = spatial - 1; i >= 0; --i) {
+      int64_t o = rest % outSizes[i];
+      rest /= outSizes[i];
+      int64_t start = o * window->strides[i] - window->padsBegin[i];
+      int64_t end = std::min(start + (*kernel)[i], inSizes[i]);
+      count *= std::max<int64_t>(end - std::max<int64_t>(start, 0), 0);
+    }
+    int64_t divisor = countPad ? volume : count;
+    scales[flat] = divisor > 0 ? 1.0 / double(divisor) : 0.0;
+  }
+  SmallVector<int64_t> scaleShape(2, 1);
+  llvm::append_range(scaleShape, outSizes);
+  auto scaleType = RankedTensorType::get(scaleShape, accType);
+  SmallVector<Attribute> scaleValues;
+  for (double scale : scales)
+    scaleValues.push_back(b.getFloatAttr(accType, scale));
+  Value scale = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(scaleType, scaleValues));
+  Value scaled = buildElementwise(
+      b, loc, dyType.clone(accType), ValueRange{dy, scale},
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        return arith::MulFOp::create(nb, nl, args[0], args[1]).getResult();
+      });
+  int64_t channels = dyType.getDimSize(1);
+  SmallVector<int64_t> onesShape = {channels, 1};
+  llvm::append_range(onesShape, *kernel);
+  Value ones =
+      createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), onesShape),
+                   createScalar(b, loc, accType, 1));
+  SmallVector<int64_t> outputPadding;
+  for (int64_t i = 0; i < spatial; ++i)
+    outputPadding.push_back(
+        inSizes[i] - ((outSizes[i] - 1) * window->strides[i] + (*kernel)[i] -
+                      window->padsBegin[i] - window->padsEnd[i]));
+  Value acc = buildTransposedConvolution(b, loc, scaled, ones, channels,
+                                         *window, outputPadding);
+  return SmallVector<Value>{convertTensor(b, loc, acc, type.getElementType())};
+}
+
 /// MaxUnpool(X, I, output_shape?): zeros of the shape (in - 1) * stride +
 /// kernel - pads per spatial axis with each element of X written at its
 /// flat index in I (MaxPool's Indices), then padded at the end to
@@ -1092,10 +1261,12 @@ void amp::lowering::populateConvolutionLowerings(LoweringTable &table) {
   table.add("", "Conv", lowerConv);
   table.add("", "ConvTranspose", lowerConvTranspose);
   table.add("com.microsoft", "ConvGrad", lowerConvGrad);
+  table.add("com.microsoft", "ConvTransposeGrad", lowerConvTransposeGrad);
   table.add("", "MaxPool", lowerPool);
   table.add("", "AveragePool", lowerPool);
   table.add("", "LpPool", lowerPool);
   table.add("", "MaxPoolGrad", lowerMaxPoolGrad);
+  table.add("", "AveragePoolGrad", lowerAveragePoolGrad);
   table.add("", "MaxUnpool", lowerMaxUnpool);
   table.add("", "Col2Im", lowerCol2Im);
   table.add("", "GlobalAveragePool", lowerGlobalPool);

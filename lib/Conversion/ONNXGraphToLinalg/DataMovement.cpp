@@ -558,10 +558,21 @@ static LoweringResult lowerSplit(NodeLowering &node) {
   bool notConstant = false;
   std::optional<SmallVector<int64_t>> splits =
       node.getIntsFromAttrOrOperand("split", 1, notConstant);
-  if (notConstant)
-    return node.emitError() << "split must be a constant";
   int64_t size = getRankedType(node.operand(0)).getDimSize(*axis);
   unsigned outputs = node.getNumResults();
+  // A split computed at run time (ONNX Runtime's SplitTraining reads
+  // ConcatTraining's lengths) is what the static result sizes say.
+  if (notConstant) {
+    splits.emplace();
+    for (unsigned i = 0; i < outputs; ++i) {
+      RankedTensorType type = node.resultType(i);
+      if (!type || type.isDynamicDim(*axis))
+        return node.emitError()
+               << "split must be a constant, or every output's size along "
+                  "the axis static";
+      splits->push_back(type.getDimSize(*axis));
+    }
+  }
   if (!splits) {
     int64_t part = llvm::divideCeil(size, outputs);
     splits.emplace();
@@ -2000,6 +2011,8 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "Tile", lowerTile);
   table.add("", "Concat", lowerConcat);
   table.add("", "Split", lowerSplit);
+  // ConcatTraining's gradient: Split with its lengths as the split input.
+  table.add("com.microsoft", "SplitTraining", lowerSplit);
   table.add("", "Slice", lowerSlice);
   table.add("", "Pad", lowerPad);
   table.add("", "DepthToSpace", lowerDepthToSpace);

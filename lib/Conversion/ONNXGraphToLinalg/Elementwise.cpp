@@ -476,6 +476,19 @@ static LoweringResult lowerLeakyRelu(NodeLowering &node) {
   });
 }
 
+/// com.microsoft LeakyReluGrad(dY, Y): dY where the forward's output Y is
+/// positive, alpha * dY elsewhere (ONNX Runtime's kernel).
+static LoweringResult lowerLeakyReluGrad(NodeLowering &node) {
+  double alpha = node.getFloat("alpha", 0.01);
+  return lowerAll(node, [&](OpBuilder &b, Location loc, ValueRange a) {
+    Value dy = a[0], y = a[1];
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, y,
+                                           constantLike(b, loc, y, 0));
+    Value scaled = mul(b, loc, dy, constantLike(b, loc, dy, alpha));
+    return arith::SelectOp::create(b, loc, positive, dy, scaled).getResult();
+  });
+}
+
 static LoweringResult lowerElu(NodeLowering &node) {
   bool selu = node.getNode().getOpType() == "Selu";
   double alpha = node.getFloat("alpha", selu ? 1.67326319217681884765625 : 1);
@@ -818,6 +831,7 @@ void amp::lowering::populateElementwiseLowerings(LoweringTable &table) {
   table.add("com.microsoft", "QuickGelu", lowerQuickGelu);
   table.add("com.microsoft", "QuickGeluGrad", lowerQuickGelu);
   table.add("com.microsoft", "DivGrad", lowerDivGrad);
+  table.add("com.microsoft", "LeakyReluGrad", lowerLeakyReluGrad);
   // Trilu's gradient is a Trilu of dY.
   table.add("com.microsoft", "Trilu", lowerTrilu);
   // SigmoidGrad(dY, Y) = dY * Y * (1 - Y), Y the forward's output.

@@ -250,6 +250,9 @@ StringRef mlir::onnxg::getValueName(Value value) {
   Operation *op = value.getDefiningOp();
   if (auto init = dyn_cast<InitializerOp>(op))
     return init.getName();
+  // An absent output ("" in ONNX, none-typed) has no name.
+  if (isa<NoneType>(value.getType()))
+    return "";
   StringRef nodeName;
   SmallVector<StringRef> outputs;
   if (!getOnnxNames(op->getLoc(), nodeName, outputs))
@@ -597,16 +600,22 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
       points *= size;
     return 2 * points;
   }
-  if (type == "Conv" || type == "ConvTranspose") {
+  if (llvm::is_contained(
+          {"Conv", "ConvTranspose", "ConvGrad", "ConvTransposeGrad"}, type)) {
     // Per output (Conv) or input (ConvTranspose) element: one multiply-add
-    // per weight element of a group's filter, W's dims 1 and up.
-    auto weight = dyn_cast<RankedTensorType>(getOperand(1).getType());
+    // per weight element of a group's filter, W's dims 1 and up. The
+    // gradients (dY, X, W) compute dX and dW, each as many.
+    bool gradient = type.ends_with("Grad");
+    unsigned weightIndex = gradient ? 2 : 1;
+    auto weight = dyn_cast<RankedTensorType>(getOperand(weightIndex).getType());
     double filter = 1;
     if (weight)
       for (int64_t dim = 1; dim < weight.getRank(); ++dim)
-        filter *= getDimSize(getOperand(1), dim, sizes);
-    Value counted = type == "Conv" ? out : getOperand(0);
-    return 2 * sizes.getNumElements(counted) * filter;
+        filter *= getDimSize(getOperand(weightIndex), dim, sizes);
+    Value counted = type == "Conv"       ? out
+                    : type == "ConvGrad" ? getOperand(0)
+                                         : getOperand(gradient ? 1 : 0);
+    return (gradient ? 4 : 2) * sizes.getNumElements(counted) * filter;
   }
   if (llvm::is_contained({"LSTM", "GRU", "RNN", "LSTMTraining", "GRUTraining",
                           "LSTMGrad", "GRUGrad"},
