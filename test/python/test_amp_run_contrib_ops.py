@@ -4,7 +4,8 @@ DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
 BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad, and the
 SigmoidGrad, FastGeluGrad, QuickGelu(Grad), DivGrad, GatherElementsGrad,
 Trilu and SimplifiedLayerNormalization(Grad) of newer versions,
-ConvTransposeGrad, AveragePoolGrad, LeakyReluGrad and SplitTraining), and
+ConvTransposeGrad, AveragePoolGrad, LeakyReluGrad, ResizeGrad and
+SplitTraining), and
 ConvTranspose against PyTorch."""
 
 import numpy as np
@@ -343,6 +344,53 @@ def test_average_pool_grad_matches_autograd(x_shape, kernel, stride, padding,
                             count_include_pad=count_include_pad)
     got = run_nodes(tmp_path, node, dict(dy=dy), dict(dx=x_shape))
     np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("x_shape,size,mode,align,scales", [
+    ((2, 3, 4, 5), (8, 10), "bilinear", False, True),
+    ((2, 3, 5, 4), (8, 7), "bilinear", False, False),
+    ((2, 3, 5, 4), (8, 7), "bilinear", True, False),
+    ((2, 3, 6), (9,), "linear", False, True),
+    ((2, 2, 4, 6), (8, 3), "nearest", None, False),
+])
+def test_resize_grad_matches_autograd(x_shape, size, mode, align, scales,
+                                      tmp_path):
+    """ONNX Runtime's ResizeGrad(dY, X, roi, scales) (its gradient builder's
+    for Resize; its CUDA kernel's modes linear and nearest) against
+    autograd through F.interpolate: up and down, by scales or sizes,
+    align_corners, 1-d and 2-d."""
+    import torch
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    xt = torch.tensor(x, requires_grad=True)
+    y = torch.nn.functional.interpolate(xt, size=size, mode=mode,
+                                        align_corners=align)
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    attrs = dict(mode="nearest" if mode == "nearest" else "linear")
+    if mode == "nearest":
+        attrs.update(coordinate_transformation_mode="asymmetric",
+                     nearest_mode="floor")
+    elif align:
+        attrs.update(coordinate_transformation_mode="align_corners")
+    inputs = dict(dy=dy, x=x)
+    names = ["dy", "x"]
+    if scales:
+        factors = [1.0, 1.0] + [o / i for o, i in zip(size, x_shape[2:])]
+        inputs.update(roi=np.zeros(0, np.float32),
+                      scales=np.array(factors, np.float32))
+        names += ["roi", "scales"]
+    node = helper.make_node("ResizeGrad", names, ["dx"],
+                            domain="com.microsoft", **attrs)
+    if scales:
+        # Scales as constants, as ONNX Runtime's artifacts hold them.
+        consts = [helper.make_node("Constant", [], [n],
+                                   value=numpy_helper.from_array(inputs.pop(n),
+                                                                 n))
+                  for n in ("roi", "scales")]
+        node = consts + [node]
+    got = run_nodes(tmp_path, node, inputs, dict(dx=x_shape))
+    np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=1e-5)
 
 
 def test_leaky_relu_grad_and_split_training_match_autograd(tmp_path):

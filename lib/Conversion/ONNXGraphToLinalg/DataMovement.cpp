@@ -1106,6 +1106,134 @@ static LoweringResult lowerResize(NodeLowering &node) {
   return SmallVector<Value>{resized};
 }
 
+/// The interpolation weights [out, in] (row-major) of one axis of a Resize
+/// in mode nearest or linear, as lowerResize computes them (in f32):
+/// each output index reads its nearest input index, or floor(x) and
+/// floor(x) + 1 clamped into the axis with weights 1 - t and t.
+static SmallVector<double> getResizeWeights(const ResizeAxis &axis,
+                                            StringRef transform, bool linear,
+                                            StringRef nearestMode) {
+  SmallVector<double> weights(axis.outSize * axis.inSize, 0.0);
+  auto clamp = [&](float x) {
+    return std::clamp<int64_t>(int64_t(x), 0, axis.inSize - 1);
+  };
+  for (int64_t o = 0; o < axis.outSize; ++o) {
+    float x = float(o);
+    if (transform == "asymmetric")
+      x = x / float(axis.scale);
+    else if (transform == "align_corners")
+      x = axis.outSize == 1
+              ? 0.0f
+              : x * float(double(axis.inSize - 1) / (axis.outSize - 1));
+    else if (transform == "pytorch_half_pixel" && axis.outSize == 1)
+      x = 0.0f;
+    else
+      x = (x + 0.5f) / float(axis.scale) - 0.5f;
+    double *row = &weights[o * axis.inSize];
+    if (!linear) {
+      float rounded = nearestMode == "floor"  ? std::floor(x)
+                      : nearestMode == "ceil" ? std::ceil(x)
+                      : nearestMode == "round_prefer_ceil"
+                          ? std::floor(x + 0.5f)
+                          : std::ceil(x - 0.5f);
+      row[clamp(rounded)] += 1.0;
+      continue;
+    }
+    float floor = std::floor(x), t = x - floor;
+    row[clamp(floor)] += 1.0f - t;
+    row[clamp(floor + 1.0f)] += t;
+  }
+  return weights;
+}
+
+/// com.microsoft ResizeGrad(dY, X, roi?, scales?), ONNX Runtime's gradient
+/// of a Resize in mode linear or nearest (half_pixel, align_corners,
+/// asymmetric): the adjoint of the resize, axis by axis, dX = dY contracted
+/// with each resized axis's interpolation weights (getResizeWeights).
+static LoweringResult lowerResizeGrad(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value dy = node.operand(0);
+  RankedTensorType dyType = getRankedType(dy);
+  RankedTensorType xType = getRankedType(node.operand(1));
+  if (!dyType || !xType || !dyType.hasStaticShape() ||
+      !xType.hasStaticShape() || dyType.getRank() != xType.getRank() ||
+      !isa<FloatType>(dyType.getElementType()))
+    return node.emitError() << "expects a float dY and X of static shapes and "
+                               "equal rank";
+  StringRef mode = node.getString("mode", "nearest");
+  StringRef transform =
+      node.getString("coordinate_transformation_mode", "half_pixel");
+  StringRef nearestMode = node.getString("nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear")
+    return node.emitError() << "mode '" << mode
+                            << "' has no gradient (ONNX Runtime's: linear and "
+                               "nearest)";
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
+      transform != "align_corners" && transform != "asymmetric")
+    return node.emitError() << "coordinate_transformation_mode '" << transform
+                            << "' does not lower yet";
+  std::optional<SmallVector<double>> scales;
+  if (node.getNumOperands() > 3 && !isa<NoneType>(node.operand(3).getType())) {
+    scales = node.getConstantFloats(3);
+    if (!scales || int64_t(scales->size()) != dyType.getRank())
+      return node.emitError() << "needs constant scales, one per dimension";
+  }
+  Type accType = getAccumulatorType(dyType.getElementType());
+  Value grad = convertTensor(b, loc, dy, accType);
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = dyType.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    ResizeAxis axis{xType.getDimSize(d), dyType.getDimSize(d),
+                    scales
+                        ? (*scales)[d]
+                        : double(dyType.getDimSize(d)) / xType.getDimSize(d)};
+    if (axis.inSize == axis.outSize && axis.scale == 1.0)
+      continue;
+    SmallVector<double> weights =
+        getResizeWeights(axis, transform, mode == "linear", nearestMode);
+    auto weightType =
+        RankedTensorType::get({axis.outSize, axis.inSize}, accType);
+    SmallVector<Attribute> values;
+    for (double w : weights)
+      values.push_back(b.getFloatAttr(accType, w));
+    Value matrix = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(weightType, values));
+    // next[..., i, ...] = sum_o grad[..., o, ...] * W[o, i]: loop dims are
+    // the result's, then o.
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(grad.getType()).getShape());
+    shape[d] = axis.inSize;
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(ctx, ArrayRef<int64_t>(shape));
+    Value init = createFilled(b, loc, sizes, createScalar(b, loc, accType, 0));
+    SmallVector<AffineExpr> gradExprs, outExprs;
+    for (int64_t i = 0; i < rank; ++i) {
+      outExprs.push_back(b.getAffineDimExpr(i));
+      gradExprs.push_back(b.getAffineDimExpr(i == d ? rank : i));
+    }
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    grad = linalg::GenericOp::create(
+               b, loc, init.getType(), ValueRange{grad, matrix}, init,
+               {AffineMap::get(rank + 1, 0, gradExprs, ctx),
+                AffineMap::get(
+                    rank + 1, 0,
+                    {b.getAffineDimExpr(rank), b.getAffineDimExpr(d)}, ctx),
+                AffineMap::get(rank + 1, 0, outExprs, ctx)},
+               iterators,
+               [](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     multiplyAccumulate(nb, nl, args[0], args[1], args[2]));
+               })
+               .getResult(0);
+  }
+  return SmallVector<Value>{convertTensor(
+      b, loc, grad, node.resultElementType(0, dyType.getElementType()))};
+}
+
 namespace {
 /// GridSample's arithmetic in the body of its generic, in f32, as PyTorch's
 /// grid_sampler_compute_source_index and get_value_bounded define it.
@@ -2021,6 +2149,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "GridSample", lowerGridSample);
   table.add("", "AffineGrid", lowerAffineGrid);
   table.add("", "Upsample", lowerResize);
+  table.add("com.microsoft", "ResizeGrad", lowerResizeGrad);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
   table.add("", "GatherND", lowerGatherND);
