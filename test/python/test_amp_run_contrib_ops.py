@@ -4,8 +4,8 @@ DropoutGrad, ScatterND) and PyTorch autograd (LayerNormalizationGrad,
 BatchNormalizationGrad, ConvGrad, GatherGrad, MaxPoolGrad, and the
 SigmoidGrad, FastGeluGrad, QuickGelu(Grad), DivGrad, GatherElementsGrad,
 Trilu and SimplifiedLayerNormalization(Grad) of newer versions,
-ConvTransposeGrad, AveragePoolGrad, LeakyReluGrad, ResizeGrad and
-SplitTraining), and
+ConvTransposeGrad, AveragePoolGrad, LeakyReluGrad, ResizeGrad, GatherNDGrad
+and SplitTraining), and
 ConvTranspose against PyTorch."""
 
 import numpy as np
@@ -391,6 +391,41 @@ def test_resize_grad_matches_autograd(x_shape, size, mode, align, scales,
         node = consts + [node]
     got = run_nodes(tmp_path, node, inputs, dict(dx=x_shape))
     np.testing.assert_allclose(got["dx"], xt.grad.numpy(), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("batch_dims", [0, 1])
+def test_gather_nd_grad_matches_autograd(batch_dims, tmp_path):
+    """ONNX Runtime's GatherNDGrad(shape, indices, dY) (its gradient
+    builder's for GatherND: x[rows, cols] in PyTorch) against autograd,
+    repeated and negative tuples accumulating, with and without a batch
+    dimension."""
+    import torch
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((3, 5, 4, 2)).astype(np.float32)
+    indices = np.array([[[1, 2], [0, -1], [1, 2]],
+                        [[4, 0], [2, 3], [-5, 1]],
+                        [[0, 0], [0, 0], [3, 2]]], np.int64)
+    dt = torch.tensor(data, requires_grad=True)
+    rows = torch.tensor(indices[..., 0])
+    cols = torch.tensor(indices[..., 1])
+    if batch_dims:
+        batch = torch.arange(3).reshape(3, 1)
+        y = dt[batch, rows, cols]
+    else:
+        y = dt[torch.tensor(indices[..., 0] % 3), torch.tensor(
+            indices[..., 1] % 5)]
+        indices = np.stack([indices[..., 0] % 3, indices[..., 1]], -1)
+    dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(torch.tensor(dy))
+    node = helper.make_node("GatherNDGrad", ["shape", "indices", "dy"],
+                            ["dx"], domain="com.microsoft",
+                            batch_dims=batch_dims)
+    got = run_nodes(tmp_path, node,
+                    dict(shape=np.array(data.shape, np.int64),
+                         indices=indices, dy=dy),
+                    dict(dx=data.shape))
+    np.testing.assert_allclose(got["dx"], dt.grad.numpy(), rtol=0,
+                               atol=1e-6)
 
 
 def test_leaky_relu_grad_and_split_training_match_autograd(tmp_path):

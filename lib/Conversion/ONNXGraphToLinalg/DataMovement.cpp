@@ -1939,6 +1939,48 @@ static LoweringResult lowerGatherGrad(NodeLowering &node) {
       })};
 }
 
+/// com.microsoft GatherNDGrad(shape, indices, dY): zeros of `shape` with dY
+/// summed (in the accumulator type) into the slices GatherND read, the
+/// first batch_dims dimensions shared; repeated tuples accumulate.
+static LoweringResult lowerGatherNDGrad(NodeLowering &node) {
+  Value indices = node.operand(1), dy = node.operand(2);
+  RankedTensorType indicesType = getRankedType(indices);
+  RankedTensorType dyType = getRankedType(dy);
+  FailureOr<SmallVector<int64_t>> shape = getResultShape(node, 0);
+  if (failed(shape))
+    return failure();
+  if (!indicesType || !dyType || !isa<FloatType>(dyType.getElementType()) ||
+      indicesType.getRank() < 1 ||
+      indicesType.isDynamicDim(indicesType.getRank() - 1))
+    return node.emitError() << "expects a float dY and ranked indices with a "
+                               "static last dimension";
+  int64_t rank = shape->size(), indicesRank = indicesType.getRank();
+  int64_t batchDims = node.getInt("batch_dims", 0);
+  int64_t depth = indicesType.getShape().back();
+  if (batchDims < 0 || batchDims >= std::min(rank, indicesRank) || depth < 1 ||
+      depth > rank - batchDims ||
+      dyType.getRank() != indicesRank - 1 + rank - batchDims - depth)
+    return node.emitError()
+           << "batch_dims " << batchDims << " and depth " << depth
+           << " do not fit data of rank " << rank << ", indices of rank "
+           << indicesRank << " and dY of rank " << dyType.getRank();
+  return SmallVector<Value>{sumIntoZeros(
+      node, *shape, dy, [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+        SmallVector<Value> tuple(ivs.take_front(indicesRank - 1));
+        SmallVector<Value> target(ivs.take_front(batchDims));
+        for (int64_t j = 0; j < depth; ++j) {
+          tuple.push_back(arith::ConstantIndexOp::create(nb, nl, j));
+          Value index = tensor::ExtractOp::create(nb, nl, indices, tuple);
+          tuple.pop_back();
+          target.push_back(normalizeIndex(
+              nb, nl, index,
+              arith::ConstantIndexOp::create(nb, nl, (*shape)[batchDims + j])));
+        }
+        llvm::append_range(target, ivs.drop_front(indicesRank - 1));
+        return target;
+      })};
+}
+
 /// com.microsoft GatherElementsGrad(dY, shape, indices): zeros of `shape`
 /// with dY summed (in the accumulator type) where GatherElements (or TopK)
 /// read along `axis`; repeated indices accumulate.
@@ -2150,6 +2192,7 @@ void amp::lowering::populateDataMovementLowerings(LoweringTable &table) {
   table.add("", "AffineGrid", lowerAffineGrid);
   table.add("", "Upsample", lowerResize);
   table.add("com.microsoft", "ResizeGrad", lowerResizeGrad);
+  table.add("com.microsoft", "GatherNDGrad", lowerGatherNDGrad);
   table.add("", "Gather", lowerGather);
   table.add("", "GatherElements", lowerGatherElements);
   table.add("", "GatherND", lowerGatherND);
