@@ -23,6 +23,20 @@ def add_gradient_accumulators(params, nodes, inputs, outputs):
     inputs.append(info("lazy_reset_grad", TensorProto.BOOL, [1]))
 
 
+def artifact_io(data, params, nodes):
+    """The inputs and outputs of an artifact's graph: the `data` inputs
+    ({name: (TensorProto type, shape)}), then the parameters ({name:
+    shape}, float), the loss output, and each parameter's gradient
+    accumulator (add_gradient_accumulators, appended to `nodes`)."""
+    info = helper.make_tensor_value_info
+    inputs = [info(name, kind, shape) for name, (kind, shape) in data.items()]
+    inputs += [info(name, TensorProto.FLOAT, shape)
+               for name, shape in params.items()]
+    outputs = [info("loss", TensorProto.FLOAT, [])]
+    add_gradient_accumulators(params, nodes, inputs, outputs)
+    return inputs, outputs
+
+
 def make_artifact(name, nodes, inputs, outputs, initializers, contrib):
     """The model, as ONNX Runtime writes one at opset 14 with com.microsoft
     ops: the types of what its contrib ops compute (`contrib`, name ->

@@ -87,6 +87,20 @@ def run_nodes(tmp_path, nodes, inputs, outputs, opset=17, extra=()):
     return {n: saved[n] for n in outputs}
 
 
+def check_gather_grad(tmp_path, op_type, attrs, indices, dy, data):
+    """Runs ONNX Runtime's `op_type` (GatherGrad, GatherNDGrad: shape,
+    indices, dY) on the shape of `data`, a torch tensor whose gradient
+    autograd computed, and compares dX with it."""
+    node = helper.make_node(op_type, ["shape", "indices", "dy"], ["dx"],
+                            domain="com.microsoft", **attrs)
+    got = run_nodes(tmp_path, node,
+                    dict(shape=np.array(data.shape, np.int64),
+                         indices=indices, dy=dy),
+                    dict(dx=tuple(data.shape)))
+    np.testing.assert_allclose(got["dx"], data.grad.numpy(), rtol=0,
+                               atol=1e-6)
+
+
 @pytest.mark.parametrize("axis", [-1, 1])
 def test_layer_norm_grad_matches_autograd(axis, tmp_path):
     import torch
@@ -205,7 +219,9 @@ def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, records,
                                    atol=1e-4, err_msg=name)
 
 
-@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+# ConvTranspose's cases (input, weight, attributes): strides, asymmetric
+# pads, output padding, groups, dilations, 1-d and 3-d.
+CONV_TRANSPOSE_CASES = [
     ((2, 4, 5, 5), (4, 3, 3, 3),
      dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
     ((2, 4, 5, 7), (4, 2, 3, 2),
@@ -217,6 +233,10 @@ def test_conv_grad_matches_autograd(x_shape, w_shape, attrs, records,
     ((2, 2, 3, 4, 3), (2, 2, 2, 3, 2),
      dict(strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 1],
           output_padding=[1, 0, 0])),
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_TRANSPOSE_CASES + [
     ((2, 4, 4, 4), (4, 3, 1, 1), dict(strides=[2, 2], output_padding=[1, 1])),
 ])
 @pytest.mark.parametrize("records", [False, True],
@@ -258,19 +278,7 @@ def test_conv_transpose_matches_torch(x_shape, w_shape, attrs, records,
     np.testing.assert_allclose(got["y"], expected, rtol=0, atol=1e-4)
 
 
-@pytest.mark.parametrize("x_shape,w_shape,attrs", [
-    ((2, 4, 5, 5), (4, 3, 3, 3),
-     dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
-    ((2, 4, 5, 7), (4, 2, 3, 2),
-     dict(strides=[2, 3], pads=[0, 1, 1, 0], output_padding=[0, 2],
-          group=2)),
-    ((2, 6, 6), (6, 2, 4),
-     dict(strides=[3], pads=[2, 1], output_padding=[1], dilations=[2],
-          group=3)),
-    ((2, 2, 3, 4, 3), (2, 2, 2, 3, 2),
-     dict(strides=[2, 1, 2], pads=[0, 1, 0, 1, 0, 1],
-          output_padding=[1, 0, 0])),
-])
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_TRANSPOSE_CASES)
 @pytest.mark.parametrize("records", [False, True],
                          ids=["cpu", "conv_records"])
 def test_conv_transpose_grad_matches_autograd(x_shape, w_shape, attrs,
@@ -417,15 +425,8 @@ def test_gather_nd_grad_matches_autograd(batch_dims, tmp_path):
         indices = np.stack([indices[..., 0] % 3, indices[..., 1]], -1)
     dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
     y.backward(torch.tensor(dy))
-    node = helper.make_node("GatherNDGrad", ["shape", "indices", "dy"],
-                            ["dx"], domain="com.microsoft",
-                            batch_dims=batch_dims)
-    got = run_nodes(tmp_path, node,
-                    dict(shape=np.array(data.shape, np.int64),
-                         indices=indices, dy=dy),
-                    dict(dx=data.shape))
-    np.testing.assert_allclose(got["dx"], dt.grad.numpy(), rtol=0,
-                               atol=1e-6)
+    check_gather_grad(tmp_path, "GatherNDGrad", dict(batch_dims=batch_dims),
+                      indices, dy, dt)
 
 
 def test_leaky_relu_grad_and_split_training_match_autograd(tmp_path):
@@ -495,14 +496,8 @@ def test_gather_grad_matches_autograd(axis, tmp_path):
     out_shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
     dy = rng.standard_normal(out_shape).astype(np.float32)
     gathered.reshape(out_shape).backward(torch.tensor(dy))
-    node = helper.make_node("GatherGrad", ["shape", "indices", "dy"], ["dx"],
-                            domain="com.microsoft", axis=axis)
-    got = run_nodes(tmp_path, node,
-                    dict(shape=np.array(data.shape, np.int64),
-                         indices=indices, dy=dy),
-                    dict(dx=data.shape))
-    np.testing.assert_allclose(got["dx"], dt.grad.numpy(), rtol=0,
-                               atol=1e-6)
+    check_gather_grad(tmp_path, "GatherGrad", dict(axis=axis), indices, dy,
+                      dt)
 
 
 def test_max_pool_grad_matches_autograd(tmp_path):

@@ -10,7 +10,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from amp_opt import api, export_training_step, ort
-from ort_artifacts import add_gradient_accumulators, make_artifact
+from ort_artifacts import artifact_io, make_artifact
 from test_cuda_backend import (check_kernels, check_library, compile_library,
                                toolkit_found)
 
@@ -470,13 +470,9 @@ def lstm_training_artifact(steps, batch, size, hidden, classes):
              ["input_grad", "lstm.W_grad", "lstm.R_grad", "lstm.B_grad"],
              domain=ms, hidden_size=hidden),
     ]
-    info = helper.make_tensor_value_info
-    inputs = [info("input", TensorProto.FLOAT, [steps, batch, size]),
-              info("labels", TensorProto.INT64, [batch])]
-    inputs += [info(name, TensorProto.FLOAT, shape)
-               for name, shape in params.items()]
-    outputs = [info("loss", TensorProto.FLOAT, [])]
-    add_gradient_accumulators(params, nodes, inputs, outputs)
+    inputs, outputs = artifact_io(
+        {"input": (TensorProto.FLOAT, [steps, batch, size]),
+         "labels": (TensorProto.INT64, [batch])}, params, nodes)
     initializers = [
         numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
         numpy_helper.from_array(np.array([0], np.int64), "batch_axis"),

@@ -13,7 +13,7 @@ import pytest
 
 from amp_opt import verify, zoo
 from amp_opt.numerics import FORCED
-from ort_artifacts import add_gradient_accumulators, make_artifact
+from ort_artifacts import artifact_io, make_artifact
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -137,13 +137,9 @@ def log_softmax_classifier_artifact(batch, size, hidden, classes):
         make("ReduceSum", ["pre_grad", "batch_axis"], ["fc1.bias_grad"],
              keepdims=0),
     ]
-    info = helper.make_tensor_value_info
-    inputs = [info("input", TensorProto.FLOAT, [batch, size]),
-              info("targets", TensorProto.FLOAT, [batch, classes])]
-    inputs += [info(name, TensorProto.FLOAT, shape)
-               for name, shape in params.items()]
-    outputs = [info("loss", TensorProto.FLOAT, [])]
-    add_gradient_accumulators(params, nodes, inputs, outputs)
+    inputs, outputs = artifact_io(
+        {"input": (TensorProto.FLOAT, [batch, size]),
+         "targets": (TensorProto.FLOAT, [batch, classes])}, params, nodes)
     initializers = [
         numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
         numpy_helper.from_array(np.array(batch, np.float32), "count"),
@@ -229,13 +225,9 @@ def generator_artifact(batch):
              ["", "deconv.weight_grad", "deconv.bias_grad"], domain=ms,
              **deconv),
     ]
-    info = helper.make_tensor_value_info
-    inputs = [info("input", TensorProto.FLOAT, [batch, 8, 4, 4]),
-              info("targets", TensorProto.FLOAT, [batch, 10])]
-    inputs += [info(name, TensorProto.FLOAT, shape)
-               for name, shape in params.items()]
-    outputs = [info("loss", TensorProto.FLOAT, [])]
-    add_gradient_accumulators(params, nodes, inputs, outputs)
+    inputs, outputs = artifact_io(
+        {"input": (TensorProto.FLOAT, [batch, 8, 4, 4]),
+         "targets": (TensorProto.FLOAT, [batch, 10])}, params, nodes)
     initializers = [
         numpy_helper.from_array(np.array(1, np.float32), "loss_grad"),
         numpy_helper.from_array(np.array(batch * 10, np.float32), "count"),

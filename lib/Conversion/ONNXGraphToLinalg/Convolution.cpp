@@ -432,10 +432,20 @@ static LogicalResult setTransposedPads(NodeLowering &node,
   return success();
 }
 
-static LoweringResult lowerConvTranspose(NodeLowering &node) {
-  OpBuilder &b = node.getBuilder();
-  Location loc = node.getLoc();
-  Value input = node.operand(0), weight = node.operand(1);
+namespace {
+/// What a ConvTranspose node computes: its window (pads resolved), groups
+/// and output padding.
+struct TransposedConvShape {
+  Window window;
+  int64_t groups;
+  SmallVector<int64_t> outputPadding;
+};
+} // namespace
+
+/// Checks a ConvTranspose's input and weight ([C, M/g, k...]) and resolves
+/// its attributes.
+static FailureOr<TransposedConvShape>
+getTransposedConvShape(NodeLowering &node, Value input, Value weight) {
   if (failed(checkConvOperands(node, input, weight)))
     return failure();
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -459,12 +469,23 @@ static LoweringResult lowerConvTranspose(NodeLowering &node) {
            << "output_padding must have " << spatial << " values";
   if (failed(setTransposedPads(node, inputType, *window, outputPadding)))
     return failure();
+  return TransposedConvShape{*window, groups, outputPadding};
+}
 
-  Value acc = buildTransposedConvolution(b, loc, input, weight, groups, *window,
-                                         outputPadding);
-  return SmallVector<Value>{
-      addBias(b, loc, acc, node.operand(2),
-              node.resultElementType(0, inputType.getElementType()))};
+static LoweringResult lowerConvTranspose(NodeLowering &node) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  Value input = node.operand(0), weight = node.operand(1);
+  FailureOr<TransposedConvShape> shape =
+      getTransposedConvShape(node, input, weight);
+  if (failed(shape))
+    return failure();
+  Value acc = buildTransposedConvolution(b, loc, input, weight, shape->groups,
+                                         shape->window, shape->outputPadding);
+  return SmallVector<Value>{addBias(
+      b, loc, acc, node.operand(2),
+      node.resultElementType(
+          0, cast<RankedTensorType>(input.getType()).getElementType()))};
 }
 
 /// The weight gradient of a convolution of `padded` (its input, padded) by
@@ -523,6 +544,16 @@ static Value buildWeightGradient(OpBuilder &b, Location loc, Value dy,
   return reshapeTo(b, loc, product, weightType.clone(accType));
 }
 
+/// A convolution's bias gradient: dY ([N, C, o...]) summed over the batch
+/// and the positions, as `elementType`.
+static Value buildBiasGradient(OpBuilder &b, Location loc, Value dy,
+                               Type elementType) {
+  SmallVector<int64_t> axes = {0};
+  for (int64_t i = 2; i < cast<RankedTensorType>(dy.getType()).getRank(); ++i)
+    axes.push_back(i);
+  return convertTensor(b, loc, buildSum(b, loc, dy, axes), elementType);
+}
+
 /// com.microsoft ConvGrad(dY, X, W) -> (dX, dW, dB) for a Conv with the
 /// node's attributes: dX is the transposed convolution of dY by W (output
 /// padding chosen to give X's sizes), dW contracts dY with X's im2col
@@ -575,14 +606,9 @@ static LoweringResult lowerConvGrad(NodeLowering &node) {
                       node.resultElementType(1, weightType.getElementType()));
   }
 
-  if (node.getNumResults() > 2 && node.isResultUsed(2)) {
-    SmallVector<int64_t> axes = {0};
-    for (int64_t i = 0; i < spatial; ++i)
-      axes.push_back(2 + i);
-    results[2] =
-        convertTensor(b, loc, buildSum(b, loc, dy, axes),
-                      node.resultElementType(2, dyType.getElementType()));
-  }
+  if (node.getNumResults() > 2 && node.isResultUsed(2))
+    results[2] = buildBiasGradient(
+        b, loc, dy, node.resultElementType(2, dyType.getElementType()));
   results.resize(node.getNumResults());
   return results;
 }
@@ -596,36 +622,23 @@ static LoweringResult lowerConvTransposeGrad(NodeLowering &node) {
   OpBuilder &b = node.getBuilder();
   Location loc = node.getLoc();
   Value dy = node.operand(0), input = node.operand(1), weight = node.operand(2);
-  if (failed(checkConvOperands(node, input, weight)))
+  FailureOr<TransposedConvShape> shape =
+      getTransposedConvShape(node, input, weight);
+  if (failed(shape))
     return failure();
   auto inputType = cast<RankedTensorType>(input.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
   int64_t spatial = inputType.getRank() - 2;
-  int64_t groups = node.getInt("group", 1);
-  if (groups < 1 || weightType.getDimSize(0) != inputType.getDimSize(1) ||
-      inputType.getDimSize(1) % groups)
-    return node.emitError()
-           << "the input has " << inputType.getDimSize(1)
-           << " channels, the weight " << weightType.getDimSize(0)
-           << ", with group " << groups;
+  int64_t groups = shape->groups;
+  const Window &window = shape->window;
+  ArrayRef<int64_t> outputPadding = shape->outputPadding;
   ArrayRef<int64_t> inSizes = inputType.getShape().drop_front(2);
-  FailureOr<Window> window =
-      getWindow(node, inSizes, weightType.getShape().drop_front(2));
-  if (failed(window))
-    return failure();
-  SmallVector<int64_t> outputPadding =
-      node.getInts("output_padding").value_or(SmallVector<int64_t>(spatial, 0));
-  if (int64_t(outputPadding.size()) != spatial)
-    return node.emitError()
-           << "output_padding must have " << spatial << " values";
-  if (failed(setTransposedPads(node, inputType, *window, outputPadding)))
-    return failure();
   SmallVector<int64_t> expectedDy = {inputType.getDimSize(0),
                                      weightType.getDimSize(1) * groups};
   for (int64_t i = 0; i < spatial; ++i)
-    expectedDy.push_back(window->strides[i] * (inSizes[i] - 1) +
-                         outputPadding[i] + window->getExtent(i) -
-                         window->padsBegin[i] - window->padsEnd[i]);
+    expectedDy.push_back(window.strides[i] * (inSizes[i] - 1) +
+                         outputPadding[i] + window.getExtent(i) -
+                         window.padsBegin[i] - window.padsEnd[i]);
   auto dyType = getRankedType(dy);
   if (!dyType || !isa<FloatType>(dyType.getElementType()) ||
       failed(verifyCompatibleShape(dyType.getShape(), expectedDy)))
@@ -637,10 +650,10 @@ static LoweringResult lowerConvTransposeGrad(NodeLowering &node) {
   Value padded;
   if (node.isResultUsed(0) ||
       (node.getNumResults() > 1 && node.isResultUsed(1)))
-    padded = padSpatial(b, loc, dy, window->padsBegin, window->padsEnd, 0.0);
+    padded = padSpatial(b, loc, dy, window.padsBegin, window.padsEnd, 0.0);
   if (node.isResultUsed(0)) {
-    Value acc = buildConvolution(b, loc, padded, weight, groups,
-                                 window->strides, window->dilations, inSizes,
+    Value acc = buildConvolution(b, loc, padded, weight, groups, window.strides,
+                                 window.dilations, inSizes,
                                  /*transposedWeights=*/false);
     results[0] = convertTensor(
         b, loc, acc, node.resultElementType(0, inputType.getElementType()));
@@ -649,16 +662,11 @@ static LoweringResult lowerConvTransposeGrad(NodeLowering &node) {
     results[1] =
         convertTensor(b, loc,
                       buildWeightGradient(b, loc, input, padded, weightType,
-                                          groups, *window, inSizes, accType),
+                                          groups, window, inSizes, accType),
                       node.resultElementType(1, weightType.getElementType()));
-  if (node.getNumResults() > 2 && node.isResultUsed(2)) {
-    SmallVector<int64_t> axes = {0};
-    for (int64_t i = 0; i < spatial; ++i)
-      axes.push_back(2 + i);
-    results[2] =
-        convertTensor(b, loc, buildSum(b, loc, dy, axes),
-                      node.resultElementType(2, dyType.getElementType()));
-  }
+  if (node.getNumResults() > 2 && node.isResultUsed(2))
+    results[2] = buildBiasGradient(
+        b, loc, dy, node.resultElementType(2, dyType.getElementType()));
   results.resize(node.getNumResults());
   return results;
 }

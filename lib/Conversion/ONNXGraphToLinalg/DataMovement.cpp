@@ -883,6 +883,16 @@ static Value getResizeSourceCoordinate(OpBuilder &b, Location loc,
       constant(0.5));
 }
 
+/// Fails, saying so, unless getResizeSourceCoordinate knows `transform`.
+static LogicalResult checkResizeTransform(NodeLowering &node,
+                                          StringRef transform) {
+  if (transform == "half_pixel" || transform == "pytorch_half_pixel" ||
+      transform == "align_corners" || transform == "asymmetric")
+    return success();
+  return node.emitError() << "coordinate_transformation_mode '" << transform
+                          << "' does not lower yet";
+}
+
 /// `coordinate` (f32, integral) as an index clamped into [0, size).
 static Value clampToIndex(OpBuilder &b, Location loc, Value coordinate,
                           int64_t size) {
@@ -953,10 +963,8 @@ static LoweringResult lowerResize(NodeLowering &node) {
     return node.emitError() << "mode '" << mode << "' does not lower yet";
   double cubicA = node.getFloat("cubic_coeff_a", -0.75);
   bool excludeOutside = node.getInt("exclude_outside", 0);
-  if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
-      transform != "align_corners" && transform != "asymmetric")
-    return node.emitError() << "coordinate_transformation_mode '" << transform
-                            << "' does not lower yet";
+  if (failed(checkResizeTransform(node, transform)))
+    return failure();
   if (node.getInt("antialias", 0) || node.getInts("axes") ||
       node.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
     return node.emitError()
@@ -1169,10 +1177,8 @@ static LoweringResult lowerResizeGrad(NodeLowering &node) {
     return node.emitError() << "mode '" << mode
                             << "' has no gradient (ONNX Runtime's: linear and "
                                "nearest)";
-  if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
-      transform != "align_corners" && transform != "asymmetric")
-    return node.emitError() << "coordinate_transformation_mode '" << transform
-                            << "' does not lower yet";
+  if (failed(checkResizeTransform(node, transform)))
+    return failure();
   std::optional<SmallVector<double>> scales;
   if (node.getNumOperands() > 3 && !isa<NoneType>(node.operand(3).getType())) {
     scales = node.getConstantFloats(3);
