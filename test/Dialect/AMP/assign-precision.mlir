@@ -332,3 +332,31 @@ func.func @constants_follow(%x: tensor<4096x1024xf32>,
       : (tensor<4096x1024xf32>, tensor<1x1024xf32>) -> tensor<4096x1024xf32>
   return
 }
+
+// -----
+
+// The loss's gradient, from the scaled seed up to the first always op, stays
+// FP32 (autocast runs a loss's backward in FP32): scaled by 65536 before the
+// loss's own division, it would overflow FP16. Past the GEMM the rules
+// decide again: the Mul between two FP16 GEMMs goes low.
+func.func @loss_gradient(%seed: tensor<f32>, %scale: tensor<f32>,
+                         %d: tensor<8192x1024xf32>,
+                         %w: tensor<1024x1024xf32>) -> tensor<8192x1024xf32> {
+  %s = amp.scale_loss %seed by %scale : tensor<f32>, tensor<f32> to tensor<f32>
+  // expected-remark @+1 {{'f32' (loss-gradient)}}
+  %g = onnxg.node "Mul"(%d, %s) opset 13
+      : (tensor<8192x1024xf32>, tensor<f32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (loss-gradient)}}
+  %n = onnxg.node "Neg"(%g) opset 13
+      : (tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %0 = onnxg.node "MatMul"(%n, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (infer)}}
+  %1 = onnxg.node "Mul"(%0, %0) opset 13
+      : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %2 = onnxg.node "MatMul"(%1, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  return %2 : tensor<8192x1024xf32>
+}

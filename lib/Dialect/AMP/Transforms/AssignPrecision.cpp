@@ -344,7 +344,12 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, DecisionState> states;
   llvm::DenseMap<Value, bool> rangeChecked;
+  // The loss's gradient: values computed from a scaled seed before any
+  // always op (GEMM, convolution) reads it.
+  llvm::DenseSet<Value> lossGradient;
   for (Operation &op : body) {
+    if (isa<ScaleLossOp>(op))
+      lossGradient.insert(op.getResult(0));
     // Only ops that implement PrecisionOpInterface are decided; others
     // (initializers, terminators, unknown dialects) keep their types.
     if (!isa<PrecisionOpInterface>(op))
@@ -371,6 +376,21 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
     if (decidable && !cast<PrecisionOpInterface>(op).supportsDataType(low)) {
       state.precisionClass = PrecisionClass::KeepFP32;
       state.reason = "unsupported-type";
+    }
+    // The loss's gradient stays FP32 up to the first always op, as autocast
+    // runs a loss's backward in the loss's FP32: scaled by the loss scale
+    // before the loss's own divisions (an MSE's 2 (y - t) before / N), it
+    // would overflow FP16 at the first step.
+    if (!isa<UnscaleOp>(op) &&
+        state.precisionClass != PrecisionClass::Always &&
+        llvm::any_of(op.getOperands(),
+                     [&](Value v) { return lossGradient.contains(v); })) {
+      lossGradient.insert(op.getResults().begin(), op.getResults().end());
+      if (state.precisionClass == PrecisionClass::Infer ||
+          state.precisionClass == PrecisionClass::Follow) {
+        state.precisionClass = PrecisionClass::KeepFP32;
+        state.reason = "loss-gradient";
+      }
     }
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
