@@ -38,7 +38,7 @@ const DeviceProfile *
 mlir::amp::lookupDeviceProfile(StringRef name, Operation *op, StringRef who) {
   const DeviceProfile *profile = lookupDeviceProfile(name);
   if (!profile)
-    op->emitError() << who << ": unknown device '" << name
+    emitError(op->getLoc()) << who << ": unknown device '" << name
                     << "'; expected h100, a100 or v100";
   return profile;
 }
@@ -49,7 +49,7 @@ static std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
                                              ArrayRef<std::string> named,
                                              Operation *op, StringRef who) {
   if (defaultSize < 1) {
-    op->emitError() << who << ": default-dim-size must be positive, not "
+    emitError(op->getLoc()) << who << ": default-dim-size must be positive, not "
                     << defaultSize;
     return std::nullopt;
   }
@@ -58,7 +58,7 @@ static std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
     auto [name, size] = entry.rsplit(':');
     int64_t value = 0;
     if (name.empty() || size.getAsInteger(10, value) || value < 1) {
-      op->emitError() << who << ": bad dim '" << entry
+      emitError(op->getLoc()) << who << ": bad dim '" << entry
                       << "'; expected <name>:<size> with a positive size";
       return std::nullopt;
     }
@@ -75,7 +75,7 @@ std::optional<CostModel> CostModel::create(StringRef device, StringRef casts,
   if (!profile)
     return std::nullopt;
   if (casts != "fused" && casts != "kernels") {
-    op->emitError() << who << ": unknown casts '" << casts
+    emitError(op->getLoc()) << who << ": unknown casts '" << casts
                     << "'; expected fused or kernels";
     return std::nullopt;
   }
