@@ -22,17 +22,14 @@
 using namespace mlir;
 using namespace amprun;
 
-/// Whether ONNX's schemas (and so its shape inference) cover `node`: one of
-/// ONNX's domains, and an op type libonnx knows there (ONNX Runtime writes
-/// MaxPoolGrad and AveragePoolGrad in the default domain, without one).
+/// Whether libonnx has a schema for `node`'s op type in its domain, and so
+/// ONNX shape inference types its outputs (not ONNX Runtime's contrib ops,
+/// nor its MaxPoolGrad and AveragePoolGrad in the default domain).
 static bool hasOnnxSchema(const onnx::NodeProto &node) {
-  StringRef domain = node.domain();
-  if (!onnxg::isDefaultDomain(domain) && domain != "ai.onnx.ml" &&
-      domain != "ai.onnx.preview.training")
-    return false;
-  return onnx::OpSchemaRegistry::Schema(
-             node.op_type(),
-             onnxg::isDefaultDomain(domain) ? "" : node.domain()) != nullptr;
+  return onnx::OpSchemaRegistry::Schema(node.op_type(),
+                                        onnxg::isDefaultDomain(node.domain())
+                                            ? ""
+                                            : node.domain()) != nullptr;
 }
 
 /// Gives the symbolic dimensions of the model's inputs the sizes --dim

@@ -236,6 +236,24 @@ CONV_TRANSPOSE_CASES = [
 ]
 
 
+def torch_conv_transpose(x, w, bias, attrs):
+    """ONNX's ConvTranspose of `attrs` in torch: unpadded, with the output
+    padding, then cropped by the pads."""
+    import torch
+    spatial = x.dim() - 2
+    pads = attrs.get("pads", [0] * 2 * spatial)
+    transpose = {1: torch.nn.functional.conv_transpose1d,
+                 2: torch.nn.functional.conv_transpose2d,
+                 3: torch.nn.functional.conv_transpose3d}[spatial]
+    full = transpose(x, w, bias, stride=attrs["strides"],
+                     dilation=attrs.get("dilations", [1] * spatial),
+                     groups=attrs.get("group", 1),
+                     output_padding=attrs["output_padding"])
+    return full[(slice(None), slice(None)) + tuple(
+        slice(pads[i], full.shape[2 + i] - pads[spatial + i])
+        for i in range(spatial))]
+
+
 @pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_TRANSPOSE_CASES + [
     ((2, 4, 4, 4), (4, 3, 1, 1), dict(strides=[2, 2], output_padding=[1, 1])),
 ])
@@ -252,21 +270,8 @@ def test_conv_transpose_matches_torch(x_shape, w_shape, attrs, records,
     rng = np.random.default_rng(3)
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = rng.standard_normal(w_shape).astype(np.float32)
-    spatial = len(x_shape) - 2
-    strides = attrs["strides"]
-    dilations = attrs.get("dilations", [1] * spatial)
-    pads = attrs.get("pads", [0] * 2 * spatial)
-    transpose = {1: torch.nn.functional.conv_transpose1d,
-                 2: torch.nn.functional.conv_transpose2d,
-                 3: torch.nn.functional.conv_transpose3d}[spatial]
-    # Unpadded, with the output padding, then cropped by the pads.
-    full = transpose(torch.tensor(x), torch.tensor(w), stride=strides,
-                     dilation=dilations, groups=attrs.get("group", 1),
-                     output_padding=attrs["output_padding"]).numpy()
-    crop = (slice(None), slice(None)) + tuple(
-        slice(pads[i], full.shape[2 + i] - pads[spatial + i])
-        for i in range(spatial))
-    expected = full[crop]
+    expected = torch_conv_transpose(torch.tensor(x), torch.tensor(w), None,
+                                    attrs).numpy()
     node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], **attrs)
     lowered = tmp_path / "lowered.mlir"
     extra = ["--grid-loops", "--dump-lowered", str(lowered)] if records \
@@ -292,21 +297,10 @@ def test_conv_transpose_grad_matches_autograd(x_shape, w_shape, attrs,
     rng = np.random.default_rng(4)
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = rng.standard_normal(w_shape).astype(np.float32)
-    spatial = len(x_shape) - 2
-    pads = attrs.get("pads", [0] * 2 * spatial)
-    transpose = {1: torch.nn.functional.conv_transpose1d,
-                 2: torch.nn.functional.conv_transpose2d,
-                 3: torch.nn.functional.conv_transpose3d}[spatial]
     xt = torch.tensor(x, requires_grad=True)
     wt = torch.tensor(w, requires_grad=True)
-    group = attrs.get("group", 1)
-    bt = torch.zeros(w_shape[1] * group, requires_grad=True)
-    full = transpose(xt, wt, bt, stride=attrs["strides"],
-                     dilation=attrs.get("dilations", [1] * spatial),
-                     groups=group, output_padding=attrs["output_padding"])
-    y = full[(slice(None), slice(None)) + tuple(
-        slice(pads[i], full.shape[2 + i] - pads[spatial + i])
-        for i in range(spatial))]
+    bt = torch.zeros(w_shape[1] * attrs.get("group", 1), requires_grad=True)
+    y = torch_conv_transpose(xt, wt, bt, attrs)
     dy = rng.standard_normal(tuple(y.shape)).astype(np.float32)
     y.backward(torch.tensor(dy))
     node = helper.make_node("ConvTransposeGrad", ["dy", "x", "w"],

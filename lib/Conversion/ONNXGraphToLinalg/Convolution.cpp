@@ -385,6 +385,21 @@ static Value buildTransposedConvolution(OpBuilder &b, Location loc, Value input,
                           /*transposedWeights=*/true);
 }
 
+/// The output padding that makes the transposed convolution of a tensor of
+/// spatial sizes `outSizes` (a window's outputs) by `window` as large as
+/// `inSizes` (the window's input): the adjoint of the window, as a gradient
+/// needs it. Negative where the last windows reach into the end padding.
+static SmallVector<int64_t> getOutputPadding(const Window &window,
+                                             ArrayRef<int64_t> outSizes,
+                                             ArrayRef<int64_t> inSizes) {
+  SmallVector<int64_t> padding;
+  for (auto [i, size] : llvm::enumerate(inSizes))
+    padding.push_back(size - ((outSizes[i] - 1) * window.strides[i] +
+                              window.getExtent(i) - window.padsBegin[i] -
+                              window.padsEnd[i]));
+  return padding;
+}
+
 /// ConvTranspose's pads from `output_shape` or `auto_pad` (SAME_UPPER,
 /// SAME_LOWER: the input's sizes times the strides), as ONNX defines them:
 /// the full output's excess over the shape, halved, the odd element at the
@@ -568,7 +583,6 @@ static LoweringResult lowerConvGrad(NodeLowering &node) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
   auto dyType = getRankedType(dy);
-  int64_t spatial = inputType.getRank() - 2;
   int64_t groups = shape->groups;
   const Window &window = shape->window;
   ArrayRef<int64_t> outSizes = shape->outSizes;
@@ -584,14 +598,9 @@ static LoweringResult lowerConvGrad(NodeLowering &node) {
   SmallVector<Value> results(3);
 
   if (node.isResultUsed(0)) {
-    SmallVector<int64_t> outputPadding;
-    for (int64_t i = 0; i < spatial; ++i)
-      outputPadding.push_back(inputType.getDimSize(2 + i) -
-                              ((outSizes[i] - 1) * window.strides[i] +
-                               window.getExtent(i) - window.padsBegin[i] -
-                               window.padsEnd[i]));
-    Value acc = buildTransposedConvolution(b, loc, dy, weight, groups, window,
-                                           outputPadding);
+    Value acc = buildTransposedConvolution(
+        b, loc, dy, weight, groups, window,
+        getOutputPadding(window, outSizes, inputType.getShape().drop_front(2)));
     results[0] = convertTensor(
         b, loc, acc, node.resultElementType(0, inputType.getElementType()));
   }
@@ -1002,12 +1011,8 @@ static LoweringResult lowerAveragePoolGrad(NodeLowering &node) {
   }
   SmallVector<int64_t> scaleShape(2, 1);
   llvm::append_range(scaleShape, outSizes);
-  auto scaleType = RankedTensorType::get(scaleShape, accType);
-  SmallVector<Attribute> scaleValues;
-  for (double scale : scales)
-    scaleValues.push_back(b.getFloatAttr(accType, scale));
-  Value scale = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(scaleType, scaleValues));
+  Value scale = createNumberConstant(
+      b, loc, RankedTensorType::get(scaleShape, accType), scales);
   Value scaled = buildElementwise(
       b, loc, dyType.clone(accType), ValueRange{dy, scale},
       [](OpBuilder &nb, Location nl, ValueRange args) {
@@ -1019,13 +1024,9 @@ static LoweringResult lowerAveragePoolGrad(NodeLowering &node) {
   Value ones =
       createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), onesShape),
                    createScalar(b, loc, accType, 1));
-  SmallVector<int64_t> outputPadding;
-  for (int64_t i = 0; i < spatial; ++i)
-    outputPadding.push_back(
-        inSizes[i] - ((outSizes[i] - 1) * window->strides[i] + (*kernel)[i] -
-                      window->padsBegin[i] - window->padsEnd[i]));
-  Value acc = buildTransposedConvolution(b, loc, scaled, ones, channels,
-                                         *window, outputPadding);
+  Value acc =
+      buildTransposedConvolution(b, loc, scaled, ones, channels, *window,
+                                 getOutputPadding(*window, outSizes, inSizes));
   return SmallVector<Value>{convertTensor(b, loc, acc, type.getElementType())};
 }
 

@@ -1198,13 +1198,9 @@ static LoweringResult lowerResizeGrad(NodeLowering &node) {
       continue;
     SmallVector<double> weights =
         getResizeWeights(axis, transform, mode == "linear", nearestMode);
-    auto weightType =
-        RankedTensorType::get({axis.outSize, axis.inSize}, accType);
-    SmallVector<Attribute> values;
-    for (double w : weights)
-      values.push_back(b.getFloatAttr(accType, w));
-    Value matrix = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(weightType, values));
+    Value matrix = createNumberConstant(
+        b, loc, RankedTensorType::get({axis.outSize, axis.inSize}, accType),
+        weights);
     // next[..., i, ...] = sum_o grad[..., o, ...] * W[o, i]: loop dims are
     // the result's, then o.
     SmallVector<int64_t> shape(

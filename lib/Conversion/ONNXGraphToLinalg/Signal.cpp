@@ -58,12 +58,8 @@ static Value buildTransformMatrix(OpBuilder &b, Location loc,
       }
     }
   }
-  auto tensorType = RankedTensorType::get({rows, cols}, type);
-  SmallVector<Attribute> attrs;
-  attrs.reserve(values.size());
-  for (double value : values)
-    attrs.push_back(b.getFloatAttr(type, value));
-  return createConstant(b, loc, DenseElementsAttr::get(tensorType, attrs));
+  return createNumberConstant(b, loc, RankedTensorType::get({rows, cols}, type),
+                              values);
 }
 
 /// The transform of `frames` ([outer..., n, channels], static, in the

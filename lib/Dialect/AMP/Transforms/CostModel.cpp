@@ -39,7 +39,7 @@ mlir::amp::lookupDeviceProfile(StringRef name, Operation *op, StringRef who) {
   const DeviceProfile *profile = lookupDeviceProfile(name);
   if (!profile)
     emitError(op->getLoc()) << who << ": unknown device '" << name
-                    << "'; expected h100, a100 or v100";
+                            << "'; expected h100, a100 or v100";
   return profile;
 }
 
@@ -49,8 +49,8 @@ static std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
                                              ArrayRef<std::string> named,
                                              Operation *op, StringRef who) {
   if (defaultSize < 1) {
-    emitError(op->getLoc()) << who << ": default-dim-size must be positive, not "
-                    << defaultSize;
+    emitError(op->getLoc())
+        << who << ": default-dim-size must be positive, not " << defaultSize;
     return std::nullopt;
   }
   llvm::StringMap<int64_t> sizes;
@@ -58,8 +58,9 @@ static std::optional<DimSizes> parseDimSizes(int64_t defaultSize,
     auto [name, size] = entry.rsplit(':');
     int64_t value = 0;
     if (name.empty() || size.getAsInteger(10, value) || value < 1) {
-      emitError(op->getLoc()) << who << ": bad dim '" << entry
-                      << "'; expected <name>:<size> with a positive size";
+      emitError(op->getLoc())
+          << who << ": bad dim '" << entry
+          << "'; expected <name>:<size> with a positive size";
       return std::nullopt;
     }
     sizes[name] = value;
@@ -76,7 +77,7 @@ std::optional<CostModel> CostModel::create(StringRef device, StringRef casts,
     return std::nullopt;
   if (casts != "fused" && casts != "kernels") {
     emitError(op->getLoc()) << who << ": unknown casts '" << casts
-                    << "'; expected fused or kernels";
+                            << "'; expected fused or kernels";
     return std::nullopt;
   }
   std::optional<DimSizes> sizes = parseDimSizes(defaultDimSize, dims, op, who);

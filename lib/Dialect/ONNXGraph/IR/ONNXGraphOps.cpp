@@ -612,9 +612,10 @@ double NodeOp::estimateFlops(amp::DimSizes &sizes) {
     if (weight)
       for (int64_t dim = 1; dim < weight.getRank(); ++dim)
         filter *= getDimSize(getOperand(weightIndex), dim, sizes);
-    Value counted = type == "Conv"       ? out
-                    : type == "ConvGrad" ? getOperand(0)
-                                         : getOperand(gradient ? 1 : 0);
+    // Conv's output, ConvGrad's dY; ConvTranspose's input, ConvTransposeGrad's
+    // X.
+    Value counted =
+        type == "Conv" ? out : getOperand(type == "ConvTransposeGrad" ? 1 : 0);
     return (gradient ? 4 : 2) * sizes.getNumElements(counted) * filter;
   }
   if (llvm::is_contained({"LSTM", "GRU", "RNN", "LSTMTraining", "GRUTraining",
