@@ -381,8 +381,7 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
     // runs a loss's backward in the loss's FP32: scaled by the loss scale
     // before the loss's own divisions (an MSE's 2 (y - t) before / N), it
     // would overflow FP16 at the first step.
-    if (!isa<UnscaleOp>(op) &&
-        state.precisionClass != PrecisionClass::Always &&
+    if (!isa<UnscaleOp>(op) && state.precisionClass != PrecisionClass::Always &&
         llvm::any_of(op.getOperands(),
                      [&](Value v) { return lossGradient.contains(v); })) {
       lossGradient.insert(op.getResults().begin(), op.getResults().end());
