@@ -301,3 +301,53 @@ def test_generator_artifact_trains_as_torch(tmp_path):
     losses16 = [r["loss"] for r in fp16]
     assert losses16 != losses
     np.testing.assert_allclose(losses16, losses, rtol=0.01)
+
+
+def test_converted_artifact_runs_as_converted_in_amp_run(tmp_path):
+    """The path of a user who converts once and runs the output: amp-run on
+    amp-opt's FP16 artifact trains as amp-run's own --amp-pipeline does (the
+    same losses, bit for bit), without warnings about the gradients the
+    converted accumulators read; converting the output again is refused
+    with one error line, and nothing is written."""
+    import numpy as np
+    from amp_opt import api
+    batch, steps = 16, 6
+    source = str(tmp_path / "training_model.onnx")
+    onnx.save(generator_artifact(batch), source)
+    rng = np.random.default_rng(1)
+    params = {"deconv.weight": rng.standard_normal((8, 4, 3, 3)) * 0.3,
+              "deconv.bias": rng.standard_normal(4) * 0.1,
+              "fc.weight": rng.standard_normal((10, 64)) * 0.3,
+              "fc.bias": rng.standard_normal(10) * 0.1}
+    np.savez(tmp_path / "params.npz",
+             **{k: v.astype(np.float32) for k, v in params.items()})
+    np.save(tmp_path / "x.npy",
+            rng.standard_normal((batch, 8, 4, 4)).astype(np.float32))
+    np.save(tmp_path / "t.npy",
+            rng.standard_normal((batch, 10)).astype(np.float32))
+    args = ["--sgd-lr", "0.05", "--params", str(tmp_path / "params.npz"),
+            "--input", f"input={tmp_path / 'x.npy'}",
+            "--input", f"targets={tmp_path / 't.npy'}"]
+    pipeline = f"precision=fp16 {FORCED}"
+    expected, _ = api.train(source, steps, amp_pipeline=pipeline, args=args)
+    model, report = api.convert(source, "fp16",
+                                op_class=FORCED.split("=", 1)[1])
+    assert report["ops"]["low_precision"] > 0
+    converted = str(tmp_path / "training_model.fp16.onnx")
+    onnx.save(model, converted)
+    got, stderr = api.train(converted, steps, args=args)
+    assert "warning" not in stderr, stderr
+    assert [r["loss"] for r in got] == [r["loss"] for r in expected]
+    assert not all(r["skipped"] for r in got)
+    fp32, _ = api.train(source, steps, args=args)
+    assert [r["loss"] for r in got] != [r["loss"] for r in fp32]
+
+    again = str(tmp_path / "twice.onnx")
+    proc = subprocess.run([api.find_amp_opt(), converted,
+                           f"--amp-pipeline={pipeline}", "-o", again],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "error: the step already has loss scaling (metadata " \
+        "amp_opt.loss_scaling: amp-opt converted it before)" in proc.stderr
+    assert "warning" not in proc.stderr, proc.stderr
+    assert not os.path.exists(again)

@@ -591,11 +591,15 @@ int main(int argc, char **argv) {
       if (!stepInput.isParameter || stepInput.isState)
         continue;
       // The accumulated gradient (in-place buffer, ORT's v1 accumulator
-      // output) or the gradient itself.
+      // output, named after ORT's `<param>_grad` where amp-opt's conversion
+      // made the accumulator read the unscaled gradient) or the gradient.
       int gradient = -1;
+      std::string ortGradient = stepInput.name + "_grad";
       for (std::string name :
            {stepInput.gradient + ".accumulation.buffer.updated",
-            stepInput.gradient + ".accumulation.out", stepInput.gradient}) {
+            stepInput.gradient + ".accumulation.out",
+            ortGradient + ".accumulation.buffer.updated",
+            ortGradient + ".accumulation.out", stepInput.gradient}) {
         int candidate = findOutput(name);
         if (candidate >= 0 && outputs[candidate].type == stepInput.type) {
           gradient = candidate;

@@ -29,3 +29,14 @@ func.func @stale_names(%x: tensor<4xf32> loc("x")) -> tensor<4xf32>
     attributes {amp.training = {kind = "backward", loss = "", seeds = ["x"], parameters = ["x"], gradients = ["w_grad"], updates = []}} {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A step amp-opt converted before: its seeds are scaled already.
+// expected-error @+1 {{the step already has loss scaling (metadata amp_opt.loss_scaling: amp-opt converted it before); convert the original step, or pass loss-scale=none}}
+module attributes {onnxg.metadata_props = [["amp_opt.loss_scaling", "{\22mode\22:\22dynamic\22}"]]} {
+  func.func @converted(%x: tensor<4xf32> loc("x")) -> tensor<4xf32>
+      attributes {amp.training = {kind = "backward", loss = "", seeds = ["x"], parameters = ["x"], gradients = ["x"], updates = []}} {
+    return %x : tensor<4xf32>
+  }
+}

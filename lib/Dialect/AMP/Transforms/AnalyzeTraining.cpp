@@ -743,15 +743,20 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     collectOrtGradients(names, body.getArguments(), roles);
   } else if (!accumulators.empty()) {
     // ONNX Runtime's training artifact: accumulators read the gradients of
-    // parameters `<param>`, named `<param>_grad`; the seed of loss `<loss>`
-    // is `<loss>_grad`.
+    // parameters `<param>`, named `<param>_grad`, into buffers named
+    // `<param>_grad.accumulation.buffer` (which keep their names where
+    // amp-opt converted the step and the gradient read is unscaled); the
+    // seed of loss `<loss>` is `<loss>_grad`.
     roles.kind = "ort.training_artifact";
     for (NodeOp op : accumulators) {
       if (op.getInputs().size() < 2)
         continue;
       Value gradient = op.getInputs()[1];
       StringRef name = onnxg::getValueName(gradient);
+      StringRef buffer = onnxg::getValueName(op.getInputs()[0]);
       Value param = name.consume_back("_grad") ? names.lookup(name) : Value();
+      if (!param && buffer.consume_back("_grad.accumulation.buffer"))
+        param = names.lookup(buffer);
       roles.gradients.push_back({param ? param : gradient, gradient});
     }
     for (const auto &entry : names.getOutputs())
@@ -1022,7 +1027,12 @@ void AnalyzeTrainingPass::runOnOperation() {
                 if (!llvm::is_contained(roles.seeds, seed))
                   roles.seeds.push_back(seed);
 
-    if (isTraining && roles.kind != "training_step")
+    // A step amp-opt converted names the unscaled gradients: the markers
+    // are right by construction, and not linear in the (scaled) seeds.
+    bool converted = !onnxg::getMetadataProp(func->getParentOfType<ModuleOp>(),
+                                             kLossScalingMetadataKey)
+                          .empty();
+    if (isTraining && roles.kind != "training_step" && !converted)
       checkMarkers(func, roles, gradients);
 
     auto namesOf = [&](auto range) {

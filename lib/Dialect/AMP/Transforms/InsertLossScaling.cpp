@@ -345,6 +345,16 @@ void InsertLossScalingPass::runOnOperation() {
     return signalPassFailure();
   if (mode == "none")
     return;
+  // Scaling a converted step again would scale its seeds twice and clash
+  // with the state the first conversion added.
+  if (!onnxg::getMetadataProp(module, kLossScalingMetadataKey).empty()) {
+    emitError(module.getLoc())
+        << "the step already has loss scaling (metadata "
+        << kLossScalingMetadataKey
+        << ": amp-opt converted it before); convert the original step, or "
+           "pass loss-scale=none";
+    return signalPassFailure();
+  }
   std::string settings;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
@@ -368,5 +378,5 @@ void InsertLossScalingPass::runOnOperation() {
   if (settings.empty())
     return;
   // Tools that run the step find its state here.
-  onnxg::setMetadataProp(module, "amp_opt.loss_scaling", settings);
+  onnxg::setMetadataProp(module, kLossScalingMetadataKey, settings);
 }

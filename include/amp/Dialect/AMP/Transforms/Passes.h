@@ -44,6 +44,10 @@ inline llvm::StringRef getRegionName(Operation *op) {
 }
 /// The loss-scaling settings amp-insert-loss-scaling applied, for the report.
 inline constexpr llvm::StringLiteral kLossScalingAttrName = "amp.loss_scaling";
+/// The model metadata that carries those settings out: a step that has it
+/// was converted by amp-opt before.
+inline constexpr llvm::StringLiteral kLossScalingMetadataKey =
+    "amp_opt.loss_scaling";
 /// amp-fp8's record: on an FP8 GEMM its modeled times and formats, on a
 /// function the recipe, the GEMMs and the scaling states.
 inline constexpr llvm::StringLiteral kFP8AttrName = "amp.fp8";
