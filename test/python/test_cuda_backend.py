@@ -603,3 +603,31 @@ def test_ort_artifact_compiles_to_a_library(artifact, precision, tmp_path):
     check_library(*compiled)
     if precision == "fp16":
         assert "amp.loss_scale.updated" in compiled[1].read_text()
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_artifact_weight_gradient_convolutions_stay_records(precision,
+                                                            tmp_path):
+    """An ONNX Runtime artifact with ConvTranspose in FP16 or BF16 keeps
+    FP32's cuDNN records: the transposed convolution stays a backward-data
+    call (the lowering's flip of W also rounds it: the call reads W rounded
+    in its own layout), and ConvTransposeGrad's weight gradient a
+    backward-filter call although (FP16, dynamic loss scaling) two kernels
+    read it, the finite check and the accumulation, each only rounding it.
+    The grid loops with the records match the CPU path (norm-wise: the
+    convolution rounds before its bias, as cuDNN does)."""
+    from test_training_graphs import generator_artifact
+    import onnx
+    path = str(tmp_path / "training_model.onnx")
+    onnx.save(generator_artifact(16), path)
+    pipeline, ulp = PRECISIONS[precision]
+    modes = {}
+    for name, step_pipeline in (("fp32", None), (precision, pipeline)):
+        _, _, lowered, _ = compile_library(path, step_pipeline,
+                                           tmp_path / name)
+        modes[name] = api.conv_record_modes(lowered)
+    assert modes[precision] == modes["fp32"]
+    assert 1 in modes[precision]  # a backward-filter record
+    _, grid_text, _, _ = compare_grid_to_cpu(path, pipeline, ulp, tmp_path,
+                                             norm_wise=True)
+    assert f"amp_conv_{precision.replace('fp', 'f')}" in grid_text

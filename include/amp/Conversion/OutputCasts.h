@@ -23,48 +23,50 @@
 
 namespace mlir::amp {
 
-/// The one reader of a result that only rounds it: `reader`'s input
-/// `inputIndex` views the result, and the reader's body uses it only as
-/// `arith.truncf` to `type`. With `widened`, the body uses it otherwise
+/// The readers of a result that only round it: each `reader`'s input
+/// `inputIndex` views the result, and its body uses it only as
+/// `arith.truncf` to `type`. With `widened`, a body uses it otherwise
 /// too, and reads the rounded value widened back to f32.
 struct OutputCast {
-  linalg::GenericOp reader;
-  unsigned inputIndex;
+  SmallVector<std::pair<linalg::GenericOp, unsigned>> readers;
   FloatType type;
   bool widened = false;
 };
 
-/// The linalg.generic that next accesses `buffer` after `writer`, with the
-/// operand through which it reads it: `buffer` a new f32 buffer (an alloc
-/// of static shape in `writer`'s block), read by that generic as one
-/// input, a reshape of it, through no other operand, and by nothing after
-/// it. Nullopt otherwise.
+/// The linalg.generic ops that access `buffer` after `writer` until it is
+/// written again or freed, with the operand through which each reads it:
+/// `buffer` a new f32 buffer (an alloc of static shape in `writer`'s
+/// block), read by each generic as one input, a reshape of it, through no
+/// other operand, and by nothing else. Nullopt otherwise.
+std::optional<SmallVector<std::pair<linalg::GenericOp, unsigned>>>
+getReadersOfNewResult(Operation *writer, Value buffer);
+
+/// The one linalg.generic that getReadersOfNewResult finds, or nullopt.
 std::optional<std::pair<linalg::GenericOp, unsigned>>
 getReaderOfNewResult(Operation *writer, Value buffer);
 
 /// The output cast of `result` to `type` (f16 or bf16, the writer's input
 /// type), which `writer` overwrites (every element, none read): `result`
-/// is a reshape of a new f32 buffer, the first op after `writer` to access
-/// that buffer is a linalg.generic that reads it as one input and only
-/// rounds it to `type`, and nothing reads it after that generic. Nullopt
-/// otherwise.
+/// is a reshape of a new f32 buffer whose readers (getReadersOfNewResult;
+/// a gradient's finite check and its update, say) only round it to
+/// `type`. Nullopt otherwise.
 std::optional<OutputCast> matchOutputCast(Operation *writer, Value result,
                                           Type type);
 
-/// The one reader of `result` as matchOutputCast has it, whose body adds
-/// a bias to the element (in f32) before it only rounds the sum to `type`
-/// (f16 or bf16): the writer rounds to `type`, and the reader widens the
-/// rounded value back (OutputCast::widened). For a convolution with a bias
-/// whose graph op has an f16 or bf16 result: cuDNN's PSEUDO_HALF
+/// The readers of `result` as matchOutputCast has them, of which one or
+/// more add a bias to the element (in f32) before they only round the sum
+/// to `type` (f16 or bf16): the writer rounds to `type`, and those readers
+/// widen the rounded value back (OutputCast::widened). For a convolution with a
+/// bias whose graph op has an f16 or bf16 result: cuDNN's PSEUDO_HALF
 /// configuration rounds before the bias, as PyTorch's cuDNN path does.
 std::optional<OutputCast> matchWidenedOutput(Operation *writer, Value result,
                                              Type type);
 
 /// Rewrites `outputCast` (from matchOutputCast on `result`): a new buffer
-/// of `outputCast.type` next to `result`'s, read by the reader without its
-/// truncations (widened back to f32 with `widened`). Returns the view of the
-/// new buffer that stands for `result`, for the writer's replacement to write;
-/// once the writer is replaced, eraseIfUnaccessed takes the f32 buffer.
+/// of `outputCast.type` next to `result`'s, read by the readers without
+/// their truncations (widened back to f32 where they do more). Returns the view
+/// of the new buffer that stands for `result`, for the writer's replacement to
+/// write; once the writer is replaced, eraseIfUnaccessed takes the f32 buffer.
 Value applyOutputCast(const OutputCast &outputCast, Value result);
 
 } // namespace mlir::amp

@@ -327,8 +327,9 @@ def ContractionsToGemmRecords
     it is taken only where D has at least `rounded-bias-min-elements`
     elements, whose 4 bytes saved each outweigh a launch.
     An overwritten f16 or bf16 GEMM whose f32 result
-    the next op to touch it, a `linalg.generic`, uses only in truncations
-    to the inputs' type, nothing reading it after, writes the rounded
+    the ops that read it, `linalg.generic`s up to its next write (a
+    gradient's finite check and its update, say), use only in truncations
+    to the inputs' type writes the rounded
     result instead (cuBLASLt's output type; include/amp/Conversion/
     OutputCasts.h): a new buffer of that type, `amp_gemm_<T>_<T>_<T>`, and
     the generic reads it without the truncations. A one-batch GEMM with an
@@ -402,8 +403,8 @@ def ConvolutionsToDNNRecords
     `dy[n, g, m, o]` into `dw[g, m, c*k]` (the weight gradient). After
     bufferization, each
     such contraction on packed memrefs of one type (f32 or f64), or of
-    f16 or bf16 inputs into an overwritten f32 accumulator that the next
-    op only rounds to their type (written rounded instead, cuDNN's
+    f16 or bf16 inputs into an overwritten f32 accumulator that its
+    readers only round to their type (written rounded instead, cuDNN's
     PSEUDO_HALF configuration, as GEMM records' output casts), or adds a
     bias and then only rounds (the call rounds before the bias, as
     PyTorch's cuDNN path does, and the op widens the values back), whose
@@ -421,7 +422,9 @@ def ConvolutionsToDNNRecords
     into a strided window) and padded, with the kernel flipped and
     regrouped by a copying generic (`w[g, m, c, k] = W[g*C + c, m,
     K-1-k]`), gets a backward-data record that reads dY and W themselves
-    (when its output padding is below the stride), and the copies and the
+    (when its output padding is below the stride; W rounded in its own
+    layout by a new generic where the flip also rounds an f32 W to the
+    convolution's type), and the copies and the
     flip go once nothing reads them. A weight gradient computed as
     PyTorch's decomposition does, a convolution of X and dY transposed
     batch-last whose result is transposed back into dW (maybe through an

@@ -33,6 +33,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Runtime/ConvRecord.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -411,16 +412,39 @@ matchZeroWindow(Value buffer, Operation *reader, int64_t spatial) {
   return zeroWindow;
 }
 
+/// Whether `generic`'s body only rounds its input (to nearest even) to
+/// the type it yields.
+static bool yieldsItsInputRounded(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto rounding = dyn_cast<arith::TruncFOp>(body.front());
+  return rounding && !rounding.getRoundingmodeAttr() &&
+         rounding.getIn() == body.getArgument(0) &&
+         body.getTerminator()->getOperand(0) == rounding.getResult();
+}
+
+namespace {
+/// The copy of W that a transposed convolution's contraction reads as its
+/// weight matrix: the copying generic, and whether it also rounds W (an
+/// f32 parameter that an f16 or bf16 convolution reads).
+struct FlippedWeights {
+  linalg::GenericOp flip;
+  bool rounded;
+};
+} // namespace
+
 /// The copy of W that a transposed convolution's contraction reads as its
 /// weight matrix `factor` [g, m, c*k]: the graph lowering regroups W
 /// [G*C, M, k...] and flips its kernel, w[g, m, c, k] = W[g*C + c, m,
-/// K-1-k], by a copying linalg.generic. Null when `factor` is not such a
-/// copy of a packed W unchanged until `reader`.
-static linalg::GenericOp matchFlippedWeights(Value factor, Operation *reader,
-                                             int64_t spatial) {
+/// K-1-k], by a copying linalg.generic, which may also round W to the
+/// convolution's type. Nullopt when `factor` is not such a copy of a
+/// packed W unchanged until `reader`.
+static std::optional<FlippedWeights>
+matchFlippedWeights(Value factor, Operation *reader, int64_t spatial) {
   auto collapse = factor.getDefiningOp<memref::CollapseShapeOp>();
   if (!collapse)
-    return nullptr;
+    return std::nullopt;
   Value grouped = collapse.getSrc();
   auto groupedType = cast<MemRefType>(grouped.getType());
   int64_t rank = groupedType.getRank();
@@ -428,21 +452,24 @@ static linalg::GenericOp matchFlippedWeights(Value factor, Operation *reader,
   for (int64_t i = 2; i < rank; ++i)
     expected[2].push_back(i);
   if (rank != 3 + spatial || collapse.getReassociationIndices() != expected)
-    return nullptr;
+    return std::nullopt;
   auto flip = dyn_cast_if_present<linalg::GenericOp>(
       amp::getLastWriterBefore(reader, grouped));
-  if (!isOneToOneParallel(flip) || flip.getDpsInits().front() != grouped ||
-      !yieldsItsInput(flip))
-    return nullptr;
+  if (!isOneToOneParallel(flip) || flip.getDpsInits().front() != grouped)
+    return std::nullopt;
+  bool rounded = !yieldsItsInput(flip);
+  if (rounded && !yieldsItsInputRounded(flip))
+    return std::nullopt;
   Value weights = flip.getDpsInputs().front();
   auto weightsType = dyn_cast<MemRefType>(weights.getType());
   ArrayRef<int64_t> sizes = groupedType.getShape();
   if (!isPacked(weights) || weightsType.getRank() != 2 + spatial ||
-      weightsType.getElementType() != groupedType.getElementType() ||
+      (!rounded &&
+       weightsType.getElementType() != groupedType.getElementType()) ||
       weightsType.getDimSize(0) != sizes[0] * sizes[2] ||
       weightsType.getDimSize(1) != sizes[1] ||
       amp::isWrittenBetween(flip, reader, weights))
-    return nullptr;
+    return std::nullopt;
   AffineMap map = flip.getMatchingIndexingMap(flip.getDpsInputOperand(0));
   SmallVector<std::optional<LinearForm>> forms;
   for (AffineExpr expr : map.getResults())
@@ -450,13 +477,42 @@ static linalg::GenericOp matchFlippedWeights(Value factor, Operation *reader,
   if (llvm::any_of(forms, [](const auto &form) { return !form; }) ||
       !isLinearCombination(*forms[0], sizes, {{0, sizes[2]}, {2, 1}}) ||
       !isLinearCombination(*forms[1], sizes, {{1, 1}}))
-    return nullptr;
+    return std::nullopt;
   for (int64_t i = 0; i < spatial; ++i)
     if (weightsType.getDimSize(2 + i) != sizes[3 + i] ||
         !isLinearCombination(*forms[2 + i], sizes, {{3 + i, -1}},
                              sizes[3 + i] - 1))
-      return nullptr;
-  return flip;
+      return std::nullopt;
+  return FlippedWeights{flip, rounded};
+}
+
+/// W as a backward-data call reads it, in its own layout: W itself, or,
+/// where the flip also rounds it, a copy rounded to the convolution's type
+/// by a new generic just before `op`, freed after it.
+static Value getUnflippedWeights(Operation *op, FlippedWeights flipped) {
+  Value weights = flipped.flip.getDpsInputs().front();
+  if (!flipped.rounded)
+    return weights;
+  auto type = cast<MemRefType>(weights.getType());
+  Type narrow = getElementTypeOrSelf(flipped.flip.getDpsInits()[0].getType());
+  OpBuilder b(op);
+  Location loc = flipped.flip.getLoc();
+  Value copy =
+      memref::AllocOp::create(b, loc, MemRefType::get(type.getShape(), narrow));
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  linalg::GenericOp::create(
+      b, loc, ValueRange{weights}, ValueRange{copy},
+      ArrayRef<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+        Value rounded =
+            arith::TruncFOp::create(nested, nestedLoc, narrow, arguments[0]);
+        linalg::YieldOp::create(nested, nestedLoc, rounded);
+      });
+  b.setInsertionPointAfter(op);
+  memref::DeallocOp::create(b, loc, copy);
+  return copy;
 }
 
 /// The backward-data record of the data gradient that `forward`, a forward
@@ -814,19 +870,19 @@ struct ConvolutionsToDNNRecordsPass
       // it is: the record reads the unpadded input, or dY.
       SmallVector<std::pair<ZeroWindow, Value>> windows =
           matchInputWindows(operands[0], op, im2col.spatial);
-      linalg::GenericOp flip =
+      std::optional<FlippedWeights> flipped =
           (*record)[kConvMode] == kConvForward
               ? matchFlippedWeights(operands[1], op, im2col.spatial)
-              : nullptr;
+              : std::nullopt;
       std::optional<ConvRecord> dataRecord;
       ZeroWindow combined = combineWindows(windows, operands[0]);
-      if (flip)
+      if (flipped)
         dataRecord = getBackwardDataRecord(*record, combined);
       if (dataRecord) {
         *record = *dataRecord;
         operands[0] = combined.source;
-        operands[1] = flip.getDpsInputs().front();
-        flips.insert(flip);
+        operands[1] = getUnflippedWeights(op, *flipped);
+        flips.insert(flipped->flip);
       } else if (!windows.empty() && windows.front().first.hasUnitStrides()) {
         const ZeroWindow &padding = windows.front().first;
         int64_t unused = kConvMaxSpatialRank - im2col.spatial;

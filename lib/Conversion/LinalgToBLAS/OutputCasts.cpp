@@ -14,31 +14,52 @@
 
 using namespace mlir;
 
-std::optional<std::pair<linalg::GenericOp, unsigned>>
-amp::getReaderOfNewResult(Operation *writer, Value buffer) {
+std::optional<SmallVector<std::pair<linalg::GenericOp, unsigned>>>
+amp::getReadersOfNewResult(Operation *writer, Value buffer) {
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getNumOperands() != 0 ||
       !alloc.getType().getElementType().isF32() ||
       alloc->getBlock() != writer->getBlock())
     return std::nullopt;
-  auto reader =
-      dyn_cast_if_present<linalg::GenericOp>(getNextAccess(writer, buffer));
-  if (!reader || !reader.hasPureBufferSemantics())
-    return std::nullopt;
-  // One input, a reshape of the buffer; no other operand of the buffer.
-  std::optional<unsigned> index;
-  for (OpOperand &operand : reader->getOpOperands()) {
-    auto memref = dyn_cast<MemrefValue>(operand.get());
-    if (!memref || memref::skipViewLikeOps(memref) != buffer)
-      continue;
-    if (index || reader.isDpsInit(&operand) ||
-        stripReshapes(operand.get()) != buffer)
+  SmallVector<std::pair<linalg::GenericOp, unsigned>> readers;
+  Operation *last = writer;
+  for (Operation *next = getNextAccess(writer, buffer);
+       next && mayRead(next, buffer); next = getNextAccess(next, buffer)) {
+    auto reader = dyn_cast<linalg::GenericOp>(next);
+    if (!reader || !reader.hasPureBufferSemantics())
       return std::nullopt;
-    index = operand.getOperandNumber();
+    // One input, a reshape of the buffer; no other operand of the buffer.
+    std::optional<unsigned> index;
+    for (OpOperand &operand : reader->getOpOperands()) {
+      auto memref = dyn_cast<MemrefValue>(operand.get());
+      if (!memref || memref::skipViewLikeOps(memref) != buffer)
+        continue;
+      if (index || reader.isDpsInit(&operand) ||
+          stripReshapes(operand.get()) != buffer)
+        return std::nullopt;
+      index = operand.getOperandNumber();
+    }
+    if (!index)
+      return std::nullopt;
+    readers.emplace_back(reader, *index);
+    last = reader;
   }
-  if (!index || isReadAfter(reader, buffer))
+  if (readers.empty() || isReadAfter(last, buffer))
     return std::nullopt;
-  return std::make_pair(reader, *index);
+  return readers;
+}
+
+std::optional<std::pair<linalg::GenericOp, unsigned>>
+amp::getReaderOfNewResult(Operation *writer, Value buffer) {
+  auto readers = getReadersOfNewResult(writer, buffer);
+  if (!readers || readers->size() != 1)
+    return std::nullopt;
+  return readers->front();
+}
+
+/// The element through which `reader` reads its input `index`.
+static BlockArgument getElement(linalg::GenericOp reader, unsigned index) {
+  return reader.getMatchingBlockArgument(&reader->getOpOperand(index));
 }
 
 /// Whether `op` rounds its operand to nearest even to `type`.
@@ -48,54 +69,53 @@ static bool isRoundingTo(Operation *op, Type type) {
          truncation.getType() == type;
 }
 
+/// Whether `element` is used, and only by roundings to `type`.
+static bool isOnlyRounded(BlockArgument element, Type type) {
+  return !element.use_empty() &&
+         llvm::all_of(element.getUsers(), [&](Operation *user) {
+           return isRoundingTo(user, type);
+         });
+}
+
 std::optional<amp::OutputCast> amp::matchOutputCast(Operation *writer,
                                                     Value result, Type type) {
   if (!type.isF16() && !type.isBF16())
     return std::nullopt;
-  Value buffer = stripReshapes(result);
-  std::optional<std::pair<linalg::GenericOp, unsigned>> found =
-      getReaderOfNewResult(writer, buffer);
-  if (!found)
+  auto readers = getReadersOfNewResult(writer, stripReshapes(result));
+  if (!readers || llvm::any_of(*readers, [&](auto reader) {
+        return !isOnlyRounded(getElement(reader.first, reader.second), type);
+      }))
     return std::nullopt;
-  auto [reader, index] = *found;
-  // Its element used only by truncations, to nearest even, to `type`.
-  BlockArgument element =
-      reader.getMatchingBlockArgument(&reader->getOpOperand(index));
-  if (element.use_empty() ||
-      llvm::any_of(element.getUsers(),
-                   [&](Operation *user) { return !isRoundingTo(user, type); }))
-    return std::nullopt;
-  return OutputCast{reader, index, cast<FloatType>(type)};
+  return OutputCast{*readers, cast<FloatType>(type)};
 }
 
 std::optional<amp::OutputCast>
 amp::matchWidenedOutput(Operation *writer, Value result, Type type) {
   if (!type.isF16() && !type.isBF16())
     return std::nullopt;
-  std::optional<std::pair<linalg::GenericOp, unsigned>> found =
-      getReaderOfNewResult(writer, stripReshapes(result));
-  if (!found)
+  auto readers = getReadersOfNewResult(writer, stripReshapes(result));
+  if (!readers)
     return std::nullopt;
-  auto [reader, index] = *found;
   // Rounded to `type`, or first added to another value (a bias) and then
   // only rounded to `type`.
   auto isRounding = [&](Operation *user) { return isRoundingTo(user, type); };
-  BlockArgument element =
-      reader.getMatchingBlockArgument(&reader->getOpOperand(index));
   bool added = false;
-  for (Operation *user : element.getUsers()) {
-    if (isRounding(user))
-      continue;
-    auto addition = dyn_cast<arith::AddFOp>(user);
-    if (!addition || addition.getLhs() == addition.getRhs() ||
-        addition->use_empty() ||
-        !llvm::all_of(addition->getUsers(), isRounding))
-      return std::nullopt;
-    added = true;
+  for (auto [reader, index] : *readers) {
+    BlockArgument element = getElement(reader, index);
+    for (Operation *user : element.getUsers()) {
+      if (isRounding(user))
+        continue;
+      auto addition = dyn_cast<arith::AddFOp>(user);
+      if (!addition || addition.getLhs() == addition.getRhs() ||
+          addition->use_empty() ||
+          !llvm::all_of(addition->getUsers(), isRounding))
+        return std::nullopt;
+      added = true;
+    }
   }
   if (!added)
     return std::nullopt;
-  return OutputCast{reader, index, cast<FloatType>(type), /*widened=*/true};
+  return OutputCast{*readers, cast<FloatType>(type), /*widened=*/true};
 }
 
 /// `view`, reshapes of `buffer`, rebuilt as the same reshapes of
@@ -131,22 +151,26 @@ Value amp::applyOutputCast(const OutputCast &outputCast, Value result) {
       b.setInsertionPoint(dealloc);
       memref::DeallocOp::create(b, dealloc.getLoc(), rounded->getResult(0));
     }
-  // The reader takes the rounded element as it is.
-  OpOperand &input = outputCast.reader->getOpOperand(outputCast.inputIndex);
-  input.set(rebuildReshapes(input.get(), buffer, rounded->getResult(0)));
-  linalg::GenericOp reader = outputCast.reader;
-  BlockArgument element = reader.getMatchingBlockArgument(&input);
-  element.setType(outputCast.type);
-  if (outputCast.widened) {
-    OpBuilder body = OpBuilder::atBlockBegin(reader.getBody());
-    Value wide = arith::ExtFOp::create(body, reader.getLoc(), body.getF32Type(),
-                                       element);
-    element.replaceAllUsesExcept(wide, wide.getDefiningOp());
-    return rebuildReshapes(result, buffer, rounded->getResult(0));
-  }
-  for (Operation *truncation : llvm::make_early_inc_range(element.getUsers())) {
-    truncation->getResult(0).replaceAllUsesWith(element);
-    truncation->erase();
+  // Each reader takes the rounded element as it is, or widened back where
+  // it does more than round it.
+  for (auto [reader, index] : outputCast.readers) {
+    OpOperand &input = reader->getOpOperand(index);
+    input.set(rebuildReshapes(input.get(), buffer, rounded->getResult(0)));
+    BlockArgument element = reader.getMatchingBlockArgument(&input);
+    bool onlyRounded = isOnlyRounded(element, outputCast.type);
+    element.setType(outputCast.type);
+    if (!onlyRounded) {
+      OpBuilder body = OpBuilder::atBlockBegin(reader.getBody());
+      Value wide = arith::ExtFOp::create(body, reader.getLoc(),
+                                         body.getF32Type(), element);
+      element.replaceAllUsesExcept(wide, wide.getDefiningOp());
+      continue;
+    }
+    for (Operation *truncation :
+         llvm::make_early_inc_range(element.getUsers())) {
+      truncation->getResult(0).replaceAllUsesWith(element);
+      truncation->erase();
+    }
   }
   return rebuildReshapes(result, buffer, rounded->getResult(0));
 }

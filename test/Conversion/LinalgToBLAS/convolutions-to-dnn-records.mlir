@@ -250,6 +250,80 @@ func.func @f16_read_unrounded(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %
   return
 }
 
+// Two kernels read the sums, each only rounding them first (a weight
+// gradient's finite check and its update): cuDNN writes them rounded, and
+// both read the f16 buffer without their truncations.
+// CHECK-LABEL: func.func @f16_rounded_twice(
+// CHECK:         %[[Y:.*]] = memref.alloc() : memref<2x1x4x16xf16>
+// CHECK:         call @amp_conv_f16_f16_f16(
+// CHECK:         linalg.generic {{.*}} ins(%[[Y]] : memref<2x1x4x16xf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %{{.*}}: f32):
+// CHECK-NEXT:      arith.extf %[[IN]] : f16 to f32
+// CHECK:         linalg.generic {{.*}} ins(%[[Y]] : memref<2x1x4x16xf16>)
+// CHECK-NEXT:    ^bb0(%[[IN2:.*]]: f16, %{{.*}}: f32):
+// CHECK-NEXT:      arith.extf %[[IN2]] : f16 to f32
+// CHECK-NOT:     arith.truncf
+func.func @f16_rounded_twice(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %sum: memref<f32>, %res: memref<2x1x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
+  %y = memref.alloc() : memref<2x1x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{convolution record: forward rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x6x6 kernel=1x3x3 output=1x4x4 stride=1x1x1 dilation=1x1x1 type=1 overwrite=1}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  linalg.generic {indexing_maps = [#id4, affine_map<(n, g, c, l) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%y : memref<2x1x4x16xf32>) outs(%sum : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %h = arith.truncf %in : f32 to f16
+    %e = arith.extf %h : f16 to f32
+    %d = arith.subf %e, %e : f32
+    %a = arith.addf %acc, %d : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y : memref<2x1x4x16xf32>) outs(%res : memref<2x1x4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %h = arith.truncf %in : f32 to f16
+    %e = arith.extf %h : f16 to f32
+    %u = arith.addf %o, %e : f32
+    linalg.yield %u : f32
+  }
+  memref.dealloc %y : memref<2x1x4x16xf32>
+  return
+}
+
+// The second reader also reads the unrounded sums: no record.
+// CHECK-LABEL: func.func @f16_read_unrounded_later(
+// CHECK:         linalg.contract
+func.func @f16_read_unrounded_later(%x: memref<2x3x6x6xf16>, %w: memref<1x4x27xf16>, %sum: memref<f32>, %res: memref<2x1x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %cols = memref.alloc() : memref<2x1x3x3x3x4x4xf16>
+  linalg.generic {indexing_maps = [#gather, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<2x3x6x6xf16>) outs(%cols : memref<2x1x3x3x3x4x4xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x3x3x3x4x4xf16> into memref<2x1x27x16xf16>
+  %y = memref.alloc() : memref<2x1x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x1x4x16xf32>)
+  // expected-remark @below {{no convolution record: the f32 accumulator of an f16 or bf16 convolution is not overwritten, then only rounded to its type (after a bias)}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%w, %flat : memref<1x4x27xf16>, memref<2x1x27x16xf16>) outs(%y : memref<2x1x4x16xf32>)
+  linalg.generic {indexing_maps = [#id4, affine_map<(n, g, c, l) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]} ins(%y : memref<2x1x4x16xf32>) outs(%sum : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %h = arith.truncf %in : f32 to f16
+    %e = arith.extf %h : f16 to f32
+    %a = arith.addf %acc, %e : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y : memref<2x1x4x16xf32>) outs(%res : memref<2x1x4x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  }
+  memref.dealloc %y : memref<2x1x4x16xf32>
+  return
+}
+
 // The input changes after the gather: a record would read the new values.
 // CHECK-LABEL: func.func @input_written_between(
 // CHECK:         linalg.contract
@@ -409,6 +483,67 @@ func.func @backward_data(%dy: memref<2x4x5x5xf32>, %w: memref<4x3x3x3xf32>, %dx:
   memref.dealloc %flipped : memref<1x3x4x3x3xf32>
   memref.dealloc %padded : memref<2x4x12x12xf32>
   memref.dealloc %up : memref<2x4x9x9xf32>
+  return
+}
+
+// The same in FP16 with an FP32 W: the flip also rounds W to f16. The
+// backward-data call reads a copy of W rounded in W's own layout (a new
+// generic just before the call, freed after it), and the flip goes; the
+// f32 accumulator, only rounded by its reader, is written rounded.
+// CHECK-LABEL: func.func @backward_data_rounded_weights(
+// CHECK-SAME:    %[[DY:[^:]*]]: memref<2x4x5x5xf16>, %[[W:[^:]*]]: memref<4x3x3x3xf32>
+// CHECK:         %[[WH:.*]] = memref.alloc() : memref<4x3x3x3xf16>
+// CHECK:         linalg.generic {{.*}} ins(%[[W]] : memref<4x3x3x3xf32>) outs(%[[WH]] : memref<4x3x3x3xf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: f16):
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[IN]] : f32 to f16
+// CHECK-NEXT:      linalg.yield %[[R]]
+// CHECK:         %[[WHU:.*]] = memref.cast %[[WH]] : memref<4x3x3x3xf16> to memref<*xf16>
+// CHECK:         call @amp_conv_f16_f16_f16(%{{.*}}, %{{.*}}, %[[WHU]], %{{.*}})
+// CHECK-NEXT:    memref.dealloc %[[WH]] : memref<4x3x3x3xf16>
+// CHECK-NOT:     memref<1x3x4x3x3xf16>
+// CHECK:         return
+func.func @backward_data_rounded_weights(%dy: memref<2x4x5x5xf16>, %w: memref<4x3x3x3xf32>, %dx: memref<2x1x3x100xf32>) {
+  %zero = arith.constant 0.0 : f16
+  %zero32 = arith.constant 0.0 : f32
+  %up = memref.alloc() : memref<2x4x9x9xf16>
+  linalg.fill ins(%zero : f16) outs(%up : memref<2x4x9x9xf16>)
+  %every2 = memref.subview %up[0, 0, 0, 0] [2, 4, 5, 5] [1, 1, 2, 2] : memref<2x4x9x9xf16> to memref<2x4x5x5xf16, strided<[324, 81, 18, 2]>>
+  memref.copy %dy, %every2 : memref<2x4x5x5xf16> to memref<2x4x5x5xf16, strided<[324, 81, 18, 2]>>
+  %padded = memref.alloc() : memref<2x4x12x12xf16>
+  linalg.map outs(%padded : memref<2x4x12x12xf16>)
+    (%init: f16) {
+      linalg.yield %zero : f16
+    }
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 4, 9, 9] [1, 1, 1, 1] : memref<2x4x12x12xf16> to memref<2x4x9x9xf16, strided<[576, 144, 12, 1], offset: 13>>
+  memref.copy %up, %interior : memref<2x4x9x9xf16> to memref<2x4x9x9xf16, strided<[576, 144, 12, 1], offset: 13>>
+  %cols = memref.alloc() : memref<2x1x4x3x3x10x10xf16>
+  linalg.generic {indexing_maps = [#gather4, #id7], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%padded : memref<2x4x12x12xf16>) outs(%cols : memref<2x1x4x3x3x10x10xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  %flat = memref.collapse_shape %cols [[0], [1], [2, 3, 4], [5, 6]] : memref<2x1x4x3x3x10x10xf16> into memref<2x1x36x100xf16>
+  %flipped = memref.alloc() : memref<1x3x4x3x3xf16>
+  linalg.generic {indexing_maps = [#flip, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%w : memref<4x3x3x3xf32>) outs(%flipped : memref<1x3x4x3x3xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %h = arith.truncf %in : f32 to f16
+    linalg.yield %h : f16
+  }
+  %matrix = memref.collapse_shape %flipped [[0], [1], [2, 3, 4]] : memref<1x3x4x3x3xf16> into memref<1x3x36xf16>
+  %acc = memref.alloc() : memref<2x1x3x100xf32>
+  linalg.fill ins(%zero32 : f32) outs(%acc : memref<2x1x3x100xf32>)
+  // expected-remark @below {{convolution record: backward-data rank=2 batch=2 in_channels=3 out_channels=4 groups=1 input=1x10x10 kernel=1x3x3 output=1x5x5 stride=1x2x2 dilation=1x1x1 type=1 overwrite=1 pad_before=0x1x1 pad_after=0x0x0}}
+  linalg.contract indexing_maps = [#w, #col, #y] ins(%matrix, %flat : memref<1x3x36xf16>, memref<2x1x36x100xf16>) outs(%acc : memref<2x1x3x100xf32>)
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%acc : memref<2x1x3x100xf32>) outs(%dx : memref<2x1x3x100xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %h = arith.truncf %in : f32 to f16
+    %e = arith.extf %h : f16 to f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %acc : memref<2x1x3x100xf32>
+  memref.dealloc %cols : memref<2x1x4x3x3x10x10xf16>
+  memref.dealloc %flipped : memref<1x3x4x3x3xf16>
+  memref.dealloc %padded : memref<2x4x12x12xf16>
+  memref.dealloc %up : memref<2x4x9x9xf16>
   return
 }
 
