@@ -33,7 +33,8 @@ follow `shared/reference/amp-anchors.md` section (c):
 Data operands and results are the float slots a decision may retype; the
 others (shapes, indices, BatchNormalization's statistics, Dropout's ratio)
 keep their types. A scatter with `reduction` other than `none` is keep-fp32
-whatever its row says. Passes read all of this through
+whatever its row says, and so is a `Mul` of a value by itself (a square, as
+`Pow`: a decomposed BatchNorm's or RMSNorm's variance). Passes read all of this through
 `PrecisionOpInterface` (`include/amp/Interfaces`).
 
 The last two columns are what amp-analyze-training's seed linearity reads

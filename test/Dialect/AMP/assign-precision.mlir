@@ -353,10 +353,32 @@ func.func @loss_gradient(%seed: tensor<f32>, %scale: tensor<f32>,
   %0 = onnxg.node "MatMul"(%n, %w) opset 13
       : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
   // expected-remark @+1 {{'f16' (infer)}}
-  %1 = onnxg.node "Mul"(%0, %0) opset 13
+  %1 = onnxg.node "Mul"(%0, %d) opset 13
       : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
   // expected-remark @+1 {{'f16' (always-list)}}
   %2 = onnxg.node "MatMul"(%1, %w) opset 13
       : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
   return %2 : tensor<8192x1024xf32>
+}
+
+// -----
+
+// A value times itself is a square, keep-fp32 as Pow even between FP16
+// GEMMs (a decomposed BatchNorm's variance squares x - mean; FP16 overflows
+// beyond 256); the Mul of two values beside it goes low.
+func.func @square(%x: tensor<8192x1024xf32>, %w: tensor<1024x1024xf32>)
+    -> (tensor<8192x1024xf32>, tensor<8192x1024xf32>) {
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %0 = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (keep-fp32)}}
+  %1 = onnxg.node "Mul"(%0, %0) opset 13
+      : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (infer)}}
+  %2 = onnxg.node "Mul"(%0, %x) opset 13
+      : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %3 = onnxg.node "MatMul"(%2, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  return %1, %3 : tensor<8192x1024xf32>, tensor<8192x1024xf32>
 }

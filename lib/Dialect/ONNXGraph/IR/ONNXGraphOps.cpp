@@ -461,6 +461,12 @@ amp::PrecisionClass NodeOp::getPrecisionClass() {
     if (reduction && reduction.getValue() != "none")
       return amp::PrecisionClass::KeepFP32;
   }
+  // A value times itself is a square: keep-fp32 as Pow (FP16 overflows
+  // beyond 256), as autocast computes a norm's variance (a decomposed
+  // BatchNorm's or RMSNorm's x * x) in FP32.
+  if (isDefaultDomain(getDomain()) && getOpType() == "Mul" &&
+      getNumOperands() == 2 && getOperand(0) == getOperand(1))
+    return amp::PrecisionClass::KeepFP32;
   return info->precision;
 }
 
