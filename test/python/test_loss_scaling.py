@@ -122,3 +122,49 @@ def test_clipped_gradients_are_unscaled_once(tmp_path, needs_ort):
     assert fp32[2] < 0.99 * fp32[0]
     assert state["amp.loss_scale"] == 65536.0
     np.testing.assert_allclose(fp16, fp32, rtol=5e-3)
+
+
+def test_decomposed_batch_norm_variance_stays_fp32(tmp_path):
+    """A training BatchNorm as the exporter writes it squares x - mean with
+    a Mul; between FP16 convolutions that Mul is keep-fp32 (a square, as
+    Pow). Fed activations of a few thousand, an FP16 square overflows
+    (beyond 256): the variance was inf, the normalized values 0, and the
+    FP16 step trained another function without a word (loss 2.345 against
+    FP32's 2.478). Now its losses are FP32's after as many applied updates
+    (dynamic loss scaling skips the first step)."""
+    import torch
+    from amp_opt import api, export_training_step, numerics
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16),
+        torch.nn.ReLU(), torch.nn.Conv2d(16, 16, 3, padding=1),
+        torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+        torch.nn.Linear(16, 10))
+    x = torch.randn(8, 3, 16, 16) * 3000
+    y = torch.randint(0, 10, (8,))
+    path = str(tmp_path / "bn.onnx")
+    export_training_step(model, (x,), (y,), torch.nn.CrossEntropyLoss(),
+                         path, optimizer="sgd", lr=0.01)
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "y.npy", y.numpy())
+    args = ["--input", f"input0={tmp_path / 'x.npy'}",
+            "--input", f"target0={tmp_path / 'y.npy'}"]
+    pipeline = "precision=fp16 op-class=Conv:always,Gemm:always"
+    _, report = api.convert(path, "fp16",
+                            op_class="Conv:always,Gemm:always")
+    decided = [(d["op_type"], d["precision"], d["reason"])
+               for d in report["decisions"]
+               if d.get("region") == "forward"]
+    assert ("Conv", "f16", "policy") in decided
+    assert ("Mul", "f32", "keep-fp32") in decided
+    steps = 4
+    fp32, _ = api.train(path, steps, args=args)
+    fp16, _ = api.train(path, steps, amp_pipeline=pipeline, args=args)
+    losses16 = [r["loss"] for r in fp16]
+    expected = numerics.fp32_losses_after_applied(fp32, fp16)
+    print("FP32", [r["loss"] for r in fp32], "\nFP16", losses16)
+    assert all(np.isfinite(losses16))
+    assert not all(r["skipped"] for r in fp16)
+    assert losses16 != [r["loss"] for r in fp32]
+    np.testing.assert_allclose(losses16, expected, rtol=1e-3)
