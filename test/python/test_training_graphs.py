@@ -351,3 +351,83 @@ def test_converted_artifact_runs_as_converted_in_amp_run(tmp_path):
         "amp_opt.loss_scaling: amp-opt converted it before)" in proc.stderr
     assert "warning" not in proc.stderr, proc.stderr
     assert not os.path.exists(again)
+
+
+def preview_training_step(batch=64, features=32, hidden=64, classes=8):
+    """A training step in ONNX's preview-training ops: an MLP whose
+    Gradient node differentiates a mean squared error (ReduceMean over a
+    square) into two weight gradients, and a Momentum node that updates
+    the weights and their velocities."""
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    rng = np.random.default_rng(0)
+    node = helper.make_node
+    preview = "ai.onnx.preview.training"
+    nodes = [
+        node("MatMul", ["x", "w1"], ["h"]), node("Relu", ["h"], ["a"]),
+        node("MatMul", ["a", "w2"], ["o"]), node("Sub", ["o", "t"], ["e"]),
+        node("Mul", ["e", "e"], ["e2"]),
+        node("ReduceMean", ["e2"], ["loss"], keepdims=0),
+        node("Gradient", ["x", "t", "w1", "w2"], ["dw1", "dw2"],
+             domain=preview, xs=["w1", "w2"], y="loss"),
+        node("Momentum", ["lr", "step", "w1", "w2", "dw1", "dw2", "v1",
+                          "v2"], ["w1.new", "w2.new", "v1.new", "v2.new"],
+             domain=preview, alpha=0.9, beta=1.0, mode="standard",
+             norm_coefficient=0.0)]
+    shapes = {"w1": [features, hidden], "w2": [hidden, classes],
+              "v1": [features, hidden], "v2": [hidden, classes]}
+    initializers = [
+        numpy_helper.from_array(
+            (rng.standard_normal(shapes[name]) * 0.2).astype(np.float32)
+            if name.startswith("w") else
+            np.zeros(shapes[name], np.float32), name)
+        for name in shapes] + [
+        numpy_helper.from_array(np.array(0.05, np.float32), "lr"),
+        numpy_helper.from_array(np.array(1, np.int64), "step")]
+    info = helper.make_tensor_value_info
+    float32 = TensorProto.FLOAT
+    inputs = [info("x", float32, [batch, features]),
+              info("t", float32, [batch, classes])] + [
+        info(name, float32, shape) for name, shape in shapes.items()] + [
+        info("lr", float32, []), info("step", TensorProto.INT64, [])]
+    outputs = [info("loss", float32, [])] + [
+        info(f"{name}.new", float32, shape)
+        for name, shape in shapes.items()]
+    graph = helper.make_graph(nodes, "preview_step", inputs, outputs,
+                              initializers)
+    return helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid(preview, 1)])
+
+
+def test_preview_training_step_trains_converted(tmp_path):
+    """ONNX's preview-training step (Gradient of a ReduceMean loss,
+    Momentum) through the paths a user runs: amp-run trains it (the loss
+    falls), with --amp-pipeline in FP16 as in FP32 within 0.1%, and
+    amp-opt's FP16 file, run as it is, gives the in-process FP16 losses
+    bit for bit: the analysis takes the loss from the Gradient's scaled y
+    and the updates from the outputs that skip on overflow, and counts
+    each parameter once."""
+    from amp_opt import api
+    source = str(tmp_path / "preview_step.onnx")
+    onnx.save(preview_training_step(), source)
+    remark = subprocess.run(
+        [api.find_amp_opt(), source, "--amp-analyze-training=remarks=true",
+         "-o", os.devnull], capture_output=True, text=True).stderr
+    assert "onnx.gradient: loss 'loss', 0 seeds, 2 parameters with " \
+        "gradients, 4 updates" in remark, remark
+    steps = 6
+    pipeline = "precision=fp16 op-class=MatMul:always"
+    fp32, _ = api.train(source, steps)
+    expected, _ = api.train(source, steps, amp_pipeline=pipeline)
+    model, report = api.convert(source, "fp16", op_class="MatMul:always")
+    assert report["ops"]["low_precision"] > 0
+    converted = str(tmp_path / "preview_step.fp16.onnx")
+    onnx.save(model, converted)
+    got, stderr = api.train(converted, steps)
+    assert "warning" not in stderr, stderr
+    losses = [r["loss"] for r in got]
+    assert losses == [r["loss"] for r in expected]
+    assert losses[-1] < 0.8 * losses[0]
+    assert losses != [r["loss"] for r in fp32]
+    import numpy as np
+    np.testing.assert_allclose(losses, [r["loss"] for r in fp32], rtol=1e-3)

@@ -53,6 +53,13 @@ struct TrainingRoles {
   /// Ops of the graph that prove it is a training graph (backward ops).
   bool hasBackward = false;
 
+  /// Records that `gradient` is `param`'s, once (a Gradient node and the
+  /// optimizer that reads its output both say so).
+  void addGradient(Value param, Value gradient) {
+    if (!llvm::is_contained(gradients, std::make_pair(param, gradient)))
+      gradients.emplace_back(param, gradient);
+  }
+
   /// Whether `value` is the new value of an update (`asUpdate`) or the
   /// input one replaces.
   bool isInUpdate(Value value, bool asUpdate) const {
@@ -177,7 +184,7 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
         continue;
       found = true;
       for (unsigned i = 0; i < n; ++i)
-        roles.gradients.push_back({inputs[2 + i], inputs[2 + n + i]});
+        roles.addGradient(inputs[2 + i], inputs[2 + n + i]);
       for (auto [output, value] : llvm::enumerate(node.getOutputs()))
         if (std::optional<unsigned> input =
                 getPreviousInputIndex(type, output, n))
@@ -206,14 +213,42 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
     if (weightList && gradientList &&
         weightList->size() == gradientList->size()) {
       for (auto [weight, gradient] : llvm::zip(*weightList, *gradientList))
-        roles.gradients.push_back({weight, gradient});
+        roles.addGradient(weight, gradient);
       continue;
     }
-    roles.gradients.push_back({weights, gradients});
+    roles.addGradient(weights, gradients);
     if (type == "AdamOptimizer")
       addOrtAdamUpdates(node, roles);
   }
   return found;
+}
+
+/// The loss whose scaled value `y` is, in a step amp-opt converted (its
+/// loss-scaling metadata names the scale input): a Gradient then
+/// differentiates `Mul(loss, scale)`, and the graph outputs the loss.
+/// Otherwise `y` itself.
+static Value getUnscaledLoss(func::FuncOp func, const ValueNames &names,
+                             Value y) {
+  StringRef settings = onnxg::getMetadataProp(func->getParentOfType<ModuleOp>(),
+                                              kLossScalingMetadataKey);
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(settings);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return y;
+  }
+  const llvm::json::Object *object = parsed->getAsObject();
+  std::optional<StringRef> scaleName =
+      object ? object->getString("scale") : std::nullopt;
+  Value scale = scaleName ? names.lookup(*scaleName) : Value();
+  auto mul = y.getDefiningOp<onnxg::NodeOp>();
+  if (!scale || !mul || mul.getOpType() != "Mul" || mul.getNumOperands() != 2 ||
+      !onnxg::isDefaultDomain(mul.getDomain()))
+    return y;
+  if (mul.getOperand(1) == scale)
+    return mul.getOperand(0);
+  if (mul.getOperand(0) == scale)
+    return mul.getOperand(1);
+  return y;
 }
 
 /// Reads `amp_opt.*` metadata written by our PyTorch exporter
@@ -268,7 +303,7 @@ static FailureOr<bool> readAmpOptRoles(func::FuncOp func,
       Value gradient = lookupMember(param, "gradient");
       if (!value || !gradient)
         continue;
-      roles.gradients.push_back({value, gradient});
+      roles.addGradient(value, gradient);
       addUpdate(lookupMember(param, "updated"), value);
       const llvm::json::Object *state = param->getObject("state");
       const llvm::json::Object *stateUpdated =
@@ -292,7 +327,7 @@ static void collectOrtGradients(const ValueNames &names, ValueRange values,
     if (name.empty())
       continue;
     if (Value gradient = names.lookup((name + "_grad").str()))
-      roles.gradients.push_back({value, gradient});
+      roles.addGradient(value, gradient);
   }
 }
 
@@ -362,6 +397,11 @@ LogicalResult AnalyzeTrainingPass::readRolesFile(ModuleOp module) {
   }
   return success();
 }
+
+/// The ops of `body` that `values` depend on (`upstream`) or that depend on
+/// them (downstream), values that subgraphs read included.
+static llvm::DenseSet<Operation *> reach(Block &body, ArrayRef<Value> values,
+                                         bool upstream);
 
 LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
                                                const ValueNames &names,
@@ -437,22 +477,32 @@ LogicalResult AnalyzeTrainingPass::findUpdates(func::FuncOp func,
     if (candidates.empty())
       continue;
     BlockArgument input = candidates.front();
-    if (auto it = updatedBy.find(input); it != updatedBy.end())
+    if (auto it = updatedBy.find(input); it != updatedBy.end()) {
+      // An optimizer's update that is no output, which this output is
+      // computed from (the skip on overflow of a step amp-opt converted):
+      // the output carries into the next step.
+      Operation *terminator = func.getBody().front().getTerminator();
+      auto *pair = llvm::find_if(
+          roles.updates, [&](auto pair) { return pair.second == input; });
+      if (it->second.empty() && pair != roles.updates.end() &&
+          !llvm::is_contained(terminator->getOperands(), pair->first) &&
+          reach(func.getBody().front(), {updated}, /*upstream=*/true)
+              .contains(pair->first.getDefiningOp())) {
+        pair->first = updated;
+        it->second = output;
+        continue;
+      }
       return emitError(func.getLoc())
              << "input '" << onnxg::getValueName(input)
              << "' may be updated by '" << output << "' and by '"
              << (it->second.empty() ? StringRef("updates=") : it->second)
              << "'; say which with updates=<input>:<output>";
+    }
     updatedBy[input] = output;
     roles.updates.push_back({updated, input});
   }
   return success();
 }
-
-/// The ops of `body` that `values` depend on (`upstream`) or that depend on
-/// them (downstream), values that subgraphs read included.
-static llvm::DenseSet<Operation *> reach(Block &body, ArrayRef<Value> values,
-                                         bool upstream);
 
 /// The gradient of `param` in its update `updated`: the first value linear
 /// in the seed, of the parameter's type, met walking up from the update
@@ -668,7 +718,7 @@ LogicalResult AnalyzeTrainingPass::analyzeDataflow(
              "is linear in it; it has no gradient";
       continue;
     }
-    roles.gradients.push_back({previous, gradient});
+    roles.addGradient(previous, gradient);
     roles.updates.push_back({updated, previous});
     paramUpdates.push_back(updated);
   }
@@ -728,10 +778,10 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
                << "', another Gradient differentiates '"
                << onnxg::getValueName(roles.loss)
                << "'; name the loss with loss=<tensor>";
-      roles.loss = loss;
+      roles.loss = getUnscaledLoss(func, names, loss);
       for (auto [x, gradient] : llvm::zip(xs, op.getOutputs()))
         if (Value param = names.lookup(cast<StringAttr>(x).getValue()))
-          roles.gradients.push_back({param, gradient});
+          roles.addGradient(param, gradient);
     }
     collectOptimizerRoles(body, roles);
   } else if (!roles.yieldOps.empty()) {
@@ -757,7 +807,7 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
       Value param = name.consume_back("_grad") ? names.lookup(name) : Value();
       if (!param && buffer.consume_back("_grad.accumulation.buffer"))
         param = names.lookup(buffer);
-      roles.gradients.push_back({param ? param : gradient, gradient});
+      roles.addGradient(param ? param : gradient, gradient);
     }
     for (const auto &entry : names.getOutputs())
       if (Value seed = names.lookup((entry.getKey() + "_grad").str()))
