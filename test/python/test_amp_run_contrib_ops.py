@@ -574,6 +574,98 @@ def test_gradient_op_matches_autograd(opset, tmp_path):
     assert not got["dunused"].any()
 
 
+@pytest.mark.parametrize("opset", [12, 17])
+def test_gradient_op_differentiates_a_classifier(opset, tmp_path):
+    """ONNX's Gradient over what a loss and a classifier need: Gemm (each
+    transpose flag, alpha, beta, a broadcast C), Reshape, Transpose,
+    Unsqueeze, Squeeze, Softmax, LogSoftmax, Pow by a constant, Cast,
+    ReduceSum and ReduceMean (axes an attribute at opset 12, ReduceSum's
+    an input at 17, keepdims 0 and 1), against PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(3)
+    inputs = {"x": rng.standard_normal((6, 4)),
+              "w": rng.standard_normal((5, 4)),
+              "v": rng.standard_normal((5, 3)),
+              "c": rng.standard_normal((1, 3)),
+              "t": rng.random((6, 3))}
+    inputs = {k: val.astype(np.float32) for k, val in inputs.items()}
+    node = helper.make_node
+    scalar = lambda name, value, dtype=onnx.TensorProto.FLOAT: node(
+        "Constant", [], [name], value=helper.make_tensor(name, dtype, [],
+                                                         [value]))
+    axes = lambda name, values: node("Constant", [], [name],
+                                     value=helper.make_tensor(
+                                         name, onnx.TensorProto.INT64,
+                                         [len(values)], values))
+    if opset >= 13:
+        reduce_sum = lambda i, o, ax, keep: node(
+            "ReduceSum", [i, f"{o}_axes"], [o], keepdims=keep)
+        sum_axes = lambda o, ax: [axes(f"{o}_axes", ax)]
+        unsqueeze = node("Unsqueeze", ["h", "unsq_axes"], ["h3"])
+        squeeze = node("Squeeze", ["h3t", "unsq_axes"], ["h2"])
+        extra = [axes("unsq_axes", [1])]
+    else:
+        reduce_sum = lambda i, o, ax, keep: node(
+            "ReduceSum", [i], [o], axes=ax, keepdims=keep)
+        sum_axes = lambda o, ax: []
+        unsqueeze = node("Unsqueeze", ["h"], ["h3"], axes=[1])
+        squeeze = node("Squeeze", ["h3t"], ["h2"], axes=[1])
+        extra = []
+    nodes = extra + sum_axes("rowsum", [1]) + [
+        scalar("two", 2.0), node("Constant", [], ["shape"],
+                                 value=helper.make_tensor(
+                                     "shape", onnx.TensorProto.INT64, [2],
+                                     [5, 6])),
+        node("Gemm", ["x", "w"], ["h"], transB=1, alpha=0.5),
+        unsqueeze,
+        node("Transpose", ["h3"], ["h3t"], perm=[0, 1, 2]),
+        squeeze,
+        node("Reshape", ["h2", "shape"], ["r"]),
+        node("Transpose", ["r"], ["rt"]),
+        node("Gemm", ["r", "v", "c"], ["logits"], transA=1, beta=2.0),
+        node("Gemm", ["v", "rt"], ["aux"], transA=1, transB=1),
+        node("ReduceSum", ["aux"], ["aux_sum"], keepdims=0),
+        scalar("small", 0.01),
+        node("Mul", ["aux_sum", "small"], ["aux_term"]),
+        node("Softmax", ["logits"], ["p"], axis=1),
+        node("LogSoftmax", ["logits"], ["logp"], axis=1),
+        node("Mul", ["t", "logp"], ["tl"]),
+        reduce_sum("tl", "rowsum", [1], 0),
+        node("Sub", ["p", "t"], ["diff"]),
+        node("Pow", ["diff", "two"], ["sq"]),
+        node("Cast", ["sq"], ["sq64"], to=onnx.TensorProto.DOUBLE),
+        node("Cast", ["sq64"], ["sq32"], to=onnx.TensorProto.FLOAT),
+        node("ReduceMean", ["sq32"], ["mse"], axes=[0, 1], keepdims=1),
+        node("ReduceMean", ["rowsum"], ["nll"], keepdims=0),
+        node("Squeeze" if opset >= 13 else "Reshape",
+             ["mse", "mse_shape"], ["mse0"]),
+        axes("mse_shape", [0, 1] if opset >= 13 else []),
+        node("Sub", ["mse0", "nll"], ["diff_loss"]),
+        node("Add", ["diff_loss", "aux_term"], ["loss"]),
+        node("Gradient", ["x", "w", "v", "c"], ["dx", "dw", "dv", "dc"],
+             domain="ai.onnx.preview.training", xs=["x", "w", "v", "c"],
+             y="loss")]
+    outputs = {"loss": ([], np.float32), "dx": (6, 4), "dw": (5, 4), "dv": (5, 3),
+               "dc": (1, 3)}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=opset)
+
+    t = {k: torch.tensor(val, dtype=torch.float64, requires_grad=True)
+         for k, val in inputs.items()}
+    h = 0.5 * t["x"] @ t["w"].T
+    logits = h.reshape(5, 6).T @ t["v"] + 2.0 * t["c"]
+    p = torch.softmax(logits, 1)
+    nll = (t["t"] * torch.log_softmax(logits, 1)).sum(1).mean()
+    aux = t["v"].T @ h.reshape(5, 6)
+    loss = ((p - t["t"]) ** 2).mean() - nll + 0.01 * aux.sum()
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    for name in ["x", "w", "v", "c"]:
+        expected = t[name].grad.numpy()
+        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
+                                   atol=1e-5 * np.abs(expected).max(),
+                                   err_msg=name)
+
+
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
 
 

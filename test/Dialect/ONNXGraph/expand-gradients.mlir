@@ -59,3 +59,49 @@ func.func @bias_opset_12(%h: tensor<4x5xf32> loc("h"), %bias: tensor<5xf32> loc(
   return %db : tensor<5xf32>
 }
 }
+
+// -----
+
+// ReduceMean's dy, reshaped back to the kept axes, expanded over them and
+// divided by their count; Softmax's y * (dy - sum(dy * y)) over its axis.
+// CHECK-LABEL: func.func @mean_of_softmax(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<4x5xf32>
+// CHECK:         %[[P:.*]] = onnxg.node "Softmax"(%[[X]])
+// CHECK:         %[[SEED:.*]] = onnxg.node "Constant"() opset 17 attributes {value = dense<1.000000e+00> : tensor<4xf32>}
+// CHECK:         %[[KEPT:.*]] = onnxg.node "Reshape"(%[[SEED]], %{{.*}}) {{.*}} -> tensor<4x1xf32>
+// CHECK:         %[[WIDE:.*]] = onnxg.node "Expand"(%[[KEPT]], %{{.*}}) {{.*}} -> tensor<4x5xf32>
+// CHECK:         %[[DP:.*]] = onnxg.node "Div"(%[[WIDE]], %{{.*}}) {{.*}} -> tensor<4x5xf32>
+// CHECK:         %[[PROD:.*]] = onnxg.node "Mul"(%[[DP]], %[[P]])
+// CHECK:         %[[SUM:.*]] = onnxg.node "ReduceSum"(%[[PROD]], %{{.*}}) opset 17 attributes {keepdims = 1 : i64} {{.*}} -> tensor<4x1xf32>
+// CHECK:         %[[CENTERED:.*]] = onnxg.node "Sub"(%[[DP]], %[[SUM]])
+// CHECK:         %[[DX:.*]] = onnxg.node "Mul"(%[[P]], %[[CENTERED]])
+// CHECK:         return %[[DX]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @mean_of_softmax(%x: tensor<4x5xf32> loc("x")) -> tensor<4x5xf32> {
+  %p = onnxg.node "Softmax"(%x) opset 17 attributes {axis = 1 : i64} : (tensor<4x5xf32>) -> tensor<4x5xf32> loc(fused<"onnx.outputs">["softmax", "p"])
+  %y = onnxg.node "ReduceMean"(%p) opset 17 attributes {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<4x5xf32>) -> tensor<4xf32> loc(fused<"onnx.outputs">["mean", "y"])
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<4x5xf32>) -> tensor<4x5xf32> loc(fused<"onnx.outputs">["grad", "dx"])
+  return %dx : tensor<4x5xf32>
+}
+}
+
+// -----
+
+// Gemm with transB: dA = alpha dy B (transB cleared), dB = alpha dy^T A,
+// dC beta dy summed to C's shape.
+// CHECK-LABEL: func.func @gemm_trans_b(
+// CHECK-SAME:      %[[A:[^:]*]]: tensor<4x3xf32>{{.*}}, %[[B:[^:]*]]: tensor<5x3xf32>{{.*}}, %[[C:[^:]*]]: tensor<5xf32>
+// CHECK:         %[[SEED:.*]] = onnxg.node "Constant"() opset 17 attributes {value = dense<1.000000e+00> : tensor<4x5xf32>}
+// CHECK:         %[[DA:.*]] = onnxg.node "Gemm"(%[[SEED]], %[[B]]) opset 17 attributes {alpha = 5.000000e-01 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>
+// CHECK:         %[[DB:.*]] = onnxg.node "Gemm"(%[[SEED]], %[[A]]) opset 17 attributes {alpha = 5.000000e-01 : f32, transA = 1 : i64, transB = 0 : i64} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+// CHECK:         %[[SCALED:.*]] = onnxg.node "Mul"(%[[SEED]], %{{.*}})
+// CHECK:         onnxg.node "ReduceSum"(%[[SCALED]], %{{.*}})
+// CHECK:         %[[DC:.*]] = onnxg.node "Reshape"({{.*}} -> tensor<5xf32>
+// CHECK:         return %[[DA]], %[[DB]], %[[DC]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @gemm_trans_b(%a: tensor<4x3xf32> loc("a"), %b: tensor<5x3xf32> loc("b"), %c: tensor<5xf32> loc("c")) -> (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) {
+  %y = onnxg.node "Gemm"(%a, %b, %c) opset 17 attributes {alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32, transB = 1 : i64} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> tensor<4x5xf32> loc(fused<"onnx.outputs">["gemm", "y"])
+  %da, %db, %dc = onnxg.node "Gradient"(%a, %b, %c) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["a", "b", "c"], y = "y"} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) loc(fused<"onnx.outputs">["grad", "da", "db", "dc"])
+  return %da, %db, %dc : tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+}
+}

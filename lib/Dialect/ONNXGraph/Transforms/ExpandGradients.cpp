@@ -30,6 +30,21 @@ using namespace mlir::onnxg;
 
 static constexpr StringLiteral kPreviewTraining = "ai.onnx.preview.training";
 
+/// The ints attribute `name` of `node`, or nullopt when it has none.
+static std::optional<SmallVector<int64_t>> getInts(NodeOp node,
+                                                   StringRef name) {
+  Attribute attr = node.getOnnxAttrsOrEmpty().get(name);
+  if (auto array = dyn_cast_or_null<DenseI64ArrayAttr>(attr))
+    return llvm::to_vector(array.asArrayRef());
+  auto list = dyn_cast_or_null<ArrayAttr>(attr);
+  if (!list)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Attribute value : list)
+    values.push_back(cast<IntegerAttr>(value).getInt());
+  return values;
+}
+
 namespace {
 /// Differentiates one Gradient node: the gradient of every value between
 /// its `xs` and its `y`, built from a seed of ones at `y`.
@@ -55,6 +70,13 @@ private:
   /// Adds the contributions of `node` to its operands' gradients, from the
   /// gradient `dy` of its output.
   LogicalResult differentiate(NodeOp node, Value dy);
+  /// A reduction's constant axes (attribute or input; empty: none given),
+  /// or nullopt when they are computed.
+  std::optional<SmallVector<int64_t>> getConstantAxes(NodeOp node);
+  /// The value of a one-element Constant node's output.
+  std::optional<double> getConstantScalar(Value value);
+  /// The `value` attribute of the Constant node that defines `value`.
+  ElementsAttr getConstantElements(Value value);
   /// The same for what --amp-pipeline puts between `xs` and `y`: the loss
   /// scaling of `y` and precision casts; false for other ops.
   bool differentiateAMPOp(Operation *op, Value dy);
@@ -193,9 +215,176 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       accumulate(input(1), create("MatMul", b, {transpose(input(0)), dy}));
     return success();
   }
+  if (type == "Cast") {
+    std::optional<int32_t> to =
+        getOnnxDataType(getElementTypeOrSelf(input(0).getType()));
+    if (!to || !isa<FloatType>(getElementTypeOrSelf(input(0).getType())))
+      return emitError(node) << "Cast is differentiated from float types";
+    return add(
+        0, create("Cast", input(0).getType(), dy,
+                  builder.getNamedAttr("to", builder.getI64IntegerAttr(*to))));
+  }
+
+  // The rest need static shapes.
+  auto xType = dyn_cast<RankedTensorType>(input(0).getType());
+  auto yType = dyn_cast<RankedTensorType>(outType);
+  if (!xType || !yType || !xType.hasStaticShape() || !yType.hasStaticShape())
+    return emitError(node) << "its gradient needs static shapes";
+  auto getInt = [&](StringRef name, int64_t defaultValue) {
+    auto attr =
+        dyn_cast_or_null<IntegerAttr>(node.getOnnxAttrsOrEmpty().get(name));
+    return attr ? attr.getInt() : defaultValue;
+  };
+  auto normalize = [](int64_t axis, int64_t rank) {
+    return axis < 0 ? axis + rank : axis;
+  };
+
+  if (type == "Reshape" || type == "Flatten" || type == "Squeeze" ||
+      type == "Unsqueeze")
+    return add(0, nodes.reshape(dy, xType.getShape(), xType.getShape()));
+  if (type == "Transpose") {
+    SmallVector<int64_t> perm;
+    if (std::optional<SmallVector<int64_t>> attr = getInts(node, "perm"))
+      perm = *attr;
+    else
+      for (int64_t i = xType.getRank() - 1; i >= 0; --i)
+        perm.push_back(i);
+    SmallVector<int64_t> inverse(perm.size());
+    for (auto [i, axis] : llvm::enumerate(perm))
+      inverse[axis] = i;
+    return add(0, nodes.transpose(dy, inverse));
+  }
+  if (type == "ReduceSum" || type == "ReduceMean") {
+    // dy, kept at the reduced axes, expanded back over them.
+    std::optional<SmallVector<int64_t>> axes = getConstantAxes(node);
+    if (!axes)
+      return emitError(node) << "its axes must be a constant";
+    bool noop = axes->empty() && getInt("noop_with_empty_axes", 0);
+    if (noop)
+      return add(0, dy);
+    SmallVector<int64_t> reduced;
+    for (int64_t axis : *axes)
+      reduced.push_back(normalize(axis, xType.getRank()));
+    if (reduced.empty())
+      reduced = llvm::to_vector(llvm::seq<int64_t>(0, xType.getRank()));
+    SmallVector<int64_t> kept(xType.getShape());
+    int64_t count = 1;
+    for (int64_t axis : reduced) {
+      count *= kept[axis];
+      kept[axis] = 1;
+    }
+    Value expanded = create(
+        "Expand", xType,
+        {nodes.reshape(dy, kept, kept), nodes.createI64s(xType.getShape())});
+    if (type == "ReduceMean")
+      expanded = create("Div", xType,
+                        {expanded, nodes.scalar(elementType, double(count))});
+    return add(0, expanded);
+  }
+  if (type == "Softmax" || type == "LogSoftmax") {
+    int64_t rank = xType.getRank();
+    int64_t axis =
+        normalize(getInt("axis", nodes.getOpset() < 13 ? 1 : -1), rank);
+    if (nodes.getOpset() < 13 && axis != rank - 1)
+      return emitError(node) << "before opset 13 it is differentiated over "
+                                "the last axis only";
+    SmallVector<int64_t> kept(xType.getShape());
+    kept[axis] = 1;
+    auto keptType = xType.clone(kept);
+    if (type == "Softmax") {
+      // dx = y * (dy - sum(dy * y)).
+      Value sum = nodes.reduceSum(binary("Mul", dy, y), {axis},
+                                  /*keepDims=*/true, keptType);
+      return add(0, binary("Mul", y, binary("Sub", dy, sum)));
+    }
+    // dx = dy - exp(y) * sum(dy).
+    Value sum = nodes.reduceSum(dy, {axis}, /*keepDims=*/true, keptType);
+    return add(
+        0, binary("Sub", dy, binary("Mul", create("Exp", outType, y), sum)));
+  }
+  if (type == "Pow") {
+    // A constant exponent p: dx = dy * p * x^(p - 1).
+    std::optional<double> p = getConstantScalar(input(1));
+    if (!p || active.contains(input(1)))
+      return emitError(node) << "Pow is differentiated for a constant "
+                                "scalar exponent";
+    Value power =
+        create("Pow", outType, {input(0), nodes.scalar(elementType, *p - 1)});
+    return add(0, binary("Mul", dy,
+                         binary("Mul", power, nodes.scalar(elementType, *p))));
+  }
+  if (type == "Gemm") {
+    // Y = alpha op(A) op(B) + beta C.
+    auto bType = dyn_cast<RankedTensorType>(input(1).getType());
+    if (!bType || xType.getRank() != 2 || bType.getRank() != 2)
+      return emitError(node) << "Gemm is differentiated for 2-D operands";
+    bool transA = getInt("transA", 0), transB = getInt("transB", 0);
+    double alpha = 1, beta = 1;
+    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
+      alpha = attr.getValueAsDouble();
+    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("beta"))
+      beta = attr.getValueAsDouble();
+    auto gemm = [&](RankedTensorType type, Value a, Value b, bool ta, bool tb) {
+      return create(
+          "Gemm", type, {a, b},
+          {builder.getNamedAttr("alpha", builder.getF32FloatAttr(alpha)),
+           builder.getNamedAttr("transA", builder.getI64IntegerAttr(ta)),
+           builder.getNamedAttr("transB", builder.getI64IntegerAttr(tb))});
+    };
+    // d op(A) = dy op(B)^T, d op(B) = op(A)^T dy, each transposed back.
+    if (active.contains(input(0)))
+      accumulate(input(0), transA ? gemm(xType, input(1), dy, transB, true)
+                                  : gemm(xType, dy, input(1), false, !transB));
+    if (active.contains(input(1)))
+      accumulate(input(1), transB ? gemm(bType, dy, input(0), true, transA)
+                                  : gemm(bType, input(0), dy, !transA, false));
+    if (node.getNumOperands() > 2 && active.contains(input(2))) {
+      Value dc =
+          beta == 1 ? dy : binary("Mul", dy, nodes.scalar(elementType, beta));
+      return add(2, dc);
+    }
+    return success();
+  }
   return emitError(node)
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, "
-            "Relu, Sigmoid, Tanh, Exp, Log, Sqrt and MatMul";
+            "Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Pow (constant exponent), "
+            "MatMul, Gemm, ReduceSum, ReduceMean, Softmax, LogSoftmax, "
+            "Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Cast";
+}
+
+std::optional<SmallVector<int64_t>>
+GradientExpansion::getConstantAxes(NodeOp node) {
+  if (std::optional<SmallVector<int64_t>> attr = getInts(node, "axes"))
+    return attr;
+  SmallVector<int64_t> axes;
+  Value operand = node.getOptionalOperand(1);
+  if (!operand)
+    return axes;
+  ElementsAttr values = getConstantElements(operand);
+  if (!values || !values.getElementType().isInteger(64))
+    return std::nullopt;
+  for (APInt axis : values.getValues<APInt>())
+    axes.push_back(axis.getSExtValue());
+  return axes;
+}
+
+std::optional<double> GradientExpansion::getConstantScalar(Value value) {
+  ElementsAttr values = getConstantElements(value);
+  if (!values || values.getNumElements() != 1)
+    return std::nullopt;
+  if (isa<FloatType>(values.getElementType()))
+    return (*values.getValues<APFloat>().begin()).convertToDouble();
+  if (values.getElementType().isInteger())
+    return double((*values.getValues<APInt>().begin()).getSExtValue());
+  return std::nullopt;
+}
+
+ElementsAttr GradientExpansion::getConstantElements(Value value) {
+  auto constant = value.getDefiningOp<NodeOp>();
+  if (!constant || constant.getOpType() != "Constant" ||
+      !isDefaultDomain(constant.getDomain()))
+    return {};
+  return constant.getOnnxAttrsOrEmpty().getAs<ElementsAttr>("value");
 }
 
 bool GradientExpansion::differentiateAMPOp(Operation *op, Value dy) {

@@ -34,8 +34,14 @@ def ONNXGraphExpandGradients
 
     Differentiable nodes: Add, Sub, Mul, Div (with ONNX broadcasting: the
     gradient is summed over the broadcast dimensions), Neg, Identity, Relu,
-    Sigmoid, Tanh, Exp, Log, Sqrt, and MatMul of two operands of one rank of
-    at least 2 with equal batch dimensions; of what `--amp-pipeline` adds,
+    Sigmoid, Tanh, Exp, Log, Sqrt, Pow by a constant scalar exponent,
+    MatMul of two operands of one rank of at least 2 with equal batch
+    dimensions, Gemm (alpha, beta, either transpose, a broadcast C),
+    ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
+    either way), Softmax and LogSoftmax (over one axis; before opset 13
+    the last), Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Cast
+    between float types (the shape ops and reductions with static
+    shapes); of what `--amp-pipeline` adds,
     `amp.scale_loss` (the gradient is multiplied by the scale) and
     `amp.cast` (cast back). Any other op between `xs` and
     `y`, a `y` of unknown shape, and a broadcast over dimensions that are
