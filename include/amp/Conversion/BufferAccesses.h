@@ -51,6 +51,17 @@ bool mayRead(Operation *op, Value buffer);
 /// Whether an op after `from` and before `to` may write `buffer`'s memory.
 bool isWrittenBetween(Operation *from, Operation *to, Value buffer);
 
+/// Whether `value` is defined before `op` (or outside its block).
+bool isDefinedBefore(Value value, Operation *op);
+
+/// Whether a library call in place of `op` can write `buffer`: the buffer
+/// is defined before it, or is a new one whose allocation can move there
+/// (moveDefinitionBefore).
+bool canWriteBefore(Value buffer, Operation *op);
+
+/// Moves the definition of `buffer` before `op` when it follows it.
+void moveDefinitionBefore(Value buffer, Operation *op);
+
 /// The last op before `op` in its block that may write `buffer`, or null.
 Operation *getLastWriterBefore(Operation *op, Value buffer);
 

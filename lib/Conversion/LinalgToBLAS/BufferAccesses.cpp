@@ -108,6 +108,21 @@ bool amp::isWrittenBetween(Operation *from, Operation *to, Value buffer) {
   return false;
 }
 
+bool amp::isDefinedBefore(Value value, Operation *op) {
+  Operation *def = value.getDefiningOp();
+  return !def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op);
+}
+
+bool amp::canWriteBefore(Value buffer, Operation *op) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  return isDefinedBefore(buffer, op) || (alloc && alloc->getNumOperands() == 0);
+}
+
+void amp::moveDefinitionBefore(Value buffer, Operation *op) {
+  if (!isDefinedBefore(buffer, op))
+    buffer.getDefiningOp()->moveBefore(op);
+}
+
 Operation *amp::getLastWriterBefore(Operation *op, Value buffer) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
     if (mayWrite(prev, buffer))

@@ -59,6 +59,9 @@ namespace mlir::amp {
 
 using namespace mlir;
 using namespace mlir::amp::runtime;
+using mlir::amp::canWriteBefore;
+using mlir::amp::isDefinedBefore;
+using mlir::amp::moveDefinitionBefore;
 
 using GemmRecord = std::array<int64_t, kGemmRecordFields>;
 
@@ -320,26 +323,6 @@ static std::optional<GemmRecord> deriveRecord(linalg::ContractOp op,
   }
   why = "no column-major layout reads the operands in place";
   return std::nullopt;
-}
-
-/// Whether `value` is defined before `op` (or outside its block).
-static bool isDefinedBefore(Value value, Operation *op) {
-  Operation *def = value.getDefiningOp();
-  return !def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op);
-}
-
-/// Whether the GEMM `op` can write `buffer` in its place: the buffer is
-/// defined before it, or is a new one whose allocation can move there
-/// (moveDefinitionBefore).
-static bool canWriteBefore(Value buffer, Operation *op) {
-  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-  return isDefinedBefore(buffer, op) || (alloc && alloc->getNumOperands() == 0);
-}
-
-/// Moves the definition of `buffer` before `op` when it follows it.
-static void moveDefinitionBefore(Value buffer, Operation *op) {
-  if (!isDefinedBefore(buffer, op))
-    buffer.getDefiningOp()->moveBefore(op);
 }
 
 namespace {

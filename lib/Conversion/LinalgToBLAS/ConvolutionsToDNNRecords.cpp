@@ -595,6 +595,35 @@ static ZeroWindow combineWindows(ArrayRef<std::pair<ZeroWindow, Value>> windows,
   return combined;
 }
 
+/// Where `op`'s call writes its result `operands[2]`: a packed buffer that
+/// an identity copy, the next access of both after `op`, moves the result
+/// into, and nothing reads the result after (the reader of an output cast
+/// whose only work was rounding is such a copy). The copy goes, the call
+/// writes that buffer, and the result's buffer is returned for erasing;
+/// null when there is no such copy.
+static Value foldResultCopy(Operation *op, std::array<Value, 3> &operands) {
+  Value result = amp::stripReshapes(operands[2]);
+  std::optional<TransposedCopy> copy =
+      matchTransposedCopy(amp::getNextAccess(op, result));
+  if (!copy || amp::stripReshapes(copy->source) != result ||
+      !llvm::equal(copy->permutation,
+                   llvm::seq<int64_t>(0, copy->permutation.size())) ||
+      amp::isReadAfter(copy->op, result))
+    return {};
+  Value target = copy->target;
+  auto root = [](Value buffer) {
+    return memref::skipViewLikeOps(cast<MemrefValue>(buffer));
+  };
+  if (!isPacked(target) || !amp::canWriteBefore(target, op) ||
+      amp::getNextAccess(op, target) != copy->op ||
+      root(target) == root(operands[0]) || root(target) == root(operands[1]))
+    return {};
+  amp::moveDefinitionBefore(target, op);
+  copy->op->erase();
+  operands[2] = target;
+  return result;
+}
+
 namespace {
 /// X or dY as a weight gradient reads it: its first two dimensions
 /// swapped by a transpose, maybe then converted by an elementwise kernel.
@@ -923,6 +952,8 @@ struct ConvolutionsToDNNRecordsPass
           transposedCopies.insert(swapped.transpose);
         }
       }
+      // A result that a copy only moves is written where it puts it.
+      Value moved = weightGradient ? Value() : foldResultCopy(op, operands);
       if (emitRemarks)
         emitRecordRemark(op, *record);
       OpBuilder b(op);
@@ -942,6 +973,8 @@ struct ConvolutionsToDNNRecordsPass
       op.erase();
       if (outputCast)
         amp::eraseIfUnaccessed(amp::stripReshapes(result));
+      if (moved)
+        amp::eraseIfUnaccessed(moved);
       gathers.insert(im2col.gather);
     }
     // A gather goes once no contraction reads its columns.
