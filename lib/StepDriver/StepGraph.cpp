@@ -150,7 +150,7 @@ static SmallVector<Value> getTrainedParameters(func::FuncOp step,
 /// or new step inputs for a moment (zeros at first; amp-run carries them).
 static Value buildSequenceInput(func::FuncOp step, BlockArgument arg,
                                 ArrayRef<Value> params,
-                                const onnxg::ValueNames &names,
+                                llvm::function_ref<Value(StringRef)> lookup,
                                 OpBuilder &builder) {
   StringRef input = onnxg::getValueName(arg);
   SmallVector<Value> elements;
@@ -159,7 +159,7 @@ static Value buildSequenceInput(func::FuncOp step, BlockArgument arg,
     if (input == kParamsInput) {
       elements.push_back(param);
     } else if (input == kGradientsInput) {
-      Value gradient = names.lookup(name + "_grad");
+      Value gradient = lookup(name + "_grad");
       if (!gradient || !isCompatible(gradient.getType(), param.getType()))
         fail("--optimizer: parameter '" + name + "' has no gradient '" + name +
              "_grad' of its type");
@@ -241,8 +241,67 @@ static void exposeSequenceUpdates(func::FuncOp step, onnxg::NodeOp node,
       name);
 }
 
+/// ONNX Runtime's gradient accumulators that add into an input buffer.
+static SmallVector<onnxg::NodeOp> getAccumulators(func::FuncOp func) {
+  SmallVector<onnxg::NodeOp> accumulators;
+  func.walk([&](onnxg::NodeOp node) {
+    if (node.getDomain() == "com.microsoft" &&
+        node.getOpType().starts_with("InPlaceAccumulator") &&
+        node.getNumOperands() >= 2 && isa<BlockArgument>(node.getOperand(0)))
+      accumulators.push_back(node);
+  });
+  return accumulators;
+}
+
+/// The gradients an optimizer graph reads by name (`<P>_grad`) where they
+/// are not the values of that name: in a step amp-opt converted, what the
+/// accumulator into `<P>_grad.accumulation.buffer` reads, the unscaled
+/// gradient, rather than the scaled low-precision value named `<P>_grad`.
+static llvm::StringMap<Value> getAccumulatedGradients(func::FuncOp step) {
+  llvm::StringMap<Value> gradients;
+  for (onnxg::NodeOp node : getAccumulators(step)) {
+    StringRef gradient = onnxg::getValueName(node.getOperand(0));
+    if (gradient.consume_back(".accumulation.buffer") &&
+        onnxg::getValueName(node.getOperand(1)) != gradient)
+      gradients[gradient] = node.getOperand(1);
+  }
+  return gradients;
+}
+
+/// Makes the outputs of `step` from `first` on that update an input
+/// (`<input>.updated`) keep the input where `finite` is false: a converted
+/// step zeroes its gradients after an overflow and says so, and the
+/// training API's caller then skips its optimizer step.
+static void skipUpdatesUnless(func::FuncOp step, Value finite, unsigned first) {
+  llvm::StringMap<BlockArgument> inputs;
+  for (BlockArgument arg : step.getArguments())
+    inputs[onnxg::getValueName(arg)] = arg;
+  Operation *terminator = step.getBody().front().getTerminator();
+  OpBuilder builder(terminator);
+  for (unsigned i = first; i < terminator->getNumOperands(); ++i) {
+    auto name = step.getResultAttrOfType<StringAttr>(
+        i, onnxg::ONNXGraphDialect::kNameAttrName);
+    StringRef stem = name ? name.getValue() : "";
+    BlockArgument previous =
+        stem.consume_back(".updated") ? inputs.lookup(stem) : BlockArgument();
+    Value updated = terminator->getOperand(i);
+    if (!previous || previous.getType() != updated.getType())
+      continue;
+    terminator->setOperand(i, createNode(builder, "Where", updated.getType(),
+                                         {finite, updated, previous},
+                                         (name.getValue() + ".if_finite").str())
+                                  .getResult(0));
+  }
+}
+
 void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
   onnxg::ValueNames names(step);
+  llvm::StringMap<Value> accumulated = getAccumulatedGradients(step);
+  auto lookup = [&](StringRef name) {
+    Value value = accumulated.lookup(name);
+    return value ? value : names.lookup(name);
+  };
+  unsigned firstOutput = step.getNumResults();
   IRMapping mapping;
   OpBuilder builder(step.getBody().front().getTerminator());
   SmallVector<Value> params;
@@ -255,10 +314,10 @@ void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
     if (isa<onnxg::SequenceType>(arg.getType())) {
       if (params.empty())
         params = getTrainedParameters(step, optimizer, names);
-      mapping.map(arg, buildSequenceInput(step, arg, params, names, builder));
+      mapping.map(arg, buildSequenceInput(step, arg, params, lookup, builder));
       continue;
     }
-    if (Value value = names.lookup(name)) {
+    if (Value value = lookup(name)) {
       if (!isCompatible(value.getType(), arg.getType()))
         fail("--optimizer: input '" + name + "' has type " +
              printToString(arg.getType()) + ", the training graph's " +
@@ -288,18 +347,8 @@ void amprun::appendOptimizer(func::FuncOp step, func::FuncOp optimizer) {
   }
   for (auto &[node, kind] : optimizers)
     exposeSequenceUpdates(step, node, kind);
-}
-
-/// ONNX Runtime's gradient accumulators that add into an input buffer.
-static SmallVector<onnxg::NodeOp> getAccumulators(func::FuncOp func) {
-  SmallVector<onnxg::NodeOp> accumulators;
-  func.walk([&](onnxg::NodeOp node) {
-    if (node.getDomain() == "com.microsoft" &&
-        node.getOpType().starts_with("InPlaceAccumulator") &&
-        node.getNumOperands() >= 2 && isa<BlockArgument>(node.getOperand(0)))
-      accumulators.push_back(node);
-  });
-  return accumulators;
+  if (Value finite = names.lookup("amp.grads_finite"))
+    skipUpdatesUnless(step, finite, firstOutput);
 }
 
 llvm::StringSet<> amprun::findAccumulatorBuffers(func::FuncOp func) {

@@ -431,3 +431,51 @@ def test_preview_training_step_trains_converted(tmp_path):
     assert losses != [r["loss"] for r in fp32]
     import numpy as np
     np.testing.assert_allclose(losses, [r["loss"] for r in fp32], rtol=1e-3)
+
+
+def test_converted_artifact_runs_with_its_optimizer_graph(tmp_path):
+    """ONNX Runtime's test artifact, converted by amp-opt and run as it is
+    with its AdamW optimizer graph (amp-run --optimizer, as the training
+    API runs the two): the optimizer reads the unscaled gradients the
+    accumulators read, not the scaled FP16 values named `<P>_grad`, and the
+    losses are amp-run's in-process --amp-pipeline's bit for bit. With a
+    scale that overflows at every step, the optimizer's updates are
+    skipped, as the training API's caller skips its optimizer step: the
+    weights, moments and step count stay as they were."""
+    import numpy as np
+    from amp_opt import api
+    folder = os.path.join(CORPUS, "external", "onnxruntime_onnxruntime-qnn",
+                          "onnxruntime", "test", "testdata", "training_api")
+    source = os.path.join(folder, "training_model.onnx")
+    if not os.path.isfile(source):
+        pytest.skip(f"{source} is absent (../shared/corpus)")
+    args = ["--optimizer", os.path.join(folder, "adamw.onnx"),
+            "--learning-rate", "0.001", "--dim", "input-0_dim0=4",
+            "--dim", "input-0_dim1=784", "--dim", "output-0_dim0=4"]
+    forced = "op-class=Gemm:always,MatMul:always"
+    for scale in ("65536", "1e30"):
+        pipeline = f"precision=fp16 {forced} init-scale={scale}"
+        expected, _ = api.train(source, 4, amp_pipeline=pipeline, args=args)
+        converted = str(tmp_path / f"training_model.{scale}.onnx")
+        proc = subprocess.run([api.find_amp_opt(), source,
+                               f"--amp-pipeline={pipeline}", "-o",
+                               converted], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        got, stderr = api.train(converted, 4, args=args)
+        assert "warning" not in stderr, stderr
+        assert [r["loss"] for r in got] == [r["loss"] for r in expected]
+        skipped = [r["skipped"] for r in got]
+        assert skipped == [scale == "1e30"] * 4
+    assert got[-1]["loss"] == got[0]["loss"]
+    states = {}
+    for steps in (1, 3):
+        folder_out = tmp_path / f"after{steps}"
+        api.train(converted, steps, args=args + ["--save-outputs",
+                                                 str(folder_out)])
+        states[steps] = {f: np.load(folder_out / f)
+                         for f in os.listdir(folder_out)}
+    assert states[3]["step.updated.npy"].item() == 1
+    for name in ("fc1.weight.updated.npy", "fc1.weight.momentum0.updated.npy",
+                 "fc2.bias.momentum1.updated.npy"):
+        np.testing.assert_array_equal(states[3][name], states[1][name],
+                                      err_msg=name)
