@@ -8,9 +8,14 @@
 // RUN: amp-opt %S/Inputs/report-dynamic.mlir --amp-report="file=%t.named.json dim=batch:64" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAMED
 // RUN: FileCheck %s --input-file=%t.named.json --check-prefix=NAMED-JSON
 // RUN: not amp-opt %s --amp-report="dim=:4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-DIM
+// RUN: amp-opt %S/Inputs/report-untyped.mlir --amp-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNTYPED
 
 // SUMMARY: amp: 1 of 2 ops in fp16 (98.5% of FLOPs), 2 casts (4 inserted, 1 fused), modeled {{[0-9.]+}} us FP32 -> {{[0-9.]+}} us on h100
 // SUMMARY-NOT: no op is faster
+// SUMMARY-NOT: keep their types
+// Ops that kept their types for want of one are FP32 without a word
+// otherwise: the summary counts them and names the first.
+// UNTYPED: amp: 2 ops keep their types because ONNX shape inference could not type their data (the first, 'gelu' (com.microsoft::Gelu)): ONNX Runtime's contrib ops have no ONNX schema, so without the file's value_info they and what they feed stay as they are
 // DEVICE: error: amp-report: unknown device 'tpu'; expected h100, a100 or v100
 // WRITE: error: amp-report: cannot write '{{.*}}r.json'
 // BAD-DIM: error: amp-report: bad dim ':4'; expected <name>:<size> with a positive size

@@ -209,6 +209,9 @@ void ReportPass::runOnOperation() {
   int64_t costKept = 0;
   double largestKeptFlops = -1;
   std::string largestKept;
+  // Ops that kept their types because a data slot has no type.
+  int64_t untyped = 0;
+  std::string firstUntyped;
   // What amp-fp8 did: GEMMs in FP8, quantizations, scaling states.
   int64_t fp8Gemms = 0, quantizations = 0, fp8States = 0;
   StringRef fp8Recipe, fp8Format;
@@ -317,6 +320,10 @@ void ReportPass::runOnOperation() {
       auto reason = op.getAttrOfType<StringAttr>(kReasonAttrName);
       if (!decision)
         continue;
+      if (reason && reason.getValue() == "unknown-type" && !untyped++)
+        firstUntyped = (PrecisionPolicy::getNodeName(&op) + "' (" +
+                        PrecisionPolicy::getOpTypeKey(&op) + ")")
+                           .str();
       bool isLow = decision.getValue() != f32;
       ++total;
       low += isLow;
@@ -447,6 +454,14 @@ void ReportPass::runOnOperation() {
                 ? ""
                 : ", or cast inside neighbouring kernels with casts=fused")
         << "\n";
+  // Untyped ops are silently FP32: say how many, and why.
+  if (untyped > 0)
+    err << "amp: " << untyped
+        << " ops keep their types because ONNX shape inference could not "
+           "type their data (the first, '"
+        << firstUntyped
+        << "): ONNX Runtime's contrib ops have no ONNX schema, so without the "
+           "file's value_info they and what they feed stay as they are\n";
   if (!trainingSummary.empty()) {
     const llvm::json::Object *settings = lossScaling.getAsObject();
     std::optional<StringRef> mode = settings->getString("mode");
