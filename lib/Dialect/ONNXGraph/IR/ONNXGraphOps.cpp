@@ -124,6 +124,15 @@ bool mlir::onnxg::isConstantNode(Operation *op) {
          isDefaultDomain(node.getDomain());
 }
 
+ElementsAttr mlir::onnxg::getConstantValue(Value value) {
+  if (auto init = value.getDefiningOp<InitializerOp>())
+    return init.getValue();
+  Operation *op = value.getDefiningOp();
+  if (!op || !isConstantNode(op))
+    return {};
+  return cast<NodeOp>(op).getOnnxAttrsOrEmpty().getAs<ElementsAttr>("value");
+}
+
 TypedAttr mlir::onnxg::getUniformElement(ElementsAttr value) {
   auto type = cast<ShapedType>(value.getType());
   if (type.getNumElements() == 0)

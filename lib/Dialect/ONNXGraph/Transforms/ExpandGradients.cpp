@@ -33,16 +33,11 @@ static constexpr StringLiteral kPreviewTraining = "ai.onnx.preview.training";
 /// The ints attribute `name` of `node`, or nullopt when it has none.
 static std::optional<SmallVector<int64_t>> getInts(NodeOp node,
                                                    StringRef name) {
-  Attribute attr = node.getOnnxAttrsOrEmpty().get(name);
-  if (auto array = dyn_cast_or_null<DenseI64ArrayAttr>(attr))
-    return llvm::to_vector(array.asArrayRef());
-  auto list = dyn_cast_or_null<ArrayAttr>(attr);
-  if (!list)
+  auto array =
+      dyn_cast_or_null<DenseI64ArrayAttr>(node.getOnnxAttrsOrEmpty().get(name));
+  if (!array)
     return std::nullopt;
-  SmallVector<int64_t> values;
-  for (Attribute value : list)
-    values.push_back(cast<IntegerAttr>(value).getInt());
-  return values;
+  return llvm::to_vector(array.asArrayRef());
 }
 
 namespace {
@@ -73,10 +68,8 @@ private:
   /// A reduction's constant axes (attribute or input; empty: none given),
   /// or nullopt when they are computed.
   std::optional<SmallVector<int64_t>> getConstantAxes(NodeOp node);
-  /// The value of a one-element Constant node's output.
+  /// The value of a one-element initializer or Constant node's output.
   std::optional<double> getConstantScalar(Value value);
-  /// The `value` attribute of the Constant node that defines `value`.
-  ElementsAttr getConstantElements(Value value);
   /// The same for what --amp-pipeline puts between `xs` and `y`: the loss
   /// scaling of `y` and precision casts; false for other ops.
   bool differentiateAMPOp(Operation *op, Value dy);
@@ -360,7 +353,7 @@ GradientExpansion::getConstantAxes(NodeOp node) {
   Value operand = node.getOptionalOperand(1);
   if (!operand)
     return axes;
-  ElementsAttr values = getConstantElements(operand);
+  ElementsAttr values = getConstantValue(operand);
   if (!values || !values.getElementType().isInteger(64))
     return std::nullopt;
   for (APInt axis : values.getValues<APInt>())
@@ -369,7 +362,7 @@ GradientExpansion::getConstantAxes(NodeOp node) {
 }
 
 std::optional<double> GradientExpansion::getConstantScalar(Value value) {
-  ElementsAttr values = getConstantElements(value);
+  ElementsAttr values = getConstantValue(value);
   if (!values || values.getNumElements() != 1)
     return std::nullopt;
   if (isa<FloatType>(values.getElementType()))
@@ -377,14 +370,6 @@ std::optional<double> GradientExpansion::getConstantScalar(Value value) {
   if (values.getElementType().isInteger())
     return double((*values.getValues<APInt>().begin()).getSExtValue());
   return std::nullopt;
-}
-
-ElementsAttr GradientExpansion::getConstantElements(Value value) {
-  auto constant = value.getDefiningOp<NodeOp>();
-  if (!constant || constant.getOpType() != "Constant" ||
-      !isDefaultDomain(constant.getDomain()))
-    return {};
-  return constant.getOnnxAttrsOrEmpty().getAs<ElementsAttr>("value");
 }
 
 bool GradientExpansion::differentiateAMPOp(Operation *op, Value dy) {

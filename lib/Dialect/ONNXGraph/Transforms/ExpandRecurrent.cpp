@@ -318,11 +318,7 @@ RecurrentExpansion::readActivations(unsigned index) {
 }
 
 bool RecurrentExpansion::hasFullLengths(Value lengths) {
-  ElementsAttr value;
-  if (auto init = lengths.getDefiningOp<InitializerOp>())
-    value = init.getValue();
-  else if (Operation *op = lengths.getDefiningOp(); op && isConstantNode(op))
-    value = cast<NodeOp>(op).getOnnxAttrsOrEmpty().getAs<ElementsAttr>("value");
+  ElementsAttr value = getConstantValue(lengths);
   auto uniform = value ? dyn_cast_or_null<IntegerAttr>(getUniformElement(value))
                        : IntegerAttr();
   return uniform && uniform.getInt() == numSteps;

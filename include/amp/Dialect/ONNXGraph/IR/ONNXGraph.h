@@ -72,6 +72,10 @@ inline bool isDefaultDomain(llvm::StringRef domain) {
 /// beyond the model's.
 bool isConstantNode(Operation *op);
 
+/// The data of `value` when an initializer or a default-domain Constant
+/// node defines it; null otherwise.
+ElementsAttr getConstantValue(Value value);
+
 /// The value of every element of `value` when they are all equal (a splat,
 /// or a resource blob of equal elements, booleans one byte each: the zeros
 /// an exporter writes out in full, zeroed moments); null when they differ.
