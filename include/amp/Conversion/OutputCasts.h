@@ -23,14 +23,12 @@
 
 namespace mlir::amp {
 
-/// The readers of a result that only round it: each `reader`'s input
-/// `inputIndex` views the result, and its body uses it only as
-/// `arith.truncf` to `type`. With `widened`, a body uses it otherwise
-/// too, and reads the rounded value widened back to f32.
+/// The readers of a result that round it to `type`: each reader's input
+/// (the pair's index) views the result; a body that uses it otherwise too
+/// (adds a bias first) reads the rounded value widened back to f32.
 struct OutputCast {
   SmallVector<std::pair<linalg::GenericOp, unsigned>> readers;
   FloatType type;
-  bool widened = false;
 };
 
 /// The linalg.generic ops that access `buffer` after `writer` until it is
@@ -56,7 +54,7 @@ std::optional<OutputCast> matchOutputCast(Operation *writer, Value result,
 /// The readers of `result` as matchOutputCast has them, of which one or
 /// more add a bias to the element (in f32) before they only round the sum
 /// to `type` (f16 or bf16): the writer rounds to `type`, and those readers
-/// widen the rounded value back (OutputCast::widened). For a convolution with a
+/// widen the rounded value back. For a convolution with a
 /// bias whose graph op has an f16 or bf16 result: cuDNN's PSEUDO_HALF
 /// configuration rounds before the bias, as PyTorch's cuDNN path does.
 std::optional<OutputCast> matchWidenedOutput(Operation *writer, Value result,
@@ -68,6 +66,11 @@ std::optional<OutputCast> matchWidenedOutput(Operation *writer, Value result,
 /// of the new buffer that stands for `result`, for the writer's replacement to
 /// write; once the writer is replaced, eraseIfUnaccessed takes the f32 buffer.
 Value applyOutputCast(const OutputCast &outputCast, Value result);
+
+/// A new buffer holding `source` (a memref of any rank) rounded to
+/// `narrow`, written by a generic at the builder; the caller frees it.
+Value createRoundedCopy(OpBuilder &builder, Location loc, Value source,
+                        FloatType narrow);
 
 } // namespace mlir::amp
 

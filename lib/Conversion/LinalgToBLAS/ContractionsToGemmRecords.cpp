@@ -1305,7 +1305,7 @@ struct ContractionsToGemmRecordsPass
           record[kGemmTypeD] = record[kGemmTypeA];
         if (epilogue->roundsBias)
           epilogue->bias =
-              createRoundedCopy(op, epilogue->bias, epilogue->narrow);
+              createRoundedBias(op, epilogue->bias, epilogue->narrow);
       }
       // The aux epilogue writes its output (after the bias epilogue's);
       // DRELU reads the mask that its forward's GEMM now writes.
@@ -1351,7 +1351,7 @@ struct ContractionsToGemmRecordsPass
         }
         record[kGemmBias] = kGemmBiasAdd;
         roundedBias = biasAddition->roundsBias
-                          ? createRoundedCopy(op, biasAddition->bias,
+                          ? createRoundedBias(op, biasAddition->bias,
                                               biasAddition->narrow)
                           : biasAddition->bias;
       }
@@ -1528,23 +1528,11 @@ struct ContractionsToGemmRecordsPass
   /// A copy of the f32 vector `bias` rounded to `narrow` (cuBLASLt's bias
   /// has D's type), made by a new generic just before the GEMM `op`; freed
   /// after it when the GEMM's output buffer is freed explicitly.
-  static Value createRoundedCopy(linalg::ContractOp op, Value bias,
+  static Value createRoundedBias(linalg::ContractOp op, Value bias,
                                  FloatType narrow) {
     OpBuilder b(op);
     Location loc = bias.getLoc();
-    auto type = cast<MemRefType>(bias.getType());
-    Value copy = memref::AllocOp::create(
-        b, loc, MemRefType::get(type.getShape(), narrow));
-    AffineMap identity = b.getMultiDimIdentityMap(1);
-    linalg::GenericOp::create(
-        b, loc, ValueRange{bias}, ValueRange{copy},
-        ArrayRef<AffineMap>{identity, identity},
-        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
-        [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
-          Value rounded =
-              arith::TruncFOp::create(nested, nestedLoc, narrow, arguments[0]);
-          linalg::YieldOp::create(nested, nestedLoc, rounded);
-        });
+    Value copy = amp::createRoundedCopy(b, loc, bias, narrow);
     Value d = amp::stripReshapes(op.getDpsInits().front());
     if (llvm::any_of(d.getUsers(), llvm::IsaPred<memref::DeallocOp>)) {
       b.setInsertionPointAfter(op);

@@ -493,23 +493,11 @@ static Value getUnflippedWeights(Operation *op, FlippedWeights flipped) {
   Value weights = flipped.flip.getDpsInputs().front();
   if (!flipped.rounded)
     return weights;
-  auto type = cast<MemRefType>(weights.getType());
-  Type narrow = getElementTypeOrSelf(flipped.flip.getDpsInits()[0].getType());
+  auto narrow = cast<FloatType>(
+      getElementTypeOrSelf(flipped.flip.getDpsInits()[0].getType()));
   OpBuilder b(op);
   Location loc = flipped.flip.getLoc();
-  Value copy =
-      memref::AllocOp::create(b, loc, MemRefType::get(type.getShape(), narrow));
-  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
-  linalg::GenericOp::create(
-      b, loc, ValueRange{weights}, ValueRange{copy},
-      ArrayRef<AffineMap>{identity, identity},
-      SmallVector<utils::IteratorType>(type.getRank(),
-                                       utils::IteratorType::parallel),
-      [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
-        Value rounded =
-            arith::TruncFOp::create(nested, nestedLoc, narrow, arguments[0]);
-        linalg::YieldOp::create(nested, nestedLoc, rounded);
-      });
+  Value copy = amp::createRoundedCopy(b, loc, weights, narrow);
   b.setInsertionPointAfter(op);
   memref::DeallocOp::create(b, loc, copy);
   return copy;

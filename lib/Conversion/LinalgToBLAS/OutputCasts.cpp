@@ -115,7 +115,7 @@ amp::matchWidenedOutput(Operation *writer, Value result, Type type) {
   }
   if (!added)
     return std::nullopt;
-  return OutputCast{*readers, cast<FloatType>(type), /*widened=*/true};
+  return OutputCast{*readers, cast<FloatType>(type)};
 }
 
 /// `view`, reshapes of `buffer`, rebuilt as the same reshapes of
@@ -173,4 +173,23 @@ Value amp::applyOutputCast(const OutputCast &outputCast, Value result) {
     }
   }
   return rebuildReshapes(result, buffer, rounded->getResult(0));
+}
+
+Value amp::createRoundedCopy(OpBuilder &builder, Location loc, Value source,
+                             FloatType narrow) {
+  auto type = cast<MemRefType>(source.getType());
+  Value copy = memref::AllocOp::create(
+      builder, loc, MemRefType::get(type.getShape(), narrow));
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  linalg::GenericOp::create(
+      builder, loc, ValueRange{source}, ValueRange{copy},
+      ArrayRef<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange arguments) {
+        Value rounded =
+            arith::TruncFOp::create(nested, nestedLoc, narrow, arguments[0]);
+        linalg::YieldOp::create(nested, nestedLoc, rounded);
+      });
+  return copy;
 }
