@@ -321,6 +321,18 @@ static FailureOr<RankedTensorType> getDataType(NodeLowering &node, Value data) {
 /// Bits per word of a bitmask.
 static constexpr int64_t kMaskBits = 32;
 
+/// BitmaskDropout's mask words as `element` (ui32 as ONNX types them, i32
+/// as arith computes them), element by element: a tensor.bitcast does not
+/// bufferize.
+static Value reinterpretWords(OpBuilder &b, Location loc, Value mask,
+                              Type element) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  return buildElementwise(b, loc, type.clone(element), mask,
+                          [&](OpBuilder &nb, Location nl, ValueRange args) {
+                            return reinterpretInteger(nb, nl, args[0], element);
+                          });
+}
+
 /// BitmaskDropout's mask of `input`: one bit per element, element i at bit
 /// i % 32 of word i / 32, set where the stream `streamKey` keeps it (every
 /// element without a stream); bits past the end are 0. `type` is the
@@ -382,10 +394,7 @@ static Value buildBitmask(OpBuilder &b, Location loc, Value input,
           })
           .getResult(0);
   if (type && type.getElementType().isUnsignedInteger(32))
-    mask = tensor::BitcastOp::create(
-        b, loc,
-        cast<RankedTensorType>(mask.getType()).clone(type.getElementType()),
-        mask);
+    mask = reinterpretWords(b, loc, mask, type.getElementType());
   return mask;
 }
 
@@ -488,8 +497,7 @@ static LoweringResult lowerDropoutGrad(NodeLowering &node) {
     return SmallVector<Value>{dy};
   if (isBitmask) {
     if (maskType.getElementType().isUnsignedInteger())
-      mask = tensor::BitcastOp::create(b, loc, maskType.clone(b.getI32Type()),
-                                       mask);
+      mask = reinterpretWords(b, loc, mask, b.getI32Type());
     // Bit i % 32 of word i / 32.
     mask = buildMask(
         b, loc, getSizes(b, loc, dy), {},
