@@ -241,8 +241,13 @@ StringRef mlir::onnxg::getDimName(Value value, unsigned dim) {
           arg.getArgNumber(), ONNXGraphDialect::kDimsAttrName);
   } else {
     auto result = cast<OpResult>(value);
-    auto lists = result.getOwner()->getAttrOfType<ArrayAttr>(
-        ONNXGraphDialect::kDimsAttrName);
+    Operation *owner = result.getOwner();
+    auto lists =
+        owner->getAttrOfType<ArrayAttr>(ONNXGraphDialect::kDimsAttrName);
+    // An op shaped like its operands (a cast) keeps their dimensions' names.
+    if (!lists && owner->getNumOperands() &&
+        owner->hasTrait<OpTrait::SameOperandsAndResultShape>())
+      return getDimName(owner->getOperand(0), dim);
     if (lists && result.getResultNumber() < lists.size())
       names = dyn_cast<ArrayAttr>(lists[result.getResultNumber()]);
   }
