@@ -14,6 +14,7 @@
 #include "amp/Target/ONNX/Import.h"
 #include "ChildProcess.h"
 #include "InlineFunctions.h"
+#include "ContribSchemas.h"
 #include "NewerSchemas.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
@@ -1026,6 +1027,7 @@ LogicalResult ShapeInferenceChild::start(StringRef bytes) {
       if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return 1;
       registerNewerSchemas();
+      registerContribSchemas();
       onnx::ShapeInferenceOptions options{/*check_type=*/false,
                                           /*error_mode=*/0,
                                           /*enable_data_propagation=*/false};

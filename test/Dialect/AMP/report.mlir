@@ -14,8 +14,9 @@
 // SUMMARY-NOT: no op is faster
 // SUMMARY-NOT: keep their types
 // Ops that kept their types for want of one are FP32 without a word
-// otherwise: the summary counts them and names the first.
-// UNTYPED: amp: 2 ops keep their types because ONNX shape inference could not type their data (the first, 'gelu' (com.microsoft::Gelu)): ONNX Runtime's contrib ops have no ONNX schema, so without the file's value_info they and what they feed stay as they are
+// otherwise: the summary counts them, names the first and the op without a
+// schema that it reads.
+// UNTYPED: amp: 2 ops keep their types because ONNX shape inference could not type their data (the first, 'mm' (MatMul), reads what test.customop::CustomOpOne 'custom' computes): ops without an ONNX schema (other domains, contrib ops that amp-opt does not type) type their outputs only by the file's value_info; they and what they feed stay as they are
 // DEVICE: error: amp-report: unknown device 'tpu'; expected h100, a100 or v100
 // WRITE: error: amp-report: cannot write '{{.*}}r.json'
 // BAD-DIM: error: amp-report: bad dim ':4'; expected <name>:<size> with a positive size

@@ -43,6 +43,35 @@ public:
 };
 } // namespace
 
+/// An op that kept its types for want of them (`unknown-type`), for the
+/// summary: its name and type, and the op without a schema whose untyped
+/// result it reads, directly or through other untyped ops.
+static std::string describeUntyped(Operation *op) {
+  std::string text = (PrecisionPolicy::getNodeName(op) + "' (" +
+                      PrecisionPolicy::getOpTypeKey(op) + ")")
+                         .str();
+  auto untypedOperand = [](Operation *user) -> Value {
+    for (Value operand : user->getOperands())
+      if (isa<onnxg::UnknownType>(operand.getType()))
+        return operand;
+    return Value();
+  };
+  Operation *source = op;
+  // The untyped values form a DAG; its depth bounds the walk.
+  while (Value operand = untypedOperand(source)) {
+    Operation *producer = operand.getDefiningOp();
+    if (!producer)
+      return text + ", reads the graph input '" +
+             onnxg::getValueName(operand).str() + "', which has no type";
+    source = producer;
+  }
+  if (source == op)
+    return text;
+  StringRef name = PrecisionPolicy::getNodeName(source);
+  return text + ", reads what " + PrecisionPolicy::getOpTypeKey(source) +
+         (name.empty() ? "" : " '" + name.str() + "'") + " computes";
+}
+
 /// The `training` section of the report, and its summary line.
 static llvm::json::Value describeTraining(DictionaryAttr roles,
                                           std::string &summary) {
@@ -321,9 +350,7 @@ void ReportPass::runOnOperation() {
       if (!decision)
         continue;
       if (reason && reason.getValue() == "unknown-type" && !untyped++)
-        firstUntyped = (PrecisionPolicy::getNodeName(&op) + "' (" +
-                        PrecisionPolicy::getOpTypeKey(&op) + ")")
-                           .str();
+        firstUntyped = describeUntyped(&op);
       bool isLow = decision.getValue() != f32;
       ++total;
       low += isLow;
@@ -460,8 +487,9 @@ void ReportPass::runOnOperation() {
         << " ops keep their types because ONNX shape inference could not "
            "type their data (the first, '"
         << firstUntyped
-        << "): ONNX Runtime's contrib ops have no ONNX schema, so without the "
-           "file's value_info they and what they feed stay as they are\n";
+        << "): ops without an ONNX schema (other domains, contrib ops that "
+           "amp-opt does not type) type their outputs only by the file's "
+           "value_info; they and what they feed stay as they are\n";
   if (!trainingSummary.empty()) {
     const llvm::json::Object *settings = lossScaling.getAsObject();
     std::optional<StringRef> mode = settings->getString("mode");

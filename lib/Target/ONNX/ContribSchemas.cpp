@@ -1,0 +1,609 @@
+//===- ContribSchemas.cpp - Types of ONNX Runtime's contrib ops -*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// libonnx has no schema for ONNX Runtime's com.microsoft ops, so ONNX shape
+// inference leaves their outputs untyped, and everything they feed; a
+// training graph that ONNX Runtime wrote without value_info (the older
+// training API's gradient_graph.onnx) then keeps its whole backward FP32.
+// The shape-inference child registers a schema per contrib op of the op
+// table with ONNX Runtime's typing rule: each output's element type from
+// the input it shares a type parameter with, its shape where the rule
+// determines it (otherwise the output keeps a rank or stays unranked).
+// The schemas accept any inputs and attributes: they type, never check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ContribSchemas.h"
+
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
+#include "onnx/defs/tensor_proto_util.h"
+
+#include <mutex>
+#include <optional>
+
+using namespace onnx;
+
+namespace {
+constexpr const char *kMicrosoftDomain = "com.microsoft";
+/// The largest rank a shape input may give without its values (a bound
+/// against corrupt files).
+constexpr int64_t kMaxRank = 64;
+
+/// Whether input `n` is present and has a tensor element type.
+bool hasInputElemType(InferenceContext &ctx, size_t n) {
+  const TypeProto *type =
+      n < ctx.getNumInputs() ? ctx.getInputType(n) : nullptr;
+  return type && type->has_tensor_type() &&
+         type->tensor_type().elem_type() != TensorProto::UNDEFINED;
+}
+
+/// Whether output `n` exists (an omitted optional output is still counted).
+bool hasOutput(InferenceContext &ctx, size_t n) {
+  return n < ctx.getNumOutputs();
+}
+
+/// Output `out` gets input `from`'s element type.
+void copyElemType(InferenceContext &ctx, size_t out, size_t from) {
+  if (hasOutput(ctx, out) && hasInputElemType(ctx, from))
+    propagateElemTypeFromInputToOutput(ctx, from, out);
+}
+
+/// Output `out` gets input `from`'s shape, where known.
+void copyShape(InferenceContext &ctx, size_t out, size_t from) {
+  if (hasOutput(ctx, out) && from < ctx.getNumInputs() &&
+      ctx.getInputType(from) && hasInputShape(ctx, from))
+    propagateShapeFromInputToOutput(ctx, from, out);
+}
+
+/// Output `out` gets input `typeFrom`'s element type and input `shapeFrom`'s
+/// shape.
+void like(InferenceContext &ctx, size_t out, size_t typeFrom,
+          size_t shapeFrom) {
+  copyElemType(ctx, out, typeFrom);
+  copyShape(ctx, out, shapeFrom);
+}
+
+/// A shape's dimensions: a size, a symbolic name, or neither.
+using Dims = std::vector<TensorShapeProto::Dimension>;
+
+/// A dimension of size `size`, or an unknown one.
+TensorShapeProto::Dimension makeDim(std::optional<int64_t> size) {
+  TensorShapeProto::Dimension dim;
+  if (size)
+    dim.set_dim_value(*size);
+  return dim;
+}
+
+std::optional<int64_t> getSize(const TensorShapeProto::Dimension &dim) {
+  return dim.has_dim_value() ? std::optional(dim.dim_value()) : std::nullopt;
+}
+
+/// Output `out` gets the element type `type` and, when given, `dims`.
+void setOutput(InferenceContext &ctx, size_t out, int64_t type,
+               const std::optional<Dims> &dims) {
+  // An attribute may name no type (output_type = 0 or 99): leave it untyped.
+  if (!hasOutput(ctx, out) || type == TensorProto::UNDEFINED ||
+      !TensorProto_DataType_IsValid(static_cast<int>(type)))
+    return;
+  updateOutputElemType(ctx, out, static_cast<int32_t>(type));
+  if (!dims)
+    return;
+  TensorShapeProto shape;
+  for (const TensorShapeProto::Dimension &dim : *dims)
+    *shape.add_dim() = dim;
+  updateOutputShape(ctx, out, shape);
+}
+
+/// The dimensions of input `n`, when its rank is known.
+std::optional<Dims> getDims(InferenceContext &ctx, size_t n) {
+  if (n >= ctx.getNumInputs() || !ctx.getInputType(n) || !hasInputShape(ctx, n))
+    return std::nullopt;
+  const auto &dims = getInputShape(ctx, n).dim();
+  return Dims(dims.begin(), dims.end());
+}
+
+/// The values of the int64 input `n` when they are known (an initializer
+/// or a Constant).
+std::optional<std::vector<int64_t>> getInt64Data(InferenceContext &ctx,
+                                                 size_t n) {
+  const TensorProto *data =
+      n < ctx.getNumInputs() ? ctx.getInputData(n) : nullptr;
+  if (!data || data->data_type() != TensorProto::INT64)
+    return std::nullopt;
+  return ParseData<int64_t>(data);
+}
+
+/// Output `out` gets input `typeFrom`'s element type and the shape held by
+/// the int64 input `shapeInput` (a gradient's "shape of X" input): its
+/// values when known, else as many unknown sizes as it has elements.
+void likeShapeInput(InferenceContext &ctx, size_t out, size_t typeFrom,
+                    size_t shapeInput) {
+  copyElemType(ctx, out, typeFrom);
+  if (!hasOutput(ctx, out) || !hasInputElemType(ctx, typeFrom))
+    return;
+  Dims dims;
+  if (std::optional<std::vector<int64_t>> values =
+          getInt64Data(ctx, shapeInput)) {
+    for (int64_t size : *values)
+      dims.push_back(makeDim(size >= 0 ? std::optional(size) : std::nullopt));
+  } else if (auto shape = getDims(ctx, shapeInput);
+             shape && shape->size() == 1 && getSize((*shape)[0]) &&
+             *getSize((*shape)[0]) <= kMaxRank) {
+    dims.resize(*getSize((*shape)[0]));
+  } else {
+    return;
+  }
+  setOutput(ctx, out, ctx.getInputType(typeFrom)->tensor_type().elem_type(),
+            dims);
+}
+
+/// Output `out` gets input `typeFrom`'s element type and input
+/// `rankFrom`'s rank, its sizes unknown.
+void likeRank(InferenceContext &ctx, size_t out, size_t typeFrom,
+              size_t rankFrom) {
+  copyElemType(ctx, out, typeFrom);
+  std::optional<Dims> dims = getDims(ctx, rankFrom);
+  if (!dims || !hasOutput(ctx, out) || !hasInputElemType(ctx, typeFrom))
+    return;
+  setOutput(ctx, out, ctx.getInputType(typeFrom)->tensor_type().elem_type(),
+            Dims(dims->size()));
+}
+
+int64_t getIntAttr(InferenceContext &ctx, const char *name, int64_t otherwise) {
+  const AttributeProto *attr = ctx.getAttribute(name);
+  return attr && attr->has_i() ? attr->i() : otherwise;
+}
+
+std::string getStringAttr(InferenceContext &ctx, const char *name,
+                          const std::string &otherwise) {
+  const AttributeProto *attr = ctx.getAttribute(name);
+  return attr && attr->has_s() ? attr->s() : otherwise;
+}
+
+/// Output 0 is input 0's type and shape: elementwise ops.
+void inferLikeFirstInput(InferenceContext &ctx) { like(ctx, 0, 0, 0); }
+
+/// Output 0 is input 0's type and the shape that inputs 0 and 1 share:
+/// gradients (dY, X) -> dX of elementwise ops, where a size that dY lacks
+/// (after a pooling gradient) X may give; the accumulators (buffer, value).
+void inferLikeFirstTwoInputs(InferenceContext &ctx) {
+  copyElemType(ctx, 0, 0);
+  std::optional<Dims> dims = getDims(ctx, 0), other = getDims(ctx, 1);
+  if (!dims)
+    dims = other;
+  if (!dims || (other && other->size() != dims->size())) {
+    copyShape(ctx, 0, 0);
+    return;
+  }
+  for (size_t i = 0; other && i < dims->size(); ++i)
+    if (!getSize((*dims)[i]) && getSize((*other)[i]))
+      (*dims)[i] = (*other)[i];
+  if (hasInputElemType(ctx, 0))
+    setOutput(ctx, 0, ctx.getInputType(0)->tensor_type().elem_type(), dims);
+}
+
+/// A normalization's saved statistic (mean, inverse deviation): X's shape
+/// with the normalized axes (`axis` on) of size 1.
+void setStatistic(InferenceContext &ctx, size_t out, int64_t type) {
+  std::optional<Dims> dims = getDims(ctx, 0);
+  if (!dims) {
+    setOutput(ctx, out, type, std::nullopt);
+    return;
+  }
+  int64_t rank = dims->size();
+  int64_t axis = getIntAttr(ctx, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  for (int64_t i = std::max<int64_t>(axis, 0); i < rank; ++i)
+    (*dims)[i] = makeDim(1);
+  setOutput(ctx, out, type, dims);
+}
+
+/// SimplifiedLayerNormalization(X, scale) -> (Y, inv_std_var?): Y has
+/// scale's type (ONNX Runtime's V) and X's shape; the statistic stash_type.
+void inferSimplifiedLayerNorm(InferenceContext &ctx) {
+  copyElemType(ctx, 0, hasInputElemType(ctx, 1) ? 1 : 0);
+  copyShape(ctx, 0, 0);
+  setStatistic(ctx, 1, getIntAttr(ctx, "stash_type", TensorProto::FLOAT));
+}
+
+/// (dY, X, W) -> (dX, dW, dB) of a convolution (ConvGrad) or a transposed
+/// one: dB has W's output channels.
+void inferConvolutionGrad(InferenceContext &ctx, bool transposed) {
+  like(ctx, 0, 0, 1);
+  like(ctx, 1, 0, 2);
+  copyElemType(ctx, 2, 0);
+  std::optional<Dims> w = getDims(ctx, 2);
+  if (!w || w->size() < 2 || !hasInputElemType(ctx, 0))
+    return;
+  TensorShapeProto::Dimension channels = (*w)[transposed ? 1 : 0];
+  int64_t group = getIntAttr(ctx, "group", 1);
+  if (transposed && group != 1)
+    channels =
+        makeDim(getSize(channels) ? std::optional(*getSize(channels) * group)
+                                  : std::nullopt);
+  setOutput(ctx, 2, ctx.getInputType(0)->tensor_type().elem_type(),
+            Dims{channels});
+}
+
+/// Normalization gradients (dY, X, scale, ...) -> (dX, dscale, dbias?):
+/// dX like X in dY's type, the others like scale.
+void inferNormalizationGrad(InferenceContext &ctx) {
+  like(ctx, 0, 0, 1);
+  like(ctx, 1, 2, 2);
+  like(ctx, 2, 2, 2);
+}
+
+/// SoftmaxCrossEntropyLossInternal(scores, labels, weights?, ignore_index?)
+/// -> (loss, log_prob): the loss in output_type (else the scores' type),
+/// per label with reduction none, else a scalar.
+void inferLossInternal(InferenceContext &ctx) {
+  if (!hasInputElemType(ctx, 0))
+    return;
+  int32_t scores = ctx.getInputType(0)->tensor_type().elem_type();
+  std::optional<Dims> lossDims =
+      getStringAttr(ctx, "reduction", "mean") == "none" ? getDims(ctx, 1)
+                                                        : Dims();
+  setOutput(ctx, 0, getIntAttr(ctx, "output_type", scores), lossDims);
+  like(ctx, 1, 0, 0);
+}
+
+/// SoftmaxCrossEntropyLoss(Internal)Grad(dY, log_prob, labels, ...) ->
+/// d_logits: log_prob's shape, in output_type (else log_prob's type).
+void inferLossGrad(InferenceContext &ctx) {
+  if (!hasInputElemType(ctx, 1))
+    return;
+  int32_t logProb = ctx.getInputType(1)->tensor_type().elem_type();
+  setOutput(ctx, 0, getIntAttr(ctx, "output_type", logProb), getDims(ctx, 1));
+}
+
+/// BatchNormInternal(X, scale, B, mean, var) -> (Y, running_mean,
+/// running_var, saved_mean, saved_inv_std): Y like X, the statistics like
+/// the running mean.
+void inferBatchNormInternal(InferenceContext &ctx) {
+  like(ctx, 0, 0, 0);
+  for (size_t out = 1; out < 5; ++out)
+    like(ctx, out, 3, 3);
+}
+
+/// ConcatTraining(inputs...) -> (concat_result, per_input_length).
+void inferConcatTraining(InferenceContext &ctx) {
+  copyElemType(ctx, 0, 0);
+  setOutput(ctx, 1, TensorProto::INT64,
+            Dims{makeDim(static_cast<int64_t>(ctx.getNumInputs()))});
+  Dims result;
+  for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
+    std::optional<Dims> dims = getDims(ctx, i);
+    if (!dims || (i && dims->size() != result.size()))
+      return;
+    int64_t rank = dims->size();
+    int64_t axis = getIntAttr(ctx, "axis", 0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return;
+    if (!i) {
+      result = *dims;
+      continue;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<int64_t> have = getSize(result[d]),
+                             size = getSize((*dims)[d]);
+      if (d == axis)
+        result[d] =
+            makeDim(have && size ? std::optional(*have + *size) : std::nullopt);
+      else if (!have && size)
+        result[d] = (*dims)[d];
+    }
+  }
+  if (hasInputElemType(ctx, 0) && !result.empty())
+    setOutput(ctx, 0, ctx.getInputType(0)->tensor_type().elem_type(), result);
+}
+
+/// SplitTraining(input, split, ...) -> outputs: the input's type; the
+/// split sizes where known.
+void inferSplitTraining(InferenceContext &ctx) {
+  std::optional<Dims> dims = getDims(ctx, 0);
+  std::optional<std::vector<int64_t>> split = getInt64Data(ctx, 1);
+  int64_t axis = getIntAttr(ctx, "axis", 0);
+  if (dims && axis < 0)
+    axis += dims->size();
+  for (size_t out = 0; out < ctx.getNumOutputs(); ++out) {
+    copyElemType(ctx, out, 0);
+    if (!dims || axis < 0 || axis >= static_cast<int64_t>(dims->size()) ||
+        !hasInputElemType(ctx, 0))
+      continue;
+    Dims part = *dims;
+    part[axis] = makeDim(split && split->size() == ctx.getNumOutputs()
+                             ? std::optional((*split)[out])
+                             : std::nullopt);
+    setOutput(ctx, out, ctx.getInputType(0)->tensor_type().elem_type(), part);
+  }
+}
+
+/// BitmaskDropout(data, ratio?, training_mode?) -> (output, mask): the
+/// mask packs a bit per element into uint32 words.
+void inferBitmaskDropout(InferenceContext &ctx) {
+  like(ctx, 0, 0, 0);
+  std::optional<Dims> dims = getDims(ctx, 0);
+  if (!dims) {
+    setOutput(ctx, 1, TensorProto::UINT32, std::nullopt);
+    return;
+  }
+  std::optional<int64_t> count = 1;
+  for (const TensorShapeProto::Dimension &dim : *dims)
+    count = count && getSize(dim) ? std::optional(*count * *getSize(dim))
+                                  : std::nullopt;
+  setOutput(
+      ctx, 1, TensorProto::UINT32,
+      Dims{makeDim(count ? std::optional((*count + 31) / 32) : std::nullopt)});
+}
+
+/// Output 0 like input 0, output 1 a bool mask of its shape: BiasDropout,
+/// FakeQuant.
+void inferWithBoolMask(InferenceContext &ctx) {
+  like(ctx, 0, 0, 0);
+  setOutput(ctx, 1, TensorProto::BOOL, getDims(ctx, 0));
+}
+
+/// FusedMatMul(A, B) -> Y: MatMul after transA and transB (the batch
+/// transposes leave the shape unknown).
+void inferFusedMatMul(InferenceContext &ctx) {
+  copyElemType(ctx, 0, 0);
+  std::optional<Dims> a = getDims(ctx, 0), b = getDims(ctx, 1);
+  if (!a || !b || a->size() < 2 || b->size() < 2 ||
+      getIntAttr(ctx, "transBatchA", 0) || getIntAttr(ctx, "transBatchB", 0) ||
+      !hasInputElemType(ctx, 0))
+    return;
+  if (getIntAttr(ctx, "transA", 0))
+    std::swap((*a)[a->size() - 1], (*a)[a->size() - 2]);
+  if (getIntAttr(ctx, "transB", 0))
+    std::swap((*b)[b->size() - 1], (*b)[b->size() - 2]);
+  // The batch dimensions broadcast, aligned from the right.
+  size_t batchA = a->size() - 2, batchB = b->size() - 2;
+  size_t batch = std::max(batchA, batchB);
+  Dims dims(batch);
+  for (size_t i = 0; i < batch; ++i) {
+    TensorShapeProto::Dimension x =
+        i + batchA >= batch ? (*a)[i + batchA - batch] : makeDim(1);
+    TensorShapeProto::Dimension y =
+        i + batchB >= batch ? (*b)[i + batchB - batch] : makeDim(1);
+    if (getSize(x) == 1)
+      dims[i] = y;
+    else if (getSize(y) == 1 || (getSize(x) && getSize(x) == getSize(y)))
+      dims[i] = x;
+  }
+  dims.push_back((*a)[a->size() - 2]);
+  dims.push_back(b->back());
+  setOutput(ctx, 0, ctx.getInputType(0)->tensor_type().elem_type(), dims);
+}
+
+/// ONNX Runtime's recurrent training ops, all outputs in X's type. With
+/// X [steps, batch, size], hidden_size H and D directions: LSTMTraining
+/// returns every step's hidden state [steps, D, batch, H], the last hidden
+/// and cell states [D, batch, H], every step's cell state and gates
+/// [steps, D, batch, 4H]; GRUTraining the hidden states and the gates
+/// [steps, D, batch, 3H]; LSTMGrad and GRUGrad the gradients of X, W, R
+/// (their shapes), of B [D, 2 gates H], of the initial states and (LSTM)
+/// of the peepholes [D, 3H].
+void inferRecurrent(InferenceContext &ctx, bool lstm, bool gradient) {
+  for (size_t out = 0; out < ctx.getNumOutputs(); ++out)
+    copyElemType(ctx, out, 0);
+  std::optional<Dims> x = getDims(ctx, 0);
+  int64_t hidden = getIntAttr(ctx, "hidden_size", 0);
+  if (!x || x->size() != 3 || hidden <= 0 || !hasInputElemType(ctx, 0))
+    return;
+  int32_t type = ctx.getInputType(0)->tensor_type().elem_type();
+  TensorShapeProto::Dimension steps = (*x)[0], batch = (*x)[1];
+  TensorShapeProto::Dimension directions = makeDim(
+      getStringAttr(ctx, "direction", "forward") == "bidirectional" ? 2 : 1);
+  int64_t gates = lstm ? 4 : 3;
+  auto perStep = [&](int64_t width) {
+    return Dims{steps, directions, batch, makeDim(width)};
+  };
+  Dims state = {directions, batch, makeDim(hidden)};
+  if (!gradient) {
+    std::vector<Dims> outputs = {perStep(hidden), state};
+    if (lstm)
+      outputs.insert(outputs.end(), {state, perStep(hidden)});
+    outputs.push_back(perStep(gates * hidden));
+    for (size_t out = 0; out < outputs.size(); ++out)
+      setOutput(ctx, out, type, outputs[out]);
+    return;
+  }
+  for (size_t out = 0; out < 3; ++out)
+    copyShape(ctx, out, out);
+  setOutput(ctx, 3, type, Dims{directions, makeDim(2 * gates * hidden)});
+  setOutput(ctx, 4, type, state);
+  if (lstm) {
+    setOutput(ctx, 5, type, state);
+    setOutput(ctx, 6, type, Dims{directions, makeDim(3 * hidden)});
+  }
+}
+
+/// InPlaceAccumulatorV2(buffer, value, overwrite?) -> (updated, buffer').
+void inferAccumulatorV2(InferenceContext &ctx) {
+  setOutput(ctx, 0, TensorProto::BOOL, Dims{makeDim(1)});
+  like(ctx, 1, 0, 0);
+}
+
+/// AdamOptimizer(R, T, weights, gradients, moment_1, moment_2, fp16
+/// weights?, ...) -> (new_T, new_moment_1, new_moment_2, new_weights?,
+/// new_gradients?, new fp16 weights?).
+void inferAdamOptimizer(InferenceContext &ctx) {
+  const size_t inputOf[] = {1, 4, 5, 2, 3, 6};
+  for (size_t out = 0; out < std::size(inputOf); ++out)
+    like(ctx, out, inputOf[out], inputOf[out]);
+}
+
+/// BroadcastGradientArgs(a_shape, b_shape) -> (a_axes, b_axes).
+void inferBroadcastGradientArgs(InferenceContext &ctx) {
+  for (size_t out = 0; out < 2; ++out)
+    setOutput(ctx, out, TensorProto::INT64, Dims(1));
+}
+
+/// YieldOp(forward outputs...) -> their gradients: the inputs named in
+/// non_differentiable_outputs have none; those in full_shape_outputs have
+/// their input's shape, the others its type only.
+void inferYield(InferenceContext &ctx) {
+  auto getInts = [&](const char *name) {
+    std::vector<int64_t> values;
+    if (const AttributeProto *attr = ctx.getAttribute(name))
+      values.assign(attr->ints().begin(), attr->ints().end());
+    return values;
+  };
+  std::vector<int64_t> skipped = getInts("non_differentiable_outputs");
+  std::vector<int64_t> fullShape = getInts("full_shape_outputs");
+  auto contains = [](const std::vector<int64_t> &values, int64_t value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+  };
+  size_t out = 0;
+  for (size_t in = 0; in < ctx.getNumInputs(); ++in) {
+    if (contains(skipped, in))
+      continue;
+    copyElemType(ctx, out, in);
+    if (contains(fullShape, in))
+      copyShape(ctx, out, in);
+    ++out;
+  }
+}
+
+/// Recv(signal, remote) -> (signal, data...) in element_types.
+void inferRecv(InferenceContext &ctx) {
+  setOutput(ctx, 0, TensorProto::BOOL, Dims());
+  if (const AttributeProto *types = ctx.getAttribute("element_types"))
+    for (int i = 0; i < types->ints_size(); ++i)
+      setOutput(ctx, i + 1, types->ints(i), std::nullopt);
+}
+
+/// Send(signal, remote, data...) -> signal.
+void inferSend(InferenceContext &ctx) {
+  setOutput(ctx, 0, TensorProto::BOOL, Dims());
+}
+
+struct ContribOp {
+  const char *domain;
+  const char *name;
+  int sinceVersion;
+  InferenceFunction infer;
+};
+
+/// The rules, per op of the op table's com.microsoft rows (and ONNX
+/// Runtime's default-domain pooling gradients) whose outputs ONNX Runtime
+/// types.
+const ContribOp kContribOps[] = {
+    // Output 0 like input 0 (and 1).
+    {kMicrosoftDomain, "Gelu", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "FastGelu", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "BiasGelu", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "QuickGelu", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "Scale", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "Trilu", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "ReluGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "LeakyReluGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "TanhGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "SigmoidGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "GeluGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "FastGeluGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "QuickGeluGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "BiasGeluGrad_dX", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "BiasFastGeluGrad_dX", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "SoftmaxGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "SoftmaxGrad_13", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "LogSoftmaxGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "LogSoftmaxGrad_13", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "DropoutGrad", 1, inferLikeFirstTwoInputs},
+    {kMicrosoftDomain, "BitmaskDropoutGrad", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "FakeQuantGrad", 1, inferLikeFirstInput},
+    {kMicrosoftDomain, "InPlaceAccumulator", 1, inferLikeFirstTwoInputs},
+    // Gradients shaped like a forward input.
+    {kMicrosoftDomain, "DivGrad", 1,
+     [](InferenceContext &ctx) {
+       like(ctx, 0, 0, 1);
+       like(ctx, 1, 0, 2);
+     }},
+    {kMicrosoftDomain, "ResizeGrad", 1,
+     [](InferenceContext &ctx) { like(ctx, 0, 0, 1); }},
+    {kMicrosoftDomain, "ConvGrad", 1,
+     [](InferenceContext &ctx) { inferConvolutionGrad(ctx, false); }},
+    {kMicrosoftDomain, "ConvTransposeGrad", 1,
+     [](InferenceContext &ctx) { inferConvolutionGrad(ctx, true); }},
+    {kMicrosoftDomain, "BatchNormalizationGrad", 1, inferNormalizationGrad},
+    {kMicrosoftDomain, "LayerNormalizationGrad", 1, inferNormalizationGrad},
+    {kMicrosoftDomain, "SimplifiedLayerNormalizationGrad", 1,
+     inferNormalizationGrad},
+    {kMicrosoftDomain, "SoftmaxCrossEntropyLossGrad", 1, inferLossGrad},
+    {kMicrosoftDomain, "SoftmaxCrossEntropyLossInternalGrad", 1, inferLossGrad},
+    // Gradients shaped by a "shape of X" input.
+    {kMicrosoftDomain, "GatherGrad", 1,
+     [](InferenceContext &ctx) { likeShapeInput(ctx, 0, 2, 0); }},
+    {kMicrosoftDomain, "GatherElementsGrad", 1,
+     [](InferenceContext &ctx) { likeShapeInput(ctx, 0, 0, 1); }},
+    {kMicrosoftDomain, "GatherNDGrad", 1,
+     [](InferenceContext &ctx) { likeShapeInput(ctx, 0, 2, 0); }},
+    {kMicrosoftDomain, "SliceGrad", 1,
+     [](InferenceContext &ctx) { likeShapeInput(ctx, 0, 0, 1); }},
+    // Pooling gradients: X's sizes are not dY's to give.
+    {"", "AveragePoolGrad", 9,
+     [](InferenceContext &ctx) { likeRank(ctx, 0, 0, 0); }},
+    {"", "MaxPoolGrad", 9,
+     [](InferenceContext &ctx) { likeRank(ctx, 0, 0, 0); }},
+    // Forward ops.
+    {kMicrosoftDomain, "FusedMatMul", 1, inferFusedMatMul},
+    {kMicrosoftDomain, "SimplifiedLayerNormalization", 1,
+     inferSimplifiedLayerNorm},
+    {kMicrosoftDomain, "BatchNormInternal", 1, inferBatchNormInternal},
+    {kMicrosoftDomain, "SoftmaxCrossEntropyLossInternal", 1, inferLossInternal},
+    {kMicrosoftDomain, "ConcatTraining", 1, inferConcatTraining},
+    {kMicrosoftDomain, "SplitTraining", 1, inferSplitTraining},
+    {kMicrosoftDomain, "BitmaskDropout", 1, inferBitmaskDropout},
+    {kMicrosoftDomain, "BiasDropout", 1, inferWithBoolMask},
+    {kMicrosoftDomain, "FakeQuant", 1, inferWithBoolMask},
+    {kMicrosoftDomain, "LSTMTraining", 1,
+     [](InferenceContext &ctx) { inferRecurrent(ctx, true, false); }},
+    {kMicrosoftDomain, "GRUTraining", 1,
+     [](InferenceContext &ctx) { inferRecurrent(ctx, false, false); }},
+    {kMicrosoftDomain, "LSTMGrad", 1,
+     [](InferenceContext &ctx) { inferRecurrent(ctx, true, true); }},
+    {kMicrosoftDomain, "GRUGrad", 1,
+     [](InferenceContext &ctx) { inferRecurrent(ctx, false, true); }},
+    // Training runtime ops.
+    {kMicrosoftDomain, "InPlaceAccumulatorV2", 1, inferAccumulatorV2},
+    {kMicrosoftDomain, "AdamOptimizer", 1, inferAdamOptimizer},
+    {kMicrosoftDomain, "BroadcastGradientArgs", 1, inferBroadcastGradientArgs},
+    {kMicrosoftDomain, "YieldOp", 1, inferYield},
+    {kMicrosoftDomain, "Send", 1, inferSend},
+    {kMicrosoftDomain, "Recv", 1, inferRecv},
+};
+} // namespace
+
+void mlir::onnxg::registerContribSchemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // libonnx registers schemas only in the domains it knows.
+    auto &domains = OpSchemaRegistry::DomainToVersionRange::Instance();
+    if (!domains.Map().count(kMicrosoftDomain))
+      domains.AddDomainToVersion(kMicrosoftDomain, 1, 1);
+    std::vector<std::string> anyType = OpSchema::all_tensor_types_with_bfloat();
+    for (const ContribOp &op : kContribOps) {
+      // A libonnx that knows the op keeps its own schema.
+      if (OpSchemaRegistry::Schema(op.name, op.sinceVersion, op.domain))
+        continue;
+      RegisterSchema(OpSchema()
+                         .SetName(op.name)
+                         .SetDomain(op.domain)
+                         .SinceVersion(op.sinceVersion)
+                         .Input(0, "inputs", "", "T", OpSchema::Variadic,
+                                /*is_homogeneous=*/false, /*min_arity=*/0)
+                         .Output(0, "outputs", "", "T", OpSchema::Variadic,
+                                 /*is_homogeneous=*/false, /*min_arity=*/0)
+                         .TypeConstraint("T", anyType, "")
+                         .AllowUncheckedAttributes()
+                         .TypeAndShapeInferenceFunction(op.infer));
+    }
+  });
+}

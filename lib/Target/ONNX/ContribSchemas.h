@@ -1,0 +1,21 @@
+//===- ContribSchemas.h - Types of ONNX Runtime's contrib ops ---*- C++ -*-===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_TARGET_ONNX_CONTRIBSCHEMAS_H
+#define AMP_LIB_TARGET_ONNX_CONTRIBSCHEMAS_H
+
+namespace mlir::onnxg {
+
+/// Registers with libonnx a schema per ONNX Runtime contrib op of the op
+/// table (and ONNX Runtime's default-domain AveragePoolGrad and
+/// MaxPoolGrad) that types its outputs as ONNX Runtime does, so that ONNX
+/// shape inference types graphs written without value_info. The schemas
+/// accept any inputs and attributes. For the shape-inference child only.
+void registerContribSchemas();
+
+} // namespace mlir::onnxg
+
+#endif // AMP_LIB_TARGET_ONNX_CONTRIBSCHEMAS_H
