@@ -22,8 +22,10 @@
 #include "onnx/defs/shape_inference.h"
 #include "onnx/defs/tensor_proto_util.h"
 
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 using namespace onnx;
 
@@ -606,4 +608,106 @@ void mlir::onnxg::registerContribSchemas() {
                          .TypeAndShapeInferenceFunction(op.infer));
     }
   });
+}
+
+/// Whether `type` is a tensor type with every size known.
+static bool hasStaticShape(const TypeProto &type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return false;
+  for (const TensorShapeProto::Dimension &dim :
+       type.tensor_type().shape().dim())
+    if (!dim.has_dim_value())
+      return false;
+  return true;
+}
+
+/// The sizes of a static tensor type.
+static std::vector<int64_t> getSizes(const TypeProto &type) {
+  std::vector<int64_t> sizes;
+  for (const TensorShapeProto::Dimension &dim :
+       type.tensor_type().shape().dim())
+    sizes.push_back(dim.dim_value());
+  return sizes;
+}
+
+/// A node's attributes, serialized and sorted, to compare two nodes'.
+static std::set<std::string> getAttributeKeys(const NodeProto &node) {
+  std::set<std::string> keys;
+  for (const AttributeProto &attr : node.attribute())
+    keys.insert(attr.SerializeAsString());
+  return keys;
+}
+
+bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
+  GraphProto &graph = *model.mutable_graph();
+  std::map<std::string, TypeProto *> types;
+  for (ValueInfoProto &info : *graph.mutable_input())
+    types[info.name()] = info.mutable_type();
+  for (ValueInfoProto &info : *graph.mutable_value_info())
+    types[info.name()] = info.mutable_type();
+  std::map<std::string, const NodeProto *> producers;
+  for (const NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      producers[output] = &node;
+  auto staticType = [&](const std::string &name) -> const TypeProto * {
+    auto it = types.find(name);
+    return it != types.end() && hasStaticShape(*it->second) ? it->second
+                                                            : nullptr;
+  };
+  bool changed = false;
+  for (const NodeProto &node : graph.node()) {
+    bool isMax = node.op_type() == "MaxPoolGrad",
+         isAverage = node.op_type() == "AveragePoolGrad";
+    if ((!isMax && !isAverage) ||
+        !(node.domain().empty() || node.domain() == "ai.onnx") ||
+        node.input_size() < 1 || node.output_size() < 1 ||
+        node.output(0).empty() || staticType(node.output(0)))
+      continue;
+    const TypeProto *dy = staticType(node.input(0));
+    if (!dy)
+      continue;
+    // X: the input of the forward pool. MaxPool's is the one whose Indices
+    // the gradient reads; AveragePool's the one with the gradient's
+    // attributes whose output has dY's shape, when all such agree.
+    std::set<std::vector<int64_t>> xShapes;
+    if (isMax && node.input_size() > 1) {
+      auto it = producers.find(node.input(1));
+      if (it != producers.end() && it->second->op_type() == "MaxPool" &&
+          it->second->output_size() > 1 &&
+          it->second->output(1) == node.input(1))
+        if (const TypeProto *x = staticType(it->second->input(0)))
+          xShapes.insert(getSizes(*x));
+    }
+    if (isAverage) {
+      std::set<std::string> attributes = getAttributeKeys(node);
+      for (const NodeProto &forward : graph.node()) {
+        if (forward.op_type() != "AveragePool" || !forward.output_size() ||
+            getAttributeKeys(forward) != attributes)
+          continue;
+        const TypeProto *y = staticType(forward.output(0));
+        const TypeProto *x =
+            forward.input_size() ? staticType(forward.input(0)) : nullptr;
+        if (y && x && getSizes(*y) == getSizes(*dy))
+          xShapes.insert(getSizes(*x));
+      }
+    }
+    if (xShapes.size() != 1)
+      continue;
+    TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(dy->tensor_type().elem_type());
+    for (int64_t size : *xShapes.begin())
+      type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(
+          size);
+    auto it = types.find(node.output(0));
+    if (it != types.end()) {
+      *it->second = type;
+    } else {
+      ValueInfoProto *info = graph.add_value_info();
+      info->set_name(node.output(0));
+      *info->mutable_type() = type;
+      types[node.output(0)] = info->mutable_type();
+    }
+    changed = true;
+  }
+  return changed;
 }

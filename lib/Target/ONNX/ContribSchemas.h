@@ -7,6 +7,10 @@
 #ifndef AMP_LIB_TARGET_ONNX_CONTRIBSCHEMAS_H
 #define AMP_LIB_TARGET_ONNX_CONTRIBSCHEMAS_H
 
+namespace onnx {
+class ModelProto;
+} // namespace onnx
+
 namespace mlir::onnxg {
 
 /// Registers with libonnx a schema per ONNX Runtime contrib op of the op
@@ -15,6 +19,14 @@ namespace mlir::onnxg {
 /// shape inference types graphs written without value_info. The schemas
 /// accept any inputs and attributes. For the shape-inference child only.
 void registerContribSchemas();
+
+/// Gives ONNX Runtime's pooling gradients (MaxPoolGrad, AveragePoolGrad)
+/// whose dX shape inference left without sizes the type of their forward
+/// pool's X: MaxPool's whose Indices the gradient reads, or the
+/// AveragePool's with the gradient's attributes and dY's shape at its
+/// output, when all such agree. Returns whether it typed one (then shape
+/// inference should run again, for what dX feeds).
+bool typePoolingGradients(onnx::ModelProto &model);
 
 } // namespace mlir::onnxg
 

@@ -13,8 +13,8 @@
 
 #include "amp/Target/ONNX/Import.h"
 #include "ChildProcess.h"
-#include "InlineFunctions.h"
 #include "ContribSchemas.h"
+#include "InlineFunctions.h"
 #include "NewerSchemas.h"
 #include "amp/Dialect/AMP/IR/AMPDialect.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
@@ -1033,6 +1033,11 @@ LogicalResult ShapeInferenceChild::start(StringRef bytes) {
                                           /*enable_data_propagation=*/false};
       onnx::shape_inference::InferShapes(
           model, onnx::OpSchemaRegistry::Instance(), options);
+      // ONNX Runtime's pooling gradients get X's sizes from their forward;
+      // the values they feed then need inference again.
+      if (typePoolingGradients(model))
+        onnx::shape_inference::InferShapes(
+            model, onnx::OpSchemaRegistry::Instance(), options);
       onnx::GraphProto skeleton;
       extractValueInfo(model.graph(), skeleton);
       return skeleton.SerializeToString(&found) ? 0 : 1;
