@@ -223,23 +223,72 @@ static bool collectOptimizerRoles(Block &body, TrainingRoles &roles) {
   return found;
 }
 
-/// The loss whose scaled value `y` is, in a step amp-opt converted (its
-/// loss-scaling metadata names the scale input): a Gradient then
-/// differentiates `Mul(loss, scale)`, and the graph outputs the loss.
-/// Otherwise `y` itself.
-static Value getUnscaledLoss(func::FuncOp func, const ValueNames &names,
-                             Value y) {
+/// The loss scale input of a step amp-opt converted (its loss-scaling
+/// metadata names it); null in other steps.
+static Value getLossScaleInput(func::FuncOp func, const ValueNames &names) {
   StringRef settings = onnxg::getMetadataProp(func->getParentOfType<ModuleOp>(),
                                               kLossScalingMetadataKey);
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(settings);
   if (!parsed) {
     llvm::consumeError(parsed.takeError());
-    return y;
+    return Value();
   }
   const llvm::json::Object *object = parsed->getAsObject();
   std::optional<StringRef> scaleName =
       object ? object->getString("scale") : std::nullopt;
-  Value scale = scaleName ? names.lookup(*scaleName) : Value();
+  return scaleName ? names.lookup(*scaleName) : Value();
+}
+
+/// Whether `value` is computed from `scale` and constants only.
+static bool isComputedFromScale(Value value, Value scale) {
+  SmallVector<Value> work = {value};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value next = work.pop_back_val();
+    if (next == scale || !seen.insert(next).second)
+      continue;
+    Operation *op = next.getDefiningOp();
+    if (!op || seen.size() > 16)
+      return false;
+    llvm::append_range(work, op->getOperands());
+  }
+  return true;
+}
+
+/// The graph output that holds the unscaled `gradient` in a step amp-opt
+/// converted: the gradient times (or over) the scale's reciprocal (or the
+/// scale), kept where the step's gradients are finite; `gradient` itself
+/// where no output does.
+static Value getUnscaledGradient(Value gradient, Value scale,
+                                 const llvm::DenseSet<Value> &outputs) {
+  Value value = gradient;
+  for (bool progress = true; progress && !outputs.contains(value);) {
+    progress = false;
+    for (Operation *user : value.getUsers()) {
+      auto node = dyn_cast<onnxg::NodeOp>(user);
+      // (Types may be unknown: ONNX does not type Gradient's outputs.)
+      if (!node || node.getNumOperands() < 2 || node.getNumResults() != 1)
+        continue;
+      StringRef type = node.getOpType();
+      bool unscales = (type == "Mul" || type == "Div") &&
+                      node.getOperand(0) == value &&
+                      isComputedFromScale(node.getOperand(1), scale);
+      bool keeps = type == "Where" && node.getNumOperands() == 3 &&
+                   node.getOperand(1) == value;
+      if (unscales || keeps) {
+        value = node.getResult(0);
+        progress = true;
+        break;
+      }
+    }
+  }
+  return outputs.contains(value) ? value : gradient;
+}
+
+/// The loss whose scaled value `y` is, in a step amp-opt converted (`scale`
+/// its loss scale input): a Gradient then differentiates `Mul(loss,
+/// scale)`, and the graph outputs the loss. Otherwise `y` itself.
+static Value getUnscaledLoss(Value scale, Value y) {
   auto mul = y.getDefiningOp<onnxg::NodeOp>();
   if (!scale || !mul || mul.getOpType() != "Mul" || mul.getNumOperands() != 2 ||
       !onnxg::isDefaultDomain(mul.getDomain()))
@@ -778,10 +827,16 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
                << "', another Gradient differentiates '"
                << onnxg::getValueName(roles.loss)
                << "'; name the loss with loss=<tensor>";
-      roles.loss = getUnscaledLoss(func, names, loss);
+      // A converted step's outputs are the unscaled loss and gradients.
+      Value scale = getLossScaleInput(func, names);
+      roles.loss = scale ? getUnscaledLoss(scale, loss) : loss;
+      llvm::DenseSet<Value> outputs(body.getTerminator()->getOperands().begin(),
+                                    body.getTerminator()->getOperands().end());
       for (auto [x, gradient] : llvm::zip(xs, op.getOutputs()))
         if (Value param = names.lookup(cast<StringAttr>(x).getValue()))
-          roles.addGradient(param, gradient);
+          roles.addGradient(
+              param,
+              scale ? getUnscaledGradient(gradient, scale, outputs) : gradient);
     }
     collectOptimizerRoles(body, roles);
   } else if (!roles.yieldOps.empty()) {
