@@ -666,6 +666,126 @@ def test_gradient_op_differentiates_a_classifier(opset, tmp_path):
                                    err_msg=name)
 
 
+CNN_PARAMS = ["w1", "b1", "w2", "emb", "wf", "bf", "c"]
+
+
+def gradient_cnn_step():
+    """A CNN classifier's SoftmaxCrossEntropyLoss and ONNX's Gradient of it
+    with respect to CNN_PARAMS: (nodes, inputs, outputs) as run_nodes
+    takes them."""
+    rng = np.random.default_rng(5)
+    inputs = {"x": rng.standard_normal((2, 3, 8, 8)),
+              "w1": rng.standard_normal((4, 3, 3, 3)) * 0.3,
+              "b1": rng.standard_normal(4) * 0.1,
+              "w2": rng.standard_normal((4, 4, 3, 3)) * 0.3,
+              "emb": rng.standard_normal((10, 4)),
+              "wf": rng.standard_normal((3, 20)) * 0.3,
+              "bf": rng.standard_normal(3) * 0.1,
+              "c": rng.standard_normal((1, 3))}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    inputs["ids"] = np.array([7, 2], np.int64)
+    inputs["labels"] = np.array([1, 2], np.int64)
+    inputs["keep"] = np.array([[True, False, True], [True, True, False]])
+    node = helper.make_node
+    pool = dict(kernel_shape=[2, 2], strides=[2, 2])
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["h1"], pads=[1, 1, 1, 1]),
+        node("LeakyRelu", ["h1"], ["a1"], alpha=0.1),
+        node("MaxPool", ["a1"], ["p1"], **pool),
+        node("Conv", ["p1", "w2"], ["h2"], pads=[1, 1, 1, 1]),
+        node("Abs", ["h2"], ["a2"]),
+        node("AveragePool", ["a2"], ["p2"], **pool),
+        node("Flatten", ["p2"], ["flat"]),
+        node("Gather", ["emb", "ids"], ["e"]),
+        node("Erf", ["e"], ["ee"]),
+        node("Concat", ["flat", "ee"], ["features"], axis=1),
+        node("Gemm", ["features", "wf", "bf"], ["logits"], transB=1),
+        node("Constant", [], ["shape"], value=helper.make_tensor(
+            "shape", onnx.TensorProto.INT64, [2], [2, 3])),
+        node("Expand", ["c", "shape"], ["fill"]),
+        node("Where", ["keep", "logits", "fill"], ["mixed"]),
+        node("SoftmaxCrossEntropyLoss", ["mixed", "labels"], ["loss"]),
+        node("Gradient", CNN_PARAMS, [f"d{p}" for p in CNN_PARAMS],
+             domain="ai.onnx.preview.training", xs=CNN_PARAMS, y="loss")]
+    outputs = {"loss": ([], np.float32),
+               **{f"d{p}": inputs[p].shape for p in CNN_PARAMS}}
+    return nodes, inputs, outputs
+
+
+@pytest.mark.parametrize("opset", [12, 17])
+def test_gradient_op_differentiates_a_cnn(opset, tmp_path):
+    """ONNX's Gradient of a CNN classifier's SoftmaxCrossEntropyLoss: Conv
+    (with and without bias, through ONNX Runtime's ConvGrad), LeakyRelu,
+    MaxPool (a copy returns the Indices MaxPoolGrad reads), Abs,
+    AveragePool, Flatten, an embedding Gather (GatherGrad) through Erf,
+    Concat, Gemm, Where and Expand, against PyTorch autograd."""
+    import torch
+    nodes, inputs, outputs = gradient_cnn_step()
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=opset)
+
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items() if k in CNN_PARAMS or k == "x"}
+    f = torch.nn.functional
+    a1 = f.leaky_relu(f.conv2d(t["x"], t["w1"], t["b1"], padding=1), 0.1)
+    a2 = f.conv2d(f.max_pool2d(a1, 2), t["w2"], padding=1).abs()
+    flat = f.avg_pool2d(a2, 2).flatten(1)
+    ee = torch.erf(t["emb"][torch.tensor(inputs["ids"])])
+    logits = torch.cat([flat, ee], 1) @ t["wf"].T + t["bf"]
+    mixed = torch.where(torch.tensor(inputs["keep"]), logits,
+                        t["c"].expand(2, 3))
+    loss = f.cross_entropy(mixed, torch.tensor(inputs["labels"]))
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    for name in CNN_PARAMS:
+        expected = t[name].grad.numpy()
+        assert np.abs(expected).max() > 0, name
+        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
+                                   atol=1e-5 * np.abs(expected).max(),
+                                   err_msg=name)
+
+
+def test_converted_cnn_gradient_step_trains_as_converted(tmp_path):
+    """The path a user runs with that step: amp-opt converts it (Conv and
+    Gemm forced to FP16, dynamic loss scaling), and amp-run trains the
+    converted file with --sgd-lr on the unscaled gradients it outputs:
+    the losses of amp-run's in-process --amp-pipeline, bit for bit, falling
+    and not FP32's. Before, --sgd-lr found no gradient output (the
+    Gradient node's own outputs are the scaled gradients)."""
+    nodes, inputs, _ = gradient_cnn_step()
+    info = helper.make_tensor_value_info
+    to_onnx = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE
+    graph = helper.make_graph(
+        nodes, "cnn_step",
+        [info(n, to_onnx[v.dtype], v.shape) for n, v in inputs.items()],
+        [info("loss", onnx.TensorProto.FLOAT, [])] +
+        [info(f"d{p}", onnx.TensorProto.FLOAT, inputs[p].shape)
+         for p in CNN_PARAMS])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17),
+        helper.make_opsetid("ai.onnx.preview.training", 1)])
+    source = tmp_path / "step.onnx"
+    onnx.save(model, source)
+    pipeline = "precision=fp16 op-class=Conv:always,Gemm:always"
+    converted, report = api.convert(str(source), "fp16",
+                                    op_class="Conv:always,Gemm:always")
+    assert {("Conv", "f16"), ("Gemm", "f16")} <= {
+        (d["op_type"], d["precision"]) for d in report["decisions"]}
+    onnx.save(converted, tmp_path / "converted.onnx")
+    args = ["--sgd-lr", "0.1"]
+    for name, value in inputs.items():
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--input", f"{name}={tmp_path / f'{name}.npy'}"]
+    runs = {"converted": (tmp_path / "converted.onnx", None),
+            "in-process": (source, pipeline), "fp32": (source, None)}
+    losses = {kind: [r["loss"] for r in api.train(
+        str(path), 5, amp_pipeline=amp_pipeline, args=args)[0]]
+        for kind, (path, amp_pipeline) in runs.items()}
+    print(losses)
+    assert losses["converted"] == losses["in-process"]
+    assert losses["converted"] != losses["fp32"]
+    assert losses["converted"][-1] < 0.8 * losses["converted"][0]
+
+
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
 
 

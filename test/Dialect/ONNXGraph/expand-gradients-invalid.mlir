@@ -1,10 +1,23 @@
 // RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(onnxg-expand-gradients))' -split-input-file -verify-diagnostics
 
-func.func @not_differentiable(%x: tensor<1x1x4x4xf32> loc("x"), %w: tensor<1x1x3x3xf32> loc("w")) -> tensor<1x1x3x3xf32> {
-  %y = onnxg.node "Conv"(%x, %w) opset 17 : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> loc(fused<"onnx.outputs">["conv", "y"])
-  // expected-error @+1 {{node (Gradient): cannot differentiate node 'conv' (Conv): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Pow (constant exponent), MatMul, Gemm, ReduceSum, ReduceMean, Softmax, LogSoftmax, Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Cast}}
-  %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "y"} : (tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
-  return %dw : tensor<1x1x3x3xf32>
+func.func @not_differentiable(%x: tensor<2x3xf32> loc("x"), %w: tensor<2x3xf32> loc("w")) -> tensor<2x3xf32> {
+  %m = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc(fused<"onnx.outputs">["mul", "m"])
+  %y = onnxg.node "Einsum"(%m) opset 17 attributes {equation = "ij->i"} : (tensor<2x3xf32>) -> tensor<2xf32> loc(fused<"onnx.outputs">["einsum", "y"])
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Pow (constant exponent), Where, MatMul, Gemm, Conv, MaxPool, AveragePool, ReduceSum, ReduceMean, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Gather and Cast}}
+  %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "y"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %dw : tensor<2x3xf32>
+}
+
+// -----
+
+// Only a node's first result carries a gradient: Split's second half here
+// does.
+func.func @second_result_differentiated(%x: tensor<4xf32> loc("x")) -> tensor<4xf32> {
+  %a, %b = onnxg.node "Split"(%x) opset 13 : (tensor<4xf32>) -> (tensor<2xf32>, tensor<2xf32>) loc(fused<"onnx.outputs">["split", "a", "b"])
+  %y = onnxg.node "Neg"(%b) opset 17 : (tensor<2xf32>) -> tensor<2xf32> loc(fused<"onnx.outputs">["neg", "y"])
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'split' (Split) between 'xs' and 'y'}}
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %dx : tensor<4xf32>
 }
 
 // -----

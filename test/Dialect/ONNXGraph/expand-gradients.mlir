@@ -105,3 +105,33 @@ func.func @gemm_trans_b(%a: tensor<4x3xf32> loc("a"), %b: tensor<5x3xf32> loc("b
   return %da, %db, %dc : tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>
 }
 }
+
+// -----
+
+// A CNN's layers through ONNX Runtime's gradient ops: the loss's
+// SoftmaxCrossEntropyLossGrad reads a LogSoftmax of the scores (the node has
+// no log_prob output), MaxPoolGrad the Indices of a MaxPool copy, ConvGrad
+// the convolution's attributes and gives dW and dB.
+// CHECK-LABEL: func.func @cnn_layers(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<2x3x4x4xf32>{{.*}}, %[[W:[^:]*]]: tensor<2x3x3x3xf32>{{.*}}, %[[B:[^:]*]]: tensor<2xf32>{{.*}}, %[[L:[^:]*]]: tensor<2xi64>
+// CHECK:         %[[H:.*]] = onnxg.node "Conv"(%[[X]], %[[W]], %[[B]])
+// CHECK:         %[[P:.*]] = onnxg.node "MaxPool"(%[[H]])
+// CHECK:         %[[S:.*]] = onnxg.node "Reshape"(%[[P]]
+// CHECK:         %[[LOGP:.*]] = onnxg.node "LogSoftmax"(%[[S]]) opset 17 attributes {axis = 1 : i64}
+// CHECK:         %[[DS:.*]] = onnxg.node "SoftmaxCrossEntropyLossGrad"(%{{.*}}, %[[LOGP]], %[[L]]) domain "com.microsoft" opset 1 attributes {reduction = "sum"} : (tensor<f32>, tensor<2x2xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+// CHECK:         %[[DP:.*]] = onnxg.node "Reshape"(%[[DS]]
+// CHECK:         %{{.*}}, %[[IDX:.*]] = onnxg.node "MaxPool"(%[[H]]) opset 17 attributes {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x2x2x2xf32>) -> (tensor<2x2x1x1xf32>, tensor<2x2x1x1xi64>)
+// CHECK:         %[[DH:.*]] = onnxg.node "MaxPoolGrad"(%[[DP]], %[[IDX]]) opset 17 : (tensor<2x2x1x1xf32>, tensor<2x2x1x1xi64>) -> tensor<2x2x2x2xf32>
+// CHECK:         %{{.*}}, %[[DW:.*]], %[[DB:.*]] = onnxg.node "ConvGrad"(%[[DH]], %[[X]], %[[W]]) domain "com.microsoft" opset 1 attributes {pads = array<i64: 0, 0, 0, 0>} : (tensor<2x2x2x2xf32>, tensor<2x3x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x3x3xf32>, tensor<2xf32>)
+// CHECK:         return %[[DW]], %[[DB]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @cnn_layers(%x: tensor<2x3x4x4xf32> loc("x"), %w: tensor<2x3x3x3xf32> loc("w"), %b: tensor<2xf32> loc("b"), %labels: tensor<2xi64> loc("labels")) -> (tensor<2x3x3x3xf32>, tensor<2xf32>) {
+  %h = onnxg.node "Conv"(%x, %w, %b) opset 17 attributes {pads = array<i64: 0, 0, 0, 0>} : (tensor<2x3x4x4xf32>, tensor<2x3x3x3xf32>, tensor<2xf32>) -> tensor<2x2x2x2xf32> loc(fused<"onnx.outputs">["conv", "h"])
+  %p = onnxg.node "MaxPool"(%h) opset 17 attributes {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x2x2x2xf32>) -> tensor<2x2x1x1xf32> loc(fused<"onnx.outputs">["pool", "p"])
+  %shape = onnxg.node "Constant"() opset 17 attributes {value = dense<[2, 2]> : tensor<2xi64>} : () -> tensor<2xi64> loc(fused<"onnx.outputs">["shape", "shape"])
+  %s = onnxg.node "Reshape"(%p, %shape) opset 17 : (tensor<2x2x1x1xf32>, tensor<2xi64>) -> tensor<2x2xf32> loc(fused<"onnx.outputs">["reshape", "s"])
+  %y = onnxg.node "SoftmaxCrossEntropyLoss"(%s, %labels) opset 17 attributes {reduction = "sum"} : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<f32> loc(fused<"onnx.outputs">["loss", "y"])
+  %dw, %db = onnxg.node "Gradient"(%w, %b) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w", "b"], y = "y"} : (tensor<2x3x3x3xf32>, tensor<2xf32>) -> (tensor<2x3x3x3xf32>, tensor<2xf32>) loc(fused<"onnx.outputs">["grad", "dw", "db"])
+  return %dw, %db : tensor<2x3x3x3xf32>, tensor<2xf32>
+}
+}

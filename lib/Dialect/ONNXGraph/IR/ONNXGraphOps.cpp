@@ -200,15 +200,25 @@ NodeOp mlir::onnxg::createNode(OpBuilder &builder, StringRef opType,
                                StringRef nodeName, StringRef outputName,
                                ArrayRef<NamedAttribute> attrs, StringRef domain,
                                int64_t minOpset) {
+  return createNode(builder, opType, TypeRange(resultType), inputs, nodeName,
+                    {outputName.str()}, attrs, domain, minOpset);
+}
+
+NodeOp mlir::onnxg::createNode(OpBuilder &builder, StringRef opType,
+                               TypeRange resultTypes, ValueRange inputs,
+                               StringRef nodeName,
+                               ArrayRef<std::string> outputNames,
+                               ArrayRef<NamedAttribute> attrs, StringRef domain,
+                               int64_t minOpset) {
   MLIRContext *ctx = builder.getContext();
   int64_t opset =
       std::max(minOpset, getOpsetImport(builder.getBlock()->getParentOp(),
                                         domain, minOpset));
   OperationState state(
-      makeNodeLoc(ctx, nodeName, {outputName.str()}, UnknownLoc::get(ctx)),
+      makeNodeLoc(ctx, nodeName, outputNames, UnknownLoc::get(ctx)),
       NodeOp::getOperationName());
   state.addOperands(inputs);
-  state.addTypes(resultType);
+  state.addTypes(resultTypes);
   state.addAttribute("op_type", builder.getStringAttr(opType));
   if (!domain.empty())
     state.addAttribute("domain", builder.getStringAttr(domain));

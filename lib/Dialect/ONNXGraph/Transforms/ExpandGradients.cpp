@@ -29,6 +29,10 @@ using namespace mlir;
 using namespace mlir::onnxg;
 
 static constexpr StringLiteral kPreviewTraining = "ai.onnx.preview.training";
+/// The domain of the ONNX Runtime gradient ops that some derivatives use
+/// (ConvGrad, GatherGrad, SoftmaxCrossEntropyLossGrad; MaxPoolGrad and
+/// AveragePoolGrad are ONNX Runtime's in the default domain).
+static constexpr StringLiteral kMicrosoftDomain = "com.microsoft";
 
 /// The ints attribute `name` of `node`, or nullopt when it has none.
 static std::optional<SmallVector<int64_t>> getInts(NodeOp node,
@@ -58,6 +62,8 @@ private:
                ArrayRef<NamedAttribute> attrs = {}) {
     return nodes.create(opType, type, inputs, attrs);
   }
+  /// Elements [begin, end) of `value` along `axis`, of type `type`.
+  Value slice(Value value, int64_t axis, int64_t begin, int64_t end, Type type);
   /// `value` summed over the dimensions ONNX broadcast it to from `type`.
   FailureOr<Value> sumToShape(Value value, Type type, NodeOp node);
   /// Adds `contribution` to the gradient of `value`.
@@ -119,6 +125,20 @@ FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
     sum = nodes.reduceSum(value, axes, /*keepDims=*/true, keptType);
   }
   return create("Reshape", to, {sum, nodes.createI64s(to.getShape())});
+}
+
+Value GradientExpansion::slice(Value value, int64_t axis, int64_t begin,
+                               int64_t end, Type type) {
+  // Slice takes its bounds as inputs from opset 10, as attributes before.
+  if (nodes.getOpset() >= 10)
+    return create("Slice", type,
+                  {value, nodes.createI64s(begin), nodes.createI64s(end),
+                   nodes.createI64s(axis)});
+  auto ints = [&](int64_t v) { return builder.getDenseI64ArrayAttr(v); };
+  return create("Slice", type, value,
+                {builder.getNamedAttr("starts", ints(begin)),
+                 builder.getNamedAttr("ends", ints(end)),
+                 builder.getNamedAttr("axes", ints(axis))});
 }
 
 void GradientExpansion::accumulate(Value value, Value contribution) {
@@ -216,6 +236,44 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     return add(
         0, create("Cast", input(0).getType(), dy,
                   builder.getNamedAttr("to", builder.getI64IntegerAttr(*to))));
+  }
+
+  auto boolType = [&](Type like) {
+    return cast<RankedTensorType>(like).clone(builder.getI1Type());
+  };
+  if (type == "Where") {
+    // The gradient goes to the branch each element took.
+    Value zero = nodes.createSplat(elementType, 0);
+    if (active.contains(input(1)) &&
+        failed(add(1, create("Where", outType, {input(0), dy, zero}))))
+      return failure();
+    if (active.contains(input(2)) &&
+        failed(add(2, create("Where", outType, {input(0), zero, dy}))))
+      return failure();
+    return success();
+  }
+  if (type == "LeakyRelu") {
+    double alpha = 0.01;
+    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
+      alpha = attr.getValueAsDouble();
+    Value positive = create("Greater", boolType(outType),
+                            {input(0), nodes.createSplat(elementType, 0)});
+    return add(0,
+               create("Where", outType,
+                      {positive, dy,
+                       binary("Mul", dy, nodes.scalar(elementType, alpha))}));
+  }
+  if (type == "Abs")
+    return add(0, binary("Mul", dy, create("Sign", outType, input(0))));
+  if (type == "Erf") {
+    // d erf(x) = 2 / sqrt(pi) exp(-x^2).
+    Value gauss =
+        create("Exp", outType,
+               create("Neg", outType, binary("Mul", input(0), input(0))));
+    return add(0,
+               binary("Mul", dy,
+                      binary("Mul", gauss,
+                             nodes.scalar(elementType, 1.1283791670955126))));
   }
 
   // The rest need static shapes.
@@ -338,11 +396,99 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     }
     return success();
   }
+  if (type == "Expand")
+    return add(0, dy);
+  if (type == "Concat") {
+    // Each input's part of dy along the axis.
+    int64_t axis = normalize(getInt("axis", 0), yType.getRank());
+    int64_t offset = 0;
+    for (unsigned i = 0; i < node.getNumOperands(); ++i) {
+      auto part = dyn_cast<RankedTensorType>(input(i).getType());
+      if (!part || !part.hasStaticShape())
+        return emitError(node) << "its gradient needs static shapes";
+      int64_t size = part.getDimSize(axis);
+      if (active.contains(input(i)))
+        accumulate(input(i), slice(dy, axis, offset, offset + size, part));
+      offset += size;
+    }
+    return success();
+  }
+  DictionaryAttr forwardAttrs = node.getOnnxAttrsOrEmpty();
+  if (type == "Conv") {
+    // ONNX Runtime's ConvGrad(dY, X, W) -> (dX, dW, dB), which amp-opt
+    // lowers, with the convolution's attributes.
+    auto wType = dyn_cast<RankedTensorType>(input(1).getType());
+    if (!wType || !wType.hasStaticShape())
+      return emitError(node) << "its gradient needs static shapes";
+
+    auto biasType = RankedTensorType::get({wType.getDimSize(0)}, elementType);
+    NodeOp grad = nodes.createWithResults(
+        "ConvGrad", {xType, wType, biasType}, {dy, input(0), input(1)},
+        llvm::to_vector(forwardAttrs.getValue()), kMicrosoftDomain);
+    for (unsigned i = 0; i < std::min(3u, node.getNumOperands()); ++i)
+      if (active.contains(input(i)))
+        accumulate(input(i), grad.getResult(i));
+    return success();
+  }
+  if (type == "AveragePool")
+    return add(0, create("AveragePoolGrad", xType, dy,
+                         llvm::to_vector(forwardAttrs.getValue())));
+  if (type == "MaxPool") {
+    // MaxPoolGrad scatters dy through MaxPool's Indices: the node's own,
+    // or those of a copy that returns them.
+    Value indices = node.getNumResults() > 1 ? node.getResult(1) : Value();
+    if (!indices)
+      indices = nodes
+                    .createWithResults(
+                        "MaxPool", {yType, yType.clone(builder.getI64Type())},
+                        input(0), llvm::to_vector(forwardAttrs.getValue()))
+                    .getResult(1);
+    return add(0, create("MaxPoolGrad", xType, {dy, indices}));
+  }
+  if (type == "SoftmaxCrossEntropyLoss") {
+    // ONNX Runtime's SoftmaxCrossEntropyLossGrad(dY, log_prob, labels,
+    // weights?) with the loss's reduction and ignore_index.
+    if (node.getNumOperands() > 2 && active.contains(input(2)))
+      return emitError(node) << "its weights are not differentiated";
+    Value logProb = node.getNumResults() > 1 ? node.getResult(1) : Value();
+    if (!logProb) {
+      if (xType.getRank() > 2 && nodes.getOpset() < 13)
+        return emitError(node) << "before opset 13 it is differentiated "
+                                  "for 2-D scores only";
+      logProb =
+          create("LogSoftmax", xType, input(0),
+                 builder.getNamedAttr("axis", builder.getI64IntegerAttr(1)));
+    }
+    SmallVector<Value> operands = {dy, logProb, input(1)};
+    if (node.getNumOperands() > 2)
+      operands.push_back(input(2));
+    return add(0, nodes
+                      .createWithResults(
+                          "SoftmaxCrossEntropyLossGrad", TypeRange(xType),
+                          operands, llvm::to_vector(forwardAttrs.getValue()),
+                          kMicrosoftDomain)
+                      .getResult(0));
+  }
+  if (type == "Gather") {
+    // ONNX Runtime's GatherGrad(shape, indices, dY): dy summed into the
+    // slices Gather read.
+    if (active.contains(input(1)))
+      return emitError(node) << "its indices are not differentiated";
+    return add(0, nodes
+                      .createWithResults(
+                          "GatherGrad", TypeRange(xType),
+                          {nodes.createI64s(xType.getShape()), input(1), dy},
+                          llvm::to_vector(forwardAttrs.getValue()),
+                          kMicrosoftDomain)
+                      .getResult(0));
+  }
   return emitError(node)
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, "
-            "Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Pow (constant exponent), "
-            "MatMul, Gemm, ReduceSum, ReduceMean, Softmax, LogSoftmax, "
-            "Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Cast";
+            "Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Pow "
+            "(constant exponent), Where, MatMul, Gemm, Conv, MaxPool, "
+            "AveragePool, ReduceSum, ReduceMean, Softmax, LogSoftmax, "
+            "SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, "
+            "Transpose, Expand, Concat, Gather and Cast";
 }
 
 std::optional<SmallVector<int64_t>>
@@ -457,10 +603,16 @@ LogicalResult GradientExpansion::run() {
         continue;
     }
     auto node = dyn_cast<NodeOp>(op);
-    if (!node || node.getNumResults() != 1 ||
-        !isDefaultDomain(node.getDomain()))
-      return emitError() << "cannot differentiate '" << op.getName()
-                         << "' between 'xs' and 'y'";
+    // Of a node with several results (MaxPool's Indices, the loss's
+    // log_prob) only the first may carry a gradient.
+    if (!node || !isDefaultDomain(node.getDomain()) ||
+        llvm::any_of(node.getResults().drop_front(),
+                     [&](Value v) { return gradients.count(v); }))
+      return emitError() << "cannot differentiate "
+                         << (node ? node.describe()
+                                  : "'" + op.getName().getStringRef().str() +
+                                        "'")
+                         << " between 'xs' and 'y'";
     if (Value dy = gradients.lookup(node.getResult(0)))
       if (failed(differentiate(node, dy)))
         return failure();

@@ -39,6 +39,20 @@ public:
         .getResult(0);
   }
 
+  /// A new node of `domain` with a result per type of `types` (named
+  /// "<node name>_output_<i>").
+  NodeOp createWithResults(llvm::StringRef opType, TypeRange types,
+                           ValueRange inputs,
+                           llvm::ArrayRef<NamedAttribute> attrs = {},
+                           llvm::StringRef domain = "") {
+    std::string name = nextName(opType);
+    SmallVector<std::string> outputs;
+    for (size_t i = 0; i < types.size(); ++i)
+      outputs.push_back(name + "_output_" + std::to_string(i));
+    return createNode(builder, opType, types, inputs, name, outputs, attrs,
+                      domain);
+  }
+
   /// A Constant of `type` filled with `value` (a 0-d tensor of
   /// `elementType` when `type` is null).
   Value createSplat(Type elementType, double value,

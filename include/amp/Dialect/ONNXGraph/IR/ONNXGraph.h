@@ -105,6 +105,13 @@ NodeOp createNode(OpBuilder &builder, llvm::StringRef opType, Type resultType,
                   llvm::StringRef outputName,
                   llvm::ArrayRef<NamedAttribute> attrs = {},
                   llvm::StringRef domain = "", int64_t minOpset = 1);
+/// The same with a result per type of `resultTypes`, named `outputNames`.
+NodeOp createNode(OpBuilder &builder, llvm::StringRef opType,
+                  TypeRange resultTypes, ValueRange inputs,
+                  llvm::StringRef nodeName,
+                  llvm::ArrayRef<std::string> outputNames,
+                  llvm::ArrayRef<NamedAttribute> attrs = {},
+                  llvm::StringRef domain = "", int64_t minOpset = 1);
 
 /// Creates, like createNode, an ONNX Constant node holding the 1-D int64
 /// tensor `values` (axes, shapes).

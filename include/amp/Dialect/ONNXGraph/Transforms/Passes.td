@@ -32,16 +32,24 @@ def ONNXGraphExpandGradients
     ONNX nodes (Add, Mul, MatMul, Transpose, ReduceSum, ...) that lower like
     any other. A tensor that `y` does not depend on gets a zero gradient.
 
-    Differentiable nodes: Add, Sub, Mul, Div (with ONNX broadcasting: the
+        Differentiable nodes: Add, Sub, Mul, Div (with ONNX broadcasting: the
     gradient is summed over the broadcast dimensions), Neg, Identity, Relu,
-    Sigmoid, Tanh, Exp, Log, Sqrt, Pow by a constant scalar exponent,
+    LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Where (to the
+    branch each element took), Pow by a constant scalar exponent,
     MatMul of two operands of one rank of at least 2 with equal batch
     dimensions, Gemm (alpha, beta, either transpose, a broadcast C),
     ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
     either way), Softmax and LogSoftmax (over one axis; before opset 13
-    the last), Reshape, Flatten, Squeeze, Unsqueeze, Transpose and Cast
-    between float types (the shape ops and reductions with static
-    shapes); of what `--amp-pipeline` adds,
+        the last), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
+    Concat and Cast between float types (the shape ops and reductions with
+    static shapes); and through the gradient ops of ONNX Runtime that
+    amp-opt lowers: Conv (com.microsoft ConvGrad), MaxPool (MaxPoolGrad,
+    reading the Indices of the node or of a copy that returns them),
+    AveragePool (AveragePoolGrad), SoftmaxCrossEntropyLoss
+    (SoftmaxCrossEntropyLossGrad, from the node's log_prob or a LogSoftmax
+    of the scores) and Gather of a differentiated table (GatherGrad). Of a
+    node with several results only the first may carry a gradient. Of
+    what `--amp-pipeline` adds,
     `amp.scale_loss` (the gradient is multiplied by the scale) and
     `amp.cast` (cast back). Any other op between `xs` and
     `y`, a `y` of unknown shape, and a broadcast over dimensions that are
