@@ -786,6 +786,66 @@ def test_converted_cnn_gradient_step_trains_as_converted(tmp_path):
     assert losses["converted"][-1] < 0.8 * losses["converted"][0]
 
 
+def test_gradient_op_differentiates_normalizations(tmp_path):
+    """ONNX's Gradient through a transformer's and a CNN's normalizations:
+    LayerNormalization (scale and bias), a [batch, T, C] by [C, N] MatMul
+    (the weight's gradient summed over the batch), BatchNormalization with
+    batch statistics (training_mode) and with its input statistics,
+    against PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(11)
+    inputs = {"x": rng.standard_normal((2, 5, 8)) * 2 + 1,
+              "gamma": rng.standard_normal(8), "beta": rng.standard_normal(8),
+              "w": rng.standard_normal((8, 6)),
+              "img": rng.standard_normal((3, 2, 4, 4)) * 3 - 1,
+              "s": rng.standard_normal(2), "b": rng.standard_normal(2),
+              "s2": rng.standard_normal(2), "b2": rng.standard_normal(2),
+              "mean": rng.standard_normal(2), "var": rng.random(2) + 0.5,
+              "t": rng.standard_normal((2, 5, 6))}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    params = ["x", "gamma", "beta", "w", "img", "s", "b", "s2", "b2"]
+    node = helper.make_node
+    nodes = [
+        node("LayerNormalization", ["x", "gamma", "beta"], ["ln"],
+             epsilon=1e-3),
+        node("MatMul", ["ln", "w"], ["h"]),
+        node("Sub", ["h", "t"], ["d"]),
+        node("Mul", ["d", "d"], ["sq"]),
+        node("ReduceMean", ["sq"], ["mse"], keepdims=0),
+        node("BatchNormalization", ["img", "s", "b", "mean", "var"],
+             ["bn", "running_mean", "running_var"], training_mode=1,
+             momentum=0.9),
+        node("BatchNormalization", ["bn", "s2", "b2", "mean", "var"],
+             ["bn2"], epsilon=1e-2),
+        node("Tanh", ["bn2"], ["act"]),
+        node("ReduceMean", ["act"], ["act_mean"], keepdims=0),
+        node("Add", ["mse", "act_mean"], ["loss"]),
+        node("Gradient", params, [f"d{p}" for p in params],
+             domain="ai.onnx.preview.training", xs=params, y="loss")]
+    outputs = {"loss": ([], np.float32),
+               **{f"d{p}": inputs[p].shape for p in params}}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=17)
+
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=k in params)
+         for k, v in inputs.items()}
+    f = torch.nn.functional
+    ln = f.layer_norm(t["x"], (8,), t["gamma"], t["beta"], eps=1e-3)
+    mse = ((ln @ t["w"] - t["t"]) ** 2).mean()
+    bn = f.batch_norm(t["img"], t["mean"].clone(), t["var"].clone(), t["s"],
+                      t["b"], training=True, eps=1e-5)
+    bn2 = f.batch_norm(bn, t["mean"], t["var"], t["s2"], t["b2"],
+                       training=False, eps=1e-2)
+    loss = mse + torch.tanh(bn2).mean()
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    for name in params:
+        expected = t[name].grad.numpy()
+        assert np.abs(expected).max() > 0, name
+        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
+                                   atol=1e-5 * np.abs(expected).max(),
+                                   err_msg=name)
+
+
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
 
 

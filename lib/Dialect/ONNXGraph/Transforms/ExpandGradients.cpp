@@ -62,6 +62,9 @@ private:
                ArrayRef<NamedAttribute> attrs = {}) {
     return nodes.create(opType, type, inputs, attrs);
   }
+  /// LayerNormalization, and BatchNormalization with batch statistics
+  /// (training_mode) or its input statistics.
+  LogicalResult differentiateNormalization(NodeOp node, Value dy);
   /// Elements [begin, end) of `value` along `axis`, of type `type`.
   Value slice(Value value, int64_t axis, int64_t begin, int64_t end, Type type);
   /// `value` summed over the dimensions ONNX broadcast it to from `type`.
@@ -125,6 +128,117 @@ FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
     sum = nodes.reduceSum(value, axes, /*keepDims=*/true, keptType);
   }
   return create("Reshape", to, {sum, nodes.createI64s(to.getShape())});
+}
+
+LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
+                                                            Value dy) {
+  // y = xhat * scale + bias, xhat = (x - mean) * inv, inv = (var + eps)^-1/2
+  // over the normalized axes (LayerNormalization's from `axis` on, a
+  // training BatchNormalization's all but the channels):
+  //   dx = inv * (g - mean(g) - xhat * mean(g * xhat)), g = dy * scale,
+  // where the statistics are the input's; with given statistics (an
+  // inference BatchNormalization) dx = g * inv. dscale = sum(dy * xhat),
+  // dbias = sum(dy), over the other axes.
+  auto xType = cast<RankedTensorType>(node.getOperand(0).getType());
+  Type element = xType.getElementType();
+  int64_t rank = xType.getRank();
+  DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
+  auto getInt = [&](StringRef name, int64_t otherwise) {
+    auto attr = attrs.getAs<IntegerAttr>(name);
+    return attr ? attr.getInt() : otherwise;
+  };
+  double epsilon = 1e-5;
+  if (auto attr = attrs.getAs<FloatAttr>("epsilon"))
+    epsilon = attr.getValueAsDouble();
+  bool layer = node.getOpType() == "LayerNormalization";
+  bool batchStatistics = !layer && getInt("training_mode", 0);
+  if (!layer && rank < 2)
+    return emitError(node) << "BatchNormalization needs a channel dimension";
+  if (!layer && llvm::any_of(llvm::seq<unsigned>(3, 5), [&](unsigned i) {
+        return i < node.getNumOperands() && active.contains(node.getOperand(i));
+      }))
+    return emitError(node) << "its input mean and variance are not "
+                              "differentiated";
+  // The normalized axes, and the shape a per-channel or per-feature
+  // operand broadcasts as.
+  SmallVector<int64_t> axes, channelShape(rank, 1);
+  if (layer) {
+    int64_t axis = getInt("axis", -1);
+    axis = axis < 0 ? axis + rank : axis;
+    for (int64_t i = axis; i < rank; ++i)
+      axes.push_back(i);
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != 1)
+        axes.push_back(i);
+    channelShape[1] = xType.getDimSize(1);
+  }
+  SmallVector<int64_t> kept(xType.getShape());
+  int64_t count = 1;
+  for (int64_t axis : axes) {
+    count *= kept[axis];
+    kept[axis] = 1;
+  }
+  auto keptType = xType.clone(kept);
+  auto asChannels = [&](Value value) {
+    return layer ? value : nodes.reshape(value, channelShape, channelShape);
+  };
+  auto mean = [&](Value value) {
+    return nodes.binary(
+        "Div", nodes.reduceSum(value, axes, /*keepDims=*/true, keptType),
+        nodes.scalar(element, double(count)));
+  };
+  Value x = node.getOperand(0), centered, variance;
+  if (layer || batchStatistics) {
+    centered = nodes.binary("Sub", x, mean(x));
+    variance = mean(nodes.binary("Mul", centered, centered));
+  } else {
+    centered = nodes.binary("Sub", x, asChannels(node.getOperand(3)));
+    variance = asChannels(node.getOperand(4));
+  }
+  Value inverse = nodes.unary(
+      "Reciprocal",
+      nodes.unary("Sqrt", nodes.binary("Add", variance,
+                                       nodes.scalar(element, epsilon))));
+  Value normalized = nodes.binary("Mul", centered, inverse);
+  Value scale =
+      node.getNumOperands() > 1 ? node.getOptionalOperand(1) : Value();
+  Value bias = node.getNumOperands() > 2 ? node.getOptionalOperand(2) : Value();
+  // dscale and dbias: summed to the parameter's shape (LayerNormalization
+  // broadcasts it from the right; BatchNormalization's is per channel).
+  auto addParameter = [&](Value parameter, Value contribution) {
+    if (!parameter || !active.contains(parameter))
+      return success();
+    auto type = cast<RankedTensorType>(parameter.getType());
+    if (layer) {
+      FailureOr<Value> summed = sumToShape(contribution, type, node);
+      if (failed(summed))
+        return failure();
+      accumulate(parameter, *summed);
+      return success();
+    }
+    accumulate(parameter, nodes.reduceSum(contribution, axes,
+                                          /*keepDims=*/false, type));
+    return success();
+  };
+  if (failed(addParameter(scale, nodes.binary("Mul", dy, normalized))) ||
+      failed(addParameter(bias, dy)))
+    return failure();
+  if (!active.contains(x))
+    return success();
+  Value scaled = scale ? nodes.binary("Mul", dy, asChannels(scale)) : dy;
+  Value dx;
+  if (layer || batchStatistics) {
+    Value correction = nodes.binary(
+        "Add", mean(scaled),
+        nodes.binary("Mul", normalized,
+                     mean(nodes.binary("Mul", scaled, normalized))));
+    dx = nodes.binary("Mul", inverse, nodes.binary("Sub", scaled, correction));
+  } else {
+    dx = nodes.binary("Mul", scaled, inverse);
+  }
+  accumulate(x, dx);
+  return success();
 }
 
 Value GradientExpansion::slice(Value value, int64_t axis, int64_t begin,
@@ -211,21 +325,39 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     return add(0, binary("Div", dy,
                          binary("Mul", nodes.createSplat(elementType, 2), y)));
   if (type == "MatMul") {
+    // dA = dy B^T, dB = A^T dy, each summed over the batch dimensions the
+    // operand was broadcast along (a [batch, T, C] by a [C, N] weight).
     auto a = dyn_cast<RankedTensorType>(input(0).getType());
     auto b = dyn_cast<RankedTensorType>(input(1).getType());
-    if (!a || !b || a.getRank() < 2 || a.getRank() != b.getRank() ||
-        a.getShape().drop_back(2) != b.getShape().drop_back(2))
+    auto out = dyn_cast<RankedTensorType>(outType);
+    if (!a || !b || !out || a.getRank() < 2 || b.getRank() < 2)
       return emitError(node)
-             << "MatMul is differentiated for operands of one rank of at "
-                "least 2 with equal batch dimensions";
-    SmallVector<int64_t> perm =
-        llvm::to_vector(llvm::seq<int64_t>(0, a.getRank()));
-    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    auto transpose = [&](Value value) { return nodes.transpose(value, perm); };
-    if (active.contains(input(0)))
-      accumulate(input(0), create("MatMul", a, {dy, transpose(input(1))}));
-    if (active.contains(input(1)))
-      accumulate(input(1), create("MatMul", b, {transpose(input(0)), dy}));
+             << "MatMul is differentiated for operands of rank 2 or more";
+    auto transpose = [&](Value value) {
+      int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+      std::swap(perm[rank - 1], perm[rank - 2]);
+      return nodes.transpose(value, perm);
+    };
+    // The product's batch dimensions with `rows` x `cols` at the end.
+    auto productType = [&](int64_t rows, int64_t cols) {
+      SmallVector<int64_t> shape(out.getShape().drop_back(2));
+      shape.append({rows, cols});
+      return out.clone(shape);
+    };
+    ArrayRef<int64_t> aShape = a.getShape(), bShape = b.getShape();
+    if (active.contains(input(0)) &&
+        failed(
+            add(0, create("MatMul",
+                          productType(aShape[aShape.size() - 2], aShape.back()),
+                          {dy, transpose(input(1))}))))
+      return failure();
+    if (active.contains(input(1)) &&
+        failed(
+            add(1, create("MatMul",
+                          productType(bShape[bShape.size() - 2], bShape.back()),
+                          {transpose(input(0)), dy}))))
+      return failure();
     return success();
   }
   if (type == "Cast") {
@@ -396,6 +528,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     }
     return success();
   }
+  if (type == "LayerNormalization" || type == "BatchNormalization")
+    return differentiateNormalization(node, dy);
   if (type == "Expand")
     return add(0, dy);
   if (type == "Concat") {
@@ -486,7 +620,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, "
             "Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Pow "
             "(constant exponent), Where, MatMul, Gemm, Conv, MaxPool, "
-            "AveragePool, ReduceSum, ReduceMean, Softmax, LogSoftmax, "
+            "AveragePool, LayerNormalization, BatchNormalization, ReduceSum, "
+            "ReduceMean, Softmax, LogSoftmax, "
             "SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, "
             "Transpose, Expand, Concat, Gather and Cast";
 }

@@ -36,11 +36,13 @@ def ONNXGraphExpandGradients
     gradient is summed over the broadcast dimensions), Neg, Identity, Relu,
     LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Where (to the
     branch each element took), Pow by a constant scalar exponent,
-    MatMul of two operands of one rank of at least 2 with equal batch
-    dimensions, Gemm (alpha, beta, either transpose, a broadcast C),
+        MatMul of operands of rank 2 or more (summed over the batch
+    dimensions an operand was broadcast along), Gemm (alpha, beta, either transpose, a broadcast C),
     ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
     either way), Softmax and LogSoftmax (over one axis; before opset 13
-        the last), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
+            the last), LayerNormalization and BatchNormalization (with batch
+    statistics in training_mode, else its input statistics; scale and
+    bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
     Concat and Cast between float types (the shape ops and reductions with
     static shapes); and through the gradient ops of ONNX Runtime that
     amp-opt lowers: Conv (com.microsoft ConvGrad), MaxPool (MaxPoolGrad,
