@@ -846,6 +846,54 @@ def test_gradient_op_differentiates_normalizations(tmp_path):
                                    err_msg=name)
 
 
+def test_gradient_op_differentiates_dropout_and_clip(tmp_path):
+    """ONNX's Gradient through Clip (constant bounds), Softplus, Sum and
+    Mean of broadcast operands, and a training-mode Dropout (dy through its
+    mask over the keep probability; the mask is the run's), against
+    PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(13)
+    inputs = {"x": rng.standard_normal((4, 6)), "a": rng.standard_normal(6),
+              "b": rng.standard_normal((4, 1))}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    params = ["x", "a", "b"]
+    node = helper.make_node
+    const = lambda name, value, kind=onnx.TensorProto.FLOAT: node(
+        "Constant", [], [name], value=helper.make_tensor(name, kind, [],
+                                                         [value]))
+    nodes = [
+        const("lo", -0.5), const("hi", 1.0), const("ratio", 0.25),
+        const("train", True, onnx.TensorProto.BOOL),
+        node("Clip", ["x", "lo", "hi"], ["c"]),
+        node("Softplus", ["c"], ["sp"]),
+        node("Sum", ["sp", "a", "b"], ["s"]),
+        node("Mean", ["s", "a"], ["m"]),
+        node("Dropout", ["m", "ratio", "train"], ["d", "mask"]),
+        node("ReduceSum", ["d"], ["loss"], keepdims=0),
+        node("Gradient", params, [f"d{p}" for p in params],
+             domain="ai.onnx.preview.training", xs=params, y="loss")]
+    outputs = {"loss": ([], np.float32), "mask": ((4, 6), np.bool_),
+               **{f"d{p}": inputs[p].shape for p in params}}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=17)
+
+    mask = torch.tensor(got["mask"])
+    assert 0 < got["mask"].mean() < 1
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items()}
+    c = t["x"].clamp(-0.5, 1.0)
+    s = torch.nn.functional.softplus(c) + t["a"] + t["b"]
+    d = torch.where(mask, (s + t["a"]) / 2 / 0.75, 0.0)
+    loss = d.sum()
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    for name in params:
+        expected = t[name].grad.numpy()
+        assert np.abs(expected).max() > 0, name
+        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-5,
+                                   atol=1e-6 * np.abs(expected).max(),
+                                   err_msg=name)
+
+
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
 
 

@@ -284,6 +284,67 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
 
   if (type == "Identity")
     return add(0, dy);
+  if (type == "Sum" || type == "Mean") {
+    // Every input gets dy (Mean's over the count), summed to its shape.
+    Value share =
+        type == "Sum"
+            ? dy
+            : binary("Div", dy,
+                     nodes.scalar(elementType, double(node.getNumOperands())));
+    for (unsigned i = 0; i < node.getNumOperands(); ++i)
+      if (failed(add(i, share)))
+        return failure();
+    return success();
+  }
+  if (type == "Softplus") {
+    // d log(1 + e^x) = sigmoid(x).
+    return add(0, binary("Mul", dy, create("Sigmoid", outType, input(0))));
+  }
+  if (type == "Clip") {
+    // dy where min < x < max (inputs from opset 11, attributes before).
+    Value keep;
+    for (auto [i, predicate, name] :
+         {std::tuple<unsigned, StringRef, StringRef>{1, "Greater", "min"},
+          {2, "Less", "max"}}) {
+      Value bound = node.getOptionalOperand(i);
+      if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>(name))
+        bound = nodes.scalar(elementType, attr.getValueAsDouble());
+      if (!bound)
+        continue;
+      if (active.contains(bound))
+        return emitError(node) << "its bounds are not differentiated";
+      Value inside = nodes.binary(predicate, input(0), bound);
+      keep = keep ? nodes.binary("And", keep, inside) : inside;
+    }
+    if (!keep)
+      return add(0, dy);
+    return add(0, create("Where", outType,
+                         {keep, dy, nodes.createSplat(elementType, 0)}));
+  }
+  if (type == "Dropout") {
+    // In training mode (a constant true training_mode, opset 12 on) dy
+    // where the mask kept the element, over the keep probability; else dy.
+    Value mode = node.getOptionalOperand(2);
+    std::optional<double> training =
+        mode ? getConstantScalar(mode) : std::optional<double>(0);
+    if (!training)
+      return emitError(node) << "its training_mode must be a constant";
+    if (nodes.getOpset() < 12 || *training == 0)
+      return add(0, dy);
+    if (node.getNumResults() < 2)
+      return emitError(node) << "in training mode it is differentiated "
+                                "through its mask output";
+    Value mask = node.getResult(1);
+    Value ratio = node.getOptionalOperand(1);
+    std::optional<double> rate = ratio ? getConstantScalar(ratio) : 0.5;
+    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("ratio"))
+      rate = attr.getValueAsDouble();
+    if (!rate || *rate >= 1)
+      return emitError(node) << "its ratio must be a constant below 1";
+    Value kept =
+        create("Where", outType, {mask, dy, nodes.createSplat(elementType, 0)});
+    return add(0, binary("Div", kept, nodes.scalar(elementType, 1 - *rate)));
+  }
   if (type == "Neg")
     return add(0, create("Neg", outType, dy));
   if (type == "Add")
@@ -617,8 +678,9 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                       .getResult(0));
   }
   return emitError(node)
-         << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, "
-            "Relu, LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Pow "
+         << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, "
+            "Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, "
+            "Abs, Erf, Clip, Dropout, Pow "
             "(constant exponent), Where, MatMul, Gemm, Conv, MaxPool, "
             "AveragePool, LayerNormalization, BatchNormalization, ReduceSum, "
             "ReduceMean, Softmax, LogSoftmax, "
@@ -646,10 +708,14 @@ std::optional<double> GradientExpansion::getConstantScalar(Value value) {
   ElementsAttr values = getConstantValue(value);
   if (!values || values.getNumElements() != 1)
     return std::nullopt;
-  if (isa<FloatType>(values.getElementType()))
-    return (*values.getValues<APFloat>().begin()).convertToDouble();
-  if (values.getElementType().isInteger())
-    return double((*values.getValues<APInt>().begin()).getSExtValue());
+  // (Booleans are resource blobs, which ElementsAttr does not iterate.)
+  TypedAttr element = getUniformElement(values);
+  if (auto number = dyn_cast_or_null<FloatAttr>(element))
+    return number.getValueAsDouble();
+  if (auto number = dyn_cast_or_null<IntegerAttr>(element))
+    return number.getType().isInteger(1)
+               ? double(number.getValue().getBoolValue())
+               : double(number.getValue().getSExtValue());
   return std::nullopt;
 }
 

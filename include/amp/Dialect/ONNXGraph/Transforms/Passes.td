@@ -33,9 +33,10 @@ def ONNXGraphExpandGradients
     any other. A tensor that `y` does not depend on gets a zero gradient.
 
         Differentiable nodes: Add, Sub, Mul, Div (with ONNX broadcasting: the
-    gradient is summed over the broadcast dimensions), Neg, Identity, Relu,
-    LeakyRelu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Erf, Where (to the
-    branch each element took), Pow by a constant scalar exponent,
+        gradient is summed over the broadcast dimensions), Neg, Identity, Sum,
+    Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs,
+    Erf, Clip (constant bounds), Dropout (in training mode through its
+    mask output), Where (to the branch each element took), Pow by a constant scalar exponent,
         MatMul of operands of rank 2 or more (summed over the batch
     dimensions an operand was broadcast along), Gemm (alpha, beta, either transpose, a broadcast C),
     ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
