@@ -744,32 +744,38 @@ def test_gradient_op_differentiates_a_cnn(opset, tmp_path):
                                    err_msg=name)
 
 
-def test_converted_cnn_gradient_step_trains_as_converted(tmp_path):
-    """The path a user runs with that step: amp-opt converts it (Conv and
-    Gemm forced to FP16, dynamic loss scaling), and amp-run trains the
-    converted file with --sgd-lr on the unscaled gradients it outputs:
-    the losses of amp-run's in-process --amp-pipeline, bit for bit, falling
-    and not FP32's. Before, --sgd-lr found no gradient output (the
-    Gradient node's own outputs are the scaled gradients)."""
-    nodes, inputs, _ = gradient_cnn_step()
+@pytest.mark.parametrize("step", ["cnn", "transformer"])
+def test_converted_gradient_step_trains_as_converted(step, tmp_path):
+    """The path a user runs with those steps: amp-opt converts them (the
+    GEMMs and convolutions forced to FP16, dynamic loss scaling), and
+    amp-run trains the converted file with --sgd-lr on the unscaled
+    gradients it outputs: the losses of amp-run's in-process
+    --amp-pipeline, bit for bit, falling and not FP32's. Before, --sgd-lr
+    found no gradient output (the Gradient node's own outputs are the
+    scaled gradients)."""
+    build, params, forced = {
+        "cnn": (gradient_cnn_step, CNN_PARAMS, "Conv:always,Gemm:always"),
+        "transformer": (gradient_transformer_step, TRANSFORMER_PARAMS,
+                        "MatMul:always")}[step]
+    nodes, inputs, _ = build()
     info = helper.make_tensor_value_info
     to_onnx = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE
     graph = helper.make_graph(
-        nodes, "cnn_step",
+        nodes, f"{step}_step",
         [info(n, to_onnx[v.dtype], v.shape) for n, v in inputs.items()],
         [info("loss", onnx.TensorProto.FLOAT, [])] +
         [info(f"d{p}", onnx.TensorProto.FLOAT, inputs[p].shape)
-         for p in CNN_PARAMS])
+         for p in params])
     model = helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", 17),
         helper.make_opsetid("ai.onnx.preview.training", 1)])
     source = tmp_path / "step.onnx"
     onnx.save(model, source)
-    pipeline = "precision=fp16 op-class=Conv:always,Gemm:always"
-    converted, report = api.convert(str(source), "fp16",
-                                    op_class="Conv:always,Gemm:always")
-    assert {("Conv", "f16"), ("Gemm", "f16")} <= {
-        (d["op_type"], d["precision"]) for d in report["decisions"]}
+    pipeline = f"precision=fp16 op-class={forced}"
+    converted, report = api.convert(str(source), "fp16", op_class=forced)
+    forced_types = {entry.split(":")[0] for entry in forced.split(",")}
+    low = {d["op_type"] for d in report["decisions"] if d["precision"] == "f16"}
+    assert forced_types <= low, report["decisions"]
     onnx.save(converted, tmp_path / "converted.onnx")
     args = ["--sgd-lr", "0.1"]
     for name, value in inputs.items():
@@ -778,7 +784,7 @@ def test_converted_cnn_gradient_step_trains_as_converted(tmp_path):
     runs = {"converted": (tmp_path / "converted.onnx", None),
             "in-process": (source, pipeline), "fp32": (source, None)}
     losses = {kind: [r["loss"] for r in api.train(
-        str(path), 5, amp_pipeline=amp_pipeline, args=args)[0]]
+        str(path), 8, amp_pipeline=amp_pipeline, args=args)[0]]
         for kind, (path, amp_pipeline) in runs.items()}
     print(losses)
     assert losses["converted"] == losses["in-process"]
@@ -891,6 +897,123 @@ def test_gradient_op_differentiates_dropout_and_clip(tmp_path):
         assert np.abs(expected).max() > 0, name
         np.testing.assert_allclose(got["d" + name], expected, rtol=1e-5,
                                    atol=1e-6 * np.abs(expected).max(),
+                                   err_msg=name)
+
+
+TRANSFORMER_PARAMS = ["emb", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2",
+                      "w1", "w2", "head"]
+
+
+def gradient_transformer_step():
+    """A one-block causal transformer language model's
+    SoftmaxCrossEntropyLoss and ONNX's Gradient of it with respect to
+    TRANSFORMER_PARAMS, as ONNX nodes: embedding Gather, LayerNormalization,
+    4-D attention MatMuls, a broadcast causal mask, Softmax, an Erf GELU,
+    [batch, T, C] by [C, N] MatMuls. (nodes, inputs, outputs) as run_nodes
+    takes them."""
+    rng = np.random.default_rng(17)
+    batch, steps, width, heads, vocab = 2, 5, 8, 2, 11
+    shapes = {"emb": (vocab, width), "g1": (width,), "b1": (width,),
+              "wq": (width, width), "wk": (width, width),
+              "wv": (width, width), "wo": (width, width), "g2": (width,),
+              "b2": (width,), "w1": (width, 2 * width),
+              "w2": (2 * width, width), "head": (width, vocab)}
+    inputs = {k: (rng.standard_normal(v) * (1 if k in ("g1", "g2", "emb")
+                                            else 0.4)).astype(np.float32)
+              for k, v in shapes.items()}
+    inputs["tokens"] = rng.integers(0, vocab, (batch, steps)).astype(np.int64)
+    inputs["targets"] = rng.integers(0, vocab, batch * steps).astype(np.int64)
+    node = helper.make_node
+    ints = lambda name, values: node("Constant", [], [name],
+                                     value=helper.make_tensor(
+                                         name, onnx.TensorProto.INT64,
+                                         [len(values)], values))
+    scalar = lambda name, value: node("Constant", [], [name],
+                                      value=helper.make_tensor(
+                                          name, onnx.TensorProto.FLOAT, [],
+                                          [value]))
+    causal = np.triu(np.full((steps, steps), -1e4, np.float32), 1)
+    head_size = width // heads
+    nodes = [
+        ints("split_heads", [batch, steps, heads, head_size]),
+        ints("join_heads", [batch, steps, width]),
+        ints("flat_tokens", [batch * steps, vocab]),
+        scalar("scale", 1 / np.sqrt(head_size)), scalar("half", 0.5),
+        scalar("one", 1.0), scalar("root2", np.sqrt(2.0)),
+        node("Constant", [], ["mask"], value=numpy_helper.from_array(
+            causal, "mask")),
+        node("Gather", ["emb", "tokens"], ["x0"]),
+        node("LayerNormalization", ["x0", "g1", "b1"], ["n1"]),
+        node("MatMul", ["n1", "wq"], ["q0"]),
+        node("MatMul", ["n1", "wk"], ["k0"]),
+        node("MatMul", ["n1", "wv"], ["v0"]),
+        *[node("Reshape", [f"{t}0", "split_heads"], [f"{t}1"])
+          for t in "qkv"],
+        node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+        node("Transpose", ["k1"], ["kt"], perm=[0, 2, 3, 1]),
+        node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+        node("MatMul", ["q", "kt"], ["scores0"]),
+        node("Mul", ["scores0", "scale"], ["scores1"]),
+        node("Add", ["scores1", "mask"], ["scores"]),
+        node("Softmax", ["scores"], ["attn"], axis=-1),
+        node("MatMul", ["attn", "v"], ["ctx0"]),
+        node("Transpose", ["ctx0"], ["ctx1"], perm=[0, 2, 1, 3]),
+        node("Reshape", ["ctx1", "join_heads"], ["ctx"]),
+        node("MatMul", ["ctx", "wo"], ["o"]),
+        node("Add", ["x0", "o"], ["x1"]),
+        node("LayerNormalization", ["x1", "g2", "b2"], ["n2"]),
+        node("MatMul", ["n2", "w1"], ["h"]),
+        node("Div", ["h", "root2"], ["hs"]),
+        node("Erf", ["hs"], ["he"]),
+        node("Add", ["he", "one"], ["h1"]),
+        node("Mul", ["h", "h1"], ["h2"]),
+        node("Mul", ["h2", "half"], ["gelu"]),
+        node("MatMul", ["gelu", "w2"], ["f"]),
+        node("Add", ["x1", "f"], ["x2"]),
+        node("MatMul", ["x2", "head"], ["logits3"]),
+        node("Reshape", ["logits3", "flat_tokens"], ["logits"]),
+        node("SoftmaxCrossEntropyLoss", ["logits", "targets"], ["loss"]),
+        node("Gradient", TRANSFORMER_PARAMS,
+             [f"d{p}" for p in TRANSFORMER_PARAMS],
+             domain="ai.onnx.preview.training", xs=TRANSFORMER_PARAMS,
+             y="loss")]
+    outputs = {"loss": ([], np.float32),
+               **{f"d{p}": inputs[p].shape for p in TRANSFORMER_PARAMS}}
+    return nodes, inputs, outputs
+
+
+def test_gradient_op_differentiates_a_transformer(tmp_path):
+    """ONNX's Gradient of a one-block transformer language model (every
+    parameter: embedding, both LayerNormalizations, attention and MLP
+    weights, the head), against PyTorch autograd."""
+    import torch
+    nodes, inputs, outputs = gradient_transformer_step()
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=17)
+
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items() if k in TRANSFORMER_PARAMS}
+    f = torch.nn.functional
+    batch, steps = inputs["tokens"].shape
+    x0 = t["emb"][torch.tensor(inputs["tokens"])]
+    n1 = f.layer_norm(x0, (8,), t["g1"], t["b1"])
+    q, k, v = [(n1 @ t[w]).reshape(batch, steps, 2, 4).transpose(1, 2)
+               for w in ("wq", "wk", "wv")]
+    causal = torch.triu(torch.full((steps, steps), -1e4,
+                                   dtype=torch.float64), 1)
+    attn = torch.softmax(q @ k.transpose(2, 3) / 2.0 + causal, -1)
+    ctx = (attn @ v).transpose(1, 2).reshape(batch, steps, 8)
+    x1 = x0 + ctx @ t["wo"]
+    h = f.layer_norm(x1, (8,), t["g2"], t["b2"]) @ t["w1"]
+    x2 = x1 + f.gelu(h) @ t["w2"]
+    loss = f.cross_entropy((x2 @ t["head"]).reshape(batch * steps, 11),
+                           torch.tensor(inputs["targets"]))
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    for name in TRANSFORMER_PARAMS:
+        expected = t[name].grad.numpy()
+        assert np.abs(expected).max() > 0, name
+        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
+                                   atol=1e-4 * np.abs(expected).max(),
                                    err_msg=name)
 
 
