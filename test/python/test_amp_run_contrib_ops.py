@@ -900,6 +900,52 @@ def test_gradient_op_differentiates_dropout_and_clip(tmp_path):
                                    err_msg=name)
 
 
+@pytest.mark.parametrize("opset", [9, 17])
+def test_gradient_op_differentiates_split_and_slice(opset, tmp_path):
+    """ONNX's Gradient through Split (the parts' gradients joined, zeros
+    for a part the loss does not read) and Slice (dy padded back; bounds as
+    attributes before opset 10, inputs after), against PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(19)
+    inputs = {"x": rng.standard_normal((4, 7)).astype(np.float32)}
+    node = helper.make_node
+    ints = lambda name, values: node("Constant", [], [name],
+                                     value=helper.make_tensor(
+                                         name, onnx.TensorProto.INT64,
+                                         [len(values)], values))
+    if opset >= 13:
+        split = [ints("sizes", [2, 4, 1]),
+                 node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1)]
+    else:
+        split = [node("Split", ["x"], ["a", "b", "c"], axis=1,
+                      split=[2, 4, 1])]
+    if opset >= 10:
+        slice_ = [ints("starts", [1, -3]), ints("ends", [3, 100]),
+                  ints("axes", [0, 1]),
+                  node("Slice", ["b", "starts", "ends", "axes"], ["s"])]
+    else:
+        slice_ = [node("Slice", ["b"], ["s"], starts=[1, -3], ends=[3, 100],
+                       axes=[0, 1])]
+    nodes = split + slice_ + [
+        node("Tanh", ["s"], ["t"]),
+        node("ReduceSum", ["t"], ["ts"], keepdims=0),
+        node("Mul", ["a", "a"], ["aa"]),
+        node("ReduceSum", ["aa"], ["as"], keepdims=0),
+        node("Add", ["ts", "as"], ["loss"]),
+        node("Gradient", ["x"], ["dx"], domain="ai.onnx.preview.training",
+             xs=["x"], y="loss")]
+    got = run_nodes(tmp_path, nodes, inputs,
+                    {"loss": ([], np.float32), "dx": (4, 7)}, opset=opset)
+    x = torch.tensor(inputs["x"], dtype=torch.float64, requires_grad=True)
+    a, b, _ = x.split([2, 4, 1], 1)
+    loss = torch.tanh(b[1:3, 1:]).sum() + (a * a).sum()
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    np.testing.assert_allclose(got["dx"], x.grad.numpy(), rtol=1e-5,
+                               atol=1e-6)
+    assert not got["dx"][:, 6].any() and not got["dx"][0, 2:6].any()
+
+
 TRANSFORMER_PARAMS = ["emb", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2",
                       "w1", "w2", "head"]
 

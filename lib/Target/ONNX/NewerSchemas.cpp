@@ -20,6 +20,7 @@
 #include "onnx/defs/shape_inference.h"
 #include "onnx/defs/tensor_proto_util.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 
@@ -170,6 +171,48 @@ std::vector<int64_t> getInts(InferenceContext &ctx, const char *name,
 /// with them the output sizes are computed here, as the operators'
 /// definitions give them; without them libonnx's own function runs.
 InferenceFunction inferAveragePool11, inferLpPool11;
+
+/// Slice-1 (starts, ends and axes as attributes): libonnx gives up on the
+/// whole shape at a negative start or end; the spec counts them from the
+/// end of the axis, then clamps to it.
+void inferSlice1(InferenceContext &ctx) {
+  propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &shape = getInputShape(ctx, 0);
+  auto ints = [&](const char *name) {
+    std::vector<int64_t> values;
+    if (const AttributeProto *attr = ctx.getAttribute(name))
+      values.assign(attr->ints().begin(), attr->ints().end());
+    return values;
+  };
+  std::vector<int64_t> starts = ints("starts"), ends = ints("ends"),
+                       axes = ints("axes");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (starts.size() != ends.size() || axes.size() != starts.size())
+    fail_shape_inference("Slice: starts, ends and axes differ in length");
+  TensorShapeProto result = shape;
+  int rank = shape.dim_size();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank)
+      fail_shape_inference("Slice: axis out of range");
+    TensorShapeProto::Dimension *dim = result.mutable_dim(axis);
+    if (!shape.dim(axis).has_dim_value()) {
+      dim->Clear();
+      continue;
+    }
+    int64_t size = shape.dim(axis).dim_value();
+    auto clamp = [&](int64_t v) {
+      return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size);
+    };
+    dim->Clear();
+    dim->set_dim_value(std::max<int64_t>(0, clamp(ends[i]) - clamp(starts[i])));
+  }
+  updateOutputShape(ctx, 0, result);
+}
 void inferNewerPool(InferenceContext &ctx, const InferenceFunction &older) {
   const AttributeProto *dilations = ctx.getAttribute("dilations");
   bool newer = (dilations &&
@@ -298,6 +341,9 @@ void mlir::onnxg::fixShapeInference() {
     // process's copy changes.
     if (const OpSchema *stft = OpSchemaRegistry::Schema("STFT", 17, ""))
       const_cast<OpSchema *>(stft)->TypeAndShapeInferenceFunction(inferSTFT);
+    if (const OpSchema *slice = OpSchemaRegistry::Schema("Slice", 9, "");
+        slice && slice->SinceVersion() == 1)
+      const_cast<OpSchema *>(slice)->TypeAndShapeInferenceFunction(inferSlice1);
     if (const OpSchema *pool = OpSchemaRegistry::Schema("AveragePool", 17, "");
         pool && pool->SinceVersion() < 19) {
       inferAveragePool11 = pool->GetTypeAndShapeInferenceFunction();

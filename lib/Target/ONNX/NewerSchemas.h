@@ -18,8 +18,9 @@ namespace mlir::onnxg {
 void registerNewerSchemas();
 
 /// Replaces the shape inference of the schemas libonnx 1.12 gets wrong
-/// with the spec's: STFT-17's frame count (ONNX fixed it later) and
-/// AveragePool-19's dilations (AveragePool-11 ignores them). For the
+/// with the spec's: STFT-17's frame count (ONNX fixed it later),
+/// AveragePool-19's dilations (AveragePool-11 ignores them) and Slice-1's
+/// negative bounds (it types no dimension at one). For the
 /// shape-inference and checker children.
 void fixShapeInference();
 

@@ -3,21 +3,21 @@
 func.func @not_differentiable(%x: tensor<2x3xf32> loc("x"), %w: tensor<2x3xf32> loc("w")) -> tensor<2x3xf32> {
   %m = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc(fused<"onnx.outputs">["mul", "m"])
   %y = onnxg.node "Einsum"(%m) opset 17 attributes {equation = "ij->i"} : (tensor<2x3xf32>) -> tensor<2xf32> loc(fused<"onnx.outputs">["einsum", "y"])
-  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs, Erf, Clip, Dropout, Pow (constant exponent), Where, MatMul, Gemm, Conv, MaxPool, AveragePool, LayerNormalization, BatchNormalization, ReduceSum, ReduceMean, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Gather and Cast}}
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs, Erf, Clip, Dropout, Pow (constant exponent), Where, MatMul, Gemm, Conv, MaxPool, AveragePool, LayerNormalization, BatchNormalization, ReduceSum, ReduceMean, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Split, Slice, Gather and Cast}}
   %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "y"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %dw : tensor<2x3xf32>
 }
 
 // -----
 
-// Only a node's first result carries a gradient: Split's second half here
-// does.
-func.func @second_result_differentiated(%x: tensor<4xf32> loc("x")) -> tensor<4xf32> {
-  %a, %b = onnxg.node "Split"(%x) opset 13 : (tensor<4xf32>) -> (tensor<2xf32>, tensor<2xf32>) loc(fused<"onnx.outputs">["split", "a", "b"])
-  %y = onnxg.node "Neg"(%b) opset 17 : (tensor<2xf32>) -> tensor<2xf32> loc(fused<"onnx.outputs">["neg", "y"])
-  // expected-error @+1 {{node (Gradient): cannot differentiate node 'split' (Split) between 'xs' and 'y'}}
-  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<4xf32>) -> tensor<4xf32>
-  return %dx : tensor<4xf32>
+// Of other nodes than Split only the first result carries a gradient:
+// LSTM's last state Y_h here does.
+func.func @second_result_differentiated(%x: tensor<3x2x4xf32> loc("x"), %w: tensor<1x20x4xf32> loc("w"), %r: tensor<1x20x5xf32> loc("r")) -> tensor<1x20x4xf32> {
+  %y, %h = onnxg.node "LSTM"(%x, %w, %r) opset 17 attributes {hidden_size = 5 : i64} : (tensor<3x2x4xf32>, tensor<1x20x4xf32>, tensor<1x20x5xf32>) -> (tensor<3x1x2x5xf32>, tensor<1x2x5xf32>) loc(fused<"onnx.outputs">["lstm", "y", "h"])
+  %s = onnxg.node "Neg"(%h) opset 17 : (tensor<1x2x5xf32>) -> tensor<1x2x5xf32> loc(fused<"onnx.outputs">["neg", "s"])
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'lstm' (LSTM) between 'xs' and 'y'}}
+  %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "s"} : (tensor<1x20x4xf32>) -> tensor<1x20x4xf32>
+  return %dw : tensor<1x20x4xf32>
 }
 
 // -----

@@ -62,6 +62,8 @@ private:
                ArrayRef<NamedAttribute> attrs = {}) {
     return nodes.create(opType, type, inputs, attrs);
   }
+  /// Split: its results' gradients (zeros where a part has none) joined.
+  LogicalResult differentiateSplit(NodeOp node);
   /// LayerNormalization, and BatchNormalization with batch statistics
   /// (training_mode) or its input statistics.
   LogicalResult differentiateNormalization(NodeOp node, Value dy);
@@ -128,6 +130,36 @@ FailureOr<Value> GradientExpansion::sumToShape(Value value, Type type,
     sum = nodes.reduceSum(value, axes, /*keepDims=*/true, keptType);
   }
   return create("Reshape", to, {sum, nodes.createI64s(to.getShape())});
+}
+
+LogicalResult GradientExpansion::differentiateSplit(NodeOp node) {
+  Value x = node.getOperand(0);
+  if (llvm::none_of(node.getResults(),
+                    [&](Value v) { return gradients.count(v); }) ||
+      !active.contains(x))
+    return success();
+  auto xType = dyn_cast<RankedTensorType>(x.getType());
+  if (!xType || !xType.hasStaticShape() ||
+      llvm::any_of(node.getResultTypes(), [](Type type) {
+        auto ranked = dyn_cast<RankedTensorType>(type);
+        return !ranked || !ranked.hasStaticShape();
+      }))
+    return emitError(node) << "its gradient needs static shapes";
+  int64_t axis = 0;
+  if (auto attr = node.getOnnxAttrsOrEmpty().getAs<IntegerAttr>("axis"))
+    axis = attr.getInt();
+  if (axis < 0)
+    axis += xType.getRank();
+  SmallVector<Value> parts;
+  for (Value result : node.getResults()) {
+    Value part = gradients.lookup(result);
+    parts.push_back(
+        part ? part
+             : nodes.createSplat(xType.getElementType(), 0,
+                                 cast<RankedTensorType>(result.getType())));
+  }
+  accumulate(x, nodes.concat(parts, axis));
+  return success();
 }
 
 LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
@@ -593,6 +625,53 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     return differentiateNormalization(node, dy);
   if (type == "Expand")
     return add(0, dy);
+  if (type == "Slice") {
+    // dy padded with zeros back to x's shape (constant bounds, steps of 1;
+    // inputs from opset 10, attributes before).
+    auto bounds = [&](unsigned operand,
+                      StringRef name) -> std::optional<SmallVector<int64_t>> {
+      if (nodes.getOpset() < 10)
+        return getInts(node, name);
+      Value value = node.getOptionalOperand(operand);
+      if (!value)
+        return std::nullopt;
+      ElementsAttr values = getConstantValue(value);
+      if (!values || !values.getElementType().isInteger(64))
+        return std::nullopt;
+      SmallVector<int64_t> ints;
+      for (APInt v : values.getValues<APInt>())
+        ints.push_back(v.getSExtValue());
+      return ints;
+    };
+    std::optional<SmallVector<int64_t>> starts = bounds(1, "starts"),
+                                        ends = bounds(2, "ends"),
+                                        axes = bounds(3, "axes"),
+                                        steps = bounds(4, "steps");
+    int64_t rank = xType.getRank();
+    if (!axes)
+      axes =
+          llvm::to_vector(llvm::seq<int64_t>(0, starts ? starts->size() : 0));
+    if (!starts || !ends || starts->size() != ends->size() ||
+        axes->size() != starts->size() ||
+        (steps && llvm::any_of(*steps, [](int64_t s) { return s != 1; })))
+      return emitError(node) << "Slice is differentiated for constant "
+                                "bounds and steps of 1";
+    SmallVector<int64_t> pads(2 * rank, 0);
+    for (auto [start, end, axis] : llvm::zip(*starts, *ends, *axes)) {
+      axis = normalize(axis, rank);
+      int64_t size = xType.getDimSize(axis);
+      auto clamp = [&](int64_t v) {
+        return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size);
+      };
+      pads[axis] = clamp(start);
+      pads[rank + axis] = size - std::max(clamp(end), clamp(start));
+    }
+    if (nodes.getOpset() >= 11)
+      return add(0, create("Pad", xType, {dy, nodes.createI64s(pads)}));
+    return add(0, create("Pad", xType, dy,
+                         builder.getNamedAttr(
+                             "pads", builder.getDenseI64ArrayAttr(pads))));
+  }
   if (type == "Concat") {
     // Each input's part of dy along the axis.
     int64_t axis = normalize(getInt("axis", 0), yType.getRank());
@@ -685,7 +764,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
             "AveragePool, LayerNormalization, BatchNormalization, ReduceSum, "
             "ReduceMean, Softmax, LogSoftmax, "
             "SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, "
-            "Transpose, Expand, Concat, Gather and Cast";
+            "Transpose, Expand, Concat, Split, Slice, Gather and Cast";
 }
 
 std::optional<SmallVector<int64_t>>
@@ -804,6 +883,12 @@ LogicalResult GradientExpansion::run() {
         continue;
     }
     auto node = dyn_cast<NodeOp>(op);
+    if (node && node.getOpType() == "Split" &&
+        isDefaultDomain(node.getDomain())) {
+      if (failed(differentiateSplit(node)))
+        return failure();
+      continue;
+    }
     // Of a node with several results (MaxPool's Indices, the loss's
     // log_prob) only the first may carry a gradient.
     if (!node || !isDefaultDomain(node.getDomain()) ||

@@ -43,8 +43,9 @@ def ONNXGraphExpandGradients
     either way), Softmax and LogSoftmax (over one axis; before opset 13
             the last), LayerNormalization and BatchNormalization (with batch
     statistics in training_mode, else its input statistics; scale and
-    bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
-    Concat and Cast between float types (the shape ops and reductions with
+        bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
+    Concat, Split (every part), Slice (constant bounds, steps of 1) and
+    Cast between float types (the shape ops and reductions with
     static shapes); and through the gradient ops of ONNX Runtime that
     amp-opt lowers: Conv (com.microsoft ConvGrad), MaxPool (MaxPoolGrad,
     reading the Indices of the node or of a copy that returns them),
