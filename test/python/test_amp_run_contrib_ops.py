@@ -666,6 +666,22 @@ def test_gradient_op_differentiates_a_classifier(opset, tmp_path):
                                    err_msg=name)
 
 
+def check_against_autograd(got, loss, tensors, names, rtol=1e-4,
+                           atol=1e-5):
+    """`got` (run_nodes' outputs: the loss and d<name>) against the torch
+    `loss`, after loss.backward(), and the gradients of `tensors[name]`
+    (each nonzero: a gradient that vanished would pass for right); atol
+    relative to each gradient's largest element."""
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
+    for name in names:
+        expected = tensors[name].grad.numpy()
+        assert np.abs(expected).max() > 0, name
+        np.testing.assert_allclose(got["d" + name], expected, rtol=rtol,
+                                   atol=atol * np.abs(expected).max(),
+                                   err_msg=name)
+
+
 CNN_PARAMS = ["w1", "b1", "w2", "emb", "wf", "bf", "c"]
 
 
@@ -734,14 +750,7 @@ def test_gradient_op_differentiates_a_cnn(opset, tmp_path):
     mixed = torch.where(torch.tensor(inputs["keep"]), logits,
                         t["c"].expand(2, 3))
     loss = f.cross_entropy(mixed, torch.tensor(inputs["labels"]))
-    loss.backward()
-    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
-    for name in CNN_PARAMS:
-        expected = t[name].grad.numpy()
-        assert np.abs(expected).max() > 0, name
-        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
-                                   atol=1e-5 * np.abs(expected).max(),
-                                   err_msg=name)
+    check_against_autograd(got, loss, t, CNN_PARAMS)
 
 
 @pytest.mark.parametrize("step", ["cnn", "transformer"])
@@ -842,14 +851,7 @@ def test_gradient_op_differentiates_normalizations(tmp_path):
     bn2 = f.batch_norm(bn, t["mean"], t["var"], t["s2"], t["b2"],
                        training=False, eps=1e-2)
     loss = mse + torch.tanh(bn2).mean()
-    loss.backward()
-    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
-    for name in params:
-        expected = t[name].grad.numpy()
-        assert np.abs(expected).max() > 0, name
-        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
-                                   atol=1e-5 * np.abs(expected).max(),
-                                   err_msg=name)
+    check_against_autograd(got, loss, t, params)
 
 
 def test_gradient_op_differentiates_dropout_and_clip(tmp_path):
@@ -890,14 +892,7 @@ def test_gradient_op_differentiates_dropout_and_clip(tmp_path):
     s = torch.nn.functional.softplus(c) + t["a"] + t["b"]
     d = torch.where(mask, (s + t["a"]) / 2 / 0.75, 0.0)
     loss = d.sum()
-    loss.backward()
-    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
-    for name in params:
-        expected = t[name].grad.numpy()
-        assert np.abs(expected).max() > 0, name
-        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-5,
-                                   atol=1e-6 * np.abs(expected).max(),
-                                   err_msg=name)
+    check_against_autograd(got, loss, t, params, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("opset", [9, 17])
@@ -1053,14 +1048,7 @@ def test_gradient_op_differentiates_a_transformer(tmp_path):
     x2 = x1 + f.gelu(h) @ t["w2"]
     loss = f.cross_entropy((x2 @ t["head"]).reshape(batch * steps, 11),
                            torch.tensor(inputs["targets"]))
-    loss.backward()
-    np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-5)
-    for name in TRANSFORMER_PARAMS:
-        expected = t[name].grad.numpy()
-        assert np.abs(expected).max() > 0, name
-        np.testing.assert_allclose(got["d" + name], expected, rtol=1e-4,
-                                   atol=1e-4 * np.abs(expected).max(),
-                                   err_msg=name)
+    check_against_autograd(got, loss, t, TRANSFORMER_PARAMS, atol=1e-4)
 
 
 GRID_LOOPS = ["--grid-loops", "--reverse-grid-loops"]
