@@ -941,6 +941,48 @@ def test_gradient_op_differentiates_split_and_slice(opset, tmp_path):
     assert not got["dx"][:, 6].any() and not got["dx"][0, 2:6].any()
 
 
+@pytest.mark.parametrize("reduction,weighted",
+                         [("mean", False), ("mean", True), ("sum", True),
+                          ("none", False)])
+def test_gradient_op_differentiates_nll_loss(reduction, weighted, tmp_path):
+    """ONNX's Gradient of NegativeLogLikelihoodLoss over LogSoftmax
+    (log_softmax and nll_loss as torch exports them) on [N, C, d] scores:
+    each reduction, class weights and ignore_index, against autograd."""
+    import torch
+    rng = np.random.default_rng(23)
+    inputs = {"x": rng.standard_normal((4, 5, 3)).astype(np.float32),
+              "target": np.array([[0, 4, 2], [1, 1, 3], [2, 0, 4],
+                                  [3, 2, 2]], np.int64),
+              "w": (rng.random(5) + 0.5).astype(np.float32)}
+    node = helper.make_node
+    attrs = {"reduction": reduction}
+    operands = ["logp", "target"]
+    if weighted:
+        attrs["ignore_index"] = 2
+        operands.append("w")
+    nodes = [node("LogSoftmax", ["x"], ["logp"], axis=1),
+             node("NegativeLogLikelihoodLoss", operands, ["l"], **attrs)]
+    if reduction == "none":
+        nodes.append(node("ReduceSum", ["l"], ["loss"], keepdims=0))
+    else:
+        nodes.append(node("Identity", ["l"], ["loss"]))
+    nodes.append(node("Gradient", ["x"], ["dx"],
+                      domain="ai.onnx.preview.training", xs=["x"],
+                      y="loss"))
+    got = run_nodes(tmp_path, nodes, inputs,
+                    {"loss": ([], np.float32), "dx": (4, 5, 3)}, opset=17)
+    t = {"x": torch.tensor(inputs["x"], dtype=torch.float64,
+                           requires_grad=True)}
+    loss = torch.nn.functional.nll_loss(
+        torch.log_softmax(t["x"], 1), torch.tensor(inputs["target"]),
+        weight=torch.tensor(inputs["w"], dtype=torch.float64)
+        if weighted else None,
+        ignore_index=2 if weighted else -100, reduction=reduction)
+    if reduction == "none":
+        loss = loss.sum()
+    check_against_autograd(got, loss, t, ["x"], rtol=1e-5, atol=1e-6)
+
+
 TRANSFORMER_PARAMS = ["emb", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2",
                       "w1", "w2", "head"]
 

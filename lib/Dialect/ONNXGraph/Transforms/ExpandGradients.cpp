@@ -719,6 +719,67 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                     .getResult(1);
     return add(0, create("MaxPoolGrad", xType, {dy, indices}));
   }
+  if (type == "NegativeLogLikelihoodLoss") {
+    // loss = -w[t] x[n, t, d...] at each position (reduced: summed, or
+    // over the sum of the weights taken): dx = -dy w[t] where the class is
+    // the target, 0 elsewhere and at ignore_index.
+    Value target = input(1);
+    auto targetType = dyn_cast<RankedTensorType>(target.getType());
+    if (xType.getRank() < 2 || !targetType ||
+        targetType.getRank() != xType.getRank() - 1)
+      return emitError(node) << "its input must be [N, C, ...] and its "
+                                "target [N, ...]";
+    if (node.getNumOperands() > 2 && active.contains(input(2)))
+      return emitError(node) << "its weights are not differentiated";
+    int64_t rank = xType.getRank(), classes = xType.getDimSize(1);
+    SmallVector<int64_t> kept(targetType.getShape());
+    kept.insert(kept.begin() + 1, 1);
+    SmallVector<int64_t> channels(rank, 1);
+    channels[1] = classes;
+    Type indexType = targetType.getElementType();
+    auto indicesType = RankedTensorType::get(channels, indexType);
+    SmallVector<APInt> range;
+    for (int64_t c = 0; c < classes; ++c)
+      range.push_back(APInt(indexType.getIntOrFloatBitWidth(), c));
+    Value classIndices =
+        create("Constant", indicesType, {},
+               builder.getNamedAttr(
+                   "value", DenseElementsAttr::get(indicesType, range)));
+    Value keptTarget = nodes.reshape(target, kept, kept);
+    Value selected = nodes.binary("Equal", keptTarget, classIndices);
+    if (auto ignore = forwardAttrs.getAs<IntegerAttr>("ignore_index")) {
+      Value ignored = create(
+          "Constant", RankedTensorType::get({}, indexType), {},
+          builder.getNamedAttr(
+              "value",
+              DenseElementsAttr::get(RankedTensorType::get({}, indexType),
+                                     APInt(indexType.getIntOrFloatBitWidth(),
+                                           ignore.getInt(), true))));
+      Value counted = create("Not", boolType(keptTarget.getType()),
+                             nodes.binary("Equal", keptTarget, ignored));
+      selected = nodes.binary("And", selected, counted);
+    }
+    Value weight = node.getNumOperands() > 2
+                       ? nodes.reshape(input(2), channels, channels)
+                       : nodes.createSplat(elementType, 1);
+    Value weightAt = create(
+        "Where", xType, {selected, weight, nodes.createSplat(elementType, 0)});
+    StringRef reduction = "mean";
+    if (auto attr = forwardAttrs.getAs<StringAttr>("reduction"))
+      reduction = attr.getValue();
+    Value scaled =
+        reduction == "none"
+            ? nodes.binary("Mul", weightAt, nodes.reshape(dy, kept, kept))
+            : nodes.binary("Mul", weightAt, dy);
+    if (reduction == "mean") {
+      auto scalarType = RankedTensorType::get({}, elementType);
+      Value total = nodes.reduceSum(
+          weightAt, llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+          /*keepDims=*/false, scalarType);
+      scaled = nodes.binary("Div", scaled, total);
+    }
+    return add(0, create("Neg", xType, scaled));
+  }
   if (type == "SoftmaxCrossEntropyLoss") {
     // ONNX Runtime's SoftmaxCrossEntropyLossGrad(dY, log_prob, labels,
     // weights?) with the loss's reduction and ignore_index.
@@ -763,7 +824,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
             "(constant exponent), Where, MatMul, Gemm, Conv, MaxPool, "
             "AveragePool, LayerNormalization, BatchNormalization, ReduceSum, "
             "ReduceMean, Softmax, LogSoftmax, "
-            "SoftmaxCrossEntropyLoss, Reshape, Flatten, Squeeze, Unsqueeze, "
+            "SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, "
+            "Flatten, Squeeze, Unsqueeze, "
             "Transpose, Expand, Concat, Split, Slice, Gather and Cast";
 }
 

@@ -41,7 +41,8 @@ def ONNXGraphExpandGradients
     dimensions an operand was broadcast along), Gemm (alpha, beta, either transpose, a broadcast C),
     ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
     either way), Softmax and LogSoftmax (over one axis; before opset 13
-            the last), LayerNormalization and BatchNormalization (with batch
+                the last), NegativeLogLikelihoodLoss (each reduction, class weights,
+    ignore_index), LayerNormalization and BatchNormalization (with batch
     statistics in training_mode, else its input statistics; scale and
         bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
     Concat, Split (every part), Slice (constant bounds, steps of 1) and
