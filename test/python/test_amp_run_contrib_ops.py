@@ -983,6 +983,52 @@ def test_gradient_op_differentiates_nll_loss(reduction, weighted, tmp_path):
     check_against_autograd(got, loss, t, ["x"], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("opset", [9, 17])
+def test_gradient_op_differentiates_gathers_and_pad(opset, tmp_path):
+    """ONNX's Gradient through Gather on axis 1 (GatherGrad; repeated
+    indices accumulate), GatherElements (GatherElementsGrad, opset 11 on)
+    and a constant Pad (dy sliced back; pads as attribute before opset 11),
+    against PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(29)
+    inputs = {"x": rng.standard_normal((3, 5)).astype(np.float32),
+              "cols": np.array([4, 0, 4], np.int64),
+              "picks": np.array([[1, 1], [0, 4], [2, 3]], np.int64)}
+    node = helper.make_node
+    if opset >= 11:
+        pad = [node("Constant", [], ["pads"], value=helper.make_tensor(
+            "pads", onnx.TensorProto.INT64, [4], [1, 0, 0, 2])),
+            node("Pad", ["x", "pads"], ["p"])]
+        elements = [node("GatherElements", ["x", "picks"], ["ge"], axis=1),
+                    node("Mul", ["ge", "ge"], ["ge2"]),
+                    node("ReduceSum", ["ge2"], ["ges"], keepdims=0)]
+    else:
+        pad = [node("Pad", ["x"], ["p"], pads=[1, 0, 0, 2])]
+        elements = [node("Constant", [], ["ges"], value=helper.make_tensor(
+            "ges", onnx.TensorProto.FLOAT, [], [0.0]))]
+    nodes = pad + elements + [
+        node("Gather", ["x", "cols"], ["g"], axis=1),
+        node("Tanh", ["g"], ["gt"]),
+        node("ReduceSum", ["gt"], ["gs"], keepdims=0),
+        node("Tanh", ["p"], ["ps"]),
+        node("Mul", ["ps", "ps"], ["pp"]),
+        node("ReduceSum", ["pp"], ["pps"], keepdims=0),
+        node("Sum", ["gs", "pps", "ges"], ["loss"]),
+        node("Gradient", ["x"], ["dx"], domain="ai.onnx.preview.training",
+             xs=["x"], y="loss")]
+    got = run_nodes(tmp_path, nodes, inputs,
+                    {"loss": ([], np.float32), "dx": (3, 5)}, opset=opset)
+    t = {"x": torch.tensor(inputs["x"], dtype=torch.float64,
+                           requires_grad=True)}
+    x = t["x"]
+    padded = torch.nn.functional.pad(x, (0, 2, 1, 0))
+    loss = torch.tanh(x[:, torch.tensor(inputs["cols"])]).sum() + \
+        (torch.tanh(padded) ** 2).sum()
+    if opset >= 11:
+        loss = loss + (x.gather(1, torch.tensor(inputs["picks"])) ** 2).sum()
+    check_against_autograd(got, loss, t, ["x"], rtol=1e-5, atol=1e-6)
+
+
 TRANSFORMER_PARAMS = ["emb", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2",
                       "w1", "w2", "head"]
 

@@ -817,6 +817,61 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                           kMicrosoftDomain)
                       .getResult(0));
   }
+  if (type == "GatherElements") {
+    // ONNX Runtime's GatherElementsGrad(dY, shape, indices).
+    if (active.contains(input(1)))
+      return emitError(node) << "its indices are not differentiated";
+    return add(0, nodes
+                      .createWithResults(
+                          "GatherElementsGrad", TypeRange(xType),
+                          {dy, nodes.createI64s(xType.getShape()), input(1)},
+                          llvm::to_vector(forwardAttrs.getValue()),
+                          kMicrosoftDomain)
+                      .getResult(0));
+  }
+  if (type == "Pad") {
+    // Constant padding: dy's elements inside the pads (constant pads, as
+    // an input from opset 11, an attribute before; no negative pads).
+    StringRef mode = "constant";
+    if (auto attr = forwardAttrs.getAs<StringAttr>("mode"))
+      mode = attr.getValue();
+    std::optional<SmallVector<int64_t>> pads = getInts(node, "pads");
+    if (nodes.getOpset() >= 11) {
+      pads.reset();
+      if (ElementsAttr values = getConstantValue(input(1));
+          values && values.getElementType().isInteger(64)) {
+        pads.emplace();
+        for (APInt v : values.getValues<APInt>())
+          pads->push_back(v.getSExtValue());
+      }
+    }
+    int64_t rank = xType.getRank();
+    if (mode != "constant" || !pads || pads->size() != size_t(2 * rank) ||
+        (nodes.getOpset() >= 18 && node.getOptionalOperand(3)) ||
+        (node.getOptionalOperand(2) &&
+         active.contains(node.getOptionalOperand(2))) ||
+        llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+      return emitError(node) << "Pad is differentiated for constant mode "
+                                "and constant, non-negative pads of every "
+                                "axis";
+    SmallVector<int64_t> starts, ends, axes;
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      starts.push_back((*pads)[axis]);
+      ends.push_back((*pads)[axis] + xType.getDimSize(axis));
+      axes.push_back(axis);
+    }
+    if (nodes.getOpset() >= 10)
+      return add(0, create("Slice", xType,
+                           {dy, nodes.createI64s(starts),
+                            nodes.createI64s(ends), nodes.createI64s(axes)}));
+    return add(0, create("Slice", xType, dy,
+                         {builder.getNamedAttr(
+                              "starts", builder.getDenseI64ArrayAttr(starts)),
+                          builder.getNamedAttr(
+                              "ends", builder.getDenseI64ArrayAttr(ends)),
+                          builder.getNamedAttr(
+                              "axes", builder.getDenseI64ArrayAttr(axes))}));
+  }
   return emitError(node)
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, "
             "Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, "
@@ -826,7 +881,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
             "ReduceMean, Softmax, LogSoftmax, "
             "SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, "
             "Flatten, Squeeze, Unsqueeze, "
-            "Transpose, Expand, Concat, Split, Slice, Gather and Cast";
+            "Transpose, Expand, Concat, Split, Slice, Pad, Gather, "
+            "GatherElements and Cast";
 }
 
 std::optional<SmallVector<int64_t>>

@@ -45,14 +45,15 @@ def ONNXGraphExpandGradients
     ignore_index), LayerNormalization and BatchNormalization (with batch
     statistics in training_mode, else its input statistics; scale and
         bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
-    Concat, Split (every part), Slice (constant bounds, steps of 1) and
-    Cast between float types (the shape ops and reductions with
+        Concat, Split (every part), Slice (constant bounds, steps of 1), Pad
+    (constant mode and pads) and Cast between float types (the shape ops and reductions with
     static shapes); and through the gradient ops of ONNX Runtime that
     amp-opt lowers: Conv (com.microsoft ConvGrad), MaxPool (MaxPoolGrad,
     reading the Indices of the node or of a copy that returns them),
     AveragePool (AveragePoolGrad), SoftmaxCrossEntropyLoss
     (SoftmaxCrossEntropyLossGrad, from the node's log_prob or a LogSoftmax
-    of the scores) and Gather of a differentiated table (GatherGrad). Of a
+        of the scores), Gather of a differentiated table (GatherGrad) and
+    GatherElements (GatherElementsGrad). Of a
     node with several results only the first may carry a gradient. Of
     what `--amp-pipeline` adds,
     `amp.scale_loss` (the gradient is multiplied by the scale) and
