@@ -1029,6 +1029,36 @@ def test_gradient_op_differentiates_gathers_and_pad(opset, tmp_path):
     check_against_autograd(got, loss, t, ["x"], rtol=1e-5, atol=1e-6)
 
 
+def test_gradient_op_differentiates_conv_transpose(tmp_path):
+    """ONNX's Gradient through a grouped, strided ConvTranspose with bias
+    and output padding (ONNX Runtime's ConvTransposeGrad), against PyTorch
+    autograd."""
+    import torch
+    rng = np.random.default_rng(31)
+    inputs = {"x": rng.standard_normal((2, 4, 3, 3)),
+              "w": rng.standard_normal((4, 3, 3, 3)) * 0.3,
+              "b": rng.standard_normal(6) * 0.1}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    params = ["x", "w", "b"]
+    node = helper.make_node
+    nodes = [
+        node("ConvTranspose", ["x", "w", "b"], ["y"], group=2,
+             strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        node("Tanh", ["y"], ["t"]),
+        node("ReduceSum", ["t"], ["loss"], keepdims=0),
+        node("Gradient", params, [f"d{p}" for p in params],
+             domain="ai.onnx.preview.training", xs=params, y="loss")]
+    outputs = {"loss": ([], np.float32),
+               **{f"d{p}": inputs[p].shape for p in params}}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=17)
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items()}
+    y = torch.nn.functional.conv_transpose2d(
+        t["x"], t["w"], t["b"], stride=2, padding=1, output_padding=1,
+        groups=2)
+    check_against_autograd(got, torch.tanh(y).sum(), t, params)
+
+
 TRANSFORMER_PARAMS = ["emb", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2",
                       "w1", "w2", "head"]
 

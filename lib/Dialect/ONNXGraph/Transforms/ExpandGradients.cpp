@@ -688,17 +688,21 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     return success();
   }
   DictionaryAttr forwardAttrs = node.getOnnxAttrsOrEmpty();
-  if (type == "Conv") {
-    // ONNX Runtime's ConvGrad(dY, X, W) -> (dX, dW, dB), which amp-opt
-    // lowers, with the convolution's attributes.
+  if (type == "Conv" || type == "ConvTranspose") {
+    // ONNX Runtime's ConvGrad or ConvTransposeGrad(dY, X, W) -> (dX, dW,
+    // dB), which amp-opt lowers, with the convolution's attributes; B has
+    // W's output channels (a transposed convolution's W[1] per group).
     auto wType = dyn_cast<RankedTensorType>(input(1).getType());
-    if (!wType || !wType.hasStaticShape())
+    if (!wType || !wType.hasStaticShape() || wType.getRank() < 2)
       return emitError(node) << "its gradient needs static shapes";
-
-    auto biasType = RankedTensorType::get({wType.getDimSize(0)}, elementType);
+    bool transposed = type == "ConvTranspose";
+    int64_t channels = transposed ? wType.getDimSize(1) * getInt("group", 1)
+                                  : wType.getDimSize(0);
+    auto biasType = RankedTensorType::get({channels}, elementType);
     NodeOp grad = nodes.createWithResults(
-        "ConvGrad", {xType, wType, biasType}, {dy, input(0), input(1)},
-        llvm::to_vector(forwardAttrs.getValue()), kMicrosoftDomain);
+        transposed ? "ConvTransposeGrad" : "ConvGrad", {xType, wType, biasType},
+        {dy, input(0), input(1)}, llvm::to_vector(forwardAttrs.getValue()),
+        kMicrosoftDomain);
     for (unsigned i = 0; i < std::min(3u, node.getNumOperands()); ++i)
       if (active.contains(input(i)))
         accumulate(input(i), grad.getResult(i));
@@ -876,7 +880,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, "
             "Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, "
             "Abs, Erf, Clip, Dropout, Pow "
-            "(constant exponent), Where, MatMul, Gemm, Conv, MaxPool, "
+            "(constant exponent), Where, MatMul, Gemm, Conv, ConvTranspose, "
+            "MaxPool, "
             "AveragePool, LayerNormalization, BatchNormalization, ReduceSum, "
             "ReduceMean, Softmax, LogSoftmax, "
             "SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, "

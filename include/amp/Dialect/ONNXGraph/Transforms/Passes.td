@@ -48,7 +48,8 @@ def ONNXGraphExpandGradients
         Concat, Split (every part), Slice (constant bounds, steps of 1), Pad
     (constant mode and pads) and Cast between float types (the shape ops and reductions with
     static shapes); and through the gradient ops of ONNX Runtime that
-    amp-opt lowers: Conv (com.microsoft ConvGrad), MaxPool (MaxPoolGrad,
+        amp-opt lowers: Conv and ConvTranspose (com.microsoft ConvGrad and
+    ConvTransposeGrad), MaxPool (MaxPoolGrad,
     reading the Indices of the node or of a copy that returns them),
     AveragePool (AveragePoolGrad), SoftmaxCrossEntropyLoss
     (SoftmaxCrossEntropyLossGrad, from the node's log_prob or a LogSoftmax
