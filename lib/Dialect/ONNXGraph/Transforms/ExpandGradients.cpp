@@ -688,6 +688,14 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     return success();
   }
   DictionaryAttr forwardAttrs = node.getOnnxAttrsOrEmpty();
+  // An ONNX Runtime gradient op with the forward's attributes, giving dX.
+  auto createOrtGradient = [&](StringRef opType, ValueRange operands) {
+    return nodes
+        .createWithResults(opType, TypeRange(xType), operands,
+                           llvm::to_vector(forwardAttrs.getValue()),
+                           kMicrosoftDomain)
+        .getResult(0);
+  };
   if (type == "Conv" || type == "ConvTranspose") {
     // ONNX Runtime's ConvGrad or ConvTransposeGrad(dY, X, W) -> (dX, dW,
     // dB), which amp-opt lowers, with the convolution's attributes; B has
@@ -801,37 +809,24 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     SmallVector<Value> operands = {dy, logProb, input(1)};
     if (node.getNumOperands() > 2)
       operands.push_back(input(2));
-    return add(0, nodes
-                      .createWithResults(
-                          "SoftmaxCrossEntropyLossGrad", TypeRange(xType),
-                          operands, llvm::to_vector(forwardAttrs.getValue()),
-                          kMicrosoftDomain)
-                      .getResult(0));
+    return add(0, createOrtGradient("SoftmaxCrossEntropyLossGrad", operands));
   }
   if (type == "Gather") {
     // ONNX Runtime's GatherGrad(shape, indices, dY): dy summed into the
     // slices Gather read.
     if (active.contains(input(1)))
       return emitError(node) << "its indices are not differentiated";
-    return add(0, nodes
-                      .createWithResults(
-                          "GatherGrad", TypeRange(xType),
-                          {nodes.createI64s(xType.getShape()), input(1), dy},
-                          llvm::to_vector(forwardAttrs.getValue()),
-                          kMicrosoftDomain)
-                      .getResult(0));
+    return add(
+        0, createOrtGradient("GatherGrad", {nodes.createI64s(xType.getShape()),
+                                            input(1), dy}));
   }
   if (type == "GatherElements") {
     // ONNX Runtime's GatherElementsGrad(dY, shape, indices).
     if (active.contains(input(1)))
       return emitError(node) << "its indices are not differentiated";
-    return add(0, nodes
-                      .createWithResults(
-                          "GatherElementsGrad", TypeRange(xType),
-                          {dy, nodes.createI64s(xType.getShape()), input(1)},
-                          llvm::to_vector(forwardAttrs.getValue()),
-                          kMicrosoftDomain)
-                      .getResult(0));
+    return add(0, createOrtGradient(
+                      "GatherElementsGrad",
+                      {dy, nodes.createI64s(xType.getShape()), input(1)}));
   }
   if (type == "Pad") {
     // Constant padding: dy's elements inside the pads (constant pads, as
