@@ -35,12 +35,13 @@ constexpr const char *kMicrosoftDomain = "com.microsoft";
 /// against corrupt files).
 constexpr int64_t kMaxRank = 64;
 
-/// Whether input `n` is present and has a tensor element type.
-bool hasInputElemType(InferenceContext &ctx, size_t n) {
+/// The tensor element type of input `n`; UNDEFINED where it is absent or
+/// has none (setOutput then types nothing).
+int32_t getElemType(InferenceContext &ctx, size_t n) {
   const TypeProto *type =
       n < ctx.getNumInputs() ? ctx.getInputType(n) : nullptr;
-  return type && type->has_tensor_type() &&
-         type->tensor_type().elem_type() != TensorProto::UNDEFINED;
+  return type && type->has_tensor_type() ? type->tensor_type().elem_type()
+                                         : TensorProto::UNDEFINED;
 }
 
 /// Whether output `n` exists (an omitted optional output is still counted).
@@ -50,14 +51,13 @@ bool hasOutput(InferenceContext &ctx, size_t n) {
 
 /// Output `out` gets input `from`'s element type.
 void copyElemType(InferenceContext &ctx, size_t out, size_t from) {
-  if (hasOutput(ctx, out) && hasInputElemType(ctx, from))
+  if (hasOutput(ctx, out) && getElemType(ctx, from) != TensorProto::UNDEFINED)
     propagateElemTypeFromInputToOutput(ctx, from, out);
 }
 
 /// Output `out` gets input `from`'s shape, where known.
 void copyShape(InferenceContext &ctx, size_t out, size_t from) {
-  if (hasOutput(ctx, out) && from < ctx.getNumInputs() &&
-      ctx.getInputType(from) && hasInputShape(ctx, from))
+  if (hasOutput(ctx, out) && hasInputShape(ctx, from))
     propagateShapeFromInputToOutput(ctx, from, out);
 }
 
@@ -102,7 +102,7 @@ void setOutput(InferenceContext &ctx, size_t out, int64_t type,
 
 /// The dimensions of input `n`, when its rank is known.
 std::optional<Dims> getDims(InferenceContext &ctx, size_t n) {
-  if (n >= ctx.getNumInputs() || !ctx.getInputType(n) || !hasInputShape(ctx, n))
+  if (!hasInputShape(ctx, n))
     return std::nullopt;
   const auto &dims = getInputShape(ctx, n).dim();
   return Dims(dims.begin(), dims.end());
@@ -125,8 +125,6 @@ std::optional<std::vector<int64_t>> getInt64Data(InferenceContext &ctx,
 void likeShapeInput(InferenceContext &ctx, size_t out, size_t typeFrom,
                     size_t shapeInput) {
   copyElemType(ctx, out, typeFrom);
-  if (!hasOutput(ctx, out) || !hasInputElemType(ctx, typeFrom))
-    return;
   Dims dims;
   if (std::optional<std::vector<int64_t>> values =
           getInt64Data(ctx, shapeInput)) {
@@ -139,8 +137,7 @@ void likeShapeInput(InferenceContext &ctx, size_t out, size_t typeFrom,
   } else {
     return;
   }
-  setOutput(ctx, out, ctx.getInputType(typeFrom)->tensor_type().elem_type(),
-            dims);
+  setOutput(ctx, out, getElemType(ctx, typeFrom), dims);
 }
 
 /// Output `out` gets input `typeFrom`'s element type and input
@@ -148,22 +145,8 @@ void likeShapeInput(InferenceContext &ctx, size_t out, size_t typeFrom,
 void likeRank(InferenceContext &ctx, size_t out, size_t typeFrom,
               size_t rankFrom) {
   copyElemType(ctx, out, typeFrom);
-  std::optional<Dims> dims = getDims(ctx, rankFrom);
-  if (!dims || !hasOutput(ctx, out) || !hasInputElemType(ctx, typeFrom))
-    return;
-  setOutput(ctx, out, ctx.getInputType(typeFrom)->tensor_type().elem_type(),
-            Dims(dims->size()));
-}
-
-int64_t getIntAttr(InferenceContext &ctx, const char *name, int64_t otherwise) {
-  const AttributeProto *attr = ctx.getAttribute(name);
-  return attr && attr->has_i() ? attr->i() : otherwise;
-}
-
-std::string getStringAttr(InferenceContext &ctx, const char *name,
-                          const std::string &otherwise) {
-  const AttributeProto *attr = ctx.getAttribute(name);
-  return attr && attr->has_s() ? attr->s() : otherwise;
+  if (std::optional<Dims> dims = getDims(ctx, rankFrom))
+    setOutput(ctx, out, getElemType(ctx, typeFrom), Dims(dims->size()));
 }
 
 /// Output 0 is input 0's type and shape: elementwise ops.
@@ -184,8 +167,7 @@ void inferLikeFirstTwoInputs(InferenceContext &ctx) {
   for (size_t i = 0; other && i < dims->size(); ++i)
     if (!getSize((*dims)[i]) && getSize((*other)[i]))
       (*dims)[i] = (*other)[i];
-  if (hasInputElemType(ctx, 0))
-    setOutput(ctx, 0, ctx.getInputType(0)->tensor_type().elem_type(), dims);
+  setOutput(ctx, 0, getElemType(ctx, 0), dims);
 }
 
 /// A normalization's saved statistic (mean, inverse deviation): X's shape
@@ -197,7 +179,7 @@ void setStatistic(InferenceContext &ctx, size_t out, int64_t type) {
     return;
   }
   int64_t rank = dims->size();
-  int64_t axis = getIntAttr(ctx, "axis", -1);
+  int64_t axis = getAttribute(ctx, "axis", -1);
   if (axis < 0)
     axis += rank;
   for (int64_t i = std::max<int64_t>(axis, 0); i < rank; ++i)
@@ -208,9 +190,9 @@ void setStatistic(InferenceContext &ctx, size_t out, int64_t type) {
 /// SimplifiedLayerNormalization(X, scale) -> (Y, inv_std_var?): Y has
 /// scale's type (ONNX Runtime's V) and X's shape; the statistic stash_type.
 void inferSimplifiedLayerNorm(InferenceContext &ctx) {
-  copyElemType(ctx, 0, hasInputElemType(ctx, 1) ? 1 : 0);
+  copyElemType(ctx, 0, getElemType(ctx, 1) != TensorProto::UNDEFINED ? 1 : 0);
   copyShape(ctx, 0, 0);
-  setStatistic(ctx, 1, getIntAttr(ctx, "stash_type", TensorProto::FLOAT));
+  setStatistic(ctx, 1, getAttribute(ctx, "stash_type", TensorProto::FLOAT));
 }
 
 /// (dY, X, W) -> (dX, dW, dB) of a convolution (ConvGrad) or a transposed
@@ -220,16 +202,15 @@ void inferConvolutionGrad(InferenceContext &ctx, bool transposed) {
   like(ctx, 1, 0, 2);
   copyElemType(ctx, 2, 0);
   std::optional<Dims> w = getDims(ctx, 2);
-  if (!w || w->size() < 2 || !hasInputElemType(ctx, 0))
+  if (!w || w->size() < 2)
     return;
   TensorShapeProto::Dimension channels = (*w)[transposed ? 1 : 0];
-  int64_t group = getIntAttr(ctx, "group", 1);
+  int64_t group = getAttribute(ctx, "group", 1);
   if (transposed && group != 1)
     channels =
         makeDim(getSize(channels) ? std::optional(*getSize(channels) * group)
                                   : std::nullopt);
-  setOutput(ctx, 2, ctx.getInputType(0)->tensor_type().elem_type(),
-            Dims{channels});
+  setOutput(ctx, 2, getElemType(ctx, 0), Dims{channels});
 }
 
 /// Normalization gradients (dY, X, scale, ...) -> (dX, dscale, dbias?):
@@ -244,23 +225,23 @@ void inferNormalizationGrad(InferenceContext &ctx) {
 /// -> (loss, log_prob): the loss in output_type (else the scores' type),
 /// per label with reduction none, else a scalar.
 void inferLossInternal(InferenceContext &ctx) {
-  if (!hasInputElemType(ctx, 0))
+  int32_t scores = getElemType(ctx, 0);
+  if (scores == TensorProto::UNDEFINED)
     return;
-  int32_t scores = ctx.getInputType(0)->tensor_type().elem_type();
   std::optional<Dims> lossDims =
-      getStringAttr(ctx, "reduction", "mean") == "none" ? getDims(ctx, 1)
-                                                        : Dims();
-  setOutput(ctx, 0, getIntAttr(ctx, "output_type", scores), lossDims);
+      getAttribute(ctx, "reduction", "mean") == "none" ? getDims(ctx, 1)
+                                                       : Dims();
+  setOutput(ctx, 0, getAttribute(ctx, "output_type", scores), lossDims);
   like(ctx, 1, 0, 0);
 }
 
 /// SoftmaxCrossEntropyLoss(Internal)Grad(dY, log_prob, labels, ...) ->
 /// d_logits: log_prob's shape, in output_type (else log_prob's type).
 void inferLossGrad(InferenceContext &ctx) {
-  if (!hasInputElemType(ctx, 1))
+  int32_t logProb = getElemType(ctx, 1);
+  if (logProb == TensorProto::UNDEFINED)
     return;
-  int32_t logProb = ctx.getInputType(1)->tensor_type().elem_type();
-  setOutput(ctx, 0, getIntAttr(ctx, "output_type", logProb), getDims(ctx, 1));
+  setOutput(ctx, 0, getAttribute(ctx, "output_type", logProb), getDims(ctx, 1));
 }
 
 /// BatchNormInternal(X, scale, B, mean, var) -> (Y, running_mean,
@@ -283,7 +264,7 @@ void inferConcatTraining(InferenceContext &ctx) {
     if (!dims || (i && dims->size() != result.size()))
       return;
     int64_t rank = dims->size();
-    int64_t axis = getIntAttr(ctx, "axis", 0);
+    int64_t axis = getAttribute(ctx, "axis", 0);
     if (axis < 0)
       axis += rank;
     if (axis < 0 || axis >= rank)
@@ -302,8 +283,8 @@ void inferConcatTraining(InferenceContext &ctx) {
         result[d] = (*dims)[d];
     }
   }
-  if (hasInputElemType(ctx, 0) && !result.empty())
-    setOutput(ctx, 0, ctx.getInputType(0)->tensor_type().elem_type(), result);
+  if (!result.empty())
+    setOutput(ctx, 0, getElemType(ctx, 0), result);
 }
 
 /// SplitTraining(input, split, ...) -> outputs: the input's type; the
@@ -311,19 +292,18 @@ void inferConcatTraining(InferenceContext &ctx) {
 void inferSplitTraining(InferenceContext &ctx) {
   std::optional<Dims> dims = getDims(ctx, 0);
   std::optional<std::vector<int64_t>> split = getInt64Data(ctx, 1);
-  int64_t axis = getIntAttr(ctx, "axis", 0);
+  int64_t axis = getAttribute(ctx, "axis", 0);
   if (dims && axis < 0)
     axis += dims->size();
   for (size_t out = 0; out < ctx.getNumOutputs(); ++out) {
     copyElemType(ctx, out, 0);
-    if (!dims || axis < 0 || axis >= static_cast<int64_t>(dims->size()) ||
-        !hasInputElemType(ctx, 0))
+    if (!dims || axis < 0 || axis >= static_cast<int64_t>(dims->size()))
       continue;
     Dims part = *dims;
     part[axis] = makeDim(split && split->size() == ctx.getNumOutputs()
                              ? std::optional((*split)[out])
                              : std::nullopt);
-    setOutput(ctx, out, ctx.getInputType(0)->tensor_type().elem_type(), part);
+    setOutput(ctx, out, getElemType(ctx, 0), part);
   }
 }
 
@@ -358,12 +338,12 @@ void inferFusedMatMul(InferenceContext &ctx) {
   copyElemType(ctx, 0, 0);
   std::optional<Dims> a = getDims(ctx, 0), b = getDims(ctx, 1);
   if (!a || !b || a->size() < 2 || b->size() < 2 ||
-      getIntAttr(ctx, "transBatchA", 0) || getIntAttr(ctx, "transBatchB", 0) ||
-      !hasInputElemType(ctx, 0))
+      getAttribute(ctx, "transBatchA", 0) ||
+      getAttribute(ctx, "transBatchB", 0))
     return;
-  if (getIntAttr(ctx, "transA", 0))
+  if (getAttribute(ctx, "transA", 0))
     std::swap((*a)[a->size() - 1], (*a)[a->size() - 2]);
-  if (getIntAttr(ctx, "transB", 0))
+  if (getAttribute(ctx, "transB", 0))
     std::swap((*b)[b->size() - 1], (*b)[b->size() - 2]);
   // The batch dimensions broadcast, aligned from the right.
   size_t batchA = a->size() - 2, batchB = b->size() - 2;
@@ -381,7 +361,7 @@ void inferFusedMatMul(InferenceContext &ctx) {
   }
   dims.push_back((*a)[a->size() - 2]);
   dims.push_back(b->back());
-  setOutput(ctx, 0, ctx.getInputType(0)->tensor_type().elem_type(), dims);
+  setOutput(ctx, 0, getElemType(ctx, 0), dims);
 }
 
 /// ONNX Runtime's recurrent training ops, all outputs in X's type. With
@@ -396,13 +376,13 @@ void inferRecurrent(InferenceContext &ctx, bool lstm, bool gradient) {
   for (size_t out = 0; out < ctx.getNumOutputs(); ++out)
     copyElemType(ctx, out, 0);
   std::optional<Dims> x = getDims(ctx, 0);
-  int64_t hidden = getIntAttr(ctx, "hidden_size", 0);
-  if (!x || x->size() != 3 || hidden <= 0 || !hasInputElemType(ctx, 0))
+  int64_t hidden = getAttribute(ctx, "hidden_size", 0);
+  int32_t type = getElemType(ctx, 0);
+  if (!x || x->size() != 3 || hidden <= 0 || type == TensorProto::UNDEFINED)
     return;
-  int32_t type = ctx.getInputType(0)->tensor_type().elem_type();
   TensorShapeProto::Dimension steps = (*x)[0], batch = (*x)[1];
   TensorShapeProto::Dimension directions = makeDim(
-      getStringAttr(ctx, "direction", "forward") == "bidirectional" ? 2 : 1);
+      getAttribute(ctx, "direction", "forward") == "bidirectional" ? 2 : 1);
   int64_t gates = lstm ? 4 : 3;
   auto perStep = [&](int64_t width) {
     return Dims{steps, directions, batch, makeDim(width)};

@@ -180,14 +180,9 @@ void inferSlice1(InferenceContext &ctx) {
   if (!hasInputShape(ctx, 0))
     return;
   const TensorShapeProto &shape = getInputShape(ctx, 0);
-  auto ints = [&](const char *name) {
-    std::vector<int64_t> values;
-    if (const AttributeProto *attr = ctx.getAttribute(name))
-      values.assign(attr->ints().begin(), attr->ints().end());
-    return values;
-  };
-  std::vector<int64_t> starts = ints("starts"), ends = ints("ends"),
-                       axes = ints("axes");
+  std::vector<int64_t> starts = getInts(ctx, "starts", 0, 0),
+                       ends = getInts(ctx, "ends", 0, 0),
+                       axes = getInts(ctx, "axes", 0, 0);
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i)
       axes.push_back(i);
