@@ -44,6 +44,28 @@ static std::optional<SmallVector<int64_t>> getInts(NodeOp node,
   return llvm::to_vector(array.asArrayRef());
 }
 
+/// The int attribute `name` of `node`, or `otherwise`.
+static int64_t getInt(NodeOp node, StringRef name, int64_t otherwise) {
+  auto attr = node.getOnnxAttrsOrEmpty().getAs<IntegerAttr>(name);
+  return attr ? attr.getInt() : otherwise;
+}
+
+/// The elements of `value` when it is an int64 initializer or Constant;
+/// nullopt otherwise (and for a resource blob, which ElementsAttr does not
+/// iterate).
+static std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
+  ElementsAttr values = getConstantValue(value);
+  if (!values || !values.getElementType().isInteger(64))
+    return std::nullopt;
+  auto elements = values.tryGetValues<APInt>();
+  if (!elements)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (APInt element : *elements)
+    ints.push_back(element.getSExtValue());
+  return ints;
+}
+
 namespace {
 /// Differentiates one Gradient node: the gradient of every value between
 /// its `xs` and its `y`, built from a seed of ones at `y`.
@@ -175,15 +197,11 @@ LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
   Type element = xType.getElementType();
   int64_t rank = xType.getRank();
   DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
-  auto getInt = [&](StringRef name, int64_t otherwise) {
-    auto attr = attrs.getAs<IntegerAttr>(name);
-    return attr ? attr.getInt() : otherwise;
-  };
   double epsilon = 1e-5;
   if (auto attr = attrs.getAs<FloatAttr>("epsilon"))
     epsilon = attr.getValueAsDouble();
   bool layer = node.getOpType() == "LayerNormalization";
-  bool batchStatistics = !layer && getInt("training_mode", 0);
+  bool batchStatistics = !layer && getInt(node, "training_mode", 0);
   if (!layer && rank < 2)
     return emitError(node) << "BatchNormalization needs a channel dimension";
   if (!layer && llvm::any_of(llvm::seq<unsigned>(3, 5), [&](unsigned i) {
@@ -195,7 +213,7 @@ LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
   // operand broadcasts as.
   SmallVector<int64_t> axes, channelShape(rank, 1);
   if (layer) {
-    int64_t axis = getInt("axis", -1);
+    int64_t axis = getInt(node, "axis", -1);
     axis = axis < 0 ? axis + rank : axis;
     for (int64_t i = axis; i < rank; ++i)
       axes.push_back(i);
@@ -233,9 +251,7 @@ LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
       nodes.unary("Sqrt", nodes.binary("Add", variance,
                                        nodes.scalar(element, epsilon))));
   Value normalized = nodes.binary("Mul", centered, inverse);
-  Value scale =
-      node.getNumOperands() > 1 ? node.getOptionalOperand(1) : Value();
-  Value bias = node.getNumOperands() > 2 ? node.getOptionalOperand(2) : Value();
+  Value scale = node.getOptionalOperand(1), bias = node.getOptionalOperand(2);
   // dscale and dbias: summed to the parameter's shape (LayerNormalization
   // broadcasts it from the right; BatchNormalization's is per channel).
   auto addParameter = [&](Value parameter, Value contribution) {
@@ -506,11 +522,6 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   auto yType = dyn_cast<RankedTensorType>(outType);
   if (!xType || !yType || !xType.hasStaticShape() || !yType.hasStaticShape())
     return emitError(node) << "its gradient needs static shapes";
-  auto getInt = [&](StringRef name, int64_t defaultValue) {
-    auto attr =
-        dyn_cast_or_null<IntegerAttr>(node.getOnnxAttrsOrEmpty().get(name));
-    return attr ? attr.getInt() : defaultValue;
-  };
   auto normalize = [](int64_t axis, int64_t rank) {
     return axis < 0 ? axis + rank : axis;
   };
@@ -535,7 +546,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     std::optional<SmallVector<int64_t>> axes = getConstantAxes(node);
     if (!axes)
       return emitError(node) << "its axes must be a constant";
-    bool noop = axes->empty() && getInt("noop_with_empty_axes", 0);
+    bool noop = axes->empty() && getInt(node, "noop_with_empty_axes", 0);
     if (noop)
       return add(0, dy);
     SmallVector<int64_t> reduced;
@@ -560,7 +571,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   if (type == "Softmax" || type == "LogSoftmax") {
     int64_t rank = xType.getRank();
     int64_t axis =
-        normalize(getInt("axis", nodes.getOpset() < 13 ? 1 : -1), rank);
+        normalize(getInt(node, "axis", nodes.getOpset() < 13 ? 1 : -1), rank);
     if (nodes.getOpset() < 13 && axis != rank - 1)
       return emitError(node) << "before opset 13 it is differentiated over "
                                 "the last axis only";
@@ -594,7 +605,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     auto bType = dyn_cast<RankedTensorType>(input(1).getType());
     if (!bType || xType.getRank() != 2 || bType.getRank() != 2)
       return emitError(node) << "Gemm is differentiated for 2-D operands";
-    bool transA = getInt("transA", 0), transB = getInt("transB", 0);
+    bool transA = getInt(node, "transA", 0), transB = getInt(node, "transB", 0);
     double alpha = 1, beta = 1;
     if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
       alpha = attr.getValueAsDouble();
@@ -633,15 +644,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       if (nodes.getOpset() < 10)
         return getInts(node, name);
       Value value = node.getOptionalOperand(operand);
-      if (!value)
-        return std::nullopt;
-      ElementsAttr values = getConstantValue(value);
-      if (!values || !values.getElementType().isInteger(64))
-        return std::nullopt;
-      SmallVector<int64_t> ints;
-      for (APInt v : values.getValues<APInt>())
-        ints.push_back(v.getSExtValue());
-      return ints;
+      return value ? getConstantInts(value) : std::nullopt;
     };
     std::optional<SmallVector<int64_t>> starts = bounds(1, "starts"),
                                         ends = bounds(2, "ends"),
@@ -674,7 +677,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   }
   if (type == "Concat") {
     // Each input's part of dy along the axis.
-    int64_t axis = normalize(getInt("axis", 0), yType.getRank());
+    int64_t axis = normalize(getInt(node, "axis", 0), yType.getRank());
     int64_t offset = 0;
     for (unsigned i = 0; i < node.getNumOperands(); ++i) {
       auto part = dyn_cast<RankedTensorType>(input(i).getType());
@@ -704,8 +707,9 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     if (!wType || !wType.hasStaticShape() || wType.getRank() < 2)
       return emitError(node) << "its gradient needs static shapes";
     bool transposed = type == "ConvTranspose";
-    int64_t channels = transposed ? wType.getDimSize(1) * getInt("group", 1)
-                                  : wType.getDimSize(0);
+    int64_t channels = transposed
+                           ? wType.getDimSize(1) * getInt(node, "group", 1)
+                           : wType.getDimSize(0);
     auto biasType = RankedTensorType::get({channels}, elementType);
     NodeOp grad = nodes.createWithResults(
         transposed ? "ConvTransposeGrad" : "ConvGrad", {xType, wType, biasType},
@@ -741,7 +745,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
         targetType.getRank() != xType.getRank() - 1)
       return emitError(node) << "its input must be [N, C, ...] and its "
                                 "target [N, ...]";
-    if (node.getNumOperands() > 2 && active.contains(input(2)))
+    Value weights = node.getOptionalOperand(2);
+    if (weights && active.contains(weights))
       return emitError(node) << "its weights are not differentiated";
     int64_t rank = xType.getRank(), classes = xType.getDimSize(1);
     SmallVector<int64_t> kept(targetType.getShape());
@@ -771,9 +776,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                              nodes.binary("Equal", keptTarget, ignored));
       selected = nodes.binary("And", selected, counted);
     }
-    Value weight = node.getNumOperands() > 2
-                       ? nodes.reshape(input(2), channels, channels)
-                       : nodes.createSplat(elementType, 1);
+    Value weight = weights ? nodes.reshape(weights, channels, channels)
+                           : nodes.createSplat(elementType, 1);
     Value weightAt = create(
         "Where", xType, {selected, weight, nodes.createSplat(elementType, 0)});
     StringRef reduction = "mean";
@@ -795,7 +799,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   if (type == "SoftmaxCrossEntropyLoss") {
     // ONNX Runtime's SoftmaxCrossEntropyLossGrad(dY, log_prob, labels,
     // weights?) with the loss's reduction and ignore_index.
-    if (node.getNumOperands() > 2 && active.contains(input(2)))
+    Value weights = node.getOptionalOperand(2);
+    if (weights && active.contains(weights))
       return emitError(node) << "its weights are not differentiated";
     Value logProb = node.getNumResults() > 1 ? node.getResult(1) : Value();
     if (!logProb) {
@@ -807,8 +812,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                  builder.getNamedAttr("axis", builder.getI64IntegerAttr(1)));
     }
     SmallVector<Value> operands = {dy, logProb, input(1)};
-    if (node.getNumOperands() > 2)
-      operands.push_back(input(2));
+    if (weights)
+      operands.push_back(weights);
     return add(0, createOrtGradient("SoftmaxCrossEntropyLossGrad", operands));
   }
   if (type == "Gather") {
@@ -834,16 +839,9 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     StringRef mode = "constant";
     if (auto attr = forwardAttrs.getAs<StringAttr>("mode"))
       mode = attr.getValue();
-    std::optional<SmallVector<int64_t>> pads = getInts(node, "pads");
-    if (nodes.getOpset() >= 11) {
-      pads.reset();
-      if (ElementsAttr values = getConstantValue(input(1));
-          values && values.getElementType().isInteger(64)) {
-        pads.emplace();
-        for (APInt v : values.getValues<APInt>())
-          pads->push_back(v.getSExtValue());
-      }
-    }
+    std::optional<SmallVector<int64_t>> pads = nodes.getOpset() >= 11
+                                                   ? getConstantInts(input(1))
+                                                   : getInts(node, "pads");
     int64_t rank = xType.getRank();
     if (mode != "constant" || !pads || pads->size() != size_t(2 * rank) ||
         (nodes.getOpset() >= 18 && node.getOptionalOperand(3)) ||
@@ -889,16 +887,8 @@ std::optional<SmallVector<int64_t>>
 GradientExpansion::getConstantAxes(NodeOp node) {
   if (std::optional<SmallVector<int64_t>> attr = getInts(node, "axes"))
     return attr;
-  SmallVector<int64_t> axes;
   Value operand = node.getOptionalOperand(1);
-  if (!operand)
-    return axes;
-  ElementsAttr values = getConstantValue(operand);
-  if (!values || !values.getElementType().isInteger(64))
-    return std::nullopt;
-  for (APInt axis : values.getValues<APInt>())
-    axes.push_back(axis.getSExtValue());
-  return axes;
+  return operand ? getConstantInts(operand) : SmallVector<int64_t>();
 }
 
 std::optional<double> GradientExpansion::getConstantScalar(Value value) {
