@@ -287,7 +287,8 @@ static Value getUnscaledGradient(Value gradient, Value scale,
 
 /// The loss whose scaled value `y` is, in a step amp-opt converted (`scale`
 /// its loss scale input): a Gradient then differentiates `Mul(loss,
-/// scale)`, and the graph outputs the loss. Otherwise `y` itself.
+/// scale)`, and the graph outputs the loss. Otherwise (or without a scale)
+/// `y` itself.
 static Value getUnscaledLoss(Value scale, Value y) {
   auto mul = y.getDefiningOp<onnxg::NodeOp>();
   if (!scale || !mul || mul.getOpType() != "Mul" || mul.getNumOperands() != 2 ||
@@ -812,26 +813,27 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
   } else if (!gradientOps.empty()) {
     // ONNX's Gradient: y names the loss, xs the parameters.
     roles.kind = "onnx.gradient";
+    // A converted step's outputs are the unscaled loss and gradients.
+    Value scale = getLossScaleInput(func, names);
+    llvm::DenseSet<Value> outputs(body.getTerminator()->getOperands().begin(),
+                                  body.getTerminator()->getOperands().end());
     for (NodeOp op : gradientOps) {
       auto y = op.getOnnxAttrsOrEmpty().getAs<StringAttr>("y");
       auto xs = op.getOnnxAttrsOrEmpty().getAs<ArrayAttr>("xs");
-      Value loss = y ? names.lookup(y.getValue()) : Value();
-      if (!loss || !xs || xs.size() != op.getOutputs().size())
+      Value differentiated = y ? names.lookup(y.getValue()) : Value();
+      if (!differentiated || !xs || xs.size() != op.getOutputs().size())
         return emitError(op.getLoc())
                << op.describe()
                << ": attributes 'xs' and 'y' must name values "
                   "of the graph, one 'xs' per output";
+      Value loss = getUnscaledLoss(scale, differentiated);
       if (roles.loss && roles.loss != loss)
         return emitError(op.getLoc())
                << op.describe() << ": differentiates '" << y.getValue()
                << "', another Gradient differentiates '"
                << onnxg::getValueName(roles.loss)
                << "'; name the loss with loss=<tensor>";
-      // A converted step's outputs are the unscaled loss and gradients.
-      Value scale = getLossScaleInput(func, names);
-      roles.loss = scale ? getUnscaledLoss(scale, loss) : loss;
-      llvm::DenseSet<Value> outputs(body.getTerminator()->getOperands().begin(),
-                                    body.getTerminator()->getOperands().end());
+      roles.loss = loss;
       for (auto [x, gradient] : llvm::zip(xs, op.getOutputs()))
         if (Value param = names.lookup(cast<StringAttr>(x).getValue()))
           roles.addGradient(
