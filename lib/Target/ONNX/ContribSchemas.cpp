@@ -22,6 +22,7 @@
 #include "onnx/defs/shape_inference.h"
 #include "onnx/defs/tensor_proto_util.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -618,8 +619,18 @@ static std::set<std::string> getAttributeKeys(const NodeProto &node) {
   return keys;
 }
 
+/// Whether `node` is ONNX Runtime's MaxPoolGrad or AveragePoolGrad.
+static bool isPoolingGradient(const NodeProto &node) {
+  return (node.op_type() == "MaxPoolGrad" ||
+          node.op_type() == "AveragePoolGrad") &&
+         (node.domain().empty() || node.domain() == "ai.onnx");
+}
+
 bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
   GraphProto &graph = *model.mutable_graph();
+  // Every import runs this: without a pooling gradient, no maps.
+  if (std::none_of(graph.node().begin(), graph.node().end(), isPoolingGradient))
+    return false;
   std::map<std::string, TypeProto *> types;
   for (ValueInfoProto &info : *graph.mutable_input())
     types[info.name()] = info.mutable_type();
@@ -636,12 +647,10 @@ bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
   };
   bool changed = false;
   for (const NodeProto &node : graph.node()) {
-    bool isMax = node.op_type() == "MaxPoolGrad",
-         isAverage = node.op_type() == "AveragePoolGrad";
-    if ((!isMax && !isAverage) ||
-        !(node.domain().empty() || node.domain() == "ai.onnx") ||
-        node.input_size() < 1 || node.output_size() < 1 ||
-        node.output(0).empty() || staticType(node.output(0)))
+    bool isMax = node.op_type() == "MaxPoolGrad", isAverage = !isMax;
+    if (!isPoolingGradient(node) || node.input_size() < 1 ||
+        node.output_size() < 1 || node.output(0).empty() ||
+        staticType(node.output(0)))
       continue;
     const TypeProto *dy = staticType(node.input(0));
     if (!dy)
