@@ -285,16 +285,19 @@ CORPUS_GRAPHS = [
 # shape only the pipeline partition knows).
 
 
-def ort_style_artifacts():
-    """Our ONNX Runtime-style artifacts (value_info as ONNX Runtime writes
-    it): LSTMTraining and LSTMGrad; ConvTransposeGrad, LeakyReluGrad and
-    AveragePoolGrad; LogSoftmaxGrad."""
+def ort_style_artifact(name):
+    """One of our ONNX Runtime-style artifacts (value_info as ONNX Runtime
+    writes it): "lstm" (LSTMTraining and LSTMGrad), "generator"
+    (ConvTransposeGrad, LeakyReluGrad and AveragePoolGrad) or
+    "log_softmax" (LogSoftmaxGrad)."""
     from test_recurrent_ops import lstm_training_artifact
     from test_training_graphs import (generator_artifact,
                                       log_softmax_classifier_artifact)
-    return {"lstm": lstm_training_artifact(5, 4, 6, 3, 4),
-            "generator": generator_artifact(4),
-            "log_softmax": log_softmax_classifier_artifact(4, 6, 5, 3)}
+    build = {"lstm": lambda: lstm_training_artifact(5, 4, 6, 3, 4),
+             "generator": lambda: generator_artifact(4),
+             "log_softmax": lambda: log_softmax_classifier_artifact(4, 6, 5,
+                                                                    3)}
+    return build[name]()
 
 
 @pytest.mark.parametrize("graph", CORPUS_GRAPHS + ["lstm", "generator",
@@ -303,7 +306,7 @@ def test_types_without_value_info_match_the_files(graph, tmp_path):
     """A graph's contrib-op outputs get, without value_info, the types that
     ONNX Runtime wrote into it; no value stays untyped."""
     if graph in ("lstm", "generator", "log_softmax"):
-        model = ort_style_artifacts()[graph]
+        model = ort_style_artifact(graph)
     else:
         path = os.path.join(EXTERNAL, graph)
         if not os.path.isfile(path):
@@ -374,7 +377,7 @@ def test_artifact_without_value_info_trains_as_with_it(graph, tmp_path):
     trains as with it, FP32 and FP16, loss for loss; before, the stripped
     generator stopped ("AveragePoolGrad needs a static dX type") and the
     stripped FP16 steps kept their backward FP32."""
-    model = ort_style_artifacts()[graph]
+    model = ort_style_artifact(graph)
     paths = {"file": tmp_path / "with.onnx",
              "stripped": tmp_path / "without.onnx"}
     onnx.save(model, paths["file"])
