@@ -61,10 +61,10 @@ def test_contrib_training_ops_match_numpy(tmp_path):
                                rtol=1e-6)
 
 
-def run_nodes(tmp_path, nodes, inputs, outputs, opset=17, extra=()):
-    """Runs a graph of `nodes` (or one node) on `inputs` ({name: array})
-    with amp-run's `extra` arguments; `outputs` is {name: shape} (float32)
-    or {name: (shape, numpy dtype)}. Returns {name: array}."""
+def nodes_model(nodes, inputs, outputs, opset=17):
+    """The model of a graph of `nodes` (or one node) with `inputs`
+    ({name: array}) and `outputs` ({name: shape} (float32) or {name:
+    (shape, numpy dtype)})."""
     info = helper.make_tensor_value_info
     def to_onnx(dtype):
         return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
@@ -77,12 +77,17 @@ def run_nodes(tmp_path, nodes, inputs, outputs, opset=17, extra=()):
         nodes if isinstance(nodes, list) else [nodes], "nodes",
         [info(n, to_onnx(v.dtype), v.shape) for n, v in inputs.items()],
         [output_info(n, spec) for n, spec in outputs.items()])
-    model = helper.make_model(graph, opset_imports=[
+    return helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", opset),
         helper.make_opsetid("com.microsoft", 1),
         helper.make_opsetid("ai.onnx.preview.training", 1)])
+
+
+def run_nodes(tmp_path, nodes, inputs, outputs, opset=17, extra=()):
+    """Runs nodes_model(nodes, inputs, outputs, opset) on `inputs` with
+    amp-run's `extra` arguments. Returns {name: array} of `outputs`."""
     path = str(tmp_path / "node.onnx")
-    onnx.save(model, path)
+    onnx.save(nodes_model(nodes, inputs, outputs, opset), path)
     saved = api.run_with_inputs(path, inputs, tmp_path, args=extra)
     return {n: saved[n] for n in outputs}
 
@@ -762,24 +767,12 @@ def test_converted_gradient_step_trains_as_converted(step, tmp_path):
     --amp-pipeline, bit for bit, falling and not FP32's. Before, --sgd-lr
     found no gradient output (the Gradient node's own outputs are the
     scaled gradients)."""
-    build, params, forced = {
-        "cnn": (gradient_cnn_step, CNN_PARAMS, "Conv:always,Gemm:always"),
-        "transformer": (gradient_transformer_step, TRANSFORMER_PARAMS,
-                        "MatMul:always")}[step]
-    nodes, inputs, _ = build()
-    info = helper.make_tensor_value_info
-    to_onnx = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE
-    graph = helper.make_graph(
-        nodes, f"{step}_step",
-        [info(n, to_onnx[v.dtype], v.shape) for n, v in inputs.items()],
-        [info("loss", onnx.TensorProto.FLOAT, [])] +
-        [info(f"d{p}", onnx.TensorProto.FLOAT, inputs[p].shape)
-         for p in params])
-    model = helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 17),
-        helper.make_opsetid("ai.onnx.preview.training", 1)])
+    build, forced = {
+        "cnn": (gradient_cnn_step, "Conv:always,Gemm:always"),
+        "transformer": (gradient_transformer_step, "MatMul:always")}[step]
+    nodes, inputs, outputs = build()
     source = tmp_path / "step.onnx"
-    onnx.save(model, source)
+    onnx.save(nodes_model(nodes, inputs, outputs), source)
     pipeline = f"precision=fp16 op-class={forced}"
     converted, report = api.convert(str(source), "fp16", op_class=forced)
     forced_types = {entry.split(":")[0] for entry in forced.split(",")}
