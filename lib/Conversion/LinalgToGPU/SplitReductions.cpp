@@ -33,10 +33,15 @@ namespace mlir::amp {
 
 using namespace mlir;
 
-/// Reductions smaller than this stay in one thread per output element.
+/// Reductions smaller than this stay in one thread per output element
+/// (unless they combine the partials of an earlier split).
 static constexpr int64_t kMinReduced = 2048;
-/// The smallest and largest split ratios.
-static constexpr int64_t kMinRatio = 8, kMaxRatio = 1024;
+/// The smallest split ratio.
+static constexpr int64_t kMinRatio = 8;
+/// What one more level of a split costs for threads, in the sequential
+/// iterations of one thread: a kernel launch (shared with the independent
+/// levels that amp-linalg-to-grid-loops runs in the same kernel).
+static constexpr int64_t kLevelCost = 256;
 
 /// The sizes of `op`'s parallel and reduction loops, multiplied; nullopt
 /// when a loop has no static size.
@@ -108,10 +113,12 @@ static ReassociationIndices getLargestCollapsibleGroup(linalg::LinalgOp op) {
 /// into one: a partial reduction over `inner` (the other reduction loops
 /// made parallel, their sizes appended to the output, starting from the
 /// combiner's neutral element), then the partials combined into `op`'s
-/// output over the others. Returns the first step.
-static FailureOr<linalg::GenericOp> reduceInTwoSteps(RewriterBase &rewriter,
-                                                     linalg::LinalgOp op,
-                                                     ArrayRef<int64_t> inner) {
+/// output over the others. Returns the first step, and adds the second to
+/// `combining` where given.
+static FailureOr<linalg::GenericOp>
+reduceInTwoSteps(RewriterBase &rewriter, linalg::LinalgOp op,
+                 ArrayRef<int64_t> inner,
+                 SmallVectorImpl<linalg::LinalgOp> *combining) {
   SmallVector<Operation *> combiners;
   if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
       combiners.size() != 1)
@@ -176,6 +183,8 @@ static FailureOr<linalg::GenericOp> reduceInTwoSteps(RewriterBase &rewriter,
                                 b.clone(*combiner, mapping)->getResult(0));
       });
   rewriter.replaceOp(op, combined.getResults());
+  if (combining)
+    combining->push_back(combined);
   return partial;
 }
 
@@ -280,14 +289,144 @@ static int64_t getCascadeRatio(int64_t size, int64_t serialTerms) {
   return 0;
 }
 
+namespace {
+/// The split for threads that gives a reduction the shortest chain of
+/// sequential iterations: a reduction of `size` elements per output, over
+/// `parallel` outputs, split by `ratio` (at least kMinRatio, for at most
+/// `threads` threads) runs `size / ratio` iterations per partial, then
+/// reduces `ratio` partials per output, which may split again; each level
+/// adds kLevelCost. A ratio that does not divide `size` (a power of two,
+/// for a size with a large prime factor: a vocabulary's 30522 = 6 * 5087)
+/// leaves a tail of `size % ratio` elements, reduced after the partials
+/// (splitTail), which may split again too.
+class ThreadSplitPlanner {
+public:
+  explicit ThreadSplitPlanner(int64_t threads) : threads(threads) {}
+
+  /// The first ratio of the best split; 0 when none beats the reduction
+  /// as it is.
+  int64_t getRatio(int64_t size, int64_t parallel) {
+    return plan(size, parallel).second;
+  }
+
+private:
+  /// The best chain's length and its first ratio.
+  std::pair<int64_t, int64_t> plan(int64_t size, int64_t parallel) {
+    std::pair<int64_t, int64_t> key = {size, parallel};
+    if (auto it = plans.find(key); it != plans.end())
+      return it->second;
+    std::pair<int64_t, int64_t> best = {size, 0};
+    int64_t limit =
+        std::min(size / 2, std::max<int64_t>(1, threads / parallel));
+    for (int64_t divisor = 1; divisor * divisor <= size; ++divisor) {
+      if (size % divisor)
+        continue;
+      for (int64_t ratio : {divisor, size / divisor}) {
+        if (ratio < kMinRatio || ratio > limit)
+          continue;
+        int64_t length =
+            size / ratio + kLevelCost + plan(ratio, parallel).first;
+        if (length < best.first ||
+            (length == best.first && ratio > best.second))
+          best = {length, ratio};
+      }
+    }
+    for (int64_t ratio = kMinRatio; ratio <= limit; ratio *= 2) {
+      if (size % ratio == 0)
+        continue;
+      int64_t length = size / ratio + kLevelCost + plan(ratio, parallel).first +
+                       kLevelCost + plan(size % ratio, parallel).first;
+      if (length < best.first)
+        best = {length, ratio};
+    }
+    plans[key] = best;
+    return best;
+  }
+
+  int64_t threads;
+  llvm::DenseMap<std::pair<int64_t, int64_t>, std::pair<int64_t, int64_t>>
+      plans;
+};
+} // namespace
+
+/// Splits the last `size % ratio` elements off the one reduction loop of
+/// `op` (of `size` iterations), so that the rest divides by `ratio`: `op`
+/// becomes a reduction of the first elements (returned) and one of the
+/// tail, which starts from the first's result (so any combiner will do)
+/// and is added to `combining` where given. Inputs that the loop indexes
+/// are sliced; the tail's linalg.index of the loop is shifted.
+static linalg::LinalgOp
+splitTail(RewriterBase &rewriter, linalg::LinalgOp op, int64_t ratio,
+          SmallVectorImpl<linalg::LinalgOp> *combining) {
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  unsigned dim = reductions.front();
+  int64_t size = op.getStaticLoopRanges()[dim];
+  int64_t head = size - size % ratio;
+  Location loc = op.getLoc();
+  AffineExpr loop = getAffineDimExpr(dim, op.getContext());
+  rewriter.setInsertionPoint(op);
+  // A copy of `op` over the loop's elements [offset, offset + length).
+  auto createPart = [&](int64_t offset, int64_t length) {
+    SmallVector<std::pair<unsigned, Value>> slices;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      std::optional<unsigned> position =
+          op.getMatchingIndexingMap(input).getResultPosition(loop);
+      auto type = dyn_cast<RankedTensorType>(input->get().getType());
+      if (!position || !type)
+        continue;
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes =
+          getAsIndexOpFoldResult(op.getContext(), type.getShape());
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      offsets[*position] = rewriter.getIndexAttr(offset);
+      sizes[*position] = rewriter.getIndexAttr(length);
+      slices.emplace_back(input->getOperandNumber(),
+                          tensor::ExtractSliceOp::create(rewriter, loc,
+                                                         input->get(), offsets,
+                                                         sizes, strides));
+    }
+    Operation *part = rewriter.clone(*op.getOperation());
+    for (auto [number, slice] : slices)
+      part->setOperand(number, slice);
+    return cast<linalg::LinalgOp>(part);
+  };
+  linalg::LinalgOp first = createPart(0, head);
+  linalg::LinalgOp tail = createPart(head, size - head);
+  for (auto [init, result] :
+       llvm::zip(tail.getDpsInitsMutable(), first->getResults()))
+    init.set(result);
+  SmallVector<linalg::IndexOp> indices;
+  tail->walk([&](linalg::IndexOp index) {
+    if (index.getDim() == dim)
+      indices.push_back(index);
+  });
+  for (linalg::IndexOp index : indices) {
+    rewriter.setInsertionPointAfter(index);
+    Value shifted = arith::AddIOp::create(
+        rewriter, loc, index,
+        arith::ConstantIndexOp::create(rewriter, loc, head));
+    rewriter.replaceAllUsesExcept(index, shifted, shifted.getDefiningOp());
+  }
+  rewriter.replaceOp(op, tail->getResults());
+  if (combining)
+    combining->push_back(tail);
+  return first;
+}
+
 /// Splits the reduction `op` (its reduction loops collapsed into one first,
 /// or reduced in two steps when they do not collapse) by the ratio that
 /// `chooseRatio` gives for the reduced size and the output elements.
 /// Returns the op left whole when it did not split (which may be a
-/// collapsed or first-step replacement of `op`), null when it did.
+/// collapsed or first-step replacement of `op`), null when it did. Adds the
+/// reductions of partials it makes (of the split, of two steps) to
+/// `combining`, where given.
 static linalg::LinalgOp
 collapseAndSplit(RewriterBase &rewriter, linalg::LinalgOp op,
-                 function_ref<int64_t(int64_t, int64_t)> chooseRatio) {
+                 function_ref<int64_t(int64_t, int64_t)> chooseRatio,
+                 SmallVectorImpl<linalg::LinalgOp> *combining = nullptr) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!llvm::all_of(
           op.getIndexingMapsArray(),
@@ -306,7 +445,7 @@ collapseAndSplit(RewriterBase &rewriter, linalg::LinalgOp op,
     if (innerVolume < kMinRatio)
       return op;
     FailureOr<linalg::GenericOp> partial =
-        reduceInTwoSteps(rewriter, op, inner);
+        reduceInTwoSteps(rewriter, op, inner, combining);
     if (failed(partial))
       return op;
     rewriter.setInsertionPoint(*partial);
@@ -315,11 +454,16 @@ collapseAndSplit(RewriterBase &rewriter, linalg::LinalgOp op,
       return *partial;
   }
   std::pair<int64_t, int64_t> volumes = *getLoopVolumes(*collapsed);
+  int64_t ratio = chooseRatio(volumes.second, volumes.first);
+  if (ratio < 2)
+    return *collapsed;
+  if (volumes.second % ratio)
+    collapsed = splitTail(rewriter, *collapsed, ratio, combining);
   linalg::SplitReductionOptions chosen;
   auto control = [&](linalg::LinalgOp target) {
     SmallVector<unsigned> reductions;
     target.getReductionDims(reductions);
-    chosen.ratio = chooseRatio(volumes.second, volumes.first);
+    chosen.ratio = ratio;
     chosen.index = reductions.front();
     chosen.innerParallel = true;
     return chosen;
@@ -329,6 +473,8 @@ collapseAndSplit(RewriterBase &rewriter, linalg::LinalgOp op,
   if (failed(split))
     return *collapsed;
   remapSplitIndices(rewriter, split->splitLinalgOp, chosen.index, chosen.ratio);
+  if (combining)
+    combining->push_back(split->resultCombiningLinalgOp);
   return nullptr;
 }
 
@@ -355,8 +501,14 @@ struct SplitReductionsPass
            op.getNumReductionLoops() > 0;
   }
 
-  /// For threads: each large reduction with few outputs, split once.
+  /// For threads: each large reduction with few outputs, split by
+  /// ThreadSplitPlanner, and the reductions of its partials again where
+  /// the plan splits them.
   void splitForThreads(IRRewriter &rewriter) {
+    ThreadSplitPlanner planner(threads);
+    auto chooseRatio = [&](int64_t size, int64_t parallel) {
+      return planner.getRatio(size, parallel);
+    };
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<std::pair<int64_t, int64_t>> volumes = getLoopVolumes(op);
@@ -364,15 +516,10 @@ struct SplitReductionsPass
           volumes->second >= kMinReduced)
         candidates.push_back(op);
     });
-    for (linalg::LinalgOp op : candidates)
-      collapseAndSplit(rewriter, op, [&](int64_t size, int64_t parallel) {
-        int64_t limit = std::min(
-            {kMaxRatio, size / 2, std::max<int64_t>(1, threads / parallel)});
-        for (int64_t ratio = limit; ratio >= kMinRatio; --ratio)
-          if (size % ratio == 0)
-            return ratio;
-        return int64_t(0);
-      });
+    while (!candidates.empty()) {
+      linalg::LinalgOp op = candidates.pop_back_val();
+      collapseAndSplit(rewriter, op, chooseRatio, &candidates);
+    }
   }
 
   /// For accuracy: every sum of more than `serialTerms` terms, split until
