@@ -8,6 +8,7 @@
 
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
+#include "amp/Target/MLIRText.h"
 #include "amp/Target/ONNX/Import.h"
 
 #include "mlir/Parser/Parser.h"
@@ -121,8 +122,10 @@ OwningOpRef<ModuleOp> amprun::importStep(StringRef path,
     std::string bytes = specializeDims(path, input->getBuffer(), dims);
     module = onnxg::importOnnxModel(bytes, path, &context, options);
   } else {
+    const llvm::MemoryBuffer &text = *input;
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (succeeded(amp::checkParsableText(text, sourceMgr)))
+      module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   }
   if (!module)
     fail("cannot read " + path);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/InitAll.h"
+#include "amp/Target/MLIRText.h"
 #include "amp/Target/ONNX/Export.h"
 #include "amp/Target/ONNX/Import.h"
 
@@ -79,7 +80,10 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
     module = onnxg::importOnnxModel(bytes, inputName, &context, options);
     context.enableMultithreading(threading);
   } else {
+    const llvm::MemoryBuffer &text = *input;
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    if (failed(amp::checkParsableText(text, sourceMgr)))
+      return failure();
     ParserConfig parserConfig(&context);
     module = parseSourceFile<ModuleOp>(sourceMgr, parserConfig);
   }
@@ -155,6 +159,13 @@ int main(int argc, char **argv) {
   }
   bool importOnnx = onnxg::isOnnxInput(inputFile, input->getBuffer());
   if (!importOnnx && !llvm::StringRef(outputFile).ends_with(".onnx")) {
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    if (failed(amp::checkParsableText(*input, sourceMgr)))
+      return 1;
     auto output = openOutputFile(outputFile, &errorMessage);
     if (!output) {
       llvm::errs() << "amp-opt: error: " << errorMessage << "\n";
