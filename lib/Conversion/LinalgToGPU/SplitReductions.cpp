@@ -274,7 +274,8 @@ static bool isFloatSum(linalg::LinalgOp op) {
 /// The ratio that splits a sum of `size` terms for accuracy: two levels of
 /// about its square root when both fit in `serialTerms`, otherwise its
 /// largest divisor up to `serialTerms` (the partials, of size / ratio
-/// terms, are split again); 0 when it has no divisor in [2, serialTerms].
+/// terms, are split again); where it has no divisor in [2, serialTerms] (a
+/// large prime), `serialTerms` itself, which leaves a tail (splitTail).
 static int64_t getCascadeRatio(int64_t size, int64_t serialTerms) {
   int64_t best = 0;
   for (int64_t ratio = 2; ratio <= serialTerms && ratio < size; ++ratio)
@@ -286,7 +287,7 @@ static int64_t getCascadeRatio(int64_t size, int64_t serialTerms) {
   for (int64_t ratio = std::min(serialTerms, size - 1); ratio >= 2; --ratio)
     if (size % ratio == 0)
       return ratio;
-  return 0;
+  return size > 2 * serialTerms ? serialTerms : 0;
 }
 
 namespace {
