@@ -671,6 +671,12 @@ def test_gradient_op_differentiates_a_classifier(opset, tmp_path):
                                    err_msg=name)
 
 
+def int64_constant(name, values):
+    """A Constant node of the 1-D int64 `values`, output `name`."""
+    return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name, onnx.TensorProto.INT64, [len(values)], values))
+
+
 def check_against_autograd(got, loss, tensors, names, rtol=1e-4,
                            atol=1e-5):
     """`got` (run_nodes' outputs: the loss and d<name>) against the torch
@@ -888,6 +894,99 @@ def test_gradient_op_differentiates_dropout_and_clip(tmp_path):
     check_against_autograd(got, loss, t, params, rtol=1e-5, atol=1e-6)
 
 
+def test_gradient_op_differentiates_strided_slices(tmp_path):
+    """ONNX's Gradient through Slices with steps above 1 (dy's elements
+    spread that far apart, then padded back; one on two axes at once, one
+    from a negative start to past the end, one whose last element is not
+    the last of x), against PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(29)
+    inputs = {"x": rng.standard_normal((5, 9)).astype(np.float32)}
+    node = helper.make_node
+    nodes = [
+        int64_constant("s1", [1, 0]), int64_constant("e1", [5, 9]),
+        int64_constant("a1", [0, 1]), int64_constant("p1", [2, 3]),
+        node("Slice", ["x", "s1", "e1", "a1", "p1"], ["y1"]),
+        int64_constant("s2", [-4]), int64_constant("e2", [100]),
+        int64_constant("a2", [1]), int64_constant("p2", [2]),
+        node("Slice", ["x", "s2", "e2", "a2", "p2"], ["y2"]),
+        int64_constant("s3", [0]), int64_constant("e3", [4]),
+        int64_constant("a3", [0]), int64_constant("p3", [3]),
+        node("Slice", ["x", "s3", "e3", "a3", "p3"], ["y3"]),
+        node("Sin", ["y1"], ["z1"]),
+        node("Mul", ["y2", "y2"], ["z2"]),
+        node("Exp", ["y3"], ["z3"]),
+        node("ReduceSum", ["z1"], ["l1"], keepdims=0),
+        node("ReduceSum", ["z2"], ["l2"], keepdims=0),
+        node("ReduceSum", ["z3"], ["l3"], keepdims=0),
+        node("Sum", ["l1", "l2", "l3"], ["loss"]),
+        node("Gradient", ["x"], ["dx"], domain="ai.onnx.preview.training",
+             xs=["x"], y="loss")]
+    got = run_nodes(tmp_path, nodes, inputs,
+                    {"loss": ([], np.float32), "dx": (5, 9)}, opset=17)
+
+    t = {"x": torch.tensor(inputs["x"], dtype=torch.float64,
+                           requires_grad=True)}
+    x = t["x"]
+    loss = (torch.sin(x[1:5:2, 0:9:3]).sum() + (x[:, -4::2] ** 2).sum()
+             + torch.exp(x[0:4:3]).sum())
+    check_against_autograd(got, loss, t, ["x"], rtol=1e-5, atol=1e-6)
+    # Untouched elements get no gradient.
+    assert (got["dx"] == 0).sum() > 0
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+def test_gradient_op_differentiates_tile_and_extrema(opset, tmp_path):
+    """ONNX's Gradient through Sin, Cos, HardSigmoid, Tile (dy summed over
+    the repeats) and ReduceMax and ReduceMin (dy shared by the elements
+    equal to the result: the tiled rows tie), with axes as an attribute
+    before opset 18 and as an input from it, against PyTorch autograd
+    (amax and amin share ties the same way)."""
+    import torch
+    rng = np.random.default_rng(23)
+    inputs = {"x": rng.standard_normal((3, 5)) * 2,
+              "w": rng.standard_normal(5)}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    params = ["x", "w"]
+    node = helper.make_node
+
+    def reduce(op, data, out, axis):
+        if opset >= 18:
+            return [int64_constant(out + "_axes", [axis]),
+                    node(op, [data, out + "_axes"], [out], keepdims=0)]
+        return [node(op, [data], [out], axes=[axis], keepdims=0)]
+
+    nodes = [
+        int64_constant("repeats", [2, 1]),
+        node("HardSigmoid", ["x"], ["h"], alpha=0.3, beta=0.4),
+        node("Tile", ["h", "repeats"], ["t"]),
+        *reduce("ReduceMax", "t", "mx", 0),
+        node("Sin", ["x"], ["s"]),
+        node("Cos", ["x"], ["c"]),
+        node("Mul", ["c", "w"], ["cw"]),
+        *reduce("ReduceMin", "cw", "mn", 1),
+        node("Mul", ["s", "w"], ["sw"]),
+        node("ReduceSum", ["mx"], ["l1"], keepdims=0),
+        node("ReduceSum", ["mn"], ["l2"], keepdims=0),
+        node("ReduceSum", ["sw"], ["l3"], keepdims=0),
+        node("Sum", ["l1", "l2", "l3"], ["loss"]),
+        node("Gradient", params, [f"d{p}" for p in params],
+             domain="ai.onnx.preview.training", xs=params, y="loss")]
+    outputs = {"loss": ([], np.float32),
+               **{f"d{p}": inputs[p].shape for p in params}}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=opset)
+
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items()}
+    h = (0.3 * t["x"] + 0.4).clamp(0, 1)
+    mx = h.repeat(2, 1).amax(dim=0)
+    mn = (torch.cos(t["x"]) * t["w"]).amin(dim=1)
+    loss = mx.sum() + mn.sum() + (torch.sin(t["x"]) * t["w"]).sum()
+    # Some of x saturate the HardSigmoid (no gradient there).
+    assert 0 < (h.detach() == 1).sum() + (h.detach() == 0).sum() < h.numel()
+    check_against_autograd(got, loss, t, params, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("opset", [9, 17])
 def test_gradient_op_differentiates_split_and_slice(opset, tmp_path):
     """ONNX's Gradient through Split (the parts' gradients joined, zeros
@@ -897,19 +996,16 @@ def test_gradient_op_differentiates_split_and_slice(opset, tmp_path):
     rng = np.random.default_rng(19)
     inputs = {"x": rng.standard_normal((4, 7)).astype(np.float32)}
     node = helper.make_node
-    ints = lambda name, values: node("Constant", [], [name],
-                                     value=helper.make_tensor(
-                                         name, onnx.TensorProto.INT64,
-                                         [len(values)], values))
     if opset >= 13:
-        split = [ints("sizes", [2, 4, 1]),
+        split = [int64_constant("sizes", [2, 4, 1]),
                  node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1)]
     else:
         split = [node("Split", ["x"], ["a", "b", "c"], axis=1,
                       split=[2, 4, 1])]
     if opset >= 10:
-        slice_ = [ints("starts", [1, -3]), ints("ends", [3, 100]),
-                  ints("axes", [0, 1]),
+        slice_ = [int64_constant("starts", [1, -3]),
+                  int64_constant("ends", [3, 100]),
+                  int64_constant("axes", [0, 1]),
                   node("Slice", ["b", "starts", "ends", "axes"], ["s"])]
     else:
         slice_ = [node("Slice", ["b"], ["s"], starts=[1, -3], ends=[3, 100],
@@ -1076,10 +1172,6 @@ def gradient_transformer_step():
     inputs["tokens"] = rng.integers(0, vocab, (batch, steps)).astype(np.int64)
     inputs["targets"] = rng.integers(0, vocab, batch * steps).astype(np.int64)
     node = helper.make_node
-    ints = lambda name, values: node("Constant", [], [name],
-                                     value=helper.make_tensor(
-                                         name, onnx.TensorProto.INT64,
-                                         [len(values)], values))
     scalar = lambda name, value: node("Constant", [], [name],
                                       value=helper.make_tensor(
                                           name, onnx.TensorProto.FLOAT, [],
@@ -1087,9 +1179,9 @@ def gradient_transformer_step():
     causal = np.triu(np.full((steps, steps), -1e4, np.float32), 1)
     head_size = width // heads
     nodes = [
-        ints("split_heads", [batch, steps, heads, head_size]),
-        ints("join_heads", [batch, steps, width]),
-        ints("flat_tokens", [batch * steps, vocab]),
+        int64_constant("split_heads", [batch, steps, heads, head_size]),
+        int64_constant("join_heads", [batch, steps, width]),
+        int64_constant("flat_tokens", [batch * steps, vocab]),
         scalar("scale", 1 / np.sqrt(head_size)), scalar("half", 0.5),
         scalar("one", 1.0), scalar("root2", np.sqrt(2.0)),
         node("Constant", [], ["mask"], value=numpy_helper.from_array(

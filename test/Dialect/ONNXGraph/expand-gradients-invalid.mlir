@@ -3,7 +3,7 @@
 func.func @not_differentiable(%x: tensor<2x3xf32> loc("x"), %w: tensor<2x3xf32> loc("w")) -> tensor<2x3xf32> {
   %m = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc(fused<"onnx.outputs">["mul", "m"])
   %y = onnxg.node "Einsum"(%m) opset 17 attributes {equation = "ij->i"} : (tensor<2x3xf32>) -> tensor<2xf32> loc(fused<"onnx.outputs">["einsum", "y"])
-  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs, Erf, Clip, Dropout, Pow (constant exponent), Where, MatMul, Gemm, Conv, ConvTranspose, MaxPool, AveragePool, LayerNormalization, BatchNormalization, ReduceSum, ReduceMean, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Split, Slice, Pad, Gather, GatherElements and Cast}}
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs, Erf, Sin, Cos, HardSigmoid, Clip, Dropout, Pow (constant exponent), Where, MatMul, Gemm, Conv, ConvTranspose, MaxPool, AveragePool, LayerNormalization, BatchNormalization, ReduceSum, ReduceMean, ReduceMax, ReduceMin, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, Concat, Split, Slice, Pad, Gather, GatherElements and Cast}}
   %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "y"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %dw : tensor<2x3xf32>
 }
@@ -27,6 +27,30 @@ func.func @vector_matmul(%x: tensor<3xf32> loc("x"), %w: tensor<3x5xf32> loc("w"
   // expected-error @+1 {{node (Gradient): cannot differentiate node 'mm' (MatMul): MatMul is differentiated for operands of rank 2 or more}}
   %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "y"} : (tensor<3x5xf32>) -> tensor<3x5xf32>
   return %dw : tensor<3x5xf32>
+}
+
+// -----
+
+// Repeats the graph computes.
+func.func @computed_repeats(%x: tensor<2x3xf32> loc("x"), %r: tensor<2xi64> loc("r")) -> tensor<2x3xf32> {
+  %t = onnxg.node "Tile"(%x, %r) opset 17 : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32> loc(fused<"onnx.outputs">["tile", "t"])
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'tile' (Tile): Tile is differentiated for constant repeats}}
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "t"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %dx : tensor<2x3xf32>
+}
+
+// -----
+
+// A negative step (x reversed).
+func.func @reversing_slice(%x: tensor<4xf32> loc("x")) -> tensor<4xf32> {
+  %s = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64> loc(fused<"onnx.outputs">["start", "s"])
+  %e = onnxg.node "Constant"() opset 17 attributes {value = dense<-9223372036854775807> : tensor<1xi64>} : () -> tensor<1xi64> loc(fused<"onnx.outputs">["end", "e"])
+  %a = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64> loc(fused<"onnx.outputs">["axes", "a"])
+  %p = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64> loc(fused<"onnx.outputs">["steps", "p"])
+  %y = onnxg.node "Slice"(%x, %s, %e, %a, %p) opset 17 : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32> loc(fused<"onnx.outputs">["reverse", "y"])
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'reverse' (Slice): Slice is differentiated for constant bounds and positive steps}}
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %dx : tensor<4xf32>
 }
 
 // -----

@@ -135,3 +135,31 @@ func.func @cnn_layers(%x: tensor<2x3x4x4xf32> loc("x"), %w: tensor<2x3x3x3xf32> 
   return %dw, %db : tensor<2x3x3x3xf32>, tensor<2xf32>
 }
 }
+
+// -----
+
+// ReduceMax shares dy among the elements equal to its result (the Tile's
+// copies tie): a mask of them, over their count. Tile sums dy over its
+// repeats, [4, 3] as [2, 2, 1, 3].
+// CHECK-LABEL: func.func @tile_and_max(
+// CHECK:         %[[T:.*]] = onnxg.node "Tile"
+// CHECK:         %[[M:.*]] = onnxg.node "ReduceMax"(%[[T]])
+// CHECK:         %[[MK:.*]] = onnxg.node "Reshape"(%[[M]], %{{.*}}) {{.*}} -> tensor<1x3xf32>
+// CHECK:         %[[EQ:.*]] = onnxg.node "Equal"(%[[T]], %[[MK]])
+// CHECK:         %[[MASK:.*]] = onnxg.node "Cast"(%[[EQ]]) opset 17 attributes {to = 1 : i64} : (tensor<4x3xi1>) -> tensor<4x3xf32>
+// CHECK:         %[[COUNT:.*]] = onnxg.node "ReduceSum"(%[[MASK]], %{{.*}}) {{.*}} -> tensor<1x3xf32>
+// CHECK:         %[[SHARE:.*]] = onnxg.node "Div"(%{{.*}}, %[[COUNT]])
+// CHECK:         %[[DT:.*]] = onnxg.node "Mul"(%[[MASK]], %[[SHARE]]) {{.*}} -> tensor<4x3xf32>
+// CHECK:         %[[SPLIT:.*]] = onnxg.node "Reshape"(%[[DT]], %{{.*}}) {{.*}} -> tensor<2x2x1x3xf32>
+// CHECK:         %[[REPEATS:.*]] = onnxg.node "Constant"() opset 17 attributes {value = dense<[0, 2]> : tensor<2xi64>}
+// CHECK:         %[[DX:.*]] = onnxg.node "ReduceSum"(%[[SPLIT]], %[[REPEATS]]) opset 17 attributes {keepdims = 0 : i64} {{.*}} -> tensor<2x3xf32>
+// CHECK:         return %[[DX]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @tile_and_max(%x: tensor<2x3xf32> loc("x")) -> tensor<2x3xf32> {
+  %r = onnxg.node "Constant"() opset 17 attributes {value = dense<[2, 1]> : tensor<2xi64>} : () -> tensor<2xi64> loc(fused<"onnx.outputs">["reps", "r"])
+  %t = onnxg.node "Tile"(%x, %r) opset 17 : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32> loc(fused<"onnx.outputs">["tile", "t"])
+  %m = onnxg.node "ReduceMax"(%t) opset 17 attributes {axes = array<i64: 0>, keepdims = 0 : i64} : (tensor<4x3xf32>) -> tensor<3xf32> loc(fused<"onnx.outputs">["max", "m"])
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "m"} : (tensor<2x3xf32>) -> tensor<2x3xf32> loc(fused<"onnx.outputs">["grad", "dx"])
+  return %dx : tensor<2x3xf32>
+}
+}

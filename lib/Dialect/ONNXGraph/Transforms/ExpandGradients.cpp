@@ -516,6 +516,26 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                       binary("Mul", gauss,
                              nodes.scalar(elementType, 1.1283791670955126))));
   }
+  if (type == "Sin")
+    return add(0, binary("Mul", dy, create("Cos", outType, input(0))));
+  if (type == "Cos")
+    return add(0, create("Neg", outType,
+                         binary("Mul", dy, create("Sin", outType, input(0)))));
+  if (type == "HardSigmoid") {
+    // y = clamp(alpha x + beta, 0, 1): alpha dy where y is inside (0, 1).
+    double alpha = 0.2;
+    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
+      alpha = attr.getValueAsDouble();
+    Value inside = create("And", boolType(outType),
+                          {create("Greater", boolType(outType),
+                                  {y, nodes.createSplat(elementType, 0)}),
+                           create("Less", boolType(outType),
+                                  {y, nodes.createSplat(elementType, 1)})});
+    return add(
+        0, create("Where", outType,
+                  {inside, binary("Mul", dy, nodes.scalar(elementType, alpha)),
+                   nodes.createSplat(elementType, 0)}));
+  }
 
   // The rest need static shapes.
   auto xType = dyn_cast<RankedTensorType>(input(0).getType());
@@ -541,13 +561,12 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       inverse[axis] = i;
     return add(0, nodes.transpose(dy, inverse));
   }
-  if (type == "ReduceSum" || type == "ReduceMean") {
-    // dy, kept at the reduced axes, expanded back over them.
+  if (type == "ReduceSum" || type == "ReduceMean" || type == "ReduceMax" ||
+      type == "ReduceMin") {
     std::optional<SmallVector<int64_t>> axes = getConstantAxes(node);
     if (!axes)
       return emitError(node) << "its axes must be a constant";
-    bool noop = axes->empty() && getInt(node, "noop_with_empty_axes", 0);
-    if (noop)
+    if (axes->empty() && getInt(node, "noop_with_empty_axes", 0))
       return add(0, dy);
     SmallVector<int64_t> reduced;
     for (int64_t axis : *axes)
@@ -560,13 +579,46 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       count *= kept[axis];
       kept[axis] = 1;
     }
-    Value expanded = create(
-        "Expand", xType,
-        {nodes.reshape(dy, kept, kept), nodes.createI64s(xType.getShape())});
-    if (type == "ReduceMean")
-      expanded = create("Div", xType,
-                        {expanded, nodes.scalar(elementType, double(count))});
-    return add(0, expanded);
+    Value keptDy = nodes.reshape(dy, kept, kept);
+    if (type == "ReduceSum" || type == "ReduceMean") {
+      // dy, kept at the reduced axes, expanded back over them.
+      Value expanded =
+          create("Expand", xType, {keptDy, nodes.createI64s(xType.getShape())});
+      if (type == "ReduceMean")
+        expanded = create("Div", xType,
+                          {expanded, nodes.scalar(elementType, double(count))});
+      return add(0, expanded);
+    }
+    // dy shared evenly by the elements equal to the result (PyTorch's amax
+    // and amin).
+    auto keptType = xType.clone(kept);
+    std::optional<int32_t> dataType = getOnnxDataType(elementType);
+    if (!dataType)
+      return emitError(node) << "its gradient needs a float type";
+    Value selected = create(
+        "Cast", xType,
+        create("Equal", boolType(xType),
+               {input(0), nodes.reshape(y, kept, kept)}),
+        builder.getNamedAttr("to", builder.getI64IntegerAttr(*dataType)));
+    Value ties =
+        nodes.reduceSum(selected, reduced, /*keepDims=*/true, keptType);
+    return add(0, create("Mul", xType,
+                         {selected, create("Div", keptType, {keptDy, ties})}));
+  }
+  if (type == "Tile") {
+    // y's [r0 d0, r1 d1, ...] as [r0, d0, r1, d1, ...], summed over the
+    // repeats.
+    std::optional<SmallVector<int64_t>> repeats =
+        node.getNumOperands() == 2 ? getConstantInts(input(1)) : std::nullopt;
+    if (!repeats || repeats->size() != size_t(xType.getRank()))
+      return emitError(node) << "Tile is differentiated for constant repeats";
+    SmallVector<int64_t> split, repeatAxes;
+    for (auto [repeat, size] : llvm::zip(*repeats, xType.getShape())) {
+      repeatAxes.push_back(split.size());
+      split.append({repeat, size});
+    }
+    return add(0, nodes.reduceSum(nodes.reshape(dy, split, split), repeatAxes,
+                                  /*keepDims=*/false, xType));
   }
   if (type == "Softmax" || type == "LogSoftmax") {
     int64_t rank = xType.getRank();
@@ -637,8 +689,9 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   if (type == "Expand")
     return add(0, dy);
   if (type == "Slice") {
-    // dy padded with zeros back to x's shape (constant bounds, steps of 1;
-    // inputs from opset 10, attributes before).
+    // dy padded with zeros back to x's shape (constant bounds, positive
+    // steps; inputs from opset 10, attributes before); along an axis with a
+    // step above 1, dy's elements spread that far apart first.
     auto bounds = [&](unsigned operand,
                       StringRef name) -> std::optional<SmallVector<int64_t>> {
       if (nodes.getOpset() < 10)
@@ -654,26 +707,50 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     if (!axes)
       axes =
           llvm::to_vector(llvm::seq<int64_t>(0, starts ? starts->size() : 0));
+    if (!steps && starts)
+      steps = SmallVector<int64_t>(starts->size(), 1);
     if (!starts || !ends || starts->size() != ends->size() ||
-        axes->size() != starts->size() ||
-        (steps && llvm::any_of(*steps, [](int64_t s) { return s != 1; })))
+        axes->size() != starts->size() || steps->size() != starts->size() ||
+        llvm::any_of(*steps, [](int64_t s) { return s < 1; }))
       return emitError(node) << "Slice is differentiated for constant "
-                                "bounds and steps of 1";
+                                "bounds and positive steps";
+    auto pad = [&](Value value, ArrayRef<int64_t> pads, ArrayRef<int64_t> to) {
+      auto type = xType.clone(to);
+      if (nodes.getOpset() >= 11)
+        return create("Pad", type, {value, nodes.createI64s(pads)});
+      return create(
+          "Pad", type, value,
+          builder.getNamedAttr("pads", builder.getDenseI64ArrayAttr(pads)));
+    };
+    Value dx = dy;
+    SmallVector<int64_t> shape(yType.getShape());
     SmallVector<int64_t> pads(2 * rank, 0);
-    for (auto [start, end, axis] : llvm::zip(*starts, *ends, *axes)) {
+    for (auto [start, step, axis] : llvm::zip(*starts, *steps, *axes)) {
       axis = normalize(axis, rank);
       int64_t size = xType.getDimSize(axis);
-      auto clamp = [&](int64_t v) {
-        return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size);
-      };
-      pads[axis] = clamp(start);
-      pads[rank + axis] = size - std::max(clamp(end), clamp(start));
+      int64_t first =
+          std::clamp<int64_t>(start < 0 ? start + size : start, 0, size);
+      int64_t count = shape[axis];
+      if (step > 1 && count > 0) {
+        // [.., n, ..] as [.., n, 1, ..], padded to [.., n, step, ..], seen
+        // as [.., n * step, ..], cut at x's end.
+        SmallVector<int64_t> split(shape);
+        split.insert(split.begin() + axis + 1, 1);
+        SmallVector<int64_t> spread(split), spreadPads(2 * (rank + 1), 0);
+        spread[axis + 1] = step;
+        spreadPads[rank + 1 + axis + 1] = step - 1;
+        dx = pad(nodes.reshape(dx, split, split), spreadPads, spread);
+        shape[axis] = count * step;
+        dx = nodes.reshape(dx, shape, shape);
+        if (shape[axis] > size - first) {
+          shape[axis] = size - first;
+          dx = slice(dx, axis, 0, shape[axis], xType.clone(shape));
+        }
+      }
+      pads[axis] = first;
+      pads[rank + axis] = size - first - shape[axis];
     }
-    if (nodes.getOpset() >= 11)
-      return add(0, create("Pad", xType, {dy, nodes.createI64s(pads)}));
-    return add(0, create("Pad", xType, dy,
-                         builder.getNamedAttr(
-                             "pads", builder.getDenseI64ArrayAttr(pads))));
+    return add(0, pad(dx, pads, xType.getShape()));
   }
   if (type == "Concat") {
     // Each input's part of dy along the axis.
@@ -872,14 +949,14 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   return emitError(node)
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, "
             "Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, "
-            "Abs, Erf, Clip, Dropout, Pow "
+            "Abs, Erf, Sin, Cos, HardSigmoid, Clip, Dropout, Pow "
             "(constant exponent), Where, MatMul, Gemm, Conv, ConvTranspose, "
             "MaxPool, "
             "AveragePool, LayerNormalization, BatchNormalization, ReduceSum, "
-            "ReduceMean, Softmax, LogSoftmax, "
+            "ReduceMean, ReduceMax, ReduceMin, Softmax, LogSoftmax, "
             "SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, "
             "Flatten, Squeeze, Unsqueeze, "
-            "Transpose, Expand, Concat, Split, Slice, Pad, Gather, "
+            "Transpose, Expand, Tile, Concat, Split, Slice, Pad, Gather, "
             "GatherElements and Cast";
 }
 

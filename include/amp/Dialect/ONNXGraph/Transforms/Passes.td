@@ -35,17 +35,18 @@ def ONNXGraphExpandGradients
         Differentiable nodes: Add, Sub, Mul, Div (with ONNX broadcasting: the
         gradient is summed over the broadcast dimensions), Neg, Identity, Sum,
     Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs,
-    Erf, Clip (constant bounds), Dropout (in training mode through its
+    Erf, Sin, Cos, HardSigmoid, Clip (constant bounds), Dropout (in training mode through its
     mask output), Where (to the branch each element took), Pow by a constant scalar exponent,
         MatMul of operands of rank 2 or more (summed over the batch
     dimensions an operand was broadcast along), Gemm (alpha, beta, either transpose, a broadcast C),
     ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
-    either way), Softmax and LogSoftmax (over one axis; before opset 13
+    either way), ReduceMax and ReduceMin (the same; dy shared evenly by the
+    elements equal to the result, as PyTorch's amax and amin do), Softmax and LogSoftmax (over one axis; before opset 13
                 the last), NegativeLogLikelihoodLoss (each reduction, class weights,
     ignore_index), LayerNormalization and BatchNormalization (with batch
     statistics in training_mode, else its input statistics; scale and
         bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
-        Concat, Split (every part), Slice (constant bounds, steps of 1), Pad
+        Tile (constant repeats), Concat, Split (every part), Slice (constant bounds, positive steps), Pad
     (constant mode and pads) and Cast between float types (the shape ops and reductions with
     static shapes); and through the gradient ops of ONNX Runtime that
         amp-opt lowers: Conv and ConvTranspose (com.microsoft ConvGrad and
