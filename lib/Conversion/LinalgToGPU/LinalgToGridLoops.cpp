@@ -38,6 +38,8 @@ using namespace mlir;
 
 /// The threads that run in lockstep on NVIDIA GPUs.
 static constexpr int64_t kWarpSize = 32;
+/// How many loops past the next one a loop looks for one to fuse into.
+static constexpr size_t kFusionLookAhead = 4;
 
 bool amp::isPlainOp(Operation *op) {
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
@@ -964,17 +966,67 @@ struct LinalgToGridLoopsPass
     return getParameterBytes(used.getArrayRef()) <= maxParameterBytes;
   }
 
-  /// Fuses each loop of `lowered` into the next where they can run as one
-  /// grid (prepareFusion) within the parameter limit; returns the loops
-  /// that remain.
+  /// Whether `lowered[i]` can move down to just before `lowered[j]`: each
+  /// loop between is independent of it (areIndependent), and the other ops
+  /// between have no memory effects (views, allocations).
+  static bool canSinkPast(ArrayRef<LoweredLoop> lowered, size_t i, size_t j) {
+    Operation *from = lowered[i].loop, *to = lowered[j].loop;
+    if (from->getBlock() != to->getBlock() || !from->isBeforeInBlock(to))
+      return false;
+    llvm::SmallPtrSet<Operation *, 8> between;
+    for (size_t k = i + 1; k < j; ++k) {
+      if (!areIndependent(lowered[i], lowered[k]))
+        return false;
+      between.insert(lowered[k].loop);
+    }
+    for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+      if (!between.contains(op) &&
+          !isa<memref::AllocOp, memref::AllocaOp>(op) &&
+          (op->getNumRegions() != 0 || !isMemoryEffectFree(op)))
+        return false;
+    return true;
+  }
+
+  /// The loop of `lowered` that `lowered[i]` fuses into (prepareFusion,
+  /// within the parameter limit): the next one or, past loops it can move
+  /// down past (canSinkPast), one of the kFusionLookAhead after it, before
+  /// which it then moves (a BatchNorm's centering, then its running mean's
+  /// update, then its normalization over the centered values). Nullopt
+  /// where there is none.
+  std::optional<size_t> findLoopToFuseInto(RewriterBase &rewriter,
+                                           MutableArrayRef<LoweredLoop> lowered,
+                                           size_t i) {
+    LoweredLoop &current = lowered[i];
+    for (size_t j = i + 1; j < lowered.size() && j <= i + 1 + kFusionLookAhead;
+         ++j) {
+      bool sinks = j > i + 1;
+      if (sinks && !canSinkPast(lowered, i, j))
+        return std::nullopt;
+      LoweredLoop &next = lowered[j];
+      if (!fitParameters(current.loop, next.loop))
+        continue;
+      Operation *after = current.loop->getNextNode();
+      if (sinks)
+        rewriter.moveOpBefore(current.loop, next.loop);
+      if (prepareFusion(rewriter, current, next))
+        return j;
+      if (sinks)
+        rewriter.moveOpBefore(current.loop, after);
+    }
+    return std::nullopt;
+  }
+
+  /// Fuses each loop of `lowered` into a later one where they can run as
+  /// one grid (findLoopToFuseInto); returns the loops that remain.
   SmallVector<LoweredLoop> fuseLoops(RewriterBase &rewriter,
                                      MutableArrayRef<LoweredLoop> lowered) {
     SmallVector<LoweredLoop> remaining;
     for (auto [i, current] : llvm::enumerate(lowered)) {
-      if (fuse && i + 1 < lowered.size() &&
-          fitParameters(current.loop, lowered[i + 1].loop) &&
-          prepareFusion(rewriter, current, lowered[i + 1])) {
-        LoweredLoop &next = lowered[i + 1];
+      std::optional<size_t> target;
+      if (fuse)
+        target = findLoopToFuseInto(rewriter, lowered, i);
+      if (target) {
+        LoweredLoop &next = lowered[*target];
         fuseInto(rewriter, current.loop, next.loop);
         next.accesses.append(current.accesses);
         next.laneLoops.append(current.laneLoops);

@@ -836,16 +836,16 @@ func.func @dependent_full_reductions(%a: memref<64xf32>, %sa: memref<f32>,
 
 // FP8's end of step for two scaling states: each state's amax goes into its
 // history (one-point loops from amp-host-data-to-kernels), then the history
-// moves on by one (16 points). The second state's store is independent of
-// the first state's history and moves up into the first store's grid; the
-// second history, after the second store wherever that runs, joins the
-// first: two grids, not three (A1 | B1 A2 | B2 in order).
+// moves on by one (16 points). The first history is independent of the
+// second store, so it moves down to the second history and runs in its 16
+// points; the second store, independent of the first history, moves up
+// into the first store's grid: two grids, not four (A1 B1 | A2 B2).
 // CHECK-LABEL: func.func @hoisted_past_independent
 // CHECK:         scf.index_switch
 // CHECK:           memref.store %{{.*}}, %arg1[%{{.*}}]
 // CHECK:           memref.store %{{.*}}, %arg4[%{{.*}}]
 // CHECK:         processor = block_x
-// CHECK:         scf.index_switch
+// CHECK-NOT:     scf.index_switch
 // CHECK:           memref.store %{{.*}}, %arg2[%{{.*}}]
 // CHECK:           memref.store %{{.*}}, %arg5[%{{.*}}]
 // CHECK:         processor = block_x
@@ -1214,6 +1214,88 @@ func.func @stacked_steps(%a: memref<1x4x4xf32>, %b: memref<1x4x4xf32>, %c: memre
   ^bb0(%x: f32, %y: f32):
     %e = math.exp %x : f32
     linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A BatchNorm's centering (%centered), its running mean's update (8
+// points, independent of the centering) and its normalization of the
+// centered values: the centering moves down past the update into the
+// normalization's grid (then the update joins that grid as an independent
+// case): one grid. In @sink_blocked the op between reads the centered
+// values, so the centering stays a grid of its own, before it.
+// CHECK-LABEL: func.func @sink_past_independent
+// CHECK:         scf.index_switch
+// CHECK:           memref.store %{{.*}}, %arg4[
+// CHECK:           arith.subf
+// CHECK-NEXT:      memref.store %{{.*}}, %arg5[
+// CHECK:           arith.mulf
+// CHECK-NEXT:      memref.store %{{.*}}, %arg6[
+// CHECK:         processor = block_x
+// CHECK-NOT:     processor = block_x
+// CHECK-LABEL: func.func @sink_blocked
+// CHECK:           arith.subf
+// CHECK-NEXT:      memref.store %{{.*}}, %arg4[
+// CHECK-NOT:       arith.mulf
+// CHECK:         processor = block_x
+// CHECK:           arith.mulf
+// CHECK:         processor = block_x
+// CHECK-NOT:     processor = block_x
+// BUDGET-LABEL: func.func @sink_past_independent
+// INDEPOFF-LABEL: func.func @sink_past_independent
+// LANESOFF-LABEL: func.func @sink_past_independent
+// FUSEOFF-LABEL: func.func @sink_past_independent
+// FUSEOFF-COUNT-3: processor = block_x
+#bn_x = affine_map<(d0, d1) -> (d0, d1)>
+#bn_c = affine_map<(d0, d1) -> (d1)>
+#bn_1 = affine_map<(d0) -> (d0)>
+func.func @sink_past_independent(%x: memref<4x8xf32>, %mean: memref<8xf32>,
+                                 %running: memref<8xf32>, %scale: memref<8xf32>,
+                                 %newRunning: memref<8xf32>,
+                                 %centered: memref<4x8xf32>,
+                                 %y: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [#bn_x, #bn_c, #bn_x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : memref<4x8xf32>, memref<8xf32>) outs(%centered : memref<4x8xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    linalg.yield %d : f32
+  }
+  linalg.generic {indexing_maps = [#bn_1, #bn_1, #bn_1], iterator_types = ["parallel"]}
+      ins(%mean, %running : memref<8xf32>, memref<8xf32>) outs(%newRunning : memref<8xf32>) {
+  ^bb0(%m: f32, %r: f32, %o: f32):
+    %s = arith.addf %m, %r : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#bn_x, #bn_c, #bn_x], iterator_types = ["parallel", "parallel"]}
+      ins(%centered, %scale : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%c: f32, %s: f32, %o: f32):
+    %p = arith.mulf %c, %s : f32
+    linalg.yield %p : f32
+  }
+  return
+}
+func.func @sink_blocked(%x: memref<4x8xf32>, %mean: memref<8xf32>,
+                        %scale: memref<8xf32>, %first: memref<8xf32>,
+                        %centered: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [#bn_x, #bn_c, #bn_x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : memref<4x8xf32>, memref<8xf32>) outs(%centered : memref<4x8xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    linalg.yield %d : f32
+  }
+  %row = memref.subview %centered[0, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#bn_1, #bn_1], iterator_types = ["parallel"]}
+      ins(%row : memref<8xf32, strided<[1]>>) outs(%first : memref<8xf32>) {
+  ^bb0(%c: f32, %o: f32):
+    linalg.yield %c : f32
+  }
+  linalg.generic {indexing_maps = [#bn_x, #bn_c, #bn_x], iterator_types = ["parallel", "parallel"]}
+      ins(%centered, %scale : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%c: f32, %s: f32, %o: f32):
+    %p = arith.mulf %c, %s : f32
+    linalg.yield %p : f32
   }
   return
 }
