@@ -987,6 +987,41 @@ def test_gradient_op_differentiates_tile_and_extrema(opset, tmp_path):
     check_against_autograd(got, loss, t, params, rtol=1e-5, atol=1e-6)
 
 
+def test_gradient_op_differentiates_dropout_without_mask(tmp_path):
+    """ONNX's Gradient through a training-mode Dropout that does not output
+    its mask: the expansion makes the forward node return it, so that the
+    backward uses the mask the forward drew (the elements it zeroed, read
+    off its output), against PyTorch autograd."""
+    import torch
+    rng = np.random.default_rng(31)
+    inputs = {"x": rng.standard_normal((6, 8)).astype(np.float32),
+              "w": rng.standard_normal(8).astype(np.float32)}
+    params = ["x", "w"]
+    node = helper.make_node
+    const = lambda name, value, kind=onnx.TensorProto.FLOAT: node(
+        "Constant", [], [name], value=helper.make_tensor(name, kind, [],
+                                                         [value]))
+    nodes = [
+        const("ratio", 0.25), const("train", True, onnx.TensorProto.BOOL),
+        node("Dropout", ["x", "ratio", "train"], ["d"]),
+        node("Tanh", ["d"], ["t"]),
+        node("Mul", ["t", "w"], ["tw"]),
+        node("ReduceSum", ["tw"], ["loss"], keepdims=0),
+        node("Gradient", params, [f"d{p}" for p in params],
+             domain="ai.onnx.preview.training", xs=params, y="loss")]
+    outputs = {"loss": ([], np.float32), "d": ((6, 8), np.float32),
+               **{f"d{p}": inputs[p].shape for p in params}}
+    got = run_nodes(tmp_path, nodes, inputs, outputs, opset=17)
+
+    mask = torch.tensor(got["d"] != 0)
+    assert 0 < got["d"].astype(bool).mean() < 1
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in inputs.items()}
+    d = torch.where(mask, t["x"] / 0.75, 0.0)
+    loss = (torch.tanh(d) * t["w"]).sum()
+    check_against_autograd(got, loss, t, params, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("opset", [9, 17])
 def test_gradient_op_differentiates_split_and_slice(opset, tmp_path):
     """ONNX's Gradient through Split (the parts' gradients joined, zeros

@@ -163,3 +163,24 @@ func.func @tile_and_max(%x: tensor<2x3xf32> loc("x")) -> tensor<2x3xf32> {
   return %dx : tensor<2x3xf32>
 }
 }
+
+// -----
+
+// A training-mode Dropout without its mask output: the mask cannot be
+// drawn again, so the node is replaced by one that returns it (with the
+// node's and output's names), and dy goes where it kept the element.
+// CHECK-LABEL: func.func @dropout_without_mask(
+// CHECK:         %[[D:d]], %[[MASK:d_mask]] = onnxg.node "Dropout"({{.*}}) opset 17 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+// CHECK-NOT:     "Dropout"
+// CHECK:         %[[KEPT:.*]] = onnxg.node "Where"(%[[MASK]],
+// CHECK:         %[[DX:.*]] = onnxg.node "Div"(%[[KEPT]],
+// CHECK:         return %[[D]], %[[DX]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @dropout_without_mask(%x: tensor<4xf32> loc("x")) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r = onnxg.node "Constant"() opset 17 attributes {value = dense<2.500000e-01> : tensor<f32>} : () -> tensor<f32> loc(fused<"onnx.outputs">["ratio", "r"])
+  %t = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1> loc(fused<"onnx.outputs">["train", "t"])
+  %d = onnxg.node "Dropout"(%x, %r, %t) opset 17 : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32> loc(fused<"onnx.outputs">["drop", "d"])
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "d"} : (tensor<4xf32>) -> tensor<4xf32> loc(fused<"onnx.outputs">["grad", "dx"])
+  return %d, %dx : tensor<4xf32>, tensor<4xf32>
+}
+}

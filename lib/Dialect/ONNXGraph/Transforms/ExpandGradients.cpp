@@ -116,6 +116,9 @@ private:
   NodeEmitter nodes;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> gradients;
+  /// Forward nodes replaced by copies with more results (a Dropout's mask),
+  /// erased after the expansion.
+  SmallVector<NodeOp> replacedForwards;
 };
 } // namespace
 
@@ -379,10 +382,22 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       return emitError(node) << "its training_mode must be a constant";
     if (nodes.getOpset() < 12 || *training == 0)
       return add(0, dy);
-    if (node.getNumResults() < 2)
-      return emitError(node) << "in training mode it is differentiated "
-                                "through its mask output";
-    Value mask = node.getResult(1);
+    Value mask = node.getNumResults() > 1 ? node.getResult(1) : Value();
+    if (!mask) {
+      // The random mask cannot be drawn again: the forward node becomes
+      // one that returns it too, with its names.
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(node);
+      std::string output = getValueName(y).str();
+      NodeOp masked = createNode(
+          builder, "Dropout",
+          {outType, cast<ShapedType>(outType).clone(builder.getI1Type())},
+          node.getOperands(), node.getNodeName(), {output, output + "_mask"},
+          llvm::to_vector(node.getOnnxAttrsOrEmpty().getValue()));
+      y.replaceAllUsesWith(masked.getResult(0));
+      replacedForwards.push_back(node);
+      mask = masked.getResult(1);
+    }
     Value ratio = node.getOptionalOperand(1);
     std::optional<double> rate = ratio ? getConstantScalar(ratio) : 0.5;
     if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("ratio"))
@@ -1102,6 +1117,8 @@ LogicalResult GradientExpansion::run() {
     output.replaceAllUsesWith(dx);
   }
   gradient.erase();
+  for (NodeOp node : replacedForwards)
+    node.erase();
   return success();
 }
 

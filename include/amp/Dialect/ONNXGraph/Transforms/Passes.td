@@ -36,7 +36,8 @@ def ONNXGraphExpandGradients
         gradient is summed over the broadcast dimensions), Neg, Identity, Sum,
     Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs,
     Erf, Sin, Cos, HardSigmoid, Clip (constant bounds), Dropout (in training mode through its
-    mask output), Where (to the branch each element took), Pow by a constant scalar exponent,
+    mask; one without the mask output is replaced by one with it, since the
+    mask cannot be drawn again), Where (to the branch each element took), Pow by a constant scalar exponent,
         MatMul of operands of rank 2 or more (summed over the batch
     dimensions an operand was broadcast along), Gemm (alpha, beta, either transpose, a broadcast C),
     ReduceSum and ReduceMean (constant axes, attribute or input, keepdims
