@@ -688,6 +688,12 @@ static scf::ParallelOp makeTrailingDimsSequential(RewriterBase &rewriter,
   return outer;
 }
 
+/// Whether a loop may move past `op`: an allocation, or an op without
+/// memory effects (a view).
+static bool isAllocationOrPlain(Operation *op) {
+  return isa<memref::AllocOp, memref::AllocaOp>(op) || amp::isPlainOp(op);
+}
+
 /// Whether only allocations and ops without memory effects lie between
 /// `first` and `second`, so that `first`'s work can move down to `second`.
 static bool haveOnlyPureOpsBetween(Operation *first, Operation *second) {
@@ -696,8 +702,7 @@ static bool haveOnlyPureOpsBetween(Operation *first, Operation *second) {
     return false;
   for (Operation *op = first->getNextNode(); op != second;
        op = op->getNextNode())
-    if (!isa<memref::AllocOp, memref::AllocaOp>(op) &&
-        (op->getNumRegions() != 0 || !isMemoryEffectFree(op)))
+    if (!isAllocationOrPlain(op))
       return false;
   return true;
 }
@@ -980,9 +985,7 @@ struct LinalgToGridLoopsPass
       between.insert(lowered[k].loop);
     }
     for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
-      if (!between.contains(op) &&
-          !isa<memref::AllocOp, memref::AllocaOp>(op) &&
-          (op->getNumRegions() != 0 || !isMemoryEffectFree(op)))
+      if (!between.contains(op) && !isAllocationOrPlain(op))
         return false;
     return true;
   }
