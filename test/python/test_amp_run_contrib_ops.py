@@ -677,6 +677,18 @@ def int64_constant(name, values):
         name, onnx.TensorProto.INT64, [len(values)], values))
 
 
+def sum_and_differentiate(parts, xs):
+    """Nodes that sum each of `parts` into a 0-d loss, add them up into
+    "loss", and take ONNX's Gradient of it with respect to `xs` (outputs
+    "d<x>")."""
+    node = helper.make_node
+    sums = [node("ReduceSum", [p], [f"{p}_sum"], keepdims=0) for p in parts]
+    return sums + [
+        node("Sum", [f"{p}_sum" for p in parts], ["loss"]),
+        node("Gradient", xs, [f"d{x}" for x in xs],
+             domain="ai.onnx.preview.training", xs=xs, y="loss")]
+
+
 def check_against_autograd(got, loss, tensors, names, rtol=1e-4,
                            atol=1e-5):
     """`got` (run_nodes' outputs: the loss and d<name>) against the torch
@@ -916,12 +928,7 @@ def test_gradient_op_differentiates_strided_slices(tmp_path):
         node("Sin", ["y1"], ["z1"]),
         node("Mul", ["y2", "y2"], ["z2"]),
         node("Exp", ["y3"], ["z3"]),
-        node("ReduceSum", ["z1"], ["l1"], keepdims=0),
-        node("ReduceSum", ["z2"], ["l2"], keepdims=0),
-        node("ReduceSum", ["z3"], ["l3"], keepdims=0),
-        node("Sum", ["l1", "l2", "l3"], ["loss"]),
-        node("Gradient", ["x"], ["dx"], domain="ai.onnx.preview.training",
-             xs=["x"], y="loss")]
+        *sum_and_differentiate(["z1", "z2", "z3"], ["x"])]
     got = run_nodes(tmp_path, nodes, inputs,
                     {"loss": ([], np.float32), "dx": (5, 9)}, opset=17)
 
@@ -966,12 +973,7 @@ def test_gradient_op_differentiates_tile_and_extrema(opset, tmp_path):
         node("Mul", ["c", "w"], ["cw"]),
         *reduce("ReduceMin", "cw", "mn", 1),
         node("Mul", ["s", "w"], ["sw"]),
-        node("ReduceSum", ["mx"], ["l1"], keepdims=0),
-        node("ReduceSum", ["mn"], ["l2"], keepdims=0),
-        node("ReduceSum", ["sw"], ["l3"], keepdims=0),
-        node("Sum", ["l1", "l2", "l3"], ["loss"]),
-        node("Gradient", params, [f"d{p}" for p in params],
-             domain="ai.onnx.preview.training", xs=params, y="loss")]
+        *sum_and_differentiate(["mx", "mn", "sw"], params)]
     outputs = {"loss": ([], np.float32),
                **{f"d{p}": inputs[p].shape for p in params}}
     got = run_nodes(tmp_path, nodes, inputs, outputs, opset=opset)
@@ -985,6 +987,55 @@ def test_gradient_op_differentiates_tile_and_extrema(opset, tmp_path):
     # Some of x saturate the HardSigmoid (no gradient there).
     assert 0 < (h.detach() == 1).sum() + (h.detach() == 0).sum() < h.numel()
     check_against_autograd(got, loss, t, params, rtol=1e-5, atol=1e-6)
+
+
+def test_gradient_op_differentiates_resize(tmp_path):
+    """ONNX's Gradient through Resize, by ONNX Runtime's ResizeGrad: nearest
+    upsampling as PyTorch exports it (asymmetric, floor, by scales),
+    bilinear to another size (pytorch_half_pixel; scales an empty tensor)
+    and bilinear downsampling with aligned corners (no scales). Against
+    PyTorch autograd."""
+    import torch
+    F = torch.nn.functional
+    rng = np.random.default_rng(37)
+    inputs = {"x": rng.standard_normal((1, 2, 4, 3)),
+              "w1": rng.standard_normal((1, 2, 8, 6)),
+              "w2": rng.standard_normal((1, 2, 7, 5)),
+              "w3": rng.standard_normal((1, 2, 3, 2))}
+    inputs = {k: v.astype(np.float32) for k, v in inputs.items()}
+    node = helper.make_node
+    floats = lambda name, values: node("Constant", [], [name],
+                                       value=helper.make_tensor(
+                                           name, onnx.TensorProto.FLOAT,
+                                           [len(values)], values))
+    nodes = [
+        floats("up", [1, 1, 2, 2]),
+        int64_constant("to", [1, 2, 7, 5]),
+        int64_constant("down", [1, 2, 3, 2]),
+        node("Resize", ["x", "", "up"], ["r1"], mode="nearest",
+             coordinate_transformation_mode="asymmetric",
+             nearest_mode="floor"),
+        floats("none", []),
+        node("Resize", ["x", "", "none", "to"], ["r2"], mode="linear",
+             coordinate_transformation_mode="pytorch_half_pixel"),
+        node("Resize", ["x", "", "", "down"], ["r3"], mode="linear",
+             coordinate_transformation_mode="align_corners"),
+        node("Mul", ["r1", "w1"], ["m1"]),
+        node("Mul", ["r2", "w2"], ["m2"]),
+        node("Mul", ["r3", "w3"], ["m3"]),
+        *sum_and_differentiate(["m1", "m2", "m3"], ["x"])]
+    got = run_nodes(tmp_path, nodes, inputs,
+                    {"loss": ([], np.float32), "dx": (1, 2, 4, 3)}, opset=17)
+
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=k == "x")
+         for k, v in inputs.items()}
+    x = t["x"]
+    loss = ((F.interpolate(x, scale_factor=2, mode="nearest") * t["w1"]).sum()
+            + (F.interpolate(x, size=(7, 5), mode="bilinear",
+                             align_corners=False) * t["w2"]).sum()
+            + (F.interpolate(x, size=(3, 2), mode="bilinear",
+                             align_corners=True) * t["w3"]).sum())
+    check_against_autograd(got, loss, t, ["x"], rtol=1e-5, atol=1e-6)
 
 
 def test_gradient_op_differentiates_dropout_without_mask(tmp_path):

@@ -3,7 +3,7 @@
 func.func @not_differentiable(%x: tensor<2x3xf32> loc("x"), %w: tensor<2x3xf32> loc("w")) -> tensor<2x3xf32> {
   %m = onnxg.node "Mul"(%x, %w) opset 17 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> loc(fused<"onnx.outputs">["mul", "m"])
   %y = onnxg.node "Einsum"(%m) opset 17 attributes {equation = "ij->i"} : (tensor<2x3xf32>) -> tensor<2xf32> loc(fused<"onnx.outputs">["einsum", "y"])
-  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs, Erf, Sin, Cos, HardSigmoid, Clip, Dropout, Pow (constant exponent), Where, MatMul, Gemm, Conv, ConvTranspose, MaxPool, AveragePool, LayerNormalization, BatchNormalization, ReduceSum, ReduceMean, ReduceMax, ReduceMin, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, Concat, Split, Slice, Pad, Gather, GatherElements and Cast}}
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'einsum' (Einsum): amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, Mean, Relu, LeakyRelu, Sigmoid, Tanh, Softplus, Exp, Log, Sqrt, Abs, Erf, Sin, Cos, HardSigmoid, Clip, Dropout, Pow (constant exponent), Where, MatMul, Gemm, Conv, ConvTranspose, MaxPool, AveragePool, LayerNormalization, BatchNormalization, ReduceSum, ReduceMean, ReduceMax, ReduceMin, Softmax, LogSoftmax, SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Tile, Resize, Concat, Split, Slice, Pad, Gather, GatherElements and Cast}}
   %dw = onnxg.node "Gradient"(%w) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["w"], y = "y"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %dw : tensor<2x3xf32>
 }
@@ -51,6 +51,18 @@ func.func @reversing_slice(%x: tensor<4xf32> loc("x")) -> tensor<4xf32> {
   // expected-error @+1 {{node (Gradient): cannot differentiate node 'reverse' (Slice): Slice is differentiated for constant bounds and positive steps}}
   %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<4xf32>) -> tensor<4xf32>
   return %dx : tensor<4xf32>
+}
+
+// -----
+
+// A cubic Resize.
+func.func @cubic_resize(%x: tensor<1x1x2x2xf32> loc("x")) -> tensor<1x1x2x2xf32> {
+  %s = onnxg.node "Constant"() opset 17 attributes {value = dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>} : () -> tensor<4xf32> loc(fused<"onnx.outputs">["scales", "s"])
+  %n = onnxg.node "Constant"() opset 17 attributes {value = dense<> : tensor<0xf32>} : () -> tensor<0xf32> loc(fused<"onnx.outputs">["roi", "n"])
+  %y = onnxg.node "Resize"(%x, %n, %s) opset 17 attributes {mode = "cubic"} : (tensor<1x1x2x2xf32>, tensor<0xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32> loc(fused<"onnx.outputs">["resize", "y"])
+  // expected-error @+1 {{node (Gradient): cannot differentiate node 'resize' (Resize): Resize is differentiated from opset 11, in modes nearest and linear, with coordinate_transformation_mode half_pixel, pytorch_half_pixel, asymmetric or align_corners, without antialias or axes}}
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %dx : tensor<1x1x2x2xf32>
 }
 
 // -----

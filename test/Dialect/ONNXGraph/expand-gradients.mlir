@@ -184,3 +184,23 @@ func.func @dropout_without_mask(%x: tensor<4xf32> loc("x")) -> (tensor<4xf32>, t
   return %d, %dx : tensor<4xf32>, tensor<4xf32>
 }
 }
+
+// -----
+
+// Resize: ONNX Runtime's ResizeGrad of dy and x, with the roi and scales
+// and the forward's attributes.
+// CHECK-LABEL: func.func @nearest_resize(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<3x2xf32>
+// CHECK:         %[[S:.*]] = onnxg.node "Constant"
+// CHECK:         %[[N:.*]] = onnxg.node "Constant"
+// CHECK:         %[[DX:.*]] = onnxg.node "ResizeGrad"(%{{.*}}, %[[X]], %[[N]], %[[S]]) domain "com.microsoft" opset 1 attributes {coordinate_transformation_mode = "asymmetric", mode = "nearest", nearest_mode = "floor"} : (tensor<3x4xf32>, tensor<3x2xf32>, tensor<0xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+// CHECK:         return %[[DX]]
+module attributes {onnxg.opset_imports = [["", 17], ["ai.onnx.preview.training", 1]]} {
+func.func @nearest_resize(%x: tensor<3x2xf32> loc("x")) -> tensor<3x2xf32> {
+  %s = onnxg.node "Constant"() opset 17 attributes {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32> loc(fused<"onnx.outputs">["scales", "s"])
+  %n = onnxg.node "Constant"() opset 17 attributes {value = dense<> : tensor<0xf32>} : () -> tensor<0xf32> loc(fused<"onnx.outputs">["roi", "n"])
+  %y = onnxg.node "Resize"(%x, %n, %s) opset 17 attributes {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<3x2xf32>, tensor<0xf32>, tensor<2xf32>) -> tensor<3x4xf32> loc(fused<"onnx.outputs">["resize", "y"])
+  %dx = onnxg.node "Gradient"(%x) domain "ai.onnx.preview.training" opset 1 attributes {xs = ["x"], y = "y"} : (tensor<3x2xf32>) -> tensor<3x2xf32> loc(fused<"onnx.outputs">["grad", "dx"])
+  return %dx : tensor<3x2xf32>
+}
+}

@@ -791,6 +791,37 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                            kMicrosoftDomain)
         .getResult(0);
   };
+  if (type == "Resize") {
+    // ONNX Runtime's ResizeGrad(dY, X, roi, scales) with the forward's
+    // attributes, which amp-opt lowers: dy times each resized axis's
+    // [out, in] matrix of interpolation weights; without scales (sizes
+    // given), the scales are the sizes' ratios.
+    auto getString = [&](StringRef name, StringRef fallback) {
+      auto attr = forwardAttrs.getAs<StringAttr>(name);
+      return attr ? attr.getValue() : fallback;
+    };
+    StringRef mode = getString("mode", "nearest");
+    StringRef transform =
+        getString("coordinate_transformation_mode", "half_pixel");
+    if (nodes.getOpset() < 11 || (mode != "nearest" && mode != "linear") ||
+        !llvm::is_contained(
+            {"half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"},
+            transform) ||
+        getInt(node, "antialias", 0) || getInts(node, "axes"))
+      return emitError(node)
+             << "Resize is differentiated from opset 11, in modes nearest and "
+                "linear, with coordinate_transformation_mode half_pixel, "
+                "pytorch_half_pixel, asymmetric or align_corners, without "
+                "antialias or axes";
+    // Scales given as an empty tensor (with sizes) are none.
+    Value scales = node.getOptionalOperand(2);
+    auto scalesType =
+        scales ? dyn_cast<RankedTensorType>(scales.getType()) : nullptr;
+    SmallVector<Value> operands = {dy, input(0)};
+    if (scalesType && scalesType.getNumElements() != 0)
+      operands.append({node.getOperand(1), scales});
+    return add(0, createOrtGradient("ResizeGrad", operands));
+  }
   if (type == "Conv" || type == "ConvTranspose") {
     // ONNX Runtime's ConvGrad or ConvTransposeGrad(dY, X, W) -> (dX, dW,
     // dB), which amp-opt lowers, with the convolution's attributes; B has
@@ -971,7 +1002,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
             "ReduceMean, ReduceMax, ReduceMin, Softmax, LogSoftmax, "
             "SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Reshape, "
             "Flatten, Squeeze, Unsqueeze, "
-            "Transpose, Expand, Tile, Concat, Split, Slice, Pad, Gather, "
+            "Transpose, Expand, Tile, Resize, Concat, Split, Slice, Pad, "
+            "Gather, "
             "GatherElements and Cast";
 }
 

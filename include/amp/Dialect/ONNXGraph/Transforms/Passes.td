@@ -53,7 +53,8 @@ def ONNXGraphExpandGradients
         amp-opt lowers: Conv and ConvTranspose (com.microsoft ConvGrad and
     ConvTransposeGrad), MaxPool (MaxPoolGrad,
     reading the Indices of the node or of a copy that returns them),
-    AveragePool (AveragePoolGrad), SoftmaxCrossEntropyLoss
+    AveragePool (AveragePoolGrad), Resize from opset 11 in modes nearest
+    and linear (ResizeGrad), SoftmaxCrossEntropyLoss
     (SoftmaxCrossEntropyLossGrad, from the node's log_prob or a LogSoftmax
         of the scores), Gather of a differentiated table (GatherGrad) and
     GatherElements (GatherElementsGrad). Of a
