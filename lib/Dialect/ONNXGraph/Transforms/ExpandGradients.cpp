@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <limits>
+
 namespace mlir::onnxg {
 #define GEN_PASS_DEF_ONNXGRAPHEXPANDGRADIENTS
 #include "amp/Dialect/ONNXGraph/Transforms/Passes.h.inc"
@@ -704,9 +706,10 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   if (type == "Expand")
     return add(0, dy);
   if (type == "Slice") {
-    // dy padded with zeros back to x's shape (constant bounds, positive
-    // steps; inputs from opset 10, attributes before); along an axis with a
-    // step above 1, dy's elements spread that far apart first.
+    // dy padded with zeros back to x's shape (constant bounds and steps;
+    // inputs from opset 10, attributes before); along an axis with a
+    // negative step, dy reversed first; with a step other than 1 or -1,
+    // dy's elements spread that far apart.
     auto bounds = [&](unsigned operand,
                       StringRef name) -> std::optional<SmallVector<int64_t>> {
       if (nodes.getOpset() < 10)
@@ -726,9 +729,9 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       steps = SmallVector<int64_t>(starts->size(), 1);
     if (!starts || !ends || starts->size() != ends->size() ||
         axes->size() != starts->size() || steps->size() != starts->size() ||
-        llvm::any_of(*steps, [](int64_t s) { return s < 1; }))
+        llvm::is_contained(*steps, 0))
       return emitError(node) << "Slice is differentiated for constant "
-                                "bounds and positive steps";
+                                "bounds and nonzero steps";
     auto pad = [&](Value value, ArrayRef<int64_t> pads, ArrayRef<int64_t> to) {
       auto type = xType.clone(to);
       if (nodes.getOpset() >= 11)
@@ -740,12 +743,22 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     Value dx = dy;
     SmallVector<int64_t> shape(yType.getShape());
     SmallVector<int64_t> pads(2 * rank, 0);
-    for (auto [start, step, axis] : llvm::zip(*starts, *steps, *axes)) {
+    for (auto [start, signedStep, axis] : llvm::zip(*starts, *steps, *axes)) {
       axis = normalize(axis, rank);
       int64_t size = xType.getDimSize(axis);
-      int64_t first =
-          std::clamp<int64_t>(start < 0 ? start + size : start, 0, size);
       int64_t count = shape[axis];
+      int64_t from = start < 0 ? start + size : start;
+      int64_t first = std::clamp<int64_t>(from, 0, size);
+      int64_t step = std::abs(signedStep);
+      if (signedStep < 0 && count > 0) {
+        // Backwards from start (clamped into the axis): dy reversed runs
+        // forwards from the last index taken.
+        first = std::clamp<int64_t>(from, 0, size - 1) - (count - 1) * step;
+        int64_t lowest = std::numeric_limits<int64_t>::min();
+        dx = create("Slice", xType.clone(shape),
+                    {dx, nodes.createI64s(-1), nodes.createI64s(lowest),
+                     nodes.createI64s(axis), nodes.createI64s(-1)});
+      }
       if (step > 1 && count > 0) {
         // [.., n, ..] as [.., n, 1, ..], padded to [.., n, step, ..], seen
         // as [.., n * step, ..], cut at x's end.

@@ -47,7 +47,7 @@ def ONNXGraphExpandGradients
     ignore_index), LayerNormalization and BatchNormalization (with batch
     statistics in training_mode, else its input statistics; scale and
         bias), Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand,
-        Tile (constant repeats), Concat, Split (every part), Slice (constant bounds, positive steps), Pad
+        Tile (constant repeats), Concat, Split (every part), Slice (constant bounds and steps), Pad
     (constant mode and pads) and Cast between float types (the shape ops and reductions with
     static shapes); and through the gradient ops of ONNX Runtime that
         amp-opt lowers: Conv and ConvTranspose (com.microsoft ConvGrad and
