@@ -52,6 +52,18 @@ static int64_t getInt(NodeOp node, StringRef name, int64_t otherwise) {
   return attr ? attr.getInt() : otherwise;
 }
 
+/// The float attribute `name` of `node`, or `otherwise`.
+static double getFloat(NodeOp node, StringRef name, double otherwise) {
+  auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>(name);
+  return attr ? attr.getValueAsDouble() : otherwise;
+}
+
+/// The string attribute `name` of `node`, or `otherwise`.
+static StringRef getString(NodeOp node, StringRef name, StringRef otherwise) {
+  auto attr = node.getOnnxAttrsOrEmpty().getAs<StringAttr>(name);
+  return attr ? attr.getValue() : otherwise;
+}
+
 /// The elements of `value` when it is an int64 initializer or Constant;
 /// nullopt otherwise (and for a resource blob, which ElementsAttr does not
 /// iterate).
@@ -91,8 +103,10 @@ private:
   /// LayerNormalization, and BatchNormalization with batch statistics
   /// (training_mode) or its input statistics.
   LogicalResult differentiateNormalization(NodeOp node, Value dy);
-  /// Elements [begin, end) of `value` along `axis`, of type `type`.
-  Value slice(Value value, int64_t axis, int64_t begin, int64_t end, Type type);
+  /// Elements [begins[i], ends[i]) of `value` along each of `axes`, of
+  /// type `type`.
+  Value slice(Value value, ArrayRef<int64_t> axes, ArrayRef<int64_t> begins,
+              ArrayRef<int64_t> ends, Type type);
   /// `value` summed over the dimensions ONNX broadcast it to from `type`.
   FailureOr<Value> sumToShape(Value value, Type type, NodeOp node);
   /// Adds `contribution` to the gradient of `value`.
@@ -201,10 +215,7 @@ LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
   auto xType = cast<RankedTensorType>(node.getOperand(0).getType());
   Type element = xType.getElementType();
   int64_t rank = xType.getRank();
-  DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
-  double epsilon = 1e-5;
-  if (auto attr = attrs.getAs<FloatAttr>("epsilon"))
-    epsilon = attr.getValueAsDouble();
+  double epsilon = getFloat(node, "epsilon", 1e-5);
   bool layer = node.getOpType() == "LayerNormalization";
   bool batchStatistics = !layer && getInt(node, "training_mode", 0);
   if (!layer && rank < 2)
@@ -294,18 +305,21 @@ LogicalResult GradientExpansion::differentiateNormalization(NodeOp node,
   return success();
 }
 
-Value GradientExpansion::slice(Value value, int64_t axis, int64_t begin,
-                               int64_t end, Type type) {
+Value GradientExpansion::slice(Value value, ArrayRef<int64_t> axes,
+                               ArrayRef<int64_t> begins, ArrayRef<int64_t> ends,
+                               Type type) {
   // Slice takes its bounds as inputs from opset 10, as attributes before.
   if (nodes.getOpset() >= 10)
     return create("Slice", type,
-                  {value, nodes.createI64s(begin), nodes.createI64s(end),
-                   nodes.createI64s(axis)});
-  auto ints = [&](int64_t v) { return builder.getDenseI64ArrayAttr(v); };
+                  {value, nodes.createI64s(begins), nodes.createI64s(ends),
+                   nodes.createI64s(axes)});
+  auto ints = [&](ArrayRef<int64_t> v) {
+    return builder.getDenseI64ArrayAttr(v);
+  };
   return create("Slice", type, value,
-                {builder.getNamedAttr("starts", ints(begin)),
-                 builder.getNamedAttr("ends", ints(end)),
-                 builder.getNamedAttr("axes", ints(axis))});
+                {builder.getNamedAttr("starts", ints(begins)),
+                 builder.getNamedAttr("ends", ints(ends)),
+                 builder.getNamedAttr("axes", ints(axes))});
 }
 
 void GradientExpansion::accumulate(Value value, Value contribution) {
@@ -511,9 +525,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     return success();
   }
   if (type == "LeakyRelu") {
-    double alpha = 0.01;
-    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
-      alpha = attr.getValueAsDouble();
+    double alpha = getFloat(node, "alpha", 0.01);
     Value positive = create("Greater", boolType(outType),
                             {input(0), nodes.createSplat(elementType, 0)});
     return add(0,
@@ -540,9 +552,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                          binary("Mul", dy, create("Sin", outType, input(0)))));
   if (type == "HardSigmoid") {
     // y = clamp(alpha x + beta, 0, 1): alpha dy where y is inside (0, 1).
-    double alpha = 0.2;
-    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
-      alpha = attr.getValueAsDouble();
+    double alpha = getFloat(node, "alpha", 0.2);
     Value inside = create("And", boolType(outType),
                           {create("Greater", boolType(outType),
                                   {y, nodes.createSplat(elementType, 0)}),
@@ -675,11 +685,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     if (!bType || xType.getRank() != 2 || bType.getRank() != 2)
       return emitError(node) << "Gemm is differentiated for 2-D operands";
     bool transA = getInt(node, "transA", 0), transB = getInt(node, "transB", 0);
-    double alpha = 1, beta = 1;
-    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("alpha"))
-      alpha = attr.getValueAsDouble();
-    if (auto attr = node.getOnnxAttrsOrEmpty().getAs<FloatAttr>("beta"))
-      beta = attr.getValueAsDouble();
+    double alpha = getFloat(node, "alpha", 1), beta = getFloat(node, "beta", 1);
     auto gemm = [&](RankedTensorType type, Value a, Value b, bool ta, bool tb) {
       return create(
           "Gemm", type, {a, b},
@@ -772,7 +778,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
         dx = nodes.reshape(dx, shape, shape);
         if (shape[axis] > size - first) {
           shape[axis] = size - first;
-          dx = slice(dx, axis, 0, shape[axis], xType.clone(shape));
+          dx = slice(dx, {axis}, {0}, {shape[axis]}, xType.clone(shape));
         }
       }
       pads[axis] = first;
@@ -790,7 +796,8 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
         return emitError(node) << "its gradient needs static shapes";
       int64_t size = part.getDimSize(axis);
       if (active.contains(input(i)))
-        accumulate(input(i), slice(dy, axis, offset, offset + size, part));
+        accumulate(input(i),
+                   slice(dy, {axis}, {offset}, {offset + size}, part));
       offset += size;
     }
     return success();
@@ -809,13 +816,9 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
     // attributes, which amp-opt lowers: dy times each resized axis's
     // [out, in] matrix of interpolation weights; without scales (sizes
     // given), the scales are the sizes' ratios.
-    auto getString = [&](StringRef name, StringRef fallback) {
-      auto attr = forwardAttrs.getAs<StringAttr>(name);
-      return attr ? attr.getValue() : fallback;
-    };
-    StringRef mode = getString("mode", "nearest");
+    StringRef mode = getString(node, "mode", "nearest");
     StringRef transform =
-        getString("coordinate_transformation_mode", "half_pixel");
+        getString(node, "coordinate_transformation_mode", "half_pixel");
     if (nodes.getOpset() < 11 || (mode != "nearest" && mode != "linear") ||
         !llvm::is_contained(
             {"half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"},
@@ -916,9 +919,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
                            : nodes.createSplat(elementType, 1);
     Value weightAt = create(
         "Where", xType, {selected, weight, nodes.createSplat(elementType, 0)});
-    StringRef reduction = "mean";
-    if (auto attr = forwardAttrs.getAs<StringAttr>("reduction"))
-      reduction = attr.getValue();
+    StringRef reduction = getString(node, "reduction", "mean");
     Value scaled =
         reduction == "none"
             ? nodes.binary("Mul", weightAt, nodes.reshape(dy, kept, kept))
@@ -972,9 +973,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
   if (type == "Pad") {
     // Constant padding: dy's elements inside the pads (constant pads, as
     // an input from opset 11, an attribute before; no negative pads).
-    StringRef mode = "constant";
-    if (auto attr = forwardAttrs.getAs<StringAttr>("mode"))
-      mode = attr.getValue();
+    StringRef mode = getString(node, "mode", "constant");
     std::optional<SmallVector<int64_t>> pads = nodes.getOpset() >= 11
                                                    ? getConstantInts(input(1))
                                                    : getInts(node, "pads");
@@ -993,17 +992,7 @@ LogicalResult GradientExpansion::differentiate(NodeOp node, Value dy) {
       ends.push_back((*pads)[axis] + xType.getDimSize(axis));
       axes.push_back(axis);
     }
-    if (nodes.getOpset() >= 10)
-      return add(0, create("Slice", xType,
-                           {dy, nodes.createI64s(starts),
-                            nodes.createI64s(ends), nodes.createI64s(axes)}));
-    return add(0, create("Slice", xType, dy,
-                         {builder.getNamedAttr(
-                              "starts", builder.getDenseI64ArrayAttr(starts)),
-                          builder.getNamedAttr(
-                              "ends", builder.getDenseI64ArrayAttr(ends)),
-                          builder.getNamedAttr(
-                              "axes", builder.getDenseI64ArrayAttr(axes))}));
+    return add(0, slice(dy, axes, starts, ends, xType));
   }
   return emitError(node)
          << "amp-opt differentiates Add, Sub, Mul, Div, Neg, Identity, Sum, "
