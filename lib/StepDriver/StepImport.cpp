@@ -122,10 +122,10 @@ OwningOpRef<ModuleOp> amprun::importStep(StringRef path,
     std::string bytes = specializeDims(path, input->getBuffer(), dims);
     module = onnxg::importOnnxModel(bytes, path, &context, options);
   } else {
-    const llvm::MemoryBuffer &text = *input;
-    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    if (succeeded(amp::checkParsableText(text, sourceMgr)))
+    if (succeeded(amp::checkParsableText(*input))) {
+      sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
       module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    }
   }
   if (!module)
     fail("cannot read " + path);

@@ -80,10 +80,7 @@ static LogicalResult runWithOnnx(std::unique_ptr<llvm::MemoryBuffer> input,
     module = onnxg::importOnnxModel(bytes, inputName, &context, options);
     context.enableMultithreading(threading);
   } else {
-    const llvm::MemoryBuffer &text = *input;
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    if (failed(amp::checkParsableText(text, sourceMgr)))
-      return failure();
     ParserConfig parserConfig(&context);
     module = parseSourceFile<ModuleOp>(sourceMgr, parserConfig);
   }
@@ -158,14 +155,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   bool importOnnx = onnxg::isOnnxInput(inputFile, input->getBuffer());
+  if (!importOnnx && failed(amp::checkParsableText(*input)))
+    return 1;
   if (!importOnnx && !llvm::StringRef(outputFile).ends_with(".onnx")) {
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
-                                         /*RequiresNullTerminator=*/false),
-        llvm::SMLoc());
-    if (failed(amp::checkParsableText(*input, sourceMgr)))
-      return 1;
     auto output = openOutputFile(outputFile, &errorMessage);
     if (!output) {
       llvm::errs() << "amp-opt: error: " << errorMessage << "\n";

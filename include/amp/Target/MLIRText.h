@@ -30,16 +30,20 @@ inline llvm::StringRef findIndexDenseArray(llvm::StringRef text) {
   return matches.front();
 }
 
-/// Fails with an error at its place (in `sourceMgr`, which holds `buffer`)
-/// when `buffer` is MLIR text that MLIR's parser would crash on.
-inline LogicalResult checkParsableText(const llvm::MemoryBuffer &buffer,
-                                       llvm::SourceMgr &sourceMgr) {
+/// Fails with an error at its place in `buffer` when it is MLIR text that
+/// MLIR's parser would crash on.
+inline LogicalResult checkParsableText(const llvm::MemoryBuffer &buffer) {
   // Bytecode (its magic number) has no text to check.
   if (buffer.getBuffer().starts_with("ML\xefR"))
     return success();
   llvm::StringRef found = findIndexDenseArray(buffer.getBuffer());
   if (found.empty())
     return success();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(buffer.getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
   sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(found.data()),
                          llvm::SourceMgr::DK_Error,
                          "dense arrays of 'index' elements are not supported "
