@@ -768,10 +768,11 @@ def SplitReductions : Pass<"amp-split-reductions", "func::FuncOp"> {
     than with the reduced size (PyTorch's and ONNX Runtime's CPU sums are
     blocked too). A reduced size up to `serial-terms` squared is split
     into two levels of about its square root; a larger one by its largest
-    divisor up to `serial-terms`, then again; a size with no divisor in
-    [2, `serial-terms`] (a large prime: 1733, a factor of GPT-2's 50257
-    words) by `serial-terms` over its head, its tail of fewer terms added
-    after. Other combiners (max, min, products, integers) stay whole.
+    divisor up to `serial-terms`, then again; a size above twice
+    `serial-terms` with no divisor in [2, `serial-terms`] (a large prime:
+    1733, a factor of GPT-2's 50257 words) by `serial-terms` over its head,
+    its tail of fewer terms added after (a smaller prime stays whole).
+    Other combiners (max, min, products, integers) stay whole.
 
     Bias gradients that a contraction can take as its epilogue are left
     whole in both modes unless `split-bias-gradients` is set (the CPU's
