@@ -32,6 +32,7 @@ using namespace onnx;
 
 namespace {
 constexpr const char *kMicrosoftDomain = "com.microsoft";
+constexpr const char *kATenDomain = "org.pytorch.aten";
 /// The largest rank a shape input may give without its values (a bound
 /// against corrupt files).
 constexpr int64_t kMaxRank = 64;
@@ -115,7 +116,13 @@ std::optional<std::vector<int64_t>> getInt64Data(InferenceContext &ctx,
                                                  size_t n) {
   const TensorProto *data =
       n < ctx.getNumInputs() ? ctx.getInputData(n) : nullptr;
-  if (!data || data->data_type() != TensorProto::INT64)
+  if (!data)
+    return std::nullopt;
+  // PyTorch writes an empty list as an empty float tensor.
+  bool empty = data->dims_size() == 1 && data->dims(0) == 0;
+  if (empty)
+    return std::vector<int64_t>();
+  if (data->data_type() != TensorProto::INT64)
     return std::nullopt;
   return ParseData<int64_t>(data);
 }
@@ -468,6 +475,146 @@ void inferSend(InferenceContext &ctx) {
   setOutput(ctx, 0, TensorProto::BOOL, Dims());
 }
 
+/// The ATen operator an org.pytorch.aten ATen node runs ("aten::" dropped),
+/// or "" when it has an overload (none of those is typed).
+std::string getATenOperator(InferenceContext &ctx) {
+  if (!getAttribute(ctx, "overload_name", "").empty())
+    return "";
+  std::string name = getAttribute(ctx, "operator", "");
+  return name.rfind("aten::", 0) == 0 ? name.substr(6) : name;
+}
+
+/// Output 0 of a 2-D pool over input 0 (N, C, H, W) whose int64 inputs
+/// `kernel`, `stride`, `padding` (and `dilation`, when given) hold two
+/// values each, in `type`; PyTorch's sizes (floor, or ceil without windows
+/// that start in the padding).
+void setPoolOutput(InferenceContext &ctx, size_t out, int32_t type,
+                   size_t kernel, size_t stride, size_t padding,
+                   std::optional<size_t> dilation, bool ceilMode) {
+  std::optional<Dims> x = getDims(ctx, 0);
+  if (!x || x->size() != 4)
+    return;
+  auto k = getInt64Data(ctx, kernel), s = getInt64Data(ctx, stride),
+       p = getInt64Data(ctx, padding);
+  std::optional<std::vector<int64_t>> d =
+      dilation ? getInt64Data(ctx, *dilation) : std::vector<int64_t>{1, 1};
+  Dims dims{(*x)[0], (*x)[1]};
+  for (int i = 0; i < 2; ++i) {
+    std::optional<int64_t> size = getSize((*x)[2 + i]);
+    if (!size || !k || !s || !p || !d || k->size() != 2 || p->size() != 2 ||
+        d->size() != 2 || (s->size() != 2 && !s->empty())) {
+      dims.push_back(makeDim(std::nullopt));
+      continue;
+    }
+    // An empty stride is the kernel's.
+    int64_t step = s->empty() ? (*k)[i] : (*s)[i];
+    int64_t span = *size + 2 * (*p)[i] - (*d)[i] * ((*k)[i] - 1) - 1;
+    if (step <= 0 || span < 0) {
+      dims.push_back(makeDim(std::nullopt));
+      continue;
+    }
+    int64_t outSize = (span + (ceilMode ? step - 1 : 0)) / step + 1;
+    if (ceilMode && (outSize - 1) * step >= *size + (*p)[i])
+      --outSize;
+    dims.push_back(makeDim(outSize));
+  }
+  setOutput(ctx, out, type, dims);
+}
+
+/// Whether the 0-d bool or int input `n` is a known nonzero value.
+bool isTrue(InferenceContext &ctx, size_t n) {
+  const TensorProto *data =
+      n < ctx.getNumInputs() ? ctx.getInputData(n) : nullptr;
+  if (!data)
+    return false;
+  if (data->data_type() == TensorProto::BOOL) {
+    const std::string &raw = data->raw_data();
+    return data->has_raw_data()
+               ? raw.size() == 1 && raw[0] != 0
+               : data->int32_data_size() == 1 && data->int32_data(0) != 0;
+  }
+  std::optional<std::vector<int64_t>> values = getInt64Data(ctx, n);
+  return values && values->size() == 1 && (*values)[0] != 0;
+}
+
+/// org.pytorch.aten ATen, as ONNX Runtime's ATen kernel runs it for the
+/// operators that ORTModule exports and differentiates (docs/Lowering.md,
+/// "ATen"); other operators stay untyped.
+void inferATen(InferenceContext &ctx) {
+  std::string op = getATenOperator(ctx);
+  int32_t first = getElemType(ctx, 0);
+  if (op == "embedding") {
+    // (weight, indices, padding_idx, scale_grad_by_freq, sparse).
+    std::optional<Dims> weight = getDims(ctx, 0), indices = getDims(ctx, 1);
+    std::optional<Dims> dims;
+    if (weight && indices && weight->size() == 2) {
+      dims = *indices;
+      dims->push_back((*weight)[1]);
+    }
+    setOutput(ctx, 0, first, dims);
+  } else if (op == "embedding_backward") {
+    // (grad, indices, num_weights, padding_idx, scale_grad_by_freq,
+    // sparse): [num_weights, grad's last size].
+    std::optional<Dims> grad = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> rows = getInt64Data(ctx, 2);
+    std::optional<Dims> dims;
+    if (grad && !grad->empty())
+      dims = Dims{makeDim(rows && rows->size() == 1 ? std::optional((*rows)[0])
+                                                    : std::nullopt),
+                  grad->back()};
+    setOutput(ctx, 0, first, dims);
+  } else if (op == "max_pool2d_with_indices") {
+    // (self, kernel_size, stride, padding, dilation, ceil_mode) ->
+    // (values, indices in each plane).
+    bool ceilMode = isTrue(ctx, 5);
+    setPoolOutput(ctx, 0, first, 1, 2, 3, 4, ceilMode);
+    setPoolOutput(ctx, 1, TensorProto::INT64, 1, 2, 3, 4, ceilMode);
+  } else if (op == "avg_pool2d") {
+    // (self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    // divisor_override).
+    setPoolOutput(ctx, 0, first, 1, 2, 3, std::nullopt, isTrue(ctx, 4));
+  } else if (op == "_adaptive_avg_pool2d") {
+    // (self, output_size).
+    std::optional<Dims> x = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> sizes = getInt64Data(ctx, 1);
+    std::optional<Dims> dims;
+    if (x && x->size() == 4 && sizes && sizes->size() == 2)
+      dims = Dims{(*x)[0], (*x)[1], makeDim((*sizes)[0]), makeDim((*sizes)[1])};
+    setOutput(ctx, 0, first, dims);
+  } else if (op == "max_pool2d_with_indices_backward" ||
+             op == "avg_pool2d_backward" ||
+             op == "_adaptive_avg_pool2d_backward") {
+    // (grad, self, ...) -> the gradient of self.
+    like(ctx, 0, 0, 1);
+  } else if (op == "numpy_T") {
+    std::optional<Dims> dims = getDims(ctx, 0);
+    if (dims)
+      std::reverse(dims->begin(), dims->end());
+    setOutput(ctx, 0, first, dims);
+  } else if (op == "argmax") {
+    // (self, dim?, keepdim): without a dim, of the flattened self.
+    std::optional<Dims> dims = getDims(ctx, 0);
+    bool keepDim = isTrue(ctx, 2);
+    bool hasDim = ctx.getNumInputs() > 1 && ctx.getInputType(1);
+    std::optional<std::vector<int64_t>> dim =
+        hasDim ? getInt64Data(ctx, 1) : std::nullopt;
+    if (dims && !hasDim) {
+      dims = keepDim ? Dims(dims->size(), makeDim(1)) : Dims();
+    } else if (dims && dim && dim->size() == 1) {
+      int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + dims->size() : (*dim)[0];
+      if (axis < 0 || axis >= int64_t(dims->size()))
+        return;
+      if (keepDim)
+        (*dims)[axis] = makeDim(1);
+      else
+        dims->erase(dims->begin() + axis);
+    } else {
+      dims.reset();
+    }
+    setOutput(ctx, 0, TensorProto::INT64, dims);
+  }
+}
+
 struct ContribOp {
   const char *domain;
   const char *name;
@@ -561,6 +708,7 @@ const ContribOp kContribOps[] = {
     {kMicrosoftDomain, "YieldOp", 1, inferYield},
     {kMicrosoftDomain, "Send", 1, inferSend},
     {kMicrosoftDomain, "Recv", 1, inferRecv},
+    {kATenDomain, "ATen", 1, inferATen},
 };
 } // namespace
 
@@ -569,8 +717,9 @@ void mlir::onnxg::registerContribSchemas() {
   std::call_once(once, [] {
     // libonnx registers schemas only in the domains it knows.
     auto &domains = OpSchemaRegistry::DomainToVersionRange::Instance();
-    if (!domains.Map().count(kMicrosoftDomain))
-      domains.AddDomainToVersion(kMicrosoftDomain, 1, 1);
+    for (const char *domain : {kMicrosoftDomain, kATenDomain})
+      if (!domains.Map().count(domain))
+        domains.AddDomainToVersion(domain, 1, 1);
     std::vector<std::string> anyType = OpSchema::all_tensor_types_with_bfloat();
     for (const ContribOp &op : kContribOps) {
       // A libonnx that knows the op keeps its own schema.
@@ -626,24 +775,71 @@ static bool isPoolingGradient(const NodeProto &node) {
          (node.domain().empty() || node.domain() == "ai.onnx");
 }
 
+namespace {
+/// The types and producers of a graph's values, to type outputs that shape
+/// inference could not from what produced their inputs.
+class GraphTypes {
+public:
+  explicit GraphTypes(GraphProto &graph) : graph(graph) {
+    for (ValueInfoProto &info : *graph.mutable_input())
+      types[info.name()] = info.mutable_type();
+    for (ValueInfoProto &info : *graph.mutable_value_info())
+      types[info.name()] = info.mutable_type();
+    // Shape inference merges what it finds into the outputs' types.
+    for (ValueInfoProto &info : *graph.mutable_output())
+      types[info.name()] = info.mutable_type();
+    for (const NodeProto &node : graph.node())
+      for (const std::string &output : node.output())
+        producers[output] = &node;
+  }
+
+  /// The type of `name` when it is a tensor with every size known.
+  const TypeProto *getStaticType(const std::string &name) const {
+    auto it = types.find(name);
+    return it != types.end() && hasStaticShape(*it->second) ? it->second
+                                                            : nullptr;
+  }
+
+  /// The node that produces `name`, or null.
+  const NodeProto *getProducer(const std::string &name) const {
+    auto it = producers.find(name);
+    return it != producers.end() ? it->second : nullptr;
+  }
+
+  /// Gives `name` the type `elementType` of `sizes`.
+  void setType(const std::string &name, int32_t elementType,
+               const std::vector<int64_t> &sizes) {
+    TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(elementType);
+    for (int64_t size : sizes)
+      type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(
+          size);
+    auto it = types.find(name);
+    if (it != types.end()) {
+      *it->second = type;
+      return;
+    }
+    ValueInfoProto *info = graph.add_value_info();
+    info->set_name(name);
+    *info->mutable_type() = type;
+    types[name] = info->mutable_type();
+  }
+
+private:
+  GraphProto &graph;
+  std::map<std::string, TypeProto *> types;
+  std::map<std::string, const NodeProto *> producers;
+};
+} // namespace
+
 bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
   GraphProto &graph = *model.mutable_graph();
   // Every import runs this: without a pooling gradient, no maps.
   if (std::none_of(graph.node().begin(), graph.node().end(), isPoolingGradient))
     return false;
-  std::map<std::string, TypeProto *> types;
-  for (ValueInfoProto &info : *graph.mutable_input())
-    types[info.name()] = info.mutable_type();
-  for (ValueInfoProto &info : *graph.mutable_value_info())
-    types[info.name()] = info.mutable_type();
-  std::map<std::string, const NodeProto *> producers;
-  for (const NodeProto &node : graph.node())
-    for (const std::string &output : node.output())
-      producers[output] = &node;
-  auto staticType = [&](const std::string &name) -> const TypeProto * {
-    auto it = types.find(name);
-    return it != types.end() && hasStaticShape(*it->second) ? it->second
-                                                            : nullptr;
+  GraphTypes types(graph);
+  auto staticType = [&](const std::string &name) {
+    return types.getStaticType(name);
   };
   bool changed = false;
   for (const NodeProto &node : graph.node()) {
@@ -660,11 +856,10 @@ bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
     // attributes whose output has dY's shape, when all such agree.
     std::set<std::vector<int64_t>> xShapes;
     if (isMax && node.input_size() > 1) {
-      auto it = producers.find(node.input(1));
-      if (it != producers.end() && it->second->op_type() == "MaxPool" &&
-          it->second->output_size() > 1 &&
-          it->second->output(1) == node.input(1))
-        if (const TypeProto *x = staticType(it->second->input(0)))
+      const NodeProto *pool = types.getProducer(node.input(1));
+      if (pool && pool->op_type() == "MaxPool" && pool->output_size() > 1 &&
+          pool->output(1) == node.input(1))
+        if (const TypeProto *x = staticType(pool->input(0)))
           xShapes.insert(getSizes(*x));
     }
     if (isAverage) {
@@ -682,20 +877,59 @@ bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
     }
     if (xShapes.size() != 1)
       continue;
-    TypeProto type;
-    type.mutable_tensor_type()->set_elem_type(dy->tensor_type().elem_type());
-    for (int64_t size : *xShapes.begin())
-      type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(
-          size);
-    auto it = types.find(node.output(0));
-    if (it != types.end()) {
-      *it->second = type;
-    } else {
-      ValueInfoProto *info = graph.add_value_info();
-      info->set_name(node.output(0));
-      *info->mutable_type() = type;
-      types[node.output(0)] = info->mutable_type();
-    }
+    types.setType(node.output(0), dy->tensor_type().elem_type(),
+                  *xShapes.begin());
+    changed = true;
+  }
+  return changed;
+}
+
+bool mlir::onnxg::typeEmbeddingGradients(ModelProto &model) {
+  GraphProto &graph = *model.mutable_graph();
+  auto isEmbeddingGradient = [](const NodeProto &node) {
+    if (node.op_type() != "ATen" || node.domain() != kATenDomain ||
+        node.input_size() < 3 || node.output_size() < 1)
+      return false;
+    for (const AttributeProto &attr : node.attribute())
+      if (attr.name() == "operator")
+        return attr.s() == "embedding_backward" ||
+               attr.s() == "aten::embedding_backward";
+    return false;
+  };
+  if (std::none_of(graph.node().begin(), graph.node().end(),
+                   isEmbeddingGradient))
+    return false;
+  GraphTypes types(graph);
+  bool changed = false;
+  for (const NodeProto &node : graph.node()) {
+    if (!isEmbeddingGradient(node) || types.getStaticType(node.output(0)))
+      continue;
+    const TypeProto *grad = types.getStaticType(node.input(0));
+    // num_weights as ORTModule's gradient computes it: Gather(Shape(W), k)
+    // with a constant k.
+    const NodeProto *gather = types.getProducer(node.input(2));
+    if (!grad || grad->tensor_type().shape().dim_size() == 0 || !gather ||
+        gather->op_type() != "Gather" || gather->input_size() != 2)
+      continue;
+    const NodeProto *shape = types.getProducer(gather->input(0));
+    const NodeProto *position = types.getProducer(gather->input(1));
+    if (!shape || shape->op_type() != "Shape" || shape->input_size() != 1 ||
+        shape->attribute_size() != 0 || !position ||
+        position->op_type() != "Constant" || position->attribute_size() != 1 ||
+        !position->attribute(0).has_t() ||
+        position->attribute(0).t().data_type() != TensorProto::INT64)
+      continue;
+    const TypeProto *weight = types.getStaticType(shape->input(0));
+    std::vector<int64_t> k = ParseData<int64_t>(&position->attribute(0).t());
+    if (!weight || k.size() != 1)
+      continue;
+    std::vector<int64_t> weightSizes = getSizes(*weight);
+    int64_t axis = k[0] < 0 ? k[0] + int64_t(weightSizes.size()) : k[0];
+    if (axis < 0 || axis >= int64_t(weightSizes.size()))
+      continue;
+    std::vector<int64_t> gradSizes = getSizes(*grad);
+    types.setType(node.output(0), grad->tensor_type().elem_type(),
+                  {weightSizes[axis], gradSizes.back()});
     changed = true;
   }
   return changed;

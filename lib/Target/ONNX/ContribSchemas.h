@@ -28,6 +28,11 @@ void registerContribSchemas();
 /// inference should run again, for what dX feeds).
 bool typePoolingGradients(onnx::ModelProto &model);
 
+/// Gives PyTorch's embedding_backward (an ATen node) whose num_weights is
+/// computed as ORTModule computes it, Gather(Shape(W), k), the sizes
+/// [W's size k, the gradient's last size]. Returns whether it typed one.
+bool typeEmbeddingGradients(onnx::ModelProto &model);
+
 } // namespace mlir::onnxg
 
 #endif // AMP_LIB_TARGET_ONNX_CONTRIBSCHEMAS_H

@@ -1033,9 +1033,11 @@ LogicalResult ShapeInferenceChild::start(StringRef bytes) {
                                           /*enable_data_propagation=*/false};
       onnx::shape_inference::InferShapes(
           model, onnx::OpSchemaRegistry::Instance(), options);
-      // ONNX Runtime's pooling gradients get X's sizes from their forward;
-      // the values they feed then need inference again.
-      if (typePoolingGradients(model))
+      // ONNX Runtime's pooling gradients get X's sizes from their forward,
+      // PyTorch's embedding gradient its rows from the weight's shape; the
+      // values they feed then need inference again.
+      bool typedPooling = typePoolingGradients(model);
+      if (typeEmbeddingGradients(model) || typedPooling)
         onnx::shape_inference::InferShapes(
             model, onnx::OpSchemaRegistry::Instance(), options);
       onnx::GraphProto skeleton;
