@@ -102,6 +102,8 @@ amp::getFuseAndBufferizePasses(bool vectorizeContractions,
 }
 
 void amp::addGraphToLinalgPasses(OpPassManager &pm, bool hostBranches) {
+  pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandATen());
+  pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExposeYield());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandRecurrent());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandAttention());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());

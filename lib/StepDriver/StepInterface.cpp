@@ -134,6 +134,10 @@ void amprun::describeStep(func::FuncOp func, ArrayRef<int64_t> bounds,
     previousOf[splits.front().first] = splits.front().second.str();
   }
   if (training) {
+    if (auto seeds = training.getAs<ArrayAttr>("seeds"))
+      for (StringRef name : seeds.getAsValueRange<StringAttr>())
+        if (auto it = inputByName.find(name); it != inputByName.end())
+          inputs[it->second].isSeed = true;
     auto parameters = training.getAs<ArrayAttr>("parameters");
     auto gradients = training.getAs<ArrayAttr>("gradients");
     for (auto [i, name] :

@@ -178,12 +178,13 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
 /// or state.
 static bool isDrawnFromNormal(const StepInput &input) {
   return isa<FloatType>(input.type.getElementType()) && !input.isParameter &&
-         !input.isStepCount && !input.isState;
+         !input.isStepCount && !input.isState && !input.isSeed;
 }
 
 /// Fills an input without a value: parameters from U(-1/sqrt(fan_in),
-/// 1/sqrt(fan_in)) (PyTorch's default), state with zeros, booleans with
-/// true, integers from [0, bound) and other floats from N(0, 1).
+/// 1/sqrt(fan_in)) (PyTorch's default), state with zeros, step counts,
+/// backward seeds and booleans with ones, integers from [0, bound) and
+/// other floats from N(0, 1).
 static void generate(HostTensor &tensor, const StepInput &input,
                      std::mt19937_64 &random) {
   Type element = input.type.getElementType();
@@ -198,7 +199,7 @@ static void generate(HostTensor &tensor, const StepInput &input,
       tensor.set(i, uniform(random));
     return;
   }
-  if (input.isStepCount) {
+  if (input.isStepCount || input.isSeed) {
     for (int64_t i = 0; i < tensor.getNumElements(); ++i)
       tensor.set(i, 1);
     return;
@@ -401,10 +402,12 @@ int main(int argc, char **argv) {
       lossName, carryPairs,
       /*restartAccumulators=*/!optimizerFile.empty() || sgdLearningRate != 0,
       /*onDevice=*/device == "cuda", inputs, outputs, loss);
+  // Else the first 0-d float output that is not loss scaling's state.
   if (loss.empty())
     for (const StepOutput &output : outputs)
       if (output.type.getRank() == 0 &&
-          isa<FloatType>(output.type.getElementType())) {
+          isa<FloatType>(output.type.getElementType()) &&
+          !StringRef(output.name).starts_with("amp.")) {
         loss = output.name;
         break;
       }

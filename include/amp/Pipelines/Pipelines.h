@@ -19,10 +19,11 @@
 
 namespace mlir::amp {
 
-/// Adds what takes a graph to linalg on tensors: onnxg-expand-gradients,
-/// then convert-onnxg-to-linalg (with `hostBranches`: an If or Loop of a
-/// run-time condition becomes an scf.if or scf.while, which the CUDA step
-/// cannot evaluate).
+/// Adds what takes a graph to linalg on tensors: onnxg-expand-aten,
+/// onnxg-expose-yield, onnxg-expand-recurrent, onnxg-expand-attention,
+/// onnxg-expand-gradients, then convert-onnxg-to-linalg (with `hostBranches`:
+/// an If or Loop of a run-time condition becomes an scf.if or scf.while, which
+/// the CUDA step cannot evaluate).
 void addGraphToLinalgPasses(OpPassManager &pm, bool hostBranches = true);
 
 /// Adds the CPU lowering to `pm` (docs/Lowering.md): addGraphToLinalgPasses

@@ -43,6 +43,8 @@ struct StepInput {
   bool isState = false;
   /// The update count of an ONNX Runtime optimizer, which starts at 1.
   bool isStepCount = false;
+  /// A backward seed (ORTModule's output gradients): ones by default.
+  bool isSeed = false;
 };
 
 /// A function result and the input it feeds in the next step (-1: none).

@@ -384,6 +384,23 @@ static void collectOrtGradients(const ValueNames &names, ValueRange values,
 /// Loss candidates of a graph with a backward but no recorded loss: the
 /// float outputs with one element that update no input (of `roles`, or of
 /// `inferred` pairs).
+/// The (forward output, gradient) pairs of an ORTModule YieldOp: its
+/// outputs are the gradients of its inputs but those listed in
+/// non_differentiable_outputs.
+static SmallVector<std::pair<Value, Value>> getYieldGradients(NodeOp yield) {
+  SmallVector<int64_t> skipped;
+  if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+          yield.getOnnxAttrsOrEmpty().get("non_differentiable_outputs")))
+    llvm::append_range(skipped, attr.asArrayRef());
+  SmallVector<std::pair<Value, Value>> pairs;
+  auto outputs = yield.getOutputs();
+  unsigned next = 0;
+  for (auto [i, input] : llvm::enumerate(yield.getInputs()))
+    if (!llvm::is_contained(skipped, int64_t(i)) && next < outputs.size())
+      pairs.push_back({input, outputs[next++]});
+  return pairs;
+}
+
 static SmallVector<Value>
 getLossCandidates(func::FuncOp func, const TrainingRoles &roles,
                   ArrayRef<std::pair<Value, Value>> inferred = {}) {
@@ -845,8 +862,19 @@ LogicalResult AnalyzeTrainingPass::analyze(func::FuncOp func,
     // ORTModule: YieldOp hands the forward's outputs to PyTorch and returns
     // their gradients, the seeds; parameter gradients are `<param>_grad`.
     roles.kind = "ort.module";
-    for (NodeOp op : roles.yieldOps)
+    SmallVector<Value> differentiated;
+    for (NodeOp op : roles.yieldOps) {
       llvm::append_range(roles.seeds, op.getOutputs());
+      for (auto [output, gradient] : getYieldGradients(op))
+        differentiated.push_back(output);
+    }
+    // A module that returns one float element with a gradient returns its
+    // loss (PyTorch's backward starts there).
+    if (differentiated.size() == 1)
+      if (auto type = dyn_cast<RankedTensorType>(differentiated[0].getType());
+          type && isa<FloatType>(type.getElementType()) &&
+          type.hasStaticShape() && type.getNumElements() == 1)
+        roles.loss = differentiated[0];
     collectOrtGradients(names, body.getArguments(), roles);
   } else if (!accumulators.empty()) {
     // ONNX Runtime's training artifact: accumulators read the gradients of
@@ -970,7 +998,7 @@ static void typeGradients(func::FuncOp func, TrainingRoles &roles) {
   for (auto [param, gradient] : roles.gradients)
     refine(gradient, param.getType());
   for (NodeOp op : roles.yieldOps)
-    for (auto [input, output] : llvm::zip(op.getInputs(), op.getOutputs()))
+    for (auto [input, output] : getYieldGradients(op))
       refine(output, input.getType());
   for (auto [updated, previous] : roles.updates)
     refine(updated, previous.getType());

@@ -68,6 +68,20 @@ getLinearSlots(Operation *op) {
   auto node = dyn_cast<NodeOp>(op);
   if (!node)
     return std::nullopt;
+  // ATen nodes (ORTModule's): linear in their first input for the
+  // operators onnxg-expand-aten expands to linear ops.
+  StringRef overload;
+  StringRef aten = onnxg::getATenOperator(node, &overload);
+  if (!aten.empty())
+    return overload.empty() &&
+                   llvm::is_contained(
+                       {"embedding", "embedding_backward", "avg_pool2d",
+                        "avg_pool2d_backward", "_adaptive_avg_pool2d",
+                        "_adaptive_avg_pool2d_backward",
+                        "max_pool2d_with_indices_backward", "numpy_T"},
+                       aten)
+               ? std::optional(std::make_pair(onnxg::slots(0), onnxg::kNone))
+               : std::nullopt;
   const onnxg::OpInfo *info =
       onnxg::lookupOp(node.getDomain(), node.getOpType());
   if (!info ||

@@ -124,6 +124,21 @@ bool mlir::onnxg::isConstantNode(Operation *op) {
          isDefaultDomain(node.getDomain());
 }
 
+StringRef mlir::onnxg::getATenOperator(NodeOp node, StringRef *overload) {
+  if (node.getDomain() != "org.pytorch.aten" || node.getOpType() != "ATen")
+    return "";
+  DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
+  auto name = dyn_cast_or_null<StringAttr>(attrs.get("operator"));
+  if (overload) {
+    auto overloadName =
+        dyn_cast_or_null<StringAttr>(attrs.get("overload_name"));
+    *overload = overloadName ? overloadName.getValue() : "";
+  }
+  StringRef op = name ? name.getValue() : "";
+  op.consume_front("aten::");
+  return op;
+}
+
 ElementsAttr mlir::onnxg::getConstantValue(Value value) {
   if (auto init = value.getDefiningOp<InitializerOp>())
     return init.getValue();

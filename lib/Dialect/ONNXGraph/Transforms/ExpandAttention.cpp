@@ -388,29 +388,19 @@ struct ONNXGraphExpandAttentionPass
     : public onnxg::impl::ONNXGraphExpandAttentionBase<
           ONNXGraphExpandAttentionPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    SmallVector<NodeOp> expanded;
-    func.walk([&](NodeOp node) {
-      if (isDefaultDomain(node.getDomain()) &&
-          (node.getOpType() == "Attention" ||
-           node.getOpType() == "RotaryEmbedding"))
-        expanded.push_back(node);
-    });
-    OpBuilder builder(&getContext());
-    for (NodeOp node : expanded) {
-      builder.setInsertionPoint(node);
-      LogicalResult result = node.getOpType() == "Attention"
-                                 ? AttentionExpansion(node, builder).run()
-                                 : RotaryExpansion(node, builder).run();
-      if (failed(result))
-        return signalPassFailure();
-    }
-    // Outputs ONNX could not type now have the expansion's types.
-    Block &body = func.getBody().front();
-    func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
-                                   body.getTerminator()->getOperandTypes()));
+    if (failed(expandNodes(
+            getOperation(),
+            [](NodeOp node) {
+              return isDefaultDomain(node.getDomain()) &&
+                     (node.getOpType() == "Attention" ||
+                      node.getOpType() == "RotaryEmbedding");
+            },
+            [](NodeOp node, OpBuilder &builder) {
+              return node.getOpType() == "Attention"
+                         ? AttentionExpansion(node, builder).run()
+                         : RotaryExpansion(node, builder).run();
+            })))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -31,10 +31,6 @@ using namespace mlir;
 using namespace mlir::onnxg;
 
 static constexpr StringLiteral kPreviewTraining = "ai.onnx.preview.training";
-/// The domain of the ONNX Runtime gradient ops that some derivatives use
-/// (ConvGrad, GatherGrad, SoftmaxCrossEntropyLossGrad; MaxPoolGrad and
-/// AveragePoolGrad are ONNX Runtime's in the default domain).
-static constexpr StringLiteral kMicrosoftDomain = "com.microsoft";
 
 /// The ints attribute `name` of `node`, or nullopt when it has none.
 static std::optional<SmallVector<int64_t>> getInts(NodeOp node,
@@ -62,22 +58,6 @@ static double getFloat(NodeOp node, StringRef name, double otherwise) {
 static StringRef getString(NodeOp node, StringRef name, StringRef otherwise) {
   auto attr = node.getOnnxAttrsOrEmpty().getAs<StringAttr>(name);
   return attr ? attr.getValue() : otherwise;
-}
-
-/// The elements of `value` when it is an int64 initializer or Constant;
-/// nullopt otherwise (and for a resource blob, which ElementsAttr does not
-/// iterate).
-static std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
-  ElementsAttr values = getConstantValue(value);
-  if (!values || !values.getElementType().isInteger(64))
-    return std::nullopt;
-  auto elements = values.tryGetValues<APInt>();
-  if (!elements)
-    return std::nullopt;
-  SmallVector<int64_t> ints;
-  for (APInt element : *elements)
-    ints.push_back(element.getSExtValue());
-  return ints;
 }
 
 namespace {
@@ -1161,29 +1141,24 @@ struct ExpandGradientsPass
     : onnxg::impl::ONNXGraphExpandGradientsBase<ExpandGradientsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    SmallVector<NodeOp> gradientNodes;
-    func.walk([&](NodeOp node) {
-      if (node.getDomain() == kPreviewTraining &&
-          node.getOpType() == "Gradient")
-        gradientNodes.push_back(node);
-    });
-    if (gradientNodes.empty())
-      return;
-    OpBuilder builder(&getContext());
-    for (NodeOp node : gradientNodes)
-      if (failed(GradientExpansion(node, builder).run()))
-        return signalPassFailure();
+    bool expanded = false;
+    if (failed(expandNodes(
+            func,
+            [](NodeOp node) {
+              return node.getDomain() == kPreviewTraining &&
+                     node.getOpType() == "Gradient";
+            },
+            [&](NodeOp node, OpBuilder &builder) {
+              expanded = true;
+              return GradientExpansion(node, builder).run();
+            })))
+      return signalPassFailure();
     Block &body = func.getBody().front();
-    if (!sortTopologically(&body, body.without_terminator())) {
+    if (expanded && !sortTopologically(&body, body.without_terminator())) {
       emitError(func.getLoc(),
                 "the gradients feed the values they differentiate");
       return signalPassFailure();
     }
-    // Outputs ONNX could not type now have the gradients' types.
-    func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
-                                   body.getTerminator()->getOperandTypes()));
   }
 };
 } // namespace

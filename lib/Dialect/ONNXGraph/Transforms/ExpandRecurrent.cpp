@@ -990,24 +990,15 @@ namespace {
 struct ExpandRecurrentPass
     : onnxg::impl::ONNXGraphExpandRecurrentBase<ExpandRecurrentPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    SmallVector<NodeOp> recurrentNodes;
-    func.walk([&](NodeOp node) {
-      if (!RecurrentExpansion::getKind(node).empty())
-        recurrentNodes.push_back(node);
-    });
-    if (recurrentNodes.empty())
-      return;
-    OpBuilder builder(&getContext());
-    for (NodeOp node : recurrentNodes)
-      if (failed(RecurrentExpansion(node, builder).run()))
-        return signalPassFailure();
-    // Outputs ONNX could not type now have the expansion's types.
-    Block &body = func.getBody().front();
-    func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
-                                   body.getTerminator()->getOperandTypes()));
+    if (failed(expandNodes(
+            getOperation(),
+            [](NodeOp node) {
+              return !RecurrentExpansion::getKind(node).empty();
+            },
+            [](NodeOp node, OpBuilder &builder) {
+              return RecurrentExpansion(node, builder).run();
+            })))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -13,6 +13,43 @@
 using namespace mlir;
 using namespace mlir::onnxg;
 
+LogicalResult mlir::onnxg::expandNodes(
+    func::FuncOp func, function_ref<bool(NodeOp)> matches,
+    function_ref<LogicalResult(NodeOp, OpBuilder &)> expand) {
+  if (func.isExternal())
+    return success();
+  SmallVector<NodeOp> nodes;
+  func.walk([&](NodeOp node) {
+    if (matches(node))
+      nodes.push_back(node);
+  });
+  if (nodes.empty())
+    return success();
+  OpBuilder builder(func.getContext());
+  for (NodeOp node : nodes) {
+    builder.setInsertionPoint(node);
+    if (failed(expand(node, builder)))
+      return failure();
+  }
+  Block &body = func.getBody().front();
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 body.getTerminator()->getOperandTypes()));
+  return success();
+}
+
+std::optional<SmallVector<int64_t>> mlir::onnxg::getConstantInts(Value value) {
+  ElementsAttr values = getConstantValue(value);
+  if (!values || !values.getElementType().isInteger(64))
+    return std::nullopt;
+  auto elements = values.tryGetValues<APInt>();
+  if (!elements)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (APInt element : *elements)
+    ints.push_back(element.getSExtValue());
+  return ints;
+}
+
 Value NodeEmitter::castTo(Value value, Type elementType) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementType() == elementType)

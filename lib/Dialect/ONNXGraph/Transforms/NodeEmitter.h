@@ -14,11 +14,28 @@
 
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <map>
 
 namespace mlir::onnxg {
+
+/// The domain of ONNX Runtime's contrib and gradient ops.
+constexpr llvm::StringLiteral kMicrosoftDomain = "com.microsoft";
+
+/// Runs `expand` on each node of `func`'s body that `matches` (collected
+/// first, the builder at the node), then gives `func` the types of what it
+/// returns: outputs ONNX could not type take the expansion's types. Fails
+/// when an expansion does (it has reported why).
+LogicalResult
+expandNodes(func::FuncOp func, llvm::function_ref<bool(NodeOp)> matches,
+            llvm::function_ref<LogicalResult(NodeOp, OpBuilder &)> expand);
+
+/// The elements of `value` when it is an int64 initializer or Constant;
+/// nullopt otherwise (and for a resource blob, which ElementsAttr does not
+/// iterate).
+std::optional<llvm::SmallVector<int64_t>> getConstantInts(Value value);
 
 /// Creates the nodes that replace `origin`, each named
 /// "<origin's name>/<OpType>_<n>" ("<fallback>/..." when it has none), at the

@@ -67,6 +67,12 @@ inline bool isDefaultDomain(llvm::StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// The PyTorch operator an `org.pytorch.aten` ATen node calls (its
+/// `operator` without the `aten::` prefix), or "" for other nodes; its
+/// `overload_name`, when non-empty, goes to `overload`.
+llvm::StringRef getATenOperator(NodeOp node,
+                                llvm::StringRef *overload = nullptr);
+
 /// Whether `op` is an ONNX Constant node (default domain): runtimes keep its
 /// value as an initializer, so it launches no kernel and costs no memory
 /// beyond the model's.

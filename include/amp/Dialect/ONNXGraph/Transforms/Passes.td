@@ -69,6 +69,63 @@ def ONNXGraphExpandGradients
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
+  let summary = "Expand the ATen nodes that ORTModule exports, and their "
+                "gradients, into ONNX and ONNX Runtime nodes";
+  let description = [{
+    ORTModule (ONNX Runtime's training of a PyTorch module) exports some
+    PyTorch operators as `org.pytorch.aten` ATen nodes, which ONNX Runtime
+    runs by calling PyTorch, and writes their gradients as ATen nodes too.
+    This pass replaces each by the nodes that compute the same
+    (`operator`, with or without its `aten::` prefix; no `overload_name`):
+
+    | operator | becomes |
+    |---|---|
+    | `embedding` | Gather of the weight's rows |
+    | `embedding_backward` | `com.microsoft` GatherGrad into [num_weights, D]; the `padding_idx` row gets no gradient (Where); `scale_grad_by_freq` divides each row's gradient by its index's count (a GatherGrad of ones) |
+    | `max_pool2d_with_indices` | MaxPool (kernel_size, stride, padding, dilation, ceil_mode); its Indices minus each plane's offset, as PyTorch counts them |
+    | `max_pool2d_with_indices_backward` | MaxPoolGrad through the indices plus each plane's offset |
+    | `avg_pool2d`, `avg_pool2d_backward` | AveragePool, AveragePoolGrad (count_include_pad) |
+    | `_adaptive_avg_pool2d`, `_adaptive_avg_pool2d_backward` | AveragePool, AveragePoolGrad with windows of input size / output size |
+    | `numpy_T` | Transpose reversing the axes |
+    | `argmax` | ArgMax (a missing dim: over the flattened input) |
+
+    The import types these nodes' outputs (ONNX Runtime's ATen rules,
+    lib/Target/ONNX/ContribSchemas.cpp), so the nodes after them are typed
+    too; an `embedding_backward` whose num_weights ORTModule computes as
+    `Gather(Shape(weight), 0)` gets the weight's rows.
+
+    Static shapes and constant arguments are needed. Errors name the node:
+    other operators and overloads, `sparse` embedding gradients,
+    `divisor_override`, adaptive pools whose output sizes do not divide the
+    input's, a ceil_mode max pool whose last window starts in the padding
+    (PyTorch drops it, ONNX keeps it), a ceil_mode average pool where
+    ceil_mode adds a window. `amp-lower-to-cpu` and `amp-lower-to-cuda` run
+    this pass first; files that `amp-opt` writes keep the ATen nodes.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def ONNXGraphExposeYield : Pass<"onnxg-expose-yield", "func::FuncOp"> {
+  let summary = "Make ORTModule's YieldOp the step's interface: the "
+                "module's outputs become results, their gradients inputs";
+  let description = [{
+    In a graph that ORTModule writes, `com.microsoft` YieldOp hands the
+    module's outputs to PyTorch, which computes the loss from them, and
+    returns their gradients (the backward's seeds). ONNX Runtime runs it by
+    pausing the graph; a step compiled on its own cannot. This pass removes
+    each YieldOp: its inputs become function results under their names
+    (unless returned already), its outputs function arguments under theirs
+    (`output-0_grad`), which amp-run fills with ones (the seeds of the sum
+    of the module's outputs: of its loss, when the module returns one) or
+    with `--input`. A YieldOp in a subgraph, and an output without a name or
+    a ranked type, are errors. `amp-lower-to-cpu` and `amp-lower-to-cuda`
+    run this pass after `onnxg-expand-aten`; files that `amp-opt` writes keep
+    the YieldOp.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def ONNXGraphExpandRecurrent
     : Pass<"onnxg-expand-recurrent", "func::FuncOp"> {
   let summary = "Unroll RNN, GRU and LSTM nodes (and ONNX Runtime's "

@@ -1,0 +1,530 @@
+//===- ExpandATen.cpp - PyTorch's ATen nodes as ONNX nodes ----------------===//
+//
+// Part of amp-opt, under the Apache License v2.0.
+//
+//===----------------------------------------------------------------------===//
+//
+// The onnxg-expand-aten pass: the org.pytorch.aten ATen nodes that ORTModule
+// exports (nn.Embedding, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, argmax,
+// .T) and the gradients its gradient builder writes for them become the ONNX
+// and ONNX Runtime nodes that compute the same: Gather, GatherGrad, MaxPool,
+// MaxPoolGrad, AveragePool, AveragePoolGrad, Transpose, ArgMax.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeEmitter.h"
+
+#include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::onnxg {
+#define GEN_PASS_DEF_ONNXGRAPHEXPANDATEN
+#include "amp/Dialect/ONNXGraph/Transforms/Passes.h.inc"
+} // namespace mlir::onnxg
+
+using namespace mlir;
+using namespace mlir::onnxg;
+
+static constexpr StringLiteral kATenDomain = "org.pytorch.aten";
+
+/// The operators this pass expands (the message of an unknown one).
+static constexpr StringLiteral kExpandedOperators =
+    "embedding, embedding_backward, max_pool2d_with_indices, "
+    "max_pool2d_with_indices_backward, avg_pool2d, avg_pool2d_backward, "
+    "_adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, numpy_T, argmax";
+
+/// What the nodes of an unnamed ATen node are named after: its first
+/// output's name, else "ATen".
+static StringRef getFallbackName(NodeOp node) {
+  StringRef name = getValueName(node->getResult(0));
+  return name.empty() ? "ATen" : name;
+}
+
+namespace {
+/// A 2-D pool's window in ONNX's attributes.
+struct PoolWindow {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+  bool ceilMode = false;
+  /// The output's spatial sizes, as PyTorch computes them.
+  SmallVector<int64_t> sizes;
+};
+
+/// Expands one ATen node.
+class ATenExpansion {
+public:
+  // An unnamed node's nodes take its first output's name.
+  ATenExpansion(NodeOp node, OpBuilder &builder)
+      : node(node), nodes(node, builder, getFallbackName(node)),
+        builder(builder) {}
+
+  LogicalResult run();
+
+private:
+  InFlightDiagnostic emitError() {
+    return node.emitNodeError() << "ATen '" << op << "': ";
+  }
+  Value input(unsigned i) { return node.getOptionalOperand(i); }
+  /// The static type of input `i`, or null.
+  RankedTensorType getStaticType(unsigned i) {
+    auto type =
+        input(i) ? dyn_cast<RankedTensorType>(input(i).getType()) : nullptr;
+    return type && type.hasStaticShape() ? type : nullptr;
+  }
+  /// The int64 values of constant input `i` (a scalar is one); nullopt when
+  /// it is absent or not constant.
+  std::optional<SmallVector<int64_t>> getInts(unsigned i) {
+    if (!input(i))
+      return std::nullopt;
+    // PyTorch writes an empty list (a default stride) as an empty float
+    // tensor.
+    if (ElementsAttr value = getConstantValue(input(i));
+        value && value.getNumElements() == 0)
+      return SmallVector<int64_t>();
+    return getConstantInts(input(i));
+  }
+  /// The constant bool (or integer) input `i`; `otherwise` when absent.
+  FailureOr<bool> getBool(unsigned i, bool otherwise);
+  /// The window of a pool whose inputs from `first` are kernel_size,
+  /// stride, padding and, with `hasDilation`, dilation. Fails (with an
+  /// error) on values it cannot take.
+  FailureOr<PoolWindow> getWindow(RankedTensorType x, unsigned first,
+                                  bool hasDilation, bool ceilMode);
+  /// The window of the pool over input `self` (0 in a forward, 1 after the
+  /// gradient in a backward) whose ceil_mode is input `self + ceilInput`.
+  FailureOr<PoolWindow> getPoolWindow(unsigned self, bool hasDilation,
+                                      unsigned ceilInput) {
+    FailureOr<bool> ceilMode = getBool(self + ceilInput, false);
+    if (failed(ceilMode))
+      return failure();
+    return getWindow(getStaticType(self), self + 1, hasDilation, *ceilMode);
+  }
+  SmallVector<NamedAttribute> getPoolAttrs(const PoolWindow &window,
+                                           bool withDilations);
+  /// The flat offset of each (n, c) plane of `x` in the whole tensor:
+  /// [N, C, 1, 1] int64 (MaxPool's Indices count over the tensor,
+  /// PyTorch's over a plane).
+  Value getPlaneOffsets(RankedTensorType x);
+  /// Replaces result `i` by `value`, cast to its declared element type.
+  void replaceResult(unsigned i, Value value);
+
+  LogicalResult expandEmbedding();
+  LogicalResult expandEmbeddingBackward();
+  LogicalResult expandMaxPool(bool backward);
+  LogicalResult expandAvgPool(bool backward);
+  LogicalResult expandAdaptiveAvgPool(bool backward);
+  LogicalResult expandArgMax();
+
+  NodeOp node;
+  NodeEmitter nodes;
+  OpBuilder &builder;
+  StringRef op;
+};
+} // namespace
+
+FailureOr<bool> ATenExpansion::getBool(unsigned i, bool otherwise) {
+  if (!input(i))
+    return otherwise;
+  ElementsAttr value = getConstantValue(input(i));
+  auto element = value && value.getNumElements() == 1
+                     ? dyn_cast_or_null<IntegerAttr>(getUniformElement(value))
+                     : nullptr;
+  if (!element) {
+    emitError() << "input " << i << " must be a constant bool";
+    return failure();
+  }
+  return !element.getValue().isZero();
+}
+
+FailureOr<PoolWindow> ATenExpansion::getWindow(RankedTensorType x,
+                                               unsigned first, bool hasDilation,
+                                               bool ceilMode) {
+  std::optional<SmallVector<int64_t>> kernel = getInts(first),
+                                      strides = getInts(first + 1),
+                                      padding = getInts(first + 2);
+  std::optional<SmallVector<int64_t>> dilations =
+      hasDilation ? getInts(first + 3) : SmallVector<int64_t>{1, 1};
+  // PyTorch gives one value for both axes as two; an empty stride is the
+  // kernel's.
+  auto pair = [](std::optional<SmallVector<int64_t>> &values) {
+    if (values && values->size() == 1)
+      values->push_back(values->front());
+    return values && values->size() == 2;
+  };
+  if (strides && strides->empty())
+    strides = kernel;
+  if (!x || x.getRank() != 4 || !pair(kernel) || !pair(strides) ||
+      !pair(padding) || !pair(dilations)) {
+    emitError() << "needs a static 4-D input and constant kernel_size, "
+                   "stride, padding"
+                << (hasDilation ? " and dilation" : "");
+    return failure();
+  }
+  PoolWindow window;
+  window.kernel = *kernel;
+  window.strides = *strides;
+  window.dilations = *dilations;
+  window.pads = {(*padding)[0], (*padding)[1], (*padding)[0], (*padding)[1]};
+  window.ceilMode = ceilMode;
+  for (int i = 0; i < 2; ++i) {
+    int64_t size = x.getDimSize(2 + i), step = (*strides)[i];
+    int64_t span =
+        size + 2 * (*padding)[i] - (*dilations)[i] * ((*kernel)[i] - 1) - 1;
+    if (step <= 0 || span < 0 || (*kernel)[i] <= 0) {
+      emitError() << "has a window larger than its padded input";
+      return failure();
+    }
+    int64_t floor = span / step + 1, ceil = (span + step - 1) / step + 1;
+    int64_t torchCeil =
+        (ceil - 1) * step >= size + (*padding)[i] ? ceil - 1 : ceil;
+    // ONNX's ceil_mode keeps a last window that starts in the padding;
+    // PyTorch drops it.
+    if (ceilMode && torchCeil != ceil) {
+      emitError() << "with ceil_mode has a last window that starts in the "
+                     "padding, which PyTorch drops and ONNX keeps";
+      return failure();
+    }
+    window.sizes.push_back(ceilMode ? ceil : floor);
+  }
+  return window;
+}
+
+SmallVector<NamedAttribute>
+ATenExpansion::getPoolAttrs(const PoolWindow &window, bool withDilations) {
+  SmallVector<NamedAttribute> attrs = {
+      builder.getNamedAttr("kernel_shape",
+                           builder.getDenseI64ArrayAttr(window.kernel)),
+      builder.getNamedAttr("strides",
+                           builder.getDenseI64ArrayAttr(window.strides)),
+      builder.getNamedAttr("pads", builder.getDenseI64ArrayAttr(window.pads)),
+      builder.getNamedAttr("ceil_mode",
+                           builder.getI64IntegerAttr(window.ceilMode))};
+  if (withDilations)
+    attrs.push_back(builder.getNamedAttr(
+        "dilations", builder.getDenseI64ArrayAttr(window.dilations)));
+  return attrs;
+}
+
+Value ATenExpansion::getPlaneOffsets(RankedTensorType x) {
+  int64_t planes = x.getDimSize(0) * x.getDimSize(1);
+  int64_t planeSize = x.getDimSize(2) * x.getDimSize(3);
+  SmallVector<APInt> offsets;
+  for (int64_t plane = 0; plane < planes; ++plane)
+    offsets.push_back(APInt(64, plane * planeSize));
+  auto type = RankedTensorType::get({x.getDimSize(0), x.getDimSize(1), 1, 1},
+                                    builder.getI64Type());
+  return nodes.create(
+      "Constant", type, {},
+      builder.getNamedAttr("value", DenseElementsAttr::get(type, offsets)));
+}
+
+void ATenExpansion::replaceResult(unsigned i, Value value) {
+  Value result = node.getResult(i);
+  if (auto declared = dyn_cast<RankedTensorType>(result.getType()))
+    value = nodes.castTo(value, declared.getElementType());
+  result.replaceAllUsesWith(value);
+}
+
+LogicalResult ATenExpansion::expandEmbedding() {
+  // (weight, indices, padding_idx, scale_grad_by_freq, sparse): rows of
+  // weight; the other inputs only change the gradient.
+  RankedTensorType weight = getStaticType(0);
+  auto indices = dyn_cast<RankedTensorType>(input(1).getType());
+  if (!weight || weight.getRank() != 2 || !indices)
+    return emitError() << "needs a static 2-D weight and ranked indices";
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(weight.getDimSize(1));
+  replaceResult(
+      0,
+      nodes.create("Gather", weight.clone(shape), {input(0), input(1)},
+                   builder.getNamedAttr("axis", builder.getI64IntegerAttr(0))));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandEmbeddingBackward() {
+  // (grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse).
+  RankedTensorType grad = getStaticType(0), indices = getStaticType(1);
+  if (!grad || !indices || grad.getRank() != indices.getRank() + 1)
+    return emitError() << "needs static grad and indices, grad of rank "
+                          "indices' plus one";
+  // num_weights: the result's rows (typed at import), else a constant.
+  int64_t rows = ShapedType::kDynamic;
+  if (auto declared = dyn_cast<RankedTensorType>(node.getResult(0).getType());
+      declared && declared.getRank() == 2)
+    rows = declared.getDimSize(0);
+  if (std::optional<SmallVector<int64_t>> numWeights = getInts(2);
+      ShapedType::isDynamic(rows) && numWeights && numWeights->size() == 1)
+    rows = numWeights->front();
+  if (ShapedType::isDynamic(rows) || rows <= 0)
+    return emitError() << "needs a known num_weights (a constant, or the "
+                          "rows of a static weight)";
+  std::optional<SmallVector<int64_t>> padding = getInts(3);
+  FailureOr<bool> scaleByFrequency = getBool(4, false);
+  if (failed(scaleByFrequency))
+    return failure();
+  FailureOr<bool> sparse = getBool(5, false);
+  if (failed(sparse))
+    return failure();
+  if (input(3) && (!padding || padding->size() != 1))
+    return emitError() << "needs a constant padding_idx";
+  if (*sparse)
+    return emitError() << "sparse gradients are not supported";
+  Value dy = input(0);
+  Type elementType = grad.getElementType();
+  SmallVector<int64_t> columnShape(indices.getShape());
+  columnShape.push_back(1);
+  auto column = [&](Value value) {
+    return nodes.reshape(value, columnShape, columnShape);
+  };
+  Value flatIndices = input(1);
+  // The padding row gets no gradient.
+  if (padding && padding->front() >= 0) {
+    Value pad =
+        nodes.castTo(nodes.index(padding->front()), indices.getElementType());
+    Value isPadding = column(nodes.binary("Equal", flatIndices, pad));
+    dy = nodes.create("Where", grad,
+                      {isPadding, nodes.scalar(elementType, 0), dy});
+  }
+  if (*scaleByFrequency) {
+    // Each row's gradient over the number of times its index occurs.
+    Type f32 = builder.getF32Type();
+    Value ones = nodes.createSplat(f32, 1, indices.clone(f32));
+    Value counts =
+        nodes
+            .createWithResults("GatherGrad", RankedTensorType::get({rows}, f32),
+                               {nodes.createI64s({rows}), flatIndices, ones},
+                               {}, kMicrosoftDomain)
+            .getResult(0);
+    Value frequency = nodes.create(
+        "Gather", indices.clone(f32), {counts, flatIndices},
+        builder.getNamedAttr("axis", builder.getI64IntegerAttr(0)));
+    dy = nodes.binary("Div", dy, column(nodes.castTo(frequency, elementType)));
+  }
+  auto resultType =
+      RankedTensorType::get({rows, grad.getShape().back()}, elementType);
+  replaceResult(
+      0, nodes
+             .createWithResults(
+                 "GatherGrad", resultType,
+                 {nodes.createI64s({rows, grad.getShape().back()}), flatIndices,
+                  dy},
+                 {builder.getNamedAttr("axis", builder.getI64IntegerAttr(0))},
+                 kMicrosoftDomain)
+             .getResult(0));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandMaxPool(bool backward) {
+  // Forward (self, kernel_size, stride, padding, dilation, ceil_mode) ->
+  // (values, indices); backward (grad, self, kernel_size, stride, padding,
+  // dilation, ceil_mode, indices).
+  unsigned self = backward ? 1 : 0;
+  FailureOr<PoolWindow> window =
+      getPoolWindow(self, /*hasDilation=*/true, /*ceilInput=*/5);
+  if (failed(window))
+    return failure();
+  RankedTensorType x = getStaticType(self);
+  if (backward) {
+    RankedTensorType indices = getStaticType(7);
+    if (!indices || !getStaticType(0))
+      return emitError() << "needs static grad and indices";
+    Value flat = nodes.binary("Add", input(7), getPlaneOffsets(x));
+    replaceResult(0, nodes.create("MaxPoolGrad", x, {input(0), flat}));
+    return success();
+  }
+  SmallVector<int64_t> shape = {x.getDimSize(0), x.getDimSize(1),
+                                window->sizes[0], window->sizes[1]};
+  NodeOp pool = nodes.createWithResults(
+      "MaxPool", {x.clone(shape), x.clone(shape, builder.getI64Type())},
+      input(0), getPoolAttrs(*window, /*withDilations=*/true));
+  replaceResult(0, pool.getResult(0));
+  if (node.getNumResults() > 1 && !node.getResult(1).use_empty())
+    replaceResult(1,
+                  nodes.binary("Sub", pool.getResult(1), getPlaneOffsets(x)));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandAvgPool(bool backward) {
+  // Forward (self, kernel_size, stride, padding, ceil_mode,
+  // count_include_pad, divisor_override); backward (grad, self, ...).
+  unsigned self = backward ? 1 : 0;
+  FailureOr<PoolWindow> window =
+      getPoolWindow(self, /*hasDilation=*/false, /*ceilInput=*/4);
+  if (failed(window))
+    return failure();
+  FailureOr<bool> countPadding = getBool(self + 5, true);
+  if (failed(countPadding))
+    return failure();
+  RankedTensorType x = getStaticType(self);
+  if (Value divisor = input(self + 6);
+      divisor && !isa<NoneType>(divisor.getType()))
+    return emitError() << "divisor_override is not supported";
+  // With ceil_mode, PyTorch's last windows count the padding up to the
+  // padded end only: take those pools only where ceil_mode changes nothing.
+  if (window->ceilMode) {
+    FailureOr<PoolWindow> floor = getWindow(x, self + 1, /*hasDilation=*/false,
+                                            /*ceilMode=*/false);
+    if (failed(floor) || floor->sizes != window->sizes)
+      return emitError() << "with ceil_mode is supported where it adds no "
+                            "window";
+    window->ceilMode = false;
+  }
+  SmallVector<NamedAttribute> attrs =
+      getPoolAttrs(*window, /*withDilations=*/false);
+  attrs.push_back(builder.getNamedAttr(
+      "count_include_pad", builder.getI64IntegerAttr(*countPadding)));
+  if (backward) {
+    if (!getStaticType(0))
+      return emitError() << "needs a static grad";
+    replaceResult(0, nodes.create("AveragePoolGrad", x, input(0), attrs));
+    return success();
+  }
+  SmallVector<int64_t> shape = {x.getDimSize(0), x.getDimSize(1),
+                                window->sizes[0], window->sizes[1]};
+  replaceResult(0,
+                nodes.create("AveragePool", x.clone(shape), input(0), attrs));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandAdaptiveAvgPool(bool backward) {
+  // Forward (self, output_size); backward (grad, self). Windows of equal
+  // size: each output size must divide its input size.
+  unsigned self = backward ? 1 : 0;
+  RankedTensorType x = getStaticType(self);
+  SmallVector<int64_t> outputSizes;
+  if (backward) {
+    if (RankedTensorType grad = getStaticType(0); grad && grad.getRank() == 4)
+      outputSizes.assign(grad.getShape().begin() + 2, grad.getShape().end());
+  } else if (std::optional<SmallVector<int64_t>> sizes = getInts(1)) {
+    outputSizes = *sizes;
+  }
+  if (!x || x.getRank() != 4 || outputSizes.size() != 2)
+    return emitError() << "needs a static 4-D input and "
+                       << (backward ? "grad" : "a constant output_size");
+  SmallVector<int64_t> kernel;
+  for (int i = 0; i < 2; ++i) {
+    int64_t size = x.getDimSize(2 + i), out = outputSizes[i];
+    if (out <= 0 || size % out)
+      return emitError() << "needs output sizes that divide the input's ("
+                         << size << " by " << out << ")";
+    kernel.push_back(size / out);
+  }
+  SmallVector<NamedAttribute> attrs = {
+      builder.getNamedAttr("kernel_shape",
+                           builder.getDenseI64ArrayAttr(kernel)),
+      builder.getNamedAttr("strides", builder.getDenseI64ArrayAttr(kernel))};
+  if (backward) {
+    replaceResult(0, nodes.create("AveragePoolGrad", x, input(0), attrs));
+    return success();
+  }
+  SmallVector<int64_t> shape = {x.getDimSize(0), x.getDimSize(1),
+                                outputSizes[0], outputSizes[1]};
+  replaceResult(0,
+                nodes.create("AveragePool", x.clone(shape), input(0), attrs));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandArgMax() {
+  // (self, dim?, keepdim): without a dim, over the flattened self.
+  RankedTensorType x = getStaticType(0);
+  FailureOr<bool> keepDim = getBool(2, false);
+  if (failed(keepDim))
+    return failure();
+  std::optional<SmallVector<int64_t>> dim = getInts(1);
+  if (!x || (input(1) && (!dim || dim->size() != 1)))
+    return emitError() << "needs a static input and a constant dim";
+  Type i64 = builder.getI64Type();
+  auto argMax = [&](Value value, RankedTensorType type, int64_t axis,
+                    bool keep) {
+    return nodes.create(
+        "ArgMax", type, value,
+        {builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)),
+         builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(keep))});
+  };
+  if (!input(1)) {
+    Value flat = nodes.reshape(input(0), {-1}, {x.getNumElements()});
+    Value index = argMax(flat, RankedTensorType::get({}, i64), 0, false);
+    if (*keepDim) {
+      SmallVector<int64_t> ones(x.getRank(), 1);
+      index = nodes.reshape(index, ones, ones);
+    }
+    replaceResult(0, index);
+    return success();
+  }
+  int64_t axis = dim->front() < 0 ? dim->front() + x.getRank() : dim->front();
+  if (axis < 0 || axis >= x.getRank())
+    return emitError() << "dim " << dim->front() << " is out of range";
+  SmallVector<int64_t> shape(x.getShape());
+  if (*keepDim)
+    shape[axis] = 1;
+  else
+    shape.erase(shape.begin() + axis);
+  replaceResult(
+      0, argMax(input(0), RankedTensorType::get(shape, i64), axis, *keepDim));
+  return success();
+}
+
+LogicalResult ATenExpansion::run() {
+  StringRef overload;
+  op = getATenOperator(node, &overload);
+  if (!overload.empty())
+    return emitError() << "overload '" << overload
+                       << "' has no expansion (expanded: " << kExpandedOperators
+                       << ", without overloads)";
+  if (op.empty())
+    return node.emitNodeError() << "ATen node without an operator";
+  LogicalResult result = failure();
+  if (op == "embedding")
+    result = expandEmbedding();
+  else if (op == "embedding_backward")
+    result = expandEmbeddingBackward();
+  else if (op == "max_pool2d_with_indices" ||
+           op == "max_pool2d_with_indices_backward")
+    result = expandMaxPool(op.ends_with("_backward"));
+  else if (op == "avg_pool2d" || op == "avg_pool2d_backward")
+    result = expandAvgPool(op.ends_with("_backward"));
+  else if (op == "_adaptive_avg_pool2d" ||
+           op == "_adaptive_avg_pool2d_backward")
+    result = expandAdaptiveAvgPool(op.ends_with("_backward"));
+  else if (op == "argmax")
+    result = expandArgMax();
+  else if (op == "numpy_T") {
+    auto type = dyn_cast<RankedTensorType>(input(0).getType());
+    if (!type)
+      return emitError() << "needs a ranked input";
+    replaceResult(
+        0,
+        nodes.transpose(input(0), llvm::to_vector(llvm::reverse(
+                                      llvm::seq<int64_t>(0, type.getRank())))));
+    result = success();
+  } else
+    return emitError() << "has no expansion (expanded: " << kExpandedOperators
+                       << ")";
+  if (failed(result))
+    return failure();
+  for (OpResult value : node->getResults())
+    if (!value.use_empty())
+      return emitError() << "result " << value.getResultNumber()
+                         << " has no expansion";
+  node.erase();
+  return success();
+}
+
+namespace {
+struct ONNXGraphExpandATenPass
+    : public onnxg::impl::ONNXGraphExpandATenBase<ONNXGraphExpandATenPass> {
+  void runOnOperation() override {
+    if (failed(expandNodes(
+            getOperation(),
+            [](NodeOp node) {
+              return node.getDomain() == kATenDomain &&
+                     node.getOpType() == "ATen";
+            },
+            [](NodeOp node, OpBuilder &builder) {
+              return ATenExpansion(node, builder).run();
+            })))
+      signalPassFailure();
+  }
+};
+} // namespace

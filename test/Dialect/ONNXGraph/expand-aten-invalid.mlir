@@ -1,0 +1,107 @@
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(onnxg-expand-aten))' -split-input-file -verify-diagnostics
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @unknown_operator(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{node (ATen): ATen 'diagonal': has no expansion (expanded: embedding, embedding_backward, max_pool2d_with_indices, max_pool2d_with_indices_backward, avg_pool2d, avg_pool2d_backward, _adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, numpy_T, argmax)}}
+  %0 = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "diagonal"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @overload(%x: tensor<2x3xf32>, %dim: tensor<i64>, %keep: tensor<i1>) -> tensor<2xf32> {
+  // expected-error @+1 {{node (ATen): ATen 'max': overload 'dim' has no expansion}}
+  %0:2 = onnxg.node "ATen"(%x, %dim, %keep) domain "org.pytorch.aten" opset 1 attributes {operator = "max", overload_name = "dim"} : (tensor<2x3xf32>, tensor<i64>, tensor<i1>) -> (tensor<2xf32>, tensor<2xi64>)
+  return %0#0 : tensor<2xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @sparse_gradient(%dy: tensor<3x4xf32>, %ids: tensor<3xi64>) -> tensor<10x4xf32> {
+  %rows = onnxg.node "Constant"() opset 17 attributes {value = dense<10> : tensor<i64>} : () -> tensor<i64>
+  %pad = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  %true = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  // expected-error @+1 {{node (ATen): ATen 'embedding_backward': sparse gradients are not supported}}
+  %0 = onnxg.node "ATen"(%dy, %ids, %rows, %pad, %false, %true) domain "org.pytorch.aten" opset 1 attributes {operator = "embedding_backward"} : (tensor<3x4xf32>, tensor<3xi64>, tensor<i64>, tensor<i64>, tensor<i1>, tensor<i1>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @unknown_rows(%dy: tensor<3x4xf32>, %ids: tensor<3xi64>, %rows: tensor<i64>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{node (ATen): ATen 'embedding_backward': needs a known num_weights (a constant, or the rows of a static weight)}}
+  %0 = onnxg.node "ATen"(%dy, %ids, %rows) domain "org.pytorch.aten" opset 1 attributes {operator = "embedding_backward"} : (tensor<3x4xf32>, tensor<3xi64>, tensor<i64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @computed_flag(%dy: tensor<3x4xf32>, %ids: tensor<3xi64>, %flag: tensor<i1>) -> tensor<10x4xf32> {
+  %rows = onnxg.node "Constant"() opset 17 attributes {value = dense<10> : tensor<i64>} : () -> tensor<i64>
+  %pad = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (ATen): ATen 'embedding_backward': input 4 must be a constant bool}}
+  %0 = onnxg.node "ATen"(%dy, %ids, %rows, %pad, %flag) domain "org.pytorch.aten" opset 1 attributes {operator = "embedding_backward"} : (tensor<3x4xf32>, tensor<3xi64>, tensor<i64>, tensor<i64>, tensor<i1>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @divisor_override(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  %zero = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<2xi64>} : () -> tensor<2xi64>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %three = onnxg.node "Constant"() opset 17 attributes {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{node (ATen): ATen 'avg_pool2d': divisor_override is not supported}}
+  %0 = onnxg.node "ATen"(%x, %two, %two, %zero, %false, %false, %three) domain "org.pytorch.aten" opset 1 attributes {operator = "avg_pool2d"} : (tensor<1x1x4x4xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i1>, tensor<i1>, tensor<i64>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @ceil_window_in_padding(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  %one = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<2xi64>} : () -> tensor<2xi64>
+  %true = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  // expected-error @+1 {{node (ATen): ATen 'max_pool2d_with_indices': with ceil_mode has a last window that starts in the padding, which PyTorch drops and ONNX keeps}}
+  %0:2 = onnxg.node "ATen"(%x, %two, %two, %one, %one, %true) domain "org.pytorch.aten" opset 1 attributes {operator = "max_pool2d_with_indices"} : (tensor<1x1x5x5xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i1>) -> (tensor<1x1x3x3xf32>, tensor<1x1x3x3xi64>)
+  return %0#0 : tensor<1x1x3x3xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @uneven_adaptive(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32> {
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{node (ATen): ATen '_adaptive_avg_pool2d': needs output sizes that divide the input's (5 by 2)}}
+  %0 = onnxg.node "ATen"(%x, %two) domain "org.pytorch.aten" opset 1 attributes {operator = "_adaptive_avg_pool2d"} : (tensor<1x1x5x5xf32>, tensor<2xi64>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @dynamic_pool_input(%x: tensor<1x1x?x5xf32>) -> tensor<1x1x?x2xf32> {
+  %two = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  %zero = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<2xi64>} : () -> tensor<2xi64>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %none = onnxg.none
+  // expected-error @+1 {{node (ATen): ATen 'avg_pool2d': needs a static 4-D input and constant kernel_size, stride, padding}}
+  %0 = onnxg.node "ATen"(%x, %two, %two, %zero, %false, %false, %none) domain "org.pytorch.aten" opset 1 attributes {operator = "avg_pool2d"} : (tensor<1x1x?x5xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i1>, tensor<i1>, none) -> tensor<1x1x?x2xf32>
+  return %0 : tensor<1x1x?x2xf32>
+}
+}

@@ -1,0 +1,123 @@
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(onnxg-expand-aten))' -split-input-file | FileCheck %s --enable-var-scope
+
+// ORTModule's nn.Embedding: the rows of the weight (the gradient's inputs
+// padding_idx, scale_grad_by_freq and sparse do not change the forward).
+// CHECK-LABEL: func.func @embedding(
+// CHECK-SAME:      %[[W:.*]]: tensor<10x4xf32>, %[[IDS:.*]]: tensor<2x3xi64>)
+// CHECK:         %[[ROWS:.*]] = onnxg.node "Gather"(%[[W]], %[[IDS]]) {{.*}}{axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+// CHECK:         return %[[ROWS]]
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @embedding(%w: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %pad = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %0 = onnxg.node "ATen"(%w, %ids, %pad, %false, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "embedding", overload_name = ""} : (tensor<10x4xf32>, tensor<2x3xi64>, tensor<i64>, tensor<i1>, tensor<i1>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+}
+
+// -----
+
+// Its gradient, with padding_idx 0 and scale_grad_by_freq, num_weights as
+// ORTModule computes it (the result's rows, typed at import): the padding
+// positions' gradients zeroed, each divided by its index's count (a
+// GatherGrad of ones, gathered back), then summed into the rows.
+// CHECK-LABEL: func.func @embedding_backward(
+// CHECK-SAME:      %[[DY:.*]]: tensor<2x3x4xf32>, %[[IDS:.*]]: tensor<2x3xi64>
+// CHECK:         %[[IS_PAD:.*]] = onnxg.node "Equal"(%[[IDS]], %{{.*}}) {{.*}} : (tensor<2x3xi64>, tensor<i64>)
+// CHECK:         %[[COLUMN:.*]] = onnxg.node "Reshape"(%[[IS_PAD]], %{{.*}}) {{.*}} -> tensor<2x3x1xi1>
+// CHECK:         %[[KEPT:.*]] = onnxg.node "Where"(%[[COLUMN]], %{{.*}}, %[[DY]]) {{.*}} -> tensor<2x3x4xf32>
+// CHECK:         %[[ONES:.*]] = onnxg.node "Constant"() {{.*}}dense<1.000000e+00> : tensor<2x3xf32>
+// CHECK:         %[[COUNT_SHAPE:.*]] = onnxg.node "Constant"() {{.*}}dense<10> : tensor<1xi64>
+// CHECK:         %[[COUNTS:.*]] = onnxg.node "GatherGrad"(%[[COUNT_SHAPE]], %[[IDS]], %[[ONES]]) domain "com.microsoft" {{.*}} -> tensor<10xf32>
+// CHECK:         %[[FREQ:.*]] = onnxg.node "Gather"(%[[COUNTS]], %[[IDS]]) {{.*}} -> tensor<2x3xf32>
+// CHECK:         %[[FREQ_COLUMN:.*]] = onnxg.node "Reshape"(%[[FREQ]], %{{.*}}) {{.*}} -> tensor<2x3x1xf32>
+// CHECK:         %[[SCALED:.*]] = onnxg.node "Div"(%[[KEPT]], %[[FREQ_COLUMN]])
+// CHECK:         %[[SHAPE:.*]] = onnxg.node "Constant"() {{.*}}dense<[10, 4]> : tensor<2xi64>
+// CHECK:         %[[DW:.*]] = onnxg.node "GatherGrad"(%[[SHAPE]], %[[IDS]], %[[SCALED]]) domain "com.microsoft" {{.*}}{axis = 0 : i64} : {{.*}} -> tensor<10x4xf32>
+// CHECK:         return %[[DW]]
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @embedding_backward(%dy: tensor<2x3x4xf32>, %ids: tensor<2x3xi64>, %rows: tensor<i64>) -> tensor<10x4xf32> {
+  %pad = onnxg.node "Constant"() opset 17 attributes {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %true = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %0 = onnxg.node "ATen"(%dy, %ids, %rows, %pad, %true, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "aten::embedding_backward", overload_name = ""} : (tensor<2x3x4xf32>, tensor<2x3xi64>, tensor<i64>, tensor<i64>, tensor<i1>, tensor<i1>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}
+}
+
+// -----
+
+// MaxPool2d: ONNX's MaxPool with PyTorch's window (an empty stride is the
+// kernel's; padding on both sides), its Indices (flat over the tensor)
+// less each plane's offset, PyTorch's; the gradient adds the offsets back
+// for MaxPoolGrad.
+// CHECK-LABEL: func.func @max_pool(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x2x5x5xf32>, %[[DY:.*]]: tensor<1x2x3x3xf32>
+// CHECK:         %[[Y:.*]], %[[I:.*]] = onnxg.node "MaxPool"(%[[X]]) {{.*}}{ceil_mode = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+// CHECK:         %[[OFFSETS:.*]] = onnxg.node "Constant"() {{.*}}dense<{{\[\[\[\[}}0]], {{\[\[}}25]]]]> : tensor<1x2x1x1xi64>
+// CHECK:         %[[PLANE_I:.*]] = onnxg.node "Sub"(%[[I]], %[[OFFSETS]])
+// CHECK:         %[[FLAT_I:.*]] = onnxg.node "Add"(%[[PLANE_I]], %{{.*}})
+// CHECK:         %[[DX:.*]] = onnxg.node "MaxPoolGrad"(%[[DY]], %[[FLAT_I]]) {{.*}} -> tensor<1x2x5x5xf32>
+// CHECK:         return %[[Y]], %[[DX]]
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @max_pool(%x: tensor<1x2x5x5xf32>, %dy: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>) {
+  %kernel = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  %stride = onnxg.node "Constant"() opset 17 attributes {value = dense<> : tensor<0xf32>} : () -> tensor<0xf32>
+  %pad = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<2xi64>} : () -> tensor<2xi64>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %one = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<2xi64>} : () -> tensor<2xi64>
+  %y, %i = onnxg.node "ATen"(%x, %kernel, %stride, %pad, %one, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "max_pool2d_with_indices"} : (tensor<1x2x5x5xf32>, tensor<2xi64>, tensor<0xf32>, tensor<2xi64>, tensor<2xi64>, tensor<i1>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+  %dx = onnxg.node "ATen"(%dy, %x, %kernel, %stride, %pad, %one, %false, %i) domain "org.pytorch.aten" opset 1 attributes {operator = "max_pool2d_with_indices_backward"} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<2xi64>, tensor<0xf32>, tensor<2xi64>, tensor<2xi64>, tensor<i1>, tensor<1x2x3x3xi64>) -> tensor<1x2x5x5xf32>
+  return %y, %dx : tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>
+}
+}
+
+// -----
+
+// AvgPool2d without counting the padding, and its gradient; an adaptive
+// average pool to 2x2 of 4x4: windows of 2x2.
+// CHECK-LABEL: func.func @average_pools(
+// CHECK:         %[[Y:.*]] = onnxg.node "AveragePool"(%{{.*}}) {{.*}}{ceil_mode = 0 : i64, count_include_pad = 0 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK:         %[[DX:.*]] = onnxg.node "AveragePoolGrad"(%{{.*}}) {{.*}}count_include_pad = 0 : i64, kernel_shape = array<i64: 3, 3>{{.*}} -> tensor<1x2x4x4xf32>
+// CHECK:         %[[A:.*]] = onnxg.node "AveragePool"(%{{.*}}) {{.*}}{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK:         %[[DA:.*]] = onnxg.node "AveragePoolGrad"(%{{.*}}) {{.*}}{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x2x2xf32>) -> tensor<1x2x4x4xf32>
+// CHECK:         return %[[Y]], %[[DX]], %[[A]], %[[DA]]
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @average_pools(%x: tensor<1x2x4x4xf32>, %dy: tensor<1x2x4x4xf32>, %da: tensor<1x2x2x2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>) {
+  %kernel = onnxg.node "Constant"() opset 17 attributes {value = dense<3> : tensor<2xi64>} : () -> tensor<2xi64>
+  %one = onnxg.node "Constant"() opset 17 attributes {value = dense<1> : tensor<2xi64>} : () -> tensor<2xi64>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %none = onnxg.none
+  %y = onnxg.node "ATen"(%x, %kernel, %one, %one, %false, %false, %none) domain "org.pytorch.aten" opset 1 attributes {operator = "avg_pool2d"} : (tensor<1x2x4x4xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i1>, tensor<i1>, none) -> tensor<1x2x4x4xf32>
+  %dx = onnxg.node "ATen"(%dy, %x, %kernel, %one, %one, %false, %false, %none) domain "org.pytorch.aten" opset 1 attributes {operator = "avg_pool2d_backward"} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<i1>, tensor<i1>, none) -> tensor<1x2x4x4xf32>
+  %size = onnxg.node "Constant"() opset 17 attributes {value = dense<2> : tensor<2xi64>} : () -> tensor<2xi64>
+  %a = onnxg.node "ATen"(%x, %size) domain "org.pytorch.aten" opset 1 attributes {operator = "_adaptive_avg_pool2d"} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> tensor<1x2x2x2xf32>
+  %dxa = onnxg.node "ATen"(%da, %x) domain "org.pytorch.aten" opset 1 attributes {operator = "_adaptive_avg_pool2d_backward"} : (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %y, %dx, %a, %dxa : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>
+}
+}
+
+// -----
+
+// .T of unknown rank at export, and argmax over the flattened input
+// (no dim) keeping the dimensions.
+// CHECK-LABEL: func.func @transpose_and_argmax(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK:         %[[T:.*]] = onnxg.node "Transpose"(%[[X]]) {{.*}}{perm = array<i64: 2, 1, 0>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+// CHECK:         %[[FLAT:.*]] = onnxg.node "Reshape"(%[[X]], %{{.*}}) {{.*}} -> tensor<24xf32>
+// CHECK:         %[[I:.*]] = onnxg.node "ArgMax"(%[[FLAT]]) {{.*}}{axis = 0 : i64, keepdims = 0 : i64} : (tensor<24xf32>) -> tensor<i64>
+// CHECK:         %[[KEPT:.*]] = onnxg.node "Reshape"(%[[I]], %{{.*}}) {{.*}} -> tensor<1x1x1xi64>
+// CHECK:         %[[J:.*]] = onnxg.node "ArgMax"(%[[X]]) {{.*}}{axis = 2 : i64, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
+// CHECK:         return %[[T]], %[[KEPT]], %[[J]]
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @transpose_and_argmax(%x: tensor<2x3x4xf32>) -> (tensor<*xf32>, tensor<1x1x1xi64>, tensor<2x3xi64>) {
+  %t = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "numpy_T"} : (tensor<2x3x4xf32>) -> tensor<*xf32>
+  %none = onnxg.none
+  %true = onnxg.node "Constant"() opset 17 attributes {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %i = onnxg.node "ATen"(%x, %none, %true) domain "org.pytorch.aten" opset 1 attributes {operator = "argmax"} : (tensor<2x3x4xf32>, none, tensor<i1>) -> tensor<1x1x1xi64>
+  %last = onnxg.node "Constant"() opset 17 attributes {value = dense<-1> : tensor<i64>} : () -> tensor<i64>
+  %j = onnxg.node "ATen"(%x, %last, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "argmax"} : (tensor<2x3x4xf32>, tensor<i64>, tensor<i1>) -> tensor<2x3xi64>
+  return %t, %i, %j : tensor<*xf32>, tensor<1x1x1xi64>, tensor<2x3xi64>
+}
+}
