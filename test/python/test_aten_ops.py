@@ -2,9 +2,10 @@
 symbolics registered as ORTModule registers them) and the gradient graph it
 writes for them, with YieldOp between forward and backward, run by amp-run
 (onnxg-expand-aten, onnxg-expose-yield) and checked against PyTorch: the
-forward of nn.Embedding, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and argmax
-as torch.onnx writes them, and a step's gradients against autograd, in FP32
-and converted to FP16, which then trains."""
+forward of nn.Embedding, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, GroupNorm,
+nearest interpolation, max, min and argmax as torch.onnx writes them, and
+two steps' gradients against autograd, in FP32 and converted to FP16, which
+then trains."""
 
 import os
 import re
@@ -43,12 +44,41 @@ def ortmodule_symbolics():
         return symbolic
 
     max_pool = aten("max_pool2d_with_indices", outputs=2)
+
+    def group_norm(g, x, groups, weight, bias, eps, cudnn_enabled):
+        # N, C and HxW from the input's shape, as ORTModule computes them.
+        shape = g.op("Shape", x)
+        n, c = (g.op("Gather", shape, g.op("Constant", value_t=torch.tensor(
+            axis)), axis_i=0) for axis in (0, 1))
+        hxw = g.op("Div", g.op("Size", x), g.op("Mul", n, c))
+        return g.op(f"{ATEN}::ATen", x, weight, bias, n, c, hxw, groups,
+                    g.op("Cast", eps, to_i=1), operator_s="native_group_norm",
+                    outputs=3)[0]
+
+    def upsample_nearest2d(g, x, output_size, scale_factors):
+        return g.op(f"{ATEN}::ATen", x, output_size, scale_factors,
+                    operator_s="upsample_nearest2d", overload_name_s="vec")
+
+    def extreme(name, elementwise):
+        def symbolic(g, x, dim_or_y=None, keepdim=None):
+            if dim_or_y is None and keepdim is None:
+                return g.op(f"{ATEN}::ATen", x, operator_s=name)
+            if keepdim is None:
+                return g.op(elementwise, x, dim_or_y)
+            return g.op(f"{ATEN}::ATen", x, dim_or_y, keepdim, operator_s=name,
+                        overload_name_s="dim", outputs=2)
+        return symbolic
+
     symbolics = {
         "embedding": aten("embedding"),
         "max_pool2d": lambda g, *args: max_pool(g, *args)[0],
         "avg_pool2d": aten("avg_pool2d"),
         "adaptive_avg_pool2d": aten("_adaptive_avg_pool2d"),
         "argmax": aten("argmax"),
+        "group_norm": group_norm,
+        "upsample_nearest2d": upsample_nearest2d,
+        "max": extreme("max", "Max"),
+        "min": extreme("min", "Min"),
     }
     for name, symbolic in symbolics.items():
         register_custom_op_symbolic(f"aten::{name}", symbolic, 14)
@@ -62,14 +92,21 @@ class Features(torch.nn.Module):
         super().__init__()
         self.embedding = torch.nn.Embedding(10, 4, padding_idx=0)
         self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.norm = torch.nn.GroupNorm(2, 4)
 
     def forward(self, ids, image):
         words = self.embedding(ids)
         pooled = F.max_pool2d(self.conv(image), 3, 2, padding=1)
         pooled = F.avg_pool2d(pooled, 2, padding=1, count_include_pad=False)
         pooled = F.adaptive_avg_pool2d(pooled, (1, 1))
+        features = F.interpolate(self.norm(self.conv(image)), scale_factor=2)
+        lowest, where = features.min(dim=1)
         return (words.sum() + pooled.sum(), pooled, torch.argmax(words, 1),
-                torch.argmax(words))
+                torch.argmax(words), features.max(), lowest, where)
+
+
+OUTPUTS = ["total", "pooled", "best", "best_flat", "highest", "lowest",
+           "where"]
 
 
 @pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid_loops"])
@@ -81,21 +118,25 @@ def test_exported_aten_forward_matches_pytorch(tmp_path, grid,
     import io
     torch.manual_seed(0)
     module = Features().eval()
+    with torch.no_grad():
+        module.norm.weight.normal_()
+        module.norm.bias.normal_()
     ids = torch.randint(0, 10, (2, 3))
     ids[0, 0] = 0
     image = torch.randn(2, 3, 9, 9)
     buffer = io.BytesIO()
     torch.onnx.export(module, (ids, image), buffer, opset_version=14,
                       input_names=["ids", "image"],
-                      output_names=["total", "pooled", "best", "best_flat"],
+                      output_names=OUTPUTS,
                       custom_opsets={ATEN: 1})
     model = onnx.load_from_string(buffer.getvalue())
     operators = sorted(helper.get_attribute_value(a).decode()
                        for n in model.graph.node if n.op_type == "ATen"
                        for a in n.attribute if a.name == "operator")
     assert operators == ["_adaptive_avg_pool2d", "argmax", "argmax",
-                         "avg_pool2d", "embedding",
-                         "max_pool2d_with_indices"], operators
+                         "avg_pool2d", "embedding", "max",
+                         "max_pool2d_with_indices", "min",
+                         "native_group_norm", "upsample_nearest2d"], operators
     path = str(tmp_path / "features.onnx")
     onnx.save(model, path)
     out = api.run_with_inputs(
@@ -103,8 +144,7 @@ def test_exported_aten_forward_matches_pytorch(tmp_path, grid,
         args=["--grid-loops"] if grid else [])
     with torch.no_grad():
         expected = module(ids, image)
-    for name, value in zip(["total", "pooled", "best", "best_flat"],
-                           expected):
+    for name, value in zip(OUTPUTS, expected):
         np.testing.assert_allclose(out[name], value.numpy(), rtol=1e-5,
                                    atol=1e-5, err_msg=name)
 
@@ -118,21 +158,37 @@ SHAPES = {"ids": [2, 3], "image": [2, 3, 8, 8], "embedding": [10, 4],
 PARAMETERS = ["embedding", "projection", "scale"]
 
 
+def constant_node(name, value, dtype=np.int64):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(
+                                np.array(value, dtype), name))
+
+
+def aten_node(inputs, outputs, operator, overload=""):
+    return helper.make_node("ATen", inputs, outputs, domain=ATEN,
+                            operator=operator, overload_name=overload)
+
+
+def ortmodule_model(nodes, name, inputs, parameters):
+    """The model of a step with outputs `<param>_grad` declared without
+    shapes, as ORTModule writes them."""
+    outputs = [helper.make_tensor_value_info(f"{param}_grad",
+                                             TensorProto.FLOAT, None)
+               for param in parameters]
+    graph = helper.make_graph(nodes, name, inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 14), helper.make_opsetid(MS, 1),
+        helper.make_opsetid(ATEN, 1)])
+    model.ir_version = 8
+    return model
+
+
 def ortmodule_step():
     """The step as ORTModule writes it: ATen forward nodes, YieldOp handing
     the loss to PyTorch and returning its gradient, the backward's ATen
     gradients (num_weights as Gather(Shape(weight), 0)), the parameter
     gradients `<param>_grad` as outputs without shapes."""
-    make = helper.make_node
-
-    def constant(name, value, dtype=np.int64):
-        return make("Constant", [], [name], value=numpy_helper.from_array(
-            np.array(value, dtype), name))
-
-    def aten(inputs, outputs, operator):
-        return make("ATen", inputs, outputs, domain=ATEN, operator=operator,
-                    overload_name="")
-
+    make, constant, aten = helper.make_node, constant_node, aten_node
     nodes = [
         constant("pad", 0), constant("true", True, np.bool_),
         constant("false", False, np.bool_), constant("k3", [3, 3]),
@@ -184,14 +240,7 @@ def ortmodule_step():
     inputs = [info("ids", TensorProto.INT64, SHAPES["ids"])] + [
         info(name, TensorProto.FLOAT, SHAPES[name]) for name in SHAPES
         if name != "ids"]
-    outputs = [info(f"{name}_grad", TensorProto.FLOAT, None)
-               for name in PARAMETERS]
-    graph = helper.make_graph(nodes, "ortmodule_step", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[
-        helper.make_opsetid("", 14), helper.make_opsetid(MS, 1),
-        helper.make_opsetid(ATEN, 1)])
-    model.ir_version = 8
-    return model
+    return ortmodule_model(nodes, "ortmodule_step", inputs, PARAMETERS)
 
 
 def step_data():
@@ -247,12 +296,15 @@ def test_ortmodule_step_is_typed_at_import(tmp_path):
                      r'\(tensor<2x3x4x4xf32>, tensor<2x3x4x4xi64>\)', text)
 
 
-def test_ortmodule_step_matches_autograd(tmp_path):
+@pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid_loops"])
+def test_ortmodule_step_matches_autograd(tmp_path, grid):
     """One step: the loss YieldOp hands out, and the gradients from a seed
-    of ones (amp-run's default for YieldOp's gradients), as autograd's."""
+    of ones (amp-run's default for YieldOp's gradients), as autograd's, on
+    the CPU and in the CUDA backend's kernels."""
     path, data, params, inputs = save_step(tmp_path)
     out = api.run_with_inputs(path, inputs, tmp_path,
-                              args=["--params", params])
+                              args=["--params", params,
+                                    *(["--grid-loops"] if grid else [])])
     loss, grads = autograd(data)
     assert out.records[0]["loss"] == pytest.approx(loss, rel=1e-5)
     for name in PARAMETERS:
@@ -307,6 +359,110 @@ def test_yield_gradient_can_be_given(tmp_path):
     _, grads = autograd(data)
     np.testing.assert_allclose(out["projection_grad"],
                                2 * grads["projection"], rtol=1e-4, atol=1e-5)
+
+
+# The second step: image * scale -> GroupNorm(2) -> nearest upsampling by
+# 2 -> max over the channels and min of all; the loss a weighted sum.
+NORM_SHAPES = {"image": [2, 4, 3, 3], "scale": [1, 4, 1, 1],
+               "norm.weight": [4], "norm.bias": [4],
+               "channel_weights": [2, 6, 6], "min_weight": []}
+NORM_PARAMETERS = ["scale", "norm.weight", "norm.bias"]
+
+
+def ortmodule_norm_step():
+    """As ORTModule writes it: native_group_norm (N, C and HxW computed from
+    the shape), upsample_nearest2d (overload vec) by scale factors, max over
+    a dim (overload dim) and min; in the backward
+    value_selecting_reduction_backward with the shape of its input, the
+    min's gradient shared among the minima (ONNX nodes, as ORTModule's
+    gradient of min writes them), upsample_nearest2d_backward with the
+    sizes sliced from shapes, native_group_norm_backward."""
+    make, constant, aten = helper.make_node, constant_node, aten_node
+    nodes = [
+        constant("zero", 0), constant("one", 1), constant("groups", 2),
+        constant("eps", 1e-5, np.float32), constant("false", False, np.bool_),
+        constant("factors", [2.0, 2.0], np.float32),
+        constant("mask", [True, True, True], np.bool_),
+        constant("spatial_start", [2]), constant("spatial_end", [4]),
+        constant("reduced", [0, 2, 3]),
+        constant("one_f", 1.0, np.float32), constant("zero_f", 0.0, np.float32),
+        make("Mul", ["image", "scale"], ["scaled"]),
+        make("Shape", ["scaled"], ["scaled_shape"]),
+        make("Size", ["scaled"], ["size"]),
+        make("Gather", ["scaled_shape", "zero"], ["n"], axis=0),
+        make("Gather", ["scaled_shape", "one"], ["c"], axis=0),
+        make("Mul", ["n", "c"], ["nc"]),
+        make("Div", ["size", "nc"], ["hxw"]),
+        aten(["scaled", "norm.weight", "norm.bias", "n", "c", "hxw",
+              "groups", "eps"], ["normed", "mean", "rstd"],
+             "native_group_norm"),
+        aten(["normed", "", "factors"], ["upsampled"], "upsample_nearest2d",
+             "vec"),
+        aten(["upsampled", "one", "false"], ["highest", "where"], "max",
+             "dim"),
+        aten(["upsampled"], ["lowest"], "min"),
+        make("Mul", ["highest", "channel_weights"], ["weighted"]),
+        make("ReduceSum", ["weighted"], ["channel_loss"], keepdims=0),
+        make("Mul", ["lowest", "min_weight"], ["min_loss"]),
+        make("Add", ["channel_loss", "min_loss"], ["loss"]),
+        make("YieldOp", ["loss"], ["loss_grad"], domain=MS,
+             full_shape_outputs=[0]),
+        make("Mul", ["channel_weights", "loss_grad"], ["highest_grad"]),
+        make("Shape", ["upsampled"], ["upsampled_shape"]),
+        aten(["highest_grad", "one", "where", "upsampled_shape", "false"],
+             ["from_highest"], "value_selecting_reduction_backward"),
+        make("Equal", ["upsampled", "lowest"], ["is_lowest"]),
+        make("Where", ["is_lowest", "one_f", "zero_f"], ["lowest_mask"]),
+        make("ReduceSum", ["lowest_mask"], ["lowest_count"], keepdims=0),
+        make("Mul", ["min_weight", "loss_grad"], ["lowest_grad"]),
+        make("Div", ["lowest_grad", "lowest_count"], ["lowest_share"]),
+        make("Mul", ["lowest_mask", "lowest_share"], ["from_lowest"]),
+        make("Add", ["from_highest", "from_lowest"], ["upsampled_grad"]),
+        make("Shape", ["normed"], ["normed_shape"]),
+        make("Slice", ["upsampled_shape", "spatial_start", "spatial_end"],
+             ["output_size"]),
+        aten(["upsampled_grad", "output_size", "normed_shape", "", ""],
+             ["normed_grad"], "upsample_nearest2d_backward"),
+        aten(["normed_grad", "scaled", "mean", "rstd", "norm.weight", "n",
+              "c", "hxw", "groups", "mask"],
+             ["scaled_grad", "norm.weight_grad", "norm.bias_grad"],
+             "native_group_norm_backward"),
+        make("Mul", ["scaled_grad", "image"], ["scale_terms"]),
+        make("ReduceSum", ["scale_terms", "reduced"], ["scale_grad"],
+             keepdims=1),
+    ]
+    info = helper.make_tensor_value_info
+    inputs = [info(name, TensorProto.FLOAT, shape)
+              for name, shape in NORM_SHAPES.items()]
+    return ortmodule_model(nodes, "ortmodule_norm_step", inputs,
+                           NORM_PARAMETERS)
+
+
+@pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid_loops"])
+def test_ortmodule_norm_step_matches_autograd(tmp_path, grid):
+    path = str(tmp_path / "norm_step.onnx")
+    onnx.save(ortmodule_norm_step(), path)
+    rng = np.random.default_rng(5)
+    data = {name: rng.standard_normal(shape).astype(np.float32)
+            for name, shape in NORM_SHAPES.items()}
+    params = str(tmp_path / "params.npz")
+    np.savez(params, **{name: data[name] for name in NORM_PARAMETERS})
+    out = api.run_with_inputs(
+        path, {name: value for name, value in data.items()
+               if name not in NORM_PARAMETERS}, tmp_path,
+        args=["--params", params, *(["--grid-loops"] if grid else [])])
+    t = {name: torch.tensor(value, requires_grad=name in NORM_PARAMETERS)
+         for name, value in data.items()}
+    normed = F.group_norm(t["image"] * t["scale"], 2, t["norm.weight"],
+                          t["norm.bias"], 1e-5)
+    upsampled = F.interpolate(normed, scale_factor=2.0)
+    loss = ((upsampled.max(dim=1).values * t["channel_weights"]).sum()
+            + upsampled.min() * t["min_weight"])
+    loss.backward()
+    assert out.records[0]["loss"] == pytest.approx(float(loss), rel=1e-5)
+    for name in NORM_PARAMETERS:
+        np.testing.assert_allclose(out[f"{name}_grad"], t[name].grad.numpy(),
+                                   rtol=1e-4, atol=1e-5, err_msg=name)
 
 
 def test_corpus_ortmodule_graph_runs(tmp_path):

@@ -23,6 +23,7 @@
 #include "onnx/defs/tensor_proto_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -478,10 +479,19 @@ void inferSend(InferenceContext &ctx) {
 /// The ATen operator an org.pytorch.aten ATen node runs ("aten::" dropped),
 /// or "" when it has an overload (none of those is typed).
 std::string getATenOperator(InferenceContext &ctx) {
-  if (!getAttribute(ctx, "overload_name", "").empty())
-    return "";
+  std::string overload = getAttribute(ctx, "overload_name", "");
   std::string name = getAttribute(ctx, "operator", "");
-  return name.rfind("aten::", 0) == 0 ? name.substr(6) : name;
+  if (name.rfind("aten::", 0) == 0)
+    name = name.substr(6);
+  // The overloads ORTModule exports: max and min over a dim, upsampling
+  // by sizes or scales.
+  if (overload.empty())
+    return name;
+  if (overload == "dim" && (name == "max" || name == "min"))
+    return name + ".dim";
+  if (overload == "vec" && name.rfind("upsample_nearest", 0) == 0)
+    return name;
+  return "";
 }
 
 /// Output 0 of a 2-D pool over input 0 (N, C, H, W) whose int64 inputs
@@ -535,6 +545,42 @@ bool isTrue(InferenceContext &ctx, size_t n) {
   }
   std::optional<std::vector<int64_t>> values = getInt64Data(ctx, n);
   return values && values->size() == 1 && (*values)[0] != 0;
+}
+
+/// The dimensions of input 0 reduced over the constant dim input `dimInput`
+/// (kept as 1 with the constant keepdim input `keepInput`).
+std::optional<Dims> getReducedDims(InferenceContext &ctx, size_t dimInput,
+                                   size_t keepInput) {
+  std::optional<Dims> dims = getDims(ctx, 0);
+  std::optional<std::vector<int64_t>> dim = getInt64Data(ctx, dimInput);
+  if (!dims || !dim || dim->size() != 1)
+    return std::nullopt;
+  int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + dims->size() : (*dim)[0];
+  if (axis < 0 || axis >= int64_t(dims->size()))
+    return std::nullopt;
+  if (isTrue(ctx, keepInput))
+    (*dims)[axis] = makeDim(1);
+  else
+    dims->erase(dims->begin() + axis);
+  return dims;
+}
+
+/// The float values of input `n` (float or double) when known.
+std::optional<std::vector<double>> getFloatData(InferenceContext &ctx,
+                                                size_t n) {
+  const TensorProto *data =
+      n < ctx.getNumInputs() ? ctx.getInputData(n) : nullptr;
+  if (!data)
+    return std::nullopt;
+  std::vector<double> values;
+  if (data->data_type() == TensorProto::FLOAT)
+    for (float value : ParseData<float>(data))
+      values.push_back(value);
+  else if (data->data_type() == TensorProto::DOUBLE)
+    values = ParseData<double>(data);
+  else
+    return std::nullopt;
+  return values;
 }
 
 /// org.pytorch.aten ATen, as ONNX Runtime's ATen kernel runs it for the
@@ -593,25 +639,66 @@ void inferATen(InferenceContext &ctx) {
     setOutput(ctx, 0, first, dims);
   } else if (op == "argmax") {
     // (self, dim?, keepdim): without a dim, of the flattened self.
-    std::optional<Dims> dims = getDims(ctx, 0);
-    bool keepDim = isTrue(ctx, 2);
     bool hasDim = ctx.getNumInputs() > 1 && ctx.getInputType(1);
-    std::optional<std::vector<int64_t>> dim =
-        hasDim ? getInt64Data(ctx, 1) : std::nullopt;
-    if (dims && !hasDim) {
-      dims = keepDim ? Dims(dims->size(), makeDim(1)) : Dims();
-    } else if (dims && dim && dim->size() == 1) {
-      int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + dims->size() : (*dim)[0];
-      if (axis < 0 || axis >= int64_t(dims->size()))
-        return;
-      if (keepDim)
-        (*dims)[axis] = makeDim(1);
-      else
-        dims->erase(dims->begin() + axis);
-    } else {
-      dims.reset();
-    }
+    std::optional<Dims> dims = getDims(ctx, 0);
+    if (dims && !hasDim)
+      dims = isTrue(ctx, 2) ? Dims(dims->size(), makeDim(1)) : Dims();
+    else
+      dims = getReducedDims(ctx, 1, 2);
     setOutput(ctx, 0, TensorProto::INT64, dims);
+  } else if (op == "max" || op == "min") {
+    // (self): the extreme of all elements.
+    setOutput(ctx, 0, first, Dims());
+  } else if (op == "max.dim" || op == "min.dim") {
+    // (self, dim, keepdim) -> (values, indices).
+    std::optional<Dims> dims = getReducedDims(ctx, 1, 2);
+    setOutput(ctx, 0, first, dims);
+    setOutput(ctx, 1, TensorProto::INT64, dims);
+  } else if (op == "value_selecting_reduction_backward") {
+    // (grad, dim, indices, sizes, keepdim): of the sizes.
+    likeShapeInput(ctx, 0, 0, 3);
+  } else if (op.rfind("upsample_nearest", 0) == 0 && op.size() > 9 &&
+             op.substr(op.size() - 9) == "_backward") {
+    // (grad, output_size, input_size, scales...): of input_size.
+    likeShapeInput(ctx, 0, 0, 2);
+  } else if (op.rfind("upsample_nearest", 0) == 0) {
+    // (self, output_size?, scale_factors?): N, C and the output sizes, or
+    // the sizes times the scales (floor).
+    std::optional<Dims> x = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> sizes = getInt64Data(ctx, 1);
+    std::optional<std::vector<double>> scales = getFloatData(ctx, 2);
+    if (!x || x->size() < 3) {
+      setOutput(ctx, 0, first, std::nullopt);
+      return;
+    }
+    Dims dims{(*x)[0], (*x)[1]};
+    for (size_t i = 2; i < x->size(); ++i) {
+      std::optional<int64_t> size = getSize((*x)[i]);
+      if (sizes && sizes->size() == x->size() - 2)
+        dims.push_back(makeDim((*sizes)[i - 2]));
+      else if (scales && scales->size() == x->size() - 2 && size)
+        dims.push_back(makeDim(
+            static_cast<int64_t>(std::floor(*size * (*scales)[i - 2]))));
+      else
+        dims.push_back(makeDim(std::nullopt));
+    }
+    setOutput(ctx, 0, first, dims);
+  } else if (op == "native_group_norm") {
+    // (input, weight, bias, N, C, HxW, group, eps) -> (Y, mean, rstd):
+    // the statistics [N, group].
+    like(ctx, 0, 0, 0);
+    std::optional<Dims> x = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> group = getInt64Data(ctx, 6);
+    std::optional<Dims> statistics;
+    if (x && !x->empty() && group && group->size() == 1)
+      statistics = Dims{(*x)[0], makeDim((*group)[0])};
+    setOutput(ctx, 1, first, statistics);
+    setOutput(ctx, 2, first, statistics);
+  } else if (op == "native_group_norm_backward") {
+    // (dY, X, mean, rstd, weight, ...) -> (dX, dweight, dbias).
+    like(ctx, 0, 0, 1);
+    like(ctx, 1, 0, 4);
+    like(ctx, 2, 0, 4);
   }
 }
 
@@ -884,52 +971,119 @@ bool mlir::onnxg::typePoolingGradients(ModelProto &model) {
   return changed;
 }
 
-bool mlir::onnxg::typeEmbeddingGradients(ModelProto &model) {
-  GraphProto &graph = *model.mutable_graph();
-  auto isEmbeddingGradient = [](const NodeProto &node) {
-    if (node.op_type() != "ATen" || node.domain() != kATenDomain ||
-        node.input_size() < 3 || node.output_size() < 1)
-      return false;
-    for (const AttributeProto &attr : node.attribute())
-      if (attr.name() == "operator")
-        return attr.s() == "embedding_backward" ||
-               attr.s() == "aten::embedding_backward";
-    return false;
+/// The values of the int64 tensor `name` where the graph computes them from
+/// constants and static shapes: Constant, Shape of a static value, Gather
+/// (axis 0) and Slice (axis 0, step 1) of those, the shape arithmetic
+/// ORTModule's gradients use for sizes.
+static std::optional<std::vector<int64_t>>
+evaluateSizes(const GraphTypes &types, const std::string &name,
+              unsigned depth = 0) {
+  const NodeProto *node = types.getProducer(name);
+  if (!node || depth > 4 || !node->domain().empty())
+    return std::nullopt;
+  auto input = [&](int i) {
+    return i < node->input_size() && !node->input(i).empty()
+               ? evaluateSizes(types, node->input(i), depth + 1)
+               : std::nullopt;
   };
-  if (std::none_of(graph.node().begin(), graph.node().end(),
-                   isEmbeddingGradient))
+  if (node->op_type() == "Constant") {
+    if (node->attribute_size() != 1 || !node->attribute(0).has_t() ||
+        node->attribute(0).t().data_type() != TensorProto::INT64)
+      return std::nullopt;
+    return ParseData<int64_t>(&node->attribute(0).t());
+  }
+  if (node->op_type() == "Shape" && node->input_size() == 1 &&
+      node->attribute_size() == 0) {
+    const TypeProto *type = types.getStaticType(node->input(0));
+    return type ? std::optional(getSizes(*type)) : std::nullopt;
+  }
+  std::optional<std::vector<int64_t>> data = input(0), positions = input(1);
+  // Along axis 0, the only axis of a 1-D shape.
+  bool alongFirst =
+      std::all_of(node->attribute().begin(), node->attribute().end(),
+                  [](const AttributeProto &attr) {
+                    return attr.name() == "axis" && attr.i() == 0;
+                  });
+  if (!data || !positions || !alongFirst)
+    return std::nullopt;
+  std::vector<int64_t> result;
+  auto size = static_cast<int64_t>(data->size());
+  if (node->op_type() == "Gather") {
+    for (int64_t position : *positions) {
+      position += position < 0 ? size : 0;
+      if (position < 0 || position >= size)
+        return std::nullopt;
+      result.push_back((*data)[position]);
+    }
+    return result;
+  }
+  std::optional<std::vector<int64_t>> ends = input(2);
+  if (node->op_type() == "Slice" && node->input_size() == 3 && ends &&
+      positions->size() == 1 && ends->size() == 1) {
+    int64_t begin = std::clamp<int64_t>(
+        (*positions)[0] < 0 ? (*positions)[0] + size : (*positions)[0], 0,
+        size);
+    int64_t end = std::clamp<int64_t>(
+        (*ends)[0] < 0 ? (*ends)[0] + size : (*ends)[0], 0, size);
+    for (int64_t i = begin; i < end; ++i)
+      result.push_back((*data)[i]);
+    return result;
+  }
+  return std::nullopt;
+}
+
+bool mlir::onnxg::typeATenGradients(ModelProto &model) {
+  GraphProto &graph = *model.mutable_graph();
+  // The operator of an ATen gradient whose sizes are an input.
+  auto getGradient = [](const NodeProto &node) -> std::string {
+    if (node.op_type() != "ATen" || node.domain() != kATenDomain ||
+        node.output_size() < 1)
+      return "";
+    for (const AttributeProto &attr : node.attribute())
+      if (attr.name() == "overload_name" && !attr.s().empty())
+        return "";
+    for (const AttributeProto &attr : node.attribute()) {
+      if (attr.name() != "operator")
+        continue;
+      std::string op =
+          attr.s().rfind("aten::", 0) == 0 ? attr.s().substr(6) : attr.s();
+      bool upsample = op.rfind("upsample_nearest", 0) == 0 && op.size() > 9 &&
+                      op.substr(op.size() - 9) == "_backward";
+      if (upsample || op == "embedding_backward" ||
+          op == "value_selecting_reduction_backward")
+        return op;
+    }
+    return "";
+  };
+  if (std::none_of(
+          graph.node().begin(), graph.node().end(),
+          [&](const NodeProto &node) { return !getGradient(node).empty(); }))
     return false;
   GraphTypes types(graph);
   bool changed = false;
   for (const NodeProto &node : graph.node()) {
-    if (!isEmbeddingGradient(node) || types.getStaticType(node.output(0)))
+    // Where the sizes are: embedding_backward's num_weights (its rows),
+    // the others' input sizes.
+    std::string op = getGradient(node);
+    int sizesInput = op == "value_selecting_reduction_backward" ? 3 : 2;
+    if (op.empty() || node.input_size() <= sizesInput ||
+        types.getStaticType(node.output(0)))
       continue;
     const TypeProto *grad = types.getStaticType(node.input(0));
-    // num_weights as ORTModule's gradient computes it: Gather(Shape(W), k)
-    // with a constant k.
-    const NodeProto *gather = types.getProducer(node.input(2));
-    if (!grad || grad->tensor_type().shape().dim_size() == 0 || !gather ||
-        gather->op_type() != "Gather" || gather->input_size() != 2)
-      continue;
-    const NodeProto *shape = types.getProducer(gather->input(0));
-    const NodeProto *position = types.getProducer(gather->input(1));
-    if (!shape || shape->op_type() != "Shape" || shape->input_size() != 1 ||
-        shape->attribute_size() != 0 || !position ||
-        position->op_type() != "Constant" || position->attribute_size() != 1 ||
-        !position->attribute(0).has_t() ||
-        position->attribute(0).t().data_type() != TensorProto::INT64)
-      continue;
-    const TypeProto *weight = types.getStaticType(shape->input(0));
-    std::vector<int64_t> k = ParseData<int64_t>(&position->attribute(0).t());
-    if (!weight || k.size() != 1)
-      continue;
-    std::vector<int64_t> weightSizes = getSizes(*weight);
-    int64_t axis = k[0] < 0 ? k[0] + int64_t(weightSizes.size()) : k[0];
-    if (axis < 0 || axis >= int64_t(weightSizes.size()))
+    std::optional<std::vector<int64_t>> sizes =
+        evaluateSizes(types, node.input(sizesInput));
+    if (!grad || !sizes ||
+        std::any_of(sizes->begin(), sizes->end(),
+                    [](int64_t size) { return size < 0; }))
       continue;
     std::vector<int64_t> gradSizes = getSizes(*grad);
-    types.setType(node.output(0), grad->tensor_type().elem_type(),
-                  {weightSizes[axis], gradSizes.back()});
+    // embedding_backward: [num_weights, the gradient's last size].
+    if (op == "embedding_backward") {
+      if (sizes->size() != 1 || gradSizes.empty())
+        continue;
+      sizes->push_back(gradSizes.back());
+    }
+    types.setType(node.output(0), grad->tensor_type().elem_type(), *sizes);
     changed = true;
   }
   return changed;

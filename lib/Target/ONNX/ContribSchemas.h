@@ -28,10 +28,12 @@ void registerContribSchemas();
 /// inference should run again, for what dX feeds).
 bool typePoolingGradients(onnx::ModelProto &model);
 
-/// Gives PyTorch's embedding_backward (an ATen node) whose num_weights is
-/// computed as ORTModule computes it, Gather(Shape(W), k), the sizes
-/// [W's size k, the gradient's last size]. Returns whether it typed one.
-bool typeEmbeddingGradients(onnx::ModelProto &model);
+/// Gives PyTorch's gradients (ATen nodes) whose sizes are an input the
+/// graph computes from static shapes (ORTModule's Shape, Gather and Slice)
+/// those sizes: embedding_backward [num_weights, D],
+/// value_selecting_reduction_backward and upsample_nearest*_backward their
+/// input's. Returns whether it typed one.
+bool typeATenGradients(onnx::ModelProto &model);
 
 } // namespace mlir::onnxg
 

@@ -1034,10 +1034,10 @@ LogicalResult ShapeInferenceChild::start(StringRef bytes) {
       onnx::shape_inference::InferShapes(
           model, onnx::OpSchemaRegistry::Instance(), options);
       // ONNX Runtime's pooling gradients get X's sizes from their forward,
-      // PyTorch's embedding gradient its rows from the weight's shape; the
-      // values they feed then need inference again.
+      // PyTorch's gradients theirs from the shapes they are computed from;
+      // the values they feed then need inference again.
       bool typedPooling = typePoolingGradients(model);
-      if (typeEmbeddingGradients(model) || typedPooling)
+      if (typeATenGradients(model) || typedPooling)
         onnx::shape_inference::InferShapes(
             model, onnx::OpSchemaRegistry::Instance(), options);
       onnx::GraphProto skeleton;

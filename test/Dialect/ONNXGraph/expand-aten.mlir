@@ -121,3 +121,87 @@ func.func @transpose_and_argmax(%x: tensor<2x3x4xf32>) -> (tensor<*xf32>, tensor
   return %t, %i, %j : tensor<*xf32>, tensor<1x1x1xi64>, tensor<2x3xi64>
 }
 }
+
+// -----
+
+// max of all elements; min over dim 1 with its first index; the gradient
+// of a max over dim 1 (without keepdim) scattered back at the indices.
+// CHECK-LABEL: func.func @extremes(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3x4xf32>, %[[DY:.*]]: tensor<2x4xf32>, %[[I:.*]]: tensor<2x4xi64>
+// CHECK:         %[[ALL:.*]] = onnxg.node "ReduceMax"(%[[X]]) {{.*}}{keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
+// CHECK:         %[[LOW:.*]] = onnxg.node "ReduceMin"(%[[X]], %{{.*}}) {{.*}}{keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x4xf32>
+// CHECK:         %[[WHERE:.*]] = onnxg.node "ArgMin"(%[[X]]) {{.*}}{axis = 1 : i64, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xi64>
+// CHECK:         %[[DY_KEPT:.*]] = onnxg.node "Reshape"(%[[DY]], %{{.*}}) {{.*}} -> tensor<2x1x4xf32>
+// CHECK:         %[[I_KEPT:.*]] = onnxg.node "Reshape"(%[[I]], %{{.*}}) {{.*}} -> tensor<2x1x4xi64>
+// CHECK:         %[[SHAPE:.*]] = onnxg.node "Constant"() {{.*}}dense<[2, 3, 4]> : tensor<3xi64>
+// CHECK:         %[[DX:.*]] = onnxg.node "GatherElementsGrad"(%[[DY_KEPT]], %[[SHAPE]], %[[I_KEPT]]) domain "com.microsoft" {{.*}}{axis = 1 : i64} {{.*}} -> tensor<2x3x4xf32>
+// CHECK:         return %[[ALL]], %[[LOW]], %[[WHERE]], %[[DX]]
+module attributes {onnxg.opset_imports = [["", 18], ["org.pytorch.aten", 1]]} {
+func.func @extremes(%x: tensor<2x3x4xf32>, %dy: tensor<2x4xf32>, %i: tensor<2x4xi64>) -> (tensor<f32>, tensor<2x4xf32>, tensor<2x4xi64>, tensor<2x3x4xf32>) {
+  %all = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "max", overload_name = ""} : (tensor<2x3x4xf32>) -> tensor<f32>
+  %one = onnxg.node "Constant"() opset 18 attributes {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %false = onnxg.node "Constant"() opset 18 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %low, %where = onnxg.node "ATen"(%x, %one, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "min", overload_name = "dim"} : (tensor<2x3x4xf32>, tensor<i64>, tensor<i1>) -> (tensor<2x4xf32>, tensor<2x4xi64>)
+  %shape = onnxg.node "Shape"(%x) opset 18 : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %dx = onnxg.node "ATen"(%dy, %one, %i, %shape, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "value_selecting_reduction_backward"} : (tensor<2x4xf32>, tensor<i64>, tensor<2x4xi64>, tensor<3xi64>, tensor<i1>) -> tensor<2x3x4xf32>
+  return %all, %low, %where, %dx : tensor<f32>, tensor<2x4xf32>, tensor<2x4xi64>, tensor<2x3x4xf32>
+}
+}
+
+// -----
+
+// Nearest upsampling by whole scale factors (2, 3): each element repeated
+// into a 2x3 block; the gradient sums each block.
+// CHECK-LABEL: func.func @upsample_nearest(
+// CHECK-SAME:      %[[X:.*]]: tensor<1x2x3x4xf32>, %[[DY:.*]]: tensor<1x2x6x12xf32>
+// CHECK:         %[[COLUMNS:.*]] = onnxg.node "Reshape"(%[[X]], %{{.*}}) {{.*}} -> tensor<1x2x3x1x4x1xf32>
+// CHECK:         %[[BLOCKS:.*]] = onnxg.node "Expand"(%[[COLUMNS]], %{{.*}}) {{.*}} -> tensor<1x2x3x2x4x3xf32>
+// CHECK:         %[[Y:.*]] = onnxg.node "Reshape"(%[[BLOCKS]], %{{.*}}) {{.*}} -> tensor<1x2x6x12xf32>
+// CHECK:         %[[PARTS:.*]] = onnxg.node "Reshape"(%[[DY]], %{{.*}}) {{.*}} -> tensor<1x2x3x2x4x3xf32>
+// CHECK:         %[[AXES:.*]] = onnxg.node "Constant"() {{.*}}dense<[3, 5]> : tensor<2xi64>
+// CHECK:         %[[DX:.*]] = onnxg.node "ReduceSum"(%[[PARTS]], %[[AXES]]) {{.*}}{keepdims = 0 : i64} {{.*}} -> tensor<1x2x3x4xf32>
+// CHECK:         return %[[Y]], %[[DX]]
+module attributes {onnxg.opset_imports = [["", 18], ["org.pytorch.aten", 1]]} {
+func.func @upsample_nearest(%x: tensor<1x2x3x4xf32>, %dy: tensor<1x2x6x12xf32>) -> (tensor<1x2x6x12xf32>, tensor<1x2x3x4xf32>) {
+  %none = onnxg.none
+  %factors = onnxg.node "Constant"() opset 18 attributes {value = dense<[2.0, 3.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = onnxg.node "ATen"(%x, %none, %factors) domain "org.pytorch.aten" opset 1 attributes {operator = "upsample_nearest2d", overload_name = "vec"} : (tensor<1x2x3x4xf32>, none, tensor<2xf32>) -> tensor<1x2x6x12xf32>
+  %out = onnxg.node "Constant"() opset 18 attributes {value = dense<[6, 12]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %in = onnxg.node "Constant"() opset 18 attributes {value = dense<[1, 2, 3, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %dx = onnxg.node "ATen"(%dy, %out, %in, %none, %none) domain "org.pytorch.aten" opset 1 attributes {operator = "upsample_nearest2d_backward"} : (tensor<1x2x6x12xf32>, tensor<2xi64>, tensor<4xi64>, none, none) -> tensor<1x2x3x4xf32>
+  return %y, %dx : tensor<1x2x6x12xf32>, tensor<1x2x3x4xf32>
+}
+}
+
+// -----
+
+// GroupNorm over 2 groups of 2 channels (N, C and HxW inputs are read from
+// the static shape): per sample and group mean and 1/sqrt(var + eps), in
+// f32; the gradient's dX from the group means of dY*w and dY*w*x^, dweight
+// and dbias summed over samples and positions.
+// CHECK-LABEL: func.func @group_norm(
+// CHECK:         %[[GROUPED:.*]] = onnxg.node "Reshape"(%{{.*}}, %{{.*}}) {{.*}} -> tensor<2x2x18xf32>
+// CHECK:         %[[MEAN:.*]] = onnxg.node "ReduceMean"(%[[GROUPED]], %{{.*}}) {{.*}}{keepdims = 1 : i64} {{.*}} -> tensor<2x2x1xf32>
+// CHECK:         %[[CENTERED:.*]] = onnxg.node "Sub"(%[[GROUPED]], %[[MEAN]])
+// CHECK:         %[[EPS:.*]] = onnxg.node "Constant"() {{.*}}dense<9.99999974E-6> : tensor<f32>
+// CHECK:         onnxg.node "Add"(%{{.*}}, %[[EPS]])
+// CHECK:         %[[RSTD:.*]] = onnxg.node "Reciprocal"
+// CHECK:         %[[Y:.*]] = onnxg.node "Add"({{.*}}) {{.*}} -> tensor<2x4x3x3xf32>
+// CHECK:         %[[STAT:.*]] = onnxg.node "Reshape"(%[[MEAN]], %{{.*}}) {{.*}} -> tensor<2x2xf32>
+// CHECK:         onnxg.node "ReduceMean"({{.*}}) {{.*}} -> tensor<2x2x1xf32>
+// CHECK:         onnxg.node "ReduceMean"({{.*}}) {{.*}} -> tensor<2x2x1xf32>
+// CHECK:         %[[DX:.*]] = onnxg.node "Reshape"({{.*}}) {{.*}} -> tensor<2x4x3x3xf32>
+// CHECK:         %[[DW:.*]] = onnxg.node "ReduceSum"({{.*}}) {{.*}} -> tensor<4xf32>
+// CHECK:         %[[DB:.*]] = onnxg.node "ReduceSum"({{.*}}) {{.*}} -> tensor<4xf32>
+// CHECK:         return %[[Y]], %[[STAT]], %[[DX]], %[[DW]], %[[DB]]
+module attributes {onnxg.opset_imports = [["", 18], ["org.pytorch.aten", 1]]} {
+func.func @group_norm(%x: tensor<2x4x3x3xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>, %n: tensor<i64>, %dy: tensor<2x4x3x3xf32>) -> (tensor<2x4x3x3xf32>, tensor<2x2xf32>, tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %groups = onnxg.node "Constant"() opset 18 attributes {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %eps = onnxg.node "Constant"() opset 18 attributes {value = dense<1.0e-05> : tensor<f64>} : () -> tensor<f64>
+  %eps32 = onnxg.node "Cast"(%eps) opset 18 attributes {to = 1 : i64} : (tensor<f64>) -> tensor<f32>
+  %y, %mean, %rstd = onnxg.node "ATen"(%x, %w, %b, %n, %n, %n, %groups, %eps32) domain "org.pytorch.aten" opset 1 attributes {operator = "native_group_norm"} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<f32>) -> (tensor<2x4x3x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  %mask = onnxg.node "Constant"() opset 18 attributes {value = dense<true> : tensor<3xi1>} : () -> tensor<3xi1>
+  %dx, %dw, %db = onnxg.node "ATen"(%dy, %x, %mean, %rstd, %w, %n, %n, %n, %groups, %mask) domain "org.pytorch.aten" opset 1 attributes {operator = "native_group_norm_backward"} : (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<4xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<3xi1>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %mean, %dx, %dw, %db : tensor<2x4x3x3xf32>, tensor<2x2xf32>, tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>
+}
+}

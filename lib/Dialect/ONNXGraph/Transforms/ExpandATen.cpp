@@ -33,7 +33,10 @@ static constexpr StringLiteral kATenDomain = "org.pytorch.aten";
 static constexpr StringLiteral kExpandedOperators =
     "embedding, embedding_backward, max_pool2d_with_indices, "
     "max_pool2d_with_indices_backward, avg_pool2d, avg_pool2d_backward, "
-    "_adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, numpy_T, argmax";
+    "_adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, numpy_T, argmax, "
+    "max, min (also overload dim), value_selecting_reduction_backward, "
+    "upsample_nearest1d/2d/3d (overload vec) and their _backward, "
+    "native_group_norm, native_group_norm_backward";
 
 /// What the nodes of an unnamed ATen node are named after: its first
 /// output's name, else "ATen".
@@ -115,6 +118,29 @@ private:
   LogicalResult expandAvgPool(bool backward);
   LogicalResult expandAdaptiveAvgPool(bool backward);
   LogicalResult expandArgMax();
+  LogicalResult expandExtreme(bool overDim);
+  LogicalResult expandValueSelectingBackward();
+  LogicalResult expandUpsampleNearest(bool backward);
+  /// The constant group count input `groupInput`, which must divide x's
+  /// channels.
+  FailureOr<int64_t> getGroups(RankedTensorType x, unsigned groupInput);
+  LogicalResult expandGroupNorm();
+  LogicalResult expandGroupNormBackward();
+  /// The declared static type of result `i`, or null.
+  RankedTensorType getResultType(unsigned i) {
+    auto type = dyn_cast<RankedTensorType>(node.getResult(i).getType());
+    return type && type.hasStaticShape() ? type : nullptr;
+  }
+  /// The float constant input `i`, through Casts (PyTorch's double eps).
+  std::optional<double> getFloat(unsigned i);
+  /// The axis of the constant dim input `i` for a rank `rank`, or nullopt.
+  std::optional<int64_t> getAxis(unsigned i, int64_t rank) {
+    std::optional<SmallVector<int64_t>> dim = getInts(i);
+    if (!dim || dim->size() != 1)
+      return std::nullopt;
+    int64_t axis = dim->front() < 0 ? dim->front() + rank : dim->front();
+    return axis >= 0 && axis < rank ? std::optional(axis) : std::nullopt;
+  }
 
   NodeOp node;
   NodeEmitter nodes;
@@ -465,10 +491,273 @@ LogicalResult ATenExpansion::expandArgMax() {
   return success();
 }
 
+std::optional<double> ATenExpansion::getFloat(unsigned i) {
+  Value value = input(i);
+  while (value) {
+    if (ElementsAttr constant = getConstantValue(value)) {
+      auto element =
+          constant.getNumElements() == 1
+              ? dyn_cast_or_null<FloatAttr>(getUniformElement(constant))
+              : nullptr;
+      return element ? std::optional(element.getValueAsDouble()) : std::nullopt;
+    }
+    auto cast = value.getDefiningOp<NodeOp>();
+    if (!cast || !isDefaultDomain(cast.getDomain()) ||
+        cast.getOpType() != "Cast" || cast.getNumOperands() != 1)
+      return std::nullopt;
+    value = cast.getOperand(0);
+  }
+  return std::nullopt;
+}
+
+LogicalResult ATenExpansion::expandExtreme(bool overDim) {
+  // max and min: (self) -> the extreme of every element; over a dim
+  // (self, dim, keepdim) -> (values, indices of the first extreme).
+  RankedTensorType x = getStaticType(0);
+  if (!x)
+    return emitError() << "needs a static input";
+  bool isMax = op == "max";
+  StringRef reduction = isMax ? "ReduceMax" : "ReduceMin";
+  if (!overDim) {
+    replaceResult(
+        0, nodes.create(
+               reduction, x.clone(ArrayRef<int64_t>{}), input(0),
+               builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(0))));
+    return success();
+  }
+  std::optional<int64_t> axis = getAxis(1, x.getRank());
+  FailureOr<bool> keepDim = getBool(2, false);
+  if (failed(keepDim))
+    return failure();
+  if (!axis)
+    return emitError() << "needs a constant dim within the input's rank";
+  SmallVector<int64_t> shape(x.getShape());
+  if (*keepDim)
+    shape[*axis] = 1;
+  else
+    shape.erase(shape.begin() + *axis);
+  replaceResult(
+      0, nodes.reduce(reduction, input(0), {*axis}, *keepDim, x.clone(shape)));
+  if (node.getNumResults() > 1 && !node.getResult(1).use_empty())
+    replaceResult(
+        1, nodes.create(
+               isMax ? "ArgMax" : "ArgMin",
+               x.clone(shape, builder.getI64Type()), input(0),
+               {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*axis)),
+                builder.getNamedAttr("keepdims",
+                                     builder.getI64IntegerAttr(*keepDim))}));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandValueSelectingBackward() {
+  // (grad, dim, indices, sizes, keepdim): grad where the indices point
+  // along dim, zeros elsewhere (max and min over a dim).
+  RankedTensorType result = getResultType(0), grad = getStaticType(0),
+                   indices = getStaticType(2);
+  FailureOr<bool> keepDim = getBool(4, false);
+  if (failed(keepDim))
+    return failure();
+  if (!result || !grad || !indices)
+    return emitError() << "needs static grad, indices and sizes (typed from "
+                          "the input's shape)";
+  std::optional<int64_t> axis = getAxis(1, result.getRank());
+  if (!axis)
+    return emitError() << "needs a constant dim within the input's rank";
+  Value dy = input(0), positions = input(2);
+  if (!*keepDim) {
+    SmallVector<int64_t> kept(result.getShape());
+    kept[*axis] = 1;
+    dy = nodes.reshape(dy, kept, kept);
+    positions = nodes.reshape(positions, kept, kept);
+  }
+  replaceResult(
+      0,
+      nodes
+          .createWithResults(
+              "GatherElementsGrad", result,
+              {dy, nodes.createI64s(result.getShape()), positions},
+              {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*axis))},
+              kMicrosoftDomain)
+          .getResult(0));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandUpsampleNearest(bool backward) {
+  // Forward (self, output_size?, scale_factors?); backward (grad,
+  // output_size, input_size, scales...). Whole ratios only: each input
+  // element repeated into a block (Reshape, Expand, Reshape); the gradient
+  // sums each block.
+  RankedTensorType x = backward ? getResultType(0) : getStaticType(0);
+  RankedTensorType y = backward ? getStaticType(0) : nullptr;
+  if (!x || x.getRank() < 3)
+    return emitError() << "needs static input sizes of rank 3 to 5";
+  int64_t spatial = x.getRank() - 2;
+  SmallVector<int64_t> outSizes;
+  if (y) {
+    outSizes.assign(y.getShape().begin() + 2, y.getShape().end());
+  } else if (std::optional<SmallVector<int64_t>> sizes = getInts(1);
+             sizes && !sizes->empty()) {
+    outSizes = *sizes;
+  } else if (ElementsAttr scales =
+                 input(2) ? getConstantValue(input(2)) : ElementsAttr()) {
+    auto values = scales.tryGetValues<APFloat>();
+    if (values)
+      for (auto [i, scale] : llvm::enumerate(*values)) {
+        double factor = scale.convertToDouble();
+        int64_t size = x.getDimSize(2 + i);
+        // PyTorch reads source element floor(dst / factor): the blocks are
+        // whole only for a whole factor.
+        if (factor != std::floor(factor))
+          return emitError() << "needs whole scale factors, not " << factor;
+        outSizes.push_back(size * int64_t(factor));
+      }
+  }
+  if (int64_t(outSizes.size()) != spatial)
+    return emitError() << "needs constant output sizes or scale factors";
+  SmallVector<int64_t> blocks, split, repeated;
+  split.append({x.getDimSize(0), x.getDimSize(1)});
+  repeated = split;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = x.getDimSize(2 + i), out = outSizes[i];
+    if (in <= 0 || out % in)
+      return emitError() << "needs output sizes that are multiples of the "
+                            "input's ("
+                         << out << " of " << in << ")";
+    split.append({in, 1});
+    repeated.append({in, out / in});
+    blocks.push_back(3 + 2 * i);
+  }
+  SmallVector<int64_t> outShape = {x.getDimSize(0), x.getDimSize(1)};
+  outShape.append(outSizes);
+  if (backward) {
+    Value parts = nodes.reshape(input(0), repeated, repeated);
+    replaceResult(0, nodes.reduceSum(parts, blocks, /*keepDims=*/false, x));
+    return success();
+  }
+  Value columns = nodes.reshape(input(0), split, split);
+  Value expanded = nodes.create("Expand", x.clone(repeated),
+                                {columns, nodes.createI64s(repeated)});
+  replaceResult(0, nodes.reshape(expanded, outShape, outShape));
+  return success();
+}
+
+FailureOr<int64_t> ATenExpansion::getGroups(RankedTensorType x,
+                                            unsigned groupInput) {
+  std::optional<SmallVector<int64_t>> groups = getInts(groupInput);
+  if (!groups || groups->size() != 1)
+    return emitError() << "needs a constant group", failure();
+  int64_t channels = x.getDimSize(1), count = groups->front();
+  if (count <= 0 || channels % count)
+    return emitError() << "needs a group count that divides the channels ("
+                       << channels << " by " << count << ")",
+           failure();
+  return count;
+}
+
+LogicalResult ATenExpansion::expandGroupNorm() {
+  // (input, weight, bias, N, C, HxW, group, eps) -> (Y, mean, rstd): the
+  // statistics of each sample's group of C / group channels, in f32.
+  RankedTensorType x = getStaticType(0);
+  std::optional<double> eps = getFloat(7);
+  if (!x || x.getRank() < 2 || !eps)
+    return emitError() << "needs a static input, a constant group and eps";
+  FailureOr<int64_t> groups = getGroups(x, 6);
+  if (failed(groups))
+    return failure();
+  int64_t n = x.getDimSize(0), c = x.getDimSize(1), g = *groups;
+  Type f32 = builder.getF32Type();
+  auto grouped =
+      RankedTensorType::get({n, g, x.getNumElements() / (n * g)}, f32);
+  auto perGroup = RankedTensorType::get({n, g, 1}, f32);
+  Value data = nodes.reshape(nodes.castTo(input(0), f32), grouped.getShape(),
+                             grouped.getShape());
+  Value mean = nodes.reduce("ReduceMean", data, {2}, true, perGroup);
+  Value centered = nodes.binary("Sub", data, mean);
+  Value variance =
+      nodes.reduce("ReduceMean", nodes.binary("Mul", centered, centered), {2},
+                   true, perGroup);
+  Value rstd = nodes.unary(
+      "Reciprocal", nodes.unary("Sqrt", nodes.binary("Add", variance,
+                                                     nodes.scalar(f32, *eps))));
+  Value normalized = nodes.reshape(nodes.binary("Mul", centered, rstd),
+                                   x.getShape(), x.getShape());
+  // weight and bias per channel: [C, 1, ...].
+  SmallVector<int64_t> channelShape(x.getRank() - 1, 1);
+  channelShape.front() = c;
+  for (unsigned i : {1u, 2u})
+    if (input(i) && !isa<NoneType>(input(i).getType()))
+      normalized = nodes.binary(i == 1 ? "Mul" : "Add", normalized,
+                                nodes.reshape(nodes.castTo(input(i), f32),
+                                              channelShape, channelShape));
+  replaceResult(0, normalized);
+  SmallVector<int64_t> statistics = {n, g};
+  for (auto [i, value] : llvm::enumerate(ArrayRef<Value>{mean, rstd}))
+    if (node.getNumResults() > i + 1 && !node.getResult(i + 1).use_empty())
+      replaceResult(i + 1, nodes.reshape(value, statistics, statistics));
+  return success();
+}
+
+LogicalResult ATenExpansion::expandGroupNormBackward() {
+  // (dY, X, mean, rstd, weight, N, C, HxW, group, output_mask) -> (dX,
+  // dweight, dbias), in f32: with x^ = (x - mean) rstd per group,
+  // dbias = sum dY, dweight = sum dY x^ (over samples and positions), and
+  // dX = rstd (g - mean(g) - x^ mean(g x^)) per group for g = dY weight.
+  RankedTensorType dyType = getStaticType(0), x = getStaticType(1);
+  if (!dyType || !x || x.getRank() < 2)
+    return emitError() << "needs static dY and X and a constant group";
+  FailureOr<int64_t> groups = getGroups(x, 8);
+  if (failed(groups))
+    return failure();
+  int64_t n = x.getDimSize(0), c = x.getDimSize(1), g = *groups;
+  Type f32 = builder.getF32Type();
+  SmallVector<int64_t> grouped = {n, g, x.getNumElements() / (n * g)};
+  SmallVector<int64_t> perGroup = {n, g, 1};
+  auto group = [&](Value value) {
+    return nodes.reshape(nodes.castTo(value, f32), grouped, grouped);
+  };
+  Value mean = nodes.reshape(nodes.castTo(input(2), f32), perGroup, perGroup);
+  Value rstd = nodes.reshape(nodes.castTo(input(3), f32), perGroup, perGroup);
+  Value normalized =
+      nodes.binary("Mul", nodes.binary("Sub", group(input(1)), mean), rstd);
+  Value dy = nodes.castTo(input(0), f32);
+  SmallVector<int64_t> reduced = {0};
+  for (int64_t i = 2; i < x.getRank(); ++i)
+    reduced.push_back(i);
+  auto channels = RankedTensorType::get({c}, f32);
+  SmallVector<int64_t> channelShape(x.getRank() - 1, 1);
+  channelShape.front() = c;
+  Value dyTimesWeight = dy;
+  Value weight = input(4);
+  if (weight && !isa<NoneType>(weight.getType()))
+    dyTimesWeight = nodes.binary(
+        "Mul", dy,
+        nodes.reshape(nodes.castTo(weight, f32), channelShape, channelShape));
+  Value scaled = group(dyTimesWeight);
+  auto groupType = RankedTensorType::get(perGroup, f32);
+  Value meanScaled = nodes.reduce("ReduceMean", scaled, {2}, true, groupType);
+  Value meanProduct =
+      nodes.reduce("ReduceMean", nodes.binary("Mul", scaled, normalized), {2},
+                   true, groupType);
+  Value dx =
+      nodes.binary("Mul", rstd,
+                   nodes.binary("Sub", nodes.binary("Sub", scaled, meanScaled),
+                                nodes.binary("Mul", normalized, meanProduct)));
+  replaceResult(0, nodes.reshape(dx, x.getShape(), x.getShape()));
+  Value normalizedFull = nodes.reshape(normalized, x.getShape(), x.getShape());
+  if (node.getNumResults() > 1 && !node.getResult(1).use_empty())
+    replaceResult(1, nodes.reduceSum(nodes.binary("Mul", dy, normalizedFull),
+                                     reduced, false, channels));
+  if (node.getNumResults() > 2 && !node.getResult(2).use_empty())
+    replaceResult(2, nodes.reduceSum(dy, reduced, false, channels));
+  return success();
+}
+
 LogicalResult ATenExpansion::run() {
   StringRef overload;
   op = getATenOperator(node, &overload);
-  if (!overload.empty())
+  bool overDim = overload == "dim" && (op == "max" || op == "min");
+  bool byVector = overload == "vec" && op.starts_with("upsample_nearest");
+  if (!overload.empty() && !overDim && !byVector)
     return emitError() << "overload '" << overload
                        << "' has no expansion (expanded: " << kExpandedOperators
                        << ", without overloads)";
@@ -489,6 +778,18 @@ LogicalResult ATenExpansion::run() {
     result = expandAdaptiveAvgPool(op.ends_with("_backward"));
   else if (op == "argmax")
     result = expandArgMax();
+  else if (op == "max" || op == "min")
+    result = expandExtreme(overDim);
+  else if (op == "value_selecting_reduction_backward")
+    result = expandValueSelectingBackward();
+  else if (llvm::is_contained({"upsample_nearest1d", "upsample_nearest2d",
+                               "upsample_nearest3d"},
+                              op.drop_back(op.ends_with("_backward") ? 9 : 0)))
+    result = expandUpsampleNearest(op.ends_with("_backward"));
+  else if (op == "native_group_norm")
+    result = expandGroupNorm();
+  else if (op == "native_group_norm_backward")
+    result = expandGroupNormBackward();
   else if (op == "numpy_T") {
     auto type = dyn_cast<RankedTensorType>(input(0).getType());
     if (!type)

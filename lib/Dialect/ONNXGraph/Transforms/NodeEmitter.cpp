@@ -142,11 +142,17 @@ Value NodeEmitter::matmul(Value lhs, Value rhs) {
 
 Value NodeEmitter::reduceSum(Value value, ArrayRef<int64_t> axes, bool keepDims,
                              RankedTensorType resultType) {
+  return reduce("ReduceSum", value, axes, keepDims, resultType);
+}
+
+Value NodeEmitter::reduce(StringRef opType, Value value, ArrayRef<int64_t> axes,
+                          bool keepDims, RankedTensorType resultType) {
   NamedAttribute keep =
       builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(keepDims));
-  if (getOpset() >= 13)
-    return create("ReduceSum", resultType, {value, createI64s(axes)}, {keep});
+  // Axes became an input in opset 13 for ReduceSum, 18 for the others.
+  if (getOpset() >= (opType == "ReduceSum" ? 13 : 18))
+    return create(opType, resultType, {value, createI64s(axes)}, {keep});
   return create(
-      "ReduceSum", resultType, {value},
+      opType, resultType, {value},
       {keep, builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(axes))});
 }

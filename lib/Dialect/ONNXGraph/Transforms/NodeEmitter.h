@@ -121,6 +121,11 @@ public:
   /// from opset 13 and as an attribute before.
   Value reduceSum(Value value, llvm::ArrayRef<int64_t> axes, bool keepDims,
                   RankedTensorType resultType);
+  /// A reduction `opType` (ReduceSum, ReduceMean, ReduceMax, ...) over
+  /// `axes`, as an input or an attribute as the opset has it.
+  Value reduce(llvm::StringRef opType, Value value,
+               llvm::ArrayRef<int64_t> axes, bool keepDims,
+               RankedTensorType resultType);
 
 private:
   std::string nextName(llvm::StringRef opType) {

@@ -77,7 +77,8 @@ def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
     PyTorch operators as `org.pytorch.aten` ATen nodes, which ONNX Runtime
     runs by calling PyTorch, and writes their gradients as ATen nodes too.
     This pass replaces each by the nodes that compute the same
-    (`operator`, with or without its `aten::` prefix; no `overload_name`):
+    (`operator`, with or without its `aten::` prefix; no `overload_name`
+    but those named below):
 
     | operator | becomes |
     |---|---|
@@ -89,16 +90,23 @@ def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
     | `_adaptive_avg_pool2d`, `_adaptive_avg_pool2d_backward` | AveragePool, AveragePoolGrad with windows of input size / output size |
     | `numpy_T` | Transpose reversing the axes |
     | `argmax` | ArgMax (a missing dim: over the flattened input) |
+    | `max`, `min` | ReduceMax, ReduceMin of every element (ORTModule differentiates them with ONNX nodes) |
+    | `max`, `min` (overload `dim`) | ReduceMax or ReduceMin over the dim, and ArgMax or ArgMin (the first extreme) |
+    | `value_selecting_reduction_backward` | `com.microsoft` GatherElementsGrad: the gradient at the indices along the dim |
+    | `upsample_nearest1d`/`2d`/`3d` (overload `vec`), `..._backward` | Reshape, Expand, Reshape (each element into a block); the gradient a ReduceSum of each block |
+    | `native_group_norm`, `native_group_norm_backward` | per sample and group mean and 1/sqrt(var + eps) (ReduceMean), the affine weight and bias; the gradient's dX, dweight and dbias from the group means of dY·w and dY·w·x̂ |
 
     The import types these nodes' outputs (ONNX Runtime's ATen rules,
     lib/Target/ONNX/ContribSchemas.cpp), so the nodes after them are typed
-    too; an `embedding_backward` whose num_weights ORTModule computes as
-    `Gather(Shape(weight), 0)` gets the weight's rows.
+    too; gradients whose sizes ORTModule computes from shapes
+    (`Gather(Shape(weight), 0)`, `Shape(X)`, `Slice(Shape(Y), 2, 4)`) get
+    those sizes.
 
     Static shapes and constant arguments are needed. Errors name the node:
     other operators and overloads, `sparse` embedding gradients,
     `divisor_override`, adaptive pools whose output sizes do not divide the
-    input's, a ceil_mode max pool whose last window starts in the padding
+    input's, upsampling by fractional ratios, group counts that do not
+    divide the channels, a ceil_mode max pool whose last window starts in the padding
     (PyTorch drops it, ONNX keeps it), a ceil_mode average pool where
     ceil_mode adds a window. `amp-lower-to-cpu` and `amp-lower-to-cuda` run
     this pass first; files that `amp-opt` writes keep the ATen nodes.
