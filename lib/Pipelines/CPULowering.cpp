@@ -102,8 +102,10 @@ amp::getFuseAndBufferizePasses(bool vectorizeContractions,
 }
 
 void amp::addGraphToLinalgPasses(OpPassManager &pm, bool hostBranches) {
-  pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandATen());
+  // YieldOp's inputs keep their names as outputs before expansions replace
+  // them.
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExposeYield());
+  pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandATen());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandRecurrent());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandAttention());
   pm.addNestedPass<func::FuncOp>(onnxg::createONNXGraphExpandGradients());

@@ -4,7 +4,8 @@ writes for them, with YieldOp between forward and backward, run by amp-run
 (onnxg-expand-aten, onnxg-expose-yield) and checked against PyTorch: the
 forward of nn.Embedding, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, GroupNorm,
 nearest interpolation, max, min and argmax as torch.onnx writes them, and
-two steps' gradients against autograd, in FP32 and converted to FP16, which
+the gradients of steps with those and BCEWithLogitsLoss against autograd,
+in FP32 (also in the CUDA backend's kernels) and converted to FP16, which
 then trains."""
 
 import os
@@ -463,6 +464,53 @@ def test_ortmodule_norm_step_matches_autograd(tmp_path, grid):
     for name in NORM_PARAMETERS:
         np.testing.assert_allclose(out[f"{name}_grad"], t[name].grad.numpy(),
                                    rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("reduction,positive", [(1, True), (2, False),
+                                                (0, True)],
+                         ids=["mean", "sum", "none"])
+def test_ortmodule_bce_step_matches_autograd(tmp_path, reduction, positive):
+    """BCEWithLogitsLoss as (older) ORTModule exports it, an ATen
+    binary_cross_entropy_with_logits after a MatMul, and its ATen gradient;
+    YieldOp's seed is ones (for reduction none: the gradient of the sum)."""
+    make, constant, aten = helper.make_node, constant_node, aten_node
+    weights = "pos_weight" if positive else ""
+    nodes = [
+        constant("reduction", reduction),
+        make("MatMul", ["features", "weight"], ["logits"]),
+        aten(["logits", "target", "", weights, "reduction"], ["loss"],
+             "binary_cross_entropy_with_logits"),
+        make("YieldOp", ["loss"], ["loss_grad"], domain=MS,
+             full_shape_outputs=[0]),
+        aten(["loss_grad", "logits", "target", "", weights, "reduction"],
+             ["logits_grad"], "binary_cross_entropy_with_logits_backward"),
+        make("Transpose", ["features"], ["features_t"], perm=[1, 0]),
+        make("MatMul", ["features_t", "logits_grad"], ["weight_grad"]),
+    ]
+    info = helper.make_tensor_value_info
+    inputs = [info("features", TensorProto.FLOAT, [4, 5]),
+              info("weight", TensorProto.FLOAT, [5, 3]),
+              info("target", TensorProto.FLOAT, [4, 3]),
+              info("pos_weight", TensorProto.FLOAT, [3])]
+    path = str(tmp_path / "bce_step.onnx")
+    onnx.save(ortmodule_model(nodes, "bce_step", inputs, ["weight"]), path)
+    rng = np.random.default_rng(7)
+    data = {"features": rng.standard_normal((4, 5)).astype(np.float32),
+            "weight": rng.standard_normal((5, 3)).astype(np.float32),
+            "target": (rng.random((4, 3)) > 0.5).astype(np.float32),
+            "pos_weight": rng.random(3).astype(np.float32) + 0.5}
+    out = api.run_with_inputs(path, data, tmp_path)
+    t = {name: torch.tensor(value) for name, value in data.items()}
+    t["weight"].requires_grad_(True)
+    loss = F.binary_cross_entropy_with_logits(
+        t["features"] @ t["weight"], t["target"],
+        pos_weight=t["pos_weight"] if positive else None,
+        reduction=["none", "mean", "sum"][reduction])
+    loss.sum().backward()
+    np.testing.assert_allclose(out["loss"], loss.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(out["weight_grad"], t["weight"].grad.numpy(),
+                               rtol=1e-4, atol=1e-6)
 
 
 def test_corpus_ortmodule_graph_runs(tmp_path):

@@ -19,8 +19,8 @@
 
 namespace mlir::amp {
 
-/// Adds what takes a graph to linalg on tensors: onnxg-expand-aten,
-/// onnxg-expose-yield, onnxg-expand-recurrent, onnxg-expand-attention,
+/// Adds what takes a graph to linalg on tensors: onnxg-expose-yield,
+/// onnxg-expand-aten, onnxg-expand-recurrent, onnxg-expand-attention,
 /// onnxg-expand-gradients, then convert-onnxg-to-linalg (with `hostBranches`:
 /// an If or Loop of a run-time condition becomes an scf.if or scf.while, which
 /// the CUDA step cannot evaluate).

@@ -694,6 +694,17 @@ void inferATen(InferenceContext &ctx) {
       statistics = Dims{(*x)[0], makeDim((*group)[0])};
     setOutput(ctx, 1, first, statistics);
     setOutput(ctx, 2, first, statistics);
+  } else if (op == "binary_cross_entropy_with_logits") {
+    // (self, target, weight?, pos_weight?, reduction): reduced (mean, sum)
+    // to a scalar, or none.
+    std::optional<std::vector<int64_t>> reduction = getInt64Data(ctx, 4);
+    if (reduction && reduction->size() == 1 && (*reduction)[0] != 0)
+      setOutput(ctx, 0, first, Dims());
+    else if (reduction)
+      like(ctx, 0, 0, 0);
+  } else if (op == "binary_cross_entropy_with_logits_backward") {
+    // (grad, self, ...): like self.
+    like(ctx, 0, 1, 1);
   } else if (op == "native_group_norm_backward") {
     // (dY, X, mean, rstd, weight, ...) -> (dX, dweight, dbias).
     like(ctx, 0, 0, 1);

@@ -205,3 +205,30 @@ func.func @group_norm(%x: tensor<2x4x3x3xf32>, %w: tensor<4xf32>, %b: tensor<4xf
   return %y, %mean, %dx, %dw, %db : tensor<2x4x3x3xf32>, tensor<2x2xf32>, tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>
 }
 }
+
+// -----
+
+// BCEWithLogitsLoss (mean) with pos_weight, in f32 from f16 logits:
+// (1 - t) x + l (log(1 + exp(-|x|)) + relu(-x)), l = 1 + (pw - 1) t, then
+// the mean; its gradient (l sigmoid(x) - pw t) grad / N.
+// CHECK-LABEL: func.func @logistic_loss(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<2x3xf16>
+// CHECK:         %[[X32:.*]] = onnxg.node "Cast"(%[[X]]) {{.*}} -> tensor<2x3xf32>
+// CHECK:         onnxg.node "Abs"(%[[X32]])
+// CHECK:         onnxg.node "Log"
+// CHECK:         onnxg.node "Relu"
+// CHECK:         %[[LOSS:.*]] = onnxg.node "ReduceMean"({{.*}}) {{.*}}{keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK:         onnxg.node "Sigmoid"
+// CHECK:         %[[N:.*]] = onnxg.node "Constant"() {{.*}}dense<6.000000e+00> : tensor<f32>
+// CHECK:         %[[DX:.*]] = onnxg.node "Div"(%{{.*}}, %[[N]]) {{.*}} -> tensor<2x3xf32>
+// CHECK:         %[[DX16:.*]] = onnxg.node "Cast"(%[[DX]]) {{.*}} -> tensor<2x3xf16>
+// CHECK:         return %[[LOSS]], %[[DX16]]
+module attributes {onnxg.opset_imports = [["", 18], ["org.pytorch.aten", 1]]} {
+func.func @logistic_loss(%x: tensor<2x3xf16>, %t: tensor<2x3xf32>, %pw: tensor<3xf32>, %dy: tensor<f32>) -> (tensor<f32>, tensor<2x3xf16>) {
+  %none = onnxg.none
+  %mean = onnxg.node "Constant"() opset 18 attributes {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %loss = onnxg.node "ATen"(%x, %t, %none, %pw, %mean) domain "org.pytorch.aten" opset 1 attributes {operator = "binary_cross_entropy_with_logits"} : (tensor<2x3xf16>, tensor<2x3xf32>, none, tensor<3xf32>, tensor<i64>) -> tensor<f32>
+  %dx = onnxg.node "ATen"(%dy, %x, %t, %none, %pw, %mean) domain "org.pytorch.aten" opset 1 attributes {operator = "binary_cross_entropy_with_logits_backward"} : (tensor<f32>, tensor<2x3xf16>, tensor<2x3xf32>, none, tensor<3xf32>, tensor<i64>) -> tensor<2x3xf16>
+  return %loss, %dx : tensor<f32>, tensor<2x3xf16>
+}
+}

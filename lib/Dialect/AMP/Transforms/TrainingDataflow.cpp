@@ -84,7 +84,8 @@ getLinearSlots(Operation *op) {
                         "upsample_nearest3d", "upsample_nearest1d_backward",
                         "upsample_nearest2d_backward",
                         "upsample_nearest3d_backward",
-                        "native_group_norm_backward"},
+                        "native_group_norm_backward",
+                        "binary_cross_entropy_with_logits_backward"},
                        aten)
                ? std::optional(std::make_pair(onnxg::slots(0), onnxg::kNone))
                : std::nullopt;

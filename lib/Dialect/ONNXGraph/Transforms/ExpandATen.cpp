@@ -36,7 +36,8 @@ static constexpr StringLiteral kExpandedOperators =
     "_adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, numpy_T, argmax, "
     "max, min (also overload dim), value_selecting_reduction_backward, "
     "upsample_nearest1d/2d/3d (overload vec) and their _backward, "
-    "native_group_norm, native_group_norm_backward";
+    "native_group_norm, native_group_norm_backward, "
+    "binary_cross_entropy_with_logits and its _backward";
 
 /// What the nodes of an unnamed ATen node are named after: its first
 /// output's name, else "ATen".
@@ -121,6 +122,7 @@ private:
   LogicalResult expandExtreme(bool overDim);
   LogicalResult expandValueSelectingBackward();
   LogicalResult expandUpsampleNearest(bool backward);
+  LogicalResult expandBinaryCrossEntropy(bool backward);
   /// The constant group count input `groupInput`, which must divide x's
   /// channels.
   FailureOr<int64_t> getGroups(RankedTensorType x, unsigned groupInput);
@@ -752,6 +754,80 @@ LogicalResult ATenExpansion::expandGroupNormBackward() {
   return success();
 }
 
+LogicalResult ATenExpansion::expandBinaryCrossEntropy(bool backward) {
+  // Forward (self, target, weight?, pos_weight?, reduction) -> the loss of
+  // each element, (1 - t) x + l softplus(-x) with l = 1 + (pos_weight - 1) t,
+  // times weight, reduced (0 none, 1 mean, 2 sum); backward (grad, self,
+  // ...) -> grad (l sigmoid(x) - pos_weight t) weight (over N for mean).
+  // In f32.
+  unsigned self = backward ? 1 : 0;
+  RankedTensorType xType = getStaticType(self);
+  std::optional<SmallVector<int64_t>> reduction = getInts(self + 4);
+  if (!xType || !reduction || reduction->size() != 1 ||
+      reduction->front() < 0 || reduction->front() > 2)
+    return emitError() << "needs a static input and a constant reduction "
+                          "(0, 1 or 2)";
+  Type f32 = builder.getF32Type();
+  auto operand = [&](unsigned i) -> Value {
+    Value value = input(self + i);
+    return value && !isa<NoneType>(value.getType()) ? nodes.castTo(value, f32)
+                                                    : Value();
+  };
+  Value x = operand(0), target = operand(1), weight = operand(2),
+        positiveWeight = operand(3);
+  if (!target)
+    return emitError() << "needs a target";
+  Value one = nodes.scalar(f32, 1);
+  // l = 1 + (pos_weight - 1) t.
+  Value positiveScale =
+      positiveWeight
+          ? nodes.binary("Add", one,
+                         nodes.binary("Mul",
+                                      nodes.binary("Sub", positiveWeight, one),
+                                      target))
+          : Value();
+  Value result;
+  if (backward) {
+    Value sigmoid = nodes.unary("Sigmoid", x);
+    result =
+        positiveWeight
+            ? nodes.binary("Sub", nodes.binary("Mul", positiveScale, sigmoid),
+                           nodes.binary("Mul", positiveWeight, target))
+            : nodes.binary("Sub", sigmoid, target);
+  } else {
+    // softplus(-x) = log(1 + exp(-|x|)) + max(-x, 0), without overflow.
+    Value negated = nodes.unary("Neg", x);
+    Value softplus = nodes.binary(
+        "Add",
+        nodes.unary(
+            "Log",
+            nodes.binary(
+                "Add", one,
+                nodes.unary("Exp", nodes.unary("Neg", nodes.unary("Abs", x))))),
+        nodes.unary("Relu", negated));
+    if (positiveScale)
+      softplus = nodes.binary("Mul", positiveScale, softplus);
+    result = nodes.binary(
+        "Add", nodes.binary("Mul", nodes.binary("Sub", one, target), x),
+        softplus);
+  }
+  if (weight)
+    result = nodes.binary("Mul", result, weight);
+  int64_t mode = reduction->front();
+  if (backward) {
+    result = nodes.binary("Mul", result, nodes.castTo(input(0), f32));
+    if (mode == 1)
+      result = nodes.binary("Div", result,
+                            nodes.scalar(f32, double(xType.getNumElements())));
+  } else if (mode != 0) {
+    result = nodes.create(
+        mode == 1 ? "ReduceMean" : "ReduceSum", RankedTensorType::get({}, f32),
+        result, builder.getNamedAttr("keepdims", builder.getI64IntegerAttr(0)));
+  }
+  replaceResult(0, result);
+  return success();
+}
+
 LogicalResult ATenExpansion::run() {
   StringRef overload;
   op = getATenOperator(node, &overload);
@@ -790,6 +866,9 @@ LogicalResult ATenExpansion::run() {
     result = expandGroupNorm();
   else if (op == "native_group_norm_backward")
     result = expandGroupNormBackward();
+  else if (op == "binary_cross_entropy_with_logits" ||
+           op == "binary_cross_entropy_with_logits_backward")
+    result = expandBinaryCrossEntropy(op.ends_with("_backward"));
   else if (op == "numpy_T") {
     auto type = dyn_cast<RankedTensorType>(input(0).getType());
     if (!type)

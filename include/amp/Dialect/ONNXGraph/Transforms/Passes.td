@@ -94,6 +94,7 @@ def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
     | `max`, `min` (overload `dim`) | ReduceMax or ReduceMin over the dim, and ArgMax or ArgMin (the first extreme) |
     | `value_selecting_reduction_backward` | `com.microsoft` GatherElementsGrad: the gradient at the indices along the dim |
     | `upsample_nearest1d`/`2d`/`3d` (overload `vec`), `..._backward` | Reshape, Expand, Reshape (each element into a block); the gradient a ReduceSum of each block |
+    | `binary_cross_entropy_with_logits`, `..._backward` | (1 - t)·x + l·softplus(-x), l = 1 + (pos_weight - 1)·t, times weight, reduced; the gradient (l·sigmoid(x) - pos_weight·t)·weight·grad (over N for mean), in f32 |
     | `native_group_norm`, `native_group_norm_backward` | per sample and group mean and 1/sqrt(var + eps) (ReduceMean), the affine weight and bias; the gradient's dX, dweight and dbias from the group means of dY·w and dY·w·x̂ |
 
     The import types these nodes' outputs (ONNX Runtime's ATen rules,
@@ -109,7 +110,8 @@ def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
     divide the channels, a ceil_mode max pool whose last window starts in the padding
     (PyTorch drops it, ONNX keeps it), a ceil_mode average pool where
     ceil_mode adds a window. `amp-lower-to-cpu` and `amp-lower-to-cuda` run
-    this pass first; files that `amp-opt` writes keep the ATen nodes.
+    this pass after `onnxg-expose-yield`; files that `amp-opt` writes keep
+    the ATen nodes.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -128,8 +130,8 @@ def ONNXGraphExposeYield : Pass<"onnxg-expose-yield", "func::FuncOp"> {
     of the module's outputs: of its loss, when the module returns one) or
     with `--input`. A YieldOp in a subgraph, and an output without a name or
     a ranked type, are errors. `amp-lower-to-cpu` and `amp-lower-to-cuda`
-    run this pass after `onnxg-expand-aten`; files that `amp-opt` writes keep
-    the YieldOp.
+    run this pass first (before the expansions replace the values YieldOp
+    names); files that `amp-opt` writes keep the YieldOp.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
