@@ -80,6 +80,8 @@ def ortmodule_symbolics():
         "upsample_nearest2d": upsample_nearest2d,
         "max": extreme("max", "Max"),
         "min": extreme("min", "Min"),
+        "diagonal": aten("diagonal"),
+        "unfold": aten("unfold"),
     }
     for name, symbolic in symbolics.items():
         register_custom_op_symbolic(f"aten::{name}", symbolic, 14)
@@ -103,11 +105,12 @@ class Features(torch.nn.Module):
         features = F.interpolate(self.norm(self.conv(image)), scale_factor=2)
         lowest, where = features.min(dim=1)
         return (words.sum() + pooled.sum(), pooled, torch.argmax(words, 1),
-                torch.argmax(words), features.max(), lowest, where)
+                torch.argmax(words), features.max(), lowest, where,
+                features.diagonal(-1, 2, 3), features.unfold(3, 3, 2))
 
 
 OUTPUTS = ["total", "pooled", "best", "best_flat", "highest", "lowest",
-           "where"]
+           "where", "diagonal", "windows"]
 
 
 @pytest.mark.parametrize("grid", [False, True], ids=["cpu", "grid_loops"])
@@ -135,9 +138,10 @@ def test_exported_aten_forward_matches_pytorch(tmp_path, grid,
                        for n in model.graph.node if n.op_type == "ATen"
                        for a in n.attribute if a.name == "operator")
     assert operators == ["_adaptive_avg_pool2d", "argmax", "argmax",
-                         "avg_pool2d", "embedding", "max",
+                         "avg_pool2d", "diagonal", "embedding", "max",
                          "max_pool2d_with_indices", "min",
-                         "native_group_norm", "upsample_nearest2d"], operators
+                         "native_group_norm", "unfold",
+                         "upsample_nearest2d"], operators
     path = str(tmp_path / "features.onnx")
     onnx.save(model, path)
     out = api.run_with_inputs(
@@ -511,6 +515,59 @@ def test_ortmodule_bce_step_matches_autograd(tmp_path, reduction, positive):
                                atol=1e-6)
     np.testing.assert_allclose(out["weight_grad"], t["weight"].grad.numpy(),
                                rtol=1e-4, atol=1e-6)
+
+
+def test_ortmodule_window_step_matches_autograd(tmp_path):
+    """Tensor.diagonal and Tensor.unfold as ORTModule exports them, and their
+    ATen gradients diagonal_backward and unfold_backward (sizes from
+    Shape(x))."""
+    make, constant, aten = helper.make_node, constant_node, aten_node
+    nodes = [
+        constant("offset", 1), constant("one", 1), constant("two", 2),
+        constant("reduced", [0, 2]),
+        make("Mul", ["data", "scale"], ["x"]),
+        aten(["x", "offset", "one", "two"], ["diagonal"], "diagonal"),
+        aten(["x", "one", "two", "two"], ["windows"], "unfold"),
+        make("Mul", ["diagonal", "diagonal_weights"], ["weighted_diagonal"]),
+        make("ReduceSum", ["weighted_diagonal"], ["diagonal_loss"],
+             keepdims=0),
+        make("Mul", ["windows", "window_weights"], ["weighted_windows"]),
+        make("ReduceSum", ["weighted_windows"], ["window_loss"], keepdims=0),
+        make("Add", ["diagonal_loss", "window_loss"], ["loss"]),
+        make("YieldOp", ["loss"], ["loss_grad"], domain=MS,
+             full_shape_outputs=[0]),
+        make("Shape", ["x"], ["x_shape"]),
+        make("Mul", ["diagonal_weights", "loss_grad"], ["diagonal_grad"]),
+        aten(["diagonal_grad", "x_shape", "offset", "one", "two"],
+             ["from_diagonal"], "diagonal_backward"),
+        make("Mul", ["window_weights", "loss_grad"], ["windows_grad"]),
+        aten(["windows_grad", "x_shape", "one", "two", "two"],
+             ["from_windows"], "unfold_backward"),
+        make("Add", ["from_diagonal", "from_windows"], ["x_grad"]),
+        make("Mul", ["x_grad", "data"], ["scale_terms"]),
+        make("ReduceSum", ["scale_terms", "reduced"], ["scale_grad"],
+             keepdims=1),
+    ]
+    shapes = {"data": [2, 5, 4], "scale": [1, 5, 1],
+              "diagonal_weights": [2, 3], "window_weights": [2, 2, 4, 2]}
+    info = helper.make_tensor_value_info
+    inputs = [info(name, TensorProto.FLOAT, shape)
+              for name, shape in shapes.items()]
+    path = str(tmp_path / "window_step.onnx")
+    onnx.save(ortmodule_model(nodes, "window_step", inputs, ["scale"]), path)
+    rng = np.random.default_rng(9)
+    data = {name: rng.standard_normal(shape).astype(np.float32)
+            for name, shape in shapes.items()}
+    out = api.run_with_inputs(path, data, tmp_path)
+    t = {name: torch.tensor(value) for name, value in data.items()}
+    t["scale"].requires_grad_(True)
+    x = t["data"] * t["scale"]
+    loss = ((x.diagonal(1, 1, 2) * t["diagonal_weights"]).sum()
+            + (x.unfold(1, 2, 2) * t["window_weights"]).sum())
+    loss.backward()
+    assert out.records[0]["loss"] == pytest.approx(float(loss), rel=1e-5)
+    np.testing.assert_allclose(out["scale_grad"], t["scale"].grad.numpy(),
+                               rtol=1e-4, atol=1e-5)
 
 
 def test_corpus_ortmodule_graph_runs(tmp_path):

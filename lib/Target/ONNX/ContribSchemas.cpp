@@ -694,6 +694,58 @@ void inferATen(InferenceContext &ctx) {
       statistics = Dims{(*x)[0], makeDim((*group)[0])};
     setOutput(ctx, 1, first, statistics);
     setOutput(ctx, 2, first, statistics);
+  } else if (op == "diagonal_backward" || op == "unfold_backward") {
+    // (grad, input_sizes, ...): of input_sizes.
+    likeShapeInput(ctx, 0, 0, 1);
+  } else if (op == "diagonal") {
+    // (self, offset, dim1, dim2): dim1 and dim2 removed, the diagonal's
+    // length appended.
+    std::optional<Dims> x = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> offset = getInt64Data(ctx, 1),
+                                        dim1 = getInt64Data(ctx, 2),
+                                        dim2 = getInt64Data(ctx, 3);
+    if (!x || !offset || !dim1 || !dim2 || offset->size() != 1 ||
+        dim1->size() != 1 || dim2->size() != 1)
+      return;
+    auto rank = static_cast<int64_t>(x->size());
+    int64_t a = (*dim1)[0] < 0 ? (*dim1)[0] + rank : (*dim1)[0];
+    int64_t b = (*dim2)[0] < 0 ? (*dim2)[0] + rank : (*dim2)[0];
+    if (a < 0 || b < 0 || a >= rank || b >= rank || a == b)
+      return;
+    std::optional<int64_t> rows = getSize((*x)[a]), columns = getSize((*x)[b]);
+    Dims dims;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != a && i != b)
+        dims.push_back((*x)[i]);
+    int64_t shift = (*offset)[0];
+    dims.push_back(
+        makeDim(rows && columns
+                    ? std::optional(std::max<int64_t>(
+                          0, shift >= 0 ? std::min(*rows, *columns - shift)
+                                        : std::min(*rows + shift, *columns)))
+                    : std::nullopt));
+    setOutput(ctx, 0, first, dims);
+  } else if (op == "unfold") {
+    // (self, dimension, size, step): the dimension's windows, then a last
+    // axis of size.
+    std::optional<Dims> x = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> dim = getInt64Data(ctx, 1),
+                                        size = getInt64Data(ctx, 2),
+                                        step = getInt64Data(ctx, 3);
+    if (!x || x->empty() || !dim || !size || !step || dim->size() != 1 ||
+        size->size() != 1 || step->size() != 1 || (*step)[0] <= 0)
+      return;
+    auto rank = static_cast<int64_t>(x->size());
+    int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + rank : (*dim)[0];
+    if (axis < 0 || axis >= rank)
+      return;
+    std::optional<int64_t> length = getSize((*x)[axis]);
+    (*x)[axis] =
+        makeDim(length && *length >= (*size)[0]
+                    ? std::optional((*length - (*size)[0]) / (*step)[0] + 1)
+                    : std::nullopt);
+    x->push_back(makeDim((*size)[0]));
+    setOutput(ctx, 0, first, x);
   } else if (op == "binary_cross_entropy_with_logits") {
     // (self, target, weight?, pos_weight?, reduction): reduced (mean, sum)
     // to a scalar, or none.
@@ -1061,7 +1113,8 @@ bool mlir::onnxg::typeATenGradients(ModelProto &model) {
       bool upsample = op.rfind("upsample_nearest", 0) == 0 && op.size() > 9 &&
                       op.substr(op.size() - 9) == "_backward";
       if (upsample || op == "embedding_backward" ||
-          op == "value_selecting_reduction_backward")
+          op == "value_selecting_reduction_backward" ||
+          op == "diagonal_backward" || op == "unfold_backward")
         return op;
     }
     return "";
@@ -1076,7 +1129,9 @@ bool mlir::onnxg::typeATenGradients(ModelProto &model) {
     // Where the sizes are: embedding_backward's num_weights (its rows),
     // the others' input sizes.
     std::string op = getGradient(node);
-    int sizesInput = op == "value_selecting_reduction_backward" ? 3 : 2;
+    int sizesInput = op == "value_selecting_reduction_backward"             ? 3
+                     : op == "diagonal_backward" || op == "unfold_backward" ? 1
+                                                                            : 2;
     if (op.empty() || node.input_size() <= sizesInput ||
         types.getStaticType(node.output(0)))
       continue;

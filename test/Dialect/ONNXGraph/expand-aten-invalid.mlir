@@ -2,8 +2,8 @@
 
 module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
 func.func @unknown_operator(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{node (ATen): ATen 'diagonal': has no expansion (expanded: embedding, embedding_backward,}}
-  %0 = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "diagonal"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  // expected-error @+1 {{node (ATen): ATen 'multinomial': has no expansion (expanded: embedding, embedding_backward,}}
+  %0 = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "multinomial"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
 }

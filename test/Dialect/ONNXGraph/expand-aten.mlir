@@ -232,3 +232,33 @@ func.func @logistic_loss(%x: tensor<2x3xf16>, %t: tensor<2x3xf32>, %pw: tensor<3
   return %loss, %dx : tensor<f32>, tensor<2x3xf16>
 }
 }
+
+// -----
+
+// The diagonal above the main one of dims 1 and 2: they move last and
+// flatten (they are last already: no Transpose), and positions 1, 6, 11
+// (row k, column k + 1) are gathered; the gradient scatters back. unfold of dim 1 by windows
+// of 2 every 2: a Gather of [[0, 1], [2, 3]], the window's axis moved last.
+// CHECK-LABEL: func.func @diagonal_and_unfold(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<2x5x4xf32>, %[[DD:[^:]*]]: tensor<2x3xf32>
+// CHECK-NOT:     "Transpose"
+// CHECK:         %[[FLAT:.*]] = onnxg.node "Reshape"(%[[X]], %{{.*}}) {{.*}} -> tensor<2x20xf32>
+// CHECK:         %[[AT:.*]] = onnxg.node "Constant"() {{.*}}dense<[1, 6, 11]> : tensor<3xi64>
+// CHECK:         %[[D:.*]] = onnxg.node "Gather"(%[[FLAT]], %[[AT]]) {{.*}}{axis = 1 : i64} {{.*}} -> tensor<2x3xf32>
+// CHECK:         %[[SCATTERED:.*]] = onnxg.node "GatherGrad"(%{{.*}}, %{{.*}}, %[[DD]]) domain "com.microsoft" {{.*}}{axis = 1 : i64} {{.*}} -> tensor<2x20xf32>
+// CHECK:         %[[DX:.*]] = onnxg.node "Reshape"(%[[SCATTERED]], %{{.*}}) {{.*}} -> tensor<2x5x4xf32>
+// CHECK:         %[[WINDOWS:.*]] = onnxg.node "Constant"() {{.*}}dense<{{\[\[}}0, 1], [2, 3]]> : tensor<2x2xi64>
+// CHECK:         %[[G:.*]] = onnxg.node "Gather"(%[[X]], %[[WINDOWS]]) {{.*}}{axis = 1 : i64} {{.*}} -> tensor<2x2x2x4xf32>
+// CHECK:         %[[U:.*]] = onnxg.node "Transpose"(%[[G]]) {{.*}}{perm = array<i64: 0, 1, 3, 2>} {{.*}} -> tensor<2x2x4x2xf32>
+// CHECK:         return %[[D]], %[[DX]], %[[U]]
+module attributes {onnxg.opset_imports = [["", 18], ["org.pytorch.aten", 1]]} {
+func.func @diagonal_and_unfold(%x: tensor<2x5x4xf32>, %dd: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x5x4xf32>, tensor<2x2x4x2xf32>) {
+  %one = onnxg.node "Constant"() opset 18 attributes {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %two = onnxg.node "Constant"() opset 18 attributes {value = dense<2> : tensor<i64>} : () -> tensor<i64>
+  %d = onnxg.node "ATen"(%x, %one, %one, %two) domain "org.pytorch.aten" opset 1 attributes {operator = "diagonal"} : (tensor<2x5x4xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2x3xf32>
+  %shape = onnxg.node "Shape"(%x) opset 18 : (tensor<2x5x4xf32>) -> tensor<3xi64>
+  %dx = onnxg.node "ATen"(%dd, %shape, %one, %one, %two) domain "org.pytorch.aten" opset 1 attributes {operator = "diagonal_backward"} : (tensor<2x3xf32>, tensor<3xi64>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2x5x4xf32>
+  %u = onnxg.node "ATen"(%x, %one, %two, %two) domain "org.pytorch.aten" opset 1 attributes {operator = "unfold"} : (tensor<2x5x4xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<2x2x4x2xf32>
+  return %d, %dx, %u : tensor<2x3xf32>, tensor<2x5x4xf32>, tensor<2x2x4x2xf32>
+}
+}

@@ -75,17 +75,27 @@ getLinearSlots(Operation *op) {
   if (!aten.empty())
     return (overload.empty() || overload == "vec") &&
                    llvm::is_contained(
-                       {"embedding", "embedding_backward", "avg_pool2d",
-                        "avg_pool2d_backward", "_adaptive_avg_pool2d",
+                       {"embedding",
+                        "embedding_backward",
+                        "avg_pool2d",
+                        "avg_pool2d_backward",
+                        "_adaptive_avg_pool2d",
                         "_adaptive_avg_pool2d_backward",
-                        "max_pool2d_with_indices_backward", "numpy_T",
+                        "max_pool2d_with_indices_backward",
+                        "numpy_T",
                         "value_selecting_reduction_backward",
-                        "upsample_nearest1d", "upsample_nearest2d",
-                        "upsample_nearest3d", "upsample_nearest1d_backward",
+                        "upsample_nearest1d",
+                        "upsample_nearest2d",
+                        "upsample_nearest3d",
+                        "upsample_nearest1d_backward",
                         "upsample_nearest2d_backward",
                         "upsample_nearest3d_backward",
                         "native_group_norm_backward",
-                        "binary_cross_entropy_with_logits_backward"},
+                        "binary_cross_entropy_with_logits_backward",
+                        "diagonal",
+                        "diagonal_backward",
+                        "unfold",
+                        "unfold_backward"},
                        aten)
                ? std::optional(std::make_pair(onnxg::slots(0), onnxg::kNone))
                : std::nullopt;

@@ -37,7 +37,8 @@ static constexpr StringLiteral kExpandedOperators =
     "max, min (also overload dim), value_selecting_reduction_backward, "
     "upsample_nearest1d/2d/3d (overload vec) and their _backward, "
     "native_group_norm, native_group_norm_backward, "
-    "binary_cross_entropy_with_logits and its _backward";
+    "binary_cross_entropy_with_logits, diagonal, unfold and their "
+    "_backward";
 
 /// What the nodes of an unnamed ATen node are named after: its first
 /// output's name, else "ATen".
@@ -123,6 +124,8 @@ private:
   LogicalResult expandValueSelectingBackward();
   LogicalResult expandUpsampleNearest(bool backward);
   LogicalResult expandBinaryCrossEntropy(bool backward);
+  LogicalResult expandDiagonal(bool backward);
+  LogicalResult expandUnfold(bool backward);
   /// The constant group count input `groupInput`, which must divide x's
   /// channels.
   FailureOr<int64_t> getGroups(RankedTensorType x, unsigned groupInput);
@@ -828,6 +831,135 @@ LogicalResult ATenExpansion::expandBinaryCrossEntropy(bool backward) {
   return success();
 }
 
+LogicalResult ATenExpansion::expandDiagonal(bool backward) {
+  // Forward (self, offset, dim1, dim2): dim1 and dim2 removed, the diagonal
+  // (offset above dim2's) appended; backward (grad, input_sizes, offset,
+  // dim1, dim2). Both through dim1 and dim2 moved last and flattened: a
+  // Gather of the diagonal's positions, a GatherGrad back.
+  RankedTensorType x = backward ? getResultType(0) : getStaticType(0);
+  unsigned first = backward ? 2 : 1;
+  std::optional<SmallVector<int64_t>> offset = getInts(first);
+  std::optional<int64_t> dim1 =
+                             x ? getAxis(first + 1, x.getRank()) : std::nullopt,
+                         dim2 =
+                             x ? getAxis(first + 2, x.getRank()) : std::nullopt;
+  if (!x || !offset || offset->size() != 1 || !dim1 || !dim2 || *dim1 == *dim2)
+    return emitError() << "needs static sizes and constant offset and "
+                          "distinct dims";
+  int64_t rows = x.getDimSize(*dim1), columns = x.getDimSize(*dim2);
+  int64_t shift = offset->front();
+  int64_t length =
+      std::max<int64_t>(0, shift >= 0 ? std::min(rows, columns - shift)
+                                      : std::min(rows + shift, columns));
+  SmallVector<int64_t> perm, batch;
+  for (int64_t i = 0; i < x.getRank(); ++i)
+    if (i != *dim1 && i != *dim2) {
+      perm.push_back(i);
+      batch.push_back(x.getDimSize(i));
+    }
+  perm.append({*dim1, *dim2});
+  SmallVector<int64_t> flat(batch), diagonal(batch), moved(batch);
+  flat.push_back(rows * columns);
+  diagonal.push_back(length);
+  moved.append({rows, columns});
+  SmallVector<int64_t> positions;
+  for (int64_t k = 0; k < length; ++k)
+    positions.push_back((k + std::max<int64_t>(0, -shift)) * columns + k +
+                        std::max<int64_t>(0, shift));
+  // No Transpose where the dims are last already.
+  bool moves = !llvm::equal(perm, llvm::seq<int64_t>(0, x.getRank()));
+  int64_t last = batch.size();
+  Type elementType = x.getElementType();
+  if (!backward) {
+    Value flattened = nodes.reshape(
+        moves ? nodes.transpose(input(0), perm) : input(0), flat, flat);
+    replaceResult(
+        0, nodes.create(
+               "Gather", x.clone(diagonal),
+               {flattened, nodes.createI64s(positions)},
+               builder.getNamedAttr("axis", builder.getI64IntegerAttr(last))));
+    return success();
+  }
+  if (!getStaticType(0))
+    return emitError() << "needs a static grad";
+  Value scattered =
+      nodes
+          .createWithResults(
+              "GatherGrad", RankedTensorType::get(flat, elementType),
+              {nodes.createI64s(flat), nodes.createI64s(positions), input(0)},
+              {builder.getNamedAttr("axis", builder.getI64IntegerAttr(last))},
+              kMicrosoftDomain)
+          .getResult(0);
+  Value unflattened = nodes.reshape(scattered, moved, moved);
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, axis] : llvm::enumerate(perm))
+    inverse[axis] = i;
+  replaceResult(0, moves ? nodes.transpose(unflattened, inverse) : unflattened);
+  return success();
+}
+
+LogicalResult ATenExpansion::expandUnfold(bool backward) {
+  // Forward (self, dimension, size, step): dimension replaced by the
+  // windows, a last axis of each window's elements: a Gather of
+  // [windows, size] positions, its window axis moved last; backward (grad,
+  // input_sizes, dimension, size, step): the axis moved back and a
+  // GatherGrad.
+  RankedTensorType x = backward ? getResultType(0) : getStaticType(0);
+  unsigned first = backward ? 2 : 1;
+  std::optional<int64_t> axis =
+      x ? getAxis(first, std::max<int64_t>(x.getRank(), 1)) : std::nullopt;
+  std::optional<SmallVector<int64_t>> size = getInts(first + 1),
+                                      step = getInts(first + 2);
+  if (!x || x.getRank() == 0 || !axis || !size || size->size() != 1 || !step ||
+      step->size() != 1 || step->front() <= 0 || size->front() <= 0 ||
+      size->front() > x.getDimSize(*axis))
+    return emitError() << "needs static sizes, a constant dimension, a size "
+                          "within it and a positive step";
+  int64_t window = size->front(), stride = step->front();
+  int64_t windows = (x.getDimSize(*axis) - window) / stride + 1;
+  SmallVector<APInt> positions;
+  for (int64_t w = 0; w < windows; ++w)
+    for (int64_t k = 0; k < window; ++k)
+      positions.push_back(APInt(64, w * stride + k));
+  auto indexType =
+      RankedTensorType::get({windows, window}, builder.getI64Type());
+  Value indices =
+      nodes.create("Constant", indexType, {},
+                   builder.getNamedAttr(
+                       "value", DenseElementsAttr::get(indexType, positions)));
+  // [..., windows, window, ...] -> [..., windows, ..., window].
+  SmallVector<int64_t> gathered(x.getShape());
+  gathered[*axis] = window;
+  gathered.insert(gathered.begin() + *axis, windows);
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < int64_t(gathered.size()); ++i)
+    if (i != *axis + 1)
+      perm.push_back(i);
+  perm.push_back(*axis + 1);
+  if (!backward) {
+    Value windowsFirst = nodes.create(
+        "Gather", x.clone(gathered), {input(0), indices},
+        builder.getNamedAttr("axis", builder.getI64IntegerAttr(*axis)));
+    replaceResult(0, nodes.transpose(windowsFirst, perm));
+    return success();
+  }
+  if (!getStaticType(0))
+    return emitError() << "needs a static grad";
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, position] : llvm::enumerate(perm))
+    inverse[position] = i;
+  replaceResult(
+      0, nodes
+             .createWithResults("GatherGrad", x,
+                                {nodes.createI64s(x.getShape()), indices,
+                                 nodes.transpose(input(0), inverse)},
+                                {builder.getNamedAttr(
+                                    "axis", builder.getI64IntegerAttr(*axis))},
+                                kMicrosoftDomain)
+             .getResult(0));
+  return success();
+}
+
 LogicalResult ATenExpansion::run() {
   StringRef overload;
   op = getATenOperator(node, &overload);
@@ -866,6 +998,10 @@ LogicalResult ATenExpansion::run() {
     result = expandGroupNorm();
   else if (op == "native_group_norm_backward")
     result = expandGroupNormBackward();
+  else if (op == "diagonal" || op == "diagonal_backward")
+    result = expandDiagonal(op.ends_with("_backward"));
+  else if (op == "unfold" || op == "unfold_backward")
+    result = expandUnfold(op.ends_with("_backward"));
   else if (op == "binary_cross_entropy_with_logits" ||
            op == "binary_cross_entropy_with_logits_backward")
     result = expandBinaryCrossEntropy(op.ends_with("_backward"));

@@ -95,6 +95,8 @@ def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
     | `value_selecting_reduction_backward` | `com.microsoft` GatherElementsGrad: the gradient at the indices along the dim |
     | `upsample_nearest1d`/`2d`/`3d` (overload `vec`), `..._backward` | Reshape, Expand, Reshape (each element into a block); the gradient a ReduceSum of each block |
     | `binary_cross_entropy_with_logits`, `..._backward` | (1 - t)·x + l·softplus(-x), l = 1 + (pos_weight - 1)·t, times weight, reduced; the gradient (l·sigmoid(x) - pos_weight·t)·weight·grad (over N for mean), in f32 |
+    | `diagonal`, `diagonal_backward` | the two dims moved last and flattened: a Gather of the diagonal's positions; the gradient a GatherGrad back |
+    | `unfold`, `unfold_backward` | a Gather of [windows, size] positions along the dimension, the window axis moved last; the gradient a GatherGrad |
     | `native_group_norm`, `native_group_norm_backward` | per sample and group mean and 1/sqrt(var + eps) (ReduceMean), the affine weight and bias; the gradient's dX, dweight and dbias from the group means of dY·w and dY·w·x̂ |
 
     The import types these nodes' outputs (ONNX Runtime's ATen rules,
