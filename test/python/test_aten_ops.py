@@ -3,7 +3,8 @@ symbolics registered as ORTModule registers them) and the gradient graph it
 writes for them, with YieldOp between forward and backward, run by amp-run
 (onnxg-expand-aten, onnxg-expose-yield) and checked against PyTorch: the
 forward of nn.Embedding, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, GroupNorm,
-nearest interpolation, max, min and argmax as torch.onnx writes them, and
+nearest interpolation, max, min, argmax, diagonal, unfold, multinomial and
+bitwise_or as torch.onnx writes them, and
 the gradients of steps with those and BCEWithLogitsLoss against autograd,
 in FP32 (also in the CUDA backend's kernels) and converted to FP16, which
 then trains."""
@@ -82,6 +83,10 @@ def ortmodule_symbolics():
         "min": extreme("min", "Min"),
         "diagonal": aten("diagonal"),
         "unfold": aten("unfold"),
+        "multinomial": aten("multinomial"),
+        "bitwise_or": lambda g, x, y: g.op(
+            f"{ATEN}::ATen", x, y, operator_s="bitwise_or",
+            overload_name_s="Tensor"),
     }
     for name, symbolic in symbolics.items():
         register_custom_op_symbolic(f"aten::{name}", symbolic, 14)
@@ -152,6 +157,37 @@ def test_exported_aten_forward_matches_pytorch(tmp_path, grid,
     for name, value in zip(OUTPUTS, expected):
         np.testing.assert_allclose(out[name], value.numpy(), rtol=1e-5,
                                    atol=1e-5, err_msg=name)
+
+
+class Draws(torch.nn.Module):
+    def forward(self, weights, a, b):
+        return torch.multinomial(weights, 1), torch.bitwise_or(a, b)
+
+
+def test_exported_draws_and_masks(tmp_path, ortmodule_symbolics):
+    """multinomial (one draw without replacement: the same as with) from
+    rows of one nonzero weight, which must draw that class, and the Or of
+    two masks."""
+    import io
+    weights = torch.zeros(4, 6)
+    classes = torch.tensor([5, 0, 3, 3])
+    weights[torch.arange(4), classes] = torch.tensor([0.5, 2.0, 1.0, 3.0])
+    a = torch.tensor([True, False, True, False])
+    b = torch.tensor([True, True, False, False])
+    buffer = io.BytesIO()
+    torch.onnx.export(Draws(), (weights, a, b), buffer, opset_version=14,
+                      input_names=["weights", "a", "b"],
+                      output_names=["drawn", "either"],
+                      custom_opsets={ATEN: 1})
+    model = onnx.load_from_string(buffer.getvalue())
+    assert sum(n.op_type == "ATen" for n in model.graph.node) == 2
+    path = str(tmp_path / "draws.onnx")
+    onnx.save(model, path)
+    out = api.run_with_inputs(path, {"weights": weights.numpy(),
+                                     "a": a.numpy(), "b": b.numpy()},
+                              tmp_path, steps=3)
+    np.testing.assert_array_equal(out["drawn"], classes.numpy()[:, None])
+    np.testing.assert_array_equal(out["either"], (a | b).numpy())
 
 
 # The step: embedding (padding_idx 0, scale_grad_by_freq) -> MatMul, and

@@ -491,6 +491,8 @@ std::string getATenOperator(InferenceContext &ctx) {
     return name + ".dim";
   if (overload == "vec" && name.rfind("upsample_nearest", 0) == 0)
     return name;
+  if (overload == "Tensor" && name == "bitwise_or")
+    return name;
   return "";
 }
 
@@ -694,6 +696,21 @@ void inferATen(InferenceContext &ctx) {
       statistics = Dims{(*x)[0], makeDim((*group)[0])};
     setOutput(ctx, 1, first, statistics);
     setOutput(ctx, 2, first, statistics);
+  } else if (op == "bitwise_or") {
+    // (self, other): broadcast.
+    copyElemType(ctx, 0, 0);
+    if (hasInputShape(ctx, 0) && hasInputShape(ctx, 1))
+      bidirectionalBroadcastShapeInference(getInputShape(ctx, 0),
+                                           getInputShape(ctx, 1),
+                                           *getOutputShape(ctx, 0));
+  } else if (op == "multinomial") {
+    // (self, num_samples, ...): int64 draws, num_samples per row.
+    std::optional<Dims> x = getDims(ctx, 0);
+    std::optional<std::vector<int64_t>> samples = getInt64Data(ctx, 1);
+    if (x && !x->empty() && samples && samples->size() == 1) {
+      x->back() = makeDim((*samples)[0]);
+      setOutput(ctx, 0, TensorProto::INT64, x);
+    }
   } else if (op == "diagonal_backward" || op == "unfold_backward") {
     // (grad, input_sizes, ...): of input_sizes.
     likeShapeInput(ctx, 0, 0, 1);

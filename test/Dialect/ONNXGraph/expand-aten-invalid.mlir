@@ -2,8 +2,8 @@
 
 module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
 func.func @unknown_operator(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{node (ATen): ATen 'multinomial': has no expansion (expanded: embedding, embedding_backward,}}
-  %0 = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "multinomial"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  // expected-error @+1 {{node (ATen): ATen 'upsample_bicubic2d': has no expansion (expanded: embedding, embedding_backward,}}
+  %0 = onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "upsample_bicubic2d"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
 }
@@ -151,5 +151,18 @@ func.func @unknown_sizes(%dy: tensor<2x4xf32>, %i: tensor<2x4xi64>, %sizes: tens
   // expected-error @+1 {{node (ATen): ATen 'value_selecting_reduction_backward': needs static grad, indices and sizes (typed from the input's shape)}}
   %dx = onnxg.node "ATen"(%dy, %one, %i, %sizes, %false) domain "org.pytorch.aten" opset 1 attributes {operator = "value_selecting_reduction_backward"} : (tensor<2x4xf32>, tensor<i64>, tensor<2x4xi64>, tensor<3xi64>, tensor<i1>) -> tensor<?x?x?xf32>
   return %dx : tensor<?x?x?xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @draws_without_replacement(%w: tensor<2x5xf32>) -> tensor<2x3xi64> {
+  %three = onnxg.node "Constant"() opset 17 attributes {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  %false = onnxg.node "Constant"() opset 17 attributes {value = dense<false> : tensor<i1>} : () -> tensor<i1>
+  %none = onnxg.none
+  // expected-error @+1 {{node (ATen): ATen 'multinomial': draws without replacement only one sample per row}}
+  %0 = onnxg.node "ATen"(%w, %three, %false, %none) domain "org.pytorch.aten" opset 1 attributes {operator = "multinomial"} : (tensor<2x5xf32>, tensor<i64>, tensor<i1>, none) -> tensor<2x3xi64>
+  return %0 : tensor<2x3xi64>
 }
 }

@@ -38,7 +38,7 @@ static constexpr StringLiteral kExpandedOperators =
     "upsample_nearest1d/2d/3d (overload vec) and their _backward, "
     "native_group_norm, native_group_norm_backward, "
     "binary_cross_entropy_with_logits, diagonal, unfold and their "
-    "_backward";
+    "_backward, bitwise_or (overload Tensor), multinomial";
 
 /// What the nodes of an unnamed ATen node are named after: its first
 /// output's name, else "ATen".
@@ -125,6 +125,7 @@ private:
   LogicalResult expandUpsampleNearest(bool backward);
   LogicalResult expandBinaryCrossEntropy(bool backward);
   LogicalResult expandDiagonal(bool backward);
+  LogicalResult expandMultinomial();
   LogicalResult expandUnfold(bool backward);
   /// The constant group count input `groupInput`, which must divide x's
   /// channels.
@@ -960,12 +961,49 @@ LogicalResult ATenExpansion::expandUnfold(bool backward) {
   return success();
 }
 
+LogicalResult ATenExpansion::expandMultinomial() {
+  // (self, num_samples, replacement, generator): draws of class indices in
+  // proportion to the weights of each row; ONNX's Multinomial draws from
+  // log-probabilities, with replacement (the same without for one draw).
+  RankedTensorType x = getStaticType(0);
+  std::optional<SmallVector<int64_t>> samples = getInts(1);
+  FailureOr<bool> replacement = getBool(2, false);
+  if (failed(replacement))
+    return failure();
+  if (!x || (x.getRank() != 1 && x.getRank() != 2) || !samples ||
+      samples->size() != 1 || samples->front() <= 0)
+    return emitError() << "needs static 1-D or 2-D weights and a constant "
+                          "num_samples";
+  if (!*replacement && samples->front() != 1)
+    return emitError() << "draws without replacement only one sample per "
+                          "row";
+  if (input(3) && !isa<NoneType>(input(3).getType()))
+    return emitError() << "a generator is not supported";
+  int64_t draws = samples->front();
+  Type f32 = builder.getF32Type();
+  SmallVector<int64_t> rows = {x.getRank() == 2 ? x.getDimSize(0) : 1,
+                               x.getShape().back()};
+  Value logits = nodes.unary(
+      "Log", nodes.reshape(nodes.castTo(input(0), f32), rows, rows));
+  auto drawnType =
+      RankedTensorType::get({rows[0], draws}, builder.getI64Type());
+  Value drawn = nodes.create(
+      "Multinomial", drawnType, logits,
+      {builder.getNamedAttr("sample_size", builder.getI64IntegerAttr(draws)),
+       builder.getNamedAttr("dtype", builder.getI64IntegerAttr(7 /*INT64*/))});
+  if (x.getRank() == 1)
+    drawn = nodes.reshape(drawn, {draws}, {draws});
+  replaceResult(0, drawn);
+  return success();
+}
+
 LogicalResult ATenExpansion::run() {
   StringRef overload;
   op = getATenOperator(node, &overload);
   bool overDim = overload == "dim" && (op == "max" || op == "min");
   bool byVector = overload == "vec" && op.starts_with("upsample_nearest");
-  if (!overload.empty() && !overDim && !byVector)
+  bool ofTensors = overload == "Tensor" && op == "bitwise_or";
+  if (!overload.empty() && !overDim && !byVector && !ofTensors)
     return emitError() << "overload '" << overload
                        << "' has no expansion (expanded: " << kExpandedOperators
                        << ", without overloads)";
@@ -998,7 +1036,18 @@ LogicalResult ATenExpansion::run() {
     result = expandGroupNorm();
   else if (op == "native_group_norm_backward")
     result = expandGroupNormBackward();
-  else if (op == "diagonal" || op == "diagonal_backward")
+  else if (op == "multinomial")
+    result = expandMultinomial();
+  else if (op == "bitwise_or") {
+    // (self, other): Or of booleans, BitwiseOr (opset 18) of integers.
+    auto type = dyn_cast<RankedTensorType>(input(0).getType());
+    bool isBool = type && type.getElementType().isInteger(1);
+    if (!type || !input(1) || (!isBool && nodes.getOpset() < 18))
+      return emitError() << "needs ranked operands (integers from opset 18)";
+    replaceResult(
+        0, nodes.binary(isBool ? "Or" : "BitwiseOr", input(0), input(1)));
+    result = success();
+  } else if (op == "diagonal" || op == "diagonal_backward")
     result = expandDiagonal(op.ends_with("_backward"));
   else if (op == "unfold" || op == "unfold_backward")
     result = expandUnfold(op.ends_with("_backward"));

@@ -89,6 +89,8 @@ def ONNXGraphExpandATen : Pass<"onnxg-expand-aten", "func::FuncOp"> {
     | `avg_pool2d`, `avg_pool2d_backward` | AveragePool, AveragePoolGrad (count_include_pad) |
     | `_adaptive_avg_pool2d`, `_adaptive_avg_pool2d_backward` | AveragePool, AveragePoolGrad with windows of input size / output size |
     | `numpy_T` | Transpose reversing the axes |
+    | `bitwise_or` (overload `Tensor`) | Or (booleans), BitwiseOr (integers, opset 18) |
+    | `multinomial` | Multinomial of the weights' Log (with replacement, or one draw per row) |
     | `argmax` | ArgMax (a missing dim: over the flattened input) |
     | `max`, `min` | ReduceMax, ReduceMin of every element (ORTModule differentiates them with ONNX nodes) |
     | `max`, `min` (overload `dim`) | ReduceMax or ReduceMin over the dim, and ArgMax or ArgMin (the first extreme) |
