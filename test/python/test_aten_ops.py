@@ -606,6 +606,57 @@ def test_ortmodule_window_step_matches_autograd(tmp_path):
                                rtol=1e-4, atol=1e-5)
 
 
+def int64s(name, values):
+    return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name, TensorProto.INT64, [len(values)] if isinstance(values, list)
+        else [], values if isinstance(values, list) else [values]))
+
+
+MALFORMED = {
+    "no_outputs": ([aten_node(["x", "x"], [], "bitwise_or", "Tensor"),
+                    helper.make_node("Identity", ["x"], ["y"])],
+                   "ATen 'bitwise_or': has no outputs"),
+    "no_inputs": ([aten_node([], ["y"], "embedding")],
+                  "needs a static 2-D weight and ranked indices"),
+    "no_sizes": ([aten_node(["x", "", ""], ["y"], "upsample_nearest2d",
+                            "vec")],
+                 "needs constant output sizes or scale factors"),
+    "zero_stride": ([int64s("k", [2, 2]), int64s("s", [0, 0]),
+                     aten_node(["x", "k", "s", "s", "k", ""], ["y", "i"],
+                               "max_pool2d_with_indices")],
+                    "needs positive strides and kernel sizes"),
+    "negative_window": ([int64s("d", 1), int64s("n", -3),
+                         aten_node(["x", "d", "n", "d"], ["y"], "unfold")],
+                        "a size within it and a positive step"),
+    "unknown": ([aten_node(["x"], ["y"], "upsample_bilinear2d", "vec")],
+                "overload 'vec' has no expansion"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_aten_nodes_are_errors(tmp_path, case):
+    """ATen nodes without outputs, inputs, sizes, with a zero stride, a
+    negative window or an unknown operator: amp-run stops with one error
+    that names the node, exit status 1 (no crash, in the import's typing
+    either)."""
+    nodes, message = MALFORMED[case]
+    graph = helper.make_graph(
+        nodes, case, [helper.make_tensor_value_info(
+            "x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid(ATEN, 1)])
+    model.ir_version = 8
+    path = str(tmp_path / f"{case}.onnx")
+    onnx.save(model, path)
+    proc = subprocess.run([api.find_tool("amp-run"), path, "--steps", "1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    errors = [line for line in proc.stderr.splitlines()
+              if "error:" in line and "(ATen)" in line]
+    assert len(errors) == 1 and message in errors[0], proc.stderr
+
+
 def test_corpus_ortmodule_graph_runs(tmp_path):
     """ORTModule's recompute_gelu.onnx (an MLP whose logits YieldOp hands
     out) runs: the logits come out, their gradient is the seed of ones, and

@@ -590,6 +590,8 @@ std::optional<std::vector<double>> getFloatData(InferenceContext &ctx,
 /// "ATen"); other operators stay untyped.
 void inferATen(InferenceContext &ctx) {
   std::string op = getATenOperator(ctx);
+  if (!hasOutput(ctx, 0))
+    return;
   int32_t first = getElemType(ctx, 0);
   if (op == "embedding") {
     // (weight, indices, padding_idx, scale_grad_by_freq, sparse).
@@ -750,7 +752,8 @@ void inferATen(InferenceContext &ctx) {
                                         size = getInt64Data(ctx, 2),
                                         step = getInt64Data(ctx, 3);
     if (!x || x->empty() || !dim || !size || !step || dim->size() != 1 ||
-        size->size() != 1 || step->size() != 1 || (*step)[0] <= 0)
+        size->size() != 1 || step->size() != 1 || (*step)[0] <= 0 ||
+        (*size)[0] <= 0)
       return;
     auto rank = static_cast<int64_t>(x->size());
     int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + rank : (*dim)[0];

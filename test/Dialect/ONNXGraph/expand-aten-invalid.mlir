@@ -166,3 +166,34 @@ func.func @draws_without_replacement(%w: tensor<2x5xf32>) -> tensor<2x3xi64> {
   return %0 : tensor<2x3xi64>
 }
 }
+
+// -----
+
+// Malformed nodes are errors, not crashes: no inputs, no outputs.
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @without_operands() -> tensor<2xf32> {
+  // expected-error @+1 {{node (ATen): ATen 'numpy_T': needs a ranked input}}
+  %0 = onnxg.node "ATen"() domain "org.pytorch.aten" opset 1 attributes {operator = "numpy_T"} : () -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @embedding_without_indices(%w: tensor<10x4xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{node (ATen): ATen 'embedding': needs a static 2-D weight and ranked indices}}
+  %0 = onnxg.node "ATen"(%w) domain "org.pytorch.aten" opset 1 attributes {operator = "embedding"} : (tensor<10x4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
+}
+
+// -----
+
+module attributes {onnxg.opset_imports = [["", 17], ["org.pytorch.aten", 1]]} {
+func.func @without_results(%x: tensor<2xf32>) {
+  // expected-error @+1 {{node (ATen): ATen 'numpy_T': has no outputs}}
+  onnxg.node "ATen"(%x) domain "org.pytorch.aten" opset 1 attributes {operator = "numpy_T"} : (tensor<2xf32>) -> ()
+  return
+}
+}

@@ -43,7 +43,8 @@ static constexpr StringLiteral kExpandedOperators =
 /// What the nodes of an unnamed ATen node are named after: its first
 /// output's name, else "ATen".
 static StringRef getFallbackName(NodeOp node) {
-  StringRef name = getValueName(node->getResult(0));
+  StringRef name =
+      node->getNumResults() ? getValueName(node->getResult(0)) : "";
   return name.empty() ? "ATen" : name;
 }
 
@@ -204,7 +205,8 @@ FailureOr<PoolWindow> ATenExpansion::getWindow(RankedTensorType x,
     int64_t span =
         size + 2 * (*padding)[i] - (*dilations)[i] * ((*kernel)[i] - 1) - 1;
     if (step <= 0 || span < 0 || (*kernel)[i] <= 0) {
-      emitError() << "has a window larger than its padded input";
+      emitError() << "needs positive strides and kernel sizes and a window "
+                     "within its padded input";
       return failure();
     }
     int64_t floor = span / step + 1, ceil = (span + step - 1) / step + 1;
@@ -262,7 +264,8 @@ LogicalResult ATenExpansion::expandEmbedding() {
   // (weight, indices, padding_idx, scale_grad_by_freq, sparse): rows of
   // weight; the other inputs only change the gradient.
   RankedTensorType weight = getStaticType(0);
-  auto indices = dyn_cast<RankedTensorType>(input(1).getType());
+  auto indices =
+      input(1) ? dyn_cast<RankedTensorType>(input(1).getType()) : nullptr;
   if (!weight || weight.getRank() != 2 || !indices)
     return emitError() << "needs a static 2-D weight and ranked indices";
   SmallVector<int64_t> shape(indices.getShape());
@@ -709,8 +712,10 @@ LogicalResult ATenExpansion::expandGroupNormBackward() {
   // dbias = sum dY, dweight = sum dY x^ (over samples and positions), and
   // dX = rstd (g - mean(g) - x^ mean(g x^)) per group for g = dY weight.
   RankedTensorType dyType = getStaticType(0), x = getStaticType(1);
-  if (!dyType || !x || x.getRank() < 2)
-    return emitError() << "needs static dY and X and a constant group";
+  if (!dyType || !x || x.getRank() < 2 || !getStaticType(2) ||
+      !getStaticType(3))
+    return emitError() << "needs static dY, X, mean and rstd and a constant "
+                          "group";
   FailureOr<int64_t> groups = getGroups(x, 8);
   if (failed(groups))
     return failure();
@@ -1009,6 +1014,8 @@ LogicalResult ATenExpansion::run() {
                        << ", without overloads)";
   if (op.empty())
     return node.emitNodeError() << "ATen node without an operator";
+  if (node->getNumResults() == 0)
+    return emitError() << "has no outputs";
   LogicalResult result = failure();
   if (op == "embedding")
     result = expandEmbedding();
@@ -1040,7 +1047,8 @@ LogicalResult ATenExpansion::run() {
     result = expandMultinomial();
   else if (op == "bitwise_or") {
     // (self, other): Or of booleans, BitwiseOr (opset 18) of integers.
-    auto type = dyn_cast<RankedTensorType>(input(0).getType());
+    auto type =
+        input(0) ? dyn_cast<RankedTensorType>(input(0).getType()) : nullptr;
     bool isBool = type && type.getElementType().isInteger(1);
     if (!type || !input(1) || (!isBool && nodes.getOpset() < 18))
       return emitError() << "needs ranked operands (integers from opset 18)";
@@ -1055,7 +1063,8 @@ LogicalResult ATenExpansion::run() {
            op == "binary_cross_entropy_with_logits_backward")
     result = expandBinaryCrossEntropy(op.ends_with("_backward"));
   else if (op == "numpy_T") {
-    auto type = dyn_cast<RankedTensorType>(input(0).getType());
+    auto type =
+        input(0) ? dyn_cast<RankedTensorType>(input(0).getType()) : nullptr;
     if (!type)
       return emitError() << "needs a ranked input";
     replaceResult(
