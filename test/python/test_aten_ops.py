@@ -210,12 +210,15 @@ def aten_node(inputs, outputs, operator, overload=""):
                             operator=operator, overload_name=overload)
 
 
-def ortmodule_model(nodes, name, inputs, parameters):
+def ortmodule_model(nodes, name, inputs, parameters, extra_outputs=()):
     """The model of a step with outputs `<param>_grad` declared without
-    shapes, as ORTModule writes them."""
+    shapes, as ORTModule writes them (and `extra_outputs`, pairs of a name
+    and an element type)."""
     outputs = [helper.make_tensor_value_info(f"{param}_grad",
                                              TensorProto.FLOAT, None)
                for param in parameters]
+    outputs += [helper.make_tensor_value_info(output, element, None)
+                for output, element in extra_outputs]
     graph = helper.make_graph(nodes, name, inputs, outputs)
     model = helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", 14), helper.make_opsetid(MS, 1),
@@ -281,7 +284,9 @@ def ortmodule_step():
     inputs = [info("ids", TensorProto.INT64, SHAPES["ids"])] + [
         info(name, TensorProto.FLOAT, SHAPES[name]) for name in SHAPES
         if name != "ids"]
-    return ortmodule_model(nodes, "ortmodule_step", inputs, PARAMETERS)
+    # The max pool's indices come out too: PyTorch's, within each plane.
+    return ortmodule_model(nodes, "ortmodule_step", inputs, PARAMETERS,
+                           [("argmaxes", TensorProto.INT64)])
 
 
 def step_data():
@@ -303,12 +308,15 @@ def autograd(data):
                         scale_grad_by_freq=True)
     word_loss = ((words.reshape(6, 4) @ t["projection"])
                  * t["word_weights"]).sum()
-    pooled = F.max_pool2d(t["image"] * t["scale"], 3, 2, padding=1)
+    pooled, argmaxes = F.max_pool2d(t["image"] * t["scale"], 3, 2,
+                                    padding=1, return_indices=True)
     pooled = F.avg_pool2d(pooled, 3, 1, padding=1, count_include_pad=False)
     pooled = F.adaptive_avg_pool2d(pooled, 2)
     loss = word_loss + (pooled * t["pool_weights"]).sum()
     loss.backward()
-    return float(loss), {name: t[name].grad.numpy() for name in PARAMETERS}
+    grads = {name: t[name].grad.numpy() for name in PARAMETERS}
+    grads["argmaxes"] = argmaxes.numpy()
+    return float(loss), grads
 
 
 def save_step(tmp_path):
@@ -332,7 +340,7 @@ def test_ortmodule_step_is_typed_at_import(tmp_path):
     signature = re.search(r"func\.func @main\(.*\) -> \((.*)\) attributes",
                           text).group(1)
     assert re.findall(r"tensor<([^>]*)>", signature) == [
-        "10x4xf32", "4x4xf32", "1x3x1x1xf32"], signature
+        "10x4xf32", "4x4xf32", "1x3x1x1xf32", "2x3x4x4xi64"], signature
     assert re.search(r'"ATen".*operator = "max_pool2d_with_indices".* -> '
                      r'\(tensor<2x3x4x4xf32>, tensor<2x3x4x4xi64>\)', text)
 
@@ -348,6 +356,7 @@ def test_ortmodule_step_matches_autograd(tmp_path, grid):
                                     *(["--grid-loops"] if grid else [])])
     loss, grads = autograd(data)
     assert out.records[0]["loss"] == pytest.approx(loss, rel=1e-5)
+    np.testing.assert_array_equal(out["argmaxes"], grads["argmaxes"])
     for name in PARAMETERS:
         np.testing.assert_allclose(out[f"{name}_grad"], grads[name],
                                    rtol=1e-4, atol=1e-5, err_msg=name)

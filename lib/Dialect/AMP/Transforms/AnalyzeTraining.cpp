@@ -381,9 +381,6 @@ static void collectOrtGradients(const ValueNames &names, ValueRange values,
   }
 }
 
-/// Loss candidates of a graph with a backward but no recorded loss: the
-/// float outputs with one element that update no input (of `roles`, or of
-/// `inferred` pairs).
 /// The (forward output, gradient) pairs of an ORTModule YieldOp: its
 /// outputs are the gradients of its inputs but those listed in
 /// non_differentiable_outputs.
@@ -401,6 +398,9 @@ static SmallVector<std::pair<Value, Value>> getYieldGradients(NodeOp yield) {
   return pairs;
 }
 
+/// Loss candidates of a graph with a backward but no recorded loss: the
+/// float outputs with one element that update no input (of `roles`, or of
+/// `inferred` pairs).
 static SmallVector<Value>
 getLossCandidates(func::FuncOp func, const TrainingRoles &roles,
                   ArrayRef<std::pair<Value, Value>> inferred = {}) {

@@ -106,6 +106,7 @@ private:
       return failure();
     return getWindow(getStaticType(self), self + 1, hasDilation, *ceilMode);
   }
+  /// ONNX's pool attributes for `window`.
   SmallVector<NamedAttribute> getPoolAttrs(const PoolWindow &window,
                                            bool withDilations);
   /// The flat offset of each (n, c) plane of `x` in the whole tensor:
