@@ -386,6 +386,7 @@ def test_ortmodule_step_trains_in_fp16(tmp_path):
                 for name, file in save_inputs(tmp_path, inputs))])
     converted = re.search(r"amp: (\d+) of \d+ ops in fp16", stderr)
     assert converted and int(converted.group(1)) > 0, stderr
+    assert "seed inputs (loss_grad) are ones" in stderr, stderr
     losses = [r["loss"] for r in records]
     assert losses[-1] < losses[0] - 1, losses
 

@@ -529,7 +529,7 @@ int main(int argc, char **argv) {
       params[name] = std::move(contents);
   }
   std::vector<HostTensor> inputTensors, outputTensors;
-  SmallVector<StringRef> normalInputs;
+  SmallVector<StringRef> normalInputs, seedInputs;
   for (const StepInput &stepInput : inputs) {
     inputTensors.emplace_back(stepInput.type);
     HostTensor &tensor = inputTensors.back();
@@ -559,8 +559,17 @@ int main(int argc, char **argv) {
       generate(tensor, stepInput, random);
       if (isDrawnFromNormal(stepInput))
         normalInputs.push_back(stepInput.name);
+      if (stepInput.isSeed)
+        seedInputs.push_back(stepInput.name);
     }
   }
+  // The gradients PyTorch would hand ORTModule's YieldOp: say what stands
+  // in for them.
+  if (!seedInputs.empty())
+    llvm::errs() << "amp-run: the backward's seed inputs ("
+                 << llvm::join(seedInputs, ", ")
+                 << ") are ones: the gradient of the sum of what they "
+                    "differentiate; give others with --input\n";
   for (auto &file : files)
     fail("--input names '" + file.first() + "', which is not an input");
   for (auto &param : params)
