@@ -476,24 +476,54 @@ void inferSend(InferenceContext &ctx) {
   setOutput(ctx, 0, TensorProto::BOOL, Dims());
 }
 
-/// The ATen operator an org.pytorch.aten ATen node runs ("aten::" dropped),
-/// or "" when it has an overload (none of those is typed).
-std::string getATenOperator(InferenceContext &ctx) {
-  std::string overload = getAttribute(ctx, "overload_name", "");
-  std::string name = getAttribute(ctx, "operator", "");
+/// The operator of an ATen node whose `operator` is `name` and whose
+/// `overload_name` is `overload`, as the typing rules name it: "aten::"
+/// dropped, max and min over a dim as "max.dim" and "min.dim"; "" for an
+/// overload ORTModule does not export (max and min over a dim, upsampling
+/// by sizes or scales, bitwise_or of tensors), which stays untyped.
+std::string getATenOperatorName(std::string name, const std::string &overload) {
   if (name.rfind("aten::", 0) == 0)
     name = name.substr(6);
-  // The overloads ORTModule exports: max and min over a dim, upsampling
-  // by sizes or scales.
   if (overload.empty())
     return name;
   if (overload == "dim" && (name == "max" || name == "min"))
     return name + ".dim";
-  if (overload == "vec" && name.rfind("upsample_nearest", 0) == 0)
-    return name;
-  if (overload == "Tensor" && name == "bitwise_or")
+  if ((overload == "vec" && name.rfind("upsample_nearest", 0) == 0) ||
+      (overload == "Tensor" && name == "bitwise_or"))
     return name;
   return "";
+}
+
+/// The ATen operator the node being typed runs (getATenOperatorName).
+std::string getATenOperator(InferenceContext &ctx) {
+  return getATenOperatorName(getAttribute(ctx, "operator", ""),
+                             getAttribute(ctx, "overload_name", ""));
+}
+
+/// The input that holds the sizes of the ATen gradient `op` where it takes
+/// them (embedding_backward's num_weights, its rows; the others' input
+/// sizes), or -1.
+int getATenSizesInput(const std::string &op) {
+  bool upsample = op.rfind("upsample_nearest", 0) == 0 && op.size() > 9 &&
+                  op.substr(op.size() - 9) == "_backward";
+  if (op == "embedding_backward" || upsample)
+    return 2;
+  if (op == "value_selecting_reduction_backward")
+    return 3;
+  if (op == "diagonal_backward" || op == "unfold_backward")
+    return 1;
+  return -1;
+}
+
+/// The axis that the constant int64 input `n` names in a rank `rank`
+/// (negative from the end), or nullopt.
+std::optional<int64_t> getAxisData(InferenceContext &ctx, size_t n,
+                                   int64_t rank) {
+  std::optional<std::vector<int64_t>> dim = getInt64Data(ctx, n);
+  if (!dim || dim->size() != 1)
+    return std::nullopt;
+  int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + rank : (*dim)[0];
+  return axis >= 0 && axis < rank ? std::optional(axis) : std::nullopt;
 }
 
 /// Output 0 of a 2-D pool over input 0 (N, C, H, W) whose int64 inputs
@@ -554,16 +584,14 @@ bool isTrue(InferenceContext &ctx, size_t n) {
 std::optional<Dims> getReducedDims(InferenceContext &ctx, size_t dimInput,
                                    size_t keepInput) {
   std::optional<Dims> dims = getDims(ctx, 0);
-  std::optional<std::vector<int64_t>> dim = getInt64Data(ctx, dimInput);
-  if (!dims || !dim || dim->size() != 1)
-    return std::nullopt;
-  int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + dims->size() : (*dim)[0];
-  if (axis < 0 || axis >= int64_t(dims->size()))
+  std::optional<int64_t> axis =
+      dims ? getAxisData(ctx, dimInput, dims->size()) : std::nullopt;
+  if (!axis)
     return std::nullopt;
   if (isTrue(ctx, keepInput))
-    (*dims)[axis] = makeDim(1);
+    (*dims)[*axis] = makeDim(1);
   else
-    dims->erase(dims->begin() + axis);
+    dims->erase(dims->begin() + *axis);
   return dims;
 }
 
@@ -658,13 +686,12 @@ void inferATen(InferenceContext &ctx) {
     std::optional<Dims> dims = getReducedDims(ctx, 1, 2);
     setOutput(ctx, 0, first, dims);
     setOutput(ctx, 1, TensorProto::INT64, dims);
-  } else if (op == "value_selecting_reduction_backward") {
-    // (grad, dim, indices, sizes, keepdim): of the sizes.
-    likeShapeInput(ctx, 0, 0, 3);
-  } else if (op.rfind("upsample_nearest", 0) == 0 && op.size() > 9 &&
-             op.substr(op.size() - 9) == "_backward") {
-    // (grad, output_size, input_size, scales...): of input_size.
-    likeShapeInput(ctx, 0, 0, 2);
+  } else if (int sizes = getATenSizesInput(op); sizes >= 0) {
+    // Gradients of their input's sizes: value_selecting_reduction_backward
+    // (grad, dim, indices, sizes, keepdim), upsample_nearest*_backward
+    // (grad, output_size, input_size, scales...), diagonal_backward and
+    // unfold_backward (grad, input_sizes, ...).
+    likeShapeInput(ctx, 0, 0, sizes);
   } else if (op.rfind("upsample_nearest", 0) == 0) {
     // (self, output_size?, scale_factors?): N, C and the output sizes, or
     // the sizes times the scales (floor).
@@ -713,24 +740,19 @@ void inferATen(InferenceContext &ctx) {
       x->back() = makeDim((*samples)[0]);
       setOutput(ctx, 0, TensorProto::INT64, x);
     }
-  } else if (op == "diagonal_backward" || op == "unfold_backward") {
-    // (grad, input_sizes, ...): of input_sizes.
-    likeShapeInput(ctx, 0, 0, 1);
   } else if (op == "diagonal") {
     // (self, offset, dim1, dim2): dim1 and dim2 removed, the diagonal's
     // length appended.
     std::optional<Dims> x = getDims(ctx, 0);
-    std::optional<std::vector<int64_t>> offset = getInt64Data(ctx, 1),
-                                        dim1 = getInt64Data(ctx, 2),
-                                        dim2 = getInt64Data(ctx, 3);
-    if (!x || !offset || !dim1 || !dim2 || offset->size() != 1 ||
-        dim1->size() != 1 || dim2->size() != 1)
+    std::optional<std::vector<int64_t>> offset = getInt64Data(ctx, 1);
+    if (!x || !offset || offset->size() != 1)
       return;
     auto rank = static_cast<int64_t>(x->size());
-    int64_t a = (*dim1)[0] < 0 ? (*dim1)[0] + rank : (*dim1)[0];
-    int64_t b = (*dim2)[0] < 0 ? (*dim2)[0] + rank : (*dim2)[0];
-    if (a < 0 || b < 0 || a >= rank || b >= rank || a == b)
+    std::optional<int64_t> dim1 = getAxisData(ctx, 2, rank),
+                           dim2 = getAxisData(ctx, 3, rank);
+    if (!dim1 || !dim2 || *dim1 == *dim2)
       return;
+    int64_t a = *dim1, b = *dim2;
     std::optional<int64_t> rows = getSize((*x)[a]), columns = getSize((*x)[b]);
     Dims dims;
     for (int64_t i = 0; i < rank; ++i)
@@ -748,19 +770,15 @@ void inferATen(InferenceContext &ctx) {
     // (self, dimension, size, step): the dimension's windows, then a last
     // axis of size.
     std::optional<Dims> x = getDims(ctx, 0);
-    std::optional<std::vector<int64_t>> dim = getInt64Data(ctx, 1),
-                                        size = getInt64Data(ctx, 2),
+    std::optional<std::vector<int64_t>> size = getInt64Data(ctx, 2),
                                         step = getInt64Data(ctx, 3);
-    if (!x || x->empty() || !dim || !size || !step || dim->size() != 1 ||
-        size->size() != 1 || step->size() != 1 || (*step)[0] <= 0 ||
-        (*size)[0] <= 0)
+    std::optional<int64_t> axis =
+        x ? getAxisData(ctx, 1, x->size()) : std::nullopt;
+    if (!axis || !size || !step || size->size() != 1 || step->size() != 1 ||
+        (*step)[0] <= 0 || (*size)[0] <= 0)
       return;
-    auto rank = static_cast<int64_t>(x->size());
-    int64_t axis = (*dim)[0] < 0 ? (*dim)[0] + rank : (*dim)[0];
-    if (axis < 0 || axis >= rank)
-      return;
-    std::optional<int64_t> length = getSize((*x)[axis]);
-    (*x)[axis] =
+    std::optional<int64_t> length = getSize((*x)[*axis]);
+    (*x)[*axis] =
         makeDim(length && *length >= (*size)[0]
                     ? std::optional((*length - (*size)[0]) / (*step)[0] + 1)
                     : std::nullopt);
@@ -1122,22 +1140,15 @@ bool mlir::onnxg::typeATenGradients(ModelProto &model) {
     if (node.op_type() != "ATen" || node.domain() != kATenDomain ||
         node.output_size() < 1)
       return "";
-    for (const AttributeProto &attr : node.attribute())
-      if (attr.name() == "overload_name" && !attr.s().empty())
-        return "";
+    std::string name, overload;
     for (const AttributeProto &attr : node.attribute()) {
-      if (attr.name() != "operator")
-        continue;
-      std::string op =
-          attr.s().rfind("aten::", 0) == 0 ? attr.s().substr(6) : attr.s();
-      bool upsample = op.rfind("upsample_nearest", 0) == 0 && op.size() > 9 &&
-                      op.substr(op.size() - 9) == "_backward";
-      if (upsample || op == "embedding_backward" ||
-          op == "value_selecting_reduction_backward" ||
-          op == "diagonal_backward" || op == "unfold_backward")
-        return op;
+      if (attr.name() == "operator")
+        name = attr.s();
+      if (attr.name() == "overload_name")
+        overload = attr.s();
     }
-    return "";
+    std::string op = getATenOperatorName(name, overload);
+    return getATenSizesInput(op) >= 0 ? op : "";
   };
   if (std::none_of(
           graph.node().begin(), graph.node().end(),
@@ -1146,12 +1157,8 @@ bool mlir::onnxg::typeATenGradients(ModelProto &model) {
   GraphTypes types(graph);
   bool changed = false;
   for (const NodeProto &node : graph.node()) {
-    // Where the sizes are: embedding_backward's num_weights (its rows),
-    // the others' input sizes.
     std::string op = getGradient(node);
-    int sizesInput = op == "value_selecting_reduction_backward"             ? 3
-                     : op == "diagonal_backward" || op == "unfold_backward" ? 1
-                                                                            : 2;
+    int sizesInput = getATenSizesInput(op);
     if (op.empty() || node.input_size() <= sizesInput ||
         types.getStaticType(node.output(0)))
       continue;

@@ -48,6 +48,17 @@ static StringRef getFallbackName(NodeOp node) {
   return name.empty() ? "ATen" : name;
 }
 
+/// `shape` reduced over `axis`: the axis kept as 1, or removed.
+static SmallVector<int64_t> getReducedShape(ArrayRef<int64_t> shape,
+                                            int64_t axis, bool keep) {
+  SmallVector<int64_t> reduced(shape);
+  if (keep)
+    reduced[axis] = 1;
+  else
+    reduced.erase(reduced.begin() + axis);
+  return reduced;
+}
+
 namespace {
 /// A 2-D pool's window in ONNX's attributes.
 struct PoolWindow {
@@ -488,16 +499,14 @@ LogicalResult ATenExpansion::expandArgMax() {
     replaceResult(0, index);
     return success();
   }
-  int64_t axis = dim->front() < 0 ? dim->front() + x.getRank() : dim->front();
-  if (axis < 0 || axis >= x.getRank())
+  std::optional<int64_t> axis = getAxis(1, x.getRank());
+  if (!axis)
     return emitError() << "dim " << dim->front() << " is out of range";
-  SmallVector<int64_t> shape(x.getShape());
-  if (*keepDim)
-    shape[axis] = 1;
-  else
-    shape.erase(shape.begin() + axis);
-  replaceResult(
-      0, argMax(input(0), RankedTensorType::get(shape, i64), axis, *keepDim));
+  replaceResult(0,
+                argMax(input(0),
+                       RankedTensorType::get(
+                           getReducedShape(x.getShape(), *axis, *keepDim), i64),
+                       *axis, *keepDim));
   return success();
 }
 
@@ -541,11 +550,7 @@ LogicalResult ATenExpansion::expandExtreme(bool overDim) {
     return failure();
   if (!axis)
     return emitError() << "needs a constant dim within the input's rank";
-  SmallVector<int64_t> shape(x.getShape());
-  if (*keepDim)
-    shape[*axis] = 1;
-  else
-    shape.erase(shape.begin() + *axis);
+  SmallVector<int64_t> shape = getReducedShape(x.getShape(), *axis, *keepDim);
   replaceResult(
       0, nodes.reduce(reduction, input(0), {*axis}, *keepDim, x.clone(shape)));
   if (node.getNumResults() > 1 && !node.getResult(1).use_empty())

@@ -1153,8 +1153,11 @@ struct ExpandGradientsPass
               return GradientExpansion(node, builder).run();
             })))
       return signalPassFailure();
+    // Nothing expanded (a declaration has no body to sort).
+    if (!expanded)
+      return;
     Block &body = func.getBody().front();
-    if (expanded && !sortTopologically(&body, body.without_terminator())) {
+    if (!sortTopologically(&body, body.without_terminator())) {
       emitError(func.getLoc(),
                 "the gradients feed the values they differentiate");
       return signalPassFailure();
