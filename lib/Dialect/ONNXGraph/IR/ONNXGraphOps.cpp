@@ -124,8 +124,12 @@ bool mlir::onnxg::isConstantNode(Operation *op) {
          isDefaultDomain(node.getDomain());
 }
 
+bool mlir::onnxg::isATenNode(NodeOp node) {
+  return node.getDomain() == "org.pytorch.aten" && node.getOpType() == "ATen";
+}
+
 StringRef mlir::onnxg::getATenOperator(NodeOp node, StringRef *overload) {
-  if (node.getDomain() != "org.pytorch.aten" || node.getOpType() != "ATen")
+  if (!isATenNode(node))
     return "";
   DictionaryAttr attrs = node.getOnnxAttrsOrEmpty();
   auto name = dyn_cast_or_null<StringAttr>(attrs.get("operator"));

@@ -27,8 +27,6 @@ namespace mlir::onnxg {
 using namespace mlir;
 using namespace mlir::onnxg;
 
-static constexpr StringLiteral kATenDomain = "org.pytorch.aten";
-
 /// The operators this pass expands (the message of an unknown one).
 static constexpr StringLiteral kExpandedOperators =
     "embedding, embedding_backward, max_pool2d_with_indices, "
@@ -1095,15 +1093,10 @@ namespace {
 struct ONNXGraphExpandATenPass
     : public onnxg::impl::ONNXGraphExpandATenBase<ONNXGraphExpandATenPass> {
   void runOnOperation() override {
-    if (failed(expandNodes(
-            getOperation(),
-            [](NodeOp node) {
-              return node.getDomain() == kATenDomain &&
-                     node.getOpType() == "ATen";
-            },
-            [](NodeOp node, OpBuilder &builder) {
-              return ATenExpansion(node, builder).run();
-            })))
+    if (failed(expandNodes(getOperation(), isATenNode,
+                           [](NodeOp node, OpBuilder &builder) {
+                             return ATenExpansion(node, builder).run();
+                           })))
       signalPassFailure();
   }
 };

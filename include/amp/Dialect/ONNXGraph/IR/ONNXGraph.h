@@ -67,6 +67,9 @@ inline bool isDefaultDomain(llvm::StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// Whether `node` is PyTorch's `org.pytorch.aten` ATen node.
+bool isATenNode(NodeOp node);
+
 /// The PyTorch operator an `org.pytorch.aten` ATen node calls (its
 /// `operator` without the `aten::` prefix), or "" for other nodes; its
 /// `overload_name`, when non-empty, goes to `overload`.
