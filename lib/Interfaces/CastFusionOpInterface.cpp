@@ -12,6 +12,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -218,4 +219,27 @@ bool mlir::amp::hasValuesOutOfRange(ElementsAttr value, FloatType type) {
   if (!from || !raw)
     return false;
   return convertRaw(ElementConverter(from, type), *raw, /*out=*/nullptr);
+}
+
+std::optional<double> mlir::amp::getLargestMagnitude(ElementsAttr value) {
+  auto from =
+      dyn_cast<FloatType>(cast<ShapedType>(value.getType()).getElementType());
+  std::optional<ArrayRef<char>> raw = getRawBytes(value);
+  if (!from || !raw)
+    return std::nullopt;
+  unsigned bytes = (from.getWidth() + 7) / 8;
+  double largest = 0;
+  for (size_t i = 0, e = raw->size() / bytes; i != e; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, raw->data() + i * bytes, bytes);
+    llvm::APFloat element(from.getFloatSemantics(),
+                          llvm::APInt(from.getWidth(), bits));
+    bool losesInfo = false;
+    element.convert(llvm::APFloat::IEEEdouble(),
+                    llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    double magnitude = std::fabs(element.convertToDouble());
+    if (!std::isnan(magnitude))
+      largest = std::max(largest, magnitude);
+  }
+  return largest;
 }

@@ -168,3 +168,42 @@ def test_decomposed_batch_norm_variance_stays_fp32(tmp_path):
     assert not all(r["skipped"] for r in fp16)
     assert losses16 != [r["loss"] for r in fp32]
     np.testing.assert_allclose(losses16, expected, rtol=1e-3)
+
+
+def test_scaled_layer_norm_gradient_stays_fp32(tmp_path):
+    """A LayerNorm's backward, as the exporter decomposes it, multiplies
+    dy * gamma by the row size (512 here) before subtracting the row sums:
+    in FP16, with gradients scaled by 65536, that product overflowed and
+    dynamic loss scaling skipped steps until the scale had dropped (the
+    large zoo GPT skipped its first three steps on an H200 where PyTorch's
+    autocast trained). That Mul and what follows it up to the next GEMM
+    stay FP32 (gradient-range): the first step applies at 65536 and the
+    losses are FP32's."""
+    import torch
+    from amp_opt import api, export_training_step
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 512), torch.nn.LayerNorm(512), torch.nn.GELU(),
+        torch.nn.Linear(512, 512), torch.nn.LayerNorm(512),
+        torch.nn.Linear(512, 10))
+    x = torch.randn(8, 64)
+    y = torch.randint(0, 10, (8,))
+    path = str(tmp_path / "ln.onnx")
+    export_training_step(model, (x,), (y,), torch.nn.CrossEntropyLoss(),
+                         path, optimizer="sgd", lr=0.1)
+    _, report = api.convert(path, "fp16", op_class="Gemm:always,MatMul:always")
+    ranged = [d for d in report["decisions"]
+              if d["reason"] == "gradient-range"]
+    assert any(d["op_type"] == "Mul" for d in ranged), report["decisions"]
+    assert all(d["precision"] == "f32" and d["region"] == "backward"
+               for d in ranged)
+    steps = 3
+    fp32, _ = api.train(path, steps)
+    fp16, _ = api.train(path, steps, amp_pipeline=f"precision=fp16 {FORCED}")
+    print("FP32", [r["loss"] for r in fp32],
+          "\nFP16", [(r["loss"], r["loss_scale"]) for r in fp16])
+    assert not any(r["skipped"] for r in fp16)
+    assert fp16[-1]["loss_scale"] == 65536
+    assert fp16[-1]["loss"] < 0.9 * fp16[0]["loss"]
+    np.testing.assert_allclose([r["loss"] for r in fp16],
+                               [r["loss"] for r in fp32], rtol=2e-3)

@@ -35,6 +35,10 @@ ElementsAttr convertFloatElements(ElementsAttr value, FloatType type);
 /// value to infinity or flushes a non-zero value to zero.
 bool hasValuesOutOfRange(ElementsAttr value, FloatType type);
 
+/// The largest magnitude among `value`'s float elements (NaNs ignored), or
+/// nothing when they are not floats or their data is not at hand.
+std::optional<double> getLargestMagnitude(ElementsAttr value);
+
 } // namespace mlir::amp
 
 #include "amp/Interfaces/CastFusionOpInterface.h.inc"

@@ -54,6 +54,12 @@ def AMP_CastFusionOpInterface : OpInterface<"CastFusionOpInterface"> {
       }], "bool", "hasValuesOutOfRange",
       (ins "unsigned":$index, "::mlir::FloatType":$type),
       /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{
+        The largest magnitude among the float values of result `index` when
+        it is a constant whose data is at hand; nothing otherwise.
+      }], "std::optional<double>", "getLargestMagnitude",
+      (ins "unsigned":$index),
+      /*methodBody=*/"", /*defaultImplementation=*/"return std::nullopt;">,
   ];
 }
 

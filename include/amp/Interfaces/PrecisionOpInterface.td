@@ -79,6 +79,12 @@ def AMP_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
       }], "bool", "supportsDataType", (ins "::mlir::FloatType":$type),
       /*methodBody=*/"", /*defaultImplementation=*/"return true;">,
     InterfaceMethod<[{
+        Whether each data result is the elementwise product of the data
+        operands (ONNX's Mul): a constant operand scales the others by its
+        values.
+      }], "bool", "isElementwiseProduct", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{
         Called by amp-materialize-casts after it gave the op's float data
         slots the element type `type`: updates what must agree with them,
         such as typed attributes (a clamp's bounds) or the arguments of a

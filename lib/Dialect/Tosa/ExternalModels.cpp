@@ -80,6 +80,10 @@ struct TosaPrecisionModel
     }
   }
 
+  bool isElementwiseProduct(Operation *op) const {
+    return std::is_same_v<OpTy, tosa::MulOp>;
+  }
+
   void adaptToDataType(Operation *op, FloatType type) const {
     // The bounds are typed like the data.
     if constexpr (std::is_same_v<OpTy, tosa::ClampOp>) {
@@ -108,6 +112,13 @@ struct ConstModel
     ElementsAttr values = cast<tosa::ConstOp>(op).getValues();
     return index == 0 && hasFloatData(values) &&
            amp::hasValuesOutOfRange(values, type);
+  }
+
+  std::optional<double> getLargestMagnitude(Operation *op,
+                                            unsigned index) const {
+    if (index != 0)
+      return std::nullopt;
+    return amp::getLargestMagnitude(cast<tosa::ConstOp>(op).getValues());
   }
 };
 

@@ -363,6 +363,62 @@ func.func @loss_gradient(%seed: tensor<f32>, %scale: tensor<f32>,
 
 // -----
 
+// A scaled gradient multiplied by a constant above 2 (a decomposed
+// LayerNorm's backward multiplies dy * gamma by the row size) stays FP32,
+// and so does what is computed from it up to the next always op: the loss
+// scale keeps gradients within a factor of 2 of FP16's largest value. A
+// factor of 2, and a large factor on a forward value, go low as before.
+func.func @gradient_range(%seed: tensor<f32>, %scale: tensor<f32>,
+                          %x: tensor<8192x1024xf32>,
+                          %w: tensor<1024x1024xf32>, %rstd: tensor<8192x1xf32>,
+                          %shape: tensor<2xi64>)
+    -> (tensor<8192x1024xf32>, tensor<8192x1024xf32>) {
+  %s = amp.scale_loss %seed by %scale : tensor<f32>, tensor<f32> to tensor<f32>
+  // expected-remark @+1 {{'f32' (loss-gradient)}}
+  %d = onnxg.node "Expand"(%s, %shape) opset 13
+      : (tensor<f32>, tensor<2xi64>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %dy = onnxg.node "MatMul"(%d, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (follow)}}
+  %n = onnxg.node "Constant"() opset 13 attributes {value = dense<1024.0> : tensor<f32>}
+      : () -> tensor<f32>
+  // expected-remark @+1 {{'f16' (follow)}}
+  %two = onnxg.node "Constant"() opset 13 attributes {value = dense<2.0> : tensor<f32>}
+      : () -> tensor<f32>
+  // expected-remark @+2 {{stays f32: multiplies a loss-scaled gradient by constant operand 1 of magnitude up to 1.024000e+03}}
+  // expected-remark @+1 {{'f32' (gradient-range)}}
+  %big = onnxg.node "Mul"(%dy, %n) opset 14
+      : (tensor<8192x1024xf32>, tensor<f32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (gradient-range)}}
+  %centered = onnxg.node "Sub"(%big, %dy) opset 14
+      : (tensor<8192x1024xf32>, tensor<8192x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f32' (gradient-range)}}
+  %dx = onnxg.node "Mul"(%centered, %rstd) opset 14
+      : (tensor<8192x1024xf32>, tensor<8192x1xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %dw = onnxg.node "MatMul"(%dx, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (infer)}}
+  %doubled = onnxg.node "Mul"(%dw, %two) opset 14
+      : (tensor<8192x1024xf32>, tensor<f32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %fwd = onnxg.node "MatMul"(%x, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (infer)}}
+  %scaled = onnxg.node "Mul"(%fwd, %n) opset 14
+      : (tensor<8192x1024xf32>, tensor<f32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %out = onnxg.node "MatMul"(%scaled, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %out2 = onnxg.node "MatMul"(%doubled, %w) opset 13
+      : (tensor<8192x1024xf32>, tensor<1024x1024xf32>) -> tensor<8192x1024xf32>
+  return %out, %out2 : tensor<8192x1024xf32>, tensor<8192x1024xf32>
+}
+
+// -----
+
 // A value times itself is a square, keep-fp32 as Pow even between FP16
 // GEMMs (a decomposed BatchNorm's variance squares x - mean; FP16 overflows
 // beyond 256); the Mul of two values beside it goes low.

@@ -104,6 +104,12 @@ private:
   /// answer, so that a shared weight is scanned once.
   static bool hasConstantOutOfRange(Operation *op, FloatType low, bool remark,
                                     llvm::DenseMap<Value, bool> &checked);
+  /// Whether `op` multiplies a loss-scaled gradient (a value of `scaled`)
+  /// by a constant of magnitude above kScaledGradientGrowthLimit; says so
+  /// in a remark with `remark`.
+  static bool scalesUpScaledGradient(Operation *op,
+                                     const llvm::DenseSet<Value> &scaled,
+                                     bool remark);
   /// Constants follow their users: a follow op computed from constants only
   /// (a Constant, an Unsqueeze of an initializer) goes low when all its uses
   /// are data inputs of low ops, so that the cast lands on the constant,
@@ -257,6 +263,47 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
   return false;
 }
 
+/// Dynamic loss scaling keeps the largest scaled gradient within a factor
+/// of 2 of the low type's largest value (it doubles the scale after a run of
+/// finite steps); a product by more than this overflows there before the
+/// scale can adapt.
+static constexpr double kScaledGradientGrowthLimit = 2.0;
+
+bool AssignPrecisionPass::scalesUpScaledGradient(
+    Operation *op, const llvm::DenseSet<Value> &scaled, bool remark) {
+  auto precisionOp = cast<PrecisionOpInterface>(op);
+  if (!precisionOp.isElementwiseProduct())
+    return false;
+  bool readsScaled = false;
+  std::optional<std::pair<unsigned, double>> factor;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    if (!precisionOp.isPrecisionDataOperand(index))
+      continue;
+    readsScaled |= scaled.contains(operand);
+    auto result = dyn_cast<OpResult>(getValueSource(operand));
+    auto constant =
+        result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+    std::optional<double> magnitude =
+        constant ? constant.getLargestMagnitude(result.getResultNumber())
+                 : std::nullopt;
+    if (magnitude && *magnitude > kScaledGradientGrowthLimit)
+      factor = std::make_pair(static_cast<unsigned>(index), *magnitude);
+  }
+  if (!readsScaled || !factor)
+    return false;
+  if (remark) {
+    InFlightDiagnostic diag =
+        op->emitRemark() << "stays f32: multiplies a loss-scaled gradient by "
+                            "constant operand "
+                         << factor->first << " of magnitude up to "
+                         << factor->second
+                         << " (more than 2: it would overflow before dynamic "
+                            "loss scaling adapts)";
+    appendNodeName(diag, op);
+  }
+  return true;
+}
+
 void AssignPrecisionPass::followUsersOfConstants(
     ArrayRef<Operation *> ops, Block &body,
     llvm::DenseMap<Operation *, DecisionState> &states, FloatType low,
@@ -347,9 +394,14 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
   // The loss's gradient: values computed from a scaled seed before any
   // always op (GEMM, convolution) reads it.
   llvm::DenseSet<Value> lossGradient;
+  // Every value computed from a scaled seed, up to amp.unscale; those
+  // computed from one multiplied up, up to the next always op.
+  llvm::DenseSet<Value> scaledGradient, scaledUpGradient;
   for (Operation &op : body) {
-    if (isa<ScaleLossOp>(op))
+    if (isa<ScaleLossOp>(op)) {
       lossGradient.insert(op.getResult(0));
+      scaledGradient.insert(op.getResult(0));
+    }
     // Only ops that implement PrecisionOpInterface are decided; others
     // (initializers, terminators, unknown dialects) keep their types.
     if (!isa<PrecisionOpInterface>(op))
@@ -389,6 +441,30 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
           state.precisionClass == PrecisionClass::Follow) {
         state.precisionClass = PrecisionClass::KeepFP32;
         state.reason = "loss-gradient";
+      }
+    }
+    // A loss-scaled gradient multiplied up (a decomposed normalization's
+    // backward multiplies by the row size) stays FP32, and so does what is
+    // computed from it up to the next always op, as autocast runs a
+    // normalization's backward in FP32 and adds its FP32 result into the
+    // residual stream's gradient.
+    auto readsAny = [&](const llvm::DenseSet<Value> &values) {
+      return llvm::any_of(op.getOperands(),
+                          [&](Value v) { return values.contains(v); });
+    };
+    if (!isa<UnscaleOp>(op) && readsAny(scaledGradient)) {
+      scaledGradient.insert(op.getResults().begin(), op.getResults().end());
+      bool propagating = state.precisionClass == PrecisionClass::Infer ||
+                         state.precisionClass == PrecisionClass::Follow;
+      if (state.precisionClass != PrecisionClass::Always &&
+          (readsAny(scaledUpGradient) ||
+           (propagating &&
+            scalesUpScaledGradient(&op, scaledGradient, emitRemarks)))) {
+        scaledUpGradient.insert(op.getResults().begin(), op.getResults().end());
+        if (propagating) {
+          state.precisionClass = PrecisionClass::KeepFP32;
+          state.reason = "gradient-range";
+        }
       }
     }
     if (state.precisionClass != PrecisionClass::KeepFP32 &&

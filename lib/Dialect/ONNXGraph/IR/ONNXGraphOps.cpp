@@ -513,6 +513,10 @@ amp::PrecisionClass NodeOp::getPrecisionClass() {
   return info->precision;
 }
 
+bool NodeOp::isElementwiseProduct() {
+  return isDefaultDomain(getDomain()) && getOpType() == "Mul";
+}
+
 amp::RecomputeKind NodeOp::getRecomputeKind() {
   const OpInfo *info = lookupOp(getDomain(), getOpType());
   if (!info || getNumRegions() != 0)
@@ -812,6 +816,13 @@ bool NodeOp::hasValuesOutOfRange(unsigned index, FloatType type) {
   return index == 0 && value && amp::hasValuesOutOfRange(value, type);
 }
 
+std::optional<double> NodeOp::getLargestMagnitude(unsigned index) {
+  ElementsAttr value = getFloatConstantValue(*this);
+  if (index != 0 || !value)
+    return std::nullopt;
+  return amp::getLargestMagnitude(value);
+}
+
 bool InitializerOp::canWriteResultAs(unsigned index, FloatType type) {
   return index == 0 && getOnnxDataType(type) && amp::hasFloatData(getValue());
 }
@@ -824,4 +835,10 @@ void InitializerOp::writeResultAs(unsigned index, FloatType type) {
 bool InitializerOp::hasValuesOutOfRange(unsigned index, FloatType type) {
   return index == 0 && amp::hasFloatData(getValue()) &&
          amp::hasValuesOutOfRange(getValue(), type);
+}
+
+std::optional<double> InitializerOp::getLargestMagnitude(unsigned index) {
+  if (index != 0)
+    return std::nullopt;
+  return amp::getLargestMagnitude(getValue());
 }

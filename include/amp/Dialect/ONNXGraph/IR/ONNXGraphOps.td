@@ -113,12 +113,12 @@ def ONNXGraph_NodeOp : ONNXGraph_Op<"node", [
     DeclareOpInterfaceMethods<AMP_PrecisionOpInterface,
                               ["hasUnknownDataType", "supportsDataType",
                                "adaptToDataType", "getRecomputeKind",
-                               "estimateFlops",
+                               "isElementwiseProduct", "estimateFlops",
                                "estimateBytes"]>,
     DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
                               ["canWriteResultAs", "writeResultAs",
                                "canReadOperandAs", "isConversionOf",
-                               "hasValuesOutOfRange"]>,
+                               "hasValuesOutOfRange", "getLargestMagnitude"]>,
     RecursiveMemoryEffects]> {
   let summary = "One ONNX node";
   let description = [{
@@ -198,7 +198,7 @@ def ONNXGraph_InitializerOp : ONNXGraph_Op<"initializer", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     DeclareOpInterfaceMethods<AMP_CastFusionOpInterface,
                               ["canWriteResultAs", "writeResultAs",
-                               "hasValuesOutOfRange"]>,
+                               "hasValuesOutOfRange", "getLargestMagnitude"]>,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "A graph initializer (a named constant tensor)";
   let description = [{
