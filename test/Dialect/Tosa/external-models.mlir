@@ -94,3 +94,44 @@ func.func @reuse_cast(%x: tensor<1x4096x1024xf32>,
          tensor<1xf32>) -> tensor<1x4096x1024xf32>
   return %x16, %mm : tensor<1x4096x1024xf16>, tensor<1x4096x1024xf32>
 }
+
+// -----
+
+// tosa.mul is an elementwise product and tosa.const gives its largest
+// magnitude: a loss-scaled gradient times 1024 stays FP32 (gradient-range),
+// and so does the tosa.add computed from it.
+// CHECK-LABEL: func.func @gradient_range
+// CHECK:         tosa.matmul {{.*}} -> tensor<1x4096x1024xf16>
+// CHECK:         tosa.mul {{.*}}amp.reason = "gradient-range"{{.*}} -> tensor<1x4096x1024xf32>
+// CHECK-NEXT:    tosa.add {{.*}}amp.reason = "gradient-range"{{.*}} -> tensor<1x4096x1024xf32>
+func.func @gradient_range(%seed: tensor<1x1x1xf32>, %scale: tensor<f32>,
+                          %d: tensor<1x4096x1024xf32>,
+                          %w: tensor<1x1024x1024xf32>)
+    -> tensor<1x4096x1024xf32> {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}>
+      : () -> tensor<1xf32>
+  %n = "tosa.const"() <{values = dense<1024.0> : tensor<1x1x1xf32>}>
+      : () -> tensor<1x1x1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}>
+      : () -> tensor<1xi8>
+  %s = amp.scale_loss %seed by %scale
+      : tensor<1x1x1xf32>, tensor<f32> to tensor<1x1x1xf32>
+  // expected-remark @+1 {{'f32' (loss-gradient)}}
+  %g = tosa.mul %d, %s, %shift
+      : (tensor<1x4096x1024xf32>, tensor<1x1x1xf32>, tensor<1xi8>)
+      -> tensor<1x4096x1024xf32>
+  // expected-remark @+1 {{'f16' (always-list)}}
+  %mm = tosa.matmul %g, %w, %zp, %zp
+      : (tensor<1x4096x1024xf32>, tensor<1x1024x1024xf32>, tensor<1xf32>,
+         tensor<1xf32>) -> tensor<1x4096x1024xf32>
+  // expected-remark @+2 {{stays f32: multiplies a loss-scaled gradient by constant operand 1 of magnitude up to 1.024000e+03}}
+  // expected-remark @+1 {{'f32' (gradient-range)}}
+  %big = tosa.mul %mm, %n, %shift
+      : (tensor<1x4096x1024xf32>, tensor<1x1x1xf32>, tensor<1xi8>)
+      -> tensor<1x4096x1024xf32>
+  // expected-remark @+1 {{'f32' (gradient-range)}}
+  %sum = tosa.add %big, %mm
+      : (tensor<1x4096x1024xf32>, tensor<1x4096x1024xf32>)
+      -> tensor<1x4096x1024xf32>
+  return %sum : tensor<1x4096x1024xf32>
+}
