@@ -113,7 +113,12 @@ def test_onnx_runtime_runs_the_exported_fp8_step(name, recipe, extra,
     expected = [r["loss"] for r in records]
     print(f"{name} {recipe} {extra}: ONNX Runtime {losses}, amp-run "
           f"{expected}")
-    np.testing.assert_allclose(losses, expected, rtol=1e-3)
+    # ONNX Runtime's CPU computes the FP16 ops of base=fp16 in FP32 and
+    # amp-run rounds them: after three FP8 steps the 7 cases differ by up
+    # to 1.4e-3 (transformer, delayed, base=fp16, since the scaled LayerNorm
+    # gradients stay FP32), step 1 by at most 8e-4. An export mistake (a
+    # lost scale, a wrong FP8 format) moves the loss by far more.
+    np.testing.assert_allclose(losses, expected, rtol=2e-3)
     assert losses[-1] < losses[0]
 
 
