@@ -155,6 +155,18 @@ static Value getValueSource(Value value) {
   return value;
 }
 
+/// The constant result `value` takes its values from (getValueSource), with
+/// its op, or a null pair when it comes from no constant.
+static std::pair<OpResult, CastFusionOpInterface>
+getConstantSource(Value value) {
+  auto result = dyn_cast<OpResult>(getValueSource(value));
+  auto constant =
+      result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+  if (!constant)
+    return {};
+  return {result, constant};
+}
+
 /// Whether the policy, not the op table, gave the op its class.
 static bool isFromPolicy(const DecisionState &state) {
   return state.source == PolicySource::OpType ||
@@ -241,9 +253,7 @@ bool AssignPrecisionPass::hasConstantOutOfRange(
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     if (!precisionOp.isPrecisionDataOperand(index))
       continue;
-    auto result = dyn_cast<OpResult>(getValueSource(operand));
-    auto constant =
-        result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+    auto [result, constant] = getConstantSource(operand);
     if (!constant)
       continue;
     auto [it, inserted] = checked.try_emplace(result, false);
@@ -280,9 +290,7 @@ bool AssignPrecisionPass::scalesUpScaledGradient(
     if (!precisionOp.isPrecisionDataOperand(index))
       continue;
     readsScaled |= scaled.contains(operand);
-    auto result = dyn_cast<OpResult>(getValueSource(operand));
-    auto constant =
-        result ? dyn_cast<CastFusionOpInterface>(result.getOwner()) : nullptr;
+    auto [result, constant] = getConstantSource(operand);
     std::optional<double> magnitude =
         constant ? constant.getLargestMagnitude(result.getResultNumber())
                  : std::nullopt;
@@ -429,43 +437,48 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
       state.precisionClass = PrecisionClass::KeepFP32;
       state.reason = "unsupported-type";
     }
+    auto readsAny = [&](const llvm::DenseSet<Value> &values) {
+      return llvm::any_of(op.getOperands(),
+                          [&](Value v) { return values.contains(v); });
+    };
+    // A chain that stays FP32 up to the next always op: an op that starts
+    // it (`starts`) or reads it joins it, its infer and follow ops with
+    // `reason`.
+    auto keepUntilAlwaysOp = [&](llvm::DenseSet<Value> &chain,
+                                 llvm::function_ref<bool()> starts,
+                                 StringRef reason) {
+      if (isa<UnscaleOp>(op) ||
+          state.precisionClass == PrecisionClass::Always ||
+          !(readsAny(chain) || starts()))
+        return;
+      chain.insert(op.getResults().begin(), op.getResults().end());
+      if (state.precisionClass == PrecisionClass::Infer ||
+          state.precisionClass == PrecisionClass::Follow) {
+        state.precisionClass = PrecisionClass::KeepFP32;
+        state.reason = reason;
+      }
+    };
     // The loss's gradient stays FP32 up to the first always op, as autocast
     // runs a loss's backward in the loss's FP32: scaled by the loss scale
     // before the loss's own divisions (an MSE's 2 (y - t) before / N), it
     // would overflow FP16 at the first step.
-    if (!isa<UnscaleOp>(op) && state.precisionClass != PrecisionClass::Always &&
-        llvm::any_of(op.getOperands(),
-                     [&](Value v) { return lossGradient.contains(v); })) {
-      lossGradient.insert(op.getResults().begin(), op.getResults().end());
-      if (state.precisionClass == PrecisionClass::Infer ||
-          state.precisionClass == PrecisionClass::Follow) {
-        state.precisionClass = PrecisionClass::KeepFP32;
-        state.reason = "loss-gradient";
-      }
-    }
+    keepUntilAlwaysOp(
+        lossGradient, [] { return false; }, "loss-gradient");
     // A loss-scaled gradient multiplied up (a decomposed normalization's
     // backward multiplies by the row size) stays FP32, and so does what is
     // computed from it up to the next always op, as autocast runs a
     // normalization's backward in FP32 and adds its FP32 result into the
     // residual stream's gradient.
-    auto readsAny = [&](const llvm::DenseSet<Value> &values) {
-      return llvm::any_of(op.getOperands(),
-                          [&](Value v) { return values.contains(v); });
-    };
     if (!isa<UnscaleOp>(op) && readsAny(scaledGradient)) {
       scaledGradient.insert(op.getResults().begin(), op.getResults().end());
-      bool propagating = state.precisionClass == PrecisionClass::Infer ||
-                         state.precisionClass == PrecisionClass::Follow;
-      if (state.precisionClass != PrecisionClass::Always &&
-          (readsAny(scaledUpGradient) ||
-           (propagating &&
-            scalesUpScaledGradient(&op, scaledGradient, emitRemarks)))) {
-        scaledUpGradient.insert(op.getResults().begin(), op.getResults().end());
-        if (propagating) {
-          state.precisionClass = PrecisionClass::KeepFP32;
-          state.reason = "gradient-range";
-        }
-      }
+      keepUntilAlwaysOp(
+          scaledUpGradient,
+          [&] {
+            return (state.precisionClass == PrecisionClass::Infer ||
+                    state.precisionClass == PrecisionClass::Follow) &&
+                   scalesUpScaledGradient(&op, scaledGradient, emitRemarks);
+          },
+          "gradient-range");
     }
     if (state.precisionClass != PrecisionClass::KeepFP32 &&
         state.precisionClass != PrecisionClass::NeverTouch)
