@@ -162,11 +162,7 @@ def torch_values(name, size, signature):
     """The zoo's PyTorch parameters and batch (seed 0, as exported), and
     each splat initializer's value (moments, counters, loss scale)."""
     from amp_opt import zoo
-    model, inputs, targets, _ = zoo.build(name, size)
-    values = {k: v.detach().numpy() for k, v in
-              [*model.named_parameters(), *model.named_buffers()]}
-    values.update({f"input{i}": x.numpy() for i, x in enumerate(inputs)})
-    values.update({f"target{i}": y.numpy() for i, y in enumerate(targets)})
+    values = zoo.step_values(name, size)
     for e in signature["inputs"]:
         if "value" in e and e["name"] not in values:
             values[e["name"]] = np.full(e["shape"], e["value"], np.float64)

@@ -222,6 +222,19 @@ def build(name, size="small", seed=0):
     return model, (tokens,), (targets,), _token_loss
 
 
+def step_values(name, size="small", seed=0):
+    """{exported step's input name: numpy array} of the zoo model's
+    PyTorch parameters, buffers and example batch (input<i>, target<i>), as
+    export() names them: what amp-run's --input or a step library takes to
+    train the exported step from PyTorch's starting point."""
+    model, inputs, targets, _ = build(name, size, seed)
+    values = {k: v.detach().numpy() for k, v in
+              [*model.named_parameters(), *model.named_buffers()]}
+    values.update({f"input{i}": x.numpy() for i, x in enumerate(inputs)})
+    values.update({f"target{i}": y.numpy() for i, y in enumerate(targets)})
+    return values
+
+
 def export(name, optimizer, path, size="small", lr=None, opset=17, seed=0,
            dtype=torch.float32, **export_kwargs):
     """Exports one zoo training step, with parameters and float inputs of

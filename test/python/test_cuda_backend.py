@@ -126,6 +126,35 @@ def test_large_zoo_step_kernels_run_as_grid_loops(name, tmp_path):
                         norm_wise=True)
 
 
+@pytest.mark.skipif(not os.environ.get("AMP_LARGE_ZOO"),
+                    reason="the large zoo runs in make check-cuda "
+                    "(AMP_LARGE_ZOO=1)")
+def test_large_zoo_gpt_fp16_trains_at_full_loss_scale_in_grid_loops(
+        tmp_path):
+    """The large GPT-2's FP16 step library, from PyTorch's parameters and
+    batch (as bench/cuda_speed.py runs it on a GPU), trains at the initial
+    loss scale in the grid loops: on the H200 on 2026-12-01 it skipped
+    every step (65536, 32768, 16384) where PyTorch's autocast trained,
+    since the first LayerNorm backward multiplied the scaled gradient by
+    768 in FP16 (amp-assign-precision's gradient-range keeps it FP32). Its
+    losses follow the CPU path's FP32 losses within FP16's unit roundoff
+    (2.2e-5 apart after three steps when written)."""
+    pipeline, ulp = PRECISIONS["fp16"]
+    path = str(tmp_path / "gpt.onnx")
+    zoo.export("gpt", "sgd", path, size="large")
+    inputs = zoo.step_values("gpt", "large")
+    fp32 = api.run_with_inputs(path, inputs, tmp_path / "fp32", steps=3,
+                               amp_pipeline="precision=fp32").records
+    fp16 = api.run_with_inputs(path, inputs, tmp_path / "grid", steps=3,
+                               amp_pipeline=pipeline,
+                               args=["--grid-loops"]).records
+    assert [(r["loss_scale"], r["skipped"]) for r in fp16] == \
+        [(65536, False)] * 3
+    losses = [r["loss"] for r in fp16]
+    assert losses[-1] < losses[0] - 1
+    assert numerics.norm_error(losses, [r["loss"] for r in fp32]) < ulp
+
+
 def compare_grid_to_cpu(path, pipeline, ulp, tmp_path, reverse=False,
                         norm_wise=False, unrecorded=0):
     """Runs one step of `path` through the CPU path and the grid loops and
