@@ -103,6 +103,39 @@ def test_zoo_step_kernels_run_as_grid_loops(name, precision, zoo_steps,
                          rf"vector<2x{t}>", grid_text)
 
 
+def test_bf16_convolutions_go_to_cudnn_with_onnx_types_false(zoo_steps,
+                                                             tmp_path):
+    """ONNX's Conv, ConvTranspose and MaxPool take no bfloat16 before opset
+    22, so by default the CNN's BF16 step keeps them FP32
+    (unsupported-type): its library convolved in FP32 on the H200 (18.2 ms
+    against FP16's 7.4). With onnx-types=false, for steps that are lowered,
+    every convolution is a cuDNN BF16 record, the grid loops match the CPU
+    path, and amp-opt refuses to write the step as ONNX."""
+    import onnx
+    path = zoo_steps["cnn", "sgd"]
+    base, ulp = PRECISIONS["bf16"]
+    ops = [node.op_type for node in onnx.load(path).graph.node]
+    nodes = ops.count("Conv") + ops.count("ConvTranspose")
+    assert nodes > 0 and "MaxPool" in ops
+    _, default_text, _ = run_step(path, base, tmp_path / "default",
+                                  ["--grid-loops"])
+    assert len(re.findall(r"call @amp_conv_f32_f32_f32\(",
+                          default_text)) == nodes
+    pipeline = f"{base} onnx-types=false"
+    _, grid_text, _, _ = compare_grid_to_cpu(path, pipeline, ulp, tmp_path,
+                                             norm_wise=True)
+    assert len(re.findall(r"call @amp_conv_bf16_bf16_bf16\(",
+                          grid_text)) == nodes
+    out = tmp_path / "step.onnx"
+    run = subprocess.run([api.find_tool("amp-opt"), path,
+                          f"--amp-pipeline={pipeline}", "-o", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "the step was converted with onnx-types=false, and Conv at node" \
+        in run.stderr
+    assert not out.exists()
+
+
 @pytest.mark.skipif(not os.environ.get("AMP_LARGE_ZOO"),
                     reason="the large zoo runs in make check-cuda "
                     "(AMP_LARGE_ZOO=1)")

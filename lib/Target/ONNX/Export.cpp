@@ -14,6 +14,7 @@
 #include "Exporter.h"
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
+#include "amp/Dialect/AMP/Transforms/Passes.h"
 #include "amp/Dialect/ONNXGraph/IR/ElementTypes.h"
 #include "amp/Target/ONNX/Export.h"
 
@@ -493,6 +494,14 @@ LogicalResult Exporter::exportModel(onnx::ModelProto &model) {
                      "the module has no 'func.func @main' with a "
                      "body to export");
   func::FuncOp main = *mainIt;
+  if (auto beyond =
+          module->getAttrOfType<StringAttr>(amp::kBeyondONNXTypesAttrName))
+    return emitError(module.getLoc())
+           << "the step was converted with onnx-types=false, and "
+           << beyond.getValue()
+           << " holds a low-precision type its ONNX schema does not allow at "
+              "its opset: amp-compile and amp-run run such a step, an ONNX "
+              "file cannot hold it";
   if (!main.getBody().hasOneBlock())
     return emitError(main.getLoc(),
                      "@main must have a single block to be exported");

@@ -3,6 +3,7 @@
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate remarks=true casts=kernels" -verify-diagnostics -split-input-file -o /dev/null
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate rule=downstream" -split-input-file 2>&1 | FileCheck %s --check-prefix=DOWN
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate precision=bf16" -split-input-file 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: amp-opt %s --amp-assign-precision="assign=propagate precision=bf16 onnx-types=false" -split-input-file 2>&1 | FileCheck %s --check-prefix=LOWERED
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate" -split-input-file 2>&1 | FileCheck %s --check-prefix=FUSED
 // RUN: amp-opt %s --amp-assign-precision="assign=propagate op-class=MatMul:always" -split-input-file 2>&1 | FileCheck %s --check-prefix=FORCED
 
@@ -274,7 +275,14 @@ func.func @fp64(%x: tensor<4096x1024xf64>, %w: tensor<1024x1024xf64>) {
 // FP32 and stops propagation: MatMul takes bfloat16 only from opset 13, but
 // float16 from opset 1. A node newer than libonnx's schemas (opset 19, after
 // onnxg-upgrade-opset) is judged by the newest it knows: Conv takes no
-// bfloat16 before opset 22.
+// bfloat16 before opset 22. With onnx-types=false (steps that are lowered,
+// never exported) the schemas are not asked, and the module names the first
+// op beyond them for the ONNX exporter to refuse.
+// LOWERED: module attributes {amp.beyond_onnx_types = "MatMul"}
+// LOWERED-LABEL: func.func @schema_types
+// LOWERED: onnxg.node "MatMul"{{.*}}amp.precision = bf16, amp.reason = "always-list"
+// LOWERED: onnxg.node "MatMul"{{.*}}amp.precision = bf16, amp.reason = "always-list"
+// LOWERED: onnxg.node "Conv"{{.*}}amp.precision = bf16, amp.reason = "always-list"
 // BF16-LABEL: func.func @schema_types
 // BF16: onnxg.node "MatMul"{{.*}}amp.precision = f32, amp.reason = "unsupported-type"
 // BF16: onnxg.node "MatMul"{{.*}}amp.precision = bf16, amp.reason = "always-list"

@@ -134,6 +134,15 @@ static void appendNodeName(InFlightDiagnostic &remark, Operation *op) {
     remark << " at node '" << name << "'";
 }
 
+/// `op`'s name, with its ONNX node name when it has one.
+static std::string describeOp(Operation *op) {
+  std::string text = PrecisionPolicy::getOpTypeKey(op);
+  StringRef name = PrecisionPolicy::getNodeName(op);
+  if (!name.empty())
+    text += " at node '" + name.str() + "'";
+  return text;
+}
+
 /// The value `value` takes its values from through follow ops with one data
 /// input (Unsqueeze, Reshape, Relu...): their results hold a subset of their
 /// input's magnitudes, so a range check can look at the source instead.
@@ -433,7 +442,8 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
     // propagation, as a keep-fp32 op.
     bool decidable = state.precisionClass != PrecisionClass::NeverTouch &&
                      state.precisionClass != PrecisionClass::KeepFP32;
-    if (decidable && !cast<PrecisionOpInterface>(op).supportsDataType(low)) {
+    if (decidable && onnxTypes &&
+        !cast<PrecisionOpInterface>(op).supportsDataType(low)) {
       state.precisionClass = PrecisionClass::KeepFP32;
       state.reason = "unsupported-type";
     }
@@ -646,6 +656,12 @@ void AssignPrecisionPass::writeDecisions(const Decisions &decisions,
     Type type = state.low ? Type(low) : builder.getF32Type();
     op->setAttr(kPrecisionAttrName, TypeAttr::get(type));
     op->setAttr(kReasonAttrName, builder.getStringAttr(state.reason));
+    ModuleOp module = getOperation();
+    if (state.low && !onnxTypes && !module->hasAttr(kBeyondONNXTypesAttrName))
+      if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
+          precisionOp && !precisionOp.supportsDataType(low))
+        module->setAttr(kBeyondONNXTypesAttrName,
+                        builder.getStringAttr(describeOp(op)));
     if (!emitRemarks)
       continue;
     InFlightDiagnostic remark = op->emitRemark()

@@ -133,6 +133,10 @@ struct AMPPipelineOptions : PassPipelineOptions<AMPPipelineOptions> {
   Option<double> optimalTimeLimit{
       *this, "optimal-time-limit", llvm::cl::init(120),
       llvm::cl::desc("recompute=optimal: seconds the MILP may search")};
+  Option<bool> onnxTypes{
+      *this, "onnx-types", llvm::cl::init(true),
+      llvm::cl::desc("keep each op to its ONNX schema's types (false: any "
+                     "float type, for amp-compile and amp-run)")};
   Option<bool> keepIOTypes{
       *this, "keep-io-types", llvm::cl::init(true),
       llvm::cl::desc("keep the graph's input and output types")};
@@ -159,6 +163,7 @@ void addConversionPasses(OpPassManager &pm, const AMPPipelineOptions &options,
   assign.opClasses.assign(options.opClasses.begin(), options.opClasses.end());
   assign.nodeClasses.assign(options.nodeClasses.begin(),
                             options.nodeClasses.end());
+  assign.onnxTypes = options.onnxTypes;
   assign.emitRemarks = options.remarks;
   pm.addPass(createAMPAssignPrecision(assign));
   AMPMaterializeCastsOptions materialize;

@@ -15,6 +15,11 @@ namespace mlir::amp {
 /// The decision attributes amp-assign-precision sets on each op.
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "amp.precision";
 inline constexpr llvm::StringLiteral kReasonAttrName = "amp.reason";
+/// The module attribute amp-assign-precision sets with onnx-types=false when
+/// an op went low in a type its ONNX schema does not allow at its opset:
+/// that op, described. The ONNX exporter refuses such a module.
+inline constexpr llvm::StringLiteral kBeyondONNXTypesAttrName =
+    "amp.beyond_onnx_types";
 /// The casts amp-materialize-casts inserted into a function, for the report.
 inline constexpr llvm::StringLiteral kCastsInsertedAttrName =
     "amp.casts_inserted";

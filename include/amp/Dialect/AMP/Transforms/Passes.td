@@ -169,7 +169,12 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
     Ops whose data has an unknown type (`unknown-type`) or is FP64 (`fp64`)
     are never touched. An op that cannot hold the low type (its ONNX schema
     at its opset does not allow it: `unsupported-type`) stays FP32 and
-    stops propagation like a keep-fp32 op.
+    stops propagation like a keep-fp32 op. With `onnx-types=false` the
+    schemas' type lists are not asked: for steps that amp-compile and
+    amp-run lower, never written as ONNX, whose lowerings compute every op
+    in any float type (a BF16 Conv, which ONNX allows from opset 22 only,
+    becomes a cuDNN BF16 convolution); the ONNX exporter's check refuses
+    such a step.
 
     Subgraphs (regions that hold ops with PrecisionOpInterface, such as the
     bodies of ONNX If, Loop and Scan) are decided like function bodies, after
@@ -208,6 +213,10 @@ def AMPAssignPrecision : Pass<"amp-assign-precision", "ModuleOp"> {
            "`dim` entry">,
     ListOption<"dimSizes", "dim", "std::string",
                "sizes of named dynamic dimensions, <name>:<size>">,
+    Option<"onnxTypes", "onnx-types", "bool", "true",
+           "keep each op to the types its ONNX schema allows at its opset "
+           "(false: any float type, for steps that are lowered, not "
+           "exported)">,
     Option<"emitRemarks", "remarks", "bool", "false",
            "emit a remark with each op's decision">,
   ];
