@@ -10,6 +10,7 @@
 
 #include "amp/Dialect/AMP/IR/AMPOps.h"
 #include "amp/Dialect/AMP/Transforms/Passes.h"
+#include "amp/Dialect/AMP/Transforms/Policy.h"
 #include "amp/Dialect/AMP/Transforms/TrainingDataflow.h"
 #include "amp/Dialect/ONNXGraph/IR/ONNXGraph.h"
 #include "amp/StepDriver/HostTensor.h"
@@ -210,6 +211,35 @@ static void refineResultTypes(func::FuncOp func) {
       FunctionType::get(func.getContext(), func.getArgumentTypes(), results));
 }
 
+/// For a step that runs on the GPU: says how many GEMMs and convolutions
+/// stay FP32 only because their ONNX schemas at the step's opset lack the
+/// low type (a BF16 Conv before opset 22), which onnx-types=false lifts: a
+/// step that is lowered is never written as ONNX.
+static void noteSchemaBoundAlwaysOps(ModuleOp module) {
+  unsigned count = 0;
+  Operation *first = nullptr;
+  module.walk([&](amp::PrecisionOpInterface op) {
+    auto reason = op->getAttrOfType<StringAttr>(amp::kReasonAttrName);
+    if (!reason || reason.getValue() != "unsupported-type" ||
+        op.getPrecisionClass() != amp::PrecisionClass::Always)
+      return;
+    if (!count++)
+      first = op;
+  });
+  if (!count)
+    return;
+  llvm::errs() << toolName << ": note: " << count
+               << " GEMM or convolution ops stay f32 only because their ONNX "
+                  "schemas at the step's opset do not allow the low type "
+                  "(the first: "
+               << amp::PrecisionPolicy::getOpTypeKey(first);
+  StringRef name = amp::PrecisionPolicy::getNodeName(first);
+  if (!name.empty())
+    llvm::errs() << " at node '" << name << "'";
+  llvm::errs() << "); --amp-pipeline=\"... onnx-types=false\" lets them "
+                  "take it\n";
+}
+
 func::FuncOp
 amprun::prepareStep(ModuleOp module, StringRef path,
                     std::optional<StringRef> ampPipeline, StringRef lossName,
@@ -224,6 +254,8 @@ amprun::prepareStep(ModuleOp module, StringRef path,
     fail("bad --amp-pipeline options: " + ampPipeline.value_or(""));
   if (failed(prepare.run(module)))
     fail("converting " + path + " failed");
+  if (onDevice)
+    noteSchemaBoundAlwaysOps(module);
   func::FuncOp func = getGraph(module, path);
   exposeHiddenState(func);
   llvm::StringSet<> stepCounts = findStepCounts(func);

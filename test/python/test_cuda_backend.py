@@ -110,7 +110,8 @@ def test_bf16_convolutions_go_to_cudnn_with_onnx_types_false(zoo_steps,
     (unsupported-type): its library convolved in FP32 on the H200 (18.2 ms
     against FP16's 7.4). With onnx-types=false, for steps that are lowered,
     every convolution is a cuDNN BF16 record, the grid loops match the CPU
-    path, and amp-opt refuses to write the step as ONNX."""
+    path, and amp-opt refuses to write the step as ONNX; amp-compile notes
+    the FP32 convolutions without it."""
     import onnx
     path = zoo_steps["cnn", "sgd"]
     base, ulp = PRECISIONS["bf16"]
@@ -134,6 +135,18 @@ def test_bf16_convolutions_go_to_cudnn_with_onnx_types_false(zoo_steps,
     assert "the step was converted with onnx-types=false, and Conv at node" \
         in run.stderr
     assert not out.exists()
+    if not toolkit_found():
+        return
+    # amp-compile says so where the convolutions stay FP32, not after.
+    note = (f"amp-compile: note: {nodes} GEMM or convolution ops stay f32 "
+            "only because their ONNX schemas at the step's opset do not "
+            "allow the low type (the first: Conv at node ")
+    for text, expected in ((base, True), (pipeline, False)):
+        run = subprocess.run(
+            [api.find_tool("amp-compile"), path, f"--amp-pipeline={text}",
+             "-o", str(tmp_path / "step.so")], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert (note in run.stderr) == expected, run.stderr
 
 
 @pytest.mark.skipif(not os.environ.get("AMP_LARGE_ZOO"),
