@@ -232,11 +232,8 @@ static void noteSchemaBoundAlwaysOps(ModuleOp module) {
                << " GEMM or convolution ops stay f32 only because their ONNX "
                   "schemas at the step's opset do not allow the low type "
                   "(the first: "
-               << amp::PrecisionPolicy::getOpTypeKey(first);
-  StringRef name = amp::PrecisionPolicy::getNodeName(first);
-  if (!name.empty())
-    llvm::errs() << " at node '" << name << "'";
-  llvm::errs() << "); --amp-pipeline=\"... onnx-types=false\" lets them "
+               << amp::PrecisionPolicy::describe(first)
+               << "); --amp-pipeline=\"... onnx-types=false\" lets them "
                   "take it\n";
 }
 

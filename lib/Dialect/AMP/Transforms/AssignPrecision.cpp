@@ -134,15 +134,6 @@ static void appendNodeName(InFlightDiagnostic &remark, Operation *op) {
     remark << " at node '" << name << "'";
 }
 
-/// `op`'s name, with its ONNX node name when it has one.
-static std::string describeOp(Operation *op) {
-  std::string text = PrecisionPolicy::getOpTypeKey(op);
-  StringRef name = PrecisionPolicy::getNodeName(op);
-  if (!name.empty())
-    text += " at node '" + name.str() + "'";
-  return text;
-}
-
 /// The value `value` takes its values from through follow ops with one data
 /// input (Unsqueeze, Reshape, Relu...): their results hold a subset of their
 /// input's magnitudes, so a range check can look at the source instead.
@@ -661,7 +652,7 @@ void AssignPrecisionPass::writeDecisions(const Decisions &decisions,
       if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
           precisionOp && !precisionOp.supportsDataType(low))
         module->setAttr(kBeyondONNXTypesAttrName,
-                        builder.getStringAttr(describeOp(op)));
+                        builder.getStringAttr(PrecisionPolicy::describe(op)));
     if (!emitRemarks)
       continue;
     InFlightDiagnostic remark = op->emitRemark()

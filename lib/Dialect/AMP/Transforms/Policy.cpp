@@ -41,6 +41,14 @@ StringRef PrecisionPolicy::getNodeName(Operation *op) {
   return "";
 }
 
+std::string PrecisionPolicy::describe(Operation *op) {
+  std::string text = getOpTypeKey(op);
+  StringRef name = getNodeName(op);
+  if (!name.empty())
+    text += " at node '" + name.str() + "'";
+  return text;
+}
+
 PrecisionClass PrecisionPolicy::classify(Operation *op,
                                          PolicySource *source) const {
   auto report = [&](PolicySource from) {

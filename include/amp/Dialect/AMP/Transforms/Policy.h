@@ -69,6 +69,8 @@ public:
   static std::string getOpTypeKey(Operation *op);
   /// The ONNX node name of `op` (its location), or "".
   static llvm::StringRef getNodeName(Operation *op);
+  /// `op`'s op type key, with " at node '<name>'" when it has a node name.
+  static std::string describe(Operation *op);
 
 private:
   /// A precision class, or an FP8Choice in the fp8 maps.
