@@ -8,9 +8,9 @@ Two halves, so that the GPU machine needs no amp-opt build:
 
 `prepare` exports each zoo model's SGD step, compiles it in each precision
 (docs/AmpCompile.md; with onnx-types=false, so that BF16 convolutions are
-cuDNN BF16 ones, as in PyTorch's autocast) and, for the small size, runs it on the CPU with
-amp-run for --steps steps (its losses, first inputs and last outputs are
-the reference). `run` trains each library on the GPU through
+cuDNN BF16 ones, as in PyTorch's autocast) and, for the small size, runs
+it on the CPU with amp-run for --steps steps (its losses, first inputs and
+last outputs are the reference). `run` trains each library on the GPU through
 amp_opt.step_library: small steps from the CPU run's inputs, compared with
 its losses and outputs (numerics.backend_mismatch, and the loss moves);
 large steps from the zoo's PyTorch parameters and batch, next to PyTorch

@@ -642,12 +642,12 @@ void AssignPrecisionPass::propagate(Block &body, Options &options,
 void AssignPrecisionPass::writeDecisions(const Decisions &decisions,
                                          FloatType low) {
   Builder builder(&getContext());
+  ModuleOp module = getOperation();
   for (Operation *op : decisions.ops) {
     const DecisionState &state = decisions.states.at(op);
     Type type = state.low ? Type(low) : builder.getF32Type();
     op->setAttr(kPrecisionAttrName, TypeAttr::get(type));
     op->setAttr(kReasonAttrName, builder.getStringAttr(state.reason));
-    ModuleOp module = getOperation();
     if (state.low && !onnxTypes && !module->hasAttr(kBeyondONNXTypesAttrName))
       if (auto precisionOp = dyn_cast<PrecisionOpInterface>(op);
           precisionOp && !precisionOp.supportsDataType(low))
